@@ -1,0 +1,1 @@
+fn main() { print!("{}", gsync::kernels::smooth::cuda_source()); }

@@ -1,0 +1,45 @@
+//! Errors are collected, not thrown: the user sees every problem at once,
+//! each on its own span.
+
+use proc_macro2::Span;
+use std::fmt::Display;
+
+/// The list of errors found so far.
+#[derive(Default)]
+pub struct Diagnostics {
+    errors: Vec<syn::Error>,
+}
+
+impl Diagnostics {
+    pub fn error(&mut self, span: Span, message: impl Display) {
+        self.errors.push(syn::Error::new(span, message));
+    }
+
+    /// An error with a second message on another span (a "note: ... here").
+    pub fn error_with_note(&mut self, span: Span, message: impl Display, note_span: Span, note: impl Display) {
+        let mut e = syn::Error::new(span, message);
+        e.combine(syn::Error::new(note_span, note));
+        self.errors.push(e);
+    }
+
+    pub fn push(&mut self, e: syn::Error) {
+        self.errors.push(e);
+    }
+
+    pub fn has_errors(&self) -> bool {
+        !self.errors.is_empty()
+    }
+
+    /// All errors combined into one, if any.
+    pub fn into_error(self) -> Option<syn::Error> {
+        self.errors.into_iter().reduce(|mut a, b| {
+            a.combine(b);
+            a
+        })
+    }
+}
+
+/// The 1-based source line of a span (0 where the compiler gives none).
+pub fn line_of(span: Span) -> u32 {
+    span.start().line as u32
+}

@@ -1,0 +1,597 @@
+//! The CUDA C emitter: one `extern "C" __global__` function per kernel,
+//! indented, with Rust names, using the prelude's helpers wherever C++ would
+//! give an operation a meaning other than Rust's.
+
+use crate::ir::*;
+use std::fmt::Write;
+
+/// The kernel definition, with or without bounds checks.
+pub fn kernel_source(k: &Kernel, bounds_checks: bool) -> String {
+    let mut e = CudaEmitter { k, checked: bounds_checks, out: String::new(), indent: 1 };
+    e.kernel();
+    e.out
+}
+
+struct CudaEmitter<'k> {
+    k: &'k Kernel,
+    checked: bool,
+    out: String,
+    indent: usize,
+}
+
+/// C++ operator precedence, higher binds tighter.
+mod prec {
+    pub const TERNARY: u8 = 3;
+    pub const LOGICAL_OR: u8 = 4;
+    pub const LOGICAL_AND: u8 = 5;
+    pub const UNARY: u8 = 15;
+    pub const PRIMARY: u8 = 16;
+}
+
+/// An emitted expression and its precedence.
+struct Code {
+    text: String,
+    prec: u8,
+}
+
+impl Code {
+    fn primary(text: String) -> Code {
+        Code { text, prec: prec::PRIMARY }
+    }
+    /// The text, parenthesized if it binds looser than `min`.
+    fn at(self, min: u8) -> String {
+        if self.prec < min {
+            format!("({})", self.text)
+        } else {
+            self.text
+        }
+    }
+}
+
+fn binop_prec(op: BinOp) -> u8 {
+    match op {
+        BinOp::Mul | BinOp::Div | BinOp::Rem => 13,
+        BinOp::Add | BinOp::Sub => 12,
+        BinOp::Shl | BinOp::Shr => 11,
+        BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => 10,
+        BinOp::Eq | BinOp::Ne => 9,
+        BinOp::BitAnd => 8,
+        BinOp::BitXor => 7,
+        BinOp::BitOr => 6,
+        BinOp::And => prec::LOGICAL_AND,
+        BinOp::Or => prec::LOGICAL_OR,
+    }
+}
+
+/// Types whose C++ arithmetic already wraps like Rust's (no promotion, unsigned).
+fn wraps_natively(s: Scalar) -> bool {
+    matches!(s, Scalar::U32 | Scalar::U64 | Scalar::Usize)
+}
+
+/// Types whose C++ bitwise operators keep the type (no promotion).
+fn bitwise_natively(s: Scalar) -> bool {
+    matches!(s, Scalar::U32 | Scalar::U64 | Scalar::Usize | Scalar::I32 | Scalar::I64 | Scalar::Bool)
+}
+
+impl CudaEmitter<'_> {
+    fn line(&mut self, text: &str) {
+        for _ in 0..self.indent {
+            self.out.push_str("    ");
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    fn kernel(&mut self) {
+        let k = self.k;
+        let _ = writeln!(self.out, "// Rust `fn {}`, compiled by #[grid_phases]{}.", k.name, if self.checked { " with bounds checks" } else { "" });
+        let _ = writeln!(self.out, "extern \"C\" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) {}(", k.c_name);
+        let mut params = Vec::new();
+        for p in &k.params {
+            match p {
+                Param::Slice(a) => {
+                    let a = k.array(*a);
+                    let constness = if a.mutable { "" } else { "const " };
+                    params.push(format!("{constness}{}* __restrict__ {}, const usize {}_len", a.elem.name(), a.c_name, a.c_name));
+                }
+                Param::Scalar(v) => {
+                    let v = k.var(*v);
+                    let constness = if v.mutable { "" } else { "const " };
+                    params.push(format!("{constness}{} {}", k.ty(v.ty).name(), v.c_name));
+                }
+            }
+        }
+        params.push("u32* __restrict__ gsync_barrier_state".into());
+        params.push("gsync_status_t* __restrict__ gsync_status".into());
+        let last = params.len() - 1;
+        for (i, p) in params.iter().enumerate() {
+            let _ = writeln!(self.out, "    {p}{}", if i == last { ")" } else { "," });
+        }
+        self.out.push_str("{\n");
+        for a in k.arrays.iter().filter(|a| a.space == ArraySpace::Shared) {
+            let text = format!("__shared__ {} {}[{}];", a.elem.name(), a.c_name, a.len.unwrap_or(1));
+            self.line(&text);
+        }
+        self.block_body(&k.body);
+        self.out.push_str("}\n");
+    }
+
+    fn block_body(&mut self, block: &Block) {
+        for s in block {
+            self.stmt(s);
+        }
+    }
+
+    fn open(&mut self, header: &str) {
+        self.line(&if header.is_empty() { "{".to_string() } else { format!("{header} {{") });
+        self.indent += 1;
+    }
+
+    fn close(&mut self) {
+        self.indent -= 1;
+        self.line("}");
+    }
+
+    fn nested(&mut self, header: &str, block: &Block) {
+        self.open(header);
+        self.block_body(block);
+        self.close();
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match &s.kind {
+            StmtKind::Let { var, init } => {
+                let v = self.k.var(*var);
+                let ty = self.k.ty(v.ty).name();
+                match init {
+                    Some(e) => {
+                        let constness = if v.mutable { "" } else { "const " };
+                        let value = self.expr(e).text;
+                        self.line(&format!("{constness}{ty} {} = {value};", v.c_name));
+                    }
+                    None => self.line(&format!("{ty} {};", v.c_name)),
+                }
+            }
+            StmtKind::LetArray { array, init } => self.let_array(*array, init),
+            StmtKind::Assign { place, op, value } => self.assign(place, *op, value),
+            StmtKind::Expr(e) => self.effect(e),
+            StmtKind::If { cond, then, otherwise } => {
+                let c = self.expr(cond).text;
+                self.open(&format!("if ({c})"));
+                self.block_body(then);
+                self.else_chain(otherwise.as_ref());
+            }
+            StmtKind::While { cond, body, .. } => {
+                let c = self.expr(cond).text;
+                self.nested(&format!("while ({c})"), body);
+            }
+            StmtKind::Loop { body, .. } => self.nested("while (true)", body),
+            StmtKind::For { var, range, body, .. } => self.for_loop(*var, range, body),
+            StmtKind::Break(_) => self.line("break;"),
+            StmtKind::Continue(_) => self.line("continue;"),
+            StmtKind::Return => self.line("return;"),
+            StmtKind::GridSync { index, line } => {
+                self.line(&format!("// grid_sync() #{index}, line {line}: every block's writes above are visible below"));
+                self.line("gsync_grid_sync(gsync_barrier_state, gsync_status);");
+            }
+            StmtKind::SyncBlock => self.line("__syncthreads();"),
+            StmtKind::Block(b) => self.nested("", b),
+        }
+    }
+
+    /// Closes an `if`, continuing with `else if`/`else` branches.
+    fn else_chain(&mut self, otherwise: Option<&Block>) {
+        let Some(block) = otherwise else {
+            self.close();
+            return;
+        };
+        self.indent -= 1;
+        match block.as_slice() {
+            [Stmt { kind: StmtKind::If { cond, then, otherwise }, .. }] => {
+                let c = self.expr(cond).text;
+                self.line(&format!("}} else if ({c}) {{"));
+                self.indent += 1;
+                self.block_body(then);
+                self.else_chain(otherwise.as_ref());
+            }
+            _ => {
+                self.line("} else {");
+                self.indent += 1;
+                self.block_body(block);
+                self.close();
+            }
+        }
+    }
+
+    fn let_array(&mut self, array: ArrayId, init: &ArrayInit) {
+        let a = self.k.array(array);
+        let (ty, name, len) = (a.elem.name(), a.c_name.clone(), a.len.unwrap_or(1));
+        match init {
+            ArrayInit::List(values) => {
+                let items: Vec<String> = values.iter().map(|v| self.expr(v).text).collect();
+                self.line(&format!("{ty} {name}[{len}] = {{ {} }};", items.join(", ")));
+            }
+            ArrayInit::Repeat(value) => {
+                let v = self.expr(value).text;
+                self.line(&format!("{ty} {name}[{len}];"));
+                self.line(&format!("for (u32 gsync_{name}_i = 0u; gsync_{name}_i < {len}u; ++gsync_{name}_i) {name}[gsync_{name}_i] = {v};"));
+            }
+        }
+    }
+
+    /// `place = value` or `place op= value`.
+    fn assign(&mut self, place: &Place, op: Option<BinOp>, value: &Expr) {
+        match place {
+            Place::Var(v) => {
+                let var = self.k.var(*v);
+                let ty = self.k.ty(var.ty);
+                let name = var.c_name.clone();
+                let stmt = self.assignment(&name, ty, op, value);
+                self.line(&stmt);
+            }
+            Place::Elem { array, index, line } => {
+                let a = self.k.array(*array);
+                let ty = a.elem;
+                let idx = self.expr(index).text;
+                let target = format!("{}[{idx}]", a.c_name);
+                let stmt = self.assignment(&target, ty, op, value);
+                if self.checked {
+                    let guard = self.in_bounds(*array, &idx, *line);
+                    self.line(&format!("if ({guard}) {stmt}"));
+                } else {
+                    self.line(&stmt);
+                }
+            }
+        }
+    }
+
+    fn assignment(&mut self, target: &str, ty: Scalar, op: Option<BinOp>, value: &Expr) -> String {
+        let Some(op) = op else {
+            return format!("{target} = {};", self.expr(value).text);
+        };
+        let direct = match op {
+            BinOp::Add | BinOp::Sub | BinOp::Mul => wraps_natively(ty) || ty.is_float(),
+            BinOp::Div => ty.is_float(),
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => bitwise_natively(ty),
+            _ => false,
+        };
+        if direct {
+            return format!("{target} {}= {};", op.symbol(), self.expr(value).text);
+        }
+        let current = Code::primary(target.to_string());
+        let rhs = self.expr(value);
+        let combined = self.binary_code(op, ty, current, rhs, value);
+        format!("{target} = {};", combined.text)
+    }
+
+    fn in_bounds(&self, array: ArrayId, index: &str, line: u32) -> String {
+        format!("gsync::in_bounds({index}, {}, gsync_status, {}u, {line}u)", self.len_of(array), array.0)
+    }
+
+    fn len_of(&self, array: ArrayId) -> String {
+        let a = self.k.array(array);
+        match a.space {
+            ArraySpace::Global => format!("{}_len", a.c_name),
+            _ => format!("{}ull", a.len.unwrap_or(0)),
+        }
+    }
+
+    /// An expression statement (an atomic whose result is unused).
+    fn effect(&mut self, e: &Expr) {
+        if let ExprKind::Atomic { op, array, index, args, line } = &e.kind {
+            let call = self.atomic_call(*op, *array, index, args);
+            if self.checked {
+                let idx = self.expr(index).text;
+                let guard = self.in_bounds(*array, &idx, *line);
+                self.line(&format!("if ({guard}) {call};"));
+            } else {
+                self.line(&format!("{call};"));
+            }
+            return;
+        }
+        let text = self.expr(e).text;
+        self.line(&format!("{text};"));
+    }
+
+    fn atomic_call(&mut self, op: AtomicOp, array: ArrayId, index: &Expr, args: &[Expr]) -> String {
+        let idx = self.expr(index).text;
+        let mut parts = vec![format!("&{}[{idx}]", self.k.array(array).c_name)];
+        parts.extend(args.iter().map(|a| self.expr(a).text));
+        format!("{}({})", op.helper(), parts.join(", "))
+    }
+
+    fn for_loop(&mut self, var: VarId, range: &ForRange, body: &Block) {
+        let v = self.k.var(var);
+        let ty = self.k.ty(v.ty);
+        let (t, x) = (ty.name(), v.c_name.clone());
+        match range {
+            ForRange::Seq { start, end, inclusive: false, step: None, reverse: false } => {
+                let s = self.expr(start).text;
+                let (end_decl, end_name) = self.hoisted(end, &format!("gsync_{x}_end"));
+                self.open(&format!("for ({t} {x} = {s}{end_decl}; {x} < {end_name}; ++{x})"));
+                self.block_body(body);
+            }
+            ForRange::Seq { start, end, inclusive: true, .. } => {
+                // A 64-bit counter reaches `end` even when `end` is the type's MAX.
+                let (s, e) = (self.expr(start).at(prec::UNARY), self.expr(end).at(prec::UNARY));
+                let wide = format!("gsync_{x}_wide");
+                self.open(&format!("for (i64 {wide} = (i64){s}, gsync_{x}_last = (i64){e}; {wide} <= gsync_{x}_last; ++{wide})"));
+                self.line(&format!("const {t} {x} = ({t}){wide};"));
+                self.block_body(body);
+            }
+            ForRange::Seq { start, end, step: Some(step), .. } => {
+                let s = self.expr(start).text;
+                let end_name = format!("gsync_{x}_end");
+                let e = self.expr(end).text;
+                let (step_decl, step_name) = self.hoisted(step, &format!("gsync_{x}_step"));
+                self.open(&format!(
+                    "for ({t} {x} = {s}, {end_name} = {e}{step_decl}; {x} < {end_name}; {x} = gsync::step_toward({x}, {end_name}, {step_name}))"
+                ));
+                self.block_body(body);
+            }
+            ForRange::Seq { start, end, reverse: true, .. } => {
+                let e = self.expr(end).text;
+                let next = format!("gsync_{x}_next");
+                let (start_decl, start_name) = self.hoisted(start, &format!("gsync_{x}_start"));
+                self.open(&format!("for ({t} {next} = {e}{start_decl}; {next} > {start_name}; )"));
+                self.line(&format!("const {t} {x} = --{next};"));
+                self.block_body(body);
+            }
+            ForRange::GridStride { start, end } | ForRange::BlockStride { start, end } => {
+                let grid = matches!(range, ForRange::GridStride { .. });
+                let (first, stride) = if grid {
+                    ("(blockIdx.x * blockDim.x + threadIdx.x)", "blockDim.x * gridDim.x")
+                } else {
+                    ("threadIdx.x", "blockDim.x")
+                };
+                // 32-bit counters run in 64 bits so that `+= stride` cannot wrap past `end`.
+                let wide = match ty {
+                    Scalar::U32 => Some("u64"),
+                    Scalar::I32 => Some("i64"),
+                    _ => None,
+                };
+                let s = self.expr(start).at(prec::UNARY);
+                match wide {
+                    Some(w) => {
+                        let counter = format!("gsync_{x}_wide");
+                        let e = self.expr(end).at(prec::UNARY);
+                        self.open(&format!("for ({w} {counter} = ({w}){s} + {first}, gsync_{x}_end = ({w}){e}; {counter} < gsync_{x}_end; {counter} += {stride})"));
+                        self.line(&format!("const {t} {x} = ({t}){counter};"));
+                        self.block_body(body);
+                    }
+                    None => {
+                        let e = self.expr(end).text;
+                        self.open(&format!("for ({t} {x} = {s} + {first}, gsync_{x}_end = {e}; {x} < gsync_{x}_end; {x} += {stride})"));
+                        self.block_body(body);
+                    }
+                }
+            }
+        }
+        self.close();
+    }
+
+    /// A loop bound Rust evaluates once: inline if re-evaluating it cannot
+    /// change it, else a hidden variable declared in the `for` header.
+    fn hoisted(&mut self, e: &Expr, name: &str) -> (String, String) {
+        let code = self.expr(e);
+        if self.is_stable(e) {
+            (String::new(), code.text)
+        } else {
+            (format!(", {name} = {}", code.text), name.to_string())
+        }
+    }
+
+    /// Whether an expression has the same value wherever it is evaluated in
+    /// the loop: no mutable variables, no memory reads, no atomics.
+    fn is_stable(&self, e: &Expr) -> bool {
+        let mut stable = true;
+        crate::ir_walk::each_expr(e, &mut |x| match &x.kind {
+            ExprKind::Var(v) if self.k.var(*v).mutable => stable = false,
+            ExprKind::Load { .. } | ExprKind::Atomic { .. } | ExprKind::Shuffle { .. } => stable = false,
+            _ => {}
+        });
+        stable
+    }
+
+    fn expr(&mut self, e: &Expr) -> Code {
+        let ty = self.k.ty(e.ty);
+        match &e.kind {
+            ExprKind::Int(v) => int_literal(*v, ty),
+            ExprKind::Float(v) => float_literal(*v, ty),
+            ExprKind::Bool(b) => Code::primary(b.to_string()),
+            ExprKind::Var(v) => Code::primary(self.k.var(*v).c_name.clone()),
+            ExprKind::Builtin(b) => Code::primary(
+                match b {
+                    Builtin::ThreadIdx => "threadIdx.x",
+                    Builtin::BlockIdx => "blockIdx.x",
+                    Builtin::BlockDim => "blockDim.x",
+                    Builtin::GridDim => "gridDim.x",
+                    Builtin::GlobalId => "(blockIdx.x * blockDim.x + threadIdx.x)",
+                    Builtin::GridSize => "(blockDim.x * gridDim.x)",
+                    Builtin::LaneId => "(threadIdx.x & 31u)",
+                    Builtin::WarpSize => "32u",
+                }
+                .to_string(),
+            ),
+            ExprKind::Len(a) => Code::primary(self.len_of(*a)),
+            ExprKind::Unary(op, a) => self.unary(*op, ty, a),
+            ExprKind::Binary(op, a, b) => {
+                let operand_ty = self.k.ty(a.ty);
+                let (l, r) = (self.expr(a), self.expr(b));
+                self.binary_code(*op, operand_ty, l, r, b)
+            }
+            ExprKind::Cast(inner) => {
+                let from = self.k.ty(inner.ty);
+                let code = self.expr(inner);
+                if from == ty {
+                    code
+                } else if from.is_float() && ty.is_int() {
+                    Code::primary(format!("gsync::float_to_int<{}>({})", ty.name(), code.text))
+                } else {
+                    Code { text: format!("({}){}", ty.name(), code.at(prec::UNARY)), prec: prec::UNARY }
+                }
+            }
+            ExprKind::Load { array, index, line } => {
+                let a = self.k.array(*array);
+                let name = a.c_name.clone();
+                let idx = self.expr(index).text;
+                if self.checked {
+                    Code::primary(format!("gsync::load({name}, {}, {idx}, gsync_status, {}u, {line}u)", self.len_of(*array), array.0))
+                } else {
+                    Code::primary(format!("{name}[{idx}]"))
+                }
+            }
+            ExprKind::Call { func, args } => {
+                let args: Vec<Code> = args.iter().map(|a| self.expr(a)).collect();
+                fill_template(func, args)
+            }
+            ExprKind::Atomic { op, array, index, args, line } => {
+                let call = self.atomic_call(*op, *array, index, args);
+                if self.checked {
+                    let idx = self.expr(index).text;
+                    let guard = self.in_bounds(*array, &idx, *line);
+                    Code { text: format!("{guard} ? {call} : ({})0", ty.name()), prec: prec::TERNARY }
+                } else {
+                    Code::primary(call)
+                }
+            }
+            ExprKind::Shuffle { op, value, lane } => {
+                let (v, l) = (self.expr(value).text, self.expr(lane).text);
+                Code::primary(format!("{}({v}, {l})", op.helper()))
+            }
+            ExprKind::Select { cond, then, otherwise } => {
+                let c = self.expr(cond);
+                let c = if c.prec < prec::PRIMARY && c.prec != prec::UNARY { format!("({})", c.text) } else { c.text };
+                let t = self.expr(then).at(prec::TERNARY + 1);
+                let o = self.expr(otherwise).at(prec::TERNARY);
+                Code { text: format!("{c} ? {t} : {o}"), prec: prec::TERNARY }
+            }
+        }
+    }
+
+    fn unary(&mut self, op: UnOp, ty: Scalar, a: &Expr) -> Code {
+        let code = self.expr(a);
+        match op {
+            UnOp::Neg if ty.is_float() => Code { text: format!("-{}", code.at(prec::UNARY)), prec: prec::UNARY },
+            UnOp::Neg => Code::primary(format!("gsync::neg({})", code.text)),
+            UnOp::Not if ty == Scalar::Bool => Code { text: format!("!{}", code.at(prec::UNARY)), prec: prec::UNARY },
+            UnOp::Not if bitwise_natively(ty) => Code { text: format!("~{}", code.at(prec::UNARY)), prec: prec::UNARY },
+            UnOp::Not => Code::primary(format!("gsync::bit_not({})", code.text)),
+        }
+    }
+
+    /// `l op r` on operands of type `ty`, with Rust's meaning.
+    fn binary_code(&mut self, op: BinOp, ty: Scalar, l: Code, r: Code, rhs: &Expr) -> Code {
+        let helper = |name: &str, l: Code, r: Code| Code::primary(format!("gsync::{name}({}, {})", l.text, r.text));
+        match op {
+            BinOp::Add | BinOp::Sub | BinOp::Mul if !(wraps_natively(ty) || ty.is_float()) => {
+                let name = match op {
+                    BinOp::Add => "add",
+                    BinOp::Sub => "sub",
+                    _ => "mul",
+                };
+                helper(name, l, r)
+            }
+            BinOp::Div if ty.is_int() => helper("div", l, r),
+            BinOp::Rem => helper("rem", l, r),
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor if !bitwise_natively(ty) => {
+                let name = match op {
+                    BinOp::BitAnd => "bit_and",
+                    BinOp::BitOr => "bit_or",
+                    _ => "bit_xor",
+                };
+                helper(name, l, r)
+            }
+            BinOp::Shl | BinOp::Shr => {
+                let literal_in_range = matches!(rhs.kind, ExprKind::Int(n) if n >= 0 && n < ty.bits() as i128);
+                let natural = literal_in_range && (wraps_natively(ty) || (op == BinOp::Shr && bitwise_natively(ty)));
+                if natural {
+                    return self.infix(op, l, r);
+                }
+                let amount = if self.k.ty(rhs.ty) == Scalar::U32 { r.text } else { format!("(u32){}", r.at(prec::UNARY)) };
+                let name = if op == BinOp::Shl { "shl" } else { "shr" };
+                Code::primary(format!("gsync::{name}({}, {amount})", l.text))
+            }
+            _ => self.infix(op, l, r),
+        }
+    }
+
+    fn infix(&self, op: BinOp, l: Code, r: Code) -> Code {
+        let p = binop_prec(op);
+        // Beyond what C++ needs, parenthesize bitwise and logical mixtures
+        // so that readers need not recall C's precedence table.
+        let needs_clarity = |c: &Code| (6..=11).contains(&p) && c.prec < prec::UNARY && c.prec != p || (p == prec::LOGICAL_OR && c.prec == prec::LOGICAL_AND);
+        let wrap = |c: Code, min: u8| if needs_clarity(&c) { format!("({})", c.text) } else { c.at(min) };
+        Code { text: format!("{} {} {}", wrap(l, p), op.symbol(), wrap(r, p + 1)), prec: p }
+    }
+}
+
+fn int_literal(v: i128, ty: Scalar) -> Code {
+    let (min, _) = ty.int_range();
+    let text = match ty {
+        Scalar::I32 if v == min => "(-2147483647 - 1)".to_string(),
+        Scalar::I64 if v == min => "(-9223372036854775807ll - 1)".to_string(),
+        Scalar::I32 => v.to_string(),
+        Scalar::U32 => format!("{v}u"),
+        Scalar::I64 => format!("{v}ll"),
+        Scalar::U64 | Scalar::Usize => format!("{v}ull"),
+        other => return Code { text: format!("({}){}", other.name(), if v < 0 { format!("({v})") } else { v.to_string() }), prec: prec::UNARY },
+    };
+    let prec = if v < 0 || text.starts_with('(') { prec::UNARY } else { prec::PRIMARY };
+    Code { text, prec }
+}
+
+fn float_literal(v: f64, ty: Scalar) -> Code {
+    let f32 = ty == Scalar::F32;
+    let text = if v.is_nan() {
+        if f32 { "__int_as_float(0x7fc00000)".into() } else { "__longlong_as_double(0x7ff8000000000000ll)".into() }
+    } else if v.is_infinite() {
+        match (f32, v > 0.0) {
+            (true, true) => "__int_as_float(0x7f800000)".into(),
+            (true, false) => "__int_as_float((i32)0xff800000u)".into(),
+            (false, true) => "__longlong_as_double(0x7ff0000000000000ll)".into(),
+            (false, false) => "__longlong_as_double((i64)0xfff0000000000000ull)".into(),
+        }
+    } else if f32 {
+        format!("{:?}f", v as f32)
+    } else {
+        format!("{v:?}")
+    };
+    let prec = if text.starts_with('-') { prec::UNARY } else { prec::PRIMARY };
+    Code { text, prec }
+}
+
+/// Substitutes `{0}`, `{1}`, … in a method template, parenthesizing an
+/// argument unless it sits alone between `(`/`,` and `)`/`,`.
+fn fill_template(template: &str, args: Vec<Code>) -> Code {
+    let mut text = template.to_string();
+    for (i, arg) in args.into_iter().enumerate() {
+        let slot = format!("{{{i}}}");
+        while let Some(pos) = text.find(&slot) {
+            let before = text[..pos].trim_end().chars().last();
+            let after = text[pos + slot.len()..].trim_start().chars().next();
+            let alone = matches!(before, Some('(' | ',')) && matches!(after, Some(')' | ','));
+            let replacement = if alone || arg.prec >= prec::PRIMARY { arg.text.clone() } else { format!("({})", arg.text) };
+            text.replace_range(pos..pos + slot.len(), &replacement);
+        }
+    }
+    let prec = if text.starts_with('(') && !fully_parenthesized(&text) { prec::UNARY } else { prec::PRIMARY };
+    Code { text, prec }
+}
+
+fn fully_parenthesized(text: &str) -> bool {
+    let mut depth = 0;
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 && i != text.len() - 1 {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    true
+}

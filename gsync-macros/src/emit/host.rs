@@ -1,0 +1,120 @@
+//! The host emitter: the Rust module that replaces the user's function.
+//!
+//! For `fn smooth(a: &mut [f32], n: u32)` it emits
+//! ```ignore
+//! pub mod smooth {
+//!     pub static KERNEL: ::gsync::KernelSpec = …;            // both CUDA bodies
+//!     pub fn launch(gpu, a: &mut DeviceBuffer<f32>, n: u32) -> Result<LaunchReport>;
+//!     pub fn launch_with(gpu, launch: &Launch, a, n) -> Result<LaunchReport>;
+//!     pub fn cuda_source() -> String;                        // what runs by default
+//! }
+//! ```
+
+use crate::ir::{Kernel, Param};
+use crate::parse::Signature;
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+
+/// The module for a kernel whose CUDA has been generated.
+pub fn module(sig: &Signature, k: &Kernel, checked: &str, unchecked: &str, rust_signature: &str) -> TokenStream {
+    let c_name = &k.c_name;
+    let arrays: Vec<&str> = k.arrays.iter().map(|a| a.name.as_str()).collect();
+    let grid_syncs = k.grid_syncs;
+    let threads = k.default_threads;
+    let (params, pushes) = launch_params(k);
+    let args: Vec<_> = sig.params.iter().map(|p| &p.name).collect();
+    // Mixed-site hygiene keeps these apart from user parameters of the same name.
+    let gpu = Ident::new("gpu", Span::mixed_site());
+    let launch = Ident::new("launch", Span::mixed_site());
+    let kernel_args = Ident::new("args", Span::mixed_site());
+    let pushes = pushes.iter().map(|(method, ident)| quote!(#kernel_args.#method(#ident);));
+    wrapper(sig, quote! {
+        /// The kernel as the runtime sees it: both CUDA bodies and its shape.
+        pub static KERNEL: ::gsync::KernelSpec = ::gsync::KernelSpec {
+            name: #c_name,
+            rust_signature: #rust_signature,
+            checked_body: #checked,
+            unchecked_body: #unchecked,
+            bounds_checks: ::core::cfg!(debug_assertions),
+            arrays: &[#(#arrays),*],
+            grid_syncs: #grid_syncs,
+            default_threads: #threads,
+        };
+
+        /// Runs the kernel with the default launch: the largest co-resident
+        /// grid and the default block size, separated by cooperative-groups barriers.
+        pub fn launch(#gpu: &::gsync::Gpu, #(#params),*) -> ::gsync::Result<::gsync::LaunchReport> {
+            launch_with(#gpu, &::gsync::Launch::new(), #(#args),*)
+        }
+
+        /// Runs the kernel with an explicit grid, block size and barrier.
+        pub fn launch_with(
+            #gpu: &::gsync::Gpu,
+            #launch: &::gsync::Launch,
+            #(#params),*
+        ) -> ::gsync::Result<::gsync::LaunchReport> {
+            let mut #kernel_args = ::gsync::KernelArgs::new();
+            #(#pushes)*
+            // SAFETY: the arguments follow the C parameter list that
+            // #[grid_phases] generated for this kernel from the same signature.
+            unsafe { #gpu.launch_kernel(&KERNEL, #launch, #kernel_args) }
+        }
+
+        /// The largest grid of this kernel that can be co-resident for `launch`'s
+        /// block size: the most blocks a grid-wide barrier can wait for.
+        pub fn max_coresident_blocks(#gpu: &::gsync::Gpu, #launch: &::gsync::Launch) -> ::gsync::Result<u32> {
+            #gpu.max_coresident_blocks(&KERNEL, #launch)
+        }
+
+        /// The complete CUDA translation unit a default launch compiles.
+        pub fn cuda_source() -> ::std::string::String {
+            KERNEL.source(::gsync::Barrier::default(), KERNEL.default_block_size())
+        }
+    })
+}
+
+/// The module item with the user's docs and visibility.
+pub fn wrapper(sig: &Signature, items: TokenStream) -> TokenStream {
+    let name = &sig.name;
+    let vis = &sig.vis;
+    let docs = sig.attrs.iter().filter(|a| a.path().is_ident("doc"));
+    quote! {
+        #(#docs)*
+        #[allow(non_snake_case, clippy::too_many_arguments)]
+        #vis mod #name {
+            #[allow(unused_imports)]
+            use super::*;
+            #items
+        }
+    }
+}
+
+/// The typed parameters of `launch` and the statements pushing each argument.
+fn launch_params(k: &Kernel) -> (Vec<TokenStream>, Vec<(Ident, Ident)>) {
+    let mut params = Vec::new();
+    let mut pushes = Vec::new();
+    for p in &k.params {
+        match p {
+            Param::Slice(a) => {
+                let a = k.array(*a);
+                let ident = format_ident!("{}", a.name, span = a.span);
+                let elem = format_ident!("{}", a.elem.name());
+                if a.mutable {
+                    params.push(quote_spanned!(a.span=> #ident: &mut ::gsync::DeviceBuffer<#elem>));
+                    pushes.push((format_ident!("slice_mut"), ident));
+                } else {
+                    params.push(quote_spanned!(a.span=> #ident: &::gsync::DeviceBuffer<#elem>));
+                    pushes.push((format_ident!("slice"), ident));
+                }
+            }
+            Param::Scalar(v) => {
+                let v = k.var(*v);
+                let ident = format_ident!("{}", v.name, span = v.span);
+                let ty = format_ident!("{}", k.ty(v.ty).name());
+                params.push(quote_spanned!(v.span=> #ident: #ty));
+                pushes.push((format_ident!("scalar"), ident));
+            }
+        }
+    }
+    (params, pushes)
+}

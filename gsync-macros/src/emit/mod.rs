@@ -1,0 +1,4 @@
+//! Stage 4: emitters walking the typed IR.
+
+pub mod cuda;
+pub mod host;

@@ -1,0 +1,382 @@
+//! The typed kernel IR: what the checks analyse and every emitter walks.
+//!
+//! Lowering (`crate::lower`) builds it from the user's function; each
+//! expression carries a [`TyId`] that [`crate::lower::types::TypeTable`]
+//! resolves to a [`Scalar`] once inference is done.
+
+use proc_macro2::Span;
+
+/// Rust's primitive scalar types that kernels may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scalar {
+    Bool,
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    U32,
+    I64,
+    U64,
+    Usize,
+    F32,
+    F64,
+}
+
+impl Scalar {
+    /// Every scalar type, for lookups by name.
+    pub const ALL: [Scalar; 12] = [
+        Scalar::Bool,
+        Scalar::I8,
+        Scalar::U8,
+        Scalar::I16,
+        Scalar::U16,
+        Scalar::I32,
+        Scalar::U32,
+        Scalar::I64,
+        Scalar::U64,
+        Scalar::Usize,
+        Scalar::F32,
+        Scalar::F64,
+    ];
+
+    /// The Rust spelling, which is also the CUDA spelling (the prelude has typedefs).
+    pub fn name(self) -> &'static str {
+        match self {
+            Scalar::Bool => "bool",
+            Scalar::I8 => "i8",
+            Scalar::U8 => "u8",
+            Scalar::I16 => "i16",
+            Scalar::U16 => "u16",
+            Scalar::I32 => "i32",
+            Scalar::U32 => "u32",
+            Scalar::I64 => "i64",
+            Scalar::U64 => "u64",
+            Scalar::Usize => "usize",
+            Scalar::F32 => "f32",
+            Scalar::F64 => "f64",
+        }
+    }
+
+    /// Looks a type up by its Rust name.
+    pub fn from_name(name: &str) -> Option<Scalar> {
+        Scalar::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    pub fn is_int(self) -> bool {
+        !matches!(self, Scalar::Bool | Scalar::F32 | Scalar::F64)
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, Scalar::F32 | Scalar::F64)
+    }
+
+    pub fn is_signed_int(self) -> bool {
+        matches!(self, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64)
+    }
+
+    /// Width in bits (`usize` is 64 bits on every CUDA target).
+    pub fn bits(self) -> u32 {
+        match self {
+            Scalar::Bool | Scalar::I8 | Scalar::U8 => 8,
+            Scalar::I16 | Scalar::U16 => 16,
+            Scalar::I32 | Scalar::U32 | Scalar::F32 => 32,
+            Scalar::I64 | Scalar::U64 | Scalar::Usize | Scalar::F64 => 64,
+        }
+    }
+
+    /// The inclusive range of an integer type, as i128.
+    pub fn int_range(self) -> (i128, i128) {
+        let bits = self.bits();
+        if self.is_signed_int() {
+            (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+        } else {
+            (0, (1i128 << bits) - 1)
+        }
+    }
+}
+
+/// Index of an expression's type in the kernel's type table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TyId(pub usize);
+
+/// Index of a scalar variable (parameter or local) in [`Kernel::vars`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct VarId(pub usize);
+
+/// Index of an array (slice parameter, shared array, local array) in [`Kernel::arrays`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ArrayId(pub usize);
+
+/// Index of a loop, used by analyses that track `break`/`continue`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LoopId(pub usize);
+
+/// A scalar variable.
+#[derive(Clone, Debug)]
+pub struct Var {
+    pub name: String,
+    /// Unique C identifier (shadowed Rust names get a suffix).
+    pub c_name: String,
+    pub ty: TyId,
+    pub mutable: bool,
+    pub is_param: bool,
+    pub span: Span,
+}
+
+/// Where an array lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArraySpace {
+    /// A slice parameter in global memory; its length is a kernel parameter.
+    Global,
+    /// A `shared_array::<T, N>()` in the block's shared memory.
+    Shared,
+    /// A per-thread `[x; N]` array.
+    Local,
+}
+
+/// An array the kernel indexes.
+#[derive(Clone, Debug)]
+pub struct Array {
+    pub name: String,
+    pub c_name: String,
+    pub elem: Scalar,
+    pub space: ArraySpace,
+    /// Compile-time length (shared and local arrays).
+    pub len: Option<u64>,
+    pub mutable: bool,
+    pub span: Span,
+}
+
+/// A kernel parameter in source order.
+#[derive(Clone, Debug)]
+pub enum Param {
+    Slice(ArrayId),
+    Scalar(VarId),
+}
+
+/// The whole kernel.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    pub name: String,
+    pub c_name: String,
+    pub params: Vec<Param>,
+    pub vars: Vec<Var>,
+    pub arrays: Vec<Array>,
+    pub body: Block,
+    pub types: Vec<Scalar>,
+    /// Number of `grid_sync()` call sites.
+    pub grid_syncs: u32,
+    pub loops: usize,
+    /// Default block size from `#[grid_phases(threads = N)]`, 0 if unset.
+    pub default_threads: u32,
+}
+
+impl Kernel {
+    pub fn ty(&self, id: TyId) -> Scalar {
+        self.types[id.0]
+    }
+    pub fn var(&self, id: VarId) -> &Var {
+        &self.vars[id.0]
+    }
+    pub fn array(&self, id: ArrayId) -> &Array {
+        &self.arrays[id.0]
+    }
+}
+
+pub type Block = Vec<Stmt>;
+
+/// A statement with the span of the source it came from.
+#[derive(Clone, Debug)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum StmtKind {
+    Let { var: VarId, init: Option<Expr> },
+    /// A local array `[init; len]` or `[a, b, c]`.
+    LetArray { array: ArrayId, init: ArrayInit },
+    Assign { place: Place, op: Option<BinOp>, value: Expr },
+    /// An expression evaluated for its effect (an atomic).
+    Expr(Expr),
+    If { cond: Expr, then: Block, otherwise: Option<Block> },
+    While { id: LoopId, cond: Expr, body: Block },
+    Loop { id: LoopId, body: Block },
+    For { id: LoopId, var: VarId, range: ForRange, body: Block },
+    Break(LoopId),
+    Continue(LoopId),
+    Return,
+    /// The `index`-th `grid_sync()` call site (1-based), at `line`.
+    GridSync { index: u32, line: u32 },
+    SyncBlock,
+    Block(Block),
+}
+
+#[derive(Clone, Debug)]
+pub enum ArrayInit {
+    Repeat(Expr),
+    List(Vec<Expr>),
+}
+
+/// What a `for` loop iterates over.
+#[derive(Clone, Debug)]
+pub enum ForRange {
+    /// `a..b`, `a..=b`, `(a..b).step_by(s)`, `(a..b).rev()`.
+    Seq { start: Expr, end: Expr, inclusive: bool, step: Option<Expr>, reverse: bool },
+    /// `grid_stride(a..b)`: every thread of the grid takes every grid_size()-th index.
+    GridStride { start: Expr, end: Expr },
+    /// `block_stride(a..b)`: every thread of a block takes every block_dim()-th index.
+    BlockStride { start: Expr, end: Expr },
+}
+
+/// An assignable place.
+#[derive(Clone, Debug)]
+pub enum Place {
+    Var(VarId),
+    Elem { array: ArrayId, index: Box<Expr>, line: u32 },
+}
+
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub ty: TyId,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    Int(i128),
+    Float(f64),
+    Bool(bool),
+    Var(VarId),
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `e as T`, T being the expression's own type.
+    Cast(Box<Expr>),
+    Load { array: ArrayId, index: Box<Expr>, line: u32 },
+    Len(ArrayId),
+    Builtin(Builtin),
+    /// A method or function from the math table, e.g. `x.min(y)`.
+    Call { func: &'static str, args: Vec<Expr> },
+    Atomic { op: AtomicOp, array: ArrayId, index: Box<Expr>, args: Vec<Expr>, line: u32 },
+    Shuffle { op: ShuffleOp, value: Box<Expr>, lane: Box<Expr> },
+    /// `if c { a } else { b }` with pure branches.
+    Select { cond: Box<Expr>, then: Box<Expr>, otherwise: Box<Expr> },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Not,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+}
+
+impl BinOp {
+    pub fn is_comparison(self) -> bool {
+        matches!(self, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+    }
+    pub fn is_shift(self) -> bool {
+        matches!(self, BinOp::Shl | BinOp::Shr)
+    }
+    pub fn is_logical(self) -> bool {
+        matches!(self, BinOp::And | BinOp::Or)
+    }
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+        }
+    }
+}
+
+/// Thread-identity and launch-shape builtins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Builtin {
+    ThreadIdx,
+    BlockIdx,
+    BlockDim,
+    GridDim,
+    GlobalId,
+    GridSize,
+    LaneId,
+    WarpSize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    Add,
+    Min,
+    Max,
+    Exch,
+    Cas,
+}
+
+impl AtomicOp {
+    pub fn helper(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "gsync::atomic_add",
+            AtomicOp::Min => "gsync::atomic_min",
+            AtomicOp::Max => "gsync::atomic_max",
+            AtomicOp::Exch => "gsync::atomic_exch",
+            AtomicOp::Cas => "gsync::atomic_cas",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShuffleOp {
+    Up,
+    Down,
+    Xor,
+    Idx,
+}
+
+impl ShuffleOp {
+    pub fn helper(self) -> &'static str {
+        match self {
+            ShuffleOp::Up => "gsync::shfl_up",
+            ShuffleOp::Down => "gsync::shfl_down",
+            ShuffleOp::Xor => "gsync::shfl_xor",
+            ShuffleOp::Idx => "gsync::shfl",
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! Generic traversals of the IR used by several checks.
+
+use crate::ir::{Block, Expr, ExprKind, ForRange, Place, Stmt, StmtKind};
+
+/// Calls `f` on every statement, outer before inner.
+pub fn each_stmt(block: &Block, f: &mut dyn FnMut(&Stmt)) {
+    for s in block {
+        f(s);
+        for child in child_blocks(s) {
+            each_stmt(child, f);
+        }
+    }
+}
+
+/// The blocks nested directly in a statement.
+pub fn child_blocks(s: &Stmt) -> Vec<&Block> {
+    match &s.kind {
+        StmtKind::If { then, otherwise, .. } => std::iter::once(then).chain(otherwise).collect(),
+        StmtKind::While { body, .. } | StmtKind::Loop { body, .. } | StmtKind::For { body, .. } | StmtKind::Block(body) => vec![body],
+        _ => Vec::new(),
+    }
+}
+
+/// The expressions a statement evaluates directly (not those of nested blocks).
+pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
+    match &s.kind {
+        StmtKind::Let { init, .. } => init.iter().collect(),
+        StmtKind::LetArray { init, .. } => match init {
+            crate::ir::ArrayInit::Repeat(e) => vec![e],
+            crate::ir::ArrayInit::List(es) => es.iter().collect(),
+        },
+        StmtKind::Assign { place, value, .. } => {
+            let mut v = vec![value];
+            if let Place::Elem { index, .. } = place {
+                v.push(index);
+            }
+            v
+        }
+        StmtKind::Expr(e) => vec![e],
+        StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => vec![cond],
+        StmtKind::For { range, .. } => match range {
+            ForRange::Seq { start, end, step, .. } => {
+                let mut v = vec![start, end];
+                v.extend(step);
+                v
+            }
+            ForRange::GridStride { start, end } | ForRange::BlockStride { start, end } => vec![start, end],
+        },
+        _ => Vec::new(),
+    }
+}
+
+/// Calls `f` on an expression and every sub-expression, outer first.
+pub fn each_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) => each_expr(a, f),
+        ExprKind::Binary(_, a, b) => {
+            each_expr(a, f);
+            each_expr(b, f);
+        }
+        ExprKind::Load { index, .. } => each_expr(index, f),
+        ExprKind::Call { args, .. } => args.iter().for_each(|a| each_expr(a, f)),
+        ExprKind::Atomic { index, args, .. } => {
+            each_expr(index, f);
+            args.iter().for_each(|a| each_expr(a, f));
+        }
+        ExprKind::Shuffle { value, lane, .. } => {
+            each_expr(value, f);
+            each_expr(lane, f);
+        }
+        ExprKind::Select { cond, then, otherwise } => {
+            each_expr(cond, f);
+            each_expr(then, f);
+            each_expr(otherwise, f);
+        }
+        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Var(_) | ExprKind::Len(_) | ExprKind::Builtin(_) => {}
+    }
+}

@@ -1,0 +1,72 @@
+//! The `#[grid_phases]` attribute: a Rust function whose phases are
+//! separated by `grid_sync()` becomes one fused CUDA kernel.
+//!
+//! The stages, in the order a kernel passes through them:
+//! [`parse`] (options and signature) → [`lower`] (body to typed IR, with
+//! type inference) → [`check`] (operand rules, uniformity, `return`) →
+//! [`emit`] (CUDA C for the device, a Rust module for the host).
+//! All errors are collected and reported together, each on its span.
+
+mod check;
+mod diagnostics;
+mod emit;
+mod ir;
+mod ir_walk;
+mod lower;
+mod parse;
+
+use diagnostics::Diagnostics;
+use proc_macro::TokenStream;
+use quote::quote;
+
+/// Turns a Rust function into a fused multi-phase CUDA kernel.
+///
+/// See the `gsync` crate for the language and the generated module.
+#[proc_macro_attribute]
+pub fn grid_phases(args: TokenStream, item: TokenStream) -> TokenStream {
+    let func = match syn::parse::<syn::ItemFn>(item) {
+        Ok(f) => f,
+        Err(e) => {
+            let e = syn::Error::new(e.span(), "#[grid_phases] applies to a function");
+            return e.to_compile_error().into();
+        }
+    };
+    expand(args.into(), &func).into()
+}
+
+fn expand(args: proc_macro2::TokenStream, func: &syn::ItemFn) -> proc_macro2::TokenStream {
+    let mut diag = Diagnostics::default();
+    let options = parse::options(args, &mut diag);
+    let sig = parse::signature(func, &mut diag);
+    let kernel = lower::kernel(&sig, &func.block, options.threads, &mut diag);
+    if let Some(k) = &kernel {
+        check::kernel(k, &mut diag);
+    }
+    match (kernel, diag.into_error()) {
+        (Some(k), None) => {
+            let checked = emit::cuda::kernel_source(&k, true);
+            let unchecked = emit::cuda::kernel_source(&k, false);
+            let signature = rust_signature(func);
+            emit::host::module(&sig, &k, &checked, &unchecked, &signature)
+        }
+        (_, error) => {
+            // An empty module with the kernel's name keeps follow-on errors
+            // ("cannot find `smooth`") out of the user's way.
+            let errors = error.map(|e| e.to_compile_error());
+            let module = emit::host::wrapper(&sig, quote!());
+            quote!(#errors #module)
+        }
+    }
+}
+
+/// `fn name(a: &mut [f32], n: u32)`, for the header of the generated CUDA.
+fn rust_signature(func: &syn::ItemFn) -> String {
+    let sig = &func.sig;
+    let name = &sig.ident;
+    let inputs = &sig.inputs;
+    let text = quote!(fn #name(#inputs)).to_string();
+    text.split_whitespace().collect::<Vec<_>>().join(" ").replace(" ,", ",").replace("& ", "&").replace(" (", "(").replace("( ", "(").replace(" )", ")").replace(" :", ":").replace("[ ", "[").replace(" ]", "]")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,594 @@
+//! Expressions: literals, names, operators, casts, indexing and calls.
+
+use super::methods::{self, ArgTy, MethodSig, RetTy};
+use super::{Binding, ConstValue, Lowerer};
+use crate::ir::*;
+use crate::parse::scalar_type;
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+
+impl Lowerer<'_> {
+    /// Lowers an expression that produces a value; `None` after an error.
+    pub(super) fn expr(&mut self, e: &syn::Expr) -> Option<Expr> {
+        let span = e.span();
+        match e {
+            syn::Expr::Lit(lit) => self.literal(&lit.lit),
+            syn::Expr::Paren(p) => self.expr(&p.expr),
+            syn::Expr::Group(g) => self.expr(&g.expr),
+            syn::Expr::Path(p) => self.path_expr(p),
+            syn::Expr::Unary(u) => self.unary(u),
+            syn::Expr::Binary(b) => self.binary(b),
+            syn::Expr::Cast(c) => self.cast(c),
+            syn::Expr::Index(ix) => {
+                let (array, index, line) = self.element(ix)?;
+                let ty = self.array_elem_ty(array);
+                Some(self.expr_of(ExprKind::Load { array, index: Box::new(index), line }, ty, span))
+            }
+            syn::Expr::MethodCall(m) => self.method_call(m),
+            syn::Expr::Call(c) => self.call(c),
+            syn::Expr::If(i) => self.select(i),
+            syn::Expr::Block(b) if b.label.is_none() && b.block.stmts.len() == 1 => match &b.block.stmts[0] {
+                syn::Stmt::Expr(inner, None) => self.expr(inner),
+                _ => self.value_block_error(span),
+            },
+            syn::Expr::Block(_) => self.value_block_error(span),
+            other => {
+                self.unsupported(other);
+                None
+            }
+        }
+    }
+
+    fn value_block_error(&mut self, span: Span) -> Option<Expr> {
+        self.diag.error(span, "a block with statements can only be the value of a `let` or an assignment; bind it with `let` first");
+        None
+    }
+
+    /// Reports syntax the DSL does not have, naming the construct.
+    pub(super) fn unsupported(&mut self, e: &syn::Expr) {
+        let what = match e {
+            syn::Expr::Closure(_) => "closures are not supported in kernels",
+            syn::Expr::Reference(_) => "references are not supported in kernels: index slices directly",
+            syn::Expr::Struct(_) => "structs are not supported in kernels: pass each field as a parameter",
+            syn::Expr::Field(_) => "field access is not supported in kernels: kernels have no structs or tuples",
+            syn::Expr::Tuple(_) => "tuples are not supported in kernels",
+            syn::Expr::Match(_) => "`match` is not supported in kernels: use `if`/`else`",
+            syn::Expr::Macro(m) => {
+                let name = m.mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+                self.diag.error(e.span(), format!("unknown macro `{name}!`: kernels cannot call macros"));
+                return;
+            }
+            syn::Expr::Try(_) => "the `?` operator is not supported in kernels",
+            syn::Expr::Async(_) | syn::Expr::Await(_) => "async code is not supported in kernels",
+            syn::Expr::Unsafe(_) => "`unsafe` blocks are not supported in kernels",
+            syn::Expr::Let(_) => "`if let` and `while let` are not supported in kernels",
+            syn::Expr::Range(_) => "a range can only be iterated by a `for` loop",
+            syn::Expr::Array(_) | syn::Expr::Repeat(_) => "an array can only initialise a `let`, e.g. `let mut a = [0u32; 4];`",
+            syn::Expr::Assign(_) => "an assignment is a statement here, not a value",
+            syn::Expr::Return(_) | syn::Expr::Break(_) | syn::Expr::Continue(_) => {
+                "`return`, `break` and `continue` are statements in kernels, not values"
+            }
+            syn::Expr::While(_) | syn::Expr::Loop(_) | syn::Expr::ForLoop(_) => "a loop is a statement in kernels, not a value",
+            _ => "this expression is not supported in kernels",
+        };
+        self.diag.error(e.span(), what);
+    }
+
+    fn literal(&mut self, lit: &syn::Lit) -> Option<Expr> {
+        let span = lit.span();
+        match lit {
+            syn::Lit::Int(i) => {
+                let value: u128 = match i.base10_parse() {
+                    Ok(v) => v,
+                    Err(_) => {
+                        self.diag.error(span, "integer literal too large");
+                        return None;
+                    }
+                };
+                let ty = match i.suffix() {
+                    "" => self.types.any_int(),
+                    s => match Scalar::from_name(s) {
+                        Some(t) if t.is_int() => self.types.known(t),
+                        Some(t) if t.is_float() => self.types.known(t),
+                        _ => {
+                            self.diag.error(span, format!("unsupported literal suffix `{s}`"));
+                            return None;
+                        }
+                    },
+                };
+                if self.types.scalar(ty).is_some_and(Scalar::is_float) {
+                    return Some(self.expr_of(ExprKind::Float(value as f64), ty, span));
+                }
+                Some(self.expr_of(ExprKind::Int(value as i128), ty, span))
+            }
+            syn::Lit::Float(f) => {
+                let value: f64 = match f.base10_parse() {
+                    Ok(v) => v,
+                    Err(_) => {
+                        self.diag.error(span, "invalid float literal");
+                        return None;
+                    }
+                };
+                let ty = match f.suffix() {
+                    "" => self.types.any_float(),
+                    "f32" => self.types.known(Scalar::F32),
+                    "f64" => self.types.known(Scalar::F64),
+                    s => {
+                        self.diag.error(span, format!("unsupported literal suffix `{s}`"));
+                        return None;
+                    }
+                };
+                Some(self.expr_of(ExprKind::Float(value), ty, span))
+            }
+            syn::Lit::Bool(b) => {
+                let ty = self.types.known(Scalar::Bool);
+                Some(self.expr_of(ExprKind::Bool(b.value), ty, span))
+            }
+            syn::Lit::Str(_) | syn::Lit::ByteStr(_) | syn::Lit::CStr(_) => {
+                self.diag.error(span, "strings are not supported in kernels");
+                None
+            }
+            syn::Lit::Char(_) | syn::Lit::Byte(_) => {
+                self.diag.error(span, "character literals are not supported in kernels: use an integer");
+                None
+            }
+            _ => {
+                self.diag.error(span, "unsupported literal");
+                None
+            }
+        }
+    }
+
+    fn path_expr(&mut self, p: &syn::ExprPath) -> Option<Expr> {
+        let span = p.span();
+        if let Some(ident) = p.path.get_ident() {
+            let name = ident.to_string();
+            return match self.lookup(&name) {
+                Some(Binding::Var(v)) => {
+                    let ty = self.vars[v.0].ty;
+                    Some(self.expr_of(ExprKind::Var(v), ty, span))
+                }
+                Some(Binding::Const { value, ty }) => Some(self.const_expr(value, ty, span)),
+                Some(Binding::Array(_)) => {
+                    self.diag.error(span, format!("`{name}` is an array: index it (`{name}[i]`) or take `{name}.len()`"));
+                    None
+                }
+                None => {
+                    self.diag.error(
+                        span,
+                        format!("cannot find `{name}` in this kernel (a kernel sees its parameters, its locals and the `const`s declared inside it)"),
+                    );
+                    None
+                }
+            };
+        }
+        match methods::associated_const(&p.path) {
+            Some((value, ty)) => Some(self.const_expr(value, ty, span)),
+            None => {
+                let text = quote::quote!(#p).to_string().replace(' ', "");
+                self.diag.error(span, format!("unknown path `{text}`: kernels know local names, parameters and constants such as `u32::MAX` or `f32::consts::PI`"));
+                None
+            }
+        }
+    }
+
+    fn const_expr(&mut self, value: ConstValue, ty: Scalar, span: Span) -> Expr {
+        let t = self.types.known(ty);
+        let kind = match value {
+            ConstValue::Int(v) => ExprKind::Int(v),
+            ConstValue::Float(v) => ExprKind::Float(v),
+            ConstValue::Bool(v) => ExprKind::Bool(v),
+        };
+        self.expr_of(kind, t, span)
+    }
+
+    fn unary(&mut self, u: &syn::ExprUnary) -> Option<Expr> {
+        let span = u.span();
+        let op = match u.op {
+            syn::UnOp::Neg(_) => UnOp::Neg,
+            syn::UnOp::Not(_) => UnOp::Not,
+            _ => {
+                self.diag.error(span, "dereferencing is not supported in kernels: there are no references");
+                return None;
+            }
+        };
+        let inner = self.expr(&u.expr)?;
+        // `-128i8` is one literal to rustc's range check, so fold it here.
+        if op == UnOp::Neg {
+            match inner.kind {
+                ExprKind::Int(v) => return Some(self.expr_of(ExprKind::Int(-v), inner.ty, span)),
+                ExprKind::Float(v) => return Some(self.expr_of(ExprKind::Float(-v), inner.ty, span)),
+                _ => {}
+            }
+        }
+        let ty = inner.ty;
+        Some(self.expr_of(ExprKind::Unary(op, Box::new(inner)), ty, span))
+    }
+
+    pub(super) fn binop(op: &syn::BinOp) -> Option<(BinOp, bool)> {
+        use syn::BinOp as B;
+        Some(match op {
+            B::Add(_) => (BinOp::Add, false),
+            B::Sub(_) => (BinOp::Sub, false),
+            B::Mul(_) => (BinOp::Mul, false),
+            B::Div(_) => (BinOp::Div, false),
+            B::Rem(_) => (BinOp::Rem, false),
+            B::BitAnd(_) => (BinOp::BitAnd, false),
+            B::BitOr(_) => (BinOp::BitOr, false),
+            B::BitXor(_) => (BinOp::BitXor, false),
+            B::Shl(_) => (BinOp::Shl, false),
+            B::Shr(_) => (BinOp::Shr, false),
+            B::Eq(_) => (BinOp::Eq, false),
+            B::Ne(_) => (BinOp::Ne, false),
+            B::Lt(_) => (BinOp::Lt, false),
+            B::Le(_) => (BinOp::Le, false),
+            B::Gt(_) => (BinOp::Gt, false),
+            B::Ge(_) => (BinOp::Ge, false),
+            B::And(_) => (BinOp::And, false),
+            B::Or(_) => (BinOp::Or, false),
+            B::AddAssign(_) => (BinOp::Add, true),
+            B::SubAssign(_) => (BinOp::Sub, true),
+            B::MulAssign(_) => (BinOp::Mul, true),
+            B::DivAssign(_) => (BinOp::Div, true),
+            B::RemAssign(_) => (BinOp::Rem, true),
+            B::BitAndAssign(_) => (BinOp::BitAnd, true),
+            B::BitOrAssign(_) => (BinOp::BitOr, true),
+            B::BitXorAssign(_) => (BinOp::BitXor, true),
+            B::ShlAssign(_) => (BinOp::Shl, true),
+            B::ShrAssign(_) => (BinOp::Shr, true),
+            _ => return None,
+        })
+    }
+
+    fn binary(&mut self, b: &syn::ExprBinary) -> Option<Expr> {
+        let span = b.span();
+        let Some((op, assigning)) = Self::binop(&b.op) else {
+            self.diag.error(b.op.span(), "unsupported operator");
+            return None;
+        };
+        if assigning {
+            self.diag.error(span, "a compound assignment is a statement here, not a value");
+            return None;
+        }
+        let lhs = self.expr(&b.left);
+        let rhs = self.expr(&b.right);
+        let (lhs, rhs) = (lhs?, rhs?);
+        Some(self.binary_of(op, lhs, rhs, span))
+    }
+
+    /// Types a binary operation the way rustc does for primitives.
+    pub(super) fn binary_of(&mut self, op: BinOp, lhs: Expr, rhs: Expr, span: Span) -> Expr {
+        let ty = if op.is_shift() {
+            lhs.ty
+        } else if op.is_logical() {
+            let b = self.types.known(Scalar::Bool);
+            self.require(lhs.ty, Scalar::Bool, lhs.span, "an operand of `&&`/`||`");
+            self.require(rhs.ty, Scalar::Bool, rhs.span, "an operand of `&&`/`||`");
+            b
+        } else {
+            self.unify(lhs.ty, rhs.ty, span);
+            if op.is_comparison() {
+                self.types.known(Scalar::Bool)
+            } else {
+                lhs.ty
+            }
+        };
+        self.expr_of(ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), ty, span)
+    }
+
+    fn cast(&mut self, c: &syn::ExprCast) -> Option<Expr> {
+        let span = c.span();
+        let Some(target) = scalar_type(&c.ty) else {
+            self.diag.error(c.ty.span(), "`as` casts only to primitive types (`u32`, `f32`, …)");
+            return None;
+        };
+        let inner = self.expr(&c.expr)?;
+        // Like rustc, a literal of unknown type takes the cast's type as a hint.
+        let hint = match self.inferred(inner.ty) {
+            super::Inferred::AnyInt => target.is_int(),
+            super::Inferred::AnyFloat => target.is_float(),
+            super::Inferred::Known(_) => false,
+        };
+        if hint {
+            self.require(inner.ty, target, span, "the cast operand");
+        }
+        let ty = self.types.known(target);
+        Some(self.expr_of(ExprKind::Cast(Box::new(inner)), ty, span))
+    }
+
+    /// `name[index]`: the array, the index (typed `u32` or `usize`) and the line.
+    pub(super) fn element(&mut self, ix: &syn::ExprIndex) -> Option<(ArrayId, Expr, u32)> {
+        let array = self.array_operand(&ix.expr)?;
+        let index = self.expr(&ix.index)?;
+        self.index_type(&index);
+        Some((array, index, Self::line(ix.span())))
+    }
+
+    /// Indices are `usize` as in Rust; `u32` is accepted too.
+    pub(super) fn index_type(&mut self, index: &Expr) {
+        match self.inferred(index.ty) {
+            super::Inferred::Known(Scalar::U32) | super::Inferred::Known(Scalar::Usize) => {}
+            super::Inferred::AnyInt => {
+                let usize_ty = self.types.known(Scalar::Usize);
+                self.unify(index.ty, usize_ty, index.span);
+            }
+            other => self.diag.error(index.span, format!("an index must be `usize` or `u32`, found {}", other.describe())),
+        }
+    }
+
+    /// An expression naming an array.
+    fn array_operand(&mut self, e: &syn::Expr) -> Option<ArrayId> {
+        let syn::Expr::Path(p) = e else {
+            self.diag.error(e.span(), "only named slices and arrays can be indexed");
+            return None;
+        };
+        let name = p.path.get_ident().map(|i| i.to_string());
+        match name.as_deref().and_then(|n| self.lookup(n)) {
+            Some(Binding::Array(a)) => Some(a),
+            Some(_) => {
+                self.diag.error(e.span(), "only slices and arrays can be indexed");
+                None
+            }
+            None => {
+                let text = quote::quote!(#p).to_string();
+                self.diag.error(e.span(), format!("cannot find `{text}` in this kernel"));
+                None
+            }
+        }
+    }
+
+    fn method_call(&mut self, m: &syn::ExprMethodCall) -> Option<Expr> {
+        let span = m.span();
+        let name = m.method.to_string();
+        if m.turbofish.is_some() {
+            self.diag.error(m.method.span(), "kernel methods take no type arguments");
+            return None;
+        }
+        // Array methods: len and the atomics.
+        if let syn::Expr::Path(p) = &*m.receiver {
+            if let Some(Binding::Array(array)) = p.path.get_ident().and_then(|i| self.lookup(&i.to_string())) {
+                return self.array_method(array, &name, m, span);
+            }
+        }
+        let receiver = self.expr(&m.receiver)?;
+        let args: Vec<Expr> = m.args.iter().map(|a| self.expr(a)).collect::<Option<_>>()?;
+        let Some(recv_ty) = self.types.scalar(receiver.ty) else {
+            let kind = if self.inferred(receiver.ty) == super::Inferred::AnyFloat { "float" } else { "integer" };
+            self.diag.error(
+                receiver.span,
+                format!("can't call method `{name}` on an {kind} of ambiguous type: give it a type, e.g. `2u32` or `let x: u32 = …`"),
+            );
+            return None;
+        };
+        let Some(sig) = methods::method(&name, recv_ty) else {
+            self.diag.error(m.method.span(), format!("unknown method `{name}` for `{}` in kernels (see docs/dsl.md for the supported methods)", recv_ty.name()));
+            return None;
+        };
+        let mut all = vec![receiver];
+        all.extend(args);
+        self.apply_sig(&name, sig, recv_ty, all, span)
+    }
+
+    /// Checks arguments against a method signature and builds the call.
+    pub(super) fn apply_sig(&mut self, name: &str, sig: MethodSig, recv: Scalar, args: Vec<Expr>, span: Span) -> Option<Expr> {
+        if args.len() != sig.args.len() {
+            self.diag.error(span, format!("`{name}` takes {} argument(s), found {}", sig.args.len() - 1, args.len() - 1));
+            return None;
+        }
+        for (arg, want) in args.iter().zip(sig.args.iter()) {
+            match want {
+                ArgTy::Same => self.require(arg.ty, recv, arg.span, &format!("an argument of `{name}`")),
+                ArgTy::Scalar(s) => self.require(arg.ty, *s, arg.span, &format!("an argument of `{name}`")),
+            }
+        }
+        let ty = match sig.ret {
+            RetTy::Same => self.types.known(recv),
+            RetTy::Scalar(s) => self.types.known(s),
+        };
+        Some(self.expr_of(ExprKind::Call { func: sig.c_template, args }, ty, span))
+    }
+
+    fn array_method(&mut self, array: ArrayId, name: &str, m: &syn::ExprMethodCall, span: Span) -> Option<Expr> {
+        let info = self.arrays[array.0].clone();
+        if name == "len" {
+            if !m.args.is_empty() {
+                self.diag.error(span, "`len` takes no arguments");
+                return None;
+            }
+            let ty = self.types.known(Scalar::Usize);
+            return Some(self.expr_of(ExprKind::Len(array), ty, span));
+        }
+        let op = match name {
+            "atomic_add" => AtomicOp::Add,
+            "atomic_min" => AtomicOp::Min,
+            "atomic_max" => AtomicOp::Max,
+            "atomic_exch" => AtomicOp::Exch,
+            "atomic_cas" => AtomicOp::Cas,
+            _ => {
+                self.diag.error(
+                    m.method.span(),
+                    format!("unknown method `{name}` on array `{}`: arrays have `len`, `atomic_add`, `atomic_min`, `atomic_max`, `atomic_exch` and `atomic_cas`", info.name),
+                );
+                return None;
+            }
+        };
+        if info.space == ArraySpace::Local {
+            self.diag.error(span, "atomics work on slices and shared arrays, not on a thread's own array");
+            return None;
+        }
+        if !info.mutable {
+            self.diag.error(m.receiver.span(), format!("`{}` is not mutable: atomics need `&mut [T]` or a `let mut` shared array", info.name));
+            return None;
+        }
+        if !methods::atomic_supported(op, info.elem) {
+            self.diag.error(span, format!("`{name}` is not available for `{}` on CUDA GPUs", info.elem.name()));
+            return None;
+        }
+        let want = if op == AtomicOp::Cas { 3 } else { 2 };
+        if m.args.len() != want {
+            self.diag.error(span, format!("`{name}` takes {want} arguments (index{})", if want == 3 { ", expected, new" } else { ", value" }));
+            return None;
+        }
+        let mut args: Vec<Expr> = m.args.iter().map(|a| self.expr(a)).collect::<Option<_>>()?;
+        let index = args.remove(0);
+        self.index_type(&index);
+        if expr_has_effects(&index) {
+            self.diag.error(index.span, "bind this index with `let` first: it has an atomic in it");
+            return None;
+        }
+        for a in &args {
+            self.require(a.ty, info.elem, a.span, &format!("a value for `{name}`"));
+        }
+        let ty = self.types.known(info.elem);
+        Some(self.expr_of(ExprKind::Atomic { op, array, index: Box::new(index), args, line: Self::line(span) }, ty, span))
+    }
+
+    fn call(&mut self, c: &syn::ExprCall) -> Option<Expr> {
+        let span = c.span();
+        let syn::Expr::Path(p) = &*c.func else {
+            self.diag.error(c.func.span(), "only named functions can be called in kernels");
+            return None;
+        };
+        let segments: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let last = segments.last().cloned().unwrap_or_default();
+        let args = || c.args.iter().collect::<Vec<_>>();
+        // `f32::from_bits(x)` and friends.
+        if segments.len() == 2 {
+            if let Some(ty) = Scalar::from_name(&segments[0]) {
+                return self.associated_call(ty, &last, &args(), span);
+            }
+        }
+        if let Some(builtin) = methods::builtin(&last) {
+            if !c.args.is_empty() {
+                self.diag.error(span, format!("`{last}()` takes no arguments"));
+                return None;
+            }
+            let ty = self.types.known(methods::builtin_type(builtin));
+            return Some(self.expr_of(ExprKind::Builtin(builtin), ty, span));
+        }
+        match last.as_str() {
+            "shfl_up" | "shfl_down" | "shfl_xor" | "shfl" => self.shuffle(&last, &args(), span),
+            "min" | "max" if c.args.len() == 2 => {
+                let a = self.expr(&c.args[0]);
+                let b = self.expr(&c.args[1]);
+                let (a, b) = (a?, b?);
+                self.unify(a.ty, b.ty, span);
+                let Some(ty) = self.types.scalar(a.ty) else {
+                    self.diag.error(span, format!("can't infer the type of `{last}`'s arguments: give one a type, e.g. `2u32`"));
+                    return None;
+                };
+                let sig = methods::method(&last, ty)?;
+                self.apply_sig(&last, sig, ty, vec![a, b], span)
+            }
+            "grid_sync" | "sync_block" => {
+                self.diag.error(span, format!("`{last}()` is a statement: write `{last}();` on its own line"));
+                None
+            }
+            "grid_stride" | "block_stride" => {
+                self.diag.error(span, format!("`{last}(a..b)` can only be iterated by a `for` loop"));
+                None
+            }
+            "shared_array" => {
+                self.diag.error(span, "`shared_array::<T, N>()` can only initialise a `let` at the top level of the kernel");
+                None
+            }
+            _ => {
+                self.diag.error(c.func.span(), format!("unknown function `{last}`: kernels cannot call functions other than the gsync builtins (see docs/dsl.md)"));
+                None
+            }
+        }
+    }
+
+    fn associated_call(&mut self, ty: Scalar, name: &str, args: &[&syn::Expr], span: Span) -> Option<Expr> {
+        let lowered: Vec<Expr> = args.iter().map(|a| self.expr(a)).collect::<Option<_>>()?;
+        if name == "from_bits" && ty.is_float() && lowered.len() == 1 {
+            let bits = if ty == Scalar::F32 { Scalar::U32 } else { Scalar::U64 };
+            let sig = MethodSig {
+                c_template: if ty == Scalar::F32 { "__uint_as_float({0})" } else { "__longlong_as_double((i64){0})" },
+                args: vec![ArgTy::Scalar(bits)],
+                ret: RetTy::Scalar(ty),
+            };
+            return self.apply_sig_static(name, sig, lowered, span);
+        }
+        // `u32::max(a, b)`, `f32::sqrt(x)`: method call syntax in disguise.
+        match methods::method(name, ty) {
+            Some(sig) => {
+                if let Some(first) = lowered.first() {
+                    self.require(first.ty, ty, first.span, &format!("the receiver of `{}::{name}`", ty.name()));
+                }
+                self.apply_sig(name, sig, ty, lowered, span)
+            }
+            None => {
+                self.diag.error(span, format!("unknown function `{}::{name}` in kernels", ty.name()));
+                None
+            }
+        }
+    }
+
+    fn apply_sig_static(&mut self, name: &str, sig: MethodSig, args: Vec<Expr>, span: Span) -> Option<Expr> {
+        for (arg, want) in args.iter().zip(sig.args.iter()) {
+            if let ArgTy::Scalar(s) = want {
+                self.require(arg.ty, *s, arg.span, &format!("the argument of `{name}`"));
+            }
+        }
+        let RetTy::Scalar(ret) = sig.ret else { return None };
+        let ty = self.types.known(ret);
+        Some(self.expr_of(ExprKind::Call { func: sig.c_template, args }, ty, span))
+    }
+
+    fn shuffle(&mut self, name: &str, args: &[&syn::Expr], span: Span) -> Option<Expr> {
+        if args.len() != 2 {
+            self.diag.error(span, format!("`{name}(value, lane)` takes 2 arguments"));
+            return None;
+        }
+        let value = self.expr(args[0]);
+        let lane = self.expr(args[1]);
+        let (value, lane) = (value?, lane?);
+        self.require(lane.ty, Scalar::U32, lane.span, &format!("the lane argument of `{name}`"));
+        let op = match name {
+            "shfl_up" => ShuffleOp::Up,
+            "shfl_down" => ShuffleOp::Down,
+            "shfl_xor" => ShuffleOp::Xor,
+            _ => ShuffleOp::Idx,
+        };
+        let ty = value.ty;
+        Some(self.expr_of(ExprKind::Shuffle { op, value: Box::new(value), lane: Box::new(lane) }, ty, span))
+    }
+
+    /// `if c { a } else { b }` used as a value with pure branches.
+    fn select(&mut self, i: &syn::ExprIf) -> Option<Expr> {
+        let span = i.span();
+        let Some((_, otherwise)) = &i.else_branch else {
+            self.diag.error(span, "an `if` used as a value needs an `else`");
+            return None;
+        };
+        let then_expr = match i.then_branch.stmts.as_slice() {
+            [syn::Stmt::Expr(e, None)] => e,
+            _ => return self.value_block_error(span),
+        };
+        let cond = self.expr(&i.cond);
+        let then = self.expr(then_expr);
+        let other = self.expr(otherwise);
+        let (cond, then, other) = (cond?, then?, other?);
+        self.require(cond.ty, Scalar::Bool, cond.span, "an `if` condition");
+        self.unify(then.ty, other.ty, span);
+        let ty = then.ty;
+        Some(self.expr_of(ExprKind::Select { cond: Box::new(cond), then: Box::new(then), otherwise: Box::new(other) }, ty, span))
+    }
+}
+
+/// Whether evaluating the expression twice would differ from once (atomics).
+pub fn expr_has_effects(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Atomic { .. } => true,
+        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Var(_) | ExprKind::Len(_) | ExprKind::Builtin(_) => false,
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) => expr_has_effects(a),
+        ExprKind::Binary(_, a, b) => expr_has_effects(a) || expr_has_effects(b),
+        ExprKind::Load { index, .. } => expr_has_effects(index),
+        ExprKind::Call { args, .. } => args.iter().any(expr_has_effects),
+        ExprKind::Shuffle { value, lane, .. } => expr_has_effects(value) || expr_has_effects(lane),
+        ExprKind::Select { cond, then, otherwise } => {
+            expr_has_effects(cond) || expr_has_effects(then) || expr_has_effects(otherwise)
+        }
+    }
+}

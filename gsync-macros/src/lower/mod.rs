@@ -1,0 +1,234 @@
+//! Stage 2: the function body to the typed IR.
+//!
+//! Lowering resolves names, infers types (see [`types`]) and rejects syntax
+//! the DSL does not have, each with an error on its span. Type-class rules
+//! that need the final types (signedness, literal ranges) and the uniformity
+//! analysis run afterwards, in `crate::check`.
+
+mod expr;
+mod methods;
+mod stmt;
+pub mod types;
+
+use crate::diagnostics::{line_of, Diagnostics};
+use crate::ir::*;
+use crate::parse::{ParamKind, Signature};
+use proc_macro2::Span;
+use std::collections::{HashMap, HashSet};
+use types::{Inferred, TypeTable};
+
+/// What a name in scope stands for.
+#[derive(Clone, Copy)]
+enum Binding {
+    Var(VarId),
+    Array(ArrayId),
+    /// A `const` item: folded into its uses.
+    Const { value: ConstValue, ty: Scalar },
+}
+
+#[derive(Clone, Copy)]
+enum ConstValue {
+    Int(i128),
+    Float(f64),
+    Bool(bool),
+}
+
+struct LoopFrame {
+    id: LoopId,
+}
+
+/// Lowering state for one kernel.
+pub struct Lowerer<'d> {
+    diag: &'d mut Diagnostics,
+    types: TypeTable,
+    vars: Vec<Var>,
+    arrays: Vec<Array>,
+    scopes: Vec<HashMap<String, Binding>>,
+    c_names: HashSet<String>,
+    loops: Vec<LoopFrame>,
+    loop_count: usize,
+    grid_syncs: u32,
+    /// Nesting depth of blocks inside the kernel body (1 = top level).
+    depth: usize,
+    /// Element types of local arrays, known only once inference is done.
+    local_elem_types: Vec<(ArrayId, TyId)>,
+}
+
+/// Lowers a whole kernel. Returns `None` if lowering found errors.
+pub fn kernel(sig: &Signature, body: &syn::Block, default_threads: u32, diag: &mut Diagnostics) -> Option<Kernel> {
+    let mut l = Lowerer {
+        diag,
+        types: TypeTable::default(),
+        vars: Vec::new(),
+        arrays: Vec::new(),
+        scopes: vec![HashMap::new()],
+        c_names: HashSet::new(),
+        loops: Vec::new(),
+        loop_count: 0,
+        grid_syncs: 0,
+        depth: 0,
+        local_elem_types: Vec::new(),
+    };
+    let c_name = l.fresh_c_name(&sig.name.to_string());
+    let params = sig.params.iter().map(|p| l.param(p)).collect();
+    let body = l.block_in_scope(&body.stmts);
+    if l.diag.has_errors() {
+        return None;
+    }
+    let types = l.types.finish();
+    let mut arrays = l.arrays;
+    for (array, ty) in l.local_elem_types {
+        arrays[array.0].elem = types[ty.0];
+    }
+    Some(Kernel {
+        name: sig.name.to_string(),
+        c_name,
+        params,
+        vars: l.vars,
+        arrays,
+        body,
+        types,
+        grid_syncs: l.grid_syncs,
+        loops: l.loop_count,
+        default_threads,
+    })
+}
+
+/// C++ keywords, CUDA names and prelude names a Rust identifier must not take.
+const RESERVED: &[&str] = &[
+    "auto", "bool", "case", "catch", "char", "class", "const", "constexpr", "default", "delete", "do", "double",
+    "enum", "explicit", "extern", "float", "friend", "goto", "inline", "int", "long", "namespace", "new",
+    "operator", "private", "protected", "public", "register", "short", "signed", "sizeof", "static", "switch",
+    "template", "this", "throw", "try", "typedef", "typename", "union", "unsigned", "using", "virtual", "void",
+    "volatile", "and", "or", "not", "xor", "bitand", "bitor", "compl", "asm", "export", "mutable", "noexcept",
+    "nullptr", "alignas", "alignof", "decltype", "thread_local", "char16_t", "char32_t", "wchar_t", "main",
+    "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "i8", "u8", "i16", "u16", "i32", "u32", "i64",
+    "u64", "usize", "f32", "f64", "gsync", "min", "max", "abs", "sqrt", "pow", "exp", "log", "sin", "cos",
+    "tan", "floor", "ceil", "round", "trunc", "fma", "fmin", "fmax", "fabs", "isnan", "isinf", "isfinite",
+    "signbit", "atomicAdd", "atomicMin", "atomicMax", "atomicExch", "atomicCAS", "printf", "malloc", "free",
+    "memcpy", "memset", "assert", "NULL", "INFINITY", "NAN",
+];
+
+impl Lowerer<'_> {
+    /// A C identifier for a Rust name: unique in the kernel and never a
+    /// C++ keyword or a name the prelude uses.
+    fn fresh_c_name(&mut self, rust: &str) -> String {
+        let rust = rust.strip_prefix("r#").unwrap_or(rust);
+        let mut base = rust.to_string();
+        if RESERVED.contains(&rust) || rust.starts_with("gsync") || rust.starts_with("__") {
+            base.push('_');
+        }
+        let mut candidate = base.clone();
+        let mut n = 1;
+        while !self.c_names.insert(candidate.clone()) {
+            n += 1;
+            candidate = format!("{base}_{n}");
+        }
+        candidate
+    }
+
+    fn param(&mut self, p: &crate::parse::ParamDecl) -> Param {
+        let name = p.name.to_string();
+        let c_name = self.fresh_c_name(&name);
+        match p.kind {
+            ParamKind::Slice { elem, mutable } => {
+                // Reserve `<name>_len`, the length parameter.
+                self.c_names.insert(format!("{c_name}_len"));
+                let id = self.new_array(Array {
+                    name: name.clone(),
+                    c_name,
+                    elem,
+                    space: ArraySpace::Global,
+                    len: None,
+                    mutable,
+                    span: p.span,
+                });
+                self.bind(name, Binding::Array(id));
+                Param::Slice(id)
+            }
+            ParamKind::Scalar(s) => {
+                let ty = self.types.known(s);
+                let id = self.new_var(Var { name: name.clone(), c_name, ty, mutable: p.mutable_binding, is_param: true, span: p.span });
+                self.bind(name, Binding::Var(id));
+                Param::Scalar(id)
+            }
+        }
+    }
+
+    fn new_var(&mut self, v: Var) -> VarId {
+        self.vars.push(v);
+        VarId(self.vars.len() - 1)
+    }
+
+    fn new_array(&mut self, a: Array) -> ArrayId {
+        self.arrays.push(a);
+        ArrayId(self.arrays.len() - 1)
+    }
+
+    /// Declares a local variable in the innermost scope.
+    fn declare_var(&mut self, ident: &syn::Ident, ty: TyId, mutable: bool) -> VarId {
+        let name = ident.to_string();
+        let c_name = self.fresh_c_name(&name);
+        let id = self.new_var(Var { name: name.clone(), c_name, ty, mutable, is_param: false, span: ident.span() });
+        self.bind(name, Binding::Var(id));
+        id
+    }
+
+    fn bind(&mut self, name: String, b: Binding) {
+        self.scopes.last_mut().expect("a scope is always open").insert(name, b);
+    }
+
+    fn lookup(&self, name: &str) -> Option<Binding> {
+        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+    }
+
+    fn block_in_scope(&mut self, stmts: &[syn::Stmt]) -> Block {
+        self.scopes.push(HashMap::new());
+        self.depth += 1;
+        let block = self.stmts(stmts);
+        self.depth -= 1;
+        self.scopes.pop();
+        block
+    }
+
+    fn unify(&mut self, a: TyId, b: TyId, span: Span) {
+        if let Err((x, y)) = self.types.unify(a, b) {
+            self.diag.error(span, format!("mismatched types: {} and {}", x.describe(), y.describe()));
+        }
+    }
+
+    fn require(&mut self, id: TyId, s: Scalar, span: Span, what: &str) {
+        if let Err((found, _)) = self.types.require(id, s) {
+            self.diag.error(span, format!("{what} must be `{}`, found {}", s.name(), found.describe()));
+        }
+    }
+
+    fn inferred(&self, id: TyId) -> Inferred {
+        self.types.get(id)
+    }
+
+    fn expr_of(&mut self, kind: ExprKind, ty: TyId, span: Span) -> Expr {
+        Expr { kind, ty, span }
+    }
+
+    fn stmt_of(kind: StmtKind, span: Span) -> Stmt {
+        Stmt { kind, span }
+    }
+
+    fn line(span: Span) -> u32 {
+        line_of(span)
+    }
+
+    /// The element type of an array as an inference type.
+    fn array_elem_ty(&mut self, array: ArrayId) -> TyId {
+        match self.local_elem_types.iter().find(|(a, _)| *a == array) {
+            Some((_, ty)) => *ty,
+            None => self.types.known(self.arrays[array.0].elem),
+        }
+    }
+
+    fn new_loop(&mut self) -> LoopId {
+        self.loop_count += 1;
+        LoopId(self.loop_count - 1)
+    }
+}

@@ -1,0 +1,249 @@
+//! Unit tests of the pipeline below the proc-macro boundary: lowering,
+//! checks and the CUDA emitter, on kernels given as token streams.
+
+use crate::diagnostics::Diagnostics;
+use crate::{check, emit, lower, parse};
+use quote::quote;
+
+/// Runs the pipeline; returns the checked CUDA or the error messages.
+pub(crate) fn compile(func: proc_macro2::TokenStream) -> Result<String, Vec<String>> {
+    let func: syn::ItemFn = syn::parse2(func).expect("test input is a function");
+    let mut diag = Diagnostics::default();
+    let sig = parse::signature(&func, &mut diag);
+    let kernel = lower::kernel(&sig, &func.block, 0, &mut diag);
+    if let Some(k) = &kernel {
+        check::kernel(k, &mut diag);
+    }
+    match (kernel, diag.into_error()) {
+        (Some(k), None) => Ok(emit::cuda::kernel_source(&k, true)),
+        (_, Some(e)) => Err(e.into_iter().map(|e| e.to_string()).collect()),
+        (None, None) => unreachable!("lowering fails only with errors"),
+    }
+}
+
+fn cuda(func: proc_macro2::TokenStream) -> String {
+    match compile(func) {
+        Ok(s) => s,
+        Err(e) => panic!("unexpected errors: {e:#?}"),
+    }
+}
+
+fn errors(func: proc_macro2::TokenStream) -> String {
+    match compile(func) {
+        Ok(s) => panic!("expected errors, got CUDA:\n{s}"),
+        Err(e) => e.join("\n"),
+    }
+}
+
+#[test]
+fn smoothing_kernel_keeps_rust_names_and_marks_the_barrier() {
+    let src = cuda(quote! {
+        fn smooth(a: &mut [f32], b: &mut [f32], rounds: u32) {
+            let n = a.len() as u32;
+            for r in 0..rounds {
+                for i in grid_stride(1..n - 1) {
+                    if r % 2 == 0 { b[i] = (a[i - 1] + a[i] + a[i + 1]) / 3.0; }
+                    else { a[i] = (b[i - 1] + b[i] + b[i + 1]) / 3.0; }
+                }
+                grid_sync();
+            }
+        }
+    });
+    assert!(src.contains("smooth("), "{src}");
+    assert!(src.contains("f32* __restrict__ a, const usize a_len"), "{src}");
+    assert!(src.contains("const u32 n = (u32)a_len;"), "{src}");
+    assert!(src.contains("for (u32 r = 0u; r < rounds; ++r)"), "{src}");
+    assert!(src.contains("gsync_grid_sync(gsync_barrier_state, gsync_status);"), "{src}");
+    assert!(src.contains("/ 3.0f"), "float literal typed f32 from context: {src}");
+    assert!(src.contains("gsync::load(a, a_len, "), "checked loads: {src}");
+}
+
+#[test]
+fn narrow_and_signed_arithmetic_wraps_through_helpers() {
+    let src = cuda(quote! {
+        fn k(x: &mut [u8], y: &mut [i32], z: &mut [u32]) {
+            let i = global_id();
+            x[i] = x[i] * 3 + 1;
+            y[i] = -y[i] + y[i] / 2;
+            z[i] = z[i] + 1 << 3;
+        }
+    });
+    assert!(src.contains("gsync::add(gsync::mul("), "{src}");
+    assert!(src.contains("gsync::neg("), "{src}");
+    assert!(src.contains("gsync::div("), "{src}");
+    assert!(src.contains("<< 3"), "u32 shift by an in-range literal stays an operator: {src}");
+}
+
+#[test]
+fn float_to_int_casts_saturate() {
+    let src = cuda(quote! {
+        fn k(x: &[f32], y: &mut [i16]) {
+            let i = global_id();
+            y[i] = x[i] as i16;
+        }
+    });
+    assert!(src.contains("gsync::float_to_int<i16>("), "{src}");
+}
+
+#[test]
+fn literals_are_typed_by_their_uses() {
+    let src = cuda(quote! {
+        fn k(out: &mut [u64]) {
+            let mut acc = 0;
+            let mut i = 0;
+            while i < 10 { acc += out[i]; i += 1; }
+            out[0] = acc;
+        }
+    });
+    assert!(src.contains("u64 acc = 0ull;"), "{src}");
+    assert!(src.contains("usize i = 0ull;"), "index literal is usize: {src}");
+}
+
+#[test]
+fn shadowing_gets_unique_c_names() {
+    let src = cuda(quote! {
+        fn k(out: &mut [u32]) {
+            let x = 1u32;
+            let x = x + 1;
+            out[0] = x;
+        }
+    });
+    assert!(src.contains("const u32 x = 1u;") && src.contains("const u32 x_2 = x + 1u;"), "{src}");
+}
+
+#[test]
+fn cpp_keywords_are_renamed() {
+    let src = cuda(quote! {
+        fn k(float: &mut [f32], int: u32) { float[int] = 1.0; }
+    });
+    assert!(src.contains("f32* __restrict__ float_") && src.contains("const u32 int_"), "{src}");
+}
+
+#[test]
+fn if_expression_with_statements_becomes_assignments() {
+    let src = cuda(quote! {
+        fn k(out: &mut [f32], flag: bool) {
+            let v = if flag { let t = 2.0f32; t * t } else { 1.0 };
+            out[0] = v;
+        }
+    });
+    assert!(src.contains("f32 v;") && src.contains("v = t * t;") && src.contains("v = 1.0f;"), "{src}");
+}
+
+#[test]
+fn mismatched_types_are_reported() {
+    let e = errors(quote! { fn k(a: &mut [u32], b: i32) { a[0] = a[0] + b; } });
+    assert!(e.contains("mismatched types"), "{e}");
+}
+
+#[test]
+fn grid_sync_under_thread_dependent_branch_is_rejected() {
+    let e = errors(quote! {
+        fn k(a: &mut [u32]) { if thread_idx() == 0 { grid_sync(); } }
+    });
+    assert!(e.contains("depends on thread identity"), "{e}");
+}
+
+#[test]
+fn varying_taint_flows_through_assignments_in_loops() {
+    let e = errors(quote! {
+        fn k(a: &mut [u32]) {
+            let mut k = 0u32;
+            let mut steps = 0u32;
+            while steps < 4 {
+                grid_sync();
+                steps = k;
+                k = thread_idx();
+            }
+        }
+    });
+    assert!(e.contains("`grid_sync()` in control flow"), "{e}");
+}
+
+#[test]
+fn block_dependent_sync_block_is_fine_but_grid_sync_is_not() {
+    cuda(quote! {
+        fn k(a: &mut [u32]) { if block_idx() == 0 { sync_block(); } }
+    });
+    let e = errors(quote! { fn k(a: &mut [u32]) { if block_idx() == 0 { grid_sync(); } } });
+    assert!(e.contains("block identity"), "{e}");
+}
+
+#[test]
+fn varying_break_makes_the_loop_varying() {
+    let e = errors(quote! {
+        fn k(a: &mut [u32]) {
+            loop {
+                if a[global_id()] == 0 { break; }
+                grid_sync();
+            }
+        }
+    });
+    assert!(e.contains("grid_sync"), "{e}");
+}
+
+#[test]
+fn uniform_load_condition_is_allowed() {
+    cuda(quote! {
+        fn k(flag: &mut [u32]) {
+            while flag[0] != 0 {
+                if global_id() == 0 { flag[0] = 0; }
+                grid_sync();
+            }
+        }
+    });
+}
+
+#[test]
+fn return_with_grid_sync_is_rejected() {
+    let e = errors(quote! { fn k(a: &mut [u32]) { if a.len() == 0 { return; } grid_sync(); } });
+    assert!(e.contains("`return` in a kernel that calls `grid_sync()`"), "{e}");
+}
+
+#[test]
+fn literal_out_of_range_is_reported() {
+    let e = errors(quote! { fn k(a: &mut [u8]) { a[0] = 300; } });
+    assert!(e.contains("literal out of range for `u8`"), "{e}");
+}
+
+#[test]
+fn ambiguous_literal_method_asks_for_annotation() {
+    let e = errors(quote! { fn k(a: &mut [u32]) { let x = 5; a[0] = x.min(3); } });
+    assert!(e.contains("ambiguous"), "{e}");
+}
+
+#[test]
+fn all_errors_are_reported_together() {
+    let e = errors(quote! {
+        fn k(a: &mut [u32]) {
+            let s = "text";
+            let c = |x: u32| x;
+            println!("hi");
+        }
+    });
+    assert!(e.contains("strings") && e.contains("closures") && e.contains("macro"), "{e}");
+}
+
+#[test]
+fn shared_memory_and_loops_emit() {
+    let src = cuda(quote! {
+        fn k(a: &mut [f32]) {
+            let mut tile = shared_array::<f32, 256>();
+            let t = thread_idx();
+            tile[t] = a[global_id()];
+            sync_block();
+            let mut s = 128u32;
+            while s > 0 {
+                if t < s { tile[t] += tile[t + s]; }
+                sync_block();
+                s >>= 1;
+            }
+            for k in (0..10u32).step_by(3) { a[k] = 0.0; }
+            for k in (0..10u32).rev() { a[k] = 1.0; }
+            for k in 0..=9u32 { a[k] = 2.0; }
+        }
+    });
+    assert!(src.contains("__shared__ f32 tile[256];"), "{src}");
+    assert!(src.contains("gsync::step_toward(k_2,"), "{src}");
+    assert!(src.contains("const u32 k_3 = --gsync_k_3_next;"), "{src}");
+}

@@ -1,0 +1,266 @@
+//! The on-disk CUBIN cache, so that a kernel is compiled once per machine, not once per run.
+//!
+//! Entries are keyed by everything that changes the binary: the source, the NVRTC options, the
+//! architecture and the NVRTC version. The cache is an optimisation only: an unreadable,
+//! corrupt or unwritable cache means compiling again, never an error.
+
+use std::ffi::OsString;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use sha2::{Digest, Sha256};
+
+use crate::compile::{self, compile};
+use crate::discover;
+use crate::error::Result;
+
+/// Marks a cache file of this format.
+const MAGIC: &[u8; 8] = b"GSYNCCB1";
+const DIGEST_LEN: usize = 32;
+
+/// Compiles `source` for `arch`, reusing a CUBIN from the disk cache when there is one.
+pub(crate) fn compile_cached(source: &str, kernel_name: &str, arch: (u32, u32)) -> Result<Vec<u8>> {
+    DiskCache::from_env().compile(source, kernel_name, arch)
+}
+
+/// The hex SHA-256 naming one cache entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct CacheKey(String);
+
+impl CacheKey {
+    /// The key of a compilation; every input is length-prefixed so none can bleed into another.
+    pub fn new(source: &str, options: &[String], arch: (u32, u32), nvrtc: (i32, i32)) -> Self {
+        let mut hasher = Sha256::new();
+        let mut field = |bytes: &[u8]| {
+            hasher.update((bytes.len() as u64).to_le_bytes());
+            hasher.update(bytes);
+        };
+        field(MAGIC);
+        field(source.as_bytes());
+        field(&(options.len() as u64).to_le_bytes());
+        for option in options {
+            field(option.as_bytes());
+        }
+        field(format!("sm_{}{}", arch.0, arch.1).as_bytes());
+        field(format!("nvrtc {}.{}", nvrtc.0, nvrtc.1).as_bytes());
+        let digest = hasher.finalize();
+        CacheKey(digest.iter().map(|byte| format!("{byte:02x}")).collect())
+    }
+}
+
+/// A directory of CUBINs; with no directory it caches nothing.
+#[derive(Clone, Debug)]
+pub(crate) struct DiskCache {
+    dir: Option<PathBuf>,
+}
+
+impl DiskCache {
+    /// The cache in `GSYNC_CACHE_DIR`, else `$XDG_CACHE_HOME/gsync`, else `~/.cache/gsync`.
+    pub fn from_env() -> Self {
+        DiskCache {
+            dir: cache_dir(|name| std::env::var_os(name).filter(|value| !value.is_empty())),
+        }
+    }
+
+    /// The cache in `dir`.
+    #[cfg(test)]
+    pub fn at(dir: impl Into<PathBuf>) -> Self {
+        DiskCache {
+            dir: Some(dir.into()),
+        }
+    }
+
+    /// Compiles `source` for `arch` unless this cache already holds the result.
+    fn compile(&self, source: &str, kernel_name: &str, arch: (u32, u32)) -> Result<Vec<u8>> {
+        let options = compile::options(discover::toolkit()?, arch);
+        let key = CacheKey::new(source, &options, arch, compile::nvrtc_version()?);
+        if let Some(cubin) = self.load(&key) {
+            return Ok(cubin);
+        }
+        let compiled = compile(source, kernel_name, arch)?;
+        self.store(&key, &compiled.cubin);
+        Ok(compiled.cubin)
+    }
+
+    /// The CUBIN stored under `key`, if it is there and intact.
+    pub fn load(&self, key: &CacheKey) -> Option<Vec<u8>> {
+        let bytes = fs::read(self.path(key)?).ok()?;
+        let rest = bytes.strip_prefix(MAGIC)?;
+        if rest.len() < DIGEST_LEN {
+            return None;
+        }
+        let (digest, cubin) = rest.split_at(DIGEST_LEN);
+        (Sha256::digest(cubin).as_slice() == digest).then(|| cubin.to_vec())
+    }
+
+    /// Stores `cubin` under `key`; failures are ignored, the next run compiles again.
+    pub fn store(&self, key: &CacheKey, cubin: &[u8]) {
+        if let Some(path) = self.path(key) {
+            let _ = write_atomically(&path, &[MAGIC, Sha256::digest(cubin).as_slice(), cubin]);
+        }
+    }
+
+    fn path(&self, key: &CacheKey) -> Option<PathBuf> {
+        Some(self.dir.as_ref()?.join(format!("{}.cubin", key.0)))
+    }
+}
+
+fn cache_dir(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    if let Some(dir) = var("GSYNC_CACHE_DIR") {
+        return Some(dir.into());
+    }
+    if let Some(xdg) = var("XDG_CACHE_HOME") {
+        return Some(Path::new(&xdg).join("gsync"));
+    }
+    var("HOME").map(|home| Path::new(&home).join(".cache").join("gsync"))
+}
+
+/// Writes a temporary file and renames it over `path`, so that readers, including other
+/// processes, see either no entry or a whole one.
+fn write_atomically(path: &Path, parts: &[&[u8]]) -> std::io::Result<()> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir)?;
+    let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let temp = dir.join(format!(".tmp-{}-{unique}", std::process::id()));
+    let written = fs::File::create(&temp).and_then(|mut file| {
+        parts.iter().try_for_each(|part| file.write_all(part))?;
+        file.sync_all()
+    });
+    let renamed = written.and_then(|()| fs::rename(&temp, path));
+    if renamed.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    renamed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{nvrtc_available, TempDir};
+
+    fn key() -> CacheKey {
+        CacheKey::new("src", &["-a".into(), "-b".into()], (8, 0), (13, 0))
+    }
+
+    #[test]
+    fn the_key_changes_with_every_input() {
+        let base = key();
+        let options = ["-a".to_owned(), "-b".to_owned()];
+        let variants = [
+            CacheKey::new("src2", &options, (8, 0), (13, 0)),
+            CacheKey::new("src", &["-a".into()], (8, 0), (13, 0)),
+            CacheKey::new("src", &["-a-b".into()], (8, 0), (13, 0)),
+            CacheKey::new("src", &options, (9, 0), (13, 0)),
+            CacheKey::new("src", &options, (8, 0), (13, 1)),
+        ];
+        assert_eq!(base, key(), "the key is deterministic");
+        for variant in &variants {
+            assert_ne!(&base, variant);
+        }
+        assert_eq!(base.0.len(), 64);
+    }
+
+    #[test]
+    fn a_stored_cubin_loads_back() {
+        let tmp = TempDir::new("cache-roundtrip");
+        let cache = DiskCache::at(tmp.path().join("nested/dir"));
+        assert_eq!(cache.load(&key()), None);
+        cache.store(&key(), b"\x7fELF cubin bytes");
+        assert_eq!(
+            cache.load(&key()).as_deref(),
+            Some(&b"\x7fELF cubin bytes"[..])
+        );
+        let leftovers: Vec<_> = fs::read_dir(tmp.path().join("nested/dir"))
+            .expect("the cache directory exists")
+            .filter_map(|entry| entry.ok())
+            .filter(|entry| entry.file_name().to_string_lossy().starts_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "no temporary files remain");
+    }
+
+    #[test]
+    fn a_corrupt_entry_is_a_miss_and_is_replaced_on_store() {
+        let tmp = TempDir::new("cache-corrupt");
+        let cache = DiskCache::at(tmp.path());
+        cache.store(&key(), b"cubin");
+        let path = cache.path(&key()).expect("the cache has a directory");
+        let mut bytes = fs::read(&path).expect("the entry exists");
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0xff;
+        fs::write(&path, &bytes).expect("corrupt the entry");
+        assert_eq!(cache.load(&key()), None, "a flipped bit is detected");
+        fs::write(&path, b"GSYNC").expect("truncate the entry");
+        assert_eq!(cache.load(&key()), None, "a truncated file is a miss");
+        cache.store(&key(), b"cubin");
+        assert_eq!(cache.load(&key()).as_deref(), Some(&b"cubin"[..]));
+    }
+
+    #[test]
+    fn an_unwritable_cache_is_silently_skipped() {
+        let tmp = TempDir::new("cache-unwritable");
+        let file = tmp.path().join("not-a-dir");
+        fs::write(&file, b"").expect("create a file");
+        let cache = DiskCache::at(file.join("cache"));
+        cache.store(&key(), b"cubin");
+        assert_eq!(cache.load(&key()), None);
+    }
+
+    #[test]
+    fn compiling_twice_reuses_the_cached_cubin_and_recovers_from_corruption() {
+        if !nvrtc_available() {
+            return;
+        }
+        let tmp = TempDir::new("cache-compile");
+        let cache = DiskCache::at(tmp.path());
+        let source = "extern \"C\" __global__ void noop() {}\n";
+        let first = cache.compile(source, "noop", (8, 0)).expect("compiles");
+        let entries: Vec<PathBuf> = fs::read_dir(tmp.path())
+            .expect("the cache directory exists")
+            .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+            .collect();
+        assert_eq!(entries.len(), 1, "one entry: {entries:?}");
+        // A cached CUBIN that is not NVRTC's proves the second call read the cache.
+        let key_path = &entries[0];
+        let mut marked = fs::read(key_path).expect("read the entry");
+        marked.truncate(MAGIC.len());
+        marked.extend_from_slice(Sha256::digest(b"cached").as_slice());
+        marked.extend_from_slice(b"cached");
+        fs::write(key_path, &marked).expect("replace the entry");
+        assert_eq!(
+            cache.compile(source, "noop", (8, 0)).expect("hit"),
+            b"cached"
+        );
+        fs::write(key_path, b"garbage").expect("corrupt the entry");
+        assert_eq!(
+            cache.compile(source, "noop", (8, 0)).expect("recompiles"),
+            first
+        );
+    }
+
+    #[test]
+    fn the_cache_directory_follows_the_environment() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                vars.iter()
+                    .find(|(var, _)| *var == name)
+                    .map(|(_, value)| OsString::from(value))
+            }
+        };
+        let all = env(&[
+            ("GSYNC_CACHE_DIR", "/g"),
+            ("XDG_CACHE_HOME", "/x"),
+            ("HOME", "/h"),
+        ]);
+        assert_eq!(cache_dir(all), Some(PathBuf::from("/g")));
+        let xdg = env(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]);
+        assert_eq!(cache_dir(xdg), Some(PathBuf::from("/x/gsync")));
+        assert_eq!(
+            cache_dir(env(&[("HOME", "/h")])),
+            Some(PathBuf::from("/h/.cache/gsync"))
+        );
+        assert_eq!(cache_dir(env(&[])), None);
+    }
+}

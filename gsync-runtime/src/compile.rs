@@ -1,0 +1,252 @@
+//! Compiling CUDA source to a CUBIN with NVRTC. Needs NVRTC, not a GPU.
+
+use std::ffi::{c_char, CString};
+
+use cudarc::nvrtc::result::{self as nvrtc, NvrtcError};
+use cudarc::nvrtc::sys;
+
+use crate::discover::{self, Toolkit};
+use crate::error::{Error, Result};
+
+/// A kernel compiled for one GPU architecture.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// The CUBIN, loadable with `cuModuleLoadData` on a GPU of the target architecture.
+    pub cubin: Vec<u8>,
+    /// NVRTC's log (warnings); empty when it had nothing to say.
+    pub log: String,
+}
+
+/// Compiles `source` for compute capability `arch` (e.g. `(9, 0)` for `sm_90`).
+///
+/// `kernel_name` names the kernel in errors. Floating-point contraction is off so that results
+/// match Rust on the CPU bit for bit.
+pub fn compile(source: &str, kernel_name: &str, arch: (u32, u32)) -> Result<Compiled> {
+    let toolkit = discover::toolkit()?;
+    let options = options(toolkit, arch);
+    let source_c = CString::new(source).map_err(|nul| Error::Compile {
+        kernel: kernel_name.to_owned(),
+        log: format!(
+            "the source contains a NUL byte at offset {}",
+            nul.nul_position()
+        ),
+        source_with_line_numbers: number_lines(source),
+    })?;
+    // With NUL bytes removed the name is always a valid C string.
+    let program_name =
+        CString::new(format!("{}.cu", kernel_name.replace('\0', ""))).unwrap_or_default();
+    let program = Program::create(&source_c, &program_name)?;
+    // SAFETY: `program` is live until it drops at the end of this function.
+    let compiled = unsafe { nvrtc::compile_program(program.0, &options) };
+    let log = program.log()?;
+    match compiled {
+        Ok(()) => Ok(Compiled {
+            cubin: program.cubin()?,
+            log,
+        }),
+        Err(NvrtcError(sys::nvrtcResult::NVRTC_ERROR_COMPILATION)) => Err(Error::Compile {
+            kernel: kernel_name.to_owned(),
+            log,
+            source_with_line_numbers: number_lines(source),
+        }),
+        Err(error) => Err(nvrtc_error("compiling")(error)),
+    }
+}
+
+/// The version of the NVRTC that [`compile`] uses, as (major, minor).
+pub fn nvrtc_version() -> Result<(i32, i32)> {
+    discover::toolkit()?;
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: both pointers are valid for writes; the library is loaded by `toolkit()`.
+    unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
+        .result()
+        .map_err(nvrtc_error("querying its version"))?;
+    Ok((major, minor))
+}
+
+/// The NVRTC options for an architecture; part of the disk cache key.
+pub(crate) fn options(toolkit: &Toolkit, (major, minor): (u32, u32)) -> Vec<String> {
+    let fixed = [
+        format!("--gpu-architecture=sm_{major}{minor}"),
+        "-std=c++17".to_owned(),
+        // Rust never contracts a * b + c into an fma; neither may the device.
+        "--fmad=false".to_owned(),
+        "-default-device".to_owned(),
+    ];
+    let includes = toolkit
+        .include_dirs()
+        .iter()
+        .map(|dir| format!("-I{}", dir.display()));
+    fixed.into_iter().chain(includes).collect()
+}
+
+/// `source` with each line prefixed by its 1-based number, as NVRTC's log counts them.
+pub(crate) fn number_lines(source: &str) -> String {
+    let width = source.lines().count().max(1).to_string().len();
+    source
+        .lines()
+        .enumerate()
+        .map(|(index, line)| format!("{:>width$} | {line}\n", index + 1))
+        .collect()
+}
+
+fn nvrtc_error(context: &str) -> impl FnOnce(NvrtcError) -> Error + '_ {
+    move |source| Error::Nvrtc {
+        context: context.to_owned(),
+        source,
+    }
+}
+
+/// An NVRTC program, destroyed on drop.
+struct Program(sys::nvrtcProgram);
+
+impl Program {
+    fn create(source: &CString, name: &CString) -> Result<Self> {
+        nvrtc::create_program(source, Some(name))
+            .map(Program)
+            .map_err(nvrtc_error("creating a program"))
+    }
+
+    fn log(&self) -> Result<String> {
+        // SAFETY: the program is live.
+        let raw =
+            unsafe { nvrtc::get_program_log(self.0) }.map_err(nvrtc_error("reading the log"))?;
+        Ok(c_chars_to_string(&raw).trim_end().to_owned())
+    }
+
+    /// The CUBIN. cudarc's checked layer only offers PTX, which the driver would JIT again at
+    /// load time; a CUBIN for the exact architecture loads directly, so we use the raw calls.
+    fn cubin(&self) -> Result<Vec<u8>> {
+        let mut size = 0usize;
+        // SAFETY: the program is live and compiled; `size` is valid for writes.
+        unsafe { sys::nvrtcGetCUBINSize(self.0, &mut size) }
+            .result()
+            .map_err(nvrtc_error("sizing the CUBIN"))?;
+        let mut cubin = vec![0u8; size];
+        // SAFETY: `cubin` has the `size` bytes NVRTC asked for.
+        unsafe { sys::nvrtcGetCUBIN(self.0, cubin.as_mut_ptr().cast::<c_char>()) }
+            .result()
+            .map_err(nvrtc_error("reading the CUBIN"))?;
+        Ok(cubin)
+    }
+}
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        // SAFETY: created by `create_program` and destroyed only here. A failure would only
+        // leak the program, so it is ignored.
+        let _ = unsafe { nvrtc::destroy_program(self.0) };
+    }
+}
+
+fn c_chars_to_string(raw: &[c_char]) -> String {
+    let bytes: Vec<u8> = raw
+        .iter()
+        .map(|&c| c as u8)
+        .take_while(|&b| b != 0)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::barrier::Barrier;
+    use crate::kernel::KernelSpec;
+    use crate::test_support::nvrtc_available;
+
+    const GRID_KERNEL: &str = r#"
+#include <cooperative_groups.h>
+extern "C" __global__ void __launch_bounds__(128) step(float* out, unsigned long long n) {
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    if (i < n) out[i] = out[i] * 2.0f + 1.0f;
+    cooperative_groups::this_grid().sync();
+}
+"#;
+
+    #[test]
+    fn number_lines_aligns_numbers_to_the_widest() {
+        let source = (1..=10).map(|n| format!("l{n}\n")).collect::<String>();
+        let numbered = number_lines(&source);
+        assert!(numbered.starts_with(" 1 | l1\n"), "{numbered}");
+        assert!(numbered.ends_with("10 | l10\n"), "{numbered}");
+    }
+
+    #[test]
+    fn compiles_a_grid_kernel_to_cubin_for_sm80_and_sm90() {
+        if !nvrtc_available() {
+            return;
+        }
+        for arch in [(8, 0), (9, 0)] {
+            let compiled = compile(GRID_KERNEL, "step", arch)
+                .unwrap_or_else(|error| panic!("sm_{}{}: {error}", arch.0, arch.1));
+            assert_eq!(&compiled.cubin[..4], b"\x7fELF", "a CUBIN is an ELF file");
+        }
+    }
+
+    /// A body shaped like `#[grid_phases]` output: user parameters, then the two trailing ones.
+    const HALVE: &str = r#"
+extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve(
+    f32* __restrict__ a, unsigned long long a_len, u32 rounds,
+    unsigned int* gsync_barrier_state, gsync_status_t* gsync_status) {
+    const u64 i = (u64)blockIdx.x * GSYNC_BLOCK_SIZE + threadIdx.x;
+    for (u32 round = 0; round < rounds; ++round) {
+        if (gsync::in_bounds(i, a_len, gsync_status, 0u, 4u)) a[i] = a[i] * 0.5f;
+        gsync_grid_sync(gsync_barrier_state, gsync_status);
+    }
+}
+"#;
+
+    #[test]
+    fn an_assembled_kernel_compiles_with_every_barrier() {
+        if !nvrtc_available() {
+            return;
+        }
+        let kernel = KernelSpec {
+            name: "halve",
+            rust_signature: "fn halve(a: &mut [f32], rounds: u32)",
+            checked_body: HALVE,
+            unchecked_body: HALVE,
+            bounds_checks: true,
+            arrays: &["a"],
+            grid_syncs: 1,
+            default_threads: 0,
+        };
+        for &barrier in Barrier::ALL {
+            for arch in [(8, 0), (9, 0)] {
+                let source = kernel.source(barrier, 128);
+                if let Err(error) = compile(&source, kernel.name, arch) {
+                    panic!("{barrier} on sm_{}{}: {error}", arch.0, arch.1);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_syntax_error_returns_the_log_and_numbered_source() {
+        if !nvrtc_available() {
+            return;
+        }
+        let source = "extern \"C\" __global__ void broken() {\n    int x = ;\n}\n";
+        let Err(Error::Compile {
+            kernel,
+            log,
+            source_with_line_numbers,
+        }) = compile(source, "broken", (8, 0))
+        else {
+            panic!("expected a compile error");
+        };
+        assert_eq!(kernel, "broken");
+        assert!(log.contains("broken.cu(2)"), "log names the line: {log}");
+        assert!(source_with_line_numbers.contains("2 |     int x = ;"));
+    }
+
+    #[test]
+    fn reports_the_nvrtc_version() {
+        if !nvrtc_available() {
+            return;
+        }
+        let (major, _) = nvrtc_version().expect("NVRTC answers");
+        assert!(major >= 12, "NVRTC {major}");
+    }
+}

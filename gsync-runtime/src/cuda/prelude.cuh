@@ -1,0 +1,254 @@
+// ---- gsync device prelude ---------------------------------------------------
+// Rust's primitive types under their Rust names, and Rust's meaning for the
+// operations where C++ would differ (integer promotion, signed overflow,
+// over-wide shifts, division by zero, float-to-int casts).
+
+typedef signed char i8;
+typedef unsigned char u8;
+typedef short i16;
+typedef unsigned short u16;
+typedef int i32;
+typedef unsigned int u32;
+typedef long long i64;
+typedef unsigned long long u64;
+typedef unsigned long long usize;
+typedef float f32;
+typedef double f64;
+
+// The device error word: the first fault wins and is read back by the host.
+struct gsync_status_t {
+    u32 code;   // 0: ok, 1: slice index out of bounds
+    u32 array;  // index into the kernel's array-name table
+    u32 line;   // Rust source line of the faulting access
+    u32 phase;  // reserved for barrier faults
+    u64 index;
+    u64 len;
+};
+#define GSYNC_OK 0u
+#define GSYNC_OUT_OF_BOUNDS 1u
+
+namespace gsync {
+
+// Integer arithmetic happens in an unsigned type at least 32 bits wide, where
+// C++ defines wrap-around; the conversion back to the Rust type then
+// truncates, which is exactly Rust's release-build wrapping.
+template <typename T> struct wide_unsigned;
+template <> struct wide_unsigned<i8> { typedef u32 type; };
+template <> struct wide_unsigned<u8> { typedef u32 type; };
+template <> struct wide_unsigned<i16> { typedef u32 type; };
+template <> struct wide_unsigned<u16> { typedef u32 type; };
+template <> struct wide_unsigned<i32> { typedef u32 type; };
+template <> struct wide_unsigned<u32> { typedef u32 type; };
+template <> struct wide_unsigned<i64> { typedef u64 type; };
+template <> struct wide_unsigned<u64> { typedef u64 type; };
+
+template <typename T> struct int_limits;
+template <> struct int_limits<i8>  { static constexpr i8 min = -128; static constexpr i8 max = 127; static constexpr u32 bits = 8; };
+template <> struct int_limits<u8>  { static constexpr u8 min = 0; static constexpr u8 max = 255; static constexpr u32 bits = 8; };
+template <> struct int_limits<i16> { static constexpr i16 min = -32768; static constexpr i16 max = 32767; static constexpr u32 bits = 16; };
+template <> struct int_limits<u16> { static constexpr u16 min = 0; static constexpr u16 max = 65535; static constexpr u32 bits = 16; };
+template <> struct int_limits<i32> { static constexpr i32 min = -2147483647 - 1; static constexpr i32 max = 2147483647; static constexpr u32 bits = 32; };
+template <> struct int_limits<u32> { static constexpr u32 min = 0u; static constexpr u32 max = 4294967295u; static constexpr u32 bits = 32; };
+template <> struct int_limits<i64> { static constexpr i64 min = -9223372036854775807ll - 1; static constexpr i64 max = 9223372036854775807ll; static constexpr u32 bits = 64; };
+template <> struct int_limits<u64> { static constexpr u64 min = 0ull; static constexpr u64 max = 18446744073709551615ull; static constexpr u32 bits = 64; };
+
+template <typename T> __device__ __forceinline__ T add(T a, T b) {
+    typedef typename wide_unsigned<T>::type U;
+    return (T)((U)a + (U)b);
+}
+template <typename T> __device__ __forceinline__ T sub(T a, T b) {
+    typedef typename wide_unsigned<T>::type U;
+    return (T)((U)a - (U)b);
+}
+template <typename T> __device__ __forceinline__ T mul(T a, T b) {
+    typedef typename wide_unsigned<T>::type U;
+    return (T)((U)a * (U)b);
+}
+template <typename T> __device__ __forceinline__ T neg(T a) {
+    typedef typename wide_unsigned<T>::type U;
+    return (T)((U)0 - (U)a);
+}
+// Rust panics on x / 0 and on MIN / -1; the device cannot panic, so both
+// have a defined value: x / 0 == 0, and MIN / -1 wraps to MIN (wrapping_div).
+template <typename T> __device__ __forceinline__ T div(T a, T b) {
+    if (b == (T)0) return (T)0;
+    if (int_limits<T>::min != 0 && a == int_limits<T>::min && b == (T)-1) return a;
+    return (T)(a / b);
+}
+template <typename T> __device__ __forceinline__ T rem(T a, T b) {
+    if (b == (T)0) return (T)0;
+    if (int_limits<T>::min != 0 && a == int_limits<T>::min && b == (T)-1) return (T)0;
+    return (T)(a % b);
+}
+// Release-build Rust masks the shift amount to the type's width.
+template <typename T> __device__ __forceinline__ T shl(T a, u32 s) {
+    typedef typename wide_unsigned<T>::type U;
+    return (T)((U)a << (s & (int_limits<T>::bits - 1)));
+}
+template <typename T> __device__ __forceinline__ T shr(T a, u32 s) {
+    return (T)(a >> (s & (int_limits<T>::bits - 1)));  // arithmetic for signed T, as in Rust
+}
+template <typename T> __device__ __forceinline__ T bit_not(T a) { return (T)~a; }
+template <typename T> __device__ __forceinline__ T bit_and(T a, T b) { return (T)(a & b); }
+template <typename T> __device__ __forceinline__ T bit_or(T a, T b) { return (T)(a | b); }
+template <typename T> __device__ __forceinline__ T bit_xor(T a, T b) { return (T)(a ^ b); }
+
+// Rust's `as` from float to integer truncates toward zero and saturates;
+// NaN becomes 0. Every f32 is exact as an f64, and the bounds are powers of two.
+template <typename T> __device__ __forceinline__ T float_to_int(f64 x) {
+    const f64 lowest = (f64)int_limits<T>::min;
+    const f64 past_max = 2.0 * (f64)(int_limits<T>::max / 2 + 1);
+    if (x != x) return (T)0;
+    if (x <= lowest) return int_limits<T>::min;
+    if (x >= past_max) return int_limits<T>::max;
+    return (T)x;
+}
+
+template <typename T> __device__ __forceinline__ T min(T a, T b) { return b < a ? b : a; }
+template <typename T> __device__ __forceinline__ T max(T a, T b) { return a < b ? b : a; }
+template <typename T> __device__ __forceinline__ T clamp(T x, T lo, T hi) { return x < lo ? lo : (hi < x ? hi : x); }
+template <typename T> __device__ __forceinline__ T abs(T a) { return a < (T)0 ? neg(a) : a; }
+template <typename T> __device__ __forceinline__ typename wide_unsigned<T>::type abs_diff(T a, T b) {
+    typedef typename wide_unsigned<T>::type U;
+    return a < b ? (U)b - (U)a : (U)a - (U)b;
+}
+template <typename T> __device__ __forceinline__ T signum(T a) { return a > (T)0 ? (T)1 : (a < (T)0 ? (T)-1 : (T)0); }
+template <typename T> __device__ __forceinline__ T saturating_add(T a, T b) {
+    T r = add(a, b);
+    if (int_limits<T>::min == 0) return r < a ? int_limits<T>::max : r;
+    if (b > 0 && r < a) return int_limits<T>::max;
+    if (b < 0 && r > a) return int_limits<T>::min;
+    return r;
+}
+template <typename T> __device__ __forceinline__ T saturating_sub(T a, T b) {
+    T r = sub(a, b);
+    if (int_limits<T>::min == 0) return b > a ? (T)0 : r;
+    if (b < 0 && r < a) return int_limits<T>::max;
+    if (b > 0 && r > a) return int_limits<T>::min;
+    return r;
+}
+template <typename T> __device__ __forceinline__ T pow(T base, u32 exp) {
+    T acc = (T)1;
+    while (exp != 0u) {
+        if (exp & 1u) acc = mul(acc, base);
+        base = mul(base, base);
+        exp >>= 1;
+    }
+    return acc;
+}
+template <typename T> __device__ __forceinline__ u32 count_ones(T a) {
+    typedef typename wide_unsigned<T>::type U;
+    const U bits = (U)a & (U)(~(U)0 >> (sizeof(U) * 8 - int_limits<T>::bits));
+    return sizeof(U) == 8 ? (u32)__popcll((u64)bits) : (u32)__popc((u32)bits);
+}
+template <typename T> __device__ __forceinline__ u32 leading_zeros(T a) {
+    typedef typename wide_unsigned<T>::type U;
+    const u32 extra = sizeof(U) * 8 - int_limits<T>::bits;
+    const U bits = (U)a & (U)(~(U)0 >> extra);
+    return (sizeof(U) == 8 ? (u32)__clzll((long long)bits) : (u32)__clz((int)bits)) - extra;
+}
+template <typename T> __device__ __forceinline__ u32 trailing_zeros(T a) {
+    typedef typename wide_unsigned<T>::type U;
+    const U bits = (U)a;
+    const u32 width = int_limits<T>::bits;
+    if ((bits & (U)(~(U)0 >> (sizeof(U) * 8 - width))) == 0) return width;
+    return sizeof(U) == 8 ? (u32)(__ffsll((long long)bits) - 1) : (u32)(__ffs((int)bits) - 1);
+}
+template <typename T> __device__ __forceinline__ T rotate_left(T a, u32 n) {
+    typedef typename wide_unsigned<T>::type U;
+    const u32 width = int_limits<T>::bits;
+    const U mask = (U)(~(U)0 >> (sizeof(U) * 8 - width));
+    const U bits = (U)a & mask;
+    n &= width - 1;
+    if (n == 0) return a;
+    return (T)(((bits << n) | (bits >> (width - n))) & mask);
+}
+template <typename T> __device__ __forceinline__ T rotate_right(T a, u32 n) {
+    return rotate_left(a, (int_limits<T>::bits - (n & (int_limits<T>::bits - 1))) & (int_limits<T>::bits - 1));
+}
+template <typename T> __device__ __forceinline__ T div_ceil(T a, T b) {
+    const T q = div(a, b);
+    return rem(a, b) != (T)0 ? (T)(q + (T)1) : q;
+}
+// Rust panics where the result would overflow; here it wraps to 0.
+template <typename T> __device__ __forceinline__ T next_power_of_two(T a) {
+    if (a <= (T)1) return (T)1;
+    const u32 shift = int_limits<T>::bits - leading_zeros((T)(a - (T)1));
+    return shift >= int_limits<T>::bits ? (T)0 : shl((T)1, shift);
+}
+// Rust panics on 0; here ilog2(0) == 0.
+template <typename T> __device__ __forceinline__ u32 ilog2(T a) {
+    return a <= (T)0 ? 0u : int_limits<T>::bits - 1u - leading_zeros(a);
+}
+// The next value of a stepped range: `x + step`, or `end` once that would pass it.
+template <typename T> __device__ __forceinline__ T step_toward(T x, T end, u64 step) {
+    typedef typename wide_unsigned<T>::type U;
+    const u64 remaining = (u64)(U)((U)end - (U)x);
+    return remaining > step ? (T)((U)x + (U)step) : end;
+}
+template <typename T> __device__ __forceinline__ bool is_power_of_two(T a) {
+    return a != (T)0 && (a & (T)(a - (T)1)) == (T)0;
+}
+
+// Float helpers where Rust's definition differs from the C library's.
+__device__ __forceinline__ f32 clamp(f32 x, f32 lo, f32 hi) { return x < lo ? lo : (x > hi ? hi : x); }
+__device__ __forceinline__ f64 clamp(f64 x, f64 lo, f64 hi) { return x < lo ? lo : (x > hi ? hi : x); }
+__device__ __forceinline__ f32 signum(f32 x) { return x != x ? x : copysignf(1.0f, x); }
+__device__ __forceinline__ f64 signum(f64 x) { return x != x ? x : copysign(1.0, x); }
+__device__ __forceinline__ f32 rem(f32 a, f32 b) { return fmodf(a, b); }
+__device__ __forceinline__ f64 rem(f64 a, f64 b) { return fmod(a, b); }
+
+// Bounds checks of debug builds: the first violation is recorded, the access
+// is skipped (a read yields zero), and the kernel runs on to every barrier.
+__device__ __noinline__ void record_out_of_bounds(gsync_status_t* status, u32 array, u32 line, u64 index, u64 len) {
+    if (atomicCAS(&status->code, GSYNC_OK, GSYNC_OUT_OF_BOUNDS) == GSYNC_OK) {
+        status->array = array;
+        status->line = line;
+        status->index = index;
+        status->len = len;
+    }
+}
+__device__ __forceinline__ bool in_bounds(u64 index, u64 len, gsync_status_t* status, u32 array, u32 line) {
+    if (index < len) return true;
+    record_out_of_bounds(status, array, line, index, len);
+    return false;
+}
+template <typename T> __device__ __forceinline__ T load(const T* data, u64 len, u64 index, gsync_status_t* status, u32 array, u32 line) {
+    return in_bounds(index, len, status, array, line) ? data[index] : (T)0;
+}
+
+// Atomics on Rust types that CUDA only offers under other names.
+__device__ __forceinline__ i64 atomic_add(i64* p, i64 v) { return (i64)atomicAdd((u64*)p, (u64)v); }
+__device__ __forceinline__ i64 atomic_exch(i64* p, i64 v) { return (i64)atomicExch((u64*)p, (u64)v); }
+__device__ __forceinline__ i64 atomic_cas(i64* p, i64 expected, i64 v) { return (i64)atomicCAS((u64*)p, (u64)expected, (u64)v); }
+__device__ __forceinline__ i64 atomic_min(i64* p, i64 v) { return atomicMin((long long*)p, (long long)v); }
+__device__ __forceinline__ i64 atomic_max(i64* p, i64 v) { return atomicMax((long long*)p, (long long)v); }
+template <typename T> __device__ __forceinline__ T atomic_add(T* p, T v) { return atomicAdd(p, v); }
+template <typename T> __device__ __forceinline__ T atomic_exch(T* p, T v) { return atomicExch(p, v); }
+template <typename T> __device__ __forceinline__ T atomic_cas(T* p, T expected, T v) { return atomicCAS(p, expected, v); }
+template <typename T> __device__ __forceinline__ T atomic_min(T* p, T v) { return atomicMin(p, v); }
+template <typename T> __device__ __forceinline__ T atomic_max(T* p, T v) { return atomicMax(p, v); }
+__device__ __forceinline__ f32 atomic_exch(f32* p, f32 v) { return atomicExch(p, v); }
+__device__ __forceinline__ f64 atomic_exch(f64* p, f64 v) {
+    return __longlong_as_double((long long)atomicExch((u64*)p, (u64)__double_as_longlong(v)));
+}
+
+// Warp shuffles over all 32 lanes. Types narrower than 32 bits travel widened.
+template <typename T> __device__ __forceinline__ T shfl_down(T v, u32 delta) { return (T)__shfl_down_sync(0xffffffffu, v, delta); }
+template <typename T> __device__ __forceinline__ T shfl_up(T v, u32 delta) { return (T)__shfl_up_sync(0xffffffffu, v, delta); }
+template <typename T> __device__ __forceinline__ T shfl_xor(T v, u32 mask) { return (T)__shfl_xor_sync(0xffffffffu, v, mask); }
+template <typename T> __device__ __forceinline__ T shfl(T v, u32 lane) { return (T)__shfl_sync(0xffffffffu, v, lane); }
+#define GSYNC_NARROW_SHUFFLES(T, W)                                                                      \
+    template <> __device__ __forceinline__ T shfl_down(T v, u32 d) { return (T)__shfl_down_sync(0xffffffffu, (W)v, d); } \
+    template <> __device__ __forceinline__ T shfl_up(T v, u32 d) { return (T)__shfl_up_sync(0xffffffffu, (W)v, d); }     \
+    template <> __device__ __forceinline__ T shfl_xor(T v, u32 m) { return (T)__shfl_xor_sync(0xffffffffu, (W)v, m); }   \
+    template <> __device__ __forceinline__ T shfl(T v, u32 l) { return (T)__shfl_sync(0xffffffffu, (W)v, l); }
+GSYNC_NARROW_SHUFFLES(i8, i32)
+GSYNC_NARROW_SHUFFLES(u8, u32)
+GSYNC_NARROW_SHUFFLES(i16, i32)
+GSYNC_NARROW_SHUFFLES(u16, u32)
+GSYNC_NARROW_SHUFFLES(bool, u32)
+#undef GSYNC_NARROW_SHUFFLES
+
+}  // namespace gsync
+// ---- end of prelude ----------------------------------------------------------

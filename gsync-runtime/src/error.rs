@@ -1,0 +1,328 @@
+//! Every way the runtime can fail, each with a message that says what to do about it.
+
+use std::path::PathBuf;
+
+use cudarc::driver::DriverError;
+use cudarc::nvrtc::result::NvrtcError;
+
+/// The result type of every fallible runtime call.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// An error of the gsync runtime.
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The NVIDIA driver library (`libcuda`) could not be loaded.
+    #[error(
+        "the NVIDIA driver library was not found (tried {}); install the NVIDIA driver \
+         (it provides libcuda.so.1) on a machine with an NVIDIA GPU",
+        searched.join(", ")
+    )]
+    DriverNotFound {
+        /// The library names that were tried.
+        searched: Vec<String>,
+    },
+
+    /// The requested GPU ordinal does not exist.
+    #[error(
+        "there is no GPU {ordinal}: the driver reports {count} GPU(s); \
+         use an ordinal below {count} (nvidia-smi lists them)"
+    )]
+    NoSuchGpu {
+        /// The ordinal that was asked for.
+        ordinal: usize,
+        /// How many GPUs the driver reports.
+        count: usize,
+    },
+
+    /// No NVRTC library was found in any of the searched places.
+    #[error(
+        "NVRTC (the CUDA runtime compiler) was not found; searched:\n{}\n\
+         install it with `pip install nvidia-cuda-nvrtc nvidia-cuda-runtime nvidia-cuda-cccl` \
+         (then add that site-packages directory to PYTHONPATH), or set CUDA_HOME \
+         (or GSYNC_CUDA_ROOT) to a CUDA toolkit",
+        bullet_list(searched)
+    )]
+    NvrtcNotFound {
+        /// The directories that were searched for the library.
+        searched: Vec<PathBuf>,
+    },
+
+    /// NVRTC was found but the CUDA headers its kernels include were not.
+    #[error(
+        "the CUDA headers (cooperative_groups.h) were not found; searched:\n{}\n\
+         install them with `pip install nvidia-cuda-runtime nvidia-cuda-cccl` next to NVRTC, \
+         or set CUDA_HOME (or GSYNC_CUDA_ROOT) to a full CUDA toolkit",
+        bullet_list(searched)
+    )]
+    CudaHeadersNotFound {
+        /// The directories that were searched for the headers.
+        searched: Vec<PathBuf>,
+    },
+
+    /// A CUDA library was found on disk but could not be loaded.
+    #[error(
+        "could not load {}: {source}; check that it is a CUDA library for this platform, \
+         or point GSYNC_CUDA_ROOT at another CUDA installation",
+        path.display()
+    )]
+    LibraryLoad {
+        /// The library file.
+        path: PathBuf,
+        /// Why the dynamic loader refused it.
+        source: libloading::Error,
+    },
+
+    /// The NVRTC library found is not one the CUDA bindings can use.
+    #[error(
+        "{} is not a CUDA 12 or 13 NVRTC (its soname is not libnvrtc.so.13 or .12); \
+         install CUDA 13's NVRTC (`pip install nvidia-cuda-nvrtc==13.*`) or point \
+         GSYNC_CUDA_ROOT at a CUDA 13 toolkit",
+        path.display()
+    )]
+    UnsupportedNvrtc {
+        /// The library file.
+        path: PathBuf,
+    },
+
+    /// NVRTC rejected a kernel's CUDA source.
+    #[error(
+        "NVRTC could not compile kernel `{kernel}`; if the kernel comes from #[grid_phases], \
+         this is a bug in gsync: please report it with this message.\n\
+         --- NVRTC log ---\n{log}\n--- CUDA source ---\n{source_with_line_numbers}"
+    )]
+    Compile {
+        /// The kernel's name.
+        kernel: String,
+        /// NVRTC's diagnostics.
+        log: String,
+        /// The source that was compiled, with line numbers matching the log.
+        source_with_line_numbers: String,
+    },
+
+    /// An NVRTC call other than the compilation itself failed.
+    #[error("NVRTC failed while {context}: {source}; check the NVRTC installation")]
+    Nvrtc {
+        /// What the runtime was doing.
+        context: String,
+        /// NVRTC's result code.
+        source: NvrtcError,
+    },
+
+    /// The GPU cannot launch cooperative kernels, which the chosen barrier needs.
+    #[error(
+        "GPU `{gpu}` does not support cooperative launches, which barrier `{barrier}` needs; \
+         use a GPU of compute capability 6.0 or newer without MPS restrictions"
+    )]
+    CooperativeLaunchUnsupported {
+        /// The GPU's name.
+        gpu: String,
+        /// The barrier that needs it.
+        barrier: &'static str,
+    },
+
+    /// The block size is zero or larger than the GPU allows.
+    #[error(
+        "kernel `{kernel}` cannot run with {threads} threads per block: \
+         this GPU allows 1 to {max}; pass a block size in that range to Launch::threads"
+    )]
+    InvalidBlockSize {
+        /// The kernel's name.
+        kernel: String,
+        /// The requested threads per block.
+        threads: u32,
+        /// The GPU's limit.
+        max: u32,
+    },
+
+    /// The grid has no blocks.
+    #[error("kernel `{kernel}` cannot run with 0 blocks; pass at least 1 to Launch::blocks")]
+    EmptyGrid {
+        /// The kernel's name.
+        kernel: String,
+    },
+
+    /// More blocks were requested than can be resident on the GPU at once.
+    #[error(
+        "kernel `{kernel}` asks for {requested} blocks of {threads} threads, but only {max} can be \
+         resident at once ({blocks_per_sm} per SM x {sm_count} SMs), and a grid barrier needs every \
+         block resident; launch at most {max} blocks (leave Launch::blocks unset to get the \
+         maximum) or use fewer threads per block"
+    )]
+    GridTooLarge {
+        /// The kernel's name.
+        kernel: String,
+        /// The requested number of blocks.
+        requested: u32,
+        /// The most blocks that can be co-resident.
+        max: u32,
+        /// Co-resident blocks per SM for this kernel and block size.
+        blocks_per_sm: u32,
+        /// The GPU's SM count.
+        sm_count: u32,
+        /// Threads per block.
+        threads: u32,
+    },
+
+    /// More blocks were requested than the barrier's algorithm supports.
+    #[error(
+        "kernel `{kernel}` asks for {requested} blocks, but barrier `{barrier}` supports at most \
+         {max} at this block size; launch fewer blocks or choose another barrier"
+    )]
+    BarrierBlockLimit {
+        /// The kernel's name.
+        kernel: String,
+        /// The barrier's name.
+        barrier: &'static str,
+        /// The requested number of blocks.
+        requested: u32,
+        /// The barrier's limit.
+        max: u32,
+    },
+
+    /// A kernel argument lives on a different GPU than the one launching.
+    #[error(
+        "kernel `{kernel}` was launched on GPU {launch_gpu} with a buffer of GPU {buffer_gpu}; \
+         create the buffer with the Gpu that launches the kernel"
+    )]
+    BufferOnOtherGpu {
+        /// The kernel's name.
+        kernel: String,
+        /// The ordinal of the GPU that owns the buffer.
+        buffer_gpu: usize,
+        /// The ordinal of the GPU that launches.
+        launch_gpu: usize,
+    },
+
+    /// A host slice and a device buffer differ in length.
+    #[error(
+        "the device buffer has {device} elements but the host slice has {host}; \
+         use slices of equal length"
+    )]
+    LengthMismatch {
+        /// The device buffer's length.
+        device: usize,
+        /// The host slice's length.
+        host: usize,
+    },
+
+    /// The GPU ran out of memory.
+    #[error(
+        "the GPU is out of memory allocating {bytes} bytes; free buffers or use smaller inputs"
+    )]
+    OutOfMemory {
+        /// The size of the failed allocation.
+        bytes: usize,
+    },
+
+    /// A kernel indexed a slice out of bounds (debug builds check every access).
+    #[error(
+        "kernel `{kernel}`: index out of bounds: the len of `{array}` is {len} but the index is \
+         {index} (line {line}); the access was skipped and the kernel ran on, so the outputs are \
+         not to be trusted"
+    )]
+    OutOfBounds {
+        /// The kernel's name.
+        kernel: String,
+        /// The name of the slice.
+        array: String,
+        /// The index used.
+        index: u64,
+        /// The slice's length.
+        len: u64,
+        /// The Rust source line of the access.
+        line: u32,
+    },
+
+    /// The kernel reported a fault code this runtime does not know.
+    #[error(
+        "kernel `{kernel}` reported device fault code {code}; this is a bug in gsync: \
+         please report it"
+    )]
+    DeviceFault {
+        /// The kernel's name.
+        kernel: String,
+        /// The status word's code.
+        code: u32,
+    },
+
+    /// A CUDA driver call failed.
+    #[error("CUDA driver error while {context}: {source}")]
+    Driver {
+        /// What the runtime was doing.
+        context: String,
+        /// The driver's result code.
+        source: DriverError,
+    },
+}
+
+impl Error {
+    /// Maps a failed driver call to [`Error::Driver`], saying what the runtime was doing.
+    pub(crate) fn driver(context: impl Into<String>) -> impl FnOnce(DriverError) -> Error {
+        let context = context.into();
+        move |source| Error::Driver { context, source }
+    }
+
+    /// Maps a failed allocation of `bytes` to [`Error::OutOfMemory`] when memory ran out.
+    pub(crate) fn allocation(bytes: usize) -> impl FnOnce(DriverError) -> Error {
+        move |source| {
+            if source.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+                Error::OutOfMemory { bytes }
+            } else {
+                Error::Driver {
+                    context: format!("allocating {bytes} bytes"),
+                    source,
+                }
+            }
+        }
+    }
+}
+
+fn bullet_list(paths: &[PathBuf]) -> String {
+    if paths.is_empty() {
+        return "  (no candidate directories)".to_owned();
+    }
+    let lines: Vec<String> = paths
+        .iter()
+        .map(|path| format!("  {}", path.display()))
+        .collect();
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nvrtc_not_found_lists_searched_paths_and_the_fix() {
+        let error = Error::NvrtcNotFound {
+            searched: vec![PathBuf::from("/opt/a/lib64"), PathBuf::from("/opt/b/lib")],
+        };
+        let message = error.to_string();
+        assert!(
+            message.contains("  /opt/a/lib64\n  /opt/b/lib"),
+            "{message}"
+        );
+        assert!(
+            message.contains("pip install nvidia-cuda-nvrtc"),
+            "{message}"
+        );
+        assert!(message.contains("CUDA_HOME"), "{message}");
+    }
+
+    #[test]
+    fn grid_too_large_states_the_limit_and_the_fix() {
+        let error = Error::GridTooLarge {
+            kernel: "smooth".into(),
+            requested: 500,
+            max: 264,
+            blocks_per_sm: 2,
+            sm_count: 132,
+            threads: 256,
+        };
+        let message = error.to_string();
+        assert!(message.contains("only 264 can be resident"), "{message}");
+        assert!(message.contains("2 per SM x 132 SMs"), "{message}");
+        assert!(message.contains("launch at most 264 blocks"), "{message}");
+    }
+}

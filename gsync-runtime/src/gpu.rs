@@ -1,0 +1,203 @@
+//! A GPU: its context and stream, what it can do, and the kernels loaded on it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use cudarc::driver::sys::{CUdevice_attribute, CUresult};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
+use cudarc::nvrtc::Ptx;
+
+use crate::barrier::Barrier;
+use crate::cache::compile_cached;
+use crate::discover;
+use crate::error::{Error, Result};
+use crate::kernel::KernelSpec;
+use crate::launch::LaunchScratch;
+
+/// What a GPU is and what it can do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
+    pub name: String,
+    /// The CUDA ordinal.
+    pub ordinal: usize,
+    /// Streaming multiprocessors.
+    pub sm_count: u32,
+    /// Compute capability as (major, minor); kernels are compiled for exactly this.
+    pub compute_capability: (u32, u32),
+    /// Whether the device supports cooperative launches.
+    pub cooperative_launch: bool,
+    /// The most threads a block may have.
+    pub max_threads_per_block: u32,
+    /// Shared memory available to one block, in bytes.
+    pub max_shared_memory_per_block: u32,
+    /// Device memory, in bytes.
+    pub total_memory: u64,
+}
+
+/// Which compiled function serves a launch. Names can repeat across modules, so the body's
+/// address (a `&'static str` of generated code, one per kernel and bounds-check setting)
+/// tells kernels apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct FunctionKey {
+    name: &'static str,
+    body: usize,
+    barrier: Barrier,
+    threads: u32,
+}
+
+/// One GPU, its default stream, and the kernels compiled for it.
+///
+/// All work goes to one stream, in order; every call that returns data waits for it.
+pub struct Gpu {
+    context: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    info: DeviceInfo,
+    functions: Mutex<HashMap<FunctionKey, CudaFunction>>,
+    pub(crate) scratch: Mutex<LaunchScratch>,
+}
+
+impl Gpu {
+    /// Opens GPU `ordinal` (0 is the first).
+    pub fn new(ordinal: usize) -> Result<Gpu> {
+        discover::require_driver()?;
+        let count = device_count()?;
+        if ordinal >= count {
+            return Err(Error::NoSuchGpu { ordinal, count });
+        }
+        let context = CudaContext::new(ordinal).map_err(Error::driver("opening the GPU"))?;
+        // SAFETY: event tracking orders work between streams; this runtime uses one stream
+        // only, and no buffer has been allocated yet.
+        unsafe { context.disable_event_tracking() };
+        let stream = context.default_stream();
+        let info = query_info(&context)?;
+        let scratch = Mutex::new(LaunchScratch::new(&stream)?);
+        Ok(Gpu {
+            context,
+            stream,
+            info,
+            functions: Mutex::new(HashMap::new()),
+            scratch,
+        })
+    }
+
+    /// What this GPU is and what it can do.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// The kernel compiled for this GPU, a barrier and a block size, compiling and loading it
+    /// on first use.
+    pub(crate) fn function(
+        &self,
+        kernel: &KernelSpec,
+        barrier: Barrier,
+        threads: u32,
+    ) -> Result<CudaFunction> {
+        let key = FunctionKey {
+            name: kernel.name,
+            body: kernel.body().as_ptr() as usize,
+            barrier,
+            threads,
+        };
+        if let Some(function) = self.loaded().get(&key) {
+            return Ok(function.clone());
+        }
+        // Compiling can take seconds, so the lock is not held; a racing thread at worst
+        // loads the same module twice.
+        let function = self.load(kernel, barrier, threads)?;
+        Ok(self.loaded().entry(key).or_insert(function).clone())
+    }
+
+    fn load(&self, kernel: &KernelSpec, barrier: Barrier, threads: u32) -> Result<CudaFunction> {
+        if barrier.descriptor().needs_cuda_headers {
+            discover::toolkit()?.headers()?;
+        }
+        let source = kernel.source(barrier, threads);
+        let cubin = compile_cached(&source, kernel.name, self.info.compute_capability)?;
+        let context = format!("loading kernel `{}`", kernel.name);
+        let module = self
+            .context
+            .load_module(Ptx::from_binary(cubin))
+            .map_err(Error::driver(context.as_str()))?;
+        module
+            .load_function(kernel.name)
+            .map_err(Error::driver(context))
+    }
+
+    fn loaded(&self) -> std::sync::MutexGuard<'_, HashMap<FunctionKey, CudaFunction>> {
+        // The map is valid after any panic: entries are inserted whole.
+        self.functions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+fn device_count() -> Result<usize> {
+    match CudaContext::device_count() {
+        Ok(count) => Ok(usize::try_from(count).unwrap_or(0)),
+        Err(error) if error.0 == CUresult::CUDA_ERROR_NO_DEVICE => Ok(0),
+        Err(error) => Err(Error::driver("initialising the CUDA driver")(error)),
+    }
+}
+
+fn query_info(context: &Arc<CudaContext>) -> Result<DeviceInfo> {
+    let attribute = |attribute: CUdevice_attribute| {
+        context
+            .attribute(attribute)
+            .map(|value| u32::try_from(value).unwrap_or(0))
+            .map_err(Error::driver(format!("querying {attribute:?}")))
+    };
+    let (major, minor) = context
+        .compute_capability()
+        .map_err(Error::driver("querying the compute capability"))?;
+    Ok(DeviceInfo {
+        name: context
+            .name()
+            .map_err(Error::driver("querying the device name"))?,
+        ordinal: context.ordinal(),
+        sm_count: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+        compute_capability: (
+            u32::try_from(major).unwrap_or(0),
+            u32::try_from(minor).unwrap_or(0),
+        ),
+        cooperative_launch: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)?
+            != 0,
+        max_threads_per_block: attribute(
+            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+        )?,
+        max_shared_memory_per_block: attribute(
+            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+        )?,
+        total_memory: context
+            .total_mem()
+            .map_err(Error::driver("querying the memory size"))? as u64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opening_a_gpu_without_a_driver_is_an_error_not_a_panic() {
+        if discover::require_driver().is_ok() {
+            return; // a driver is installed; the GPU tests cover this machine.
+        }
+        let error = Gpu::new(0).expect_err("no driver, no GPU");
+        assert!(matches!(error, Error::DriverNotFound { .. }), "{error}");
+        assert!(error.to_string().contains("install the NVIDIA driver"));
+    }
+}

@@ -1,0 +1,63 @@
+//! The runtime of gsync: it turns a kernel that `#[grid_phases]` generated into a running
+//! cooperative launch.
+//!
+//! Compiling needs NVRTC but no GPU, so generated CUDA can be checked anywhere:
+//!
+//! ```
+//! let source = r#"extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2.0f; }"#;
+//! match gsync_runtime::compile(source, "twice", (9, 0)) {
+//!     Ok(compiled) => assert!(!compiled.cubin.is_empty()),
+//!     // Without NVRTC the error says how to install it.
+//!     Err(error) => eprintln!("{error}"),
+//! }
+//! ```
+//!
+//! On a GPU, the code `#[grid_phases]` generates does the equivalent of:
+//!
+//! ```no_run
+//! # fn main() -> gsync_runtime::Result<()> {
+//! use gsync_runtime::{Gpu, KernelArgs, KernelSpec, Launch};
+//! # static SMOOTH: KernelSpec = KernelSpec {
+//! #     name: "smooth", rust_signature: "fn smooth(a: &mut [f32], rounds: u32)",
+//! #     checked_body: "", unchecked_body: "", bounds_checks: true, arrays: &["a"],
+//! #     grid_syncs: 1, default_threads: 0,
+//! # };
+//! let gpu = Gpu::new(0)?;
+//! let mut a = gpu.upload(&[1.0f32; 1024])?;
+//! let mut args = KernelArgs::new();
+//! args.slice_mut(&mut a);
+//! args.scalar(10u32);
+//! // SAFETY: the arguments match `smooth`'s parameters.
+//! let report = unsafe { gpu.launch_kernel(&SMOOTH, &Launch::new(), args) }?;
+//! println!("{} blocks of {} threads in {:?}", report.blocks, report.threads, report.gpu_time);
+//! let a = gpu.download(&a)?;
+//! # Ok(()) }
+//! ```
+//!
+//! Follow one kernel through the modules in this order: [`KernelSpec`] (what the macro emits,
+//! and its CUDA source), [`Barrier`] (the `grid_sync()` implementations), [`compile`] and its
+//! disk cache, [`Gpu`] (device, buffers, loaded kernels), and [`Gpu::launch_kernel`] (the
+//! co-residency check and the launch). CUDA libraries are found by [`toolkit`].
+
+mod barrier;
+mod buffer;
+mod cache;
+mod compile;
+mod discover;
+mod error;
+mod gpu;
+mod kernel;
+mod launch;
+mod status;
+
+#[cfg(test)]
+mod test_support;
+
+pub use barrier::{Barrier, BarrierDescriptor, LaunchMode};
+pub use buffer::{DeviceBuffer, DeviceScalar, KernelScalar};
+pub use compile::{compile, nvrtc_version, Compiled};
+pub use discover::{toolkit, Toolkit};
+pub use error::{Error, Result};
+pub use gpu::{DeviceInfo, Gpu};
+pub use kernel::{KernelArgs, KernelSpec, DEFAULT_THREADS};
+pub use launch::{Launch, LaunchReport};

@@ -1,0 +1,92 @@
+//! The device status word: how a kernel reports a fault, and its translation into an [`Error`].
+
+use crate::error::{Error, Result};
+use crate::kernel::KernelSpec;
+
+/// `gsync_status_t` is 32 bytes: four `u32` fields, then two `u64` fields.
+pub(crate) const STATUS_WORDS: usize = 8;
+
+const OK: u32 = 0;
+const OUT_OF_BOUNDS: u32 = 1;
+
+/// The host's view of `gsync_status_t` (see the prelude).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct DeviceStatus {
+    pub code: u32,
+    pub array: u32,
+    pub line: u32,
+    pub phase: u32,
+    pub index: u64,
+    pub len: u64,
+}
+
+impl DeviceStatus {
+    /// Decodes the status read back as 32-bit words (the device is little-endian).
+    pub fn from_words(words: &[u32; STATUS_WORDS]) -> Self {
+        let wide = |low: u32, high: u32| u64::from(low) | (u64::from(high) << 32);
+        DeviceStatus {
+            code: words[0],
+            array: words[1],
+            line: words[2],
+            phase: words[3],
+            index: wide(words[4], words[5]),
+            len: wide(words[6], words[7]),
+        }
+    }
+
+    /// `Ok` when the kernel reported nothing, else the error it reported.
+    pub fn into_result(self, kernel: &KernelSpec) -> Result<()> {
+        match self.code {
+            OK => Ok(()),
+            OUT_OF_BOUNDS => Err(Error::OutOfBounds {
+                kernel: kernel.name.to_owned(),
+                array: kernel.array_name(self.array),
+                index: self.index,
+                len: self.len,
+                line: self.line,
+            }),
+            code => Err(Error::DeviceFault {
+                kernel: kernel.name.to_owned(),
+                code,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::tests::SMOOTH;
+
+    #[test]
+    fn a_zeroed_status_is_ok() {
+        let status = DeviceStatus::from_words(&[0; STATUS_WORDS]);
+        assert_eq!(status, DeviceStatus::default());
+        assert!(status.into_result(&SMOOTH).is_ok());
+    }
+
+    #[test]
+    fn code_one_is_out_of_bounds_with_the_array_name() {
+        let words = [1, 0, 17, 0, 5, 1, 4, 0];
+        let error = DeviceStatus::from_words(&words).into_result(&SMOOTH);
+        let Err(Error::OutOfBounds {
+            kernel,
+            array,
+            index,
+            len,
+            line,
+        }) = error
+        else {
+            panic!("expected OutOfBounds, got {error:?}");
+        };
+        assert_eq!((kernel.as_str(), array.as_str()), ("smooth", "a"));
+        assert_eq!((index, len, line), ((1 << 32) | 5, 4, 17));
+    }
+
+    #[test]
+    fn other_codes_are_device_faults() {
+        let words = [9, 0, 0, 0, 0, 0, 0, 0];
+        let error = DeviceStatus::from_words(&words).into_result(&SMOOTH);
+        assert!(matches!(error, Err(Error::DeviceFault { code: 9, .. })));
+    }
+}

@@ -1,0 +1,6 @@
+//! Ready-made kernels: the ones the examples run, kept in the library so
+//! that tests check exactly the code the examples launch.
+
+mod smoothing;
+
+pub use smoothing::{smooth, smooth_reference};

@@ -1,0 +1,52 @@
+//! # gsync
+//!
+//! Write a multi-phase GPU algorithm as one Rust function, separate its
+//! phases with `grid_sync()`, and run it as ONE fused CUDA kernel whose
+//! phases are separated by a grid-wide barrier.
+//!
+//! ```no_run
+//! use gsync::prelude::*;
+//!
+//! /// `rounds` steps of a 3-point smoothing, ping-ponging between `a` and `b`.
+//! #[grid_phases]
+//! fn smooth(a: &mut [f32], b: &mut [f32], rounds: u32) {
+//!     let n = a.len() as u32;
+//!     for r in 0..rounds {
+//!         for i in grid_stride(1..n - 1) {
+//!             if r % 2 == 0 {
+//!                 b[i] = (a[i - 1] + a[i] + a[i + 1]) / 3.0;
+//!             } else {
+//!                 a[i] = (b[i - 1] + b[i] + b[i + 1]) / 3.0;
+//!             }
+//!         }
+//!         grid_sync(); // every block sees the whole round before the next one starts
+//!     }
+//! }
+//!
+//! # fn main() -> gsync::Result<()> {
+//! let input: Vec<f32> = (0..4096).map(|i| (i % 7) as f32).collect();
+//! let gpu = Gpu::new(0)?;
+//! let (mut a, mut b) = (gpu.upload(&input)?, gpu.zeros::<f32>(input.len())?);
+//! smooth::launch(&gpu, &mut a, &mut b, 100)?;
+//! smooth::launch_with(&gpu, &Launch::new().blocks(60).threads(32), &mut a, &mut b, 100)?;
+//! println!("{}", smooth::cuda_source());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The language is described in `docs/dsl.md`; the kernel body is never
+//! compiled as host Rust, so the builtins below exist only for documentation.
+
+// Lets the crate's own modules use `#[grid_phases]`, whose expansion names `::gsync`.
+extern crate self as gsync;
+
+pub use gsync_macros::grid_phases;
+pub use gsync_runtime::*;
+
+pub mod kernels;
+
+/// Everything a kernel author needs: the attribute and the runtime's types.
+pub mod prelude {
+    pub use crate::grid_phases;
+    pub use crate::{Barrier, DeviceBuffer, Error, Gpu, Launch, LaunchReport};
+}

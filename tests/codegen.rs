@@ -1,0 +1,69 @@
+//! Every kernel of the tests and the library compiles through NVRTC for
+//! sm_80 and sm_90, with and without bounds checks, for every barrier.
+//! Needs NVRTC but no GPU; `scripts/test` installs it. Without NVRTC these
+//! tests report a skip, unless GSYNC_REQUIRE_NVRTC=1 makes that a failure.
+
+mod common;
+
+use gsync::{Barrier, KernelSpec};
+
+const ARCHS: [(u32, u32); 2] = [(8, 0), (9, 0)];
+
+fn nvrtc_available() -> bool {
+    match gsync::toolkit() {
+        Ok(_) => true,
+        Err(e) if std::env::var("GSYNC_REQUIRE_NVRTC").as_deref() == Ok("1") => panic!("NVRTC is required: {e}"),
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            false
+        }
+    }
+}
+
+/// The same kernel with the other body selected.
+fn with_checks(kernel: &KernelSpec, checks: bool) -> KernelSpec {
+    KernelSpec { bounds_checks: checks, ..*kernel }
+}
+
+#[test]
+fn every_kernel_compiles_for_sm80_and_sm90() {
+    if !nvrtc_available() {
+        return;
+    }
+    let mut failures = Vec::new();
+    for kernel in common::kernels::all() {
+        for checks in [true, false] {
+            let spec = with_checks(kernel, checks);
+            for &barrier in Barrier::ALL {
+                let source = spec.source(barrier, spec.default_block_size());
+                for arch in ARCHS {
+                    if let Err(e) = gsync::compile(&source, spec.name, arch) {
+                        failures.push(format!("{} (checks {checks}, {barrier}, sm_{}{}): {e}", spec.name, arch.0, arch.1));
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn cuda_source_names_the_kernel_and_its_barrier() {
+    let source = gsync::kernels::smooth::cuda_source();
+    assert!(source.contains("extern \"C\" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) smooth("), "{source}");
+    assert!(source.contains("grid_sync() #1"), "{source}");
+    assert!(source.contains("cooperative_groups"), "{source}");
+}
+
+#[test]
+fn a_broken_kernel_reports_the_log_and_numbered_source() {
+    if !nvrtc_available() {
+        return;
+    }
+    let broken = KernelSpec { checked_body: "extern \"C\" __global__ void broken() { undeclared = 1; }", ..common::kernels::saxpy::KERNEL };
+    let broken = with_checks(&broken, true);
+    let error = gsync::compile(&broken.source(Barrier::Cooperative, 256), "broken", (9, 0)).expect_err("must not compile");
+    let message = error.to_string();
+    assert!(message.contains("undeclared"), "{message}");
+    assert!(message.lines().any(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit())), "numbered source: {message}");
+}

@@ -1,0 +1,312 @@
+//! Test kernels, each with the CPU reference it is checked against.
+
+use gsync::prelude::*;
+
+/// One phase: `y = alpha * x + y`.
+#[grid_phases]
+pub fn saxpy(alpha: f32, x: &[f32], y: &mut [f32]) {
+    for i in grid_stride(0..y.len()) {
+        y[i] = alpha * x[i] + y[i];
+    }
+}
+
+pub fn saxpy_reference(alpha: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
+    x.iter().zip(y).map(|(x, y)| alpha * x + y).collect()
+}
+
+/// Three fixed phases, each reading what other blocks wrote in the one before.
+#[grid_phases]
+pub fn three_phases(input: &[u32], a: &mut [u32], b: &mut [u32], out: &mut [u32]) {
+    let n = input.len();
+    for i in grid_stride(0..n) {
+        a[i] = input[i].wrapping_mul(2654435761) ^ (i as u32);
+    }
+    grid_sync();
+    for i in grid_stride(0..n) {
+        b[i] = a[n - 1 - i].rotate_left(7) + a[i];
+    }
+    grid_sync();
+    for i in grid_stride(0..n) {
+        out[i] = b[(i + n / 2) % n] ^ a[(i * 7919) % n];
+    }
+}
+
+pub fn three_phases_reference(input: &[u32]) -> Vec<u32> {
+    let n = input.len();
+    let a: Vec<u32> = (0..n).map(|i| input[i].wrapping_mul(2654435761) ^ (i as u32)).collect();
+    let b: Vec<u32> = (0..n).map(|i| a[n - 1 - i].rotate_left(7).wrapping_add(a[i])).collect();
+    (0..n).map(|i| b[(i + n / 2) % n] ^ a[(i * 7919) % n]).collect()
+}
+
+/// `rounds` phases; in each, every element moves `shift` places (to another
+/// block) and grows by one, so a phase that misses another block's writes
+/// leaves a wrong value behind.
+#[grid_phases]
+pub fn rotate_rounds(a: &mut [u32], b: &mut [u32], shift: u32, rounds: u32) {
+    let n = a.len() as u32;
+    for r in 0..rounds {
+        for i in grid_stride(0..n) {
+            let from = (i + shift) % n;
+            if r % 2 == 0 {
+                b[i] = a[from] + 1;
+            } else {
+                a[i] = b[from] + 1;
+            }
+        }
+        grid_sync();
+    }
+}
+
+/// The same kernel with the barrier left out: a race, for showing the barrier matters.
+#[grid_phases]
+pub fn rotate_rounds_without_barrier(a: &mut [u32], b: &mut [u32], shift: u32, rounds: u32) {
+    let n = a.len() as u32;
+    for r in 0..rounds {
+        for i in grid_stride(0..n) {
+            let from = (i + shift) % n;
+            if r % 2 == 0 {
+                b[i] = a[from] + 1;
+            } else {
+                a[i] = b[from] + 1;
+            }
+        }
+    }
+}
+
+/// Returns the array holding the result after `rounds` (see `smooth_reference`).
+pub fn rotate_rounds_reference(input: &[u32], shift: u32, rounds: u32) -> Vec<u32> {
+    let n = input.len();
+    let shift = shift as usize % n.max(1);
+    let mut v = input.to_vec();
+    for _ in 0..rounds {
+        v = (0..n).map(|i| v[(i + shift) % n].wrapping_add(1)).collect();
+    }
+    v
+}
+
+/// Block sums in shared memory with `sync_block()`, then a grid-wide total
+/// of the partial sums after `grid_sync()`.
+#[grid_phases(threads = 256)]
+pub fn block_sums(input: &[u32], partial: &mut [u32], total: &mut [u64]) {
+    let mut tile = shared_array::<u32, 256>();
+    let t = thread_idx();
+    let mut acc = 0u32;
+    for i in grid_stride(0..input.len()) {
+        acc = acc.wrapping_add(input[i]);
+    }
+    tile[t] = acc;
+    sync_block();
+    let mut width = block_dim() / 2;
+    while width > 0 {
+        if t < width {
+            tile[t] = tile[t].wrapping_add(tile[t + width]);
+        }
+        sync_block();
+        width /= 2;
+    }
+    if t == 0 {
+        partial[block_idx()] = tile[0];
+    }
+    grid_sync();
+    if global_id() == 0 {
+        let mut sum = 0u64;
+        for b in 0..grid_dim() {
+            sum += partial[b] as u64;
+        }
+        total[0] = sum;
+    }
+}
+
+/// Atomics on slice elements: a histogram, extremes, exchange and compare-and-swap.
+#[grid_phases]
+pub fn atomics(values: &[i32], histogram: &mut [u32], extremes: &mut [i32], last: &mut [u32], claims: &mut [u32]) {
+    let bins = histogram.len() as u32;
+    for i in grid_stride(0..values.len()) {
+        let v = values[i];
+        histogram.atomic_add(((v % bins as i32 + bins as i32) % bins as i32) as u32, 1);
+        extremes.atomic_min(0, v);
+        extremes.atomic_max(1, v);
+        last.atomic_exch(0, 7);
+        // Each slot is claimed by exactly one element through compare-and-swap.
+        let slot = (v as u32) % claims.len() as u32;
+        claims.atomic_cas(slot, 0, i as u32 + 1);
+    }
+}
+
+/// Warp shuffles: per-warp sums by `shfl_down`, butterfly maxima by
+/// `shfl_xor`, inclusive prefix sums by `shfl_up`, broadcast by `shfl`.
+#[grid_phases(threads = 128)]
+pub fn warp_ops(input: &[u32], sums: &mut [u32], maxima: &mut [u32], scans: &mut [u32], broadcast: &mut [u32]) {
+    let n = input.len() as u32;
+    let rounds = (n + grid_size() - 1) / grid_size();
+    for r in 0..rounds {
+        let i = r * grid_size() + global_id();
+        let v = if i < n { input[i] } else { 0 };
+        let mut sum = v;
+        let mut offset = 16u32;
+        while offset > 0 {
+            sum = sum.wrapping_add(shfl_down(sum, offset));
+            offset /= 2;
+        }
+        let mut max = v;
+        let mut mask = 1u32;
+        while mask < 32 {
+            max = max.max(shfl_xor(max, mask));
+            mask *= 2;
+        }
+        let mut scan = v;
+        let mut d = 1u32;
+        while d < 32 {
+            let up = shfl_up(scan, d);
+            if lane_id() >= d {
+                scan = scan.wrapping_add(up);
+            }
+            d *= 2;
+        }
+        let first = shfl(v, 0);
+        if i < n {
+            scans[i] = scan;
+            broadcast[i] = first;
+            if lane_id() == 0 {
+                sums[i / 32] = sum;
+                maxima[i / 32] = max;
+            }
+        }
+    }
+}
+
+/// CPU reference of `warp_ops` (warps of 32 consecutive elements, the tail
+/// padded with zeros): (sums, maxima, scans, broadcast).
+pub fn warp_ops_reference(input: &[u32]) -> (Vec<u32>, Vec<u32>, Vec<u32>, Vec<u32>) {
+    let warps = input.len().div_ceil(32);
+    let (mut sums, mut maxima) = (vec![0; warps], vec![0; warps]);
+    let (mut scans, mut broadcast) = (vec![0; input.len()], vec![0; input.len()]);
+    for w in 0..warps {
+        let lanes: Vec<u32> = (0..32).map(|l| input.get(w * 32 + l).copied().unwrap_or(0)).collect();
+        sums[w] = lanes.iter().fold(0u32, |a, &b| a.wrapping_add(b));
+        maxima[w] = lanes.iter().copied().max().unwrap_or(0);
+        let mut acc = 0u32;
+        for (l, &x) in lanes.iter().enumerate() {
+            acc = acc.wrapping_add(x);
+            if let Some(slot) = scans.get_mut(w * 32 + l) {
+                *slot = acc;
+                broadcast[w * 32 + l] = lanes[0];
+            }
+        }
+    }
+    (sums, maxima, scans, broadcast)
+}
+
+/// A kernel whose every thread reads one element past the end: in a build
+/// with bounds checks the launch reports it instead of reading stray memory.
+#[grid_phases]
+pub fn reads_past_the_end(input: &[u32], out: &mut [u32]) {
+    for i in grid_stride(0..out.len()) {
+        out[i] = input[i + 1];
+    }
+    grid_sync();
+    for i in grid_stride(0..out.len()) {
+        out[i] += 1;
+    }
+}
+
+/// Stamps one kernel per scalar type exercising Rust's wrapping arithmetic,
+/// shifts, bit operations, division and casts at that type's own width.
+macro_rules! scalar_kernel {
+    ($name:ident, $reference:ident, $t:ident) => {
+        /// Integer arithmetic at the width of the element type.
+        #[grid_phases]
+        pub fn $name(a: &[$t], b: &[$t], out: &mut [$t], wide: &mut [i64], from_float: &mut [$t], floats: &[f32]) {
+            for i in grid_stride(0..out.len()) {
+                let x = a[i];
+                let y = b[i];
+                let mixed = x * y + x - (y ^ (x >> 3u32)) + (x << 5u32);
+                let divided = if y != 0 { x / y + x % y } else { x };
+                out[i] = mixed.wrapping_add(divided) | (!x & y);
+                wide[i] = x as i64 - y as i64;
+                from_float[i] = floats[i] as $t;
+            }
+        }
+
+        /// CPU reference for the kernel above: (out, wide, from_float).
+        pub fn $reference(a: &[$t], b: &[$t], floats: &[f32]) -> (Vec<$t>, Vec<i64>, Vec<$t>) {
+            let mut out = Vec::new();
+            let mut wide = Vec::new();
+            let mut from_float = Vec::new();
+            for i in 0..a.len() {
+                let (x, y) = (a[i], b[i]);
+                let mixed = x
+                    .wrapping_mul(y)
+                    .wrapping_add(x)
+                    .wrapping_sub(y ^ (x >> 3u32))
+                    .wrapping_add(x.wrapping_shl(5));
+                let divided = if y != 0 { x.wrapping_div(y).wrapping_add(x.wrapping_rem(y)) } else { x };
+                out.push(mixed.wrapping_add(divided) | (!x & y));
+                wide.push((x as i64).wrapping_sub(y as i64));
+                from_float.push(floats[i] as $t);
+            }
+            (out, wide, from_float)
+        }
+    };
+}
+
+scalar_kernel!(arith_u8, arith_u8_reference, u8);
+scalar_kernel!(arith_i8, arith_i8_reference, i8);
+scalar_kernel!(arith_u16, arith_u16_reference, u16);
+scalar_kernel!(arith_i16, arith_i16_reference, i16);
+scalar_kernel!(arith_u32, arith_u32_reference, u32);
+scalar_kernel!(arith_i32, arith_i32_reference, i32);
+scalar_kernel!(arith_u64, arith_u64_reference, u64);
+scalar_kernel!(arith_i64, arith_i64_reference, i64);
+
+/// Float arithmetic at both widths: IEEE operations must match the CPU bit for bit.
+macro_rules! float_kernel {
+    ($name:ident, $reference:ident, $t:ident) => {
+        /// Float arithmetic, methods and casts at one width.
+        #[grid_phases]
+        pub fn $name(a: &[$t], b: &[$t], out: &mut [$t], as_int: &mut [i32]) {
+            for i in grid_stride(0..out.len()) {
+                let x = a[i];
+                let y = b[i];
+                out[i] = (x * y + x / (y.abs() + 1.0)).sqrt() - x.min(y) + y.max(x) * 0.5;
+                as_int[i] = (x * 1000.0) as i32;
+            }
+        }
+
+        /// CPU reference for the kernel above.
+        pub fn $reference(a: &[$t], b: &[$t]) -> (Vec<$t>, Vec<i32>) {
+            a.iter()
+                .zip(b)
+                .map(|(&x, &y)| ((x * y + x / (y.abs() + 1.0)).sqrt() - x.min(y) + y.max(x) * 0.5, (x * 1000.0) as i32))
+                .unzip()
+        }
+    };
+}
+
+float_kernel!(arith_f32, arith_f32_reference, f32);
+float_kernel!(arith_f64, arith_f64_reference, f64);
+
+/// Every kernel of the test suite and the library, for the NVRTC check.
+pub fn all() -> Vec<&'static gsync::KernelSpec> {
+    vec![
+        &saxpy::KERNEL,
+        &three_phases::KERNEL,
+        &rotate_rounds::KERNEL,
+        &rotate_rounds_without_barrier::KERNEL,
+        &block_sums::KERNEL,
+        &atomics::KERNEL,
+        &warp_ops::KERNEL,
+        &reads_past_the_end::KERNEL,
+        &arith_u8::KERNEL,
+        &arith_i8::KERNEL,
+        &arith_u16::KERNEL,
+        &arith_i16::KERNEL,
+        &arith_u32::KERNEL,
+        &arith_i32::KERNEL,
+        &arith_u64::KERNEL,
+        &arith_i64::KERNEL,
+        &arith_f32::KERNEL,
+        &arith_f64::KERNEL,
+        &gsync::kernels::smooth::KERNEL,
+    ]
+}

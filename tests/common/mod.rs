@@ -1,0 +1,5 @@
+//! Kernels and CPU references shared by the codegen test (NVRTC, everywhere)
+//! and the GPU tests.
+#![allow(dead_code)]
+
+pub mod kernels;
