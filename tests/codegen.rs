@@ -25,25 +25,45 @@ fn with_checks(kernel: &KernelSpec, checks: bool) -> KernelSpec {
     KernelSpec { bounds_checks: checks, ..*kernel }
 }
 
+/// Compiles one kernel in every configuration; returns the failures.
+fn compile_all_configurations(kernel: &KernelSpec) -> Vec<String> {
+    let mut failures = Vec::new();
+    for checks in [true, false] {
+        let spec = with_checks(kernel, checks);
+        for &barrier in Barrier::ALL {
+            let source = spec.source(barrier, spec.default_block_size());
+            for arch in ARCHS {
+                if let Err(e) = gsync::compile(&source, spec.name, arch) {
+                    failures.push(format!("{} (checks {checks}, {barrier}, sm_{}{}): {e}", spec.name, arch.0, arch.1));
+                }
+            }
+        }
+    }
+    failures
+}
+
 #[test]
 fn every_kernel_compiles_for_sm80_and_sm90() {
     if !nvrtc_available() {
         return;
     }
-    let mut failures = Vec::new();
-    for kernel in common::kernels::all() {
-        for checks in [true, false] {
-            let spec = with_checks(kernel, checks);
-            for &barrier in Barrier::ALL {
-                let source = spec.source(barrier, spec.default_block_size());
-                for arch in ARCHS {
-                    if let Err(e) = gsync::compile(&source, spec.name, arch) {
-                        failures.push(format!("{} (checks {checks}, {barrier}, sm_{}{}): {e}", spec.name, arch.0, arch.1));
+    let kernels = common::kernels::all();
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut failures = Vec::new();
+                    while let Some(kernel) = kernels.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                        failures.extend(compile_all_configurations(kernel));
                     }
-                }
-            }
-        }
-    }
+                    failures
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("compiler thread")).collect()
+    });
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
@@ -60,10 +80,17 @@ fn a_broken_kernel_reports_the_log_and_numbered_source() {
     if !nvrtc_available() {
         return;
     }
-    let broken = KernelSpec { checked_body: "extern \"C\" __global__ void broken() { undeclared = 1; }", ..common::kernels::saxpy::KERNEL };
+    let broken = KernelSpec {
+        checked_body: "extern \"C\" __global__ void broken() { undeclared = 1; }",
+        ..common::kernels::saxpy::KERNEL
+    };
     let broken = with_checks(&broken, true);
-    let error = gsync::compile(&broken.source(Barrier::Cooperative, 256), "broken", (9, 0)).expect_err("must not compile");
+    let error =
+        gsync::compile(&broken.source(Barrier::Cooperative, 256), "broken", (9, 0)).expect_err("must not compile");
     let message = error.to_string();
     assert!(message.contains("undeclared"), "{message}");
-    assert!(message.lines().any(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit())), "numbered source: {message}");
+    assert!(
+        message.lines().any(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit())),
+        "numbered source: {message}"
+    );
 }

@@ -83,8 +83,10 @@ fn a_thousand_phases_each_see_every_blocks_writes() {
         for blocks in grids(&gpu, max) {
             let mut a = gpu.upload(&input).unwrap();
             let mut b = gpu.zeros::<u32>(n).unwrap();
-            let report = rotate_rounds::launch_with(&gpu, &launch.clone().blocks(blocks), &mut a, &mut b, shift, rounds).unwrap();
-            let result = gpu.download(if rounds % 2 == 0 { &a } else { &b }).unwrap();
+            let report =
+                rotate_rounds::launch_with(&gpu, &launch.clone().blocks(blocks), &mut a, &mut b, shift, rounds)
+                    .unwrap();
+            let result = gpu.download(if rounds.is_multiple_of(2) { &a } else { &b }).unwrap();
             let expected = rotate_rounds_reference(&input, shift, rounds);
             let wrong = result.iter().zip(&expected).filter(|(x, y)| x != y).count();
             assert_eq!(wrong, 0, "{blocks} blocks × {threads} threads: {wrong} of {n} wrong");
@@ -128,8 +130,9 @@ fn the_library_smoothing_kernel_matches_the_cpu_bit_for_bit() {
     for rounds in [1, 2, 101] {
         let mut a = gpu.upload(&input).unwrap();
         let mut b = gpu.zeros::<f32>(n).unwrap();
-        gsync::kernels::smooth::launch_with(&gpu, &Launch::new().blocks(60).threads(32), &mut a, &mut b, rounds).unwrap();
-        let result = gpu.download(if rounds % 2 == 0 { &a } else { &b }).unwrap();
+        gsync::kernels::smooth::launch_with(&gpu, &Launch::new().blocks(60).threads(32), &mut a, &mut b, rounds)
+            .unwrap();
+        let result = gpu.download(if rounds.is_multiple_of(2) { &a } else { &b }).unwrap();
         let expected = gsync::kernels::smooth_reference(&input, rounds);
         assert!(result.iter().zip(&expected).all(|(x, y)| x.to_bits() == y.to_bits()), "rounds {rounds}");
     }
@@ -302,7 +305,8 @@ fn an_over_large_grid_is_refused_before_launch() {
     let gpu = gpu();
     let max = rotate_rounds::max_coresident_blocks(&gpu, &Launch::new()).unwrap();
     let (mut a, mut b) = (gpu.zeros::<u32>(1024).unwrap(), gpu.zeros::<u32>(1024).unwrap());
-    let error = rotate_rounds::launch_with(&gpu, &Launch::new().blocks(max + 1), &mut a, &mut b, 1, 10).expect_err("too large");
+    let error =
+        rotate_rounds::launch_with(&gpu, &Launch::new().blocks(max + 1), &mut a, &mut b, 1, 10).expect_err("too large");
     match &error {
         Error::GridTooLarge { requested, max: limit, .. } => assert_eq!((*requested, *limit), (max + 1, max)),
         other => panic!("expected GridTooLarge, got {other:?}"),

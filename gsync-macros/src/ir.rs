@@ -195,21 +195,50 @@ pub struct Stmt {
 
 #[derive(Clone, Debug)]
 pub enum StmtKind {
-    Let { var: VarId, init: Option<Expr> },
+    Let {
+        var: VarId,
+        init: Option<Expr>,
+    },
     /// A local array `[init; len]` or `[a, b, c]`.
-    LetArray { array: ArrayId, init: ArrayInit },
-    Assign { place: Place, op: Option<BinOp>, value: Expr },
+    LetArray {
+        array: ArrayId,
+        init: ArrayInit,
+    },
+    Assign {
+        place: Place,
+        op: Option<BinOp>,
+        value: Expr,
+    },
     /// An expression evaluated for its effect (an atomic).
     Expr(Expr),
-    If { cond: Expr, then: Block, otherwise: Option<Block> },
-    While { id: LoopId, cond: Expr, body: Block },
-    Loop { id: LoopId, body: Block },
-    For { id: LoopId, var: VarId, range: ForRange, body: Block },
+    If {
+        cond: Expr,
+        then: Block,
+        otherwise: Option<Block>,
+    },
+    While {
+        id: LoopId,
+        cond: Expr,
+        body: Block,
+    },
+    Loop {
+        id: LoopId,
+        body: Block,
+    },
+    For {
+        id: LoopId,
+        var: VarId,
+        range: ForRange,
+        body: Block,
+    },
     Break(LoopId),
     Continue(LoopId),
     Return,
     /// The `index`-th `grid_sync()` call site (1-based), at `line`.
-    GridSync { index: u32, line: u32 },
+    GridSync {
+        index: u32,
+        line: u32,
+    },
     SyncBlock,
     Block(Block),
 }
@@ -255,15 +284,36 @@ pub enum ExprKind {
     Binary(BinOp, Box<Expr>, Box<Expr>),
     /// `e as T`, T being the expression's own type.
     Cast(Box<Expr>),
-    Load { array: ArrayId, index: Box<Expr>, line: u32 },
+    Load {
+        array: ArrayId,
+        index: Box<Expr>,
+        line: u32,
+    },
     Len(ArrayId),
     Builtin(Builtin),
     /// A method or function from the math table, e.g. `x.min(y)`.
-    Call { func: &'static str, args: Vec<Expr> },
-    Atomic { op: AtomicOp, array: ArrayId, index: Box<Expr>, args: Vec<Expr>, line: u32 },
-    Shuffle { op: ShuffleOp, value: Box<Expr>, lane: Box<Expr> },
+    Call {
+        func: &'static str,
+        args: Vec<Expr>,
+    },
+    Atomic {
+        op: AtomicOp,
+        array: ArrayId,
+        index: Box<Expr>,
+        args: Vec<Expr>,
+        line: u32,
+    },
+    Shuffle {
+        op: ShuffleOp,
+        value: Box<Expr>,
+        lane: Box<Expr>,
+    },
     /// `if c { a } else { b }` with pure branches.
-    Select { cond: Box<Expr>, then: Box<Expr>, otherwise: Box<Expr> },
+    Select {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        otherwise: Box<Expr>,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -16,7 +16,10 @@ pub fn each_stmt(block: &Block, f: &mut dyn FnMut(&Stmt)) {
 pub fn child_blocks(s: &Stmt) -> Vec<&Block> {
     match &s.kind {
         StmtKind::If { then, otherwise, .. } => std::iter::once(then).chain(otherwise).collect(),
-        StmtKind::While { body, .. } | StmtKind::Loop { body, .. } | StmtKind::For { body, .. } | StmtKind::Block(body) => vec![body],
+        StmtKind::While { body, .. }
+        | StmtKind::Loop { body, .. }
+        | StmtKind::For { body, .. }
+        | StmtKind::Block(body) => vec![body],
         _ => Vec::new(),
     }
 }
@@ -74,6 +77,11 @@ pub fn each_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
             each_expr(then, f);
             each_expr(otherwise, f);
         }
-        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Var(_) | ExprKind::Len(_) | ExprKind::Builtin(_) => {}
+        ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Var(_)
+        | ExprKind::Len(_)
+        | ExprKind::Builtin(_) => {}
     }
 }

@@ -65,7 +65,17 @@ fn rust_signature(func: &syn::ItemFn) -> String {
     let name = &sig.ident;
     let inputs = &sig.inputs;
     let text = quote!(fn #name(#inputs)).to_string();
-    text.split_whitespace().collect::<Vec<_>>().join(" ").replace(" ,", ",").replace("& ", "&").replace(" (", "(").replace("( ", "(").replace(" )", ")").replace(" :", ":").replace("[ ", "[").replace(" ]", "]")
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace(" ,", ",")
+        .replace("& ", "&")
+        .replace(" (", "(")
+        .replace("( ", "(")
+        .replace(" )", ")")
+        .replace(" :", ":")
+        .replace("[ ", "[")
+        .replace(" ]", "]")
 }
 
 #[cfg(test)]

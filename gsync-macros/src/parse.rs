@@ -29,12 +29,10 @@ pub fn options(args: proc_macro2::TokenStream, diag: &mut Diagnostics) -> Option
     for nv in list {
         let threads = nv.path.is_ident("threads");
         match (&nv.value, threads) {
-            (syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }), true) => {
-                match n.base10_parse::<u32>() {
-                    Ok(t) if (1..=1024).contains(&t) => options.threads = t,
-                    _ => diag.error(n.span(), "`threads` must be a block size from 1 to 1024"),
-                }
-            }
+            (syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }), true) => match n.base10_parse::<u32>() {
+                Ok(t) if (1..=1024).contains(&t) => options.threads = t,
+                _ => diag.error(n.span(), "`threads` must be a block size from 1 to 1024"),
+            },
             (_, true) => diag.error(nv.value.span(), "`threads` takes an integer literal, e.g. `threads = 256`"),
             _ => diag.error(nv.path.span(), "unknown option: `#[grid_phases]` accepts only `threads = N`"),
         }
@@ -78,7 +76,10 @@ pub fn signature(func: &syn::ItemFn, diag: &mut Diagnostics) -> Signature {
         diag.error(t.span(), "a `#[grid_phases]` kernel cannot be `unsafe`: the DSL has no unsafe operations");
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        diag.error(sig.generics.span(), "a `#[grid_phases]` kernel cannot be generic: write one kernel per element type");
+        diag.error(
+            sig.generics.span(),
+            "a `#[grid_phases]` kernel cannot be generic: write one kernel per element type",
+        );
     }
     if let syn::ReturnType::Type(_, ty) = &sig.output {
         diag.error(ty.span(), "a `#[grid_phases]` kernel returns nothing: write results into a `&mut [T]` parameter");
@@ -105,7 +106,10 @@ fn param(arg: &syn::FnArg, diag: &mut Diagnostics) -> Option<ParamDecl> {
     }
     let kind = param_kind(&pat_ty.ty, diag)?;
     if pat.mutability.is_some() && matches!(kind, ParamKind::Slice { .. }) {
-        diag.error(pat.mutability.span(), "a slice parameter cannot be a `mut` binding; write `name: &mut [T]` to write into it");
+        diag.error(
+            pat.mutability.span(),
+            "a slice parameter cannot be a `mut` binding; write `name: &mut [T]` to write into it",
+        );
         return None;
     }
     Some(ParamDecl { name: pat.ident.clone(), kind, mutable_binding: pat.mutability.is_some(), span: pat_ty.span() })
@@ -128,7 +132,10 @@ fn param_kind(ty: &syn::Type, diag: &mut Diagnostics) -> Option<ParamKind> {
                     Some(ParamKind::Slice { elem, mutable: r.mutability.is_some() })
                 }
                 _ => {
-                    diag.error(slice.elem.span(), format!("unsupported slice element type: kernels take slices of {SLICE_ELEMS}"));
+                    diag.error(
+                        slice.elem.span(),
+                        format!("unsupported slice element type: kernels take slices of {SLICE_ELEMS}"),
+                    );
                     None
                 }
             }

@@ -131,10 +131,7 @@ impl Gpu {
     /// A new device buffer of `len` zeros.
     pub fn zeros<T: DeviceScalar>(&self, len: usize) -> Result<DeviceBuffer<T>> {
         let bytes = len.max(1) * size_of::<T>();
-        let slice = self
-            .stream()
-            .alloc_zeros::<T>(len.max(1))
-            .map_err(Error::allocation(bytes))?;
+        let slice = self.stream().alloc_zeros::<T>(len.max(1)).map_err(Error::allocation(bytes))?;
         Ok(DeviceBuffer { slice, len })
     }
 
@@ -146,23 +143,15 @@ impl Gpu {
     }
 
     /// Copies a device buffer into `out`, which must have the buffer's length.
-    pub fn download_into<T: DeviceScalar>(
-        &self,
-        buffer: &DeviceBuffer<T>,
-        out: &mut [T],
-    ) -> Result<()> {
+    pub fn download_into<T: DeviceScalar>(&self, buffer: &DeviceBuffer<T>, out: &mut [T]) -> Result<()> {
         check_lengths(buffer, out.len())?;
         if out.is_empty() {
             return Ok(());
         }
         let view = buffer.slice.slice(..buffer.len);
-        self.stream()
-            .memcpy_dtoh(&view, out)
-            .map_err(Error::driver("copying a buffer to the host"))?;
+        self.stream().memcpy_dtoh(&view, out).map_err(Error::driver("copying a buffer to the host"))?;
         // The copy is asynchronous; `out` must not be read before it lands.
-        self.stream()
-            .synchronize()
-            .map_err(Error::driver("copying a buffer to the host"))
+        self.stream().synchronize().map_err(Error::driver("copying a buffer to the host"))
     }
 
     /// Overwrites a device buffer with `host`, which must have the buffer's length.
@@ -174,9 +163,7 @@ impl Gpu {
         let mut view = buffer.slice.slice_mut(..buffer.len);
         // From pageable memory the driver stages the data before returning, so `host` may be
         // reused as soon as this returns.
-        self.stream()
-            .memcpy_htod(host, &mut view)
-            .map_err(Error::driver("copying a buffer to the GPU"))
+        self.stream().memcpy_htod(host, &mut view).map_err(Error::driver("copying a buffer to the GPU"))
     }
 
     /// A buffer of `len` uninitialised elements.
@@ -185,10 +172,7 @@ impl Gpu {
     /// The caller must write the elements before they are read.
     unsafe fn allocate<T: DeviceScalar>(&self, len: usize) -> Result<DeviceBuffer<T>> {
         let bytes = len.max(1) * size_of::<T>();
-        let slice = self
-            .stream()
-            .alloc::<T>(len.max(1))
-            .map_err(Error::allocation(bytes))?;
+        let slice = self.stream().alloc::<T>(len.max(1)).map_err(Error::allocation(bytes))?;
         Ok(DeviceBuffer { slice, len })
     }
 }
@@ -197,10 +181,7 @@ fn check_lengths<T: DeviceScalar>(buffer: &DeviceBuffer<T>, host: usize) -> Resu
     if buffer.len == host {
         Ok(())
     } else {
-        Err(Error::LengthMismatch {
-            device: buffer.len,
-            host,
-        })
+        Err(Error::LengthMismatch { device: buffer.len, host })
     }
 }
 

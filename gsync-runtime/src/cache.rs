@@ -59,17 +59,13 @@ pub(crate) struct DiskCache {
 impl DiskCache {
     /// The cache in `GSYNC_CACHE_DIR`, else `$XDG_CACHE_HOME/gsync`, else `~/.cache/gsync`.
     pub fn from_env() -> Self {
-        DiskCache {
-            dir: cache_dir(|name| std::env::var_os(name).filter(|value| !value.is_empty())),
-        }
+        DiskCache { dir: cache_dir(|name| std::env::var_os(name).filter(|value| !value.is_empty())) }
     }
 
     /// The cache in `dir`.
     #[cfg(test)]
     pub fn at(dir: impl Into<PathBuf>) -> Self {
-        DiskCache {
-            dir: Some(dir.into()),
-        }
+        DiskCache { dir: Some(dir.into()) }
     }
 
     /// Compiles `source` for `arch` unless this cache already holds the result.
@@ -169,10 +165,7 @@ mod tests {
         let cache = DiskCache::at(tmp.path().join("nested/dir"));
         assert_eq!(cache.load(&key()), None);
         cache.store(&key(), b"\x7fELF cubin bytes");
-        assert_eq!(
-            cache.load(&key()).as_deref(),
-            Some(&b"\x7fELF cubin bytes"[..])
-        );
+        assert_eq!(cache.load(&key()).as_deref(), Some(&b"\x7fELF cubin bytes"[..]));
         let leftovers: Vec<_> = fs::read_dir(tmp.path().join("nested/dir"))
             .expect("the cache directory exists")
             .filter_map(|entry| entry.ok())
@@ -229,38 +222,21 @@ mod tests {
         marked.extend_from_slice(Sha256::digest(b"cached").as_slice());
         marked.extend_from_slice(b"cached");
         fs::write(key_path, &marked).expect("replace the entry");
-        assert_eq!(
-            cache.compile(source, "noop", (8, 0)).expect("hit"),
-            b"cached"
-        );
+        assert_eq!(cache.compile(source, "noop", (8, 0)).expect("hit"), b"cached");
         fs::write(key_path, b"garbage").expect("corrupt the entry");
-        assert_eq!(
-            cache.compile(source, "noop", (8, 0)).expect("recompiles"),
-            first
-        );
+        assert_eq!(cache.compile(source, "noop", (8, 0)).expect("recompiles"), first);
     }
 
     #[test]
     fn the_cache_directory_follows_the_environment() {
         let env = |vars: &'static [(&'static str, &'static str)]| {
-            move |name: &str| {
-                vars.iter()
-                    .find(|(var, _)| *var == name)
-                    .map(|(_, value)| OsString::from(value))
-            }
+            move |name: &str| vars.iter().find(|(var, _)| *var == name).map(|(_, value)| OsString::from(value))
         };
-        let all = env(&[
-            ("GSYNC_CACHE_DIR", "/g"),
-            ("XDG_CACHE_HOME", "/x"),
-            ("HOME", "/h"),
-        ]);
+        let all = env(&[("GSYNC_CACHE_DIR", "/g"), ("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]);
         assert_eq!(cache_dir(all), Some(PathBuf::from("/g")));
         let xdg = env(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]);
         assert_eq!(cache_dir(xdg), Some(PathBuf::from("/x/gsync")));
-        assert_eq!(
-            cache_dir(env(&[("HOME", "/h")])),
-            Some(PathBuf::from("/h/.cache/gsync"))
-        );
+        assert_eq!(cache_dir(env(&[("HOME", "/h")])), Some(PathBuf::from("/h/.cache/gsync")));
         assert_eq!(cache_dir(env(&[])), None);
     }
 }

@@ -26,29 +26,20 @@ pub fn compile(source: &str, kernel_name: &str, arch: (u32, u32)) -> Result<Comp
     let options = options(toolkit, arch);
     let source_c = CString::new(source).map_err(|nul| Error::Compile {
         kernel: kernel_name.to_owned(),
-        log: format!(
-            "the source contains a NUL byte at offset {}",
-            nul.nul_position()
-        ),
+        log: format!("the source contains a NUL byte at offset {}", nul.nul_position()),
         source_with_line_numbers: number_lines(source),
     })?;
     // With NUL bytes removed the name is always a valid C string.
-    let program_name =
-        CString::new(format!("{}.cu", kernel_name.replace('\0', ""))).unwrap_or_default();
+    let program_name = CString::new(format!("{}.cu", kernel_name.replace('\0', ""))).unwrap_or_default();
     let program = Program::create(&source_c, &program_name)?;
     // SAFETY: `program` is live until it drops at the end of this function.
     let compiled = unsafe { nvrtc::compile_program(program.0, &options) };
     let log = program.log()?;
     match compiled {
-        Ok(()) => Ok(Compiled {
-            cubin: program.cubin()?,
-            log,
-        }),
-        Err(NvrtcError(sys::nvrtcResult::NVRTC_ERROR_COMPILATION)) => Err(Error::Compile {
-            kernel: kernel_name.to_owned(),
-            log,
-            source_with_line_numbers: number_lines(source),
-        }),
+        Ok(()) => Ok(Compiled { cubin: program.cubin()?, log }),
+        Err(NvrtcError(sys::nvrtcResult::NVRTC_ERROR_COMPILATION)) => {
+            Err(Error::Compile { kernel: kernel_name.to_owned(), log, source_with_line_numbers: number_lines(source) })
+        }
         Err(error) => Err(nvrtc_error("compiling")(error)),
     }
 }
@@ -58,9 +49,7 @@ pub fn nvrtc_version() -> Result<(i32, i32)> {
     discover::toolkit()?;
     let (mut major, mut minor) = (0, 0);
     // SAFETY: both pointers are valid for writes; the library is loaded by `toolkit()`.
-    unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
-        .result()
-        .map_err(nvrtc_error("querying its version"))?;
+    unsafe { sys::nvrtcVersion(&mut major, &mut minor) }.result().map_err(nvrtc_error("querying its version"))?;
     Ok((major, minor))
 }
 
@@ -73,28 +62,18 @@ pub(crate) fn options(toolkit: &Toolkit, (major, minor): (u32, u32)) -> Vec<Stri
         "--fmad=false".to_owned(),
         "-default-device".to_owned(),
     ];
-    let includes = toolkit
-        .include_dirs()
-        .iter()
-        .map(|dir| format!("-I{}", dir.display()));
+    let includes = toolkit.include_dirs().iter().map(|dir| format!("-I{}", dir.display()));
     fixed.into_iter().chain(includes).collect()
 }
 
 /// `source` with each line prefixed by its 1-based number, as NVRTC's log counts them.
 pub(crate) fn number_lines(source: &str) -> String {
     let width = source.lines().count().max(1).to_string().len();
-    source
-        .lines()
-        .enumerate()
-        .map(|(index, line)| format!("{:>width$} | {line}\n", index + 1))
-        .collect()
+    source.lines().enumerate().map(|(index, line)| format!("{:>width$} | {line}\n", index + 1)).collect()
 }
 
 fn nvrtc_error(context: &str) -> impl FnOnce(NvrtcError) -> Error + '_ {
-    move |source| Error::Nvrtc {
-        context: context.to_owned(),
-        source,
-    }
+    move |source| Error::Nvrtc { context: context.to_owned(), source }
 }
 
 /// An NVRTC program, destroyed on drop.
@@ -102,15 +81,12 @@ struct Program(sys::nvrtcProgram);
 
 impl Program {
     fn create(source: &CString, name: &CString) -> Result<Self> {
-        nvrtc::create_program(source, Some(name))
-            .map(Program)
-            .map_err(nvrtc_error("creating a program"))
+        nvrtc::create_program(source, Some(name)).map(Program).map_err(nvrtc_error("creating a program"))
     }
 
     fn log(&self) -> Result<String> {
         // SAFETY: the program is live.
-        let raw =
-            unsafe { nvrtc::get_program_log(self.0) }.map_err(nvrtc_error("reading the log"))?;
+        let raw = unsafe { nvrtc::get_program_log(self.0) }.map_err(nvrtc_error("reading the log"))?;
         Ok(c_chars_to_string(&raw).trim_end().to_owned())
     }
 
@@ -119,9 +95,7 @@ impl Program {
     fn cubin(&self) -> Result<Vec<u8>> {
         let mut size = 0usize;
         // SAFETY: the program is live and compiled; `size` is valid for writes.
-        unsafe { sys::nvrtcGetCUBINSize(self.0, &mut size) }
-            .result()
-            .map_err(nvrtc_error("sizing the CUBIN"))?;
+        unsafe { sys::nvrtcGetCUBINSize(self.0, &mut size) }.result().map_err(nvrtc_error("sizing the CUBIN"))?;
         let mut cubin = vec![0u8; size];
         // SAFETY: `cubin` has the `size` bytes NVRTC asked for.
         unsafe { sys::nvrtcGetCUBIN(self.0, cubin.as_mut_ptr().cast::<c_char>()) }
@@ -140,11 +114,7 @@ impl Drop for Program {
 }
 
 fn c_chars_to_string(raw: &[c_char]) -> String {
-    let bytes: Vec<u8> = raw
-        .iter()
-        .map(|&c| c as u8)
-        .take_while(|&b| b != 0)
-        .collect();
+    let bytes: Vec<u8> = raw.iter().map(|&c| c as u8).take_while(|&b| b != 0).collect();
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
@@ -178,8 +148,8 @@ extern "C" __global__ void __launch_bounds__(128) step(float* out, unsigned long
             return;
         }
         for arch in [(8, 0), (9, 0)] {
-            let compiled = compile(GRID_KERNEL, "step", arch)
-                .unwrap_or_else(|error| panic!("sm_{}{}: {error}", arch.0, arch.1));
+            let compiled =
+                compile(GRID_KERNEL, "step", arch).unwrap_or_else(|error| panic!("sm_{}{}: {error}", arch.0, arch.1));
             assert_eq!(&compiled.cubin[..4], b"\x7fELF", "a CUBIN is an ELF file");
         }
     }
@@ -228,12 +198,7 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve(
             return;
         }
         let source = "extern \"C\" __global__ void broken() {\n    int x = ;\n}\n";
-        let Err(Error::Compile {
-            kernel,
-            log,
-            source_with_line_numbers,
-        }) = compile(source, "broken", (8, 0))
-        else {
+        let Err(Error::Compile { kernel, log, source_with_line_numbers }) = compile(source, "broken", (8, 0)) else {
             panic!("expected a compile error");
         };
         assert_eq!(kernel, "broken");

@@ -41,9 +41,7 @@ impl Toolkit {
     /// The include directories to pass to NVRTC, or an error when no CUDA headers were found.
     pub fn headers(&self) -> Result<&[PathBuf]> {
         if self.include_dirs.is_empty() {
-            return Err(Error::CudaHeadersNotFound {
-                searched: self.header_search.clone(),
-            });
+            return Err(Error::CudaHeadersNotFound { searched: self.header_search.clone() });
         }
         Ok(&self.include_dirs)
     }
@@ -85,9 +83,7 @@ pub(crate) fn require_driver() -> Result<()> {
             return Ok(());
         }
     }
-    Err(Error::DriverNotFound {
-        searched: DRIVER_NAMES.iter().map(|name| name.to_string()).collect(),
-    })
+    Err(Error::DriverNotFound { searched: DRIVER_NAMES.iter().map(|name| name.to_string()).collect() })
 }
 
 /// Loads NVRTC and its builtins by absolute path, and makes sure cudarc will bind to this very
@@ -107,17 +103,12 @@ fn load_nvrtc(nvrtc: &Path) -> Result<Vec<Library>> {
         .iter()
         .map(|path| {
             // SAFETY: NVRTC's initialisers have no preconditions.
-            unsafe { Library::new(path) }.map_err(|source| Error::LibraryLoad {
-                path: path.clone(),
-                source,
-            })
+            unsafe { Library::new(path) }.map_err(|source| Error::LibraryLoad { path: path.clone(), source })
         })
         .collect::<Result<Vec<_>>>()?;
     // SAFETY: only probes names with dlopen; NVRTC is already loaded above.
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return Err(Error::UnsupportedNvrtc {
-            path: nvrtc.to_owned(),
-        });
+        return Err(Error::UnsupportedNvrtc { path: nvrtc.to_owned() });
     }
     Ok(libraries)
 }
@@ -129,12 +120,7 @@ fn builtins_in(dir: &Path) -> Vec<PathBuf> {
     };
     let mut builtins: Vec<PathBuf> = entries
         .filter_map(|entry| entry.ok())
-        .filter(|entry| {
-            entry
-                .file_name()
-                .to_string_lossy()
-                .starts_with(BUILTINS_PREFIX)
-        })
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with(BUILTINS_PREFIX))
         .map(|entry| entry.path())
         .collect();
     builtins.sort();
@@ -185,17 +171,11 @@ impl Candidate {
             return Vec::new();
         }
         let extras = self.extra_include_dirs.iter().filter(|dir| dir.is_dir());
-        std::iter::once(&self.include_dir)
-            .chain(extras)
-            .cloned()
-            .collect()
+        std::iter::once(&self.include_dir).chain(extras).cloned().collect()
     }
 
     fn header_search(&self) -> Vec<PathBuf> {
-        std::iter::once(&self.include_dir)
-            .chain(&self.extra_include_dirs)
-            .cloned()
-            .collect()
+        std::iter::once(&self.include_dir).chain(&self.extra_include_dirs).cloned().collect()
     }
 }
 
@@ -222,16 +202,10 @@ impl SearchEnv {
             .map(PathBuf::from)
             .chain([PathBuf::from("/usr/local/cuda")])
             .collect();
-        let site_dirs = var("PYTHONPATH")
-            .map(|paths| split_paths(&paths))
-            .unwrap_or_default();
+        let site_dirs = var("PYTHONPATH").map(|paths| split_paths(&paths)).unwrap_or_default();
         let home_local = var("HOME").map(|home| Path::new(&home).join(".local"));
-        let python_prefixes = ["VIRTUAL_ENV", "CONDA_PREFIX"]
-            .into_iter()
-            .filter_map(var)
-            .map(PathBuf::from)
-            .chain(home_local)
-            .collect();
+        let python_prefixes =
+            ["VIRTUAL_ENV", "CONDA_PREFIX"].into_iter().filter_map(var).map(PathBuf::from).chain(home_local).collect();
         SearchEnv {
             toolkit_roots,
             site_dirs,
@@ -253,49 +227,30 @@ impl SearchEnv {
             }
         }
         Err(Error::NvrtcNotFound {
-            searched: candidates
-                .iter()
-                .flat_map(|candidate| candidate.lib_dirs.iter().cloned())
-                .collect(),
+            searched: candidates.iter().flat_map(|candidate| candidate.lib_dirs.iter().cloned()).collect(),
         })
     }
 
     fn candidates(&self) -> Vec<Candidate> {
-        let toolkits = self
-            .toolkit_roots
-            .iter()
-            .map(|root| Candidate::toolkit_root(root));
+        let toolkits = self.toolkit_roots.iter().map(|root| Candidate::toolkit_root(root));
         let wheels = self.site_packages().into_iter().flat_map(|site| {
-            [
-                Candidate::toolkit_root(&site.join("nvidia").join("cu13")),
-                Candidate::cuda12_wheels(&site),
-            ]
+            [Candidate::toolkit_root(&site.join("nvidia").join("cu13")), Candidate::cuda12_wheels(&site)]
         });
         toolkits.chain(wheels).collect()
     }
 
     fn site_packages(&self) -> Vec<PathBuf> {
-        let venvs = self
-            .python_prefixes
-            .iter()
-            .flat_map(|prefix| python_dirs(prefix, &["site-packages"]));
+        let venvs = self.python_prefixes.iter().flat_map(|prefix| python_dirs(prefix, &["site-packages"]));
         let system = self
             .system_python_prefixes
             .iter()
             .flat_map(|prefix| python_dirs(prefix, &["dist-packages", "site-packages"]));
-        self.site_dirs
-            .iter()
-            .cloned()
-            .chain(venvs)
-            .chain(system)
-            .collect()
+        self.site_dirs.iter().cloned().chain(venvs).chain(system).collect()
     }
 }
 
 fn split_paths(paths: &OsString) -> Vec<PathBuf> {
-    std::env::split_paths(paths)
-        .filter(|path| !path.as_os_str().is_empty())
-        .collect()
+    std::env::split_paths(paths).filter(|path| !path.as_os_str().is_empty()).collect()
 }
 
 /// `<prefix>/lib/python3*/<kind>` for each kind, for the Python versions present.
@@ -323,8 +278,7 @@ mod tests {
     use crate::test_support::TempDir;
 
     fn touch(path: &Path) {
-        std::fs::create_dir_all(path.parent().expect("test paths have parents"))
-            .expect("create test directory");
+        std::fs::create_dir_all(path.parent().expect("test paths have parents")).expect("create test directory");
         std::fs::write(path, b"").expect("create test file");
     }
 
@@ -340,10 +294,7 @@ mod tests {
         let tmp = TempDir::new("discover-cu13");
         let site = tmp.path().join("site");
         cuda13_wheel(&site);
-        let env = SearchEnv {
-            site_dirs: vec![site.clone()],
-            ..SearchEnv::default()
-        };
+        let env = SearchEnv { site_dirs: vec![site.clone()], ..SearchEnv::default() };
         let toolkit = env.locate().expect("the wheel is found");
         let cu13 = site.join("nvidia/cu13");
         assert_eq!(toolkit.nvrtc_library(), cu13.join("lib/libnvrtc.so.13"));
@@ -359,23 +310,11 @@ mod tests {
         touch(&nvidia.join("cuda_nvrtc/lib/libnvrtc.so.12"));
         touch(&nvidia.join("cuda_runtime/include/cooperative_groups.h"));
         std::fs::create_dir_all(nvidia.join("cuda_cccl/include")).expect("create cccl");
-        let env = SearchEnv {
-            python_prefixes: vec![tmp.path().join("venv")],
-            ..SearchEnv::default()
-        };
+        let env = SearchEnv { python_prefixes: vec![tmp.path().join("venv")], ..SearchEnv::default() };
         let toolkit = env.locate().expect("the wheels are found");
-        assert_eq!(
-            toolkit.nvrtc_library(),
-            nvidia.join("cuda_nvrtc/lib/libnvrtc.so.12")
-        );
+        assert_eq!(toolkit.nvrtc_library(), nvidia.join("cuda_nvrtc/lib/libnvrtc.so.12"));
         let headers = toolkit.headers().expect("headers are found");
-        assert_eq!(
-            headers,
-            [
-                nvidia.join("cuda_runtime/include"),
-                nvidia.join("cuda_cccl/include")
-            ]
-        );
+        assert_eq!(headers, [nvidia.join("cuda_runtime/include"), nvidia.join("cuda_cccl/include")]);
     }
 
     #[test]
@@ -402,10 +341,7 @@ mod tests {
         let tmp = TempDir::new("discover-dist");
         let site = tmp.path().join("lib/python3.12/dist-packages");
         cuda13_wheel(&site);
-        let env = SearchEnv {
-            system_python_prefixes: vec![tmp.path().to_owned()],
-            ..SearchEnv::default()
-        };
+        let env = SearchEnv { system_python_prefixes: vec![tmp.path().to_owned()], ..SearchEnv::default() };
         let toolkit = env.locate().expect("the wheel is found");
         assert!(toolkit.nvrtc_library().starts_with(&site));
     }
@@ -440,10 +376,7 @@ mod tests {
         let tmp = TempDir::new("discover-noheaders");
         let root = tmp.path().join("cuda");
         touch(&root.join("lib/libnvrtc.so.13"));
-        let env = SearchEnv {
-            toolkit_roots: vec![root.clone()],
-            ..SearchEnv::default()
-        };
+        let env = SearchEnv { toolkit_roots: vec![root.clone()], ..SearchEnv::default() };
         let toolkit = env.locate().expect("NVRTC alone is found");
         let Err(Error::CudaHeadersNotFound { searched }) = toolkit.headers() else {
             panic!("expected CudaHeadersNotFound");

@@ -207,9 +207,7 @@ pub enum Error {
     },
 
     /// The GPU ran out of memory.
-    #[error(
-        "the GPU is out of memory allocating {bytes} bytes; free buffers or use smaller inputs"
-    )]
+    #[error("the GPU is out of memory allocating {bytes} bytes; free buffers or use smaller inputs")]
     OutOfMemory {
         /// The size of the failed allocation.
         bytes: usize,
@@ -269,10 +267,7 @@ impl Error {
             if source.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
                 Error::OutOfMemory { bytes }
             } else {
-                Error::Driver {
-                    context: format!("allocating {bytes} bytes"),
-                    source,
-                }
+                Error::Driver { context: format!("allocating {bytes} bytes"), source }
             }
         }
     }
@@ -282,10 +277,7 @@ fn bullet_list(paths: &[PathBuf]) -> String {
     if paths.is_empty() {
         return "  (no candidate directories)".to_owned();
     }
-    let lines: Vec<String> = paths
-        .iter()
-        .map(|path| format!("  {}", path.display()))
-        .collect();
+    let lines: Vec<String> = paths.iter().map(|path| format!("  {}", path.display())).collect();
     lines.join("\n")
 }
 
@@ -295,18 +287,10 @@ mod tests {
 
     #[test]
     fn nvrtc_not_found_lists_searched_paths_and_the_fix() {
-        let error = Error::NvrtcNotFound {
-            searched: vec![PathBuf::from("/opt/a/lib64"), PathBuf::from("/opt/b/lib")],
-        };
+        let error = Error::NvrtcNotFound { searched: vec![PathBuf::from("/opt/a/lib64"), PathBuf::from("/opt/b/lib")] };
         let message = error.to_string();
-        assert!(
-            message.contains("  /opt/a/lib64\n  /opt/b/lib"),
-            "{message}"
-        );
-        assert!(
-            message.contains("pip install nvidia-cuda-nvrtc"),
-            "{message}"
-        );
+        assert!(message.contains("  /opt/a/lib64\n  /opt/b/lib"), "{message}");
+        assert!(message.contains("pip install nvidia-cuda-nvrtc"), "{message}");
         assert!(message.contains("CUDA_HOME"), "{message}");
     }
 

@@ -72,13 +72,7 @@ impl Gpu {
         let stream = context.default_stream();
         let info = query_info(&context)?;
         let scratch = Mutex::new(LaunchScratch::new(&stream)?);
-        Ok(Gpu {
-            context,
-            stream,
-            info,
-            functions: Mutex::new(HashMap::new()),
-            scratch,
-        })
+        Ok(Gpu { context, stream, info, functions: Mutex::new(HashMap::new()), scratch })
     }
 
     /// What this GPU is and what it can do.
@@ -92,18 +86,8 @@ impl Gpu {
 
     /// The kernel compiled for this GPU, a barrier and a block size, compiling and loading it
     /// on first use.
-    pub(crate) fn function(
-        &self,
-        kernel: &KernelSpec,
-        barrier: Barrier,
-        threads: u32,
-    ) -> Result<CudaFunction> {
-        let key = FunctionKey {
-            name: kernel.name,
-            body: kernel.body().as_ptr() as usize,
-            barrier,
-            threads,
-        };
+    pub(crate) fn function(&self, kernel: &KernelSpec, barrier: Barrier, threads: u32) -> Result<CudaFunction> {
+        let key = FunctionKey { name: kernel.name, body: kernel.body().as_ptr() as usize, barrier, threads };
         if let Some(function) = self.loaded().get(&key) {
             return Ok(function.clone());
         }
@@ -120,28 +104,19 @@ impl Gpu {
         let source = kernel.source(barrier, threads);
         let cubin = compile_cached(&source, kernel.name, self.info.compute_capability)?;
         let context = format!("loading kernel `{}`", kernel.name);
-        let module = self
-            .context
-            .load_module(Ptx::from_binary(cubin))
-            .map_err(Error::driver(context.as_str()))?;
-        module
-            .load_function(kernel.name)
-            .map_err(Error::driver(context))
+        let module = self.context.load_module(Ptx::from_binary(cubin)).map_err(Error::driver(context.as_str()))?;
+        module.load_function(kernel.name).map_err(Error::driver(context))
     }
 
     fn loaded(&self) -> std::sync::MutexGuard<'_, HashMap<FunctionKey, CudaFunction>> {
         // The map is valid after any panic: entries are inserted whole.
-        self.functions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.functions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
 impl std::fmt::Debug for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Gpu")
-            .field("info", &self.info)
-            .finish_non_exhaustive()
+        f.debug_struct("Gpu").field("info", &self.info).finish_non_exhaustive()
     }
 }
 
@@ -160,30 +135,16 @@ fn query_info(context: &Arc<CudaContext>) -> Result<DeviceInfo> {
             .map(|value| u32::try_from(value).unwrap_or(0))
             .map_err(Error::driver(format!("querying {attribute:?}")))
     };
-    let (major, minor) = context
-        .compute_capability()
-        .map_err(Error::driver("querying the compute capability"))?;
+    let (major, minor) = context.compute_capability().map_err(Error::driver("querying the compute capability"))?;
     Ok(DeviceInfo {
-        name: context
-            .name()
-            .map_err(Error::driver("querying the device name"))?,
+        name: context.name().map_err(Error::driver("querying the device name"))?,
         ordinal: context.ordinal(),
         sm_count: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
-        compute_capability: (
-            u32::try_from(major).unwrap_or(0),
-            u32::try_from(minor).unwrap_or(0),
-        ),
-        cooperative_launch: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)?
-            != 0,
-        max_threads_per_block: attribute(
-            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-        )?,
-        max_shared_memory_per_block: attribute(
-            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
-        )?,
-        total_memory: context
-            .total_mem()
-            .map_err(Error::driver("querying the memory size"))? as u64,
+        compute_capability: (u32::try_from(major).unwrap_or(0), u32::try_from(minor).unwrap_or(0)),
+        cooperative_launch: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)? != 0,
+        max_threads_per_block: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+        max_shared_memory_per_block: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
+        total_memory: context.total_mem().map_err(Error::driver("querying the memory size"))? as u64,
     })
 }
 

@@ -47,8 +47,7 @@ impl KernelSpec {
              #define GSYNC_BLOCK_SIZE {threads}\n",
             self.name, self.rust_signature,
         );
-        let mut source =
-            String::with_capacity(header.len() + PRELUDE.len() + fragment.len() + body.len() + 3);
+        let mut source = String::with_capacity(header.len() + PRELUDE.len() + fragment.len() + body.len() + 3);
         source.push_str(&header);
         for part in [PRELUDE, fragment, body] {
             source.push_str(part);
@@ -79,9 +78,7 @@ impl KernelSpec {
 
     /// The name of array `index` for messages, even when the index is not in the table.
     pub(crate) fn array_name(&self, index: u32) -> String {
-        let name = usize::try_from(index)
-            .ok()
-            .and_then(|index| self.arrays.get(index));
+        let name = usize::try_from(index).ok().and_then(|index| self.arrays.get(index));
         match name {
             Some(name) => (*name).to_owned(),
             None => format!("<array #{index}>"),
@@ -178,27 +175,19 @@ pub(crate) mod tests {
                  `fn smooth(a: &mut [f32], rounds: u32)`"
             )
         );
-        assert_eq!(
-            lines.next(),
-            Some("// barrier: cooperative, block size: 128, bounds checks: on")
-        );
+        assert_eq!(lines.next(), Some("// barrier: cooperative, block size: 128, bounds checks: on"));
         assert_eq!(lines.next(), Some("#define GSYNC_BLOCK_SIZE 128"));
         let fragment = Barrier::Cooperative.descriptor().cuda_fragment;
         let prelude_at = source.find(PRELUDE).expect("the prelude is included");
         let fragment_at = source.find(fragment).expect("the fragment is included");
-        let body_at = source
-            .find(SMOOTH.checked_body)
-            .expect("the body is included");
+        let body_at = source.find(SMOOTH.checked_body).expect("the body is included");
         assert!(prelude_at < fragment_at && fragment_at < body_at);
         assert!(source.ends_with("/* checked */) {}\n"));
     }
 
     #[test]
     fn the_body_follows_the_bounds_check_setting() {
-        let unchecked = KernelSpec {
-            bounds_checks: false,
-            ..SMOOTH
-        };
+        let unchecked = KernelSpec { bounds_checks: false, ..SMOOTH };
         assert_eq!(unchecked.body(), SMOOTH.unchecked_body);
         let source = unchecked.source(Barrier::Cooperative, 32);
         assert!(source.contains("bounds checks: off"));
@@ -209,10 +198,7 @@ pub(crate) mod tests {
     #[test]
     fn the_default_block_size_is_the_kernel_s_else_256() {
         assert_eq!(SMOOTH.default_block_size(), DEFAULT_THREADS);
-        let wide = KernelSpec {
-            default_threads: 512,
-            ..SMOOTH
-        };
+        let wide = KernelSpec { default_threads: 512, ..SMOOTH };
         assert_eq!(wide.default_block_size(), 512);
     }
 
@@ -249,14 +235,7 @@ pub(crate) mod tests {
         args.push_slice_parts(0x7f00_0000_1000, 42);
         args.scalar(1u16);
         let slots: Vec<[u8; 8]> = args.slots().iter().map(|slot| slot.0).collect();
-        assert_eq!(
-            slots,
-            [
-                0x7f00_0000_1000u64.to_le_bytes(),
-                42u64.to_le_bytes(),
-                [1, 0, 0, 0, 0, 0, 0, 0]
-            ]
-        );
+        assert_eq!(slots, [0x7f00_0000_1000u64.to_le_bytes(), 42u64.to_le_bytes(), [1, 0, 0, 0, 0, 0, 0, 0]]);
     }
 
     #[test]

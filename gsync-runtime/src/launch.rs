@@ -5,9 +5,7 @@ use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{
-    CudaEvent, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg};
 
 use crate::barrier::{Barrier, LaunchMode};
 use crate::error::{Error, Result};
@@ -71,10 +69,7 @@ impl Launch {
 
     /// The kernel as this launch runs it: with the bounds-check choice applied.
     pub fn configure(&self, kernel: &KernelSpec) -> KernelSpec {
-        KernelSpec {
-            bounds_checks: self.bounds_checks.unwrap_or(kernel.bounds_checks),
-            ..*kernel
-        }
+        KernelSpec { bounds_checks: self.bounds_checks.unwrap_or(kernel.bounds_checks), ..*kernel }
     }
 
     /// The number of blocks asked for, if any.
@@ -153,19 +148,13 @@ impl LaunchScratch {
             self.barrier_state = zeroed_words(stream, barrier_words)?;
         }
         let zero = Error::driver("zeroing the status word and barrier state");
-        stream
-            .memset_zeros(&mut self.status)
-            .and_then(|()| stream.memset_zeros(&mut self.barrier_state))
-            .map_err(zero)
+        stream.memset_zeros(&mut self.status).and_then(|()| stream.memset_zeros(&mut self.barrier_state)).map_err(zero)
     }
 
     fn read_status(&self, stream: &Arc<CudaStream>) -> Result<DeviceStatus> {
         let mut words = [0u32; STATUS_WORDS];
         let read = Error::driver("reading the status word");
-        stream
-            .memcpy_dtoh(&self.status, &mut words)
-            .and_then(|()| stream.synchronize())
-            .map_err(read)?;
+        stream.memcpy_dtoh(&self.status, &mut words).and_then(|()| stream.synchronize()).map_err(read)?;
         Ok(DeviceStatus::from_words(&words))
     }
 }
@@ -180,9 +169,7 @@ fn elapsed(events: Option<(CudaEvent, CudaEvent)>) -> std::result::Result<Durati
 }
 
 fn zeroed_words(stream: &Arc<CudaStream>, words: usize) -> Result<CudaSlice<u32>> {
-    stream
-        .alloc_zeros::<u32>(words)
-        .map_err(Error::allocation(words * size_of::<u32>()))
+    stream.alloc_zeros::<u32>(words).map_err(Error::allocation(words * size_of::<u32>()))
 }
 
 impl Gpu {
@@ -222,26 +209,15 @@ impl Gpu {
         let descriptor = plan.barrier.descriptor();
         // One launch at a time may use the scratch words; the guard's state is reset below.
         let mut scratch = self.scratch.lock().unwrap_or_else(PoisonError::into_inner);
-        scratch.reset(
-            self.stream(),
-            (descriptor.state_words)(plan.blocks, plan.threads),
-        )?;
+        scratch.reset(self.stream(), (descriptor.state_words)(plan.blocks, plan.threads))?;
         let running = format!("running kernel `{}`", kernel.name);
         // SAFETY: the caller vouches for `args`.
-        let events = unsafe { self.enqueue(&plan, &args, &scratch) }
-            .map_err(Error::driver(running.as_str()))?;
+        let events = unsafe { self.enqueue(&plan, &args, &scratch) }.map_err(Error::driver(running.as_str()))?;
         // Waiting here also ends the kernel's use of the buffers `args` borrows.
-        self.stream()
-            .synchronize()
-            .map_err(Error::driver(running.as_str()))?;
+        self.stream().synchronize().map_err(Error::driver(running.as_str()))?;
         let gpu_time = elapsed(events).map_err(Error::driver(running))?;
         scratch.read_status(self.stream())?.into_result(kernel)?;
-        Ok(LaunchReport {
-            gpu_time,
-            blocks: plan.blocks,
-            threads: plan.threads,
-            barrier: plan.barrier,
-        })
+        Ok(LaunchReport { gpu_time, blocks: plan.blocks, threads: plan.threads, barrier: plan.barrier })
     }
 
     /// Queues the launch between two timing events.
@@ -262,11 +238,8 @@ impl Gpu {
         builder.arg(&scratch.barrier_state);
         builder.arg(&scratch.status);
         builder.record_kernel_launch(CUevent_flags::CU_EVENT_DEFAULT);
-        let config = LaunchConfig {
-            grid_dim: (plan.blocks, 1, 1),
-            block_dim: (plan.threads, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let config =
+            LaunchConfig { grid_dim: (plan.blocks, 1, 1), block_dim: (plan.threads, 1, 1), shared_mem_bytes: 0 };
         // SAFETY: the caller vouches for `args`; the scratch words outlive the launch.
         match plan.barrier.descriptor().launch_mode {
             LaunchMode::Cooperative => unsafe { builder.launch_cooperative(config) },
@@ -289,16 +262,10 @@ impl Gpu {
         let function = self.function(kernel, barrier, threads)?;
         let residency = self.residency(kernel, &function, threads)?;
         let barrier_max = (descriptor.max_blocks)(threads);
-        let default_blocks = barrier_max
-            .map_or(residency.max_blocks(), |max| {
-                max.min(residency.max_blocks())
-            })
-            .max(1);
+        let default_blocks = barrier_max.map_or(residency.max_blocks(), |max| max.min(residency.max_blocks())).max(1);
         let blocks = launch.blocks.unwrap_or(default_blocks);
         if blocks == 0 {
-            return Err(Error::EmptyGrid {
-                kernel: kernel.name.to_owned(),
-            });
+            return Err(Error::EmptyGrid { kernel: kernel.name.to_owned() });
         }
         if blocks > residency.max_blocks() {
             return Err(Error::GridTooLarge {
@@ -318,12 +285,7 @@ impl Gpu {
                 max,
             });
         }
-        Ok(Plan {
-            function,
-            blocks,
-            threads,
-            barrier,
-        })
+        Ok(Plan { function, blocks, threads, barrier })
     }
 
     fn checked_threads(&self, kernel: &KernelSpec, launch: &Launch) -> Result<u32> {
@@ -332,32 +294,17 @@ impl Gpu {
         if (1..=max).contains(&threads) {
             Ok(threads)
         } else {
-            Err(Error::InvalidBlockSize {
-                kernel: kernel.name.to_owned(),
-                threads,
-                max,
-            })
+            Err(Error::InvalidBlockSize { kernel: kernel.name.to_owned(), threads, max })
         }
     }
 
     /// Occupancy of the compiled kernel; kernels use static shared memory only, so the dynamic
     /// shared memory size is 0.
-    fn residency(
-        &self,
-        kernel: &KernelSpec,
-        function: &CudaFunction,
-        threads: u32,
-    ) -> Result<Residency> {
+    fn residency(&self, kernel: &KernelSpec, function: &CudaFunction, threads: u32) -> Result<Residency> {
         let blocks_per_sm = function
             .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
-            .map_err(Error::driver(format!(
-                "computing the occupancy of kernel `{}`",
-                kernel.name
-            )))?;
-        Ok(Residency {
-            blocks_per_sm,
-            sm_count: self.info().sm_count,
-        })
+            .map_err(Error::driver(format!("computing the occupancy of kernel `{}`", kernel.name)))?;
+        Ok(Residency { blocks_per_sm, sm_count: self.info().sm_count })
     }
 }
 
@@ -377,20 +324,14 @@ mod tests {
     #[test]
     fn requested_threads_override_the_kernel_default() {
         assert_eq!(Launch::new().threads_for(&SMOOTH), 256);
-        let wide = KernelSpec {
-            default_threads: 512,
-            ..SMOOTH
-        };
+        let wide = KernelSpec { default_threads: 512, ..SMOOTH };
         assert_eq!(Launch::new().threads_for(&wide), 512);
         assert_eq!(Launch::new().threads(64).threads_for(&wide), 64);
     }
 
     #[test]
     fn residency_multiplies_without_overflow() {
-        let residency = Residency {
-            blocks_per_sm: u32::MAX,
-            sm_count: 2,
-        };
+        let residency = Residency { blocks_per_sm: u32::MAX, sm_count: 2 };
         assert_eq!(residency.max_blocks(), u32::MAX);
     }
 }

@@ -45,10 +45,7 @@ impl DeviceStatus {
                 len: self.len,
                 line: self.line,
             }),
-            code => Err(Error::DeviceFault {
-                kernel: kernel.name.to_owned(),
-                code,
-            }),
+            code => Err(Error::DeviceFault { kernel: kernel.name.to_owned(), code }),
         }
     }
 }
@@ -69,14 +66,7 @@ mod tests {
     fn code_one_is_out_of_bounds_with_the_array_name() {
         let words = [1, 0, 17, 0, 5, 1, 4, 0];
         let error = DeviceStatus::from_words(&words).into_result(&SMOOTH);
-        let Err(Error::OutOfBounds {
-            kernel,
-            array,
-            index,
-            len,
-            line,
-        }) = error
-        else {
+        let Err(Error::OutOfBounds { kernel, array, index, len, line }) = error else {
             panic!("expected OutOfBounds, got {error:?}");
         };
         assert_eq!((kernel.as_str(), array.as_str()), ("smooth", "a"));

@@ -10,10 +10,7 @@ impl TempDir {
     pub fn new(name: &str) -> Self {
         static COUNTER: AtomicUsize = AtomicUsize::new(0);
         let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!(
-            "gsync-runtime-{name}-{}-{unique}",
-            std::process::id()
-        ));
+        let path = std::env::temp_dir().join(format!("gsync-runtime-{name}-{}-{unique}", std::process::id()));
         let _ = std::fs::remove_dir_all(&path);
         std::fs::create_dir_all(&path).expect("create a temporary directory");
         TempDir(path)

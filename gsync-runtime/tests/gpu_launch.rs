@@ -101,21 +101,12 @@ fn buffers_round_trip_and_check_lengths() {
     gpu.download_into(&buffer, &mut out).expect("download_into");
     assert_eq!(out, doubled);
     let mismatch = gpu.write(&mut buffer, &doubled[..10]);
-    assert!(matches!(
-        mismatch,
-        Err(Error::LengthMismatch {
-            device: 1000,
-            host: 10
-        })
-    ));
+    assert!(matches!(mismatch, Err(Error::LengthMismatch { device: 1000, host: 10 })));
     let zeros = gpu.zeros::<i16>(33).expect("zeros");
     assert_eq!(gpu.download(&zeros).expect("download"), vec![0i16; 33]);
     let empty = gpu.upload::<u8>(&[]).expect("empty upload");
     assert!(empty.is_empty());
-    assert_eq!(
-        gpu.download(&empty).expect("empty download"),
-        Vec::<u8>::new()
-    );
+    assert_eq!(gpu.download(&empty).expect("empty download"), Vec::<u8>::new());
 }
 
 #[test]
@@ -130,9 +121,7 @@ fn a_cooperative_launch_keeps_phases_apart_across_the_whole_grid() {
     let mut b = gpu.zeros::<u32>(n as usize).expect("zeros b");
     let rounds = 37u32;
     let launch = Launch::new();
-    let max = gpu
-        .max_coresident_blocks(&ROTATE_KERNEL, &launch)
-        .expect("occupancy");
+    let max = gpu.max_coresident_blocks(&ROTATE_KERNEL, &launch).expect("occupancy");
     assert!(max >= info.sm_count, "at least one block per SM");
     let mut args = KernelArgs::new();
     args.slice_mut(&mut a);
@@ -166,18 +155,7 @@ fn scalars_reach_the_kernel_with_their_values() {
     let report = unsafe { gpu.launch_kernel(&SCALARS_KERNEL, &launch, args) }.expect("launch");
     assert_eq!((report.blocks, report.threads), (3, 64));
     let out = gpu.download(&out).expect("download");
-    assert_eq!(
-        out[..7],
-        [
-            0xab,
-            (-3i64) as u64,
-            1,
-            (-1.5f64).to_bits(),
-            u64::MAX - 1,
-            u64::from(0.25f32.to_bits()),
-            8
-        ]
-    );
+    assert_eq!(out[..7], [0xab, (-3i64) as u64, 1, (-1.5f64).to_bits(), u64::MAX - 1, u64::from(0.25f32.to_bits()), 8]);
 }
 
 #[test]
@@ -192,24 +170,13 @@ fn an_out_of_bounds_read_is_reported_with_array_index_and_line() {
         args.slice_mut(&mut b);
         // SAFETY: the arguments match `overrun`'s parameters.
         let result = unsafe { gpu.launch_kernel(&OVERRUN_KERNEL, &Launch::new(), args) };
-        let Err(Error::OutOfBounds {
-            kernel,
-            array,
-            index,
-            len,
-            line,
-        }) = result
-        else {
+        let Err(Error::OutOfBounds { kernel, array, index, len, line }) = result else {
             panic!("expected OutOfBounds, got {result:?}");
         };
         assert_eq!((kernel.as_str(), array.as_str()), ("overrun", "a"));
         assert_eq!((index, len, line), (8, 5, 42));
     }
-    assert_eq!(
-        gpu.download(&b).expect("download"),
-        [0.0],
-        "the read yields 0"
-    );
+    assert_eq!(gpu.download(&b).expect("download"), [0.0], "the read yields 0");
 }
 
 #[test]
@@ -218,9 +185,7 @@ fn launches_that_cannot_be_co_resident_are_refused_before_running() {
     let gpu = gpu();
     let mut out = gpu.zeros::<u64>(8).expect("zeros");
     let launch = Launch::new().threads(128);
-    let max = gpu
-        .max_coresident_blocks(&SCALARS_KERNEL, &launch)
-        .expect("occupancy");
+    let max = gpu.max_coresident_blocks(&SCALARS_KERNEL, &launch).expect("occupancy");
     let attempts = [
         (launch.clone().blocks(max + 1), "too many blocks"),
         (Launch::new().threads(4096), "too many threads"),

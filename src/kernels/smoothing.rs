@@ -34,7 +34,7 @@ pub fn smooth_reference(input: &[f32], rounds: u32) -> Vec<f32> {
             dst[i] = (src[i - 1] + src[i] + src[i + 1]) / 3.0;
         }
     }
-    if rounds % 2 == 0 {
+    if rounds.is_multiple_of(2) {
         a
     } else {
         b

@@ -235,11 +235,8 @@ macro_rules! scalar_kernel {
             let mut from_float = Vec::new();
             for i in 0..a.len() {
                 let (x, y) = (a[i], b[i]);
-                let mixed = x
-                    .wrapping_mul(y)
-                    .wrapping_add(x)
-                    .wrapping_sub(y ^ (x >> 3u32))
-                    .wrapping_add(x.wrapping_shl(5));
+                let mixed =
+                    x.wrapping_mul(y).wrapping_add(x).wrapping_sub(y ^ (x >> 3u32)).wrapping_add(x.wrapping_shl(5));
                 let divided = if y != 0 { x.wrapping_div(y).wrapping_add(x.wrapping_rem(y)) } else { x };
                 out.push(mixed.wrapping_add(divided) | (!x & y));
                 wide.push((x as i64).wrapping_sub(y as i64));

@@ -29,9 +29,18 @@ fn stmt(k: &Kernel, s: &Stmt, diag: &mut Diagnostics) {
             if !ty.is_int() {
                 diag.error(s.span, format!("a `for` loop counts over integers, not `{}`", ty.name()));
             } else if strided && !matches!(ty, Scalar::U32 | Scalar::I32 | Scalar::U64 | Scalar::I64 | Scalar::Usize) {
-                diag.error(s.span, format!("`grid_stride`/`block_stride` count in `u32`, `i32`, `u64`, `i64` or `usize`, not `{}`", ty.name()));
+                diag.error(
+                    s.span,
+                    format!(
+                        "`grid_stride`/`block_stride` count in `u32`, `i32`, `u64`, `i64` or `usize`, not `{}`",
+                        ty.name()
+                    ),
+                );
             } else if matches!(range, ForRange::Seq { inclusive: true, .. }) && ty.bits() == 64 {
-                diag.error(s.span, "an inclusive range `a..=b` of 64-bit integers is not supported in kernels: write `a..b + 1`");
+                diag.error(
+                    s.span,
+                    "an inclusive range `a..=b` of 64-bit integers is not supported in kernels: write `a..b + 1`",
+                );
             }
         }
         _ => {}
@@ -67,11 +76,6 @@ fn expr(k: &Kernel, e: &Expr, diag: &mut Diagnostics) {
             let bad = (ty == Scalar::Bool && from != Scalar::Bool) || (from == Scalar::Bool && ty.is_float());
             if bad {
                 diag.error(e.span, format!("cannot cast `{}` as `{}`", from.name(), ty.name()));
-            }
-        }
-        ExprKind::Shuffle { value, .. } => {
-            if k.ty(value.ty) == Scalar::Usize {
-                // Fine: usize is 64 bits like u64.
             }
         }
         _ => {}

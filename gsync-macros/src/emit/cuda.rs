@@ -84,7 +84,12 @@ impl CudaEmitter<'_> {
 
     fn kernel(&mut self) {
         let k = self.k;
-        let _ = writeln!(self.out, "// Rust `fn {}`, compiled by #[grid_phases]{}.", k.name, if self.checked { " with bounds checks" } else { "" });
+        let _ = writeln!(
+            self.out,
+            "// Rust `fn {}`, compiled by #[grid_phases]{}.",
+            k.name,
+            if self.checked { " with bounds checks" } else { "" }
+        );
         let _ = writeln!(self.out, "extern \"C\" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) {}(", k.c_name);
         let mut params = Vec::new();
         for p in &k.params {
@@ -92,7 +97,12 @@ impl CudaEmitter<'_> {
                 Param::Slice(a) => {
                     let a = k.array(*a);
                     let constness = if a.mutable { "" } else { "const " };
-                    params.push(format!("{constness}{}* __restrict__ {}, const usize {}_len", a.elem.name(), a.c_name, a.c_name));
+                    params.push(format!(
+                        "{constness}{}* __restrict__ {}, const usize {}_len",
+                        a.elem.name(),
+                        a.c_name,
+                        a.c_name
+                    ));
                 }
                 Param::Scalar(v) => {
                     let v = k.var(*v);
@@ -171,7 +181,9 @@ impl CudaEmitter<'_> {
             StmtKind::Continue(_) => self.line("continue;"),
             StmtKind::Return => self.line("return;"),
             StmtKind::GridSync { index, line } => {
-                self.line(&format!("// grid_sync() #{index}, line {line}: every block's writes above are visible below"));
+                self.line(&format!(
+                    "// grid_sync() #{index}, line {line}: every block's writes above are visible below"
+                ));
                 self.line("gsync_grid_sync(gsync_barrier_state, gsync_status);");
             }
             StmtKind::SyncBlock => self.line("__syncthreads();"),
@@ -315,7 +327,9 @@ impl CudaEmitter<'_> {
                 // A 64-bit counter reaches `end` even when `end` is the type's MAX.
                 let (s, e) = (self.expr(start).at(prec::UNARY), self.expr(end).at(prec::UNARY));
                 let wide = format!("gsync_{x}_wide");
-                self.open(&format!("for (i64 {wide} = (i64){s}, gsync_{x}_last = (i64){e}; {wide} <= gsync_{x}_last; ++{wide})"));
+                self.open(&format!(
+                    "for (i64 {wide} = (i64){s}, gsync_{x}_last = (i64){e}; {wide} <= gsync_{x}_last; ++{wide})"
+                ));
                 self.line(&format!("const {t} {x} = ({t}){wide};"));
                 self.block_body(body);
             }
@@ -361,7 +375,9 @@ impl CudaEmitter<'_> {
                     }
                     None => {
                         let e = self.expr(end).text;
-                        self.open(&format!("for ({t} {x} = {s} + {first}, gsync_{x}_end = {e}; {x} < gsync_{x}_end; {x} += {stride})"));
+                        self.open(&format!(
+                            "for ({t} {x} = {s} + {first}, gsync_{x}_end = {e}; {x} < gsync_{x}_end; {x} += {stride})"
+                        ));
                         self.block_body(body);
                     }
                 }
@@ -436,7 +452,11 @@ impl CudaEmitter<'_> {
                 let name = a.c_name.clone();
                 let idx = self.expr(index).text;
                 if self.checked {
-                    Code::primary(format!("gsync::load({name}, {}, {idx}, gsync_status, {}u, {line}u)", self.len_of(*array), array.0))
+                    Code::primary(format!(
+                        "gsync::load({name}, {}, {idx}, gsync_status, {}u, {line}u)",
+                        self.len_of(*array),
+                        array.0
+                    ))
                 } else {
                     Code::primary(format!("{name}[{idx}]"))
                 }
@@ -508,7 +528,8 @@ impl CudaEmitter<'_> {
                 if natural {
                     return self.infix(op, l, r);
                 }
-                let amount = if self.k.ty(rhs.ty) == Scalar::U32 { r.text } else { format!("(u32){}", r.at(prec::UNARY)) };
+                let amount =
+                    if self.k.ty(rhs.ty) == Scalar::U32 { r.text } else { format!("(u32){}", r.at(prec::UNARY)) };
                 let name = if op == BinOp::Shl { "shl" } else { "shr" };
                 Code::primary(format!("gsync::{name}({}, {amount})", l.text))
             }
@@ -520,7 +541,10 @@ impl CudaEmitter<'_> {
         let p = binop_prec(op);
         // Beyond what C++ needs, parenthesize bitwise and logical mixtures
         // so that readers need not recall C's precedence table.
-        let needs_clarity = |c: &Code| (6..=11).contains(&p) && c.prec < prec::UNARY && c.prec != p || (p == prec::LOGICAL_OR && c.prec == prec::LOGICAL_AND);
+        let needs_clarity = |c: &Code| {
+            (6..=11).contains(&p) && c.prec < prec::UNARY && c.prec != p
+                || (p == prec::LOGICAL_OR && c.prec == prec::LOGICAL_AND)
+        };
         let wrap = |c: Code, min: u8| if needs_clarity(&c) { format!("({})", c.text) } else { c.at(min) };
         Code { text: format!("{} {} {}", wrap(l, p), op.symbol(), wrap(r, p + 1)), prec: p }
     }
@@ -535,7 +559,12 @@ fn int_literal(v: i128, ty: Scalar) -> Code {
         Scalar::U32 => format!("{v}u"),
         Scalar::I64 => format!("{v}ll"),
         Scalar::U64 | Scalar::Usize => format!("{v}ull"),
-        other => return Code { text: format!("({}){}", other.name(), if v < 0 { format!("({v})") } else { v.to_string() }), prec: prec::UNARY },
+        other => {
+            return Code {
+                text: format!("({}){}", other.name(), if v < 0 { format!("({v})") } else { v.to_string() }),
+                prec: prec::UNARY,
+            }
+        }
     };
     let prec = if v < 0 || text.starts_with('(') { prec::UNARY } else { prec::PRIMARY };
     Code { text, prec }
@@ -544,7 +573,11 @@ fn int_literal(v: i128, ty: Scalar) -> Code {
 fn float_literal(v: f64, ty: Scalar) -> Code {
     let f32 = ty == Scalar::F32;
     let text = if v.is_nan() {
-        if f32 { "__int_as_float(0x7fc00000)".into() } else { "__longlong_as_double(0x7ff8000000000000ll)".into() }
+        if f32 {
+            "__int_as_float(0x7fc00000)".into()
+        } else {
+            "__longlong_as_double(0x7ff8000000000000ll)".into()
+        }
     } else if v.is_infinite() {
         match (f32, v > 0.0) {
             (true, true) => "__int_as_float(0x7f800000)".into(),
@@ -571,7 +604,8 @@ fn fill_template(template: &str, args: Vec<Code>) -> Code {
             let before = text[..pos].trim_end().chars().last();
             let after = text[pos + slot.len()..].trim_start().chars().next();
             let alone = matches!(before, Some('(' | ',')) && matches!(after, Some(')' | ','));
-            let replacement = if alone || arg.prec >= prec::PRIMARY { arg.text.clone() } else { format!("({})", arg.text) };
+            let replacement =
+                if alone || arg.prec >= prec::PRIMARY { arg.text.clone() } else { format!("({})", arg.text) };
             text.replace_range(pos..pos + slot.len(), &replacement);
         }
     }

@@ -28,49 +28,52 @@ pub fn module(sig: &Signature, k: &Kernel, checked: &str, unchecked: &str, rust_
     let launch = Ident::new("launch", Span::mixed_site());
     let kernel_args = Ident::new("args", Span::mixed_site());
     let pushes = pushes.iter().map(|(method, ident)| quote!(#kernel_args.#method(#ident);));
-    wrapper(sig, quote! {
-        /// The kernel as the runtime sees it: both CUDA bodies and its shape.
-        pub static KERNEL: ::gsync::KernelSpec = ::gsync::KernelSpec {
-            name: #c_name,
-            rust_signature: #rust_signature,
-            checked_body: #checked,
-            unchecked_body: #unchecked,
-            bounds_checks: ::core::cfg!(debug_assertions),
-            arrays: &[#(#arrays),*],
-            grid_syncs: #grid_syncs,
-            default_threads: #threads,
-        };
+    wrapper(
+        sig,
+        quote! {
+            /// The kernel as the runtime sees it: both CUDA bodies and its shape.
+            pub static KERNEL: ::gsync::KernelSpec = ::gsync::KernelSpec {
+                name: #c_name,
+                rust_signature: #rust_signature,
+                checked_body: #checked,
+                unchecked_body: #unchecked,
+                bounds_checks: ::core::cfg!(debug_assertions),
+                arrays: &[#(#arrays),*],
+                grid_syncs: #grid_syncs,
+                default_threads: #threads,
+            };
 
-        /// Runs the kernel with the default launch: the largest co-resident
-        /// grid and the default block size, separated by cooperative-groups barriers.
-        pub fn launch(#gpu: &::gsync::Gpu, #(#params),*) -> ::gsync::Result<::gsync::LaunchReport> {
-            launch_with(#gpu, &::gsync::Launch::new(), #(#args),*)
-        }
+            /// Runs the kernel with the default launch: the largest co-resident
+            /// grid and the default block size, separated by cooperative-groups barriers.
+            pub fn launch(#gpu: &::gsync::Gpu, #(#params),*) -> ::gsync::Result<::gsync::LaunchReport> {
+                launch_with(#gpu, &::gsync::Launch::new(), #(#args),*)
+            }
 
-        /// Runs the kernel with an explicit grid, block size and barrier.
-        pub fn launch_with(
-            #gpu: &::gsync::Gpu,
-            #launch: &::gsync::Launch,
-            #(#params),*
-        ) -> ::gsync::Result<::gsync::LaunchReport> {
-            let mut #kernel_args = ::gsync::KernelArgs::new();
-            #(#pushes)*
-            // SAFETY: the arguments follow the C parameter list that
-            // #[grid_phases] generated for this kernel from the same signature.
-            unsafe { #gpu.launch_kernel(&KERNEL, #launch, #kernel_args) }
-        }
+            /// Runs the kernel with an explicit grid, block size and barrier.
+            pub fn launch_with(
+                #gpu: &::gsync::Gpu,
+                #launch: &::gsync::Launch,
+                #(#params),*
+            ) -> ::gsync::Result<::gsync::LaunchReport> {
+                let mut #kernel_args = ::gsync::KernelArgs::new();
+                #(#pushes)*
+                // SAFETY: the arguments follow the C parameter list that
+                // #[grid_phases] generated for this kernel from the same signature.
+                unsafe { #gpu.launch_kernel(&KERNEL, #launch, #kernel_args) }
+            }
 
-        /// The largest grid of this kernel that can be co-resident for `launch`'s
-        /// block size: the most blocks a grid-wide barrier can wait for.
-        pub fn max_coresident_blocks(#gpu: &::gsync::Gpu, #launch: &::gsync::Launch) -> ::gsync::Result<u32> {
-            #gpu.max_coresident_blocks(&KERNEL, #launch)
-        }
+            /// The largest grid of this kernel that can be co-resident for `launch`'s
+            /// block size: the most blocks a grid-wide barrier can wait for.
+            pub fn max_coresident_blocks(#gpu: &::gsync::Gpu, #launch: &::gsync::Launch) -> ::gsync::Result<u32> {
+                #gpu.max_coresident_blocks(&KERNEL, #launch)
+            }
 
-        /// The complete CUDA translation unit a default launch compiles.
-        pub fn cuda_source() -> ::std::string::String {
-            KERNEL.source(::gsync::Barrier::default(), KERNEL.default_block_size())
-        }
-    })
+            /// The complete CUDA translation unit a default launch compiles.
+            pub fn cuda_source() -> ::std::string::String {
+                KERNEL.source(::gsync::Barrier::default(), KERNEL.default_block_size())
+            }
+        },
+    )
 }
 
 /// The module item with the user's docs and visibility.

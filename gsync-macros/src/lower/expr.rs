@@ -40,7 +40,10 @@ impl Lowerer<'_> {
     }
 
     fn value_block_error(&mut self, span: Span) -> Option<Expr> {
-        self.diag.error(span, "a block with statements can only be the value of a `let` or an assignment; bind it with `let` first");
+        self.diag.error(
+            span,
+            "a block with statements can only be the value of a `let` or an assignment; bind it with `let` first",
+        );
         None
     }
 
@@ -63,12 +66,16 @@ impl Lowerer<'_> {
             syn::Expr::Unsafe(_) => "`unsafe` blocks are not supported in kernels",
             syn::Expr::Let(_) => "`if let` and `while let` are not supported in kernels",
             syn::Expr::Range(_) => "a range can only be iterated by a `for` loop",
-            syn::Expr::Array(_) | syn::Expr::Repeat(_) => "an array can only initialise a `let`, e.g. `let mut a = [0u32; 4];`",
+            syn::Expr::Array(_) | syn::Expr::Repeat(_) => {
+                "an array can only initialise a `let`, e.g. `let mut a = [0u32; 4];`"
+            }
             syn::Expr::Assign(_) => "an assignment is a statement here, not a value",
             syn::Expr::Return(_) | syn::Expr::Break(_) | syn::Expr::Continue(_) => {
                 "`return`, `break` and `continue` are statements in kernels, not values"
             }
-            syn::Expr::While(_) | syn::Expr::Loop(_) | syn::Expr::ForLoop(_) => "a loop is a statement in kernels, not a value",
+            syn::Expr::While(_) | syn::Expr::Loop(_) | syn::Expr::ForLoop(_) => {
+                "a loop is a statement in kernels, not a value"
+            }
             _ => "this expression is not supported in kernels",
         };
         self.diag.error(e.span(), what);
@@ -150,7 +157,8 @@ impl Lowerer<'_> {
                 }
                 Some(Binding::Const { value, ty }) => Some(self.const_expr(value, ty, span)),
                 Some(Binding::Array(_)) => {
-                    self.diag.error(span, format!("`{name}` is an array: index it (`{name}[i]`) or take `{name}.len()`"));
+                    self.diag
+                        .error(span, format!("`{name}` is an array: index it (`{name}[i]`) or take `{name}.len()`"));
                     None
                 }
                 None => {
@@ -312,7 +320,9 @@ impl Lowerer<'_> {
                 let usize_ty = self.types.known(Scalar::Usize);
                 self.unify(index.ty, usize_ty, index.span);
             }
-            other => self.diag.error(index.span, format!("an index must be `usize` or `u32`, found {}", other.describe())),
+            other => {
+                self.diag.error(index.span, format!("an index must be `usize` or `u32`, found {}", other.describe()))
+            }
         }
     }
 
@@ -361,7 +371,13 @@ impl Lowerer<'_> {
             return None;
         };
         let Some(sig) = methods::method(&name, recv_ty) else {
-            self.diag.error(m.method.span(), format!("unknown method `{name}` for `{}` in kernels (see docs/dsl.md for the supported methods)", recv_ty.name()));
+            self.diag.error(
+                m.method.span(),
+                format!(
+                    "unknown method `{name}` for `{}` in kernels (see docs/dsl.md for the supported methods)",
+                    recv_ty.name()
+                ),
+            );
             return None;
         };
         let mut all = vec![receiver];
@@ -370,9 +386,17 @@ impl Lowerer<'_> {
     }
 
     /// Checks arguments against a method signature and builds the call.
-    pub(super) fn apply_sig(&mut self, name: &str, sig: MethodSig, recv: Scalar, args: Vec<Expr>, span: Span) -> Option<Expr> {
+    pub(super) fn apply_sig(
+        &mut self,
+        name: &str,
+        sig: MethodSig,
+        recv: Scalar,
+        args: Vec<Expr>,
+        span: Span,
+    ) -> Option<Expr> {
         if args.len() != sig.args.len() {
-            self.diag.error(span, format!("`{name}` takes {} argument(s), found {}", sig.args.len() - 1, args.len() - 1));
+            self.diag
+                .error(span, format!("`{name}` takes {} argument(s), found {}", sig.args.len() - 1, args.len() - 1));
             return None;
         }
         for (arg, want) in args.iter().zip(sig.args.iter()) {
@@ -417,7 +441,10 @@ impl Lowerer<'_> {
             return None;
         }
         if !info.mutable {
-            self.diag.error(m.receiver.span(), format!("`{}` is not mutable: atomics need `&mut [T]` or a `let mut` shared array", info.name));
+            self.diag.error(
+                m.receiver.span(),
+                format!("`{}` is not mutable: atomics need `&mut [T]` or a `let mut` shared array", info.name),
+            );
             return None;
         }
         if !methods::atomic_supported(op, info.elem) {
@@ -426,7 +453,13 @@ impl Lowerer<'_> {
         }
         let want = if op == AtomicOp::Cas { 3 } else { 2 };
         if m.args.len() != want {
-            self.diag.error(span, format!("`{name}` takes {want} arguments (index{})", if want == 3 { ", expected, new" } else { ", value" }));
+            self.diag.error(
+                span,
+                format!(
+                    "`{name}` takes {want} arguments (index{})",
+                    if want == 3 { ", expected, new" } else { ", value" }
+                ),
+            );
             return None;
         }
         let mut args: Vec<Expr> = m.args.iter().map(|a| self.expr(a)).collect::<Option<_>>()?;
@@ -440,7 +473,11 @@ impl Lowerer<'_> {
             self.require(a.ty, info.elem, a.span, &format!("a value for `{name}`"));
         }
         let ty = self.types.known(info.elem);
-        Some(self.expr_of(ExprKind::Atomic { op, array, index: Box::new(index), args, line: Self::line(span) }, ty, span))
+        Some(self.expr_of(
+            ExprKind::Atomic { op, array, index: Box::new(index), args, line: Self::line(span) },
+            ty,
+            span,
+        ))
     }
 
     fn call(&mut self, c: &syn::ExprCall) -> Option<Expr> {
@@ -474,7 +511,10 @@ impl Lowerer<'_> {
                 let (a, b) = (a?, b?);
                 self.unify(a.ty, b.ty, span);
                 let Some(ty) = self.types.scalar(a.ty) else {
-                    self.diag.error(span, format!("can't infer the type of `{last}`'s arguments: give one a type, e.g. `2u32`"));
+                    self.diag.error(
+                        span,
+                        format!("can't infer the type of `{last}`'s arguments: give one a type, e.g. `2u32`"),
+                    );
                     return None;
                 };
                 let sig = methods::method(&last, ty)?;
@@ -489,7 +529,8 @@ impl Lowerer<'_> {
                 None
             }
             "shared_array" => {
-                self.diag.error(span, "`shared_array::<T, N>()` can only initialise a `let` at the top level of the kernel");
+                self.diag
+                    .error(span, "`shared_array::<T, N>()` can only initialise a `let` at the top level of the kernel");
                 None
             }
             _ => {
@@ -573,7 +614,11 @@ impl Lowerer<'_> {
         self.require(cond.ty, Scalar::Bool, cond.span, "an `if` condition");
         self.unify(then.ty, other.ty, span);
         let ty = then.ty;
-        Some(self.expr_of(ExprKind::Select { cond: Box::new(cond), then: Box::new(then), otherwise: Box::new(other) }, ty, span))
+        Some(self.expr_of(
+            ExprKind::Select { cond: Box::new(cond), then: Box::new(then), otherwise: Box::new(other) },
+            ty,
+            span,
+        ))
     }
 }
 
@@ -581,7 +626,12 @@ impl Lowerer<'_> {
 pub fn expr_has_effects(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Atomic { .. } => true,
-        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Var(_) | ExprKind::Len(_) | ExprKind::Builtin(_) => false,
+        ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Var(_)
+        | ExprKind::Len(_)
+        | ExprKind::Builtin(_) => false,
         ExprKind::Unary(_, a) | ExprKind::Cast(a) => expr_has_effects(a),
         ExprKind::Binary(_, a, b) => expr_has_effects(a) || expr_has_effects(b),
         ExprKind::Load { index, .. } => expr_has_effects(index),

@@ -117,6 +117,7 @@ fn int_method(name: &str, recv: Scalar) -> Option<MethodSig> {
         "saturating_sub" => sig("gsync::saturating_sub({0}, {1})", &[S, S], same),
         "div_ceil" if !signed => sig("gsync::div_ceil({0}, {1})", &[S, S], same),
         "next_power_of_two" if !signed => sig("gsync::next_power_of_two({0})", &[S], same),
+        "is_multiple_of" if !signed => sig("gsync::is_multiple_of({0}, {1})", &[S, S], RetTy::Scalar(Scalar::Bool)),
         "is_power_of_two" if !signed => sig("gsync::is_power_of_two({0})", &[S], RetTy::Scalar(Scalar::Bool)),
         "count_ones" => sig("gsync::count_ones({0})", &[S], u32_ret),
         "leading_zeros" => sig("gsync::leading_zeros({0})", &[S], u32_ret),

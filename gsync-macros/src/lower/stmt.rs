@@ -20,7 +20,9 @@ impl Lowerer<'_> {
         match s {
             syn::Stmt::Local(local) => self.local(local, out),
             syn::Stmt::Item(syn::Item::Const(c)) => self.const_item(c),
-            syn::Stmt::Item(item) => self.diag.error(item.span(), "items (functions, structs, `use`, …) cannot be declared inside a kernel"),
+            syn::Stmt::Item(item) => {
+                self.diag.error(item.span(), "items (functions, structs, `use`, …) cannot be declared inside a kernel")
+            }
             syn::Stmt::Macro(m) => {
                 let name = m.mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
                 self.diag.error(m.span(), format!("unknown macro `{name}!`: kernels cannot call macros"));
@@ -88,7 +90,10 @@ impl Lowerer<'_> {
         if expr_has_effects(&lowered) {
             out.push(Self::stmt_of(StmtKind::Expr(lowered), e.span()));
         } else {
-            self.diag.error(e.span(), "this expression's value is unused: a kernel statement must assign, call an atomic or control flow");
+            self.diag.error(
+                e.span(),
+                "this expression's value is unused: a kernel statement must assign, call an atomic or control flow",
+            );
         }
     }
 
@@ -102,7 +107,8 @@ impl Lowerer<'_> {
             self.diag.error(span, "barriers take no arguments");
             return;
         }
-        let is_grid = matches!(&*c.func, syn::Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "grid_sync"));
+        let is_grid =
+            matches!(&*c.func, syn::Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "grid_sync"));
         let kind = if is_grid {
             self.grid_syncs += 1;
             StmtKind::GridSync { index: self.grid_syncs, line: Self::line(span) }
@@ -174,12 +180,12 @@ impl Lowerer<'_> {
         // Arrays: shared, repeat and list initialisers.
         if let Some(e) = init_expr {
             if let Some(kind) = array_initializer(e) {
-                self.let_array(&ident, mutable, annotated.as_ref(), e, kind, span, out);
+                self.let_array(&ident, mutable, annotated.as_deref(), e, kind, span, out);
                 return;
             }
         }
         if let Some(ty) = &annotated {
-            if matches!(ty, syn::Type::Array(_)) {
+            if matches!(**ty, syn::Type::Array(_)) {
                 self.diag.error(ty.span(), "initialise an array with `[value; N]` or `[a, b, …]`");
                 return;
             }
@@ -188,7 +194,10 @@ impl Lowerer<'_> {
             Some(t) => match scalar_type(t) {
                 Some(s) => Some(s),
                 None => {
-                    self.diag.error(t.span(), "unsupported type for a kernel variable: use a primitive type (`u32`, `f32`, `bool`, …)");
+                    self.diag.error(
+                        t.span(),
+                        "unsupported type for a kernel variable: use a primitive type (`u32`, `f32`, `bool`, …)",
+                    );
                     return;
                 }
             },
@@ -293,7 +302,16 @@ impl Lowerer<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn let_array(&mut self, ident: &syn::Ident, mutable: bool, annotated: Option<&syn::Type>, e: &syn::Expr, kind: ArrayInitKind, span: Span, out: &mut Block) {
+    fn let_array(
+        &mut self,
+        ident: &syn::Ident,
+        mutable: bool,
+        annotated: Option<&syn::Type>,
+        e: &syn::Expr,
+        kind: ArrayInitKind,
+        span: Span,
+        out: &mut Block,
+    ) {
         let annotated_elem = match annotated {
             Some(syn::Type::Array(a)) => scalar_type(&a.elem),
             _ => None,
@@ -329,7 +347,15 @@ impl Lowerer<'_> {
         }
     }
 
-    fn local_array(&mut self, ident: &syn::Ident, mutable: bool, len: u64, init: ArrayInit, span: Span, out: &mut Block) {
+    fn local_array(
+        &mut self,
+        ident: &syn::Ident,
+        mutable: bool,
+        len: u64,
+        init: ArrayInit,
+        span: Span,
+        out: &mut Block,
+    ) {
         let first = match &init {
             ArrayInit::Repeat(v) => v,
             ArrayInit::List(vs) => &vs[0],
@@ -339,7 +365,15 @@ impl Lowerer<'_> {
         let elem_ty = first.ty;
         let name = ident.to_string();
         let c_name = self.fresh_c_name(&name);
-        let array = self.new_array(Array { name: name.clone(), c_name, elem: Scalar::I32, space: ArraySpace::Local, len: Some(len), mutable, span });
+        let array = self.new_array(Array {
+            name: name.clone(),
+            c_name,
+            elem: Scalar::I32,
+            space: ArraySpace::Local,
+            len: Some(len),
+            mutable,
+            span,
+        });
         self.local_elem_types.push((array, elem_ty));
         self.bind(name, Binding::Array(array));
         out.push(Self::stmt_of(StmtKind::LetArray { array, init }, span));
@@ -348,7 +382,8 @@ impl Lowerer<'_> {
     fn shared_array(&mut self, ident: &syn::Ident, mutable: bool, e: &syn::Expr, span: Span) {
         if self.depth > 1 {
             // Still declared below, so that its uses raise no further errors.
-            self.diag.error(span, "declare shared arrays at the top level of the kernel: they live for the whole block");
+            self.diag
+                .error(span, "declare shared arrays at the top level of the kernel: they live for the whole block");
         }
         let syn::Expr::Call(c) = e else { return };
         let syn::Expr::Path(p) = &*c.func else { return };
@@ -379,7 +414,15 @@ impl Lowerer<'_> {
         }
         let name = ident.to_string();
         let c_name = self.fresh_c_name(&name);
-        let array = self.new_array(Array { name: name.clone(), c_name, elem, space: ArraySpace::Shared, len: Some(len), mutable, span });
+        let array = self.new_array(Array {
+            name: name.clone(),
+            c_name,
+            elem,
+            space: ArraySpace::Shared,
+            len: Some(len),
+            mutable,
+            span,
+        });
         self.bind(name, Binding::Array(array));
     }
 
@@ -413,11 +456,14 @@ impl Lowerer<'_> {
             }
             syn::Pat::Wild(_) => Some(LetPattern::Wild),
             syn::Pat::Type(t) => match self.let_pattern(&t.pat)? {
-                LetPattern::Name { ident, mutable, .. } => Some(LetPattern::Name { ident, mutable, ty: Some((*t.ty).clone()) }),
+                LetPattern::Name { ident, mutable, .. } => {
+                    Some(LetPattern::Name { ident, mutable, ty: Some(t.ty.clone()) })
+                }
                 LetPattern::Wild => Some(LetPattern::Wild),
             },
             _ => {
-                self.diag.error(pat.span(), "only simple names can be bound in kernels (no tuples, structs or references)");
+                self.diag
+                    .error(pat.span(), "only simple names can be bound in kernels (no tuples, structs or references)");
                 None
             }
         }
@@ -455,13 +501,17 @@ impl Lowerer<'_> {
                         let var = &self.vars[v.0];
                         if !var.mutable {
                             let what = if var.is_param { "parameter" } else { "variable" };
-                            self.diag.error(e.span(), format!("cannot assign to immutable {what} `{name}`: declare it `mut {name}`"));
+                            self.diag.error(
+                                e.span(),
+                                format!("cannot assign to immutable {what} `{name}`: declare it `mut {name}`"),
+                            );
                             return None;
                         }
                         Some((Place::Var(v), var.ty))
                     }
                     Some(Binding::Array(_)) => {
-                        self.diag.error(e.span(), format!("cannot assign a whole array: assign elements, `{name}[i] = …`"));
+                        self.diag
+                            .error(e.span(), format!("cannot assign a whole array: assign elements, `{name}[i] = …`"));
                         None
                     }
                     Some(Binding::Const { .. }) => {
@@ -482,7 +532,10 @@ impl Lowerer<'_> {
                         ArraySpace::Global => format!("take it as `{}: &mut [{}]`", info.name, info.elem.name()),
                         _ => format!("declare it `let mut {}`", info.name),
                     };
-                    self.diag.error(ix.expr.span(), format!("cannot assign to an element of `{}`, which is not mutable: {hint}", info.name));
+                    self.diag.error(
+                        ix.expr.span(),
+                        format!("cannot assign to an element of `{}`, which is not mutable: {hint}", info.name),
+                    );
                     return None;
                 }
                 let ty = self.array_elem_ty(array);
@@ -552,7 +605,9 @@ impl Lowerer<'_> {
             return;
         }
         let ty = match &range {
-            ForRange::Seq { start, .. } | ForRange::GridStride { start, .. } | ForRange::BlockStride { start, .. } => start.ty,
+            ForRange::Seq { start, .. } | ForRange::GridStride { start, .. } | ForRange::BlockStride { start, .. } => {
+                start.ty
+            }
         };
         let id = self.new_loop();
         self.scopes.push(Default::default());
@@ -641,7 +696,7 @@ impl Lowerer<'_> {
 }
 
 enum LetPattern {
-    Name { ident: syn::Ident, mutable: bool, ty: Option<syn::Type> },
+    Name { ident: syn::Ident, mutable: bool, ty: Option<Box<syn::Type>> },
     Wild,
 }
 
@@ -657,7 +712,9 @@ fn array_initializer(e: &syn::Expr) -> Option<ArrayInitKind> {
         syn::Expr::Repeat(_) => Some(ArrayInitKind::Repeat),
         syn::Expr::Array(_) => Some(ArrayInitKind::List),
         syn::Expr::Call(c) => match &*c.func {
-            syn::Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "shared_array") => Some(ArrayInitKind::Shared),
+            syn::Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "shared_array") => {
+                Some(ArrayInitKind::Shared)
+            }
             _ => None,
         },
         _ => None,
@@ -683,4 +740,3 @@ fn strip_parens(e: &syn::Expr) -> &syn::Expr {
         other => other,
     }
 }
-

@@ -95,9 +95,7 @@ impl TypeTable {
             (Slot::Unknown, other) | (other, Slot::Unknown) => other,
             (Slot::Known(x), Slot::Known(y)) if x == y => Slot::Known(x),
             (Slot::Known(x), Slot::AnyInt) | (Slot::AnyInt, Slot::Known(x)) if x.is_int() => Slot::Known(x),
-            (Slot::Known(x), Slot::AnyFloat) | (Slot::AnyFloat, Slot::Known(x)) if x.is_float() => {
-                Slot::Known(x)
-            }
+            (Slot::Known(x), Slot::AnyFloat) | (Slot::AnyFloat, Slot::Known(x)) if x.is_float() => Slot::Known(x),
             (Slot::AnyInt, Slot::AnyInt) => Slot::AnyInt,
             (Slot::AnyFloat, Slot::AnyFloat) => Slot::AnyFloat,
             _ => return Err((self.get(a), self.get(b))),

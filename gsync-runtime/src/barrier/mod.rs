@@ -97,9 +97,7 @@ mod tests {
         let descriptor = Barrier::default().descriptor();
         assert_eq!(descriptor.name, "cooperative");
         assert_eq!(descriptor.launch_mode, LaunchMode::Cooperative);
-        assert!(descriptor
-            .cuda_fragment
-            .contains("#include <cooperative_groups.h>"));
+        assert!(descriptor.cuda_fragment.contains("#include <cooperative_groups.h>"));
         assert_eq!((descriptor.max_blocks)(1024), None);
     }
 }

@@ -186,6 +186,9 @@ template <typename T> __device__ __forceinline__ T step_toward(T x, T end, u64 s
     const u64 remaining = (u64)(U)((U)end - (U)x);
     return remaining > step ? (T)((U)x + (U)step) : end;
 }
+template <typename T> __device__ __forceinline__ bool is_multiple_of(T a, T b) {
+    return b == (T)0 ? a == (T)0 : a % b == (T)0;
+}
 template <typename T> __device__ __forceinline__ bool is_power_of_two(T a) {
     return a != (T)0 && (a & (T)(a - (T)1)) == (T)0;
 }

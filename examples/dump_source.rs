@@ -1,1 +1,0 @@
-fn main() { print!("{}", gsync::kernels::smooth::cuda_source()); }
