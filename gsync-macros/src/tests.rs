@@ -64,13 +64,14 @@ fn narrow_and_signed_arithmetic_wraps_through_helpers() {
         fn k(x: &mut [u8], y: &mut [i32], z: &mut [u32]) {
             let i = global_id();
             x[i] = x[i] * 3 + 1;
-            y[i] = -y[i] + y[i] / 2;
+            y[i] = -y[i] + y[i] / y[0] + y[i] / 2;
             z[i] = z[i] + 1 << 3;
         }
     });
     assert!(src.contains("gsync::add(gsync::mul("), "{src}");
     assert!(src.contains("gsync::neg("), "{src}");
-    assert!(src.contains("gsync::div("), "{src}");
+    assert!(src.contains("gsync::div("), "a variable divisor may be zero: {src}");
+    assert!(src.contains("/ 2"), "a literal divisor cannot trap: {src}");
     assert!(src.contains("<< 3"), "u32 shift by an in-range literal stays an operator: {src}");
 }
 

@@ -512,6 +512,12 @@ impl CudaEmitter<'_> {
                 };
                 helper(name, l, r)
             }
+            // A literal divisor other than 0 and -1 cannot trap: C's operator is Rust's.
+            BinOp::Div | BinOp::Rem
+                if ty.is_int() && ty.bits() >= 32 && matches!(rhs.kind, ExprKind::Int(d) if d != 0 && d != -1) =>
+            {
+                self.infix(op, l, r)
+            }
             BinOp::Div if ty.is_int() => helper("div", l, r),
             BinOp::Rem => helper("rem", l, r),
             BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor if !bitwise_natively(ty) => {
@@ -539,10 +545,12 @@ impl CudaEmitter<'_> {
 
     fn infix(&self, op: BinOp, l: Code, r: Code) -> Code {
         let p = binop_prec(op);
-        // Beyond what C++ needs, parenthesize bitwise and logical mixtures
-        // so that readers need not recall C's precedence table.
+        // Beyond what C++ needs, parenthesize operands of bitwise operators,
+        // shifts and `||` that are themselves operations, so that readers
+        // need not recall C's precedence table.
+        let bitwise_or_shift = matches!(p, 6 | 7 | 8 | 11);
         let needs_clarity = |c: &Code| {
-            (6..=11).contains(&p) && c.prec < prec::UNARY && c.prec != p
+            bitwise_or_shift && c.prec < prec::UNARY && c.prec != p
                 || (p == prec::LOGICAL_OR && c.prec == prec::LOGICAL_AND)
         };
         let wrap = |c: Code, min: u8| if needs_clarity(&c) { format!("({})", c.text) } else { c.at(min) };

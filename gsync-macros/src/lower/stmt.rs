@@ -27,11 +27,11 @@ impl Lowerer<'_> {
                 let name = m.mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
                 self.diag.error(m.span(), format!("unknown macro `{name}!`: kernels cannot call macros"));
             }
-            syn::Stmt::Expr(e, semi) => self.expr_stmt(e, semi.is_some(), out),
+            syn::Stmt::Expr(e, _) => self.expr_stmt(e, out),
         }
     }
 
-    fn expr_stmt(&mut self, e: &syn::Expr, _semi: bool, out: &mut Block) {
+    fn expr_stmt(&mut self, e: &syn::Expr, out: &mut Block) {
         let span = e.span();
         match e {
             syn::Expr::Assign(a) => self.assign(&a.left, None, &a.right, span, out),
