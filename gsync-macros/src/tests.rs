@@ -187,7 +187,9 @@ fn varying_break_makes_the_loop_varying() {
 fn uniform_load_condition_is_allowed() {
     cuda(quote! {
         fn k(flag: &mut [u32]) {
+            // The flag is read in one phase and written in another, so all threads agree.
             while flag[0] != 0 {
+                grid_sync();
                 if global_id() == 0 { flag[0] = 0; }
                 grid_sync();
             }
@@ -247,4 +249,10 @@ fn shared_memory_and_loops_emit() {
     assert!(src.contains("__shared__ f32 tile[256];"), "{src}");
     assert!(src.contains("gsync::step_toward(k_2,"), "{src}");
     assert!(src.contains("const u32 k_3 = --gsync_k_3_next;"), "{src}");
+}
+
+#[test]
+fn float_literal_beyond_f32_is_out_of_range() {
+    let e = errors(quote! { fn k(a: &mut [f32]) { a[0] = 1e40f32; } });
+    assert!(e.contains("literal out of range for `f32`"), "{e}");
 }

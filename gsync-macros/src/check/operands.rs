@@ -60,6 +60,9 @@ fn expr(k: &Kernel, e: &Expr, diag: &mut Diagnostics) {
                 diag.error(e.span, format!("literal out of range for `{}`: the range is {lo}..={hi}", ty.name()));
             }
         }
+        ExprKind::Float(v) if ty == Scalar::F32 && v.is_finite() && (*v as f32).is_infinite() => {
+            diag.error(e.span, "literal out of range for `f32`: it would be infinite");
+        }
         ExprKind::Unary(op, a) => {
             let at = k.ty(a.ty);
             match op {
