@@ -291,9 +291,11 @@ pub enum ExprKind {
     },
     Len(ArrayId),
     Builtin(Builtin),
-    /// A method or function from the math table, e.g. `x.min(y)`.
+    /// A method or function from the math table, e.g. `x.min(y)`: `func` is
+    /// its CUDA template, `rust` its Rust name (receiver first in `args`).
     Call {
         func: &'static str,
+        rust: &'static str,
         args: Vec<Expr>,
     },
     Atomic {

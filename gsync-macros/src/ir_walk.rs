@@ -3,7 +3,7 @@
 use crate::ir::{Block, Expr, ExprKind, ForRange, Place, Stmt, StmtKind};
 
 /// Calls `f` on every statement, outer before inner.
-pub fn each_stmt(block: &Block, f: &mut dyn FnMut(&Stmt)) {
+pub fn each_stmt(block: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
     for s in block {
         f(s);
         for child in child_blocks(s) {

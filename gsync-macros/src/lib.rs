@@ -14,6 +14,7 @@ mod ir;
 mod ir_walk;
 mod lower;
 mod parse;
+mod split;
 
 use diagnostics::Diagnostics;
 use proc_macro::TokenStream;
@@ -44,10 +45,24 @@ fn expand(args: proc_macro2::TokenStream, func: &syn::ItemFn) -> proc_macro2::To
     }
     match (kernel, diag.into_error()) {
         (Some(k), None) => {
-            let checked = emit::cuda::kernel_source(&k, true);
-            let unchecked = emit::cuda::kernel_source(&k, false);
-            let signature = rust_signature(func);
-            emit::host::module(&sig, &k, &checked, &unchecked, &signature)
+            let plan = split::plan(&k);
+            let split_source =
+                |checks| plan.as_ref().map(|p| emit::cuda::split_source(&k, p, checks)).unwrap_or_default();
+            let sources = emit::host::Sources {
+                checked: emit::cuda::kernel_source(&k, true),
+                unchecked: emit::cuda::kernel_source(&k, false),
+                split_checked: split_source(true),
+                split_unchecked: split_source(false),
+                segments: plan
+                    .as_ref()
+                    .map(|p| p.segments.iter().map(|s| s.c_name.clone()).collect())
+                    .unwrap_or_default(),
+                split_error: plan.as_ref().err().cloned(),
+                split_reads_device: plan.as_ref().is_ok_and(|p| p.reads_device),
+                rust_signature: rust_signature(func),
+            };
+            let driver = emit::driver::body(&k, plan.as_ref().ok());
+            emit::host::module(&sig, &k, &sources, driver)
         }
         (_, error) => {
             // An empty module with the kernel's name keeps follow-on errors

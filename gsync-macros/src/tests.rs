@@ -53,7 +53,7 @@ fn smoothing_kernel_keeps_rust_names_and_marks_the_barrier() {
     assert!(src.contains("f32* __restrict__ a, const usize a_len"), "{src}");
     assert!(src.contains("const u32 n = (u32)a_len;"), "{src}");
     assert!(src.contains("for (u32 r = 0u; r < rounds; ++r)"), "{src}");
-    assert!(src.contains("gsync_grid_sync(gsync_barrier_state, gsync_status);"), "{src}");
+    assert!(src.contains("gsync_grid_sync(gsync_barrier, gsync_status);"), "{src}");
     assert!(src.contains("/ 3.0f"), "float literal typed f32 from context: {src}");
     assert!(src.contains("gsync::load(a, a_len, "), "checked loads: {src}");
 }
@@ -255,4 +255,143 @@ fn shared_memory_and_loops_emit() {
 fn float_literal_beyond_f32_is_out_of_range() {
     let e = errors(quote! { fn k(a: &mut [f32]) { a[0] = 1e40f32; } });
     assert!(e.contains("literal out of range for `f32`"), "{e}");
+}
+
+/// Lowers and checks a kernel, then splits it for MultiLaunch.
+fn split_of(func: proc_macro2::TokenStream) -> (crate::ir::Kernel, Result<crate::split::SplitPlan, String>) {
+    let func: syn::ItemFn = syn::parse2(func).expect("test input is a function");
+    let mut diag = Diagnostics::default();
+    let sig = parse::signature(&func, &mut diag);
+    let k = lower::kernel(&sig, &func.block, 0, &mut diag).expect("the kernel lowers");
+    check::kernel(&k, &mut diag);
+    assert!(!diag.has_errors(), "the kernel checks");
+    let plan = crate::split::plan(&k);
+    (k, plan)
+}
+
+fn launches(host: &[crate::split::HostStmt]) -> usize {
+    use crate::split::HostStmt as H;
+    host.iter()
+        .map(|s| match s {
+            H::Launch(_) => 1,
+            H::If { then, otherwise, .. } => launches(then) + otherwise.as_deref().map_or(0, launches),
+            H::While { body, .. } | H::Loop { body } | H::For { body, .. } | H::Block(body) => launches(body),
+            _ => 0,
+        })
+        .sum()
+}
+
+#[test]
+fn split_smoothing_runs_the_round_loop_on_the_host() {
+    let (k, plan) = split_of(quote! {
+        fn smooth(a: &mut [f32], b: &mut [f32], rounds: u32) {
+            let n = a.len() as u32;
+            for r in 0..rounds {
+                for i in grid_stride(1..n - 1) {
+                    if r % 2 == 0 { b[i] = (a[i - 1] + a[i] + a[i + 1]) / 3.0; }
+                    else { a[i] = (b[i - 1] + b[i] + b[i + 1]) / 3.0; }
+                }
+                grid_sync();
+            }
+        }
+    });
+    let plan = plan.expect("splittable");
+    assert_eq!(plan.segments.len(), 1);
+    assert!(matches!(plan.host.as_slice(), [crate::split::HostStmt::Let { .. }, crate::split::HostStmt::For { .. }]));
+    let values: Vec<&str> = plan.segments[0].host_values.iter().map(|v| k.var(*v).name.as_str()).collect();
+    assert_eq!(values, ["n", "r"]);
+    assert!(!plan.reads_device);
+    let src = crate::emit::cuda::split_source(&k, &plan, false);
+    assert!(src.contains("smooth_segment_0(") && src.contains("const u32 n,") && src.contains("const u32 r,"), "{src}");
+    assert!(!src.contains("gsync_grid_sync"), "{src}");
+}
+
+#[test]
+fn split_fixed_phases_become_one_launch_each() {
+    let (_, plan) = split_of(quote! {
+        fn k(a: &mut [u32], b: &mut [u32]) {
+            for i in grid_stride(0..a.len()) { a[i] = 1; }
+            grid_sync();
+            for i in grid_stride(0..a.len()) { b[i] = a[a.len() - 1 - i]; }
+            grid_sync();
+            for i in grid_stride(0..a.len()) { a[i] = b[i] + 1; }
+        }
+    });
+    let plan = plan.expect("splittable");
+    assert_eq!(plan.segments.len(), 3);
+    assert_eq!(launches(&plan.host), 3);
+}
+
+#[test]
+fn split_host_reads_a_uniform_flag_from_the_device() {
+    let (_, plan) = split_of(quote! {
+        fn k(flag: &mut [u32], data: &mut [u32]) {
+            while flag[0] != 0 {
+                for i in grid_stride(0..data.len()) { data[i] += 1; }
+                grid_sync();
+                if global_id() == 0 { flag[0] -= 1; }
+                grid_sync();
+            }
+        }
+    });
+    let plan = plan.expect("splittable");
+    assert!(plan.reads_device);
+    assert_eq!(plan.segments.len(), 2);
+}
+
+#[test]
+fn split_refuses_a_varying_local_across_a_barrier() {
+    let (_, plan) = split_of(quote! {
+        fn k(a: &mut [u32]) {
+            let i = global_id();
+            a[i] = 1;
+            grid_sync();
+            a[i] += 1;
+        }
+    });
+    let e = plan.expect_err("`i` lives across the barrier");
+    assert!(e.contains("`i`") && e.contains("lives across a grid_sync()"), "{e}");
+}
+
+#[test]
+fn split_refuses_shared_memory_across_a_barrier() {
+    let (_, plan) = split_of(quote! {
+        fn k(a: &mut [u32]) {
+            let mut tile = shared_array::<u32, 32>();
+            tile[lane_id()] = 1;
+            grid_sync();
+            a[global_id()] = tile[lane_id()];
+        }
+    });
+    let e = plan.expect_err("shared memory does not survive a launch");
+    assert!(e.contains("shared array `tile`"), "{e}");
+}
+
+#[test]
+fn split_refuses_host_values_assigned_by_threads() {
+    let (_, plan) = split_of(quote! {
+        fn k(a: &mut [u32]) {
+            let mut x = 1u32;
+            if a.len() > 5 { x = 2; a[0] = 1; }
+            grid_sync();
+            a[1] = x;
+        }
+    });
+    let e = plan.expect_err("x is host state assigned on the device");
+    assert!(e.contains("`x`"), "{e}");
+}
+
+#[test]
+fn split_keeps_a_host_value_assigned_before_use_in_order() {
+    let (_, plan) = split_of(quote! {
+        fn k(a: &mut [u32], b: &mut [u32]) {
+            let mut x = 1u32;
+            for i in grid_stride(0..a.len()) { a[i] = x; }
+            x = 2;
+            for i in grid_stride(0..b.len()) { b[i] = x; }
+            grid_sync();
+        }
+    });
+    let plan = plan.expect("splittable");
+    assert_eq!(plan.segments.len(), 2, "the assignment must fall between two launches");
 }

@@ -154,6 +154,15 @@ impl Gpu {
         self.stream().synchronize().map_err(Error::driver("copying a buffer to the host"))
     }
 
+    /// Reads element `index` of a buffer; `index` must be below its length.
+    pub(crate) fn read_element<T: DeviceScalar>(&self, buffer: &DeviceBuffer<T>, index: usize) -> Result<T> {
+        let mut value = [T::default()];
+        let view = buffer.slice.slice(index..=index);
+        let read = Error::driver("reading a device value");
+        self.stream().memcpy_dtoh(&view, &mut value[..]).and_then(|()| self.stream().synchronize()).map_err(read)?;
+        Ok(value[0])
+    }
+
     /// Overwrites a device buffer with `host`, which must have the buffer's length.
     pub fn write<T: DeviceScalar>(&self, buffer: &mut DeviceBuffer<T>, host: &[T]) -> Result<()> {
         check_lengths(buffer, host.len())?;

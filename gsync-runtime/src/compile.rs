@@ -122,7 +122,7 @@ fn c_chars_to_string(raw: &[c_char]) -> String {
 mod tests {
     use super::*;
     use crate::barrier::Barrier;
-    use crate::kernel::KernelSpec;
+    use crate::kernel::{KernelSpec, SplitSpec};
     use crate::test_support::nvrtc_available;
 
     const GRID_KERNEL: &str = r#"
@@ -154,41 +154,94 @@ extern "C" __global__ void __launch_bounds__(128) step(float* out, unsigned long
         }
     }
 
-    /// A body shaped like `#[grid_phases]` output: user parameters, then the two trailing ones.
+    /// A body shaped like `#[grid_phases]` output: user parameters, then the two trailing ones,
+    /// the barrier context opened first and passed to every `grid_sync()`.
     const HALVE: &str = r#"
 extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve(
     f32* __restrict__ a, unsigned long long a_len, u32 rounds,
-    unsigned int* gsync_barrier_state, gsync_status_t* gsync_status) {
+    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status) {
+    gsync_barrier_t gsync_barrier = gsync_barrier_begin(gsync_barrier_state);
     const u64 i = (u64)blockIdx.x * GSYNC_BLOCK_SIZE + threadIdx.x;
     for (u32 round = 0; round < rounds; ++round) {
         if (gsync::in_bounds(i, a_len, gsync_status, 0u, 4u)) a[i] = a[i] * 0.5f;
-        gsync_grid_sync(gsync_barrier_state, gsync_status);
+        gsync_grid_sync(gsync_barrier, gsync_status);
     }
 }
 "#;
 
+    /// The same kernel split at its `grid_sync()`: the loop runs on the host, which launches
+    /// segment 0 once per round; segment 1 is a no-op tail, to show several kernels per body.
+    const HALVE_SPLIT: &str = r#"
+extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_0(
+    f32* __restrict__ a, unsigned long long a_len, const u32 rounds,
+    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status) {
+    const u64 i = (u64)blockIdx.x * GSYNC_BLOCK_SIZE + threadIdx.x;
+    if (gsync::in_bounds(i, a_len, gsync_status, 0u, 4u)) a[i] = a[i] * 0.5f;
+}
+extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_1(
+    f32* __restrict__ a, unsigned long long a_len, const u32 rounds,
+    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status) {
+}
+"#;
+
+    const HALVE_KERNEL: KernelSpec = KernelSpec {
+        name: "halve",
+        rust_signature: "fn halve(a: &mut [f32], rounds: u32)",
+        checked_body: HALVE,
+        unchecked_body: HALVE,
+        bounds_checks: true,
+        arrays: &["a"],
+        grid_syncs: 1,
+        default_threads: 0,
+        split: SplitSpec {
+            checked_body: HALVE_SPLIT,
+            unchecked_body: HALVE_SPLIT,
+            segments: &["halve_segment_0", "halve_segment_1"],
+            error: None,
+            reads_device: false,
+        },
+    };
+
     #[test]
-    fn an_assembled_kernel_compiles_with_every_barrier() {
+    fn an_assembled_kernel_compiles_with_every_barrier_for_sm80_and_sm90() {
         if !nvrtc_available() {
             return;
         }
-        let kernel = KernelSpec {
-            name: "halve",
-            rust_signature: "fn halve(a: &mut [f32], rounds: u32)",
-            checked_body: HALVE,
-            unchecked_body: HALVE,
-            bounds_checks: true,
-            arrays: &["a"],
-            grid_syncs: 1,
-            default_threads: 0,
-        };
         for &barrier in Barrier::ALL {
             for arch in [(8, 0), (9, 0)] {
-                let source = kernel.source(barrier, 128);
-                if let Err(error) = compile(&source, kernel.name, arch) {
+                let source = HALVE_KERNEL.source(barrier, 128);
+                if let Err(error) = compile(&source, HALVE_KERNEL.name, arch) {
                     panic!("{barrier} on sm_{}{}: {error}", arch.0, arch.1);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn software_barriers_compile_at_the_extreme_block_sizes() {
+        if !nvrtc_available() {
+            return;
+        }
+        // One thread per block takes ULFS's strided gathering path; 1024 is the largest block.
+        for barrier in [Barrier::Lbs, Barrier::Lfs, Barrier::Ilbs { groups: None }, Barrier::Ulfs] {
+            for threads in [1, 1024] {
+                let source = HALVE_KERNEL.source(barrier, threads);
+                if let Err(error) = compile(&source, HALVE_KERNEL.name, (9, 0)) {
+                    panic!("{barrier} with {threads} threads: {error}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn software_barriers_compile_without_warnings() {
+        if !nvrtc_available() {
+            return;
+        }
+        for barrier in [Barrier::Lbs, Barrier::Lfs, Barrier::Ilbs { groups: None }, Barrier::Ulfs] {
+            let compiled = compile(&HALVE_KERNEL.source(barrier, 256), HALVE_KERNEL.name, (9, 0))
+                .unwrap_or_else(|error| panic!("{barrier}: {error}"));
+            assert_eq!(compiled.log, "", "{barrier}");
         }
     }
 

@@ -1,6 +1,7 @@
 //! Every way the runtime can fail, each with a message that says what to do about it.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use cudarc::driver::DriverError;
 use cudarc::nvrtc::result::NvrtcError;
@@ -180,6 +181,51 @@ pub enum Error {
         max: u32,
     },
 
+    /// The barrier cannot be used with this grid, e.g. an ILBS group count out of range.
+    #[error("kernel `{kernel}` cannot use barrier `{barrier}`: {reason}")]
+    InvalidBarrier {
+        /// The kernel's name.
+        kernel: String,
+        /// The barrier, as `Display` writes it.
+        barrier: String,
+        /// Why, and what to do instead.
+        reason: String,
+    },
+
+    /// A block waited longer than the watchdog limit in a software grid barrier.
+    #[error(
+        "kernel `{kernel}`: barrier `{barrier}` timed out: block {block} waited more than {limit:?} \
+         in grid_sync() number {phase} of the launch; the grid was probably not co-resident \
+         (more blocks than fit on the GPU at once) or a thread skipped a grid_sync(); every block \
+         stopped at its next barrier, so the outputs are not to be trusted; if the phase is \
+         legitimately slow, raise the limit with Launch::watchdog(Some(duration)) or disable it \
+         with Launch::watchdog(None)"
+    )]
+    BarrierTimeout {
+        /// The kernel's name.
+        kernel: String,
+        /// The barrier, as `Display` writes it.
+        barrier: String,
+        /// Which `grid_sync()` of the launch, counting from 1, the block waited in.
+        phase: u32,
+        /// The block that gave up first.
+        block: u32,
+        /// The watchdog limit.
+        limit: Duration,
+    },
+
+    /// The kernel cannot run with [`Barrier::MultiLaunch`](crate::Barrier::MultiLaunch).
+    #[error(
+        "kernel `{kernel}` cannot run as one launch per phase (barrier `multi-launch`): {reason}; \
+         use a device barrier such as Barrier::Cooperative for this kernel"
+    )]
+    CannotSplit {
+        /// The kernel's name.
+        kernel: String,
+        /// Why it cannot be split.
+        reason: String,
+    },
+
     /// A kernel argument lives on a different GPU than the one launching.
     #[error(
         "kernel `{kernel}` was launched on GPU {launch_gpu} with a buffer of GPU {buffer_gpu}; \
@@ -308,5 +354,21 @@ mod tests {
         assert!(message.contains("only 264 can be resident"), "{message}");
         assert!(message.contains("2 per SM x 132 SMs"), "{message}");
         assert!(message.contains("launch at most 264 blocks"), "{message}");
+    }
+
+    #[test]
+    fn a_barrier_timeout_names_barrier_phase_cause_and_fix() {
+        let error = Error::BarrierTimeout {
+            kernel: "smooth".into(),
+            barrier: "ulfs".into(),
+            phase: 3,
+            block: 17,
+            limit: Duration::from_millis(250),
+        };
+        let message = error.to_string();
+        assert!(message.contains("barrier `ulfs` timed out"), "{message}");
+        assert!(message.contains("block 17 waited more than 250ms in grid_sync() number 3"), "{message}");
+        assert!(message.contains("not co-resident") && message.contains("skipped a grid_sync()"), "{message}");
+        assert!(message.contains("Launch::watchdog(None)"), "{message}");
     }
 }

@@ -1,10 +1,10 @@
 //! A GPU: its context and stream, what it can do, and the kernels loaded on it.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use cudarc::driver::sys::{CUdevice_attribute, CUresult};
-use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
 use cudarc::nvrtc::Ptx;
 
 use crate::barrier::Barrier;
@@ -12,7 +12,7 @@ use crate::cache::compile_cached;
 use crate::discover;
 use crate::error::{Error, Result};
 use crate::kernel::KernelSpec;
-use crate::launch::LaunchScratch;
+use crate::scratch::LaunchScratch;
 
 /// What a GPU is and what it can do.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,13 +37,21 @@ pub struct DeviceInfo {
 
 /// Which compiled function serves a launch. Names can repeat across modules, so the body's
 /// address (a `&'static str` of generated code, one per kernel and bounds-check setting)
-/// tells kernels apart.
+/// tells kernels apart. The barrier counts by name: launch parameters such as the ILBS group
+/// count do not change the code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct FunctionKey {
     name: &'static str,
     body: usize,
-    barrier: Barrier,
+    barrier: &'static str,
     threads: u32,
+}
+
+impl FunctionKey {
+    /// The key of function `name` in the module compiled for `kernel`, `barrier` and `threads`.
+    fn new(name: &'static str, kernel: &KernelSpec, barrier: Barrier, threads: u32) -> Self {
+        FunctionKey { name, body: kernel.body_for(barrier).as_ptr() as usize, barrier: barrier.name(), threads }
+    }
 }
 
 /// One GPU, its default stream, and the kernels compiled for it.
@@ -54,7 +62,7 @@ pub struct Gpu {
     stream: Arc<CudaStream>,
     info: DeviceInfo,
     functions: Mutex<HashMap<FunctionKey, CudaFunction>>,
-    pub(crate) scratch: Mutex<LaunchScratch>,
+    scratch: Mutex<LaunchScratch>,
 }
 
 impl Gpu {
@@ -84,28 +92,68 @@ impl Gpu {
         &self.stream
     }
 
-    /// The kernel compiled for this GPU, a barrier and a block size, compiling and loading it
-    /// on first use.
+    /// The fused kernel compiled for this GPU, a barrier and a block size, compiling and
+    /// loading it on first use.
     pub(crate) fn function(&self, kernel: &KernelSpec, barrier: Barrier, threads: u32) -> Result<CudaFunction> {
-        let key = FunctionKey { name: kernel.name, body: kernel.body().as_ptr() as usize, barrier, threads };
-        if let Some(function) = self.loaded().get(&key) {
-            return Ok(function.clone());
+        let mut functions = self.functions(kernel, barrier, threads, &[kernel.name])?;
+        // `functions` returns one function per name asked for, so this is never `None`.
+        functions.pop().ok_or_else(|| Error::driver(format!("loading kernel `{}`", kernel.name))(not_found()))
+    }
+
+    /// The segment kernels of a split kernel, compiled for this GPU and a block size, in
+    /// segment order; the module is compiled and loaded once, on first use.
+    pub(crate) fn segment_functions(&self, kernel: &KernelSpec, threads: u32) -> Result<Vec<CudaFunction>> {
+        self.functions(kernel, Barrier::MultiLaunch, threads, kernel.split.segments)
+    }
+
+    /// The functions `names` of the module for `kernel`, `barrier` and `threads`.
+    fn functions(
+        &self,
+        kernel: &KernelSpec,
+        barrier: Barrier,
+        threads: u32,
+        names: &[&'static str],
+    ) -> Result<Vec<CudaFunction>> {
+        let keys: Vec<FunctionKey> =
+            names.iter().map(|&name| FunctionKey::new(name, kernel, barrier, threads)).collect();
+        let cached: Option<Vec<CudaFunction>> = {
+            let loaded = self.loaded();
+            keys.iter().map(|key| loaded.get(key).cloned()).collect()
+        };
+        if let Some(functions) = cached {
+            return Ok(functions);
         }
         // Compiling can take seconds, so the lock is not held; a racing thread at worst
         // loads the same module twice.
-        let function = self.load(kernel, barrier, threads)?;
-        Ok(self.loaded().entry(key).or_insert(function).clone())
+        let module = self.load(kernel, barrier, threads)?;
+        let context = format!("loading kernel `{}`", kernel.name);
+        let functions = names
+            .iter()
+            .map(|name| module.load_function(name).map_err(Error::driver(context.as_str())))
+            .collect::<Result<Vec<_>>>()?;
+        let mut loaded = self.loaded();
+        Ok(keys
+            .into_iter()
+            .zip(functions)
+            .map(|(key, function)| loaded.entry(key).or_insert(function).clone())
+            .collect())
     }
 
-    fn load(&self, kernel: &KernelSpec, barrier: Barrier, threads: u32) -> Result<CudaFunction> {
+    fn load(&self, kernel: &KernelSpec, barrier: Barrier, threads: u32) -> Result<Arc<CudaModule>> {
         if barrier.descriptor().needs_cuda_headers {
             discover::toolkit()?.headers()?;
         }
         let source = kernel.source(barrier, threads);
         let cubin = compile_cached(&source, kernel.name, self.info.compute_capability)?;
         let context = format!("loading kernel `{}`", kernel.name);
-        let module = self.context.load_module(Ptx::from_binary(cubin)).map_err(Error::driver(context.as_str()))?;
-        module.load_function(kernel.name).map_err(Error::driver(context))
+        self.context.load_module(Ptx::from_binary(cubin)).map_err(Error::driver(context))
+    }
+
+    /// The status word and barrier state, for one launch at a time.
+    pub(crate) fn lock_scratch(&self) -> MutexGuard<'_, LaunchScratch> {
+        // The guard's holder prepares the words before each launch, so a panic cannot leave
+        // them in a state that matters.
+        self.scratch.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn loaded(&self) -> std::sync::MutexGuard<'_, HashMap<FunctionKey, CudaFunction>> {
@@ -118,6 +166,11 @@ impl std::fmt::Debug for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gpu").field("info", &self.info).finish_non_exhaustive()
     }
+}
+
+/// The driver's answer for a function a module lacks.
+fn not_found() -> DriverError {
+    DriverError(CUresult::CUDA_ERROR_NOT_FOUND)
 }
 
 fn device_count() -> Result<usize> {

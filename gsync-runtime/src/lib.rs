@@ -1,5 +1,5 @@
 //! The runtime of gsync: it turns a kernel that `#[grid_phases]` generated into a running
-//! cooperative launch.
+//! launch, with a grid barrier of the caller's choice at every `grid_sync()`.
 //!
 //! Compiling needs NVRTC but no GPU, so generated CUDA can be checked anywhere:
 //!
@@ -16,11 +16,11 @@
 //!
 //! ```no_run
 //! # fn main() -> gsync_runtime::Result<()> {
-//! use gsync_runtime::{Gpu, KernelArgs, KernelSpec, Launch};
+//! use gsync_runtime::{Barrier, Gpu, KernelArgs, KernelSpec, Launch, SplitSpec};
 //! # static SMOOTH: KernelSpec = KernelSpec {
 //! #     name: "smooth", rust_signature: "fn smooth(a: &mut [f32], rounds: u32)",
 //! #     checked_body: "", unchecked_body: "", bounds_checks: true, arrays: &["a"],
-//! #     grid_syncs: 1, default_threads: 0,
+//! #     grid_syncs: 1, default_threads: 0, split: SplitSpec::NONE,
 //! # };
 //! let gpu = Gpu::new(0)?;
 //! let mut a = gpu.upload(&[1.0f32; 1024])?;
@@ -28,16 +28,20 @@
 //! args.slice_mut(&mut a);
 //! args.scalar(10u32);
 //! // SAFETY: the arguments match `smooth`'s parameters.
-//! let report = unsafe { gpu.launch_kernel(&SMOOTH, &Launch::new(), args) }?;
+//! let launch = Launch::new().barrier(Barrier::Ulfs);
+//! let report = unsafe { gpu.launch_kernel(&SMOOTH, &launch, args) }?;
 //! println!("{} blocks of {} threads in {:?}", report.blocks, report.threads, report.gpu_time);
 //! let a = gpu.download(&a)?;
 //! # Ok(()) }
 //! ```
 //!
 //! Follow one kernel through the modules in this order: [`KernelSpec`] (what the macro emits,
-//! and its CUDA source), [`Barrier`] (the `grid_sync()` implementations), [`compile`] and its
-//! disk cache, [`Gpu`] (device, buffers, loaded kernels), and [`Gpu::launch_kernel`] (the
-//! co-residency check and the launch). CUDA libraries are found by [`toolkit`].
+//! and its CUDA source), [`Barrier`] (the `grid_sync()` implementations, each a CUDA fragment
+//! with its memory-order argument), [`compile`] and its disk cache, [`Gpu`] (device, buffers,
+//! loaded kernels), [`Launch`] (the configuration), then the launch: [`Gpu::launch_kernel`]
+//! (the grid and co-residency checks, the per-launch barrier header, the watchdog's verdict)
+//! or, for [`Barrier::MultiLaunch`], [`Gpu::begin_segments`] and a [`SegmentRun`]. CUDA
+//! libraries are found by [`toolkit`].
 
 mod barrier;
 mod buffer;
@@ -45,19 +49,24 @@ mod cache;
 mod compile;
 mod discover;
 mod error;
+mod fused;
 mod gpu;
 mod kernel;
 mod launch;
+mod plan;
+mod scratch;
+mod segments;
 mod status;
 
 #[cfg(test)]
 mod test_support;
 
-pub use barrier::{Barrier, BarrierDescriptor, LaunchMode};
+pub use barrier::{Barrier, BarrierDescriptor, LaunchMode, ParseBarrierError};
 pub use buffer::{DeviceBuffer, DeviceScalar, KernelScalar};
 pub use compile::{compile, nvrtc_version, Compiled};
 pub use discover::{toolkit, Toolkit};
 pub use error::{Error, Result};
 pub use gpu::{DeviceInfo, Gpu};
-pub use kernel::{KernelArgs, KernelSpec, DEFAULT_THREADS};
-pub use launch::{Launch, LaunchReport};
+pub use kernel::{KernelArgs, KernelSpec, SplitSpec, DEFAULT_THREADS};
+pub use launch::{Launch, LaunchReport, DEFAULT_WATCHDOG};
+pub use segments::SegmentRun;

@@ -1,5 +1,8 @@
 //! The device status word: how a kernel reports a fault, and its translation into an [`Error`].
 
+use std::time::Duration;
+
+use crate::barrier::Barrier;
 use crate::error::{Error, Result};
 use crate::kernel::KernelSpec;
 
@@ -8,6 +11,7 @@ pub(crate) const STATUS_WORDS: usize = 8;
 
 const OK: u32 = 0;
 const OUT_OF_BOUNDS: u32 = 1;
+const BARRIER_TIMEOUT: u32 = 2;
 
 /// The host's view of `gsync_status_t` (see the prelude).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -34,8 +38,9 @@ impl DeviceStatus {
         }
     }
 
-    /// `Ok` when the kernel reported nothing, else the error it reported.
-    pub fn into_result(self, kernel: &KernelSpec) -> Result<()> {
+    /// `Ok` when the kernel reported nothing, else the error it reported. `barrier` and
+    /// `watchdog` are the launch's, to explain a barrier timeout.
+    pub fn into_result(self, kernel: &KernelSpec, barrier: Barrier, watchdog: Option<Duration>) -> Result<()> {
         match self.code {
             OK => Ok(()),
             OUT_OF_BOUNDS => Err(Error::OutOfBounds {
@@ -44,6 +49,14 @@ impl DeviceStatus {
                 index: self.index,
                 len: self.len,
                 line: self.line,
+            }),
+            // The device writes the waiting block into the `array` field.
+            BARRIER_TIMEOUT => Err(Error::BarrierTimeout {
+                kernel: kernel.name.to_owned(),
+                barrier: barrier.to_string(),
+                phase: self.phase,
+                block: self.array,
+                limit: watchdog.unwrap_or_default(),
             }),
             code => Err(Error::DeviceFault { kernel: kernel.name.to_owned(), code }),
         }
@@ -59,13 +72,13 @@ mod tests {
     fn a_zeroed_status_is_ok() {
         let status = DeviceStatus::from_words(&[0; STATUS_WORDS]);
         assert_eq!(status, DeviceStatus::default());
-        assert!(status.into_result(&SMOOTH).is_ok());
+        assert!(status.into_result(&SMOOTH, Barrier::Lbs, None).is_ok());
     }
 
     #[test]
     fn code_one_is_out_of_bounds_with_the_array_name() {
         let words = [1, 0, 17, 0, 5, 1, 4, 0];
-        let error = DeviceStatus::from_words(&words).into_result(&SMOOTH);
+        let error = DeviceStatus::from_words(&words).into_result(&SMOOTH, Barrier::Cooperative, None);
         let Err(Error::OutOfBounds { kernel, array, index, len, line }) = error else {
             panic!("expected OutOfBounds, got {error:?}");
         };
@@ -74,9 +87,21 @@ mod tests {
     }
 
     #[test]
+    fn code_two_is_a_barrier_timeout_with_block_phase_and_limit() {
+        let words = [2, 41, 0, 3, 0, 0, 0, 0];
+        let limit = Some(Duration::from_millis(200));
+        let error = DeviceStatus::from_words(&words).into_result(&SMOOTH, Barrier::Ilbs { groups: Some(4) }, limit);
+        let Err(Error::BarrierTimeout { kernel, barrier, phase, block, limit }) = error else {
+            panic!("expected BarrierTimeout, got {error:?}");
+        };
+        assert_eq!((kernel.as_str(), barrier.as_str()), ("smooth", "ilbs:4"));
+        assert_eq!((phase, block, limit), (3, 41, Duration::from_millis(200)));
+    }
+
+    #[test]
     fn other_codes_are_device_faults() {
         let words = [9, 0, 0, 0, 0, 0, 0, 0];
-        let error = DeviceStatus::from_words(&words).into_result(&SMOOTH);
+        let error = DeviceStatus::from_words(&words).into_result(&SMOOTH, Barrier::Lbs, None);
         assert!(matches!(error, Err(Error::DeviceFault { code: 9, .. })));
     }
 }

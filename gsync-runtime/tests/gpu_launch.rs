@@ -2,21 +2,24 @@
 //! output. Ignored by default; run with `cargo test -p gsync-runtime -- --ignored` on a
 //! machine with an NVIDIA GPU and NVRTC.
 
-use gsync_runtime::{Error, Gpu, KernelArgs, KernelSpec, Launch};
+use std::time::{Duration, Instant};
+
+use gsync_runtime::{Barrier, Error, Gpu, KernelArgs, KernelSpec, Launch, SplitSpec};
 
 /// Rotates `a` left by one element per round, through `b`. Every round reads elements other
 /// blocks wrote in the round before, so it is only right if the grid barrier holds.
 const ROTATE: &str = r#"
 extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) rotate(
     u32* __restrict__ a, unsigned long long a_len, u32* __restrict__ b, unsigned long long b_len,
-    u32 rounds, unsigned int* gsync_barrier_state, gsync_status_t* gsync_status) {
+    u32 rounds, u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status) {
+    gsync_barrier_t gsync_barrier = gsync_barrier_begin(gsync_barrier_state);
     const u64 first = (u64)blockIdx.x * GSYNC_BLOCK_SIZE + threadIdx.x;
     const u64 stride = (u64)gridDim.x * GSYNC_BLOCK_SIZE;
     for (u32 round = 0; round < rounds; ++round) {
         for (u64 i = first; i < a_len; i += stride) b[i] = a[(i + 1) % a_len];
-        gsync_grid_sync(gsync_barrier_state, gsync_status);
+        gsync_grid_sync(gsync_barrier, gsync_status);
         for (u64 i = first; i < b_len; i += stride) a[i] = b[i];
-        gsync_grid_sync(gsync_barrier_state, gsync_status);
+        gsync_grid_sync(gsync_barrier, gsync_status);
     }
 }
 "#;
@@ -30,13 +33,15 @@ static ROTATE_KERNEL: KernelSpec = KernelSpec {
     arrays: &["a", "b"],
     grid_syncs: 2,
     default_threads: 0,
+    split: SplitSpec::NONE,
 };
 
 /// Writes each scalar parameter into `out`, widened to 64 bits.
 const SCALARS: &str = r#"
 extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) scalars(
     u64* __restrict__ out, unsigned long long out_len, u8 x, i16 y, bool z, f64 w, usize v, f32 f,
-    unsigned int* gsync_barrier_state, gsync_status_t* gsync_status) {
+    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status) {
+    gsync_barrier_t gsync_barrier = gsync_barrier_begin(gsync_barrier_state);
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         out[0] = x;
         out[1] = (u64)(i64)y;
@@ -46,7 +51,7 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) scalars(
         out[5] = (u64)__float_as_uint(f);
         out[6] = out_len;
     }
-    gsync_grid_sync(gsync_barrier_state, gsync_status);
+    gsync_grid_sync(gsync_barrier, gsync_status);
 }
 "#;
 
@@ -59,14 +64,16 @@ static SCALARS_KERNEL: KernelSpec = KernelSpec {
     arrays: &["out"],
     grid_syncs: 1,
     default_threads: 64,
+    split: SplitSpec::NONE,
 };
 
 /// Reads `a[a_len + 3]` through the prelude's bounds check, as a debug build would.
 const OVERRUN: &str = r#"
 extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) overrun(
     const f32* __restrict__ a, unsigned long long a_len, f32* __restrict__ b,
-    unsigned long long b_len, unsigned int* gsync_barrier_state, gsync_status_t* gsync_status) {
-    gsync_grid_sync(gsync_barrier_state, gsync_status);
+    unsigned long long b_len, u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status) {
+    gsync_barrier_t gsync_barrier = gsync_barrier_begin(gsync_barrier_state);
+    gsync_grid_sync(gsync_barrier, gsync_status);
     if (blockIdx.x == 0 && threadIdx.x == 0 && gsync::in_bounds(0, b_len, gsync_status, 1u, 7u)) {
         b[0] = gsync::load(a, a_len, a_len + 3, gsync_status, 0u, 42u);
     }
@@ -82,6 +89,7 @@ static OVERRUN_KERNEL: KernelSpec = KernelSpec {
     arrays: &["a", "b"],
     grid_syncs: 1,
     default_threads: 0,
+    split: SplitSpec::NONE,
 };
 
 fn gpu() -> Gpu {
@@ -210,4 +218,279 @@ fn launches_that_cannot_be_co_resident_are_refused_before_running() {
             _ => assert!(matches!(error, Error::InvalidBlockSize { .. })),
         }
     }
+}
+
+/// Each phase, one thread of every block (a different one each phase) writes a value derived
+/// from the phase into the block's slot; after the barrier every block checks every slot. Two
+/// slot arrays alternate, so a block may check phase p while faster blocks already write
+/// phase p + 1. Mismatches are counted in `errors[0]`; the first is described in
+/// `errors[1..5]` (phase, checking block, slot, value seen).
+const PHASES: &str = r#"
+__device__ __forceinline__ u32 phase_value(u32 phase, u32 block) { return phase * 65536u + block; }
+
+extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) phases(
+    u32* __restrict__ slots, unsigned long long slots_len, u32* __restrict__ errors,
+    unsigned long long errors_len, u32 rounds, bool check,
+    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status) {
+    gsync_barrier_t gsync_barrier = gsync_barrier_begin(gsync_barrier_state);
+    const u32 blocks = gridDim.x;
+    for (u32 phase = 1; phase <= rounds; ++phase) {
+        u32* slot = slots + (phase & 1u) * blocks;
+        if (threadIdx.x == phase % GSYNC_BLOCK_SIZE) slot[blockIdx.x] = phase_value(phase, blockIdx.x);
+        gsync_grid_sync(gsync_barrier, gsync_status);
+        if (!check) continue;
+        for (u32 b = threadIdx.x; b < blocks; b += GSYNC_BLOCK_SIZE) {
+            const u32 seen = slot[b];
+            if (seen != phase_value(phase, b) && atomicAdd(&errors[0], 1u) == 0u) {
+                errors[1] = phase;
+                errors[2] = blockIdx.x;
+                errors[3] = b;
+                errors[4] = seen;
+            }
+        }
+    }
+}
+"#;
+
+static PHASES_KERNEL: KernelSpec = KernelSpec {
+    name: "phases",
+    rust_signature: "fn phases(slots: &mut [u32], errors: &mut [u32], rounds: u32, check: bool)",
+    checked_body: PHASES,
+    unchecked_body: PHASES,
+    bounds_checks: false,
+    arrays: &["slots", "errors"],
+    grid_syncs: 1,
+    default_threads: 0,
+    split: SplitSpec::NONE,
+};
+
+/// The device barriers: every barrier but multi-launch.
+const DEVICE_BARRIERS: [Barrier; 5] =
+    [Barrier::Cooperative, Barrier::Lbs, Barrier::Lfs, Barrier::Ilbs { groups: None }, Barrier::Ulfs];
+
+/// Runs `phases` and returns the report and the error words.
+fn run_phases(
+    gpu: &Gpu,
+    launch: &Launch,
+    blocks: u32,
+    rounds: u32,
+    check: bool,
+) -> gsync_runtime::Result<(Duration, [u32; 5])> {
+    let mut slots = gpu.zeros::<u32>(2 * blocks as usize)?;
+    let mut errors = gpu.zeros::<u32>(5)?;
+    let mut args = KernelArgs::new();
+    args.slice_mut(&mut slots);
+    args.slice_mut(&mut errors);
+    args.scalar(rounds);
+    args.scalar(check);
+    // SAFETY: the arguments match `phases`' parameters.
+    let report = unsafe { gpu.launch_kernel(&PHASES_KERNEL, launch, args) }?;
+    let errors = gpu.download(&errors)?;
+    Ok((report.gpu_time, [errors[0], errors[1], errors[2], errors[3], errors[4]]))
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn every_device_barrier_keeps_ten_thousand_phases_apart_on_every_grid() {
+    let gpu = gpu();
+    let rounds = 10_000;
+    println!("{:?}", gpu.info());
+    println!("{:<12} {:>6} {:>7} {:>12}", "barrier", "blocks", "threads", "us/barrier");
+    for threads in [32, 256, 1024] {
+        for barrier in DEVICE_BARRIERS {
+            let launch = Launch::new().threads(threads).barrier(barrier);
+            let max = gpu.max_coresident_blocks(&PHASES_KERNEL, &launch).expect("occupancy");
+            for blocks in [7, 33, gpu.info().sm_count, max] {
+                let launch = launch.clone().blocks(blocks);
+                if barrier == Barrier::Lfs && blocks > threads {
+                    let error = run_phases(&gpu, &launch, blocks, rounds, true).expect_err("over the LFS limit");
+                    assert!(matches!(error, Error::BarrierBlockLimit { max, .. } if max == threads), "{error}");
+                    continue;
+                }
+                let (_, errors) = run_phases(&gpu, &launch, blocks, rounds, true)
+                    .unwrap_or_else(|error| panic!("{barrier}, {blocks} x {threads}: {error}"));
+                assert_eq!(errors, [0; 5], "{barrier}, {blocks} x {threads}: [count, phase, block, slot, seen]");
+                let (time, _) = run_phases(&gpu, &launch, blocks, rounds, false).expect("timing run");
+                let per_barrier = time.as_secs_f64() * 1e6 / f64::from(rounds);
+                println!("{:<12} {blocks:>6} {threads:>7} {per_barrier:>12.2}", barrier.to_string());
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn ilbs_works_with_any_group_count_from_one_to_the_block_count() {
+    let gpu = gpu();
+    let blocks = 2 * gpu.info().sm_count;
+    for groups in [1, 2, 3, 7, blocks - 1, blocks] {
+        let launch = Launch::new().threads(64).blocks(blocks).barrier(Barrier::Ilbs { groups: Some(groups) });
+        let (_, errors) = run_phases(&gpu, &launch, blocks, 2_000, true).unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!(errors, [0; 5], "{groups} groups");
+    }
+    let launch = Launch::new().blocks(blocks).barrier(Barrier::Ilbs { groups: Some(blocks + 1) });
+    let error = run_phases(&gpu, &launch, blocks, 1, true).expect_err("more groups than blocks");
+    assert!(matches!(error, Error::InvalidBarrier { .. }), "{error}");
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn ulfs_spans_a_three_level_tree_of_one_warp_blocks() {
+    let gpu = gpu();
+    let launch = Launch::new().threads(32).barrier(Barrier::Ulfs);
+    let max = gpu.max_coresident_blocks(&PHASES_KERNEL, &launch).expect("occupancy");
+    println!("{max} co-resident blocks of 32 threads");
+    // More than 32 * 32 blocks needs a level of slots above the groups of groups.
+    assert!(max > 32 * 32, "this GPU cannot hold a three-level ULFS tree");
+    let (_, errors) = run_phases(&gpu, &launch.blocks(max), max, 10_000, true).expect("launch");
+    assert_eq!(errors, [0; 5]);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn an_impossible_grid_times_out_in_about_the_limit_and_the_next_launch_works() {
+    let gpu = gpu();
+    let limit = Duration::from_millis(300);
+    for barrier in [Barrier::Lbs, Barrier::Lfs, Barrier::Ilbs { groups: None }, Barrier::Ulfs] {
+        // LFS needs at most one block per thread, so it gets the largest block.
+        let threads = if barrier == Barrier::Lfs { 1024 } else { 256 };
+        let launch = Launch::new().threads(threads).barrier(barrier).watchdog(Some(limit));
+        let max = gpu.max_coresident_blocks(&PHASES_KERNEL, &launch).expect("occupancy (and compiles)");
+        let blocks = if barrier == Barrier::Lfs { threads } else { 4 * max };
+        assert!(blocks > max, "{barrier}: {blocks} blocks fit");
+        let mut slots = gpu.zeros::<u32>(2 * blocks as usize).expect("zeros");
+        let mut errors = gpu.zeros::<u32>(5).expect("zeros");
+        let mut args = KernelArgs::new();
+        args.slice_mut(&mut slots);
+        args.slice_mut(&mut errors);
+        args.scalar(3u32);
+        args.scalar(false);
+        let started = Instant::now();
+        // SAFETY: the arguments match `phases`' parameters; the watchdog is on.
+        let result = unsafe { gpu.launch_kernel_unchecked(&PHASES_KERNEL, &launch.clone().blocks(blocks), args) };
+        let waited = started.elapsed();
+        println!("{barrier}: {blocks} blocks (max {max}) gave up after {waited:?}");
+        let error = result.expect_err("an impossible grid cannot pass a barrier");
+        println!("{error}");
+        let Error::BarrierTimeout { barrier: name, phase, block, limit: reported, .. } = &error else {
+            panic!("{barrier}: expected BarrierTimeout, got {error}");
+        };
+        assert_eq!((name.as_str(), *phase, *reported), (barrier.to_string().as_str(), 1, limit));
+        assert!(*block < blocks);
+        assert!(waited < 2 * limit, "{barrier}: {waited:?} for a limit of {limit:?}");
+        // The runtime cleaned the barrier state: a possible grid runs right after.
+        let (_, errors) = run_phases(&gpu, &launch.clone().blocks(max.min(threads)), max.min(threads), 1_000, true)
+            .unwrap_or_else(|error| panic!("{barrier} after a timeout: {error}"));
+        assert_eq!(errors, [0; 5]);
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn the_driver_refuses_a_cooperative_grid_that_cannot_be_co_resident() {
+    let gpu = gpu();
+    let launch = Launch::new().threads(256);
+    let max = gpu.max_coresident_blocks(&PHASES_KERNEL, &launch).expect("occupancy");
+    let mut slots = gpu.zeros::<u32>(2 * (max + 1) as usize).expect("zeros");
+    let mut errors = gpu.zeros::<u32>(5).expect("zeros");
+    let mut args = KernelArgs::new();
+    args.slice_mut(&mut slots);
+    args.slice_mut(&mut errors);
+    args.scalar(1u32);
+    args.scalar(false);
+    // SAFETY: the arguments match `phases`' parameters; the driver refuses the launch.
+    let result = unsafe { gpu.launch_kernel_unchecked(&PHASES_KERNEL, &launch.blocks(max + 1), args) };
+    let error = result.expect_err("too large for a cooperative launch");
+    assert!(matches!(error, Error::Driver { .. }), "{error}");
+    // The refusal leaves the GPU usable.
+    let (_, errors) = run_phases(&gpu, &Launch::new().blocks(4), 4, 10, true).expect("launch");
+    assert_eq!(errors, [0; 5]);
+}
+
+/// A split kernel: `count_down` decrements `counter[0]` and adds 1 to every element of
+/// `data` per round, while the host's `while counter[0] != 0` drives it; `finish` doubles.
+const COUNT_DOWN: &str = r#"
+extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) count_down_segment_0(
+    u32* __restrict__ data, unsigned long long data_len, u32* __restrict__ counter,
+    unsigned long long counter_len, u32* __restrict__ gsync_barrier_state,
+    gsync_status_t* __restrict__ gsync_status) {
+    const u64 i = (u64)blockIdx.x * GSYNC_BLOCK_SIZE + threadIdx.x;
+    if (i < data_len) data[i] += 1u;
+    if (i == 0) counter[0] -= 1u;
+}
+extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) count_down_segment_1(
+    u32* __restrict__ data, unsigned long long data_len, u32* __restrict__ counter,
+    unsigned long long counter_len, const u32 factor, u32* __restrict__ gsync_barrier_state,
+    gsync_status_t* __restrict__ gsync_status) {
+    const u64 i = (u64)blockIdx.x * GSYNC_BLOCK_SIZE + threadIdx.x;
+    if (i < data_len) data[i] *= factor;
+}
+"#;
+
+static COUNT_DOWN_KERNEL: KernelSpec = KernelSpec {
+    name: "count_down",
+    rust_signature: "fn count_down(data: &mut [u32], counter: &mut [u32])",
+    checked_body: "",
+    unchecked_body: "",
+    bounds_checks: false,
+    arrays: &["data", "counter"],
+    grid_syncs: 2,
+    default_threads: 128,
+    split: SplitSpec {
+        checked_body: COUNT_DOWN,
+        unchecked_body: COUNT_DOWN,
+        segments: &["count_down_segment_0", "count_down_segment_1"],
+        error: None,
+        reads_device: true,
+    },
+};
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_split_kernel_runs_segment_by_segment_under_host_control_flow() {
+    let gpu = gpu();
+    let n = 100_000usize;
+    let mut data = gpu.zeros::<u32>(n).expect("zeros");
+    let mut counter = gpu.upload(&[25u32]).expect("upload");
+    let launch = Launch::new().barrier(Barrier::MultiLaunch).blocks(n.div_ceil(128) as u32);
+    let mut run = gpu.begin_segments(&COUNT_DOWN_KERNEL, &launch).expect("begin");
+    assert_eq!((run.blocks(), run.threads()), (n.div_ceil(128) as u32, 128));
+    let mut rounds = 0;
+    while run.read(&counter, 0, "counter", 3).expect("read") != 0 {
+        let mut args = KernelArgs::new();
+        args.slice_mut(&mut data);
+        args.slice_mut(&mut counter);
+        // SAFETY: the arguments match segment 0's parameters.
+        unsafe { run.launch(0, args) }.expect("segment 0");
+        rounds += 1;
+    }
+    let mut args = KernelArgs::new();
+    args.slice_mut(&mut data);
+    args.slice_mut(&mut counter);
+    args.scalar(2u32);
+    // SAFETY: the arguments match segment 1's parameters.
+    unsafe { run.launch(1, args) }.expect("segment 1");
+    let report = run.finish().expect("finish");
+    println!("{rounds} rounds: {report:?}");
+    assert_eq!(rounds, 25);
+    assert_eq!(report.barrier, Barrier::MultiLaunch);
+    assert!(report.gpu_time > Duration::ZERO);
+    assert!(gpu.download(&data).expect("download").iter().all(|&x| x == 50));
+
+    let mut run = gpu.begin_segments(&COUNT_DOWN_KERNEL, &launch).expect("begin");
+    let error = run.read(&counter, 1, "counter", 9).expect_err("out of bounds");
+    assert!(matches!(error, Error::OutOfBounds { index: 1, len: 1, line: 9, .. }), "{error}");
+    drop(run);
+
+    let default = gpu.begin_segments(&COUNT_DOWN_KERNEL, &Launch::new().barrier(Barrier::MultiLaunch)).expect("begin");
+    let max = gpu.max_coresident_blocks(&COUNT_DOWN_KERNEL, &Launch::new().barrier(Barrier::MultiLaunch)).expect("max");
+    assert_eq!(default.blocks(), max, "the default grid is the first segment's co-resident maximum");
+    drop(default);
+
+    let unsplit = KernelSpec {
+        split: SplitSpec { error: Some("`x` (line 4) lives across a grid_sync()"), ..COUNT_DOWN_KERNEL.split },
+        ..COUNT_DOWN_KERNEL
+    };
+    let error = gpu.begin_segments(&unsplit, &launch).expect_err("cannot split");
+    assert!(matches!(&error, Error::CannotSplit { reason, .. } if reason.contains("line 4")), "{error}");
 }

@@ -283,6 +283,42 @@ macro_rules! float_kernel {
 float_kernel!(arith_f32, arith_f32_reference, f32);
 float_kernel!(arith_f64, arith_f64_reference, f64);
 
+/// The cross-block visibility stress: in phase `p` every thread writes a
+/// value derived from `(p, block, thread)` into its slot of one of two
+/// ping-pong halves; after `grid_sync()` every thread checks a slot of another
+/// block. Any write the barrier failed to make visible is counted in `errors[0]`.
+#[grid_phases]
+pub fn visibility_stress(slots: &mut [u32], errors: &mut [u32], phases: u32) {
+    let blocks = grid_dim();
+    let threads = block_dim();
+    let half = blocks * threads;
+    for p in 0..phases {
+        let base = (p % 2) * half;
+        slots[base + block_idx() * threads + thread_idx()] =
+            (p.wrapping_mul(2654435761) ^ (block_idx() << 12) ^ thread_idx()).wrapping_add(1);
+        grid_sync();
+        let other = (block_idx() + 1 + p % blocks) % blocks;
+        let lane = (thread_idx() + p) % threads;
+        if slots[base + other * threads + lane] != (p.wrapping_mul(2654435761) ^ (other << 12) ^ lane).wrapping_add(1) {
+            errors.atomic_add(0, 1);
+        }
+    }
+}
+
+/// A kernel that keeps a per-thread value across a barrier: fine fused, and
+/// impossible to split into launches.
+#[grid_phases]
+pub fn keeps_a_thread_value_across_the_barrier(data: &mut [u32]) {
+    let i = global_id();
+    if i < data.len() as u32 {
+        data[i] = i;
+    }
+    grid_sync();
+    if i < data.len() as u32 {
+        data[i] += 1;
+    }
+}
+
 /// Every kernel of the test suite and the library, for the NVRTC check.
 pub fn all() -> Vec<&'static gsync::KernelSpec> {
     vec![
@@ -294,6 +330,8 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
         &atomics::KERNEL,
         &warp_ops::KERNEL,
         &reads_past_the_end::KERNEL,
+        &visibility_stress::KERNEL,
+        &keeps_a_thread_value_across_the_barrier::KERNEL,
         &arith_u8::KERNEL,
         &arith_i8::KERNEL,
         &arith_u16::KERNEL,
@@ -305,5 +343,6 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
         &arith_f32::KERNEL,
         &arith_f64::KERNEL,
         &gsync::kernels::smooth::KERNEL,
+        &gsync::kernels::empty_phases::KERNEL,
     ]
 }

@@ -2,7 +2,7 @@
 //! nothing; together they guarantee the emitters see a well-formed kernel.
 
 mod operands;
-mod uniformity;
+pub mod uniformity;
 
 use crate::diagnostics::Diagnostics;
 use crate::ir::{Block, Kernel, StmtKind};

@@ -64,6 +64,22 @@ struct Analysis<'k> {
 }
 
 pub fn check(k: &Kernel, diag: &mut Diagnostics) {
+    let mut a = analyse(k);
+    a.report = true;
+    a.returned = Taint::UNIFORM;
+    a.block(&k.body, Taint::UNIFORM);
+    for (span, message, note_span, note) in a.errors {
+        diag.error_with_note(span, message, note_span, note);
+    }
+}
+
+/// The uniformity level of every variable, indexed by [`VarId`].
+pub fn var_levels(k: &Kernel) -> Vec<Level> {
+    analyse(k).vars.iter().map(|t| t.level).collect()
+}
+
+/// Runs the analysis to its fixed point.
+fn analyse(k: &Kernel) -> Analysis<'_> {
     let mut a = Analysis {
         kernel: k,
         vars: vec![Taint::UNIFORM; k.vars.len()],
@@ -80,12 +96,7 @@ pub fn check(k: &Kernel, diag: &mut Diagnostics) {
         a.returned = Taint::UNIFORM;
         a.block(&k.body, Taint::UNIFORM);
     }
-    a.report = true;
-    a.returned = Taint::UNIFORM;
-    a.block(&k.body, Taint::UNIFORM);
-    for (span, message, note_span, note) in a.errors {
-        diag.error_with_note(span, message, note_span, note);
-    }
+    a
 }
 
 impl Analysis<'_> {

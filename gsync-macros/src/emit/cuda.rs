@@ -3,13 +3,62 @@
 //! give an operation a meaning other than Rust's.
 
 use crate::ir::*;
+use crate::split::SplitPlan;
 use std::fmt::Write;
 
-/// The kernel definition, with or without bounds checks.
+/// The fused kernel's definition, with or without bounds checks.
 pub fn kernel_source(k: &Kernel, bounds_checks: bool) -> String {
     let mut e = CudaEmitter { k, checked: bounds_checks, out: String::new(), indent: 1 };
-    e.kernel();
+    let checks = if bounds_checks { " with bounds checks" } else { "" };
+    let shared: Vec<ArrayId> = shared_arrays(k).collect();
+    e.function(&Function {
+        name: &k.c_name,
+        comment: &format!("Rust `fn {}`, compiled by #[grid_phases]{checks}.", k.name),
+        extra: &[],
+        shared: &shared,
+        body: &k.body,
+        barrier: k.grid_syncs > 0,
+    });
     e.out
+}
+
+/// The kernel split at its barriers: one function per segment.
+pub fn split_source(k: &Kernel, plan: &SplitPlan, bounds_checks: bool) -> String {
+    let mut e = CudaEmitter { k, checked: bounds_checks, out: String::new(), indent: 1 };
+    let checks = if bounds_checks { " with bounds checks" } else { "" };
+    for (i, segment) in plan.segments.iter().enumerate() {
+        if i > 0 {
+            e.out.push('\n');
+        }
+        let lines = match (segment.first_line, segment.last_line) {
+            (a, b) if a == b => format!("line {a}"),
+            (a, b) => format!("lines {a}-{b}"),
+        };
+        e.function(&Function {
+            name: &segment.c_name,
+            comment: &format!("Segment {i} of Rust `fn {}` ({lines}), one launch between barriers{checks}.", k.name),
+            extra: &segment.host_values,
+            shared: &segment.shared,
+            body: &segment.body,
+            barrier: false,
+        });
+    }
+    e.out
+}
+
+/// The shared arrays a kernel declares.
+fn shared_arrays(k: &Kernel) -> impl Iterator<Item = ArrayId> + '_ {
+    k.arrays.iter().enumerate().filter(|(_, a)| a.space == ArraySpace::Shared).map(|(i, _)| ArrayId(i))
+}
+
+/// What one emitted `__global__` function consists of.
+struct Function<'a> {
+    name: &'a str,
+    comment: &'a str,
+    extra: &'a [VarId],
+    shared: &'a [ArrayId],
+    body: &'a Block,
+    barrier: bool,
 }
 
 struct CudaEmitter<'k> {
@@ -82,15 +131,12 @@ impl CudaEmitter<'_> {
         self.out.push('\n');
     }
 
-    fn kernel(&mut self) {
+    /// One `extern "C" __global__` function: the kernel's parameters, then
+    /// `extra` scalars passed by value, then the barrier state and status.
+    fn function(&mut self, f: &Function<'_>) {
         let k = self.k;
-        let _ = writeln!(
-            self.out,
-            "// Rust `fn {}`, compiled by #[grid_phases]{}.",
-            k.name,
-            if self.checked { " with bounds checks" } else { "" }
-        );
-        let _ = writeln!(self.out, "extern \"C\" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) {}(", k.c_name);
+        let _ = writeln!(self.out, "// {}", f.comment);
+        let _ = writeln!(self.out, "extern \"C\" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) {}(", f.name);
         let mut params = Vec::new();
         for p in &k.params {
             match p {
@@ -111,6 +157,10 @@ impl CudaEmitter<'_> {
                 }
             }
         }
+        for v in f.extra {
+            let v = k.var(*v);
+            params.push(format!("const {} {}", k.ty(v.ty).name(), v.c_name));
+        }
         params.push("u32* __restrict__ gsync_barrier_state".into());
         params.push("gsync_status_t* __restrict__ gsync_status".into());
         let last = params.len() - 1;
@@ -118,11 +168,15 @@ impl CudaEmitter<'_> {
             let _ = writeln!(self.out, "    {p}{}", if i == last { ")" } else { "," });
         }
         self.out.push_str("{\n");
-        for a in k.arrays.iter().filter(|a| a.space == ArraySpace::Shared) {
+        for a in f.shared {
+            let a = k.array(*a);
             let text = format!("__shared__ {} {}[{}];", a.elem.name(), a.c_name, a.len.unwrap_or(1));
             self.line(&text);
         }
-        self.block_body(&k.body);
+        if f.barrier {
+            self.line("gsync_barrier_t gsync_barrier = gsync_barrier_begin(gsync_barrier_state);");
+        }
+        self.block_body(f.body);
         self.out.push_str("}\n");
     }
 
@@ -184,7 +238,7 @@ impl CudaEmitter<'_> {
                 self.line(&format!(
                     "// grid_sync() #{index}, line {line}: every block's writes above are visible below"
                 ));
-                self.line("gsync_grid_sync(gsync_barrier_state, gsync_status);");
+                self.line("gsync_grid_sync(gsync_barrier, gsync_status);");
             }
             StmtKind::SyncBlock => self.line("__syncthreads();"),
             StmtKind::Block(b) => self.nested("", b),
@@ -461,7 +515,7 @@ impl CudaEmitter<'_> {
                     Code::primary(format!("{name}[{idx}]"))
                 }
             }
-            ExprKind::Call { func, args } => {
+            ExprKind::Call { func, args, .. } => {
                 let args: Vec<Code> = args.iter().map(|a| self.expr(a)).collect();
                 fill_template(func, args)
             }

@@ -6,32 +6,57 @@
 //!     pub static KERNEL: ::gsync::KernelSpec = …;            // both CUDA bodies
 //!     pub fn launch(gpu, a: &mut DeviceBuffer<f32>, n: u32) -> Result<LaunchReport>;
 //!     pub fn launch_with(gpu, launch: &Launch, a, n) -> Result<LaunchReport>;
+//!     pub unsafe fn launch_unchecked(gpu, launch, a, n) -> Result<LaunchReport>;
+//!     fn multi_launch(gpu, launch, a, n) -> …;                // MultiLaunch: host driver
+//!     pub fn max_coresident_blocks(gpu, launch) -> Result<u32>;
 //!     pub fn cuda_source() -> String;                        // what runs by default
 //! }
 //! ```
 
+use crate::emit::driver;
 use crate::ir::{Kernel, Param};
 use crate::parse::Signature;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
+/// The generated CUDA of one kernel: fused, and split for `MultiLaunch`.
+pub struct Sources {
+    pub checked: String,
+    pub unchecked: String,
+    pub split_checked: String,
+    pub split_unchecked: String,
+    pub segments: Vec<String>,
+    /// Why the kernel cannot be split, if it cannot.
+    pub split_error: Option<String>,
+    pub split_reads_device: bool,
+    pub rust_signature: String,
+}
+
 /// The module for a kernel whose CUDA has been generated.
-pub fn module(sig: &Signature, k: &Kernel, checked: &str, unchecked: &str, rust_signature: &str) -> TokenStream {
+pub fn module(sig: &Signature, k: &Kernel, src: &Sources, driver_body: TokenStream) -> TokenStream {
     let c_name = &k.c_name;
     let arrays: Vec<&str> = k.arrays.iter().map(|a| a.name.as_str()).collect();
     let grid_syncs = k.grid_syncs;
     let threads = k.default_threads;
     let (params, pushes) = launch_params(k);
     let args: Vec<_> = sig.params.iter().map(|p| &p.name).collect();
+    let (checked, unchecked, rust_signature) = (&src.checked, &src.unchecked, &src.rust_signature);
+    let (split_checked, split_unchecked, segments) = (&src.split_checked, &src.split_unchecked, &src.segments);
+    let split_error = match &src.split_error {
+        Some(reason) => quote!(::core::option::Option::Some(#reason)),
+        None => quote!(::core::option::Option::None),
+    };
+    let reads_device = src.split_reads_device;
     // Mixed-site hygiene keeps these apart from user parameters of the same name.
-    let gpu = Ident::new("gpu", Span::mixed_site());
+    let gpu = driver::gpu_ident();
     let launch = Ident::new("launch", Span::mixed_site());
     let kernel_args = Ident::new("args", Span::mixed_site());
-    let pushes = pushes.iter().map(|(method, ident)| quote!(#kernel_args.#method(#ident);));
+    let pushes: Vec<_> = pushes.iter().map(|(method, ident)| quote!(#kernel_args.#method(#ident);)).collect();
+    let driver_params = driver_params(k);
     wrapper(
         sig,
         quote! {
-            /// The kernel as the runtime sees it: both CUDA bodies and its shape.
+            /// The kernel as the runtime sees it: its CUDA, fused and split, and its shape.
             pub static KERNEL: ::gsync::KernelSpec = ::gsync::KernelSpec {
                 name: #c_name,
                 rust_signature: #rust_signature,
@@ -41,6 +66,13 @@ pub fn module(sig: &Signature, k: &Kernel, checked: &str, unchecked: &str, rust_
                 arrays: &[#(#arrays),*],
                 grid_syncs: #grid_syncs,
                 default_threads: #threads,
+                split: ::gsync::SplitSpec {
+                    checked_body: #split_checked,
+                    unchecked_body: #split_unchecked,
+                    segments: &[#(#segments),*],
+                    error: #split_error,
+                    reads_device: #reads_device,
+                },
             };
 
             /// Runs the kernel with the default launch: the largest co-resident
@@ -55,11 +87,41 @@ pub fn module(sig: &Signature, k: &Kernel, checked: &str, unchecked: &str, rust_
                 #launch: &::gsync::Launch,
                 #(#params),*
             ) -> ::gsync::Result<::gsync::LaunchReport> {
+                if #launch.selected_barrier() == ::gsync::Barrier::MultiLaunch {
+                    return multi_launch(#gpu, #launch, #(#args),*);
+                }
                 let mut #kernel_args = ::gsync::KernelArgs::new();
                 #(#pushes)*
                 // SAFETY: the arguments follow the C parameter list that
                 // #[grid_phases] generated for this kernel from the same signature.
                 unsafe { #gpu.launch_kernel(&KERNEL, #launch, #kernel_args) }
+            }
+
+            /// Like [`launch_with`], without refusing grids that cannot be co-resident.
+            ///
+            /// # Safety
+            /// A software barrier waits for blocks that may never be scheduled: such a
+            /// launch ends only through the barrier watchdog (`Launch::watchdog`), with
+            /// `Error::BarrierTimeout`. Meant for testing that path.
+            pub unsafe fn launch_unchecked(
+                #gpu: &::gsync::Gpu,
+                #launch: &::gsync::Launch,
+                #(#params),*
+            ) -> ::gsync::Result<::gsync::LaunchReport> {
+                let mut #kernel_args = ::gsync::KernelArgs::new();
+                #(#pushes)*
+                // SAFETY: as in `launch_with`; the caller accepts the risk above.
+                unsafe { #gpu.launch_kernel_unchecked(&KERNEL, #launch, #kernel_args) }
+            }
+
+            /// The kernel split at every `grid_sync()`: host control flow and one launch per segment.
+            #[allow(unused_mut, unused_variables, unused_assignments, unreachable_code, unused_parens, clippy::all)]
+            fn multi_launch(
+                #gpu: &::gsync::Gpu,
+                #launch: &::gsync::Launch,
+                #(#driver_params),*
+            ) -> ::gsync::Result<::gsync::LaunchReport> {
+                #driver_body
             }
 
             /// The largest grid of this kernel that can be co-resident for `launch`'s
@@ -74,6 +136,30 @@ pub fn module(sig: &Signature, k: &Kernel, checked: &str, unchecked: &str, rust_
             }
         },
     )
+}
+
+/// The driver's parameters: the kernel's, named as the driver names them.
+fn driver_params(k: &Kernel) -> Vec<TokenStream> {
+    k.params
+        .iter()
+        .map(|p| match p {
+            Param::Slice(a) => {
+                let info = k.array(*a);
+                let id = driver::array_ident(k, *a);
+                let elem = format_ident!("{}", info.elem.name());
+                if info.mutable {
+                    quote!(#id: &mut ::gsync::DeviceBuffer<#elem>)
+                } else {
+                    quote!(#id: &::gsync::DeviceBuffer<#elem>)
+                }
+            }
+            Param::Scalar(v) => {
+                let id = driver::var_ident(k, *v);
+                let ty = format_ident!("{}", k.ty(k.var(*v).ty).name());
+                quote!(#id: #ty)
+            }
+        })
+        .collect()
 }
 
 /// The module item with the user's docs and visibility.

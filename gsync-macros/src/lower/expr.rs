@@ -409,7 +409,7 @@ impl Lowerer<'_> {
             RetTy::Same => self.types.known(recv),
             RetTy::Scalar(s) => self.types.known(s),
         };
-        Some(self.expr_of(ExprKind::Call { func: sig.c_template, args }, ty, span))
+        Some(self.expr_of(ExprKind::Call { func: sig.c_template, rust: sig.rust, args }, ty, span))
     }
 
     fn array_method(&mut self, array: ArrayId, name: &str, m: &syn::ExprMethodCall, span: Span) -> Option<Expr> {
@@ -546,6 +546,7 @@ impl Lowerer<'_> {
             let bits = if ty == Scalar::F32 { Scalar::U32 } else { Scalar::U64 };
             let sig = MethodSig {
                 c_template: if ty == Scalar::F32 { "__uint_as_float({0})" } else { "__longlong_as_double((i64){0})" },
+                rust: if ty == Scalar::F32 { "f32::from_bits" } else { "f64::from_bits" },
                 args: vec![ArgTy::Scalar(bits)],
                 ret: RetTy::Scalar(ty),
             };
@@ -574,7 +575,7 @@ impl Lowerer<'_> {
         }
         let RetTy::Scalar(ret) = sig.ret else { return None };
         let ty = self.types.known(ret);
-        Some(self.expr_of(ExprKind::Call { func: sig.c_template, args }, ty, span))
+        Some(self.expr_of(ExprKind::Call { func: sig.c_template, rust: sig.rust, args }, ty, span))
     }
 
     fn shuffle(&mut self, name: &str, args: &[&syn::Expr], span: Span) -> Option<Expr> {

@@ -22,27 +22,96 @@ pub enum RetTy {
 /// A method: the CUDA template and the types (receiver first).
 pub struct MethodSig {
     pub c_template: &'static str,
+    /// The Rust method (or `Type::function`) with the same meaning, for host code.
+    pub rust: &'static str,
     pub args: Vec<ArgTy>,
     pub ret: RetTy,
 }
 
 fn sig(c_template: &'static str, args: &[ArgTy], ret: RetTy) -> Option<MethodSig> {
-    Some(MethodSig { c_template, args: args.to_vec(), ret })
+    Some(MethodSig { c_template, rust: "", args: args.to_vec(), ret })
 }
 
-use ArgTy::Same as S;
-const U32: ArgTy = ArgTy::Scalar(Scalar::U32);
-
-/// Looks up `receiver.name(...)` for a receiver type.
+/// Looks up `receiver.name(...)` for a receiver type, with its Rust name.
 pub fn method(name: &str, recv: Scalar) -> Option<MethodSig> {
-    if recv.is_float() {
+    let sig = if recv.is_float() {
         float_method(name, recv == Scalar::F32)
     } else if recv.is_int() {
         int_method(name, recv)
     } else {
         None
-    }
+    }?;
+    let rust = METHOD_NAMES.iter().find(|n| **n == name)?;
+    Some(MethodSig { rust, ..sig })
 }
+
+/// Every method name of the tables below, as `'static` strings for the IR.
+const METHOD_NAMES: &[&str] = &[
+    "sqrt",
+    "abs",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "exp",
+    "exp2",
+    "ln",
+    "log2",
+    "log10",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "cbrt",
+    "recip",
+    "signum",
+    "min",
+    "max",
+    "powf",
+    "atan2",
+    "hypot",
+    "copysign",
+    "powi",
+    "mul_add",
+    "clamp",
+    "is_nan",
+    "is_finite",
+    "is_infinite",
+    "is_sign_negative",
+    "to_bits",
+    "wrapping_abs",
+    "abs_diff",
+    "pow",
+    "wrapping_pow",
+    "wrapping_add",
+    "wrapping_sub",
+    "wrapping_mul",
+    "wrapping_div",
+    "wrapping_rem",
+    "wrapping_neg",
+    "wrapping_shl",
+    "wrapping_shr",
+    "saturating_add",
+    "saturating_sub",
+    "div_ceil",
+    "next_power_of_two",
+    "is_multiple_of",
+    "is_power_of_two",
+    "count_ones",
+    "leading_zeros",
+    "trailing_zeros",
+    "ilog2",
+    "rotate_left",
+    "rotate_right",
+];
+
+use ArgTy::Same as S;
+const U32: ArgTy = ArgTy::Scalar(Scalar::U32);
 
 fn float_method(name: &str, f32: bool) -> Option<MethodSig> {
     let same = RetTy::Same;

@@ -6,11 +6,20 @@
 // - Ordering: grid.sync() returns only after every thread of every block has arrived, and it
 //   is specified to make the global-memory writes each thread made before the barrier visible
 //   to every thread of the grid after it (it fences at device scope around the arrival).
-// The barrier state and status words are unused; the driver keeps its own barrier state.
+// The barrier state and status words are unused; the driver keeps its own barrier state. For
+// the same reason this barrier has no watchdog: it cannot time out, and the driver's refusal
+// of grids that are too large is what keeps it from hanging.
 #include <cooperative_groups.h>
 
-__device__ __forceinline__ void gsync_grid_sync(unsigned int* gsync_barrier_state, gsync_status_t* gsync_status) {
+struct gsync_barrier_t {};
+
+__device__ __forceinline__ gsync_barrier_t gsync_barrier_begin(unsigned int* gsync_barrier_state) {
     (void)gsync_barrier_state;
+    return gsync_barrier_t();
+}
+
+__device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_status_t* gsync_status) {
+    (void)barrier;
     (void)gsync_status;
     cooperative_groups::this_grid().sync();
 }

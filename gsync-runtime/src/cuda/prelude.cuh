@@ -17,7 +17,7 @@ typedef double f64;
 
 // The device error word: the first fault wins and is read back by the host.
 struct gsync_status_t {
-    u32 code;   // 0: ok, 1: slice index out of bounds
+    u32 code;   // 0: ok, 1: slice index out of bounds, 2: barrier timeout
     u32 array;  // index into the kernel's array-name table
     u32 line;   // Rust source line of the faulting access
     u32 phase;  // reserved for barrier faults
@@ -26,6 +26,7 @@ struct gsync_status_t {
 };
 #define GSYNC_OK 0u
 #define GSYNC_OUT_OF_BOUNDS 1u
+#define GSYNC_BARRIER_TIMEOUT 2u
 
 namespace gsync {
 

@@ -1,0 +1,435 @@
+//! Kernel splitting for the `MultiLaunch` barrier: the classic alternative
+//! to a grid barrier, where every `grid_sync()` becomes a kernel boundary.
+//!
+//! The grid-uniform control flow around the barriers (the loops and `if`s
+//! that contain a `grid_sync()`, and the uniform locals they use) runs on
+//! the host; each run of statements between barriers becomes a *segment*,
+//! one kernel launch that receives the host values it reads as parameters.
+//! A uniform value read from device memory (`while flag[0] != 0`) is fetched
+//! by the host. A kernel whose per-thread state lives across a barrier — a
+//! varying local, a shared or thread-local array — cannot be split; the plan
+//! then says why, naming the variable and its line.
+
+use crate::check::uniformity::{var_levels, Level};
+use crate::diagnostics::line_of;
+use crate::ir::*;
+use crate::ir_walk::{each_expr, each_stmt, stmt_exprs};
+use std::collections::{HashMap, HashSet};
+
+/// The host program and the segments it launches.
+#[derive(Debug)]
+pub struct SplitPlan {
+    pub host: Vec<HostStmt>,
+    pub segments: Vec<Segment>,
+    /// Whether host control flow reads device memory (then it cannot be captured as a graph).
+    pub reads_device: bool,
+}
+
+/// One kernel launch between barriers.
+#[derive(Debug)]
+pub struct Segment {
+    pub c_name: String,
+    pub body: Block,
+    /// Host values the segment reads, passed after the kernel's own parameters.
+    pub host_values: Vec<VarId>,
+    pub shared: Vec<ArrayId>,
+    pub first_line: u32,
+    pub last_line: u32,
+}
+
+/// A statement the host executes.
+#[derive(Debug)]
+pub enum HostStmt {
+    Let {
+        var: VarId,
+        init: Option<Expr>,
+    },
+    Assign {
+        var: VarId,
+        op: Option<BinOp>,
+        value: Expr,
+    },
+    If {
+        cond: Expr,
+        then: Vec<HostStmt>,
+        otherwise: Option<Vec<HostStmt>>,
+    },
+    While {
+        cond: Expr,
+        body: Vec<HostStmt>,
+    },
+    Loop {
+        body: Vec<HostStmt>,
+    },
+    For {
+        var: VarId,
+        range: ForRange,
+        body: Vec<HostStmt>,
+    },
+    Break,
+    Continue,
+    /// Launch the segment with this index.
+    Launch(usize),
+    Block(Vec<HostStmt>),
+}
+
+/// Splits a kernel at its barriers, or explains why it cannot be split.
+pub fn plan(k: &Kernel) -> Result<SplitPlan, String> {
+    let levels = var_levels(k);
+    let mut host_vars = HashSet::new();
+    for p in &k.params {
+        if let Param::Scalar(v) = p {
+            host_vars.insert(*v);
+        }
+    }
+    let mut s = Splitter {
+        k,
+        levels,
+        host_vars,
+        segments: Vec::new(),
+        var_segment: HashMap::new(),
+        array_segment: HashMap::new(),
+        reads_device: false,
+    };
+    let host = s.host_block(&k.body)?;
+    Ok(SplitPlan { host, segments: s.segments, reads_device: s.reads_device })
+}
+
+struct Splitter<'k> {
+    k: &'k Kernel,
+    levels: Vec<Level>,
+    host_vars: HashSet<VarId>,
+    segments: Vec<Segment>,
+    /// The segment that declares each per-thread variable.
+    var_segment: HashMap<VarId, usize>,
+    /// The segment that uses each shared or thread-local array.
+    array_segment: HashMap<ArrayId, usize>,
+    reads_device: bool,
+}
+
+impl Splitter<'_> {
+    fn host_block(&mut self, stmts: &Block) -> Result<Vec<HostStmt>, String> {
+        let mut out = Vec::new();
+        let mut pending: Vec<Stmt> = Vec::new();
+        for s in stmts {
+            if is_host_control(s) {
+                self.flush(&mut pending, &mut out)?;
+                if let Some(h) = self.host_control(s)? {
+                    out.push(h);
+                }
+            } else if let Some(h) = self.try_host(s) {
+                if self.reads_memory(s) || self.assigns_any(s, &pending) {
+                    self.flush(&mut pending, &mut out)?;
+                }
+                self.declare_host_vars(s);
+                self.reads_device |= self.reads_memory(s);
+                out.push(h);
+            } else {
+                pending.push(s.clone());
+            }
+        }
+        self.flush(&mut pending, &mut out)?;
+        Ok(out)
+    }
+
+    /// A statement that contains a barrier or leaves an enclosing host loop.
+    fn host_control(&mut self, s: &Stmt) -> Result<Option<HostStmt>, String> {
+        let line = line_of(s.span);
+        Ok(Some(match &s.kind {
+            StmtKind::GridSync { .. } => return Ok(None),
+            StmtKind::If { cond, then, otherwise } => {
+                let cond = self.host_expr(cond, line)?;
+                let then = self.host_block(then)?;
+                let otherwise = otherwise.as_ref().map(|o| self.host_block(o)).transpose()?;
+                HostStmt::If { cond, then, otherwise }
+            }
+            StmtKind::While { cond, body, .. } => {
+                let cond = self.host_expr(cond, line)?;
+                HostStmt::While { cond, body: self.host_block(body)? }
+            }
+            StmtKind::Loop { body, .. } => HostStmt::Loop { body: self.host_block(body)? },
+            StmtKind::For { var, range: range @ ForRange::Seq { start, end, step, .. }, body, .. } => {
+                self.host_expr(start, line)?;
+                self.host_expr(end, line)?;
+                if let Some(st) = step {
+                    self.host_expr(st, line)?;
+                }
+                self.host_vars.insert(*var);
+                HostStmt::For { var: *var, range: range.clone(), body: self.host_block(body)? }
+            }
+            StmtKind::Block(b) => HostStmt::Block(self.host_block(b)?),
+            StmtKind::Break(_) => HostStmt::Break,
+            StmtKind::Continue(_) => HostStmt::Continue,
+            _ => return Err(format!("the statement at line {line} mixes per-thread work with a barrier")),
+        }))
+    }
+
+    /// The statement as host code, if all of it can run on the host.
+    fn try_host(&self, s: &Stmt) -> Option<HostStmt> {
+        self.try_host_in(s, &mut HashSet::new())
+    }
+
+    /// `try_host` where `local` holds host variables declared by enclosing
+    /// statements being converted.
+    fn try_host_in(&self, s: &Stmt, local: &mut HashSet<VarId>) -> Option<HostStmt> {
+        let known = |v: &VarId, local: &HashSet<VarId>| self.host_vars.contains(v) || local.contains(v);
+        match &s.kind {
+            StmtKind::Let { var, init } if self.levels[var.0] == Level::Uniform => {
+                if let Some(e) = init {
+                    self.is_host_expr_in(e, local).then_some(())?;
+                }
+                local.insert(*var);
+                Some(HostStmt::Let { var: *var, init: init.clone() })
+            }
+            StmtKind::Assign { place: Place::Var(v), op, value } if known(v, local) => {
+                self.is_host_expr_in(value, local).then(|| HostStmt::Assign { var: *v, op: *op, value: value.clone() })
+            }
+            StmtKind::If { cond, then, otherwise } => {
+                self.is_host_expr_in(cond, local).then_some(())?;
+                let then = self.try_host_block(then, local)?;
+                let otherwise = match otherwise {
+                    Some(o) => Some(self.try_host_block(o, local)?),
+                    None => None,
+                };
+                Some(HostStmt::If { cond: cond.clone(), then, otherwise })
+            }
+            StmtKind::Block(b) => Some(HostStmt::Block(self.try_host_block(b, local)?)),
+            _ => None,
+        }
+    }
+
+    fn try_host_block(&self, block: &Block, local: &HashSet<VarId>) -> Option<Vec<HostStmt>> {
+        let mut scope = local.clone();
+        block.iter().map(|s| self.try_host_in(s, &mut scope)).collect()
+    }
+
+    /// Records the host variables a converted statement declares.
+    fn declare_host_vars(&mut self, s: &Stmt) {
+        each_stmt(std::slice::from_ref(s), &mut |x| {
+            if let StmtKind::Let { var, .. } = x.kind {
+                self.host_vars.insert(var);
+            }
+        });
+    }
+
+    /// Whether a host statement must wait for the device statements before it.
+    fn assigns_any(&self, s: &Stmt, pending: &[Stmt]) -> bool {
+        let mut used = HashSet::new();
+        for p in pending {
+            collect_vars(p, &mut used, &mut HashSet::new());
+        }
+        used.iter().any(|v| assigns(std::slice::from_ref(s), *v))
+    }
+
+    fn reads_memory(&self, s: &Stmt) -> bool {
+        let mut reads = false;
+        each_stmt(std::slice::from_ref(s), &mut |x| {
+            for e in stmt_exprs(x) {
+                each_expr(e, &mut |y| reads |= matches!(y.kind, ExprKind::Load { .. }));
+            }
+        });
+        reads
+    }
+
+    /// Whether the host can evaluate an expression: host values, launch
+    /// shape, global-memory reads and arithmetic only.
+    fn is_host_expr(&self, e: &Expr) -> bool {
+        self.is_host_expr_in(e, &HashSet::new())
+    }
+
+    fn is_host_expr_in(&self, e: &Expr, local: &HashSet<VarId>) -> bool {
+        let mut ok = true;
+        each_expr(e, &mut |x| match &x.kind {
+            ExprKind::Var(v) if !self.host_vars.contains(v) && !local.contains(v) => ok = false,
+            ExprKind::Builtin(Builtin::ThreadIdx | Builtin::BlockIdx | Builtin::GlobalId | Builtin::LaneId) => {
+                ok = false
+            }
+            ExprKind::Load { array, .. } if self.k.array(*array).space != ArraySpace::Global => ok = false,
+            ExprKind::Atomic { .. } | ExprKind::Shuffle { .. } => ok = false,
+            _ => {}
+        });
+        ok
+    }
+
+    fn host_expr(&mut self, e: &Expr, line: u32) -> Result<Expr, String> {
+        if !self.is_host_expr(e) {
+            let mut culprit = None;
+            each_expr(e, &mut |x| {
+                if let ExprKind::Var(v) = x.kind {
+                    if !self.host_vars.contains(&v) && culprit.is_none() {
+                        culprit = Some(v);
+                    }
+                }
+            });
+            return Err(match culprit {
+                Some(v) => self.lives_across(v),
+                None => format!("the control flow at line {line} around a grid_sync() cannot be evaluated on the host"),
+            });
+        }
+        let mut reads = false;
+        each_expr(e, &mut |x| reads |= matches!(x.kind, ExprKind::Load { .. }));
+        self.reads_device |= reads;
+        Ok(e.clone())
+    }
+
+    fn lives_across(&self, v: VarId) -> String {
+        let var = self.k.var(v);
+        format!(
+            "`{}` (line {}) is a per-thread value that lives across a grid_sync(); MultiLaunch ends a kernel at every \
+             grid_sync(), so keep it within one phase (recompute it after the barrier) or use a fused barrier",
+            var.name,
+            line_of(var.span)
+        )
+    }
+
+    /// Turns the pending device statements into a segment and its launch.
+    fn flush(&mut self, pending: &mut Vec<Stmt>, out: &mut Vec<HostStmt>) -> Result<(), String> {
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let index = self.segments.len();
+        let body = std::mem::take(pending);
+        let (mut used, mut declared) = (HashSet::new(), HashSet::new());
+        let mut arrays = HashSet::new();
+        for s in &body {
+            collect_vars(s, &mut used, &mut declared);
+            collect_arrays(s, &mut arrays);
+        }
+        let mut host_values = Vec::new();
+        for v in sorted(&used) {
+            if declared.contains(&v) {
+                self.var_segment.insert(v, index);
+            } else if self.host_vars.contains(&v) {
+                if assigns(&body, v) {
+                    let var = self.k.var(v);
+                    return Err(format!(
+                        "`{}` (line {}) is computed by the host between launches under MultiLaunch, but per-thread \
+                         code assigns it; assign it outside per-thread work or use a fused barrier",
+                        var.name,
+                        line_of(var.span)
+                    ));
+                }
+                if !self.k.var(v).is_param {
+                    host_values.push(v);
+                }
+            } else {
+                return Err(self.lives_across(v));
+            }
+        }
+        let mut shared = Vec::new();
+        for a in sorted_arrays(&arrays) {
+            let info = self.k.array(a);
+            if info.space == ArraySpace::Global {
+                continue;
+            }
+            match self.array_segment.insert(a, index) {
+                Some(other) if other != index => {
+                    let what = if info.space == ArraySpace::Shared { "shared array" } else { "array" };
+                    return Err(format!(
+                        "{what} `{}` (line {}) is used on both sides of a grid_sync(); its contents do not survive the \
+                         kernel boundary MultiLaunch puts there",
+                        info.name,
+                        line_of(info.span)
+                    ));
+                }
+                _ => {}
+            }
+            if info.space == ArraySpace::Shared {
+                shared.push(a);
+            }
+        }
+        let first_line = body.iter().map(|s| line_of(s.span)).min().unwrap_or(0);
+        let last_line = body.iter().map(|s| line_of(s.span)).max().unwrap_or(0);
+        self.segments.push(Segment {
+            c_name: format!("{}_segment_{index}", self.k.c_name),
+            body,
+            host_values,
+            shared,
+            first_line,
+            last_line,
+        });
+        out.push(HostStmt::Launch(index));
+        Ok(())
+    }
+}
+
+/// A barrier inside, or a `break`/`continue` that leaves the statement.
+fn is_host_control(s: &Stmt) -> bool {
+    let mut inner_loops = HashSet::new();
+    let mut sync = false;
+    let mut escapes = false;
+    each_stmt(std::slice::from_ref(s), &mut |x| match &x.kind {
+        StmtKind::GridSync { .. } => sync = true,
+        StmtKind::While { id, .. } | StmtKind::Loop { id, .. } | StmtKind::For { id, .. } => {
+            inner_loops.insert(*id);
+        }
+        _ => {}
+    });
+    each_stmt(std::slice::from_ref(s), &mut |x| {
+        if let StmtKind::Break(l) | StmtKind::Continue(l) = &x.kind {
+            escapes |= !inner_loops.contains(l);
+        }
+    });
+    sync || escapes
+}
+
+/// Variables a statement reads or writes, and those it declares.
+fn collect_vars(s: &Stmt, used: &mut HashSet<VarId>, declared: &mut HashSet<VarId>) {
+    each_stmt(std::slice::from_ref(s), &mut |x| {
+        match &x.kind {
+            StmtKind::Let { var, .. } | StmtKind::For { var, .. } => {
+                declared.insert(*var);
+                used.insert(*var);
+            }
+            StmtKind::Assign { place: Place::Var(v), .. } => {
+                used.insert(*v);
+            }
+            _ => {}
+        }
+        for e in stmt_exprs(x) {
+            each_expr(e, &mut |y| {
+                if let ExprKind::Var(v) = y.kind {
+                    used.insert(v);
+                }
+            });
+        }
+    });
+}
+
+/// Arrays a statement touches.
+fn collect_arrays(s: &Stmt, arrays: &mut HashSet<ArrayId>) {
+    each_stmt(std::slice::from_ref(s), &mut |x| {
+        match &x.kind {
+            StmtKind::LetArray { array, .. } | StmtKind::Assign { place: Place::Elem { array, .. }, .. } => {
+                arrays.insert(*array);
+            }
+            _ => {}
+        }
+        for e in stmt_exprs(x) {
+            each_expr(e, &mut |y| match &y.kind {
+                ExprKind::Load { array, .. } | ExprKind::Len(array) | ExprKind::Atomic { array, .. } => {
+                    arrays.insert(*array);
+                }
+                _ => {}
+            });
+        }
+    });
+}
+
+fn assigns(body: &[Stmt], v: VarId) -> bool {
+    let mut found = false;
+    each_stmt(body, &mut |x| found |= matches!(&x.kind, StmtKind::Assign { place: Place::Var(w), .. } if *w == v));
+    found
+}
+
+fn sorted(set: &HashSet<VarId>) -> Vec<VarId> {
+    let mut v: Vec<VarId> = set.iter().copied().collect();
+    v.sort_by_key(|x| x.0);
+    v
+}
+
+fn sorted_arrays(set: &HashSet<ArrayId>) -> Vec<ArrayId> {
+    let mut v: Vec<ArrayId> = set.iter().copied().collect();
+    v.sort_by_key(|x| x.0);
+    v
+}

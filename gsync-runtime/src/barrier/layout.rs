@@ -1,0 +1,178 @@
+//! The barrier state in device memory: the per-launch header and how many words each barrier
+//! needs. `common.cuh` reads the same layout on the device.
+//!
+//! The state is an array of 128-byte lines. Line 0 is the header, written by the host with one
+//! copy before every launch; a barrier's own words follow, each hot word on a line of its own.
+
+/// `u32` words in one 128-byte line.
+pub(crate) const LINE_WORDS: usize = 32;
+
+/// Header word: the launch's sequence number, never 0 (`GSYNC_HEADER_SEQUENCE`).
+const SEQUENCE_WORD: usize = 0;
+/// Header word: the abort flag, 0 at launch (`GSYNC_HEADER_ABORT`).
+const ABORT_WORD: usize = 1;
+/// Header words: the watchdog limit in nanoseconds, a little-endian `u64`, 0 = off
+/// (`GSYNC_HEADER_TIMEOUT`).
+const TIMEOUT_WORD: usize = 2;
+/// Header word: the ILBS group count (`GSYNC_HEADER_GROUPS`).
+const GROUPS_WORD: usize = 4;
+
+/// What the host tells a launch's barrier: the first line of the barrier state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct LaunchHeader {
+    /// Tags the launch's flag values, so that values from earlier launches never match.
+    pub sequence: u32,
+    /// How long a block may wait in one barrier, in nanoseconds; 0 = forever.
+    pub watchdog_ns: u64,
+    /// ILBS group count; 0 for other barriers.
+    pub groups: u32,
+}
+
+impl LaunchHeader {
+    /// The header line as the device reads it.
+    pub fn to_words(self) -> [u32; LINE_WORDS] {
+        let mut words = [0; LINE_WORDS];
+        words[SEQUENCE_WORD] = self.sequence;
+        words[ABORT_WORD] = 0;
+        // Truncations split the u64 into its little-endian halves.
+        words[TIMEOUT_WORD] = self.watchdog_ns as u32;
+        words[TIMEOUT_WORD + 1] = (self.watchdog_ns >> 32) as u32;
+        words[GROUPS_WORD] = self.groups;
+        words
+    }
+}
+
+/// Words of state for `lines` lines.
+fn lines(lines: usize) -> usize {
+    lines * LINE_WORDS
+}
+
+/// A barrier that keeps no state of its own still gets the header line.
+pub(crate) fn header_only(_blocks: u32, _threads: u32) -> usize {
+    lines(1)
+}
+
+/// LBS: the header, the counter and the generation.
+pub(crate) fn lbs_words(_blocks: u32, _threads: u32) -> usize {
+    lines(3)
+}
+
+/// ILBS: the header, the grid counter, the generation, and a counter per group (at most one
+/// group per block, so the state need not change with the group count).
+pub(crate) fn ilbs_words(blocks: u32, _threads: u32) -> usize {
+    lines(3 + blocks as usize)
+}
+
+/// LFS: the header, then an arrival and a release slot per block.
+pub(crate) fn lfs_words(blocks: u32, _threads: u32) -> usize {
+    lines(1 + 2 * blocks as usize)
+}
+
+/// ULFS: the header, then an arrival and a release slot per node of every level.
+pub(crate) fn ulfs_words(blocks: u32, threads: u32) -> usize {
+    let nodes: usize = ulfs_levels(blocks, threads).iter().map(|&nodes| nodes as usize).sum();
+    lines(1 + 2 * nodes)
+}
+
+/// The fan-out of the ULFS tree: one gathering thread per member, and at least 2 so that the
+/// tree shrinks (`GSYNC_ULFS_FANOUT`).
+pub(crate) fn ulfs_fanout(threads: u32) -> u32 {
+    threads.max(2)
+}
+
+/// Nodes of each level of the ULFS tree that has slots (more than one node), leaves first.
+/// The root level, with one node, comes on top: the paper's m = ⌈log_B N⌉ + 1 levels.
+pub(crate) fn ulfs_levels(blocks: u32, threads: u32) -> Vec<u32> {
+    let fanout = ulfs_fanout(threads);
+    let mut levels = Vec::new();
+    let mut nodes = blocks;
+    while nodes > 1 {
+        levels.push(nodes);
+        nodes = nodes.div_ceil(fanout);
+    }
+    levels
+}
+
+/// The ILBS default: round(√blocks) groups, which minimises ⌈N/g⌉ + g atomic additions.
+pub(crate) fn default_ilbs_groups(blocks: u32) -> u32 {
+    // Every u32 is exact in an f64, and so is the rounded root.
+    let root = f64::from(blocks).sqrt().round() as u32;
+    root.clamp(1, blocks.max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COMMON: &str = include_str!("common.cuh");
+
+    #[test]
+    fn the_header_encodes_each_field_in_its_word() {
+        let header = LaunchHeader { sequence: 7, watchdog_ns: 0x1_2345_6789, groups: 11 };
+        let words = header.to_words();
+        assert_eq!(words[..6], [7, 0, 0x2345_6789, 1, 11, 0]);
+        assert!(words[6..].iter().all(|&word| word == 0));
+        assert_eq!(size_of_val(&words), 128, "the header is one line");
+    }
+
+    #[test]
+    fn the_device_reads_the_header_where_the_host_writes_it() {
+        for (define, word) in [
+            ("GSYNC_LINE_WORDS 32u", LINE_WORDS),
+            ("GSYNC_HEADER_SEQUENCE 0u", SEQUENCE_WORD),
+            ("GSYNC_HEADER_ABORT 1u", ABORT_WORD),
+            ("GSYNC_HEADER_TIMEOUT 2u", TIMEOUT_WORD),
+            ("GSYNC_HEADER_GROUPS 4u", GROUPS_WORD),
+        ] {
+            assert!(COMMON.contains(&format!("#define {define}")), "common.cuh lacks {define} ({word})");
+        }
+        assert_eq!(TIMEOUT_WORD % 2, 0, "the u64 timeout is 8-byte aligned");
+    }
+
+    #[test]
+    fn state_sizes_include_the_header_and_a_line_per_hot_word() {
+        assert_eq!(header_only(1000, 256), 32);
+        assert_eq!(lbs_words(1000, 256), 3 * 32);
+        assert_eq!(ilbs_words(100, 256), (3 + 100) * 32);
+        assert_eq!(lfs_words(100, 256), (1 + 200) * 32);
+        assert_eq!(ulfs_words(1, 256), 32, "one block needs no slots");
+    }
+
+    #[test]
+    fn ulfs_is_lfs_while_the_grid_fits_in_one_group() {
+        for blocks in [2, 7, 255, 256] {
+            assert_eq!(ulfs_words(blocks, 256), lfs_words(blocks, 256));
+            assert_eq!(ulfs_levels(blocks, 256), [blocks]);
+        }
+        assert_eq!(ulfs_levels(257, 256), [257, 2]);
+    }
+
+    #[test]
+    fn ulfs_levels_follow_the_paper_s_level_count() {
+        // 4224 blocks of 32 threads (a full H200): three levels of slots under the root.
+        assert_eq!(ulfs_levels(4224, 32), [4224, 132, 5]);
+        assert_eq!(ulfs_words(4224, 32), (1 + 2 * (4224 + 132 + 5)) * 32);
+        for (blocks, threads) in [(2, 32), (32, 32), (33, 32), (1024, 32), (1025, 32), (4224, 32), (100_000, 64)] {
+            // m = ⌈log_B N⌉ + 1, with the logarithm taken exactly: the least k with B^k ≥ N.
+            let log = (0..).find(|&k| u64::from(threads).pow(k) >= u64::from(blocks)).unwrap_or(0);
+            assert_eq!(ulfs_levels(blocks, threads).len() + 1, log as usize + 1, "{blocks} blocks of {threads}");
+        }
+    }
+
+    #[test]
+    fn one_thread_blocks_still_get_a_shrinking_tree() {
+        assert_eq!(ulfs_fanout(1), 2);
+        assert_eq!(ulfs_levels(5, 1), [5, 3, 2]);
+    }
+
+    #[test]
+    fn the_default_group_count_is_the_rounded_square_root() {
+        assert_eq!(default_ilbs_groups(1), 1);
+        assert_eq!(default_ilbs_groups(2), 1);
+        assert_eq!(default_ilbs_groups(3), 2);
+        assert_eq!(default_ilbs_groups(132), 11);
+        assert_eq!(default_ilbs_groups(4224), 65);
+        assert_eq!(default_ilbs_groups(0), 1);
+        assert_eq!(default_ilbs_groups(u32::MAX), 65536);
+    }
+}

@@ -1,0 +1,174 @@
+//! Choosing and checking a launch's grid before anything runs: the co-residency check that
+//! makes device barriers safe, and each barrier's own limits.
+
+use cudarc::driver::CudaFunction;
+
+use crate::barrier::Barrier;
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::kernel::KernelSpec;
+
+/// How many blocks of a kernel fit on the GPU at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Residency {
+    /// Co-resident blocks per SM for the compiled kernel and block size.
+    pub blocks_per_sm: u32,
+    /// The GPU's SM count.
+    pub sm_count: u32,
+}
+
+impl Residency {
+    /// The largest co-resident grid.
+    pub fn max_blocks(self) -> u32 {
+        self.blocks_per_sm.saturating_mul(self.sm_count)
+    }
+}
+
+/// Whether a grid larger than can be co-resident is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CoResidency {
+    /// Refused with [`Error::GridTooLarge`]: a device barrier would wait for blocks that
+    /// cannot be scheduled until it lets others finish.
+    Required,
+    /// Allowed: for split kernels, whose launches wait for no block, and for tests of the
+    /// watchdog.
+    Unchecked,
+}
+
+/// A grid with every value resolved and checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Grid {
+    /// Blocks to launch.
+    pub blocks: u32,
+    /// Threads per block.
+    pub threads: u32,
+    /// ILBS group count; 0 for other barriers.
+    pub groups: u32,
+}
+
+/// Decides the grid of a launch: the requested blocks, else the largest grid both the GPU and
+/// the barrier allow, checked against both.
+pub(crate) fn resolve_grid(
+    kernel: &KernelSpec,
+    barrier: Barrier,
+    requested_blocks: Option<u32>,
+    threads: u32,
+    residency: Residency,
+    co_residency: CoResidency,
+) -> Result<Grid> {
+    let descriptor = barrier.descriptor();
+    let resident = residency.max_blocks();
+    let barrier_max = (descriptor.max_blocks)(threads);
+    let default_blocks = barrier_max.map_or(resident, |max| max.min(resident)).max(1);
+    let blocks = requested_blocks.unwrap_or(default_blocks);
+    if blocks == 0 {
+        return Err(Error::EmptyGrid { kernel: kernel.name.to_owned() });
+    }
+    if co_residency == CoResidency::Required && blocks > resident {
+        return Err(Error::GridTooLarge {
+            kernel: kernel.name.to_owned(),
+            requested: blocks,
+            max: resident,
+            blocks_per_sm: residency.blocks_per_sm,
+            sm_count: residency.sm_count,
+            threads,
+        });
+    }
+    if let Some(max) = barrier_max.filter(|&max| blocks > max) {
+        return Err(Error::BarrierBlockLimit {
+            kernel: kernel.name.to_owned(),
+            barrier: descriptor.name,
+            requested: blocks,
+            max,
+        });
+    }
+    let groups = barrier.groups_for(blocks).map_err(|reason| Error::InvalidBarrier {
+        kernel: kernel.name.to_owned(),
+        barrier: barrier.to_string(),
+        reason,
+    })?;
+    Ok(Grid { blocks, threads, groups })
+}
+
+impl Gpu {
+    /// The block size of a launch, checked against the GPU's limit.
+    pub(crate) fn checked_threads(&self, kernel: &KernelSpec, threads: u32) -> Result<u32> {
+        let max = self.info().max_threads_per_block;
+        if (1..=max).contains(&threads) {
+            Ok(threads)
+        } else {
+            Err(Error::InvalidBlockSize { kernel: kernel.name.to_owned(), threads, max })
+        }
+    }
+
+    /// Occupancy of a compiled kernel; kernels use static shared memory only, so the dynamic
+    /// shared memory size is 0.
+    pub(crate) fn residency(&self, kernel: &KernelSpec, function: &CudaFunction, threads: u32) -> Result<Residency> {
+        let blocks_per_sm = function
+            .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
+            .map_err(Error::driver(format!("computing the occupancy of kernel `{}`", kernel.name)))?;
+        Ok(Residency { blocks_per_sm, sm_count: self.info().sm_count })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::tests::SMOOTH;
+
+    /// An H100-like GPU running 2 blocks per SM.
+    const H100: Residency = Residency { blocks_per_sm: 2, sm_count: 132 };
+
+    fn grid(barrier: Barrier, blocks: Option<u32>, threads: u32) -> Result<Grid> {
+        resolve_grid(&SMOOTH, barrier, blocks, threads, H100, CoResidency::Required)
+    }
+
+    #[test]
+    fn residency_multiplies_without_overflow() {
+        let residency = Residency { blocks_per_sm: u32::MAX, sm_count: 2 };
+        assert_eq!(residency.max_blocks(), u32::MAX);
+    }
+
+    #[test]
+    fn the_default_grid_is_the_largest_co_resident_one() {
+        let resolved = grid(Barrier::Lbs, None, 256).expect("valid");
+        assert_eq!(resolved, Grid { blocks: 264, threads: 256, groups: 0 });
+    }
+
+    #[test]
+    fn lfs_defaults_to_at_most_one_block_per_thread_and_refuses_more() {
+        assert_eq!(grid(Barrier::Lfs, None, 128).map(|grid| grid.blocks).ok(), Some(128));
+        assert_eq!(grid(Barrier::Lfs, Some(128), 128).map(|grid| grid.blocks).ok(), Some(128));
+        let error = grid(Barrier::Lfs, Some(129), 128).expect_err("over the limit");
+        assert!(matches!(error, Error::BarrierBlockLimit { barrier: "lfs", requested: 129, max: 128, .. }), "{error}");
+        assert_eq!(grid(Barrier::Ulfs, Some(264), 128).map(|grid| grid.blocks).ok(), Some(264));
+    }
+
+    #[test]
+    fn too_large_grids_are_refused_unless_unchecked() {
+        let error = grid(Barrier::Ulfs, Some(265), 256).expect_err("not co-resident");
+        assert!(matches!(error, Error::GridTooLarge { requested: 265, max: 264, .. }), "{error}");
+        let unchecked = resolve_grid(&SMOOTH, Barrier::Ulfs, Some(10_000), 256, H100, CoResidency::Unchecked);
+        assert_eq!(unchecked.map(|grid| grid.blocks).ok(), Some(10_000));
+    }
+
+    #[test]
+    fn an_empty_grid_is_refused() {
+        let error = grid(Barrier::Cooperative, Some(0), 256).expect_err("no blocks");
+        assert!(matches!(error, Error::EmptyGrid { .. }), "{error}");
+    }
+
+    #[test]
+    fn ilbs_group_counts_outside_1_to_n_are_invalid_before_launch() {
+        assert_eq!(grid(Barrier::Ilbs { groups: None }, Some(100), 256).map(|grid| grid.groups).ok(), Some(10));
+        assert_eq!(grid(Barrier::Ilbs { groups: Some(7) }, Some(100), 256).map(|grid| grid.groups).ok(), Some(7));
+        for groups in [0, 101] {
+            let error = grid(Barrier::Ilbs { groups: Some(groups) }, Some(100), 256).expect_err("invalid");
+            let Error::InvalidBarrier { kernel, barrier, reason } = &error else {
+                panic!("expected InvalidBarrier, got {error}");
+            };
+            assert_eq!((kernel.as_str(), barrier.as_str()), ("smooth", format!("ilbs:{groups}").as_str()));
+            assert!(reason.contains("1 to 100 groups"), "{reason}");
+        }
+    }
+}

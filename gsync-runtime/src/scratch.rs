@@ -1,0 +1,135 @@
+//! The device words every launch passes its kernel, reused from launch to launch: the status
+//! word, and the barrier state with its per-launch header.
+//!
+//! On the success path the barrier state is never cleaned: each barrier leaves its counters
+//! at 0 and tags its flags with the launch's sequence number, so one header copy prepares the
+//! next launch. It is zeroed only when a launch failed (a timed-out barrier leaves counters
+//! and the abort flag set) or when the next launch uses another barrier, whose words overlap.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream, LaunchArgs, PushKernelArg};
+
+use crate::barrier::{Barrier, LaunchHeader, LINE_WORDS};
+use crate::error::{Error, Result};
+use crate::plan::Grid;
+use crate::status::{DeviceStatus, STATUS_WORDS};
+
+/// What the barrier state holds between launches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Condition {
+    /// Zeros: ready for any barrier.
+    Zeroed,
+    /// What a successful launch with this barrier (by name) left: ready for the same barrier.
+    ReadyFor(&'static str),
+    /// Anything: a launch failed or is under way.
+    Unknown,
+}
+
+/// The status word and barrier state of one GPU.
+pub(crate) struct LaunchScratch {
+    status: CudaSlice<u32>,
+    barrier_state: CudaSlice<u32>,
+    /// The last launch's sequence number.
+    sequence: u32,
+    condition: Condition,
+}
+
+impl LaunchScratch {
+    /// Zeroed words: the state is ready for any barrier.
+    pub(crate) fn new(stream: &Arc<CudaStream>) -> Result<Self> {
+        Ok(LaunchScratch {
+            status: zeroed_words(stream, STATUS_WORDS)?,
+            barrier_state: zeroed_words(stream, LINE_WORDS)?,
+            sequence: 0,
+            condition: Condition::Zeroed,
+        })
+    }
+
+    /// Prepares a launch with a device barrier, on the stream: zeroes the status word, makes
+    /// the barrier state large enough and clean for `barrier`, and writes its header.
+    pub(crate) fn prepare(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        barrier: Barrier,
+        grid: Grid,
+        watchdog_ns: u64,
+    ) -> Result<()> {
+        let name = barrier.name();
+        let words = (barrier.descriptor().state_words)(grid.blocks, grid.threads).max(LINE_WORDS);
+        if self.barrier_state.len() < words {
+            self.barrier_state = zeroed_words(stream, words)?;
+            self.condition = Condition::Zeroed;
+        }
+        if !matches!(self.condition, Condition::Zeroed) && self.condition != Condition::ReadyFor(name) {
+            stream.memset_zeros(&mut self.barrier_state).map_err(Error::driver("zeroing the barrier state"))?;
+        }
+        self.condition = Condition::Unknown;
+        let header = LaunchHeader { sequence: self.next_sequence(), watchdog_ns, groups: grid.groups };
+        // From pageable memory the copy is staged before it returns, so the array may go.
+        let mut line = self.barrier_state.slice_mut(..LINE_WORDS);
+        stream.memcpy_htod(&header.to_words()[..], &mut line).map_err(Error::driver("writing the barrier header"))?;
+        self.zero_status(stream)
+    }
+
+    /// Prepares a split run: zeroes the status word. Segments use no barrier state.
+    pub(crate) fn prepare_segments(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
+        self.zero_status(stream)
+    }
+
+    /// Records how a launch with `barrier` ended. After an error the barrier state is zeroed
+    /// at once; if even that fails, the next launch tries again.
+    pub(crate) fn settle(&mut self, stream: &Arc<CudaStream>, barrier: Barrier, succeeded: bool) {
+        self.condition = if succeeded {
+            Condition::ReadyFor(barrier.name())
+        } else if stream.memset_zeros(&mut self.barrier_state).is_ok() {
+            Condition::Zeroed
+        } else {
+            Condition::Unknown
+        };
+    }
+
+    /// Waits for the stream and reads the status word.
+    pub(crate) fn read_status(&self, stream: &Arc<CudaStream>) -> Result<DeviceStatus> {
+        let mut words = [0u32; STATUS_WORDS];
+        let read = Error::driver("reading the status word");
+        stream.memcpy_dtoh(&self.status, &mut words).and_then(|()| stream.synchronize()).map_err(read)?;
+        Ok(DeviceStatus::from_words(&words))
+    }
+
+    /// Appends the two trailing parameters of every generated kernel.
+    pub(crate) fn push_trailing_args<'a>(&'a self, builder: &mut LaunchArgs<'a>) {
+        builder.arg(&self.barrier_state);
+        builder.arg(&self.status);
+    }
+
+    fn next_sequence(&mut self) -> u32 {
+        self.sequence = sequence_after(self.sequence);
+        self.sequence
+    }
+
+    fn zero_status(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
+        stream.memset_zeros(&mut self.status).map_err(Error::driver("zeroing the status word"))
+    }
+}
+
+/// The sequence number after `sequence`: never 0, so that zeroed slots match no launch.
+fn sequence_after(sequence: u32) -> u32 {
+    sequence.wrapping_add(1).max(1)
+}
+
+fn zeroed_words(stream: &Arc<CudaStream>, words: usize) -> Result<CudaSlice<u32>> {
+    stream.alloc_zeros::<u32>(words).map_err(Error::allocation(words * size_of::<u32>()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequence_numbers_count_up_and_skip_zero_when_they_wrap() {
+        assert_eq!(sequence_after(0), 1);
+        assert_eq!(sequence_after(41), 42);
+        assert_eq!(sequence_after(u32::MAX), 1);
+    }
+}

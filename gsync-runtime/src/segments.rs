@@ -1,0 +1,189 @@
+//! Running a split kernel ([`Barrier::MultiLaunch`]): one ordinary launch per segment, in
+//! the order the host code `#[grid_phases]` generates decides. The end of a launch is the
+//! barrier, so no grid needs to be co-resident.
+
+use std::sync::MutexGuard;
+
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaEvent, CudaFunction, LaunchConfig};
+
+use crate::barrier::Barrier;
+use crate::buffer::{DeviceBuffer, DeviceScalar};
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::kernel::{KernelArgs, KernelSpec};
+use crate::launch::{elapsed, Launch, LaunchReport};
+use crate::plan::{resolve_grid, CoResidency, Grid};
+use crate::scratch::LaunchScratch;
+
+/// A split kernel being run. Created by [`Gpu::begin_segments`]; the generated driver launches
+/// segments and reads device values through it, then calls [`finish`](Self::finish).
+///
+/// It holds the GPU's status word for the whole run, so other launches on the same [`Gpu`]
+/// wait until it is finished or dropped. Dropping it waits for the launches made so far, so
+/// that the buffers they use stay borrowed until the device is done with them.
+pub struct SegmentRun<'g> {
+    gpu: &'g Gpu,
+    kernel: KernelSpec,
+    functions: Vec<CudaFunction>,
+    grid: Grid,
+    scratch: MutexGuard<'g, LaunchScratch>,
+    /// Recorded just before the first launch.
+    start: Option<CudaEvent>,
+}
+
+impl Gpu {
+    /// Starts a split run of `kernel`: resolves the grid like a fused launch (by default the
+    /// largest co-resident grid of the first segment; larger grids are allowed, since each
+    /// segment is a launch of its own), compiles and loads the segment kernels once, and
+    /// zeroes the status word.
+    ///
+    /// Fails with [`Error::CannotSplit`] when the kernel has no split version.
+    pub fn begin_segments(&self, kernel: &KernelSpec, launch: &Launch) -> Result<SegmentRun<'_>> {
+        let kernel = launch.configure(kernel);
+        let threads = self.checked_threads(&kernel, launch.threads_for(&kernel))?;
+        let functions = self.segment_kernels(&kernel, threads)?;
+        let first = functions.first().ok_or_else(|| no_segments(&kernel))?;
+        let residency = self.residency(&kernel, first, threads)?;
+        let grid = resolve_grid(
+            &kernel,
+            Barrier::MultiLaunch,
+            launch.requested_blocks(),
+            threads,
+            residency,
+            CoResidency::Unchecked,
+        )?;
+        let mut scratch = self.lock_scratch();
+        scratch.prepare_segments(self.stream())?;
+        Ok(SegmentRun { gpu: self, kernel, functions, grid, scratch, start: None })
+    }
+
+    /// The first segment kernel, whose occupancy stands for the split kernel's.
+    pub(crate) fn first_segment(&self, kernel: &KernelSpec, threads: u32) -> Result<CudaFunction> {
+        self.segment_kernels(kernel, threads)?.into_iter().next().ok_or_else(|| no_segments(kernel))
+    }
+
+    /// The loaded segment kernels, or why the kernel cannot be split.
+    fn segment_kernels(&self, kernel: &KernelSpec, threads: u32) -> Result<Vec<CudaFunction>> {
+        if let Some(reason) = kernel.split.error {
+            return Err(Error::CannotSplit { kernel: kernel.name.to_owned(), reason: reason.to_owned() });
+        }
+        if kernel.split.segments.is_empty() {
+            return Err(no_segments(kernel));
+        }
+        self.segment_functions(kernel, threads)
+    }
+}
+
+impl SegmentRun<'_> {
+    /// Blocks per launch.
+    pub fn blocks(&self) -> u32 {
+        self.grid.blocks
+    }
+
+    /// Threads per block.
+    pub fn threads(&self) -> u32 {
+        self.grid.threads
+    }
+
+    /// Queues one launch of segment `segment`, without waiting for it.
+    ///
+    /// # Safety
+    /// `args` must match segment `segment`'s C parameters (the user's parameters, then the
+    /// extra scalars the split passes), as the code `#[grid_phases]` generates guarantees.
+    /// The buffers behind `args` must stay borrowed until [`finish`](Self::finish).
+    pub unsafe fn launch(&mut self, segment: usize, args: KernelArgs<'_>) -> Result<()> {
+        let Some(function) = self.functions.get(segment) else {
+            let reason =
+                format!("it has no segment {segment} (it has {}); this is a bug in gsync", self.functions.len());
+            return Err(Error::CannotSplit { kernel: self.kernel.name.to_owned(), reason });
+        };
+        self.gpu.check_buffers(&self.kernel, &args)?;
+        let stream = self.gpu.stream();
+        let context = format!("launching segment {segment} of kernel `{}`", self.kernel.name);
+        if self.start.is_none() {
+            let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT));
+            self.start = Some(start.map_err(Error::driver(context.as_str()))?);
+        }
+        let mut builder = stream.launch_builder(function);
+        args.push_onto(&mut builder);
+        self.scratch.push_trailing_args(&mut builder);
+        let config = LaunchConfig {
+            grid_dim: (self.grid.blocks, 1, 1),
+            block_dim: (self.grid.threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the caller vouches for `args`; the scratch words outlive the launch, since
+        // `self` holds them until the stream is synchronized.
+        unsafe { builder.launch(config) }.map_err(Error::driver(context))?;
+        Ok(())
+    }
+
+    /// Waits for the launches so far and reads `buf[index]`: the host's view of a grid-uniform
+    /// load, such as the `flag[0]` of `while flag[0] != 0`.
+    ///
+    /// `array` and `line` name the access for messages. Fails with [`Error::OutOfBounds`]
+    /// when `index` is out of range, and with the kernel's own error when a segment so far
+    /// reported one, so that a faulty run stops instead of steering the host by bad data.
+    pub fn read<T: DeviceScalar>(&mut self, buf: &DeviceBuffer<T>, index: u64, array: &str, line: u32) -> Result<T> {
+        let len = buf.len() as u64;
+        if index >= len {
+            let kernel = self.kernel.name.to_owned();
+            return Err(Error::OutOfBounds { kernel, array: array.to_owned(), index, len, line });
+        }
+        let stream = self.gpu.stream();
+        stream.synchronize().map_err(Error::driver(format!("running kernel `{}`", self.kernel.name)))?;
+        self.scratch.read_status(stream)?.into_result(&self.kernel, Barrier::MultiLaunch, None)?;
+        // `index < len`, a `usize`, so it fits.
+        self.gpu.read_element(buf, index as usize)
+    }
+
+    /// Waits for every launch, checks the status word, and reports the run; `gpu_time` spans
+    /// the first launch to the last.
+    pub fn finish(mut self) -> Result<LaunchReport> {
+        let stream = self.gpu.stream();
+        let running = format!("running kernel `{}`", self.kernel.name);
+        let events = match self.start.take() {
+            Some(start) => {
+                let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT));
+                Some((start, end.map_err(Error::driver(running.as_str()))?))
+            }
+            None => None,
+        };
+        stream.synchronize().map_err(Error::driver(running.as_str()))?;
+        let gpu_time = elapsed(events).map_err(Error::driver(running))?;
+        self.scratch.read_status(stream)?.into_result(&self.kernel, Barrier::MultiLaunch, None)?;
+        Ok(LaunchReport {
+            gpu_time,
+            blocks: self.grid.blocks,
+            threads: self.grid.threads,
+            barrier: Barrier::MultiLaunch,
+        })
+    }
+}
+
+impl Drop for SegmentRun<'_> {
+    fn drop(&mut self) {
+        // After an early return the driver's borrows end here, so the launches must be done.
+        // A failure means the context is broken, and every later call reports it.
+        let _ = self.gpu.stream().synchronize();
+    }
+}
+
+impl std::fmt::Debug for SegmentRun<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SegmentRun")
+            .field("kernel", &self.kernel.name)
+            .field("segments", &self.functions.len())
+            .field("blocks", &self.grid.blocks)
+            .field("threads", &self.grid.threads)
+            .finish_non_exhaustive()
+    }
+}
+
+fn no_segments(kernel: &KernelSpec) -> Error {
+    Error::CannotSplit {
+        kernel: kernel.name.to_owned(),
+        reason: "it has no segment kernels; this is a bug in gsync".to_owned(),
+    }
+}

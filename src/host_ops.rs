@@ -1,0 +1,107 @@
+//! The DSL's meaning of the operations where Rust would panic, for the host
+//! half of split kernels (`MultiLaunch`): the same values the device prelude
+//! computes, so that host and device agree.
+
+/// Integer operations with the DSL's results where Rust's panic.
+pub trait DslInt: Copy + PartialOrd {
+    /// `a / b`; 0 when `b == 0`, wrapping on `MIN / -1`.
+    fn dsl_div(self, b: Self) -> Self;
+    /// `a % b`; 0 when `b == 0` or on `MIN % -1`.
+    fn dsl_rem(self, b: Self) -> Self;
+    /// Rounded-up division; 0 when `b == 0`.
+    fn dsl_div_ceil(self, b: Self) -> Self;
+    /// The next power of two; 0 where Rust would overflow.
+    fn dsl_next_power_of_two(self) -> Self;
+    /// The base-2 logarithm; 0 for 0 (and negative values).
+    fn dsl_ilog2(self) -> u32;
+}
+
+macro_rules! dsl_int {
+    ($($t:ty),*) => {$(
+        impl DslInt for $t {
+            fn dsl_div(self, b: Self) -> Self {
+                if b == 0 { 0 } else { self.wrapping_div(b) }
+            }
+            fn dsl_rem(self, b: Self) -> Self {
+                if b == 0 { 0 } else { self.wrapping_rem(b) }
+            }
+            fn dsl_div_ceil(self, b: Self) -> Self {
+                let q = self.dsl_div(b);
+                if self.dsl_rem(b) != 0 { q.wrapping_add(1) } else { q }
+            }
+            #[allow(unused_comparisons)]
+            fn dsl_next_power_of_two(self) -> Self {
+                if self <= 1 { return 1; }
+                let shift = <$t>::BITS - (self - 1).leading_zeros();
+                if shift >= <$t>::BITS { 0 } else { (1 as $t).wrapping_shl(shift) }
+            }
+            #[allow(unused_comparisons)]
+            fn dsl_ilog2(self) -> u32 {
+                if self <= 0 { 0 } else { self.ilog2() }
+            }
+        }
+    )*};
+}
+dsl_int!(u8, i8, u16, i16, u32, i32, u64, i64, usize);
+
+/// `a / b` with the DSL's meaning.
+pub fn div<T: DslInt>(a: T, b: T) -> T {
+    a.dsl_div(b)
+}
+/// `a % b` with the DSL's meaning.
+pub fn rem<T: DslInt>(a: T, b: T) -> T {
+    a.dsl_rem(b)
+}
+/// `a.wrapping_div(b)` with the DSL's meaning.
+pub fn wrapping_div<T: DslInt>(a: T, b: T) -> T {
+    a.dsl_div(b)
+}
+/// `a.wrapping_rem(b)` with the DSL's meaning.
+pub fn wrapping_rem<T: DslInt>(a: T, b: T) -> T {
+    a.dsl_rem(b)
+}
+/// `a.div_ceil(b)` with the DSL's meaning.
+pub fn div_ceil<T: DslInt>(a: T, b: T) -> T {
+    a.dsl_div_ceil(b)
+}
+/// `a.next_power_of_two()` with the DSL's meaning.
+pub fn next_power_of_two<T: DslInt>(a: T) -> T {
+    a.dsl_next_power_of_two()
+}
+/// `a.ilog2()` with the DSL's meaning.
+pub fn ilog2<T: DslInt>(a: T) -> u32 {
+    a.dsl_ilog2()
+}
+/// `x.clamp(lo, hi)` without Rust's panic on `lo > hi`; NaN stays NaN.
+pub fn clamp<T: PartialOrd>(x: T, lo: T, hi: T) -> T {
+    if x < lo {
+        lo
+    } else if x > hi {
+        hi
+    } else {
+        x
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn division_by_zero_and_overflow_have_values() {
+        assert_eq!(div(7u32, 0), 0);
+        assert_eq!(rem(7i32, 0), 0);
+        assert_eq!(div(i32::MIN, -1), i32::MIN);
+        assert_eq!(rem(i32::MIN, -1), 0);
+        assert_eq!(div_ceil(7u8, 2), 4);
+    }
+
+    #[test]
+    fn powers_and_logs_do_not_panic() {
+        assert_eq!(next_power_of_two(5u32), 8);
+        assert_eq!(next_power_of_two(u32::MAX), 0);
+        assert_eq!(ilog2(0u64), 0);
+        assert_eq!(ilog2(1024u64), 10);
+        assert_eq!(clamp(5, 10, 1), 10);
+    }
+}

@@ -1,0 +1,184 @@
+//! Every barrier on a real GPU: cross-block visibility under stress, the same
+//! results from every barrier, the watchdog and the refusals before launch.
+
+mod common;
+
+use common::kernels::*;
+use gsync::prelude::*;
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use std::time::{Duration, Instant};
+
+fn gpu() -> Gpu {
+    Gpu::new(0).expect("a CUDA GPU")
+}
+
+fn rng() -> StdRng {
+    let seed = rand::random();
+    eprintln!("seed {seed}");
+    StdRng::seed_from_u64(seed)
+}
+
+/// Every barrier with a grid-size limit of its own applied.
+fn barriers() -> Vec<Barrier> {
+    vec![
+        Barrier::Cooperative,
+        Barrier::Lbs,
+        Barrier::Lfs,
+        Barrier::Ilbs { groups: None },
+        Barrier::Ulfs,
+        Barrier::MultiLaunch,
+    ]
+}
+
+/// Grids the stress covers for a block size: the research paper's 7 and 33
+/// (one past a warp), 60, one block per SM, two per SM and the most that fit.
+fn stress_grids(gpu: &Gpu, max: u32) -> Vec<u32> {
+    let sms = gpu.info().sm_count;
+    let mut grids: Vec<u32> = [7, 33, 60, sms, 2 * sms, max].into_iter().filter(|&g| g <= max).collect();
+    grids.sort_unstable();
+    grids.dedup();
+    grids
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_barrier_makes_every_blocks_writes_visible_for_10000_phases() {
+    let gpu = gpu();
+    let phases = 10_000;
+    let mut failures = Vec::new();
+    for threads in [32u32, 256, 1024] {
+        let fused = Launch::new().threads(threads);
+        let max = visibility_stress::max_coresident_blocks(&gpu, &fused).unwrap();
+        for blocks in stress_grids(&gpu, max) {
+            for barrier in barriers() {
+                if barrier == Barrier::Lfs && blocks > threads {
+                    continue; // beyond LFS's limit: refused, see below
+                }
+                let launch = fused.clone().blocks(blocks).barrier(barrier);
+                let half = (blocks * threads) as usize;
+                let mut slots = gpu.upload(&vec![0u32; 2 * half]).unwrap();
+                let mut errors = gpu.zeros::<u32>(1).unwrap();
+                let report = visibility_stress::launch_with(&gpu, &launch, &mut slots, &mut errors, phases).unwrap();
+                let wrong = gpu.download(&errors).unwrap()[0];
+                let per_phase = report.gpu_time.as_secs_f64() * 1e6 / f64::from(phases);
+                eprintln!("{barrier:>13} {blocks:>5} × {threads:>4}: {wrong} errors, {per_phase:.2} µs per phase");
+                if wrong != 0 {
+                    failures.push(format!("{barrier} {blocks}×{threads}: {wrong} stale reads"));
+                }
+                let last = gpu.download(&slots).unwrap();
+                let p = phases - 1;
+                let base = (p % 2) as usize * half;
+                let expected = |b: u32, t: u32| (p.wrapping_mul(2654435761) ^ (b << 12) ^ t).wrapping_add(1);
+                let unwritten =
+                    (0..half).filter(|&i| last[base + i] != expected(i as u32 / threads, i as u32 % threads)).count();
+                if unwritten != 0 {
+                    failures.push(format!("{barrier} {blocks}×{threads}: {unwritten} slots not written last phase"));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// What the kernels of the comparison computed; floats as bits.
+#[derive(PartialEq)]
+struct Outputs {
+    three_phases: Vec<u32>,
+    rotated: Vec<u32>,
+    smoothed_bits: Vec<u32>,
+    total: u64,
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_barrier_gives_bit_identical_results() {
+    let gpu = gpu();
+    let mut rng = rng();
+    let n = 200_003;
+    let input: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+    let floats: Vec<f32> = (0..n).map(|_| rng.gen()).collect();
+    let di = gpu.upload(&input).unwrap();
+    let mut reference: Option<Outputs> = None;
+    for barrier in barriers() {
+        for blocks in [33u32, 60] {
+            let launch = Launch::new().threads(32).blocks(blocks).barrier(barrier);
+            let (mut a, mut b, mut out) = (gpu.zeros(n).unwrap(), gpu.zeros(n).unwrap(), gpu.zeros(n).unwrap());
+            three_phases::launch_with(&gpu, &launch, &di, &mut a, &mut b, &mut out).unwrap();
+            let (mut ra, mut rb) = (gpu.upload(&input).unwrap(), gpu.zeros::<u32>(n).unwrap());
+            rotate_rounds::launch_with(&gpu, &launch, &mut ra, &mut rb, 1000, 101).unwrap();
+            let (mut fa, mut fb) = (gpu.upload(&floats).unwrap(), gpu.zeros::<f32>(n).unwrap());
+            gsync::kernels::smooth::launch_with(&gpu, &launch, &mut fa, &mut fb, 51).unwrap();
+            let mut partial = gpu.zeros::<u32>(blocks as usize).unwrap();
+            let mut total = gpu.zeros::<u64>(1).unwrap();
+            block_sums::launch_with(
+                &gpu,
+                &Launch::new().blocks(blocks).barrier(barrier),
+                &di,
+                &mut partial,
+                &mut total,
+            )
+            .unwrap();
+            let got = Outputs {
+                three_phases: gpu.download(&out).unwrap(),
+                rotated: gpu.download(&rb).unwrap(),
+                smoothed_bits: gpu.download(&fb).unwrap().iter().map(|x| x.to_bits()).collect(),
+                total: gpu.download(&total).unwrap()[0],
+            };
+            assert_eq!(got.three_phases, three_phases_reference(&input), "{barrier}, {blocks} blocks");
+            assert_eq!(got.rotated, rotate_rounds_reference(&input, 1000, 101), "{barrier}, {blocks} blocks");
+            match &reference {
+                None => reference = Some(got),
+                Some(r) => assert!(*r == got, "{barrier}, {blocks} blocks: not bit-identical to {}", barriers()[0]),
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_watchdog_ends_an_impossible_launch_with_a_typed_error() {
+    let gpu = gpu();
+    let limit = Duration::from_secs(1);
+    // 1024 threads per block: twice the co-resident grid is still within LFS's
+    // limit of one block per thread, so every software barrier can be tried.
+    let threads = 1024;
+    for barrier in [Barrier::Lbs, Barrier::Lfs, Barrier::Ilbs { groups: None }, Barrier::Ulfs] {
+        let fused = Launch::new().threads(threads).barrier(barrier);
+        let max = rotate_rounds::max_coresident_blocks(&gpu, &fused).unwrap();
+        let launch = fused.clone().blocks(2 * max).watchdog(Some(limit));
+        let (mut a, mut b) = (gpu.zeros::<u32>(1 << 16).unwrap(), gpu.zeros::<u32>(1 << 16).unwrap());
+        let started = Instant::now();
+        // SAFETY: deliberately not co-resident; the watchdog must end it.
+        let result = unsafe { rotate_rounds::launch_unchecked(&gpu, &launch, &mut a, &mut b, 7, 10) };
+        let took = started.elapsed();
+        eprintln!("{barrier}: {} blocks (max {max}) ended after {took:?}: {result:?}", 2 * max);
+        match result {
+            Err(Error::BarrierTimeout { .. }) => {}
+            other => panic!("{barrier}: expected BarrierTimeout, got {other:?}"),
+        }
+        assert!(took < limit * 3, "{barrier}: returned after {took:?}");
+        // The barrier state is usable again afterwards.
+        rotate_rounds::launch_with(&gpu, &fused, &mut a, &mut b, 7, 10).unwrap();
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn impossible_barrier_choices_are_refused_before_launch() {
+    let gpu = gpu();
+    let (mut a, mut b) = (gpu.zeros::<u32>(4096).unwrap(), gpu.zeros::<u32>(4096).unwrap());
+    let lfs = Launch::new().threads(32).blocks(33).barrier(Barrier::Lfs);
+    let e = rotate_rounds::launch_with(&gpu, &lfs, &mut a, &mut b, 1, 10).expect_err("LFS beyond the block size");
+    eprintln!("{e}");
+    assert!(matches!(e, Error::BarrierBlockLimit { .. }), "{e:?}");
+    let no_groups = Launch::new().barrier(Barrier::Ilbs { groups: Some(0) });
+    let e = rotate_rounds::launch_with(&gpu, &no_groups, &mut a, &mut b, 1, 10).expect_err("ILBS with no groups");
+    eprintln!("{e}");
+    assert!(matches!(e, Error::InvalidBarrier { .. }), "{e:?}");
+    let split = Launch::new().barrier(Barrier::MultiLaunch);
+    let e = keeps_a_thread_value_across_the_barrier::launch_with(&gpu, &split, &mut a).expect_err("cannot split");
+    eprintln!("{e}");
+    assert!(matches!(&e, Error::CannotSplit { reason, .. } if reason.contains("`i`")), "{e:?}");
+    // Fused, the same kernel is fine.
+    keeps_a_thread_value_across_the_barrier::launch_with(&gpu, &Launch::new().barrier(Barrier::Lbs), &mut a).unwrap();
+}
