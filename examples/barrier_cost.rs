@@ -38,14 +38,21 @@ fn main() -> ExitCode {
     }
 }
 
-const BARRIERS: [Barrier; 6] = [
-    Barrier::Cooperative,
-    Barrier::Lbs,
-    Barrier::Lfs,
-    Barrier::Ilbs { groups: None },
-    Barrier::Ulfs,
-    Barrier::MultiLaunch,
-];
+/// The variants compared: every barrier, and MultiLaunch replayed as a CUDA graph.
+fn variants() -> Vec<(String, Launch)> {
+    let barriers = [
+        Barrier::Cooperative,
+        Barrier::Lbs,
+        Barrier::Lfs,
+        Barrier::Ilbs { groups: None },
+        Barrier::Ulfs,
+        Barrier::MultiLaunch,
+    ];
+    let mut v: Vec<(String, Launch)> =
+        barriers.into_iter().map(|b| (b.to_string(), Launch::new().barrier(b))).collect();
+    v.push(("multi-launch graph".to_string(), Launch::new().barrier(Barrier::MultiLaunch).graph(true)));
+    v
+}
 
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let gpu = Gpu::new(0)?;
@@ -66,16 +73,17 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
 
 fn table(gpu: &Gpu, args: &Args, threads: u32, grids: &[u32]) -> Result<(), Box<dyn std::error::Error>> {
     println!("\n## {threads} threads per block\n");
-    let names: Vec<String> = BARRIERS.iter().map(|b| b.to_string()).collect();
+    let variants = variants();
+    let names: Vec<&str> = variants.iter().map(|(name, _)| name.as_str()).collect();
     println!("| blocks | {} |", names.join(" | "));
-    println!("|---:|{}", "---:|".repeat(BARRIERS.len()));
+    println!("|---:|{}", "---:|".repeat(variants.len()));
     let mut marker = gpu.zeros::<u32>(1)?;
     for &blocks in grids {
         let mut cells = Vec::new();
-        for barrier in BARRIERS {
-            let launch = Launch::new().threads(threads).blocks(blocks).barrier(barrier);
+        for (_, variant) in &variants {
+            let launch = variant.clone().threads(threads).blocks(blocks);
             // LFS waits with one thread of the master block per block.
-            if barrier == Barrier::Lfs && blocks > threads {
+            if launch.selected_barrier() == Barrier::Lfs && blocks > threads {
                 cells.push("–".to_string());
                 continue;
             }

@@ -25,6 +25,9 @@ struct Args {
     /// Threads per block (default: 256).
     #[arg(long)]
     threads: Option<u32>,
+    /// How phases are separated: cooperative, lbs, lfs, ilbs, ilbs:G, ulfs or multi-launch.
+    #[arg(long, default_value = "cooperative")]
+    barrier: Barrier,
     /// Timed repetitions after one warm-up launch; the median is reported.
     #[arg(long, default_value_t = 5)]
     reps: usize,
@@ -63,7 +66,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         })
         .collect();
 
-    let mut launch = Launch::new();
+    let mut launch = Launch::new().barrier(args.barrier);
     if let Some(b) = args.blocks {
         launch = launch.blocks(b);
     }

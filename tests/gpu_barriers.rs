@@ -97,11 +97,14 @@ fn every_barrier_gives_bit_identical_results() {
     let n = 200_003;
     let input: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
     let floats: Vec<f32> = (0..n).map(|_| rng.gen()).collect();
+    // Small enough that no block's partial sum wraps, so the total is grid-independent.
+    let small: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1000)).collect();
     let di = gpu.upload(&input).unwrap();
+    let ds = gpu.upload(&small).unwrap();
     let mut reference: Option<Outputs> = None;
     for barrier in barriers() {
         for blocks in [33u32, 60] {
-            let launch = Launch::new().threads(32).blocks(blocks).barrier(barrier);
+            let launch = Launch::new().threads(64).blocks(blocks).barrier(barrier);
             let (mut a, mut b, mut out) = (gpu.zeros(n).unwrap(), gpu.zeros(n).unwrap(), gpu.zeros(n).unwrap());
             three_phases::launch_with(&gpu, &launch, &di, &mut a, &mut b, &mut out).unwrap();
             let (mut ra, mut rb) = (gpu.upload(&input).unwrap(), gpu.zeros::<u32>(n).unwrap());
@@ -113,7 +116,7 @@ fn every_barrier_gives_bit_identical_results() {
             block_sums::launch_with(
                 &gpu,
                 &Launch::new().blocks(blocks).barrier(barrier),
-                &di,
+                &ds,
                 &mut partial,
                 &mut total,
             )
@@ -126,6 +129,7 @@ fn every_barrier_gives_bit_identical_results() {
             };
             assert_eq!(got.three_phases, three_phases_reference(&input), "{barrier}, {blocks} blocks");
             assert_eq!(got.rotated, rotate_rounds_reference(&input, 1000, 101), "{barrier}, {blocks} blocks");
+            assert_eq!(got.total, small.iter().map(|&x| u64::from(x)).sum::<u64>(), "{barrier}, {blocks} blocks");
             match &reference {
                 None => reference = Some(got),
                 Some(r) => assert!(*r == got, "{barrier}, {blocks} blocks: not bit-identical to {}", barriers()[0]),
@@ -181,4 +185,47 @@ fn impossible_barrier_choices_are_refused_before_launch() {
     assert!(matches!(&e, Error::CannotSplit { reason, .. } if reason.contains("`i`")), "{e:?}");
     // Fused, the same kernel is fine.
     keeps_a_thread_value_across_the_barrier::launch_with(&gpu, &Launch::new().barrier(Barrier::Lbs), &mut a).unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn control_flow_read_from_device_memory_works_under_every_barrier() {
+    let gpu = gpu();
+    let mut rng = rng();
+    let n = 100_000;
+    let data: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1_000_000)).collect();
+    let rounds = rng.gen_range(5..50u32);
+    for barrier in barriers() {
+        eprintln!("{barrier}: counting down from {rounds}");
+        let mut flag = gpu.upload(&[rounds]).unwrap();
+        let mut d = gpu.upload(&data).unwrap();
+        countdown::launch_with(&gpu, &Launch::new().barrier(barrier), &mut flag, &mut d).unwrap();
+        let expected: Vec<u32> = data.iter().map(|x| x + rounds).collect();
+        assert_eq!(gpu.download(&d).unwrap(), expected, "{barrier}");
+        assert_eq!(gpu.download(&flag).unwrap(), vec![0], "{barrier}");
+    }
+    // The host reads the flag, so the run cannot be captured as a graph.
+    let mut flag = gpu.upload(&[1u32]).unwrap();
+    let mut d = gpu.upload(&data).unwrap();
+    let graph = Launch::new().barrier(Barrier::MultiLaunch).graph(true);
+    let e = countdown::launch_with(&gpu, &graph, &mut flag, &mut d).expect_err("reads device memory");
+    assert!(matches!(e, Error::InvalidBarrier { .. }), "{e:?}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_split_kernel_replays_as_a_cuda_graph() {
+    let gpu = gpu();
+    let mut rng = rng();
+    let n = 100_000;
+    let input: Vec<f32> = (0..n).map(|_| rng.gen()).collect();
+    let launch = Launch::new().barrier(Barrier::MultiLaunch).graph(true);
+    for rounds in [1u32, 2, 100] {
+        let mut a = gpu.upload(&input).unwrap();
+        let mut b = gpu.zeros::<f32>(n).unwrap();
+        gsync::kernels::smooth::launch_with(&gpu, &launch, &mut a, &mut b, rounds).unwrap();
+        let result = gpu.download(if rounds.is_multiple_of(2) { &a } else { &b }).unwrap();
+        let expected = gsync::kernels::smooth_reference(&input, rounds);
+        assert!(result.iter().zip(&expected).all(|(x, y)| x.to_bits() == y.to_bits()), "rounds {rounds}");
+    }
 }

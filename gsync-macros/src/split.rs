@@ -74,37 +74,52 @@ pub enum HostStmt {
 }
 
 /// Splits a kernel at its barriers, or explains why it cannot be split.
+///
+/// A uniform local first goes to the host; if per-thread code turns out to
+/// assign it (a loop counter of a `sync_block()` loop, say), the split is
+/// redone with that local kept on the device, until it settles.
 pub fn plan(k: &Kernel) -> Result<SplitPlan, String> {
     let levels = var_levels(k);
-    let mut host_vars = HashSet::new();
-    for p in &k.params {
-        if let Param::Scalar(v) = p {
-            host_vars.insert(*v);
+    let mut device_only = HashSet::new();
+    loop {
+        let mut host_vars = HashSet::new();
+        for p in &k.params {
+            if let Param::Scalar(v) = p {
+                host_vars.insert(*v);
+            }
+        }
+        let mut s = Splitter {
+            k,
+            levels: levels.clone(),
+            host_vars,
+            device_only: device_only.clone(),
+            segments: Vec::new(),
+            array_segment: HashMap::new(),
+            reads_device: false,
+            assigned_on_device: None,
+        };
+        match s.host_block(&k.body) {
+            Ok(host) => return Ok(SplitPlan { host, segments: s.segments, reads_device: s.reads_device }),
+            Err(reason) => match s.assigned_on_device {
+                Some(v) if !k.var(v).is_param && device_only.insert(v) => {}
+                _ => return Err(reason),
+            },
         }
     }
-    let mut s = Splitter {
-        k,
-        levels,
-        host_vars,
-        segments: Vec::new(),
-        var_segment: HashMap::new(),
-        array_segment: HashMap::new(),
-        reads_device: false,
-    };
-    let host = s.host_block(&k.body)?;
-    Ok(SplitPlan { host, segments: s.segments, reads_device: s.reads_device })
 }
 
 struct Splitter<'k> {
     k: &'k Kernel,
     levels: Vec<Level>,
     host_vars: HashSet<VarId>,
+    /// Uniform locals that must stay on the device: per-thread code assigns them.
+    device_only: HashSet<VarId>,
     segments: Vec<Segment>,
-    /// The segment that declares each per-thread variable.
-    var_segment: HashMap<VarId, usize>,
     /// The segment that uses each shared or thread-local array.
     array_segment: HashMap<ArrayId, usize>,
     reads_device: bool,
+    /// The host variable whose assignment on the device ended the last attempt.
+    assigned_on_device: Option<VarId>,
 }
 
 impl Splitter<'_> {
@@ -174,7 +189,7 @@ impl Splitter<'_> {
     fn try_host_in(&self, s: &Stmt, local: &mut HashSet<VarId>) -> Option<HostStmt> {
         let known = |v: &VarId, local: &HashSet<VarId>| self.host_vars.contains(v) || local.contains(v);
         match &s.kind {
-            StmtKind::Let { var, init } if self.levels[var.0] == Level::Uniform => {
+            StmtKind::Let { var, init } if self.levels[var.0] == Level::Uniform && !self.device_only.contains(var) => {
                 if let Some(e) = init {
                     self.is_host_expr_in(e, local).then_some(())?;
                 }
@@ -298,9 +313,11 @@ impl Splitter<'_> {
         let mut host_values = Vec::new();
         for v in sorted(&used) {
             if declared.contains(&v) {
-                self.var_segment.insert(v, index);
-            } else if self.host_vars.contains(&v) {
+                continue;
+            }
+            if self.host_vars.contains(&v) {
                 if assigns(&body, v) {
+                    self.assigned_on_device = Some(v);
                     let var = self.k.var(v);
                     return Err(format!(
                         "`{}` (line {}) is computed by the host between launches under MultiLaunch, but per-thread \

@@ -395,3 +395,26 @@ fn split_keeps_a_host_value_assigned_before_use_in_order() {
     let plan = plan.expect("splittable");
     assert_eq!(plan.segments.len(), 2, "the assignment must fall between two launches");
 }
+
+#[test]
+fn split_keeps_a_uniform_local_of_per_thread_loops_on_the_device() {
+    let (_, plan) = split_of(quote! {
+        fn k(a: &mut [u32], total: &mut [u32]) {
+            let mut tile = shared_array::<u32, 256>();
+            let t = thread_idx();
+            tile[t] = a[global_id()];
+            sync_block();
+            let mut width = block_dim() / 2;
+            while width > 0 {
+                if t < width { tile[t] += tile[t + width]; }
+                sync_block();
+                width /= 2;
+            }
+            if t == 0 { total.atomic_add(0, tile[0]); }
+            grid_sync();
+            a[global_id()] = total[0];
+        }
+    });
+    let plan = plan.expect("`width` stays in the first segment");
+    assert_eq!(plan.segments.len(), 2);
+}

@@ -77,7 +77,9 @@ impl Gpu {
         // SAFETY: event tracking orders work between streams; this runtime uses one stream
         // only, and no buffer has been allocated yet.
         unsafe { context.disable_event_tracking() };
-        let stream = context.default_stream();
+        // A stream of its own, not the legacy default stream, which cannot be captured
+        // into a CUDA graph (MultiLaunch's graph replay).
+        let stream = context.new_stream().map_err(Error::driver("creating a stream"))?;
         let info = query_info(&context)?;
         let scratch = Mutex::new(LaunchScratch::new(&stream)?);
         Ok(Gpu { context, stream, info, functions: Mutex::new(HashMap::new()), scratch })

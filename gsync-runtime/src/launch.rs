@@ -26,6 +26,7 @@ pub struct Launch {
     barrier: Barrier,
     bounds_checks: Option<bool>,
     watchdog: Option<Duration>,
+    graph: bool,
 }
 
 impl Default for Launch {
@@ -36,6 +37,7 @@ impl Default for Launch {
             barrier: Barrier::default(),
             bounds_checks: None,
             watchdog: Some(DEFAULT_WATCHDOG),
+            graph: false,
         }
     }
 }
@@ -86,6 +88,20 @@ impl Launch {
     pub fn watchdog(mut self, limit: Option<Duration>) -> Self {
         self.watchdog = limit;
         self
+    }
+
+    /// With [`Barrier::MultiLaunch`]: captures the run's launches as a CUDA graph and
+    /// replays it, instead of launching each segment on the stream. Only for kernels
+    /// whose host control flow reads no device memory (else `Error::InvalidBarrier`).
+    #[must_use]
+    pub fn graph(mut self, replay: bool) -> Self {
+        self.graph = replay;
+        self
+    }
+
+    /// Whether a split run is replayed as a CUDA graph.
+    pub fn replays_graph(&self) -> bool {
+        self.graph
     }
 
     /// The kernel as this launch runs it: with the bounds-check choice applied.

@@ -4,8 +4,8 @@
 
 use std::sync::MutexGuard;
 
-use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaEvent, CudaFunction, LaunchConfig};
+use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
+use cudarc::driver::{CudaEvent, CudaFunction, CudaGraph, LaunchConfig};
 
 use crate::barrier::Barrier;
 use crate::buffer::{DeviceBuffer, DeviceScalar};
@@ -30,6 +30,10 @@ pub struct SegmentRun<'g> {
     scratch: MutexGuard<'g, LaunchScratch>,
     /// Recorded just before the first launch.
     start: Option<CudaEvent>,
+    /// Whether the launches are being captured into a graph, replayed by `finish`.
+    capturing: bool,
+    /// The replayed graph, kept until the stream has finished it.
+    graph: Option<CudaGraph>,
 }
 
 impl Gpu {
@@ -53,9 +57,24 @@ impl Gpu {
             residency,
             CoResidency::Unchecked,
         )?;
+        let capturing = launch.replays_graph();
+        if capturing && kernel.split.reads_device {
+            return Err(Error::InvalidBarrier {
+                kernel: kernel.name.to_owned(),
+                barrier: Barrier::MultiLaunch.to_string(),
+                reason: "graph replay needs host control flow that reads no device memory, and this kernel's does; \
+                         launch without Launch::graph"
+                    .to_owned(),
+            });
+        }
         let mut scratch = self.lock_scratch();
         scratch.prepare_segments(self.stream())?;
-        Ok(SegmentRun { gpu: self, kernel, functions, grid, scratch, start: None })
+        if capturing {
+            // Thread-local mode: only this thread's CUDA calls are captured or forbidden.
+            let mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+            self.stream().begin_capture(mode).map_err(Error::driver("starting a graph capture"))?;
+        }
+        Ok(SegmentRun { gpu: self, kernel, functions, grid, scratch, start: None, capturing, graph: None })
     }
 
     /// The first segment kernel, whose occupancy stands for the split kernel's.
@@ -101,7 +120,7 @@ impl SegmentRun<'_> {
         self.gpu.check_buffers(&self.kernel, &args)?;
         let stream = self.gpu.stream();
         let context = format!("launching segment {segment} of kernel `{}`", self.kernel.name);
-        if self.start.is_none() {
+        if self.start.is_none() && !self.capturing {
             let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT));
             self.start = Some(start.map_err(Error::driver(context.as_str()))?);
         }
@@ -143,6 +162,9 @@ impl SegmentRun<'_> {
     pub fn finish(mut self) -> Result<LaunchReport> {
         let stream = self.gpu.stream();
         let running = format!("running kernel `{}`", self.kernel.name);
+        if self.capturing {
+            self.replay_capture()?;
+        }
         let events = match self.start.take() {
             Some(start) => {
                 let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT));
@@ -162,8 +184,30 @@ impl SegmentRun<'_> {
     }
 }
 
+impl SegmentRun<'_> {
+    /// Ends the capture and launches the graph between the timing events.
+    fn replay_capture(&mut self) -> Result<()> {
+        self.capturing = false;
+        let stream = self.gpu.stream();
+        let context = format!("replaying kernel `{}` as a CUDA graph", self.kernel.name);
+        let graph = stream.end_capture(CUgraphInstantiate_flags(0)).map_err(Error::driver(context.as_str()))?;
+        let Some(graph) = graph else { return Ok(()) };
+        // Uploading first keeps the graph's one-time setup out of the timed replay.
+        graph.upload().map_err(Error::driver(context.as_str()))?;
+        let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT));
+        self.start = Some(start.map_err(Error::driver(context.as_str()))?);
+        let launched = graph.launch().map_err(Error::driver(context));
+        self.graph = Some(graph);
+        launched
+    }
+}
+
 impl Drop for SegmentRun<'_> {
     fn drop(&mut self) {
+        if self.capturing {
+            // An early return mid-capture: discard the capture so the stream works again.
+            let _ = self.gpu.stream().end_capture(CUgraphInstantiate_flags(0));
+        }
         // After an early return the driver's borrows end here, so the launches must be done.
         // A failure means the context is broken, and every later call reports it.
         let _ = self.gpu.stream().synchronize();

@@ -305,6 +305,22 @@ pub fn visibility_stress(slots: &mut [u32], errors: &mut [u32], phases: u32) {
     }
 }
 
+/// Host-visible control flow read from device memory: counts `flag[0]` down
+/// to zero, one round of increments per count. Split, the host reads the flag.
+#[grid_phases]
+pub fn countdown(flag: &mut [u32], data: &mut [u32]) {
+    while flag[0] != 0 {
+        for i in grid_stride(0..data.len()) {
+            data[i] += 1;
+        }
+        grid_sync();
+        if global_id() == 0 {
+            flag[0] -= 1;
+        }
+        grid_sync();
+    }
+}
+
 /// A kernel that keeps a per-thread value across a barrier: fine fused, and
 /// impossible to split into launches.
 #[grid_phases]
@@ -331,6 +347,7 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
         &warp_ops::KERNEL,
         &reads_past_the_end::KERNEL,
         &visibility_stress::KERNEL,
+        &countdown::KERNEL,
         &keeps_a_thread_value_across_the_barrier::KERNEL,
         &arith_u8::KERNEL,
         &arith_i8::KERNEL,

@@ -238,11 +238,34 @@ impl CudaEmitter<'_> {
                 self.line(&format!(
                     "// grid_sync() #{index}, line {line}: every block's writes above are visible below"
                 ));
-                self.line("gsync_grid_sync(gsync_barrier, gsync_status);");
+                self.around_barrier("gsync_grid_sync(gsync_barrier, gsync_status);");
             }
-            StmtKind::SyncBlock => self.line("__syncthreads();"),
+            StmtKind::SyncBlock => self.around_barrier("__syncthreads();"),
             StmtKind::Block(b) => self.nested("", b),
         }
+    }
+
+    /// A barrier, fenced for the compiler. `__restrict__` lets it assume that
+    /// nothing but this thread changes what a mutable slice points to, so it
+    /// could keep a value in a register across the barrier or sink a store
+    /// past it. Handing the slices to an empty `asm` that clobbers memory,
+    /// before and after, tells it the barrier may read and write them.
+    fn around_barrier(&mut self, barrier: &str) {
+        let slices: Vec<String> = self
+            .k
+            .arrays
+            .iter()
+            .filter(|a| a.space == ArraySpace::Global && a.mutable)
+            .map(|a| format!("\"l\"({})", a.c_name))
+            .collect();
+        if slices.is_empty() {
+            self.line(barrier);
+            return;
+        }
+        let fence = format!("asm volatile(\"\" : : {} : \"memory\");", slices.join(", "));
+        self.line(&fence);
+        self.line(barrier);
+        self.line(&fence);
     }
 
     /// Closes an `if`, continuing with `else if`/`else` branches.
