@@ -55,7 +55,7 @@ fn variants() -> Vec<(String, Launch)> {
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
-    let gpu = Gpu::new(0)?;
+    let gpu = Gpu::cuda(0)?; // a benchmark of GPU barriers: no emulator fallback
     let info = gpu.info();
     println!("# Cost of one phase boundary (µs, median of {}), {}, {} SMs", args.reps, info.name, info.sm_count);
     let paper: Vec<u32> = (7..=60).collect();

@@ -13,12 +13,12 @@ use std::process::ExitCode;
 /// Smooths random data on the GPU and checks the result on the CPU.
 #[derive(Parser)]
 struct Args {
-    /// Number of elements.
-    #[arg(long, default_value_t = 1 << 20)]
-    n: usize,
-    /// Number of smoothing rounds, one phase each.
-    #[arg(long, default_value_t = 1000)]
-    rounds: u32,
+    /// Number of elements (default 2^20 on a GPU, 2^14 on the CPU emulator).
+    #[arg(long)]
+    n: Option<usize>,
+    /// Number of smoothing rounds, one phase each (default 1000 on a GPU, 100 on the emulator).
+    #[arg(long)]
+    rounds: Option<u32>,
     /// Blocks in the grid (default: the largest co-resident grid).
     #[arg(long)]
     blocks: Option<u32>,
@@ -52,12 +52,22 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
-    let gpu = Gpu::new(0)?;
+    let gpu = Gpu::new(0)?; // falls back to the CPU emulator without a CUDA GPU
     let info = gpu.info();
-    println!("{} ({} SMs, sm_{}{})", info.name, info.sm_count, info.compute_capability.0, info.compute_capability.1);
+    let emulated = gpu.backend() == Backend::Emulator;
+    if emulated {
+        println!("{} ({} cores)", info.name, info.sm_count);
+    } else {
+        println!(
+            "{} ({} SMs, sm_{}{})",
+            info.name, info.sm_count, info.compute_capability.0, info.compute_capability.1
+        );
+    }
+    let n = args.n.unwrap_or(if emulated { 1 << 14 } else { 1 << 20 });
+    let rounds = args.rounds.unwrap_or(if emulated { 100 } else { 1000 });
 
     let mut state = 0x2545_f491_4f6c_dd1du64;
-    let input: Vec<f32> = (0..args.n)
+    let input: Vec<f32> = (0..n)
         .map(|_| {
             state ^= state << 13;
             state ^= state >> 7;
@@ -77,30 +87,30 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let mut result = Vec::new();
     for rep in 0..=args.reps {
         let mut a = gpu.upload(&input)?;
-        let mut b = gpu.upload(&vec![0.0f32; args.n])?;
-        let report = smooth::launch_with(&gpu, &launch, &mut a, &mut b, args.rounds)?;
+        let mut b = gpu.upload(&vec![0.0f32; n])?;
+        let report = smooth::launch_with(&gpu, &launch, &mut a, &mut b, rounds)?;
         if rep == 0 {
             println!("grid: {} blocks × {} threads, barrier: {}", report.blocks, report.threads, report.barrier);
-            result = gpu.download(if args.rounds.is_multiple_of(2) { &a } else { &b })?;
+            result = gpu.download(if rounds.is_multiple_of(2) { &a } else { &b })?;
         } else {
             times.push(report.gpu_time);
         }
     }
-    let expected = smooth_reference(&input, args.rounds);
-    if let Some(i) = (0..args.n).find(|&i| result[i].to_bits() != expected[i].to_bits()) {
+    let expected = smooth_reference(&input, rounds);
+    if let Some(i) = (0..n).find(|&i| result[i].to_bits() != expected[i].to_bits()) {
         return Err(format!("mismatch at index {i}: GPU {} vs CPU {}", result[i], expected[i]).into());
     }
     times.sort();
     if let Some(median) = times.get(times.len() / 2) {
-        let per_phase = median.as_secs_f64() * 1e6 / f64::from(args.rounds.max(1));
+        let per_phase = median.as_secs_f64() * 1e6 / f64::from(rounds.max(1));
         println!(
             "{} elements, {} rounds: median {:.3} ms ({:.2} µs per phase)",
-            args.n,
-            args.rounds,
+            n,
+            rounds,
             median.as_secs_f64() * 1e3,
             per_phase
         );
     }
-    println!("verified: all {} elements match the CPU bit for bit", args.n);
+    println!("verified: all {} elements match the CPU bit for bit", n);
     Ok(())
 }

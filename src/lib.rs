@@ -58,5 +58,5 @@ mod host_ops;
 /// Everything a kernel author needs: the attribute and the runtime's types.
 pub mod prelude {
     pub use crate::grid_phases;
-    pub use crate::{Barrier, DeviceBuffer, Error, Gpu, Launch, LaunchReport};
+    pub use crate::{Backend, Barrier, DeviceBuffer, Error, Gpu, Launch, LaunchReport};
 }

@@ -9,7 +9,7 @@ use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::time::{Duration, Instant};
 
 fn gpu() -> Gpu {
-    Gpu::new(0).expect("a CUDA GPU")
+    Gpu::cuda(0).expect("a CUDA GPU")
 }
 
 fn rng() -> StdRng {

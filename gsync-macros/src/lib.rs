@@ -62,7 +62,8 @@ fn expand(args: proc_macro2::TokenStream, func: &syn::ItemFn) -> proc_macro2::To
                 rust_signature: rust_signature(func),
             };
             let driver = emit::driver::body(&k, plan.as_ref().ok());
-            emit::host::module(&sig, &k, &sources, driver)
+            let emulator = emit::emu::body(&k);
+            emit::host::module(&sig, &k, &sources, driver, emulator)
         }
         (_, error) => {
             // An empty module with the kernel's name keeps follow-on errors

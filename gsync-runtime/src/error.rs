@@ -6,6 +6,8 @@ use std::time::Duration;
 use cudarc::driver::DriverError;
 use cudarc::nvrtc::result::NvrtcError;
 
+use crate::gpu::Backend;
+
 /// The result type of every fallible runtime call.
 pub type Result<T> = std::result::Result<T, Error>;
 
@@ -240,6 +242,42 @@ pub enum Error {
         launch_gpu: usize,
     },
 
+    /// A call that needs one backend was made on a [`Gpu`](crate::Gpu) of the other.
+    #[error("{what} is not available on a {backend} Gpu; {}", backend_hint(*backend))]
+    WrongBackend {
+        /// The call, e.g. "Gpu::launch_kernel".
+        what: &'static str,
+        /// The backend of the [`Gpu`](crate::Gpu) it was called on.
+        backend: Backend,
+    },
+
+    /// A buffer of one backend was used with a [`Gpu`](crate::Gpu) of the other.
+    #[error(
+        "a buffer of the {buffer} backend was used with a {gpu} Gpu; create buffers with the Gpu \
+         that uses them"
+    )]
+    BufferBackendMismatch {
+        /// The backend that holds the buffer.
+        buffer: Backend,
+        /// The backend of the [`Gpu`](crate::Gpu) it was used with.
+        gpu: Backend,
+    },
+
+    /// The emulator found threads that can never meet: a barrier not every thread reaches.
+    #[error(
+        "kernel `{kernel}` can never finish: in block {block}, {detail}; on a GPU it would hang \
+         or time out. Every unfinished thread of a block must reach the same sync_block() or \
+         warp shuffle, and every block each grid_sync()"
+    )]
+    EmulatorDeadlock {
+        /// The kernel's name.
+        kernel: String,
+        /// A block that cannot go on.
+        block: u32,
+        /// Where its threads wait.
+        detail: String,
+    },
+
     /// A host slice and a device buffer differ in length.
     #[error(
         "the device buffer has {device} elements but the host slice has {host}; \
@@ -316,6 +354,17 @@ impl Error {
                 Error::Driver { context: format!("allocating {bytes} bytes"), source }
             }
         }
+    }
+}
+
+/// What to do when a call needs the other backend.
+fn backend_hint(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Emulator => {
+            "kernels from #[grid_phases] run on the emulator through their own launch functions, \
+             which call Gpu::emulate; open a CUDA GPU with Gpu::cuda to launch CUDA code"
+        }
+        Backend::Cuda => "open the emulator with Gpu::emulator() to run kernels on the CPU",
     }
 }
 

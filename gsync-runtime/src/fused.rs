@@ -4,11 +4,12 @@ use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaFunction, DriverError, LaunchConfig};
 
 use crate::barrier::{Barrier, LaunchMode};
+use crate::cuda_gpu::CudaGpu;
 use crate::error::{Error, Result};
-use crate::gpu::Gpu;
+use crate::gpu::{Backend, Device, Gpu};
 use crate::kernel::{KernelArgs, KernelSpec};
 use crate::launch::{elapsed, Launch, LaunchReport};
-use crate::plan::{resolve_grid, CoResidency, Grid};
+use crate::plan::{checked_threads, resolve_grid, CoResidency, Grid};
 use crate::scratch::LaunchScratch;
 
 /// A launch with every value resolved and checked.
@@ -21,16 +22,15 @@ struct Plan {
 impl Gpu {
     /// The most blocks of `kernel` that can be resident at once with `launch`'s block size and
     /// barrier: the driver's occupancy for the compiled kernel times the SM count. For
-    /// [`Barrier::MultiLaunch`], that of the first segment kernel.
+    /// [`Barrier::MultiLaunch`], that of the first segment kernel. On the emulator, whose
+    /// blocks all exist at once, `u32::MAX`: co-residency is unlimited.
     pub fn max_coresident_blocks(&self, kernel: &KernelSpec, launch: &Launch) -> Result<u32> {
         let kernel = &launch.configure(kernel);
-        let threads = self.checked_threads(kernel, launch.threads_for(kernel))?;
-        let barrier = launch.selected_barrier();
-        let function = match barrier.descriptor().launch_mode {
-            LaunchMode::Segments => self.first_segment(kernel, threads)?,
-            LaunchMode::Cooperative | LaunchMode::Ordinary => self.function(kernel, barrier, threads)?,
-        };
-        Ok(self.residency(kernel, &function, threads)?.max_blocks())
+        let threads = checked_threads(self.info(), kernel, launch.threads_for(kernel))?;
+        match self.device() {
+            Device::Cuda(cuda) => cuda.max_coresident_blocks(kernel, launch.selected_barrier(), threads),
+            Device::Emulator(_) => Ok(u32::MAX),
+        }
     }
 
     /// Runs `kernel` once and waits for it.
@@ -39,7 +39,9 @@ impl Gpu {
     /// or the barrier cannot serve it; after, with [`Error::OutOfBounds`] when a
     /// bounds-checked kernel indexed a slice out of bounds, and with
     /// [`Error::BarrierTimeout`] when a software barrier waited past the launch's watchdog.
-    /// [`Barrier::MultiLaunch`] runs through [`Gpu::begin_segments`] instead.
+    /// [`Barrier::MultiLaunch`] runs through [`Gpu::begin_segments`] instead. CUDA only: on
+    /// the emulator, kernels run through [`Gpu::emulate`], and this fails with
+    /// [`Error::WrongBackend`].
     ///
     /// # Safety
     /// `args` must match the kernel's C parameter list (the code `#[grid_phases]` generates
@@ -50,8 +52,9 @@ impl Gpu {
         launch: &Launch,
         args: KernelArgs<'_>,
     ) -> Result<LaunchReport> {
+        let cuda = self.require_cuda("Gpu::launch_kernel")?;
         // SAFETY: the caller vouches for `args`.
-        unsafe { self.launch_fused(kernel, launch, args, CoResidency::Required) }
+        unsafe { cuda.launch_fused(kernel, launch, args, CoResidency::Required) }
     }
 
     /// Like [`launch_kernel`](Self::launch_kernel), but launches grids larger than can be
@@ -61,7 +64,7 @@ impl Gpu {
     /// blocks that cannot be scheduled until they leave, so the launch ends only through the
     /// watchdog ([`Launch::watchdog`]), with [`Error::BarrierTimeout`]: with the watchdog off
     /// it never ends, and the GPU stays busy until the process is killed. The driver itself
-    /// refuses a cooperative launch that is too large.
+    /// refuses a cooperative launch that is too large. CUDA only, like `launch_kernel`.
     ///
     /// # Safety
     /// As [`launch_kernel`](Self::launch_kernel); and the caller accepts that a launch with
@@ -72,8 +75,20 @@ impl Gpu {
         launch: &Launch,
         args: KernelArgs<'_>,
     ) -> Result<LaunchReport> {
+        let cuda = self.require_cuda("Gpu::launch_kernel_unchecked")?;
         // SAFETY: the caller vouches for `args` and accepts the risk.
-        unsafe { self.launch_fused(kernel, launch, args, CoResidency::Unchecked) }
+        unsafe { cuda.launch_fused(kernel, launch, args, CoResidency::Unchecked) }
+    }
+}
+
+impl CudaGpu {
+    /// See [`Gpu::max_coresident_blocks`].
+    fn max_coresident_blocks(&self, kernel: &KernelSpec, barrier: Barrier, threads: u32) -> Result<u32> {
+        let function = match barrier.descriptor().launch_mode {
+            LaunchMode::Segments => self.first_segment(kernel, threads)?,
+            LaunchMode::Cooperative | LaunchMode::Ordinary => self.function(kernel, barrier, threads)?,
+        };
+        Ok(self.residency(kernel, &function, threads)?.max_blocks())
     }
 
     /// # Safety
@@ -163,15 +178,18 @@ impl Gpu {
             LaunchMode::Segments => return Err(not_fused(kernel)),
             LaunchMode::Cooperative | LaunchMode::Ordinary => {}
         }
-        let threads = self.checked_threads(kernel, launch.threads_for(kernel))?;
+        let threads = checked_threads(self.info(), kernel, launch.threads_for(kernel))?;
         let function = self.function(kernel, barrier, threads)?;
         let residency = self.residency(kernel, &function, threads)?;
         let grid = resolve_grid(kernel, barrier, launch.requested_blocks(), threads, residency, co_residency)?;
         Ok(Plan { function, grid, barrier })
     }
 
-    /// Refuses buffers of another GPU, whose addresses mean nothing here.
+    /// Refuses buffers of another GPU or of the emulator, whose addresses mean nothing here.
     pub(crate) fn check_buffers(&self, kernel: &KernelSpec, args: &KernelArgs<'_>) -> Result<()> {
+        if args.has_emulator_buffer() {
+            return Err(Error::BufferBackendMismatch { buffer: Backend::Emulator, gpu: Backend::Cuda });
+        }
         match args.foreign_gpu(self.info().ordinal) {
             Some(buffer_gpu) => Err(Error::BufferOnOtherGpu {
                 kernel: kernel.name.to_owned(),

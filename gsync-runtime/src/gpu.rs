@@ -1,18 +1,11 @@
-//! A GPU: its context and stream, what it can do, and the kernels loaded on it.
+//! A GPU as kernels see it: a CUDA device, or the CPU emulator standing in for one.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::fmt;
+use std::sync::Once;
 
-use cudarc::driver::sys::{CUdevice_attribute, CUresult};
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
-use cudarc::nvrtc::Ptx;
-
-use crate::barrier::Barrier;
-use crate::cache::compile_cached;
-use crate::discover;
+use crate::cuda_gpu::{require_gpu, CudaGpu};
+use crate::emu::Emulator;
 use crate::error::{Error, Result};
-use crate::kernel::KernelSpec;
-use crate::scratch::LaunchScratch;
 
 /// What a GPU is and what it can do.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,185 +28,164 @@ pub struct DeviceInfo {
     pub total_memory: u64,
 }
 
-/// Which compiled function serves a launch. Names can repeat across modules, so the body's
-/// address (a `&'static str` of generated code, one per kernel and bounds-check setting)
-/// tells kernels apart. The barrier counts by name: launch parameters such as the ILBS group
-/// count do not change the code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct FunctionKey {
-    name: &'static str,
-    body: usize,
-    barrier: &'static str,
-    threads: u32,
+/// Where a [`Gpu`] runs kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// An NVIDIA GPU, through the CUDA driver.
+    Cuda,
+    /// The CPU emulator: every thread a task on the host, with GPU semantics.
+    Emulator,
 }
 
-impl FunctionKey {
-    /// The key of function `name` in the module compiled for `kernel`, `barrier` and `threads`.
-    fn new(name: &'static str, kernel: &KernelSpec, barrier: Barrier, threads: u32) -> Self {
-        FunctionKey { name, body: kernel.body_for(barrier).as_ptr() as usize, barrier: barrier.name(), threads }
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Backend::Cuda => "CUDA",
+            Backend::Emulator => "CPU emulator",
+        })
     }
 }
 
-/// One GPU, its default stream, and the kernels compiled for it.
+/// One GPU, or the CPU emulator standing in for one: where buffers live and kernels run.
 ///
-/// All work goes to one stream, in order; every call that returns data waits for it.
+/// On CUDA, all work goes to one stream, in order; every call that returns data waits for it.
 pub struct Gpu {
-    context: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
-    info: DeviceInfo,
-    functions: Mutex<HashMap<FunctionKey, CudaFunction>>,
-    scratch: Mutex<LaunchScratch>,
+    device: Device,
+}
+
+/// The backend's own state.
+pub(crate) enum Device {
+    /// A CUDA GPU (boxed: its state dwarfs the emulator's).
+    Cuda(Box<CudaGpu>),
+    /// The CPU emulator.
+    Emulator(Emulator),
 }
 
 impl Gpu {
-    /// Opens GPU `ordinal` (0 is the first).
+    /// Opens GPU `ordinal` (0 is the first) when the NVIDIA driver is installed and reports
+    /// it; otherwise runs on the CPU emulator, saying so once per process on stderr.
+    ///
+    /// Errors opening a GPU that is there are returned, not papered over.
     pub fn new(ordinal: usize) -> Result<Gpu> {
-        discover::require_driver()?;
-        let count = device_count()?;
-        if ordinal >= count {
-            return Err(Error::NoSuchGpu { ordinal, count });
+        match require_gpu(ordinal) {
+            Ok(()) => Gpu::open_cuda(ordinal),
+            Err(reason) => {
+                announce_fallback(&reason);
+                Ok(Gpu::emulator())
+            }
         }
-        let context = CudaContext::new(ordinal).map_err(Error::driver("opening the GPU"))?;
-        // SAFETY: event tracking orders work between streams; this runtime uses one stream
-        // only, and no buffer has been allocated yet.
-        unsafe { context.disable_event_tracking() };
-        // A stream of its own, not the legacy default stream, which cannot be captured
-        // into a CUDA graph (MultiLaunch's graph replay).
-        let stream = context.new_stream().map_err(Error::driver("creating a stream"))?;
-        let info = query_info(&context)?;
-        let scratch = Mutex::new(LaunchScratch::new(&stream)?);
-        Ok(Gpu { context, stream, info, functions: Mutex::new(HashMap::new()), scratch })
+    }
+
+    /// Opens CUDA GPU `ordinal` (0 is the first), or says why it cannot.
+    pub fn cuda(ordinal: usize) -> Result<Gpu> {
+        require_gpu(ordinal)?;
+        Gpu::open_cuda(ordinal)
+    }
+
+    /// The CPU emulator, which runs every kernel on the host's cores with GPU semantics.
+    pub fn emulator() -> Gpu {
+        Gpu { device: Device::Emulator(Emulator::new()) }
+    }
+
+    /// Where this GPU runs kernels.
+    pub fn backend(&self) -> Backend {
+        match self.device {
+            Device::Cuda(_) => Backend::Cuda,
+            Device::Emulator(_) => Backend::Emulator,
+        }
     }
 
     /// What this GPU is and what it can do.
     pub fn info(&self) -> &DeviceInfo {
-        &self.info
-    }
-
-    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
-        &self.stream
-    }
-
-    /// The fused kernel compiled for this GPU, a barrier and a block size, compiling and
-    /// loading it on first use.
-    pub(crate) fn function(&self, kernel: &KernelSpec, barrier: Barrier, threads: u32) -> Result<CudaFunction> {
-        let mut functions = self.functions(kernel, barrier, threads, &[kernel.name])?;
-        // `functions` returns one function per name asked for, so this is never `None`.
-        functions.pop().ok_or_else(|| Error::driver(format!("loading kernel `{}`", kernel.name))(not_found()))
-    }
-
-    /// The segment kernels of a split kernel, compiled for this GPU and a block size, in
-    /// segment order; the module is compiled and loaded once, on first use.
-    pub(crate) fn segment_functions(&self, kernel: &KernelSpec, threads: u32) -> Result<Vec<CudaFunction>> {
-        self.functions(kernel, Barrier::MultiLaunch, threads, kernel.split.segments)
-    }
-
-    /// The functions `names` of the module for `kernel`, `barrier` and `threads`.
-    fn functions(
-        &self,
-        kernel: &KernelSpec,
-        barrier: Barrier,
-        threads: u32,
-        names: &[&'static str],
-    ) -> Result<Vec<CudaFunction>> {
-        let keys: Vec<FunctionKey> =
-            names.iter().map(|&name| FunctionKey::new(name, kernel, barrier, threads)).collect();
-        let cached: Option<Vec<CudaFunction>> = {
-            let loaded = self.loaded();
-            keys.iter().map(|key| loaded.get(key).cloned()).collect()
-        };
-        if let Some(functions) = cached {
-            return Ok(functions);
+        match &self.device {
+            Device::Cuda(cuda) => cuda.info(),
+            Device::Emulator(emulator) => emulator.info(),
         }
-        // Compiling can take seconds, so the lock is not held; a racing thread at worst
-        // loads the same module twice.
-        let module = self.load(kernel, barrier, threads)?;
-        let context = format!("loading kernel `{}`", kernel.name);
-        let functions = names
-            .iter()
-            .map(|name| module.load_function(name).map_err(Error::driver(context.as_str())))
-            .collect::<Result<Vec<_>>>()?;
-        let mut loaded = self.loaded();
-        Ok(keys
-            .into_iter()
-            .zip(functions)
-            .map(|(key, function)| loaded.entry(key).or_insert(function).clone())
-            .collect())
     }
 
-    fn load(&self, kernel: &KernelSpec, barrier: Barrier, threads: u32) -> Result<Arc<CudaModule>> {
-        if barrier.descriptor().needs_cuda_headers {
-            discover::toolkit()?.headers()?;
+    /// The backend's state.
+    pub(crate) fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The CUDA GPU, or [`Error::WrongBackend`] saying that `what` needs one.
+    pub(crate) fn require_cuda(&self, what: &'static str) -> Result<&CudaGpu> {
+        match &self.device {
+            Device::Cuda(cuda) => Ok(cuda),
+            Device::Emulator(_) => Err(Error::WrongBackend { what, backend: Backend::Emulator }),
         }
-        let source = kernel.source(barrier, threads);
-        let cubin = compile_cached(&source, kernel.name, self.info.compute_capability)?;
-        let context = format!("loading kernel `{}`", kernel.name);
-        self.context.load_module(Ptx::from_binary(cubin)).map_err(Error::driver(context))
     }
 
-    /// The status word and barrier state, for one launch at a time.
-    pub(crate) fn lock_scratch(&self) -> MutexGuard<'_, LaunchScratch> {
-        // The guard's holder prepares the words before each launch, so a panic cannot leave
-        // them in a state that matters.
-        self.scratch.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn loaded(&self) -> std::sync::MutexGuard<'_, HashMap<FunctionKey, CudaFunction>> {
-        // The map is valid after any panic: entries are inserted whole.
-        self.functions.lock().unwrap_or_else(PoisonError::into_inner)
+    fn open_cuda(ordinal: usize) -> Result<Gpu> {
+        Ok(Gpu { device: Device::Cuda(Box::new(CudaGpu::open(ordinal)?)) })
     }
 }
 
-impl std::fmt::Debug for Gpu {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Gpu").field("info", &self.info).finish_non_exhaustive()
+impl fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Gpu").field("backend", &self.backend()).field("info", self.info()).finish_non_exhaustive()
     }
 }
 
-/// The driver's answer for a function a module lacks.
-fn not_found() -> DriverError {
-    DriverError(CUresult::CUDA_ERROR_NOT_FOUND)
+/// Says once per process that kernels run on the CPU, and why.
+fn announce_fallback(reason: &Error) {
+    static ANNOUNCED: Once = Once::new();
+    ANNOUNCED.call_once(|| eprintln!("{}", fallback_notice(reason)));
 }
 
-fn device_count() -> Result<usize> {
-    match CudaContext::device_count() {
-        Ok(count) => Ok(usize::try_from(count).unwrap_or(0)),
-        Err(error) if error.0 == CUresult::CUDA_ERROR_NO_DEVICE => Ok(0),
-        Err(error) => Err(Error::driver("initialising the CUDA driver")(error)),
-    }
-}
-
-fn query_info(context: &Arc<CudaContext>) -> Result<DeviceInfo> {
-    let attribute = |attribute: CUdevice_attribute| {
-        context
-            .attribute(attribute)
-            .map(|value| u32::try_from(value).unwrap_or(0))
-            .map_err(Error::driver(format!("querying {attribute:?}")))
+/// The one line [`Gpu::new`] prints when it falls back to the emulator.
+fn fallback_notice(reason: &Error) -> String {
+    let reason = match reason {
+        Error::DriverNotFound { .. } => "the NVIDIA driver library is not installed".to_owned(),
+        Error::NoSuchGpu { count: 0, .. } => "the driver reports no GPU".to_owned(),
+        Error::NoSuchGpu { ordinal, count } => format!("there is no GPU {ordinal}, the driver reports {count}"),
+        Error::Driver { source, .. } => format!("the CUDA driver failed to initialise: {source}"),
+        other => other.to_string(),
     };
-    let (major, minor) = context.compute_capability().map_err(Error::driver("querying the compute capability"))?;
-    Ok(DeviceInfo {
-        name: context.name().map_err(Error::driver("querying the device name"))?,
-        ordinal: context.ordinal(),
-        sm_count: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
-        compute_capability: (u32::try_from(major).unwrap_or(0), u32::try_from(minor).unwrap_or(0)),
-        cooperative_launch: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)? != 0,
-        max_threads_per_block: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
-        max_shared_memory_per_block: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
-        total_memory: context.total_mem().map_err(Error::driver("querying the memory size"))? as u64,
-    })
+    format!("gsync: no CUDA GPU ({reason}); running kernels on the CPU emulator")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::discover;
 
     #[test]
-    fn opening_a_gpu_without_a_driver_is_an_error_not_a_panic() {
+    fn opening_a_cuda_gpu_without_a_driver_is_an_error_not_a_panic() {
         if discover::require_driver().is_ok() {
             return; // a driver is installed; the GPU tests cover this machine.
         }
-        let error = Gpu::new(0).expect_err("no driver, no GPU");
+        let error = Gpu::cuda(0).expect_err("no driver, no GPU");
         assert!(matches!(error, Error::DriverNotFound { .. }), "{error}");
         assert!(error.to_string().contains("install the NVIDIA driver"));
+    }
+
+    #[test]
+    fn new_falls_back_to_the_emulator_without_a_gpu() {
+        if Gpu::cuda(0).is_ok() {
+            return; // a GPU is here; `new` opens it.
+        }
+        let gpu = Gpu::new(0).expect("the emulator always opens");
+        assert_eq!(gpu.backend(), Backend::Emulator);
+        assert_eq!(gpu.info().name, "gsync CPU emulator");
+    }
+
+    #[test]
+    fn the_fallback_notice_is_one_line_with_a_short_reason() {
+        let notice = fallback_notice(&Error::DriverNotFound { searched: vec!["libcuda.so.1".into()] });
+        assert_eq!(
+            notice,
+            "gsync: no CUDA GPU (the NVIDIA driver library is not installed); running kernels on the CPU emulator"
+        );
+        let notice = fallback_notice(&Error::NoSuchGpu { ordinal: 2, count: 1 });
+        assert!(notice.contains("(there is no GPU 2, the driver reports 1)"), "{notice}");
+        assert!(!notice.contains('\n'));
+    }
+
+    #[test]
+    fn cuda_only_calls_on_the_emulator_name_the_call_and_the_backend() {
+        let error = Gpu::emulator().require_cuda("Gpu::launch_kernel").expect_err("not CUDA");
+        assert!(matches!(error, Error::WrongBackend { what: "Gpu::launch_kernel", backend: Backend::Emulator }));
+        assert!(error.to_string().contains("Gpu::launch_kernel"), "{error}");
     }
 }

@@ -150,6 +150,8 @@ unsafe impl DeviceRepr for Slot {}
 pub struct KernelArgs<'a> {
     slots: Vec<Slot>,
     gpus: Vec<usize>,
+    /// Whether a buffer of the CPU emulator was passed.
+    emulator_buffers: bool,
     buffers: PhantomData<&'a ()>,
 }
 
@@ -175,8 +177,11 @@ impl<'a> KernelArgs<'a> {
     }
 
     fn push_buffer<T: DeviceScalar>(&mut self, buffer: &DeviceBuffer<T>) {
+        // An emulator buffer has no device address; the launch refuses it before using the 0.
+        let ptr = buffer.device_ptr();
+        self.emulator_buffers |= ptr.is_none();
         self.gpus.push(buffer.gpu_ordinal());
-        self.push_slice_parts(buffer.device_ptr(), buffer.len());
+        self.push_slice_parts(ptr.unwrap_or(0), buffer.len());
     }
 
     fn push_slice_parts(&mut self, ptr: u64, len: usize) {
@@ -195,6 +200,11 @@ impl<'a> KernelArgs<'a> {
         for slot in &self.slots {
             builder.arg(slot);
         }
+    }
+
+    /// Whether one of the buffers lives on the CPU emulator, not on a GPU.
+    pub(crate) fn has_emulator_buffer(&self) -> bool {
+        self.emulator_buffers
     }
 
     /// The ordinal of a GPU other than `ordinal` that owns one of the buffers, if any.

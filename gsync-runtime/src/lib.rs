@@ -22,7 +22,7 @@
 //! #     checked_body: "", unchecked_body: "", bounds_checks: true, arrays: &["a"],
 //! #     grid_syncs: 1, default_threads: 0, split: SplitSpec::NONE,
 //! # };
-//! let gpu = Gpu::new(0)?;
+//! let gpu = Gpu::cuda(0)?;
 //! let mut a = gpu.upload(&[1.0f32; 1024])?;
 //! let mut args = KernelArgs::new();
 //! args.slice_mut(&mut a);
@@ -35,19 +35,49 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Without a GPU, [`Gpu::new`] falls back to the CPU emulator, and the generated code runs the
+//! kernel body, compiled as async Rust with one future per thread, through [`Gpu::emulate`]:
+//!
+//! ```
+//! # fn main() -> gsync_runtime::Result<()> {
+//! use gsync_runtime::{EmuSlice, Gpu, KernelSpec, Launch, SplitSpec, ThreadCtx};
+//! # static DOUBLE: KernelSpec = KernelSpec {
+//! #     name: "double", rust_signature: "fn double(a: &mut [u32])",
+//! #     checked_body: "", unchecked_body: "", bounds_checks: true, arrays: &["a"],
+//! #     grid_syncs: 1, default_threads: 0, split: SplitSpec::NONE,
+//! # };
+//! let gpu = Gpu::emulator();
+//! let a = gpu.upload(&[1u32, 2, 3])?;
+//! // Each block's memory: the launch's buffers and the block's shared arrays.
+//! struct Memory<'g> { a: &'g EmuSlice<u32> }
+//! let a_view = a.emu()?;
+//! gpu.emulate(&DOUBLE, &Launch::new().blocks(2).threads(32), || Memory { a: a_view },
+//!     |ctx: &ThreadCtx<'_>, memory: &Memory<'_>| Box::pin(async move {
+//!         let i = u64::from(ctx.global_id());
+//!         let value = if i < 3 { memory.a.load(i, ctx, 0, 1) } else { 0 };
+//!         ctx.grid_sync().await; // every thread has read before any writes
+//!         if i < 3 { memory.a.store(2 - i, 2 * value, ctx, 0, 2) }
+//!     }))?;
+//! assert_eq!(gpu.download(&a)?, [6, 4, 2]);
+//! # Ok(()) }
+//! ```
+//!
 //! Follow one kernel through the modules in this order: [`KernelSpec`] (what the macro emits,
 //! and its CUDA source), [`Barrier`] (the `grid_sync()` implementations, each a CUDA fragment
 //! with its memory-order argument), [`compile`] and its disk cache, [`Gpu`] (device, buffers,
 //! loaded kernels), [`Launch`] (the configuration), then the launch: [`Gpu::launch_kernel`]
 //! (the grid and co-residency checks, the per-launch barrier header, the watchdog's verdict)
 //! or, for [`Barrier::MultiLaunch`], [`Gpu::begin_segments`] and a [`SegmentRun`]. CUDA
-//! libraries are found by [`toolkit`].
+//! libraries are found by [`toolkit`]. On the emulator: [`ThreadCtx`] (a thread and its await
+//! points), [`EmuSlice`] (memory), then [`Gpu::emulate`] (blocks and the grid on host threads).
 
 mod barrier;
 mod buffer;
 mod cache;
 mod compile;
+mod cuda_gpu;
 mod discover;
+mod emu;
 mod error;
 mod fused;
 mod gpu;
@@ -65,8 +95,9 @@ pub use barrier::{Barrier, BarrierDescriptor, LaunchMode, ParseBarrierError};
 pub use buffer::{DeviceBuffer, DeviceScalar, KernelScalar};
 pub use compile::{compile, nvrtc_version, Compiled};
 pub use discover::{toolkit, Toolkit};
+pub use emu::{EmuScalar, EmuSlice, Shuffle, ShuffleScalar, ThreadCtx};
 pub use error::{Error, Result};
-pub use gpu::{DeviceInfo, Gpu};
+pub use gpu::{Backend, DeviceInfo, Gpu};
 pub use kernel::{KernelArgs, KernelSpec, SplitSpec, DEFAULT_THREADS};
 pub use launch::{Launch, LaunchReport, DEFAULT_WATCHDOG};
 pub use segments::SegmentRun;

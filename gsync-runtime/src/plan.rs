@@ -4,8 +4,9 @@
 use cudarc::driver::CudaFunction;
 
 use crate::barrier::Barrier;
+use crate::cuda_gpu::CudaGpu;
 use crate::error::{Error, Result};
-use crate::gpu::Gpu;
+use crate::gpu::DeviceInfo;
 use crate::kernel::KernelSpec;
 
 /// How many blocks of a kernel fit on the GPU at once.
@@ -90,17 +91,17 @@ pub(crate) fn resolve_grid(
     Ok(Grid { blocks, threads, groups })
 }
 
-impl Gpu {
-    /// The block size of a launch, checked against the GPU's limit.
-    pub(crate) fn checked_threads(&self, kernel: &KernelSpec, threads: u32) -> Result<u32> {
-        let max = self.info().max_threads_per_block;
-        if (1..=max).contains(&threads) {
-            Ok(threads)
-        } else {
-            Err(Error::InvalidBlockSize { kernel: kernel.name.to_owned(), threads, max })
-        }
+/// The block size of a launch, checked against the device's limit.
+pub(crate) fn checked_threads(info: &DeviceInfo, kernel: &KernelSpec, threads: u32) -> Result<u32> {
+    let max = info.max_threads_per_block;
+    if (1..=max).contains(&threads) {
+        Ok(threads)
+    } else {
+        Err(Error::InvalidBlockSize { kernel: kernel.name.to_owned(), threads, max })
     }
+}
 
+impl CudaGpu {
     /// Occupancy of a compiled kernel; kernels use static shared memory only, so the dynamic
     /// shared memory size is 0.
     pub(crate) fn residency(&self, kernel: &KernelSpec, function: &CudaFunction, threads: u32) -> Result<Residency> {

@@ -9,11 +9,12 @@ use cudarc::driver::{CudaEvent, CudaFunction, CudaGraph, LaunchConfig};
 
 use crate::barrier::Barrier;
 use crate::buffer::{DeviceBuffer, DeviceScalar};
+use crate::cuda_gpu::CudaGpu;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::kernel::{KernelArgs, KernelSpec};
 use crate::launch::{elapsed, Launch, LaunchReport};
-use crate::plan::{resolve_grid, CoResidency, Grid};
+use crate::plan::{checked_threads, resolve_grid, CoResidency, Grid};
 use crate::scratch::LaunchScratch;
 
 /// A split kernel being run. Created by [`Gpu::begin_segments`]; the generated driver launches
@@ -23,7 +24,7 @@ use crate::scratch::LaunchScratch;
 /// wait until it is finished or dropped. Dropping it waits for the launches made so far, so
 /// that the buffers they use stay borrowed until the device is done with them.
 pub struct SegmentRun<'g> {
-    gpu: &'g Gpu,
+    gpu: &'g CudaGpu,
     kernel: KernelSpec,
     functions: Vec<CudaFunction>,
     grid: Grid,
@@ -42,10 +43,19 @@ impl Gpu {
     /// segment is a launch of its own), compiles and loads the segment kernels once, and
     /// zeroes the status word.
     ///
-    /// Fails with [`Error::CannotSplit`] when the kernel has no split version.
+    /// Fails with [`Error::CannotSplit`] when the kernel has no split version, and with
+    /// [`Error::WrongBackend`] on the emulator, where every barrier runs through
+    /// [`Gpu::emulate`].
     pub fn begin_segments(&self, kernel: &KernelSpec, launch: &Launch) -> Result<SegmentRun<'_>> {
+        self.require_cuda("Gpu::begin_segments")?.begin_segments(kernel, launch)
+    }
+}
+
+impl CudaGpu {
+    /// See [`Gpu::begin_segments`].
+    fn begin_segments(&self, kernel: &KernelSpec, launch: &Launch) -> Result<SegmentRun<'_>> {
         let kernel = launch.configure(kernel);
-        let threads = self.checked_threads(&kernel, launch.threads_for(&kernel))?;
+        let threads = checked_threads(self.info(), &kernel, launch.threads_for(&kernel))?;
         let functions = self.segment_kernels(&kernel, threads)?;
         let first = functions.first().ok_or_else(|| no_segments(&kernel))?;
         let residency = self.residency(&kernel, first, threads)?;

@@ -38,6 +38,11 @@ impl DeviceStatus {
         }
     }
 
+    /// The status of an out-of-bounds access, as the device's bounds check writes it.
+    pub fn out_of_bounds(array: u32, index: u64, len: u64, line: u32) -> Self {
+        DeviceStatus { code: OUT_OF_BOUNDS, array, line, phase: 0, index, len }
+    }
+
     /// `Ok` when the kernel reported nothing, else the error it reported. `barrier` and
     /// `watchdog` are the launch's, to explain a barrier timeout.
     pub fn into_result(self, kernel: &KernelSpec, barrier: Barrier, watchdog: Option<Duration>) -> Result<()> {
@@ -84,6 +89,12 @@ mod tests {
         };
         assert_eq!((kernel.as_str(), array.as_str()), ("smooth", "a"));
         assert_eq!((index, len, line), ((1 << 32) | 5, 4, 17));
+    }
+
+    #[test]
+    fn an_out_of_bounds_status_decodes_as_the_device_s_does() {
+        let words = [1, 0, 17, 0, 5, 1, 4, 0];
+        assert_eq!(DeviceStatus::out_of_bounds(0, (1 << 32) | 5, 4, 17), DeviceStatus::from_words(&words));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use gsync_runtime::{Barrier, Error, Gpu, KernelArgs, KernelSpec, Launch, SplitSpec};
+use gsync_runtime::{Backend, Barrier, Error, Gpu, KernelArgs, KernelSpec, Launch, SplitSpec};
 
 /// Rotates `a` left by one element per round, through `b`. Every round reads elements other
 /// blocks wrote in the round before, so it is only right if the grid barrier holds.
@@ -93,7 +93,7 @@ static OVERRUN_KERNEL: KernelSpec = KernelSpec {
 };
 
 fn gpu() -> Gpu {
-    Gpu::new(0).unwrap_or_else(|error| panic!("{error}"))
+    Gpu::cuda(0).unwrap_or_else(|error| panic!("{error}"))
 }
 
 #[test]
@@ -115,6 +115,41 @@ fn buffers_round_trip_and_check_lengths() {
     let empty = gpu.upload::<u8>(&[]).expect("empty upload");
     assert!(empty.is_empty());
     assert_eq!(gpu.download(&empty).expect("empty download"), Vec::<u8>::new());
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn buffers_and_calls_of_the_other_backend_are_typed_errors() {
+    let gpu = gpu();
+    assert_eq!(gpu.backend(), Backend::Cuda);
+    let emulator = Gpu::emulator();
+    let cuda_buffer = gpu.upload(&[1u32, 2, 3]).expect("upload");
+    let mut emulator_buffer = emulator.upload(&[1u32, 2, 3]).expect("upload");
+    let mismatch = |error: Error, buffer: Backend, on: Backend| {
+        assert!(
+            matches!(error, Error::BufferBackendMismatch { buffer: b, gpu: g } if b == buffer && g == on),
+            "{error}"
+        );
+    };
+    mismatch(cuda_buffer.emu().expect_err("a CUDA buffer"), Backend::Cuda, Backend::Emulator);
+    mismatch(emulator.download(&cuda_buffer).expect_err("a CUDA buffer"), Backend::Cuda, Backend::Emulator);
+    mismatch(gpu.download(&emulator_buffer).expect_err("an emulator buffer"), Backend::Emulator, Backend::Cuda);
+    mismatch(
+        gpu.write(&mut emulator_buffer, &[4, 5, 6]).expect_err("an emulator buffer"),
+        Backend::Emulator,
+        Backend::Cuda,
+    );
+    let mut b = gpu.zeros::<u32>(3).expect("zeros");
+    let mut args = KernelArgs::new();
+    args.slice_mut(&mut emulator_buffer);
+    args.slice_mut(&mut b);
+    args.scalar(1u32);
+    // SAFETY: the launch is refused before the arguments are used.
+    let refused = unsafe { gpu.launch_kernel(&ROTATE_KERNEL, &Launch::new(), args) }.expect_err("an emulator buffer");
+    mismatch(refused, Backend::Emulator, Backend::Cuda);
+    let emulated = gpu.emulate(&ROTATE_KERNEL, &Launch::new(), || (), |_, _: &()| Box::pin(async {}));
+    let error = emulated.expect_err("CUDA has no emulator");
+    assert!(matches!(error, Error::WrongBackend { what: "Gpu::emulate", backend: Backend::Cuda }), "{error}");
 }
 
 #[test]

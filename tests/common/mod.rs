@@ -2,4 +2,5 @@
 //! and the GPU tests.
 #![allow(dead_code)]
 
+pub mod checks;
 pub mod kernels;

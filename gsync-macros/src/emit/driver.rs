@@ -4,6 +4,7 @@
 //! host: wrapping integer arithmetic, division by zero giving 0, masked
 //! shifts, saturating casts.
 
+use crate::emit::rust_expr::{scalar_type, RustContext, RustExpr};
 use crate::ir::*;
 use crate::split::{HostStmt, SplitPlan};
 use proc_macro2::{Ident, Span, TokenStream};
@@ -93,7 +94,7 @@ impl Driver<'_> {
                     None => self.expr(value),
                     Some(op) => {
                         let rhs = self.expr(value);
-                        self.binary(*op, ty, k.ty(value.ty), quote!(#id), rhs)
+                        self.binary(*op, ty, quote!(#id), rhs)
                     }
                 };
                 quote!(#id = #value;)
@@ -181,149 +182,53 @@ impl Driver<'_> {
     }
 
     fn expr(&self, e: &Expr) -> TokenStream {
-        let k = self.k;
-        let ty = k.ty(e.ty);
-        match &e.kind {
-            ExprKind::Int(v) => int_literal(*v, ty),
-            ExprKind::Float(v) => float_literal(*v, ty),
-            ExprKind::Bool(b) => quote!(#b),
-            ExprKind::Var(v) => {
-                let id = var_ident(k, *v);
-                quote!(#id)
-            }
-            ExprKind::Unary(op, a) => {
-                let a = self.expr(a);
-                match op {
-                    UnOp::Neg if ty.is_float() => quote!((-#a)),
-                    UnOp::Neg => quote!(#a.wrapping_neg()),
-                    UnOp::Not => quote!((!#a)),
-                }
-            }
-            ExprKind::Binary(op, a, b) => {
-                let operand = k.ty(a.ty);
-                let (l, r) = (self.expr(a), self.expr(b));
-                self.binary(*op, operand, k.ty(b.ty), l, r)
-            }
-            ExprKind::Cast(inner) => {
-                let inner = self.expr(inner);
-                let t = scalar_type(ty);
-                quote!((#inner as #t))
-            }
-            ExprKind::Load { array, index, line } => {
-                let run = run_ident();
-                let id = array_ident(k, *array);
-                let name = &k.array(*array).name;
-                let index = self.expr(index);
-                quote!(#run.read(&*#id, #index as u64, #name, #line)?)
-            }
-            ExprKind::Len(a) => match k.array(*a).len {
-                Some(n) => {
-                    let n = n as usize;
-                    quote!(#n)
-                }
-                None => {
-                    let id = array_ident(k, *a);
-                    quote!(#id.len())
-                }
-            },
-            ExprKind::Builtin(b) => {
-                let (block_dim, grid_dim) = (shape_ident("block_dim"), shape_ident("grid_dim"));
-                match b {
-                    Builtin::BlockDim => quote!(#block_dim),
-                    Builtin::GridDim => quote!(#grid_dim),
-                    Builtin::GridSize => quote!(#block_dim.wrapping_mul(#grid_dim)),
-                    Builtin::WarpSize => quote!(32u32),
-                    // Never host-evaluable: the split rejects them first.
-                    _ => quote!(compile_error!("gsync: a thread builtin in host code")),
-                }
-            }
-            ExprKind::Call { rust, args, .. } => self.call(rust, args),
-            ExprKind::Select { cond, then, otherwise } => {
-                let (c, t, o) = (self.expr(cond), self.expr(then), self.expr(otherwise));
-                quote!((if #c { #t } else { #o }))
-            }
-            ExprKind::Atomic { .. } | ExprKind::Shuffle { .. } => {
-                quote!(compile_error!("gsync: an atomic or shuffle in host code"))
-            }
-        }
+        RustExpr { k: self.k, ctx: self }.expr(e)
     }
 
-    /// `l op r` with the DSL's meaning, operands of type `ty` (`rty` for a shift amount).
-    fn binary(&self, op: BinOp, ty: Scalar, rty: Scalar, l: TokenStream, r: TokenStream) -> TokenStream {
-        let ops = quote!(::gsync::__private::host_ops);
-        if ty.is_int() {
-            let _ = rty;
-            match op {
-                BinOp::Add => return quote!(#l.wrapping_add(#r)),
-                BinOp::Sub => return quote!(#l.wrapping_sub(#r)),
-                BinOp::Mul => return quote!(#l.wrapping_mul(#r)),
-                BinOp::Div => return quote!(#ops::div(#l, #r)),
-                BinOp::Rem => return quote!(#ops::rem(#l, #r)),
-                BinOp::Shl => return quote!(#l.wrapping_shl(#r as u32)),
-                BinOp::Shr => return quote!(#l.wrapping_shr(#r as u32)),
-                _ => {}
-            }
-        }
-        let sym: TokenStream = op.symbol().parse().unwrap_or_default();
-        quote!((#l #sym #r))
-    }
-
-    fn call(&self, rust: &str, args: &[Expr]) -> TokenStream {
-        let ops = quote!(::gsync::__private::host_ops);
-        let receiver_int = args.first().is_some_and(|a| self.k.ty(a.ty).is_int());
-        let lowered: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
-        if let Some(path) = rust.strip_suffix("::from_bits") {
-            let ty = format_ident!("{path}");
-            let a = &lowered[0];
-            return quote!(#ty::from_bits(#a));
-        }
-        // Methods whose Rust version panics where the DSL defines a value.
-        let helper = match rust {
-            "clamp" | "div_ceil" | "next_power_of_two" | "ilog2" | "wrapping_div" | "wrapping_rem" => Some(rust),
-            _ => None,
-        };
-        if let Some(h) = helper {
-            let f = format_ident!("{h}");
-            return quote!(#ops::#f(#(#lowered),*));
-        }
-        let name = match rust {
-            "abs" if receiver_int => "wrapping_abs",
-            "pow" => "wrapping_pow",
-            other => other,
-        };
-        let method = format_ident!("{name}");
-        let (receiver, rest) = lowered.split_first().map(|(r, rest)| (r.clone(), rest.to_vec())).unwrap_or_default();
-        quote!(#receiver.#method(#(#rest),*))
+    fn binary(&self, op: BinOp, ty: Scalar, l: TokenStream, r: TokenStream) -> TokenStream {
+        RustExpr { k: self.k, ctx: self }.binary(op, ty, l, r)
     }
 }
 
-fn scalar_type(s: Scalar) -> Ident {
-    format_ident!("{}", s.name())
-}
+/// Host values of the driver: reads fetch from the device, the launch shape is the run's.
+impl RustContext for Driver<'_> {
+    fn load(&self, array: ArrayId, index: TokenStream, line: u32) -> TokenStream {
+        let run = run_ident();
+        let id = array_ident(self.k, array);
+        let name = &self.k.array(array).name;
+        quote!(#run.read(&*#id, #index as u64, #name, #line)?)
+    }
 
-fn int_literal(v: i128, ty: Scalar) -> TokenStream {
-    let text = format!("{v}{}", ty.name());
-    let lit: TokenStream = text.parse().unwrap_or_default();
-    if v < 0 {
-        quote!((#lit))
-    } else {
-        lit
+    fn len(&self, array: ArrayId) -> TokenStream {
+        match self.k.array(array).len {
+            Some(n) => {
+                let n = n as usize;
+                quote!(#n)
+            }
+            None => {
+                let id = array_ident(self.k, array);
+                quote!(#id.len())
+            }
+        }
     }
-}
 
-fn float_literal(v: f64, ty: Scalar) -> TokenStream {
-    let t = scalar_type(ty);
-    if v.is_nan() {
-        return quote!(#t::NAN);
+    fn builtin(&self, b: Builtin) -> TokenStream {
+        let (block_dim, grid_dim) = (shape_ident("block_dim"), shape_ident("grid_dim"));
+        match b {
+            Builtin::BlockDim => quote!(#block_dim),
+            Builtin::GridDim => quote!(#grid_dim),
+            Builtin::GridSize => quote!(#block_dim.wrapping_mul(#grid_dim)),
+            Builtin::WarpSize => quote!(32u32),
+            // Never host-evaluable: the split rejects them first.
+            _ => quote!(compile_error!("gsync: a thread builtin in host code")),
+        }
     }
-    if v.is_infinite() {
-        return if v > 0.0 { quote!(#t::INFINITY) } else { quote!(#t::NEG_INFINITY) };
+
+    fn atomic(&self, _: AtomicOp, _: ArrayId, _: TokenStream, _: Vec<TokenStream>, _: u32) -> TokenStream {
+        quote!(compile_error!("gsync: an atomic in host code"))
     }
-    let text = if ty == Scalar::F32 { format!("{:?}f32", v as f32) } else { format!("{v:?}f64") };
-    let lit: TokenStream = text.parse().unwrap_or_default();
-    if v < 0.0 {
-        quote!((#lit))
-    } else {
-        lit
+
+    fn shuffle(&self, _: ShuffleOp, _: TokenStream, _: TokenStream) -> TokenStream {
+        quote!(compile_error!("gsync: a shuffle in host code"))
     }
 }

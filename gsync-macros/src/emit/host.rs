@@ -33,7 +33,13 @@ pub struct Sources {
 }
 
 /// The module for a kernel whose CUDA has been generated.
-pub fn module(sig: &Signature, k: &Kernel, src: &Sources, driver_body: TokenStream) -> TokenStream {
+pub fn module(
+    sig: &Signature,
+    k: &Kernel,
+    src: &Sources,
+    driver_body: TokenStream,
+    emulator_body: TokenStream,
+) -> TokenStream {
     let c_name = &k.c_name;
     let arrays: Vec<&str> = k.arrays.iter().map(|a| a.name.as_str()).collect();
     let grid_syncs = k.grid_syncs;
@@ -87,6 +93,9 @@ pub fn module(sig: &Signature, k: &Kernel, src: &Sources, driver_body: TokenStre
                 #launch: &::gsync::Launch,
                 #(#params),*
             ) -> ::gsync::Result<::gsync::LaunchReport> {
+                if #gpu.backend() == ::gsync::Backend::Emulator {
+                    return emulate(#gpu, #launch, #(#args),*);
+                }
                 if #launch.selected_barrier() == ::gsync::Barrier::MultiLaunch {
                     return multi_launch(#gpu, #launch, #(#args),*);
                 }
@@ -108,6 +117,9 @@ pub fn module(sig: &Signature, k: &Kernel, src: &Sources, driver_body: TokenStre
                 #launch: &::gsync::Launch,
                 #(#params),*
             ) -> ::gsync::Result<::gsync::LaunchReport> {
+                if #gpu.backend() == ::gsync::Backend::Emulator {
+                    return emulate(#gpu, #launch, #(#args),*);
+                }
                 let mut #kernel_args = ::gsync::KernelArgs::new();
                 #(#pushes)*
                 // SAFETY: as in `launch_with`; the caller accepts the risk above.
@@ -122,6 +134,16 @@ pub fn module(sig: &Signature, k: &Kernel, src: &Sources, driver_body: TokenStre
                 #(#driver_params),*
             ) -> ::gsync::Result<::gsync::LaunchReport> {
                 #driver_body
+            }
+
+            /// The kernel on the CPU emulator: one async task per thread, barriers as await points.
+            #[allow(unused_mut, unused_variables, unused_assignments, unreachable_code, unused_parens, clippy::all)]
+            fn emulate(
+                #gpu: &::gsync::Gpu,
+                #launch: &::gsync::Launch,
+                #(#driver_params),*
+            ) -> ::gsync::Result<::gsync::LaunchReport> {
+                #emulator_body
             }
 
             /// The largest grid of this kernel that can be co-resident for `launch`'s

@@ -2,4 +2,6 @@
 
 pub mod cuda;
 pub mod driver;
+pub mod emu;
 pub mod host;
+pub mod rust_expr;

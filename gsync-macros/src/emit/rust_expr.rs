@@ -1,0 +1,169 @@
+//! Kernel expressions as Rust with the DSL's meaning: wrapping integer
+//! arithmetic, division by zero giving 0, masked shifts, saturating casts.
+//! Shared by the split kernel's host driver and the CPU emulator, which
+//! differ only in how they read memory and where thread identity comes from.
+
+use crate::emit::driver::var_ident;
+use crate::ir::*;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+/// What differs between the places Rust expressions are emitted for.
+pub trait RustContext {
+    /// `array[index]` (`index` already Rust, of type `u32` or `usize`).
+    fn load(&self, array: ArrayId, index: TokenStream, line: u32) -> TokenStream;
+    /// `array.len()` as `usize`.
+    fn len(&self, array: ArrayId) -> TokenStream;
+    /// A launch-shape or thread-identity builtin, as `u32`.
+    fn builtin(&self, b: Builtin) -> TokenStream;
+    /// An atomic on `array[index]`, returning the old value.
+    fn atomic(
+        &self,
+        op: AtomicOp,
+        array: ArrayId,
+        index: TokenStream,
+        args: Vec<TokenStream>,
+        line: u32,
+    ) -> TokenStream;
+    /// A warp shuffle.
+    fn shuffle(&self, op: ShuffleOp, value: TokenStream, lane: TokenStream) -> TokenStream;
+}
+
+/// Emits Rust for kernel expressions in a context.
+pub struct RustExpr<'a, C: RustContext + ?Sized> {
+    pub k: &'a Kernel,
+    pub ctx: &'a C,
+}
+
+impl<C: RustContext + ?Sized> RustExpr<'_, C> {
+    pub fn expr(&self, e: &Expr) -> TokenStream {
+        let k = self.k;
+        let ty = k.ty(e.ty);
+        match &e.kind {
+            ExprKind::Int(v) => int_literal(*v, ty),
+            ExprKind::Float(v) => float_literal(*v, ty),
+            ExprKind::Bool(b) => quote!(#b),
+            ExprKind::Var(v) => {
+                let id = var_ident(k, *v);
+                quote!(#id)
+            }
+            ExprKind::Unary(op, a) => {
+                let a = self.expr(a);
+                match op {
+                    UnOp::Neg if ty.is_float() => quote!((-#a)),
+                    UnOp::Neg => quote!(#a.wrapping_neg()),
+                    UnOp::Not => quote!((!#a)),
+                }
+            }
+            ExprKind::Binary(op, a, b) => {
+                let operand = k.ty(a.ty);
+                let (l, r) = (self.expr(a), self.expr(b));
+                self.binary(*op, operand, l, r)
+            }
+            ExprKind::Cast(inner) => {
+                let inner = self.expr(inner);
+                let t = scalar_type(ty);
+                quote!((#inner as #t))
+            }
+            ExprKind::Load { array, index, line } => {
+                let index = self.expr(index);
+                self.ctx.load(*array, index, *line)
+            }
+            ExprKind::Len(a) => self.ctx.len(*a),
+            ExprKind::Builtin(b) => self.ctx.builtin(*b),
+            ExprKind::Call { rust, args, .. } => self.call(rust, args),
+            ExprKind::Select { cond, then, otherwise } => {
+                let (c, t, o) = (self.expr(cond), self.expr(then), self.expr(otherwise));
+                quote!((if #c { #t } else { #o }))
+            }
+            ExprKind::Atomic { op, array, index, args, line } => {
+                let index = self.expr(index);
+                let args = args.iter().map(|a| self.expr(a)).collect();
+                self.ctx.atomic(*op, *array, index, args, *line)
+            }
+            ExprKind::Shuffle { op, value, lane } => {
+                let (value, lane) = (self.expr(value), self.expr(lane));
+                self.ctx.shuffle(*op, value, lane)
+            }
+        }
+    }
+
+    /// `l op r` with the DSL's meaning, operands of type `ty`.
+    pub fn binary(&self, op: BinOp, ty: Scalar, l: TokenStream, r: TokenStream) -> TokenStream {
+        let ops = quote!(::gsync::__private::host_ops);
+        if ty.is_int() {
+            match op {
+                BinOp::Add => return quote!(#l.wrapping_add(#r)),
+                BinOp::Sub => return quote!(#l.wrapping_sub(#r)),
+                BinOp::Mul => return quote!(#l.wrapping_mul(#r)),
+                BinOp::Div => return quote!(#ops::div(#l, #r)),
+                BinOp::Rem => return quote!(#ops::rem(#l, #r)),
+                BinOp::Shl => return quote!(#l.wrapping_shl(#r as u32)),
+                BinOp::Shr => return quote!(#l.wrapping_shr(#r as u32)),
+                _ => {}
+            }
+        }
+        let sym: TokenStream = op.symbol().parse().unwrap_or_default();
+        quote!((#l #sym #r))
+    }
+
+    fn call(&self, rust: &str, args: &[Expr]) -> TokenStream {
+        let ops = quote!(::gsync::__private::host_ops);
+        let receiver_int = args.first().is_some_and(|a| self.k.ty(a.ty).is_int());
+        let lowered: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
+        if let Some(path) = rust.strip_suffix("::from_bits") {
+            let ty = format_ident!("{path}");
+            let a = &lowered[0];
+            return quote!(#ty::from_bits(#a));
+        }
+        // Methods whose Rust version panics where the DSL defines a value.
+        let helper = match rust {
+            "clamp" | "div_ceil" | "next_power_of_two" | "ilog2" | "wrapping_div" | "wrapping_rem" => Some(rust),
+            _ => None,
+        };
+        if let Some(h) = helper {
+            let f = format_ident!("{h}");
+            return quote!(#ops::#f(#(#lowered),*));
+        }
+        let name = match rust {
+            "abs" if receiver_int => "wrapping_abs",
+            "pow" => "wrapping_pow",
+            other => other,
+        };
+        let method = format_ident!("{name}");
+        let (receiver, rest) = lowered.split_first().map(|(r, rest)| (r.clone(), rest.to_vec())).unwrap_or_default();
+        quote!(#receiver.#method(#(#rest),*))
+    }
+}
+
+/// The Rust type of a scalar.
+pub fn scalar_type(s: Scalar) -> proc_macro2::Ident {
+    format_ident!("{}", s.name())
+}
+
+fn int_literal(v: i128, ty: Scalar) -> TokenStream {
+    let text = format!("{v}{}", ty.name());
+    let lit: TokenStream = text.parse().unwrap_or_default();
+    if v < 0 {
+        quote!((#lit))
+    } else {
+        lit
+    }
+}
+
+fn float_literal(v: f64, ty: Scalar) -> TokenStream {
+    let t = scalar_type(ty);
+    if v.is_nan() {
+        return quote!(#t::NAN);
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { quote!(#t::INFINITY) } else { quote!(#t::NEG_INFINITY) };
+    }
+    let text = if ty == Scalar::F32 { format!("{:?}f32", v as f32) } else { format!("{v:?}f64") };
+    let lit: TokenStream = text.parse().unwrap_or_default();
+    if v < 0.0 {
+        quote!((#lit))
+    } else {
+        lit
+    }
+}

@@ -1,0 +1,189 @@
+//! An opened CUDA GPU: its context and stream, what it can do, and the kernels loaded on it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use cudarc::driver::sys::{CUdevice_attribute, CUresult};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
+use cudarc::nvrtc::Ptx;
+
+use crate::barrier::Barrier;
+use crate::cache::compile_cached;
+use crate::discover;
+use crate::error::{Error, Result};
+use crate::gpu::DeviceInfo;
+use crate::kernel::KernelSpec;
+use crate::scratch::LaunchScratch;
+
+/// Which compiled function serves a launch. Names can repeat across modules, so the body's
+/// address (a `&'static str` of generated code, one per kernel and bounds-check setting)
+/// tells kernels apart. The barrier counts by name: launch parameters such as the ILBS group
+/// count do not change the code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct FunctionKey {
+    name: &'static str,
+    body: usize,
+    barrier: &'static str,
+    threads: u32,
+}
+
+impl FunctionKey {
+    /// The key of function `name` in the module compiled for `kernel`, `barrier` and `threads`.
+    fn new(name: &'static str, kernel: &KernelSpec, barrier: Barrier, threads: u32) -> Self {
+        FunctionKey { name, body: kernel.body_for(barrier).as_ptr() as usize, barrier: barrier.name(), threads }
+    }
+}
+
+/// An opened CUDA GPU: its context, its one stream, and the kernels compiled for it.
+///
+/// All work goes to one stream, in order; every call that returns data waits for it.
+pub(crate) struct CudaGpu {
+    context: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    info: DeviceInfo,
+    functions: Mutex<HashMap<FunctionKey, CudaFunction>>,
+    scratch: Mutex<LaunchScratch>,
+}
+
+impl CudaGpu {
+    /// Opens GPU `ordinal`, which [`require_gpu`] found.
+    pub(crate) fn open(ordinal: usize) -> Result<CudaGpu> {
+        let context = CudaContext::new(ordinal).map_err(Error::driver("opening the GPU"))?;
+        // SAFETY: event tracking orders work between streams; this runtime uses one stream
+        // only, and no buffer has been allocated yet.
+        unsafe { context.disable_event_tracking() };
+        // A stream of its own, not the legacy default stream, which cannot be captured
+        // into a CUDA graph (MultiLaunch's graph replay).
+        let stream = context.new_stream().map_err(Error::driver("creating a stream"))?;
+        let info = query_info(&context)?;
+        let scratch = Mutex::new(LaunchScratch::new(&stream)?);
+        Ok(CudaGpu { context, stream, info, functions: Mutex::new(HashMap::new()), scratch })
+    }
+
+    /// What this GPU is and what it can do.
+    pub(crate) fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// The fused kernel compiled for this GPU, a barrier and a block size, compiling and
+    /// loading it on first use.
+    pub(crate) fn function(&self, kernel: &KernelSpec, barrier: Barrier, threads: u32) -> Result<CudaFunction> {
+        let mut functions = self.functions(kernel, barrier, threads, &[kernel.name])?;
+        // `functions` returns one function per name asked for, so this is never `None`.
+        functions.pop().ok_or_else(|| Error::driver(format!("loading kernel `{}`", kernel.name))(not_found()))
+    }
+
+    /// The segment kernels of a split kernel, compiled for this GPU and a block size, in
+    /// segment order; the module is compiled and loaded once, on first use.
+    pub(crate) fn segment_functions(&self, kernel: &KernelSpec, threads: u32) -> Result<Vec<CudaFunction>> {
+        self.functions(kernel, Barrier::MultiLaunch, threads, kernel.split.segments)
+    }
+
+    /// The functions `names` of the module for `kernel`, `barrier` and `threads`.
+    fn functions(
+        &self,
+        kernel: &KernelSpec,
+        barrier: Barrier,
+        threads: u32,
+        names: &[&'static str],
+    ) -> Result<Vec<CudaFunction>> {
+        let keys: Vec<FunctionKey> =
+            names.iter().map(|&name| FunctionKey::new(name, kernel, barrier, threads)).collect();
+        let cached: Option<Vec<CudaFunction>> = {
+            let loaded = self.loaded();
+            keys.iter().map(|key| loaded.get(key).cloned()).collect()
+        };
+        if let Some(functions) = cached {
+            return Ok(functions);
+        }
+        // Compiling can take seconds, so the lock is not held; a racing thread at worst
+        // loads the same module twice.
+        let module = self.load(kernel, barrier, threads)?;
+        let context = format!("loading kernel `{}`", kernel.name);
+        let functions = names
+            .iter()
+            .map(|name| module.load_function(name).map_err(Error::driver(context.as_str())))
+            .collect::<Result<Vec<_>>>()?;
+        let mut loaded = self.loaded();
+        Ok(keys
+            .into_iter()
+            .zip(functions)
+            .map(|(key, function)| loaded.entry(key).or_insert(function).clone())
+            .collect())
+    }
+
+    fn load(&self, kernel: &KernelSpec, barrier: Barrier, threads: u32) -> Result<Arc<CudaModule>> {
+        if barrier.descriptor().needs_cuda_headers {
+            discover::toolkit()?.headers()?;
+        }
+        let source = kernel.source(barrier, threads);
+        let cubin = compile_cached(&source, kernel.name, self.info.compute_capability)?;
+        let context = format!("loading kernel `{}`", kernel.name);
+        self.context.load_module(Ptx::from_binary(cubin)).map_err(Error::driver(context))
+    }
+
+    /// The status word and barrier state, for one launch at a time.
+    pub(crate) fn lock_scratch(&self) -> MutexGuard<'_, LaunchScratch> {
+        // The guard's holder prepares the words before each launch, so a panic cannot leave
+        // them in a state that matters.
+        self.scratch.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn loaded(&self) -> std::sync::MutexGuard<'_, HashMap<FunctionKey, CudaFunction>> {
+        // The map is valid after any panic: entries are inserted whole.
+        self.functions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl std::fmt::Debug for CudaGpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaGpu").field("info", &self.info).finish_non_exhaustive()
+    }
+}
+
+/// The driver's answer for a function a module lacks.
+fn not_found() -> DriverError {
+    DriverError(CUresult::CUDA_ERROR_NOT_FOUND)
+}
+
+/// Checks that the driver is installed and reports GPU `ordinal`, without opening it.
+pub(crate) fn require_gpu(ordinal: usize) -> Result<()> {
+    discover::require_driver()?;
+    let count = device_count()?;
+    if ordinal >= count {
+        return Err(Error::NoSuchGpu { ordinal, count });
+    }
+    Ok(())
+}
+
+fn device_count() -> Result<usize> {
+    match CudaContext::device_count() {
+        Ok(count) => Ok(usize::try_from(count).unwrap_or(0)),
+        Err(error) if error.0 == CUresult::CUDA_ERROR_NO_DEVICE => Ok(0),
+        Err(error) => Err(Error::driver("initialising the CUDA driver")(error)),
+    }
+}
+
+fn query_info(context: &Arc<CudaContext>) -> Result<DeviceInfo> {
+    let attribute = |attribute: CUdevice_attribute| {
+        context
+            .attribute(attribute)
+            .map(|value| u32::try_from(value).unwrap_or(0))
+            .map_err(Error::driver(format!("querying {attribute:?}")))
+    };
+    let (major, minor) = context.compute_capability().map_err(Error::driver("querying the compute capability"))?;
+    Ok(DeviceInfo {
+        name: context.name().map_err(Error::driver("querying the device name"))?,
+        ordinal: context.ordinal(),
+        sm_count: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+        compute_capability: (u32::try_from(major).unwrap_or(0), u32::try_from(minor).unwrap_or(0)),
+        cooperative_launch: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)? != 0,
+        max_threads_per_block: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+        max_shared_memory_per_block: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
+        total_memory: context.total_mem().map_err(Error::driver("querying the memory size"))? as u64,
+    })
+}

@@ -1,0 +1,275 @@
+//! One block of an emulated launch: its threads as futures polled round-robin on one host
+//! thread, the barriers between them (`sync_block`, warp shuffles) and the end of its part of
+//! a grid phase (every unfinished thread at `grid_sync`).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8};
+use std::task::{Context, Waker};
+
+use crate::emu::thread::{ThreadCtx, Wait, WARP_SIZE};
+
+/// One emulated thread: the kernel body's future, boxed once per launch.
+pub(crate) type ThreadFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+
+/// What a block's threads share besides memory: each warp's shuffle slots.
+pub(crate) struct BlockSync {
+    warps: Box<[WarpSlots]>,
+}
+
+impl BlockSync {
+    /// The slots of a block of `threads` threads.
+    pub(crate) fn new(threads: u32) -> Self {
+        BlockSync { warps: (0..threads.div_ceil(WARP_SIZE)).map(|_| WarpSlots::default()).collect() }
+    }
+
+    /// The slots of the warp of thread `thread`.
+    pub(crate) fn warp(&self, thread: u32) -> &WarpSlots {
+        &self.warps[(thread / WARP_SIZE) as usize]
+    }
+}
+
+/// A warp's shuffle exchange: each lane deposits its value, the scheduler releases the warp
+/// once every unfinished lane has, then each lane reads its source lane's value.
+///
+/// Exchanges alternate between two slot sets: a lane that has read may go on to its next
+/// shuffle and deposit while slower lanes still read the last exchange's slots, but it cannot
+/// get two exchanges ahead, since the next release waits for every lane.
+#[derive(Default)]
+pub(crate) struct WarpSlots {
+    values: [[AtomicU64; WARP_SIZE as usize]; 2],
+    /// The lanes that deposited in each slot set's last exchange.
+    present: [AtomicU32; 2],
+    /// The slot set of the exchange under way.
+    current: AtomicU8,
+}
+
+impl WarpSlots {
+    /// Deposits `lane`'s value for the exchange under way; returns the exchange's slot set.
+    pub(crate) fn deposit(&self, lane: u32, bits: u64) -> usize {
+        let set = usize::from(self.current.load(Relaxed) & 1);
+        self.values[set][lane as usize].store(bits, Relaxed);
+        set
+    }
+
+    /// The value `source` deposited in slot set `set`, if it took part in that exchange.
+    pub(crate) fn collect(&self, set: usize, source: u32) -> Option<u64> {
+        let took_part = self.present[set].load(Relaxed) & (1 << source) != 0;
+        took_part.then(|| self.values[set][source as usize].load(Relaxed))
+    }
+
+    /// Ends the exchange under way, in which `lanes` (a bit per lane) deposited.
+    fn release(&self, lanes: u32) {
+        let set = self.current.load(Relaxed) & 1;
+        self.present[usize::from(set)].store(lanes, Relaxed);
+        self.current.store(set ^ 1, Relaxed);
+    }
+}
+
+/// How a block's part of a grid phase ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PhaseEnd {
+    /// Every unfinished thread waits at `grid_sync()`; released, they go on next phase.
+    AtGridSync,
+    /// Every thread has finished.
+    Finished,
+}
+
+/// Why a block's threads can never go on: where they wait.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Stuck(pub String);
+
+/// One block's threads between polls.
+pub(crate) struct BlockRun<'a> {
+    /// The unfinished threads' futures, by thread index; `None` once finished.
+    threads: Vec<Option<ThreadFuture<'a>>>,
+    unfinished: usize,
+    /// Scratch for the census of waiting threads, one entry per warp.
+    warps: Vec<WarpCensus>,
+}
+
+impl<'a> BlockRun<'a> {
+    /// A block of the given threads, none started yet.
+    pub(crate) fn new(threads: Vec<ThreadFuture<'a>>) -> Self {
+        let warps = vec![WarpCensus::default(); threads.len().div_ceil(WARP_SIZE as usize)];
+        BlockRun { unfinished: threads.len(), threads: threads.into_iter().map(Some).collect(), warps }
+    }
+
+    /// Runs the threads until every unfinished one waits at `grid_sync()` or all have
+    /// finished, releasing block barriers and warp exchanges as they complete. `ctxs` are the
+    /// threads' contexts, by thread index, and `sync` the block's shuffle slots.
+    pub(crate) fn run_phase(&mut self, ctxs: &[ThreadCtx<'_>], sync: &BlockSync) -> Result<PhaseEnd, Stuck> {
+        let mut cx = Context::from_waker(Waker::noop());
+        loop {
+            self.poll_runnable(ctxs, &mut cx)?;
+            if self.unfinished == 0 {
+                return Ok(PhaseEnd::Finished);
+            }
+            let census = self.census(ctxs);
+            if self.release_warps(ctxs, sync) {
+                continue;
+            }
+            if census.count(Wait::Block) == self.unfinished {
+                self.release_all(ctxs);
+                continue;
+            }
+            if census.count(Wait::Grid) == self.unfinished {
+                // Released now, they pass the barrier at their first poll of the next phase.
+                self.release_all(ctxs);
+                return Ok(PhaseEnd::AtGridSync);
+            }
+            return Err(Stuck(census.describe()));
+        }
+    }
+
+    /// Polls every runnable thread once: each runs to its next await point or its end.
+    fn poll_runnable(&mut self, ctxs: &[ThreadCtx<'_>], cx: &mut Context<'_>) -> Result<(), Stuck> {
+        for (thread, (slot, ctx)) in self.threads.iter_mut().zip(ctxs).enumerate() {
+            let Some(future) = slot else { continue };
+            if ctx.waiting() != Wait::Running {
+                continue;
+            }
+            if future.as_mut().poll(cx).is_ready() {
+                *slot = None;
+                self.unfinished -= 1;
+            } else if ctx.waiting() == Wait::Running {
+                return Err(Stuck(format!(
+                    "thread {thread} awaited something other than sync_block(), grid_sync() or a warp \
+                     shuffle, which the emulator cannot wait for"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts the unfinished threads by where they wait, per block and per warp.
+    fn census(&mut self, ctxs: &[ThreadCtx<'_>]) -> Census {
+        let mut census = Census::default();
+        self.warps.fill(WarpCensus::default());
+        for (thread, (slot, ctx)) in self.threads.iter().zip(ctxs).enumerate() {
+            if slot.is_none() {
+                continue;
+            }
+            let wait = ctx.waiting();
+            census.add(wait, thread);
+            let warp = &mut self.warps[thread / WARP_SIZE as usize];
+            let lane = 1 << (thread % WARP_SIZE as usize);
+            warp.unfinished |= lane;
+            if wait == Wait::Warp {
+                warp.waiting |= lane;
+            }
+        }
+        census
+    }
+
+    /// Releases every warp whose unfinished lanes all wait at a shuffle; whether any was.
+    fn release_warps(&self, ctxs: &[ThreadCtx<'_>], sync: &BlockSync) -> bool {
+        let mut released = false;
+        for (warp, census) in self.warps.iter().enumerate() {
+            if census.waiting == 0 || census.waiting != census.unfinished {
+                continue;
+            }
+            let first = warp * WARP_SIZE as usize;
+            sync.warp(first as u32).release(census.waiting);
+            for (lane, ctx) in ctxs.iter().enumerate().skip(first).take(WARP_SIZE as usize) {
+                if census.waiting & (1 << (lane - first)) != 0 {
+                    ctx.release();
+                }
+            }
+            released = true;
+        }
+        released
+    }
+
+    /// Releases every unfinished thread from its barrier.
+    fn release_all(&self, ctxs: &[ThreadCtx<'_>]) {
+        for (slot, ctx) in self.threads.iter().zip(ctxs) {
+            if slot.is_some() {
+                ctx.release();
+            }
+        }
+    }
+}
+
+/// One warp's unfinished lanes and those of them waiting at a shuffle, a bit per lane.
+#[derive(Clone, Copy, Debug, Default)]
+struct WarpCensus {
+    unfinished: u32,
+    waiting: u32,
+}
+
+/// The unfinished threads of a block by where they wait: how many, and the first of each.
+#[derive(Debug, Default)]
+struct Census {
+    /// Indexed by `Wait as usize`: (count, first thread).
+    waits: [(usize, usize); 4],
+}
+
+impl Census {
+    fn add(&mut self, wait: Wait, thread: usize) {
+        let (count, first) = &mut self.waits[wait as usize];
+        if *count == 0 {
+            *first = thread;
+        }
+        *count += 1;
+    }
+
+    fn count(&self, wait: Wait) -> usize {
+        self.waits[wait as usize].0
+    }
+
+    /// Where the threads wait, for a deadlock message.
+    fn describe(&self) -> String {
+        let places = [(Wait::Block, "sync_block()"), (Wait::Grid, "grid_sync()"), (Wait::Warp, "a warp shuffle")];
+        let parts: Vec<String> = places
+            .iter()
+            .filter_map(|&(wait, place)| {
+                let (count, first) = self.waits[wait as usize];
+                (count > 0).then(|| format!("{count} at {place} (first: thread {first})"))
+            })
+            .collect();
+        format!("its unfinished threads wait at different barriers: {}", parts.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warp_exchanges_alternate_slot_sets_and_remember_who_took_part() {
+        let warp = WarpSlots::default();
+        assert_eq!(warp.deposit(0, 10), 0);
+        assert_eq!(warp.deposit(1, 11), 0);
+        warp.release(0b11);
+        // Lane 0 read and went on to its next shuffle before lane 1 read the first one.
+        assert_eq!(warp.deposit(0, 20), 1);
+        assert_eq!(warp.collect(0, 0), Some(10));
+        assert_eq!(warp.collect(0, 2), None, "lane 2 took no part");
+        warp.release(0b1);
+        assert_eq!(warp.collect(1, 0), Some(20));
+        assert_eq!(warp.collect(1, 1), None, "lane 1 finished before the second exchange");
+    }
+
+    #[test]
+    fn a_partial_last_warp_gets_its_own_slots() {
+        let sync = BlockSync::new(40);
+        assert_eq!(sync.warps.len(), 2);
+        assert!(std::ptr::eq(sync.warp(39), &sync.warps[1]));
+    }
+
+    #[test]
+    fn a_census_describes_every_place_threads_wait() {
+        let mut census = Census::default();
+        for thread in 0..3 {
+            census.add(Wait::Block, thread);
+        }
+        census.add(Wait::Grid, 7);
+        assert_eq!(
+            census.describe(),
+            "its unfinished threads wait at different barriers: 3 at sync_block() (first: thread 0), \
+             1 at grid_sync() (first: thread 7)"
+        );
+    }
+}

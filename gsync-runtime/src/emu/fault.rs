@@ -1,0 +1,50 @@
+//! The emulator's status word: the first fault of a launch, kept like the device keeps its own.
+
+use std::sync::OnceLock;
+
+use crate::barrier::Barrier;
+use crate::error::Result;
+use crate::kernel::KernelSpec;
+use crate::status::DeviceStatus;
+
+/// The first fault any emulated thread of a launch reported; later ones are dropped, as the
+/// device's status word keeps only the first.
+#[derive(Debug, Default)]
+pub(crate) struct Faults {
+    first: OnceLock<DeviceStatus>,
+}
+
+impl Faults {
+    /// Records an out-of-bounds access of array `array` (the kernel's array number) at
+    /// `index`, whose length is `len`, on Rust source line `line`.
+    #[cold]
+    pub(crate) fn out_of_bounds(&self, array: u32, index: u64, len: usize, line: u32) {
+        // A later fault finds the slot taken and is dropped.
+        let _ = self.first.set(DeviceStatus::out_of_bounds(array, index, len as u64, line));
+    }
+
+    /// `Ok` when nothing was recorded, else the error the device would have reported.
+    pub(crate) fn into_result(self, kernel: &KernelSpec, barrier: Barrier) -> Result<()> {
+        match self.first.into_inner() {
+            Some(status) => status.into_result(kernel, barrier, None),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+    use crate::kernel::tests::SMOOTH;
+
+    #[test]
+    fn no_fault_is_ok_and_the_first_fault_wins() {
+        assert!(Faults::default().into_result(&SMOOTH, Barrier::Cooperative).is_ok());
+        let faults = Faults::default();
+        faults.out_of_bounds(0, 9, 4, 12);
+        faults.out_of_bounds(0, 10, 4, 13);
+        let error = faults.into_result(&SMOOTH, Barrier::Cooperative).expect_err("a fault");
+        assert!(matches!(error, Error::OutOfBounds { index: 9, len: 4, line: 12, .. }), "{error}");
+    }
+}

@@ -1,0 +1,214 @@
+//! The grid of an emulated launch: its blocks run phase by phase, in parallel on a few host
+//! threads, with every `grid_sync()` a point where all of them meet.
+//!
+//! Within a phase, blocks are independent (they share only relaxed atomic memory, as on a
+//! GPU), so each worker claims the next unrun block until none is left. A phase ends when every
+//! worker is out of blocks; the barrier the workers then pass orders every write of the phase
+//! before every read of the next, as a grid barrier does on a GPU.
+
+use std::any::Any;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicBool, AtomicU32};
+use std::sync::{Barrier, Mutex, PoisonError};
+
+use crate::emu::block::{PhaseEnd, Stuck};
+
+/// Why a grid stopped before every block finished.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum GridStop {
+    /// A block's threads can never go on, after `grid_syncs` completed grid barriers.
+    Stuck { block: u32, detail: String, grid_syncs: u32 },
+    /// A block finished while the others wait at a grid barrier, which would hang a GPU.
+    FinishedEarly { block: u32, grid_syncs: u32 },
+}
+
+/// Why the workers stopped early.
+enum Failure {
+    /// The grid cannot go on.
+    Stopped(GridStop),
+    /// A thread panicked, with this payload.
+    Panicked(Box<dyn Any + Send>),
+}
+
+/// Runs `blocks` blocks on `workers` host threads: `run_phase(block)` runs one block until it
+/// reaches `grid_sync()` or finishes, and is called once per block and phase. A panic in
+/// `run_phase` stops every worker and then resumes on the calling thread.
+pub(crate) fn run<F>(blocks: u32, workers: usize, run_phase: &F) -> Result<(), GridStop>
+where
+    F: Fn(u32) -> Result<PhaseEnd, Stuck> + Sync,
+{
+    let workers = workers.clamp(1, blocks.max(1) as usize);
+    let grid = Phases::new(blocks, workers, run_phase);
+    std::thread::scope(|scope| {
+        for _ in 1..workers {
+            scope.spawn(|| grid.work());
+        }
+        grid.work();
+    });
+    match grid.failure.into_inner().unwrap_or_else(PoisonError::into_inner) {
+        None => Ok(()),
+        Some(Failure::Stopped(stop)) => Err(stop),
+        Some(Failure::Panicked(payload)) => panic::resume_unwind(payload),
+    }
+}
+
+/// The shared state of the workers of one grid.
+struct Phases<'f, F> {
+    run_phase: &'f F,
+    blocks: u32,
+    /// The next block to claim in the phase under way.
+    next: AtomicU32,
+    /// Blocks of the phase under way that reached `grid_sync()`, and that finished.
+    at_grid_sync: AtomicU32,
+    finished: AtomicU32,
+    /// A block that finished in the phase under way, for the message if the others did not.
+    a_finished_block: AtomicU32,
+    /// Grid barriers completed.
+    grid_syncs: AtomicU32,
+    /// Set on the first failure: workers claim no more blocks.
+    failed: AtomicBool,
+    failure: Mutex<Option<Failure>>,
+    /// Whether another phase follows, decided between `phase_end` and `decided`.
+    go_on: AtomicBool,
+    phase_end: Barrier,
+    decided: Barrier,
+}
+
+impl<'f, F> Phases<'f, F>
+where
+    F: Fn(u32) -> Result<PhaseEnd, Stuck> + Sync,
+{
+    fn new(blocks: u32, workers: usize, run_phase: &'f F) -> Self {
+        Phases {
+            run_phase,
+            blocks,
+            next: AtomicU32::new(0),
+            at_grid_sync: AtomicU32::new(0),
+            finished: AtomicU32::new(0),
+            a_finished_block: AtomicU32::new(0),
+            grid_syncs: AtomicU32::new(0),
+            failed: AtomicBool::new(false),
+            failure: Mutex::new(None),
+            go_on: AtomicBool::new(false),
+            phase_end: Barrier::new(workers),
+            decided: Barrier::new(workers),
+        }
+    }
+
+    /// One worker: runs blocks phase after phase until the grid finishes or fails.
+    fn work(&self) {
+        loop {
+            self.run_blocks();
+            if self.phase_end.wait().is_leader() {
+                self.decide();
+            }
+            self.decided.wait();
+            if !self.go_on.load(Relaxed) {
+                return;
+            }
+        }
+    }
+
+    /// Claims and runs blocks of the phase under way until none is left.
+    fn run_blocks(&self) {
+        while !self.failed.load(Relaxed) {
+            let block = self.next.fetch_add(1, Relaxed);
+            if block >= self.blocks {
+                return;
+            }
+            // A panicking thread must not leave the other workers waiting at a barrier forever.
+            match panic::catch_unwind(AssertUnwindSafe(|| (self.run_phase)(block))) {
+                Ok(Ok(PhaseEnd::AtGridSync)) => {
+                    self.at_grid_sync.fetch_add(1, Relaxed);
+                }
+                Ok(Ok(PhaseEnd::Finished)) => {
+                    self.finished.fetch_add(1, Relaxed);
+                    self.a_finished_block.store(block, Relaxed);
+                }
+                Ok(Err(Stuck(detail))) => {
+                    let grid_syncs = self.grid_syncs.load(Relaxed);
+                    self.fail(Failure::Stopped(GridStop::Stuck { block, detail, grid_syncs }));
+                }
+                Err(payload) => self.fail(Failure::Panicked(payload)),
+            }
+        }
+    }
+
+    /// Between phases, with every worker waiting: whether the grid goes on, and the counters
+    /// reset for the next phase.
+    fn decide(&self) {
+        let at_grid_sync = self.at_grid_sync.swap(0, Relaxed);
+        let finished = self.finished.swap(0, Relaxed);
+        self.next.store(0, Relaxed);
+        let go_on = if self.failed.load(Relaxed) || finished == self.blocks {
+            false
+        } else if at_grid_sync == self.blocks {
+            self.grid_syncs.fetch_add(1, Relaxed);
+            true
+        } else {
+            let block = self.a_finished_block.load(Relaxed);
+            self.fail(Failure::Stopped(GridStop::FinishedEarly { block, grid_syncs: self.grid_syncs.load(Relaxed) }));
+            false
+        };
+        self.go_on.store(go_on, Relaxed);
+    }
+
+    /// Keeps the first failure and stops the grid.
+    fn fail(&self, failure: Failure) {
+        self.failed.store(true, Relaxed);
+        let mut first = self.failure.lock().unwrap_or_else(PoisonError::into_inner);
+        first.get_or_insert(failure);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A grid whose blocks all finish after `phases` phases, counting the calls.
+    fn phases(blocks: u32, workers: usize, phases: u32) -> (Result<(), GridStop>, Vec<u32>) {
+        let calls: Vec<AtomicU32> = (0..blocks).map(|_| AtomicU32::new(0)).collect();
+        let run_phase = |block: u32| {
+            let done = calls[block as usize].fetch_add(1, Relaxed) + 1;
+            Ok(if done == phases { PhaseEnd::Finished } else { PhaseEnd::AtGridSync })
+        };
+        let result = run(blocks, workers, &run_phase);
+        (result, calls.iter().map(|calls| calls.load(Relaxed)).collect())
+    }
+
+    #[test]
+    fn every_block_runs_once_per_phase_on_any_number_of_workers() {
+        for workers in [1, 2, 3, 16] {
+            let (result, calls) = phases(7, workers, 5);
+            assert!(result.is_ok(), "{result:?}");
+            assert_eq!(calls, [5; 7]);
+        }
+    }
+
+    #[test]
+    fn a_block_finishing_while_others_wait_at_grid_sync_stops_the_grid() {
+        let run_phase = |block: u32| Ok(if block == 2 { PhaseEnd::Finished } else { PhaseEnd::AtGridSync });
+        let result = run(4, 2, &run_phase);
+        assert_eq!(result, Err(GridStop::FinishedEarly { block: 2, grid_syncs: 0 }));
+    }
+
+    #[test]
+    fn a_stuck_block_stops_the_grid_after_its_phase() {
+        let run_phase = |block: u32| if block == 1 { Err(Stuck("where".into())) } else { Ok(PhaseEnd::AtGridSync) };
+        let result = run(3, 2, &run_phase);
+        assert!(matches!(&result, Err(GridStop::Stuck { block: 1, grid_syncs: 0, .. })), "{result:?}");
+    }
+
+    #[test]
+    fn a_panic_in_a_block_resumes_on_the_caller_not_a_hang() {
+        let run_phase = |block: u32| -> Result<PhaseEnd, Stuck> {
+            if block == 3 {
+                panic!("thread body panicked");
+            }
+            Ok(PhaseEnd::AtGridSync)
+        };
+        let payload = panic::catch_unwind(|| run(5, 2, &run_phase)).expect_err("the panic comes back");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"thread body panicked"));
+    }
+}

@@ -1,0 +1,121 @@
+//! [`Gpu::emulate`]: a launch on the CPU emulator, from the launch configuration to the
+//! report.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Mutex, PoisonError};
+use std::time::Instant;
+
+use crate::emu::block::{BlockRun, BlockSync, PhaseEnd, Stuck};
+use crate::emu::fault::Faults;
+use crate::emu::grid::{self, GridStop};
+use crate::emu::thread::ThreadCtx;
+use crate::emu::Emulator;
+use crate::error::{Error, Result};
+use crate::gpu::{Backend, Device, Gpu};
+use crate::kernel::KernelSpec;
+use crate::launch::{Launch, LaunchReport};
+use crate::plan::checked_threads;
+
+/// Blocks per host core in an emulated grid when the launch does not say.
+const BLOCKS_PER_CORE: u32 = 4;
+
+impl Gpu {
+    /// Runs a kernel on the emulator: `make_shared` builds one block's shared memory, `body`
+    /// one thread's future. The code `#[grid_phases]` generates calls this on an emulator
+    /// [`Gpu`]; on a CUDA one it fails with [`Error::WrongBackend`].
+    ///
+    /// The grid has `launch`'s blocks, by default 4 per host core (the emulator's `sm_count`);
+    /// blocks have `launch`'s threads, by default the kernel's, from 1 to 1024. Each block's
+    /// threads run as futures polled in turn on one host thread, each until it awaits
+    /// [`ThreadCtx::sync_block`], [`ThreadCtx::grid_sync`] or [`ThreadCtx::shuffle`], or
+    /// finishes; blocks run in parallel on the host's cores from one `grid_sync()` to the
+    /// next. Every [`Barrier`](crate::Barrier), [`Barrier::MultiLaunch`](crate::Barrier::MultiLaunch)
+    /// included, means this same grid barrier, and the watchdog is not needed: threads that
+    /// can never meet fail the launch with [`Error::EmulatorDeadlock`] at once.
+    ///
+    /// Fails after the run with [`Error::OutOfBounds`] for the first access out of bounds
+    /// ([`EmuSlice`](crate::EmuSlice) checks every access, whatever the build profile).
+    /// `gpu_time` in the report is the wall time of the emulation. A panic in `body`'s
+    /// futures (or `make_shared`) resumes on the calling thread once every block has stopped.
+    pub fn emulate<S, MakeShared, Body>(
+        &self,
+        kernel: &KernelSpec,
+        launch: &Launch,
+        make_shared: MakeShared,
+        body: Body,
+    ) -> Result<LaunchReport>
+    where
+        S: Sync,
+        MakeShared: Fn() -> S,
+        Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> + Sync,
+    {
+        let Device::Emulator(emulator) = self.device() else {
+            return Err(Error::WrongBackend { what: "Gpu::emulate", backend: Backend::Cuda });
+        };
+        let kernel = launch.configure(kernel);
+        let threads = checked_threads(self.info(), &kernel, launch.threads_for(&kernel))?;
+        let blocks = launch.requested_blocks().unwrap_or_else(|| emulator.default_blocks());
+        if blocks == 0 {
+            return Err(Error::EmptyGrid { kernel: kernel.name.to_owned() });
+        }
+        let started = Instant::now();
+        let faults = Faults::default();
+        let syncs: Vec<BlockSync> = (0..blocks).map(|_| BlockSync::new(threads)).collect();
+        let shared: Vec<S> = (0..blocks).map(|_| make_shared()).collect();
+        let ctxs = thread_contexts(blocks, threads, &syncs, &faults);
+        // Declared after what its futures borrow, so that it is dropped first.
+        let runs: Vec<Mutex<Option<BlockRun<'_>>>> = (0..blocks).map(|_| Mutex::new(None)).collect();
+        let run_phase = |block: u32| -> std::result::Result<PhaseEnd, Stuck> {
+            let index = block as usize;
+            let block_ctxs = &ctxs[index * threads as usize..][..threads as usize];
+            let mut run = runs[index].lock().unwrap_or_else(PoisonError::into_inner);
+            // Each thread's future is boxed once, by the worker that first runs its block.
+            let run = run
+                .get_or_insert_with(|| BlockRun::new(block_ctxs.iter().map(|ctx| body(ctx, &shared[index])).collect()));
+            run.run_phase(block_ctxs, &syncs[index])
+        };
+        let ran = grid::run(blocks, emulator.workers(), &run_phase);
+        // The futures reach `faults` through their contexts: they go before it is read.
+        drop(runs);
+        ran.map_err(|stop| stop_error(&kernel, stop))?;
+        faults.into_result(&kernel, launch.selected_barrier())?;
+        Ok(LaunchReport { gpu_time: started.elapsed(), blocks, threads, barrier: launch.selected_barrier() })
+    }
+}
+
+impl Emulator {
+    /// Blocks in a grid whose launch does not say.
+    fn default_blocks(&self) -> u32 {
+        self.info().sm_count.saturating_mul(BLOCKS_PER_CORE)
+    }
+
+    /// Host threads that run blocks.
+    fn workers(&self) -> usize {
+        self.info().sm_count as usize
+    }
+}
+
+/// Every thread's context, block after block.
+fn thread_contexts<'a>(blocks: u32, threads: u32, syncs: &'a [BlockSync], faults: &'a Faults) -> Vec<ThreadCtx<'a>> {
+    let mut ctxs = Vec::with_capacity(blocks as usize * threads as usize);
+    for (block, sync) in (0..blocks).zip(syncs) {
+        ctxs.extend((0..threads).map(|thread| ThreadCtx::new((thread, block), (blocks, threads), sync, faults)));
+    }
+    ctxs
+}
+
+/// The error of a grid that stopped.
+fn stop_error(kernel: &KernelSpec, stop: GridStop) -> Error {
+    let kernel = kernel.name.to_owned();
+    match stop {
+        GridStop::Stuck { block, detail, grid_syncs } => {
+            Error::EmulatorDeadlock { kernel, block, detail: format!("{detail}, after {grid_syncs} grid_sync() calls") }
+        }
+        GridStop::FinishedEarly { block, grid_syncs } => Error::EmulatorDeadlock {
+            kernel,
+            block,
+            detail: format!("every thread finished while other blocks wait at grid_sync() number {}", grid_syncs + 1),
+        },
+    }
+}

@@ -1,0 +1,149 @@
+//! Emulated device memory: elements shared by emulated threads as relaxed atomics, so that
+//! threads on different host threads read and write them soundly, without locks.
+
+use std::fmt;
+
+use crate::emu::scalar::EmuScalar;
+use crate::emu::thread::ThreadCtx;
+
+/// Elements shared by emulated threads: relaxed atomics of the element's width (floats as
+/// their bits). Global buffers, a block's shared arrays and a thread's local arrays of an
+/// emulated kernel are all `EmuSlice`s; every access is bounds-checked.
+///
+/// An access out of bounds records the first such fault of the launch (array, index, length
+/// and line, like the device's status word), which then fails with
+/// [`Error::OutOfBounds`](crate::Error::OutOfBounds); the access itself is skipped, and a
+/// skipped read or atomic returns zero.
+#[doc(hidden)]
+pub struct EmuSlice<T: EmuScalar> {
+    cells: Box<[T::Cell]>,
+}
+
+impl<T: EmuScalar> EmuSlice<T> {
+    /// `len` zeros.
+    pub fn zeroed(len: usize) -> Self {
+        EmuSlice { cells: (0..len).map(|_| T::default().cell()).collect() }
+    }
+
+    /// A copy of `host`.
+    pub(crate) fn from_host(host: &[T]) -> Self {
+        EmuSlice { cells: host.iter().map(|&value| value.cell()).collect() }
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    /// Copies the elements into `out`, which has the same length.
+    pub(crate) fn copy_to(&self, out: &mut [T]) {
+        for (value, cell) in out.iter_mut().zip(self.cells.iter()) {
+            *value = T::get(cell);
+        }
+    }
+
+    /// Overwrites the elements with `host`, which has the same length.
+    pub(crate) fn copy_from(&self, host: &[T]) {
+        for (&value, cell) in host.iter().zip(self.cells.iter()) {
+            T::set(cell, value);
+        }
+    }
+
+    /// Element `index`, read by `ctx`'s thread; `array` (the kernel's array number) and
+    /// `line` name the access if it is out of bounds.
+    #[inline]
+    pub fn load(&self, index: u64, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> T {
+        match self.cell(index, ctx, array, line) {
+            Some(cell) => T::get(cell),
+            None => T::default(),
+        }
+    }
+
+    /// Writes element `index`; out of bounds, records the fault and writes nothing.
+    #[inline]
+    pub fn store(&self, index: u64, value: T, ctx: &ThreadCtx<'_>, array: u32, line: u32) {
+        if let Some(cell) = self.cell(index, ctx, array, line) {
+            T::set(cell, value);
+        }
+    }
+
+    /// Adds `value` to element `index` (wrapping for integers) and returns the old value.
+    #[inline]
+    pub fn atomic_add(&self, index: u64, value: T, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> T {
+        self.cell(index, ctx, array, line).map_or_else(T::default, |cell| T::fetch_add(cell, value))
+    }
+
+    /// Stores the smaller of element `index` and `value`; returns the old value.
+    #[inline]
+    pub fn atomic_min(&self, index: u64, value: T, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> T {
+        self.cell(index, ctx, array, line).map_or_else(T::default, |cell| T::fetch_min(cell, value))
+    }
+
+    /// Stores the larger of element `index` and `value`; returns the old value.
+    #[inline]
+    pub fn atomic_max(&self, index: u64, value: T, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> T {
+        self.cell(index, ctx, array, line).map_or_else(T::default, |cell| T::fetch_max(cell, value))
+    }
+
+    /// Stores `value` in element `index`; returns the old value.
+    #[inline]
+    pub fn atomic_exch(&self, index: u64, value: T, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> T {
+        self.cell(index, ctx, array, line).map_or_else(T::default, |cell| T::swap(cell, value))
+    }
+
+    /// Stores `new` in element `index` if it holds `expected` (floats: bit for bit); returns
+    /// the old value.
+    #[inline]
+    pub fn atomic_cas(&self, index: u64, expected: T, new: T, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> T {
+        self.cell(index, ctx, array, line).map_or_else(T::default, |cell| T::compare_swap(cell, expected, new))
+    }
+
+    /// The cell of element `index`, or `None` after recording the fault.
+    #[inline]
+    fn cell(&self, index: u64, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> Option<&T::Cell> {
+        let cell = usize::try_from(index).ok().and_then(|index| self.cells.get(index));
+        if cell.is_none() {
+            ctx.out_of_bounds(array, index, self.len(), line);
+        }
+        cell
+    }
+}
+
+impl<T: EmuScalar> fmt::Debug for EmuSlice<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EmuSlice").field("len", &self.len()).finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_copies_round_trip() {
+        let slice = EmuSlice::from_host(&[1.5f32, -2.0, 3.25]);
+        assert_eq!(slice.len(), 3);
+        let mut out = [0.0f32; 3];
+        slice.copy_to(&mut out);
+        assert_eq!(out, [1.5, -2.0, 3.25]);
+        slice.copy_from(&[7.0, 8.0, 9.0]);
+        slice.copy_to(&mut out);
+        assert_eq!(out, [7.0, 8.0, 9.0]);
+    }
+
+    #[test]
+    fn zeroed_is_zeros_of_any_width() {
+        let mut bytes = [1i8; 5];
+        EmuSlice::<i8>::zeroed(5).copy_to(&mut bytes);
+        assert_eq!(bytes, [0; 5]);
+        let mut wide = [1.0f64; 2];
+        EmuSlice::<f64>::zeroed(2).copy_to(&mut wide);
+        assert_eq!(wide, [0.0; 2]);
+        assert!(EmuSlice::<u16>::zeroed(0).is_empty());
+    }
+}

@@ -1,0 +1,58 @@
+//! The CPU emulator: any `#[grid_phases]` kernel, run on the host with GPU semantics.
+//!
+//! The macro emits, next to the CUDA, the kernel body as one async Rust function per thread;
+//! [`Gpu::emulate`](crate::Gpu::emulate) runs it. Follow a launch in this order: [`ThreadCtx`]
+//! (a thread's indices, and its await points: `sync_block`, `grid_sync`, warp shuffles),
+//! [`EmuSlice`] (memory shared soundly between threads: relaxed atomics, bounds-checked),
+//! `block` (a block's threads polled round-robin on one host thread, its barriers released
+//! when every unfinished thread has arrived), `grid` (blocks in parallel on the host's cores
+//! from one grid barrier to the next), then `launch` (the configuration, the errors, the
+//! report).
+
+mod block;
+mod fault;
+mod grid;
+mod launch;
+mod memory;
+mod scalar;
+mod thread;
+
+#[cfg(test)]
+mod tests;
+
+pub use memory::EmuSlice;
+pub use scalar::{EmuScalar, ShuffleScalar};
+pub use thread::{Shuffle, ThreadCtx};
+
+use crate::gpu::DeviceInfo;
+
+/// The emulator as a device: what it tells kernels about itself.
+#[derive(Debug)]
+pub(crate) struct Emulator {
+    info: DeviceInfo,
+}
+
+impl Emulator {
+    /// The emulator on this host: one "SM" per available core.
+    pub(crate) fn new() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        Emulator {
+            info: DeviceInfo {
+                name: "gsync CPU emulator".to_owned(),
+                ordinal: 0,
+                sm_count: u32::try_from(cores).unwrap_or(u32::MAX),
+                compute_capability: (0, 0),
+                cooperative_launch: true,
+                max_threads_per_block: 1024,
+                max_shared_memory_per_block: 48 * 1024,
+                // Host memory, which the emulator does not measure.
+                total_memory: 0,
+            },
+        }
+    }
+
+    /// What the emulator reports as its device.
+    pub(crate) fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+}

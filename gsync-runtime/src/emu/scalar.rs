@@ -1,0 +1,302 @@
+//! The values emulated threads share: buffer elements, each in an atomic cell of its width,
+//! and the values a warp shuffle moves between lanes.
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicI16, AtomicI32, AtomicI64, AtomicI8, AtomicU16, AtomicU32, AtomicU64, AtomicU8};
+
+mod sealed {
+    /// Keeps the emulator's value traits to the types the runtime implements them for.
+    pub trait Sealed {}
+}
+
+/// The types of device buffers (`u8 i8 u16 i16 u32 i32 u64 i64 f32 f64`), with their atomic
+/// storage: integers in the atomic integer of their type, floats as their bits in the unsigned
+/// atomic of their width. Every access is relaxed, like plain and atomic global memory
+/// accesses on a GPU; barriers order them. Sealed.
+pub trait EmuScalar: sealed::Sealed + Copy + Default + Send + Sync + 'static {
+    /// The atomic that stores one element.
+    type Cell: Send + Sync;
+
+    /// A cell holding `self`.
+    fn cell(self) -> Self::Cell;
+    /// The cell's value.
+    fn get(cell: &Self::Cell) -> Self;
+    /// Overwrites the cell's value.
+    fn set(cell: &Self::Cell, value: Self);
+    /// Adds `value` (wrapping for integers), returning the old value.
+    fn fetch_add(cell: &Self::Cell, value: Self) -> Self;
+    /// Stores the smaller of the value and `value`, returning the old value.
+    fn fetch_min(cell: &Self::Cell, value: Self) -> Self;
+    /// Stores the larger of the value and `value`, returning the old value.
+    fn fetch_max(cell: &Self::Cell, value: Self) -> Self;
+    /// Stores `value`, returning the old value.
+    fn swap(cell: &Self::Cell, value: Self) -> Self;
+    /// Stores `new` if the value is `expected` (floats: bit for bit), returning the old value.
+    fn compare_swap(cell: &Self::Cell, expected: Self, new: Self) -> Self;
+}
+
+macro_rules! integer_scalars {
+    ($($ty:ty => $cell:ty),* $(,)?) => {$(
+        impl sealed::Sealed for $ty {}
+        impl EmuScalar for $ty {
+            type Cell = $cell;
+
+            #[inline]
+            fn cell(self) -> $cell {
+                <$cell>::new(self)
+            }
+            #[inline]
+            fn get(cell: &$cell) -> $ty {
+                cell.load(Relaxed)
+            }
+            #[inline]
+            fn set(cell: &$cell, value: $ty) {
+                cell.store(value, Relaxed)
+            }
+            #[inline]
+            fn fetch_add(cell: &$cell, value: $ty) -> $ty {
+                cell.fetch_add(value, Relaxed)
+            }
+            #[inline]
+            fn fetch_min(cell: &$cell, value: $ty) -> $ty {
+                cell.fetch_min(value, Relaxed)
+            }
+            #[inline]
+            fn fetch_max(cell: &$cell, value: $ty) -> $ty {
+                cell.fetch_max(value, Relaxed)
+            }
+            #[inline]
+            fn swap(cell: &$cell, value: $ty) -> $ty {
+                cell.swap(value, Relaxed)
+            }
+            #[inline]
+            fn compare_swap(cell: &$cell, expected: $ty, new: $ty) -> $ty {
+                cell.compare_exchange(expected, new, Relaxed, Relaxed).unwrap_or_else(|old| old)
+            }
+        }
+    )*};
+}
+
+integer_scalars!(
+    u8 => AtomicU8, i8 => AtomicI8, u16 => AtomicU16, i16 => AtomicI16,
+    u32 => AtomicU32, i32 => AtomicI32, u64 => AtomicU64, i64 => AtomicI64,
+);
+
+macro_rules! float_scalars {
+    ($($ty:ty => $cell:ty),* $(,)?) => {$(
+        impl sealed::Sealed for $ty {}
+        impl EmuScalar for $ty {
+            type Cell = $cell;
+
+            #[inline]
+            fn cell(self) -> $cell {
+                <$cell>::new(self.to_bits())
+            }
+            #[inline]
+            fn get(cell: &$cell) -> $ty {
+                <$ty>::from_bits(cell.load(Relaxed))
+            }
+            #[inline]
+            fn set(cell: &$cell, value: $ty) {
+                cell.store(value.to_bits(), Relaxed)
+            }
+            #[inline]
+            fn fetch_add(cell: &$cell, value: $ty) -> $ty {
+                update::<$ty>(cell, |old| old + value)
+            }
+            #[inline]
+            fn fetch_min(cell: &$cell, value: $ty) -> $ty {
+                update::<$ty>(cell, |old| old.min(value))
+            }
+            #[inline]
+            fn fetch_max(cell: &$cell, value: $ty) -> $ty {
+                update::<$ty>(cell, |old| old.max(value))
+            }
+            #[inline]
+            fn swap(cell: &$cell, value: $ty) -> $ty {
+                <$ty>::from_bits(cell.swap(value.to_bits(), Relaxed))
+            }
+            #[inline]
+            fn compare_swap(cell: &$cell, expected: $ty, new: $ty) -> $ty {
+                let exchanged = cell.compare_exchange(expected.to_bits(), new.to_bits(), Relaxed, Relaxed);
+                <$ty>::from_bits(exchanged.unwrap_or_else(|old| old))
+            }
+        }
+    )*};
+}
+
+float_scalars!(f32 => AtomicU32, f64 => AtomicU64);
+
+/// A read-modify-write of a float stored as bits, by compare-and-swap loop as on a GPU;
+/// returns the old value.
+#[inline]
+fn update<F: Float>(cell: &F::Cell, op: impl Fn(F) -> F) -> F {
+    let mut old = F::get(cell);
+    loop {
+        match F::exchange_bits(cell, old, op(old)) {
+            Ok(()) => return old,
+            Err(current) => old = current,
+        }
+    }
+}
+
+/// The float types' bit-level compare-and-swap, for [`update`].
+trait Float: EmuScalar {
+    /// Stores `new` if the cell holds `old` bit for bit; else returns what it holds.
+    fn exchange_bits(cell: &Self::Cell, old: Self, new: Self) -> Result<(), Self>;
+}
+
+impl Float for f32 {
+    #[inline]
+    fn exchange_bits(cell: &AtomicU32, old: f32, new: f32) -> Result<(), f32> {
+        cell.compare_exchange_weak(old.to_bits(), new.to_bits(), Relaxed, Relaxed).map(drop).map_err(f32::from_bits)
+    }
+}
+
+impl Float for f64 {
+    #[inline]
+    fn exchange_bits(cell: &AtomicU64, old: f64, new: f64) -> Result<(), f64> {
+        cell.compare_exchange_weak(old.to_bits(), new.to_bits(), Relaxed, Relaxed).map(drop).map_err(f64::from_bits)
+    }
+}
+
+/// A value a warp shuffle can move: the ten buffer element types, `bool` and `usize`. Sealed.
+pub trait ShuffleScalar: sealed::Sealed + Copy + Send + Sync + 'static {
+    /// The value's bits, zero-extended to 64.
+    fn to_lane_bits(self) -> u64;
+    /// The value whose [`to_lane_bits`](Self::to_lane_bits) gave `bits`.
+    fn from_lane_bits(bits: u64) -> Self;
+}
+
+macro_rules! shuffle_integers {
+    ($($ty:ty => $unsigned:ty),* $(,)?) => {$(
+        impl ShuffleScalar for $ty {
+            #[inline]
+            fn to_lane_bits(self) -> u64 {
+                // Through the unsigned type of the same width: zero-extended, not sign-extended.
+                u64::from(self as $unsigned)
+            }
+            #[inline]
+            fn from_lane_bits(bits: u64) -> $ty {
+                bits as $ty
+            }
+        }
+    )*};
+}
+
+shuffle_integers!(u8 => u8, i8 => u8, u16 => u16, i16 => u16, u32 => u32, i32 => u32, u64 => u64, i64 => u64);
+
+impl sealed::Sealed for bool {}
+impl sealed::Sealed for usize {}
+
+impl ShuffleScalar for usize {
+    #[inline]
+    fn to_lane_bits(self) -> u64 {
+        // The device's usize is 64 bits whatever the host's width.
+        self as u64
+    }
+    #[inline]
+    fn from_lane_bits(bits: u64) -> usize {
+        bits as usize
+    }
+}
+
+impl ShuffleScalar for bool {
+    #[inline]
+    fn to_lane_bits(self) -> u64 {
+        u64::from(self)
+    }
+    #[inline]
+    fn from_lane_bits(bits: u64) -> bool {
+        bits != 0
+    }
+}
+
+impl ShuffleScalar for f32 {
+    #[inline]
+    fn to_lane_bits(self) -> u64 {
+        u64::from(self.to_bits())
+    }
+    #[inline]
+    fn from_lane_bits(bits: u64) -> f32 {
+        f32::from_bits(bits as u32)
+    }
+}
+
+impl ShuffleScalar for f64 {
+    #[inline]
+    fn to_lane_bits(self) -> u64 {
+        self.to_bits()
+    }
+    #[inline]
+    fn from_lane_bits(bits: u64) -> f64 {
+        f64::from_bits(bits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_adds_wrap_and_return_the_old_value() {
+        let cell = 250u8.cell();
+        assert_eq!(u8::fetch_add(&cell, 10), 250);
+        assert_eq!(u8::get(&cell), 4);
+        let cell = i16::MAX.cell();
+        assert_eq!(i16::fetch_add(&cell, 1), i16::MAX);
+        assert_eq!(i16::get(&cell), i16::MIN);
+    }
+
+    #[test]
+    fn signed_min_and_max_compare_as_signed() {
+        let cell = 3i32.cell();
+        assert_eq!(i32::fetch_min(&cell, -5), 3);
+        assert_eq!(i32::fetch_max(&cell, -7), -5);
+        assert_eq!(i32::get(&cell), -5);
+        let cell = (-1i8).cell();
+        assert_eq!(i8::fetch_max(&cell, 1), -1);
+        assert_eq!(i8::get(&cell), 1);
+    }
+
+    #[test]
+    fn floats_add_min_max_and_swap_through_their_bits() {
+        let cell = 1.5f32.cell();
+        assert_eq!(f32::fetch_add(&cell, 2.25), 1.5);
+        assert_eq!(f32::fetch_min(&cell, -1.0), 3.75);
+        assert_eq!(f32::fetch_max(&cell, 0.5), -1.0);
+        assert_eq!(f32::swap(&cell, 8.0), 0.5);
+        assert_eq!(f32::get(&cell), 8.0);
+        let cell = (-0.0f64).cell();
+        assert_eq!(f64::compare_swap(&cell, 0.0, 1.0).to_bits(), (-0.0f64).to_bits(), "-0.0 is not 0.0 bitwise");
+        assert_eq!(f64::compare_swap(&cell, -0.0, 1.0).to_bits(), (-0.0f64).to_bits());
+        assert_eq!(f64::get(&cell), 1.0);
+    }
+
+    #[test]
+    fn compare_swap_stores_only_on_a_match() {
+        let cell = 7u64.cell();
+        assert_eq!(u64::compare_swap(&cell, 6, 9), 7);
+        assert_eq!(u64::get(&cell), 7);
+        assert_eq!(u64::compare_swap(&cell, 7, 9), 7);
+        assert_eq!(u64::get(&cell), 9);
+    }
+
+    #[test]
+    fn lane_bits_round_trip_every_shuffle_type() {
+        fn round_trip<T: ShuffleScalar + PartialEq + std::fmt::Debug>(value: T) {
+            assert_eq!(T::from_lane_bits(value.to_lane_bits()), value);
+        }
+        round_trip(-3i8);
+        round_trip(-300i16);
+        round_trip(-70_000i32);
+        round_trip(i64::MIN);
+        round_trip(u8::MAX);
+        round_trip(u64::MAX);
+        round_trip(usize::MAX);
+        round_trip(true);
+        round_trip(-2.5f32);
+        round_trip(f64::MIN_POSITIVE);
+        assert_eq!((-1i8).to_lane_bits(), 0xff, "zero-extended");
+    }
+}

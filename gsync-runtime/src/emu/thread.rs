@@ -1,0 +1,243 @@
+//! One emulated thread's view of its launch: its indices, and its await points (`sync_block`,
+//! `grid_sync`, warp shuffles), where it hands control back to its block's scheduler.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::AtomicU8;
+use std::sync::atomic::Ordering::Relaxed;
+use std::task::{Context, Poll};
+
+use crate::emu::block::BlockSync;
+use crate::emu::fault::Faults;
+use crate::emu::scalar::ShuffleScalar;
+
+/// Lanes in a warp.
+pub(crate) const WARP_SIZE: u32 = 32;
+
+/// Where a thread is, as the block scheduler sees it after polling it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Wait {
+    /// Runnable: not waiting, or released from its barrier.
+    Running = 0,
+    /// Waiting at `sync_block()`.
+    Block = 1,
+    /// Waiting at `grid_sync()`.
+    Grid = 2,
+    /// Waiting at a warp shuffle.
+    Warp = 3,
+}
+
+impl Wait {
+    fn from_u8(value: u8) -> Wait {
+        match value {
+            1 => Wait::Block,
+            2 => Wait::Grid,
+            3 => Wait::Warp,
+            _ => Wait::Running,
+        }
+    }
+}
+
+/// The warp shuffles of CUDA's `__shfl_*_sync` family, with the full mask and width 32.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shuffle {
+    /// `__shfl_up_sync`: the value of lane `lane - delta`, or the own value below lane 0.
+    Up,
+    /// `__shfl_down_sync`: the value of lane `lane + delta`, or the own value past the last lane.
+    Down,
+    /// `__shfl_xor_sync`: the value of lane `lane ^ mask`, or the own value past the last lane.
+    Xor,
+    /// `__shfl_sync`: the value of lane `lane % 32`.
+    Idx,
+}
+
+impl Shuffle {
+    /// The lane `lane` reads from, if it is one of the warp's 32.
+    fn source(self, lane: u32, lane_or_delta: u32) -> Option<u32> {
+        let source = match self {
+            Shuffle::Up => lane.checked_sub(lane_or_delta),
+            Shuffle::Down => lane.checked_add(lane_or_delta),
+            Shuffle::Xor => Some(lane ^ lane_or_delta),
+            Shuffle::Idx => Some(lane_or_delta % WARP_SIZE),
+        };
+        source.filter(|&source| source < WARP_SIZE)
+    }
+}
+
+/// One emulated thread's view: its indices and the launch shape, all `u32` as on the device.
+/// The code `#[grid_phases]` generates gets one per thread from [`Gpu::emulate`](crate::Gpu::emulate).
+pub struct ThreadCtx<'a> {
+    thread_idx: u32,
+    block_idx: u32,
+    block_dim: u32,
+    grid_dim: u32,
+    /// A [`Wait`]: written by the thread at an await point, reset by the scheduler's release.
+    wait: AtomicU8,
+    block: &'a BlockSync,
+    faults: &'a Faults,
+}
+
+impl<'a> ThreadCtx<'a> {
+    /// Thread `thread_idx` of block `block_idx` of a `grid_dim` × `block_dim` launch.
+    pub(crate) fn new(
+        (thread_idx, block_idx): (u32, u32),
+        (grid_dim, block_dim): (u32, u32),
+        block: &'a BlockSync,
+        faults: &'a Faults,
+    ) -> Self {
+        ThreadCtx { thread_idx, block_idx, block_dim, grid_dim, wait: AtomicU8::new(0), block, faults }
+    }
+}
+
+impl ThreadCtx<'_> {
+    /// `threadIdx.x`.
+    #[inline]
+    pub fn thread_idx(&self) -> u32 {
+        self.thread_idx
+    }
+
+    /// `blockIdx.x`.
+    #[inline]
+    pub fn block_idx(&self) -> u32 {
+        self.block_idx
+    }
+
+    /// `blockDim.x`.
+    #[inline]
+    pub fn block_dim(&self) -> u32 {
+        self.block_dim
+    }
+
+    /// `gridDim.x`.
+    #[inline]
+    pub fn grid_dim(&self) -> u32 {
+        self.grid_dim
+    }
+
+    /// `blockIdx.x * blockDim.x + threadIdx.x`, wrapping as `u32` arithmetic does on the device.
+    #[inline]
+    pub fn global_id(&self) -> u32 {
+        self.block_idx.wrapping_mul(self.block_dim).wrapping_add(self.thread_idx)
+    }
+
+    /// `gridDim.x * blockDim.x`, wrapping as on the device.
+    #[inline]
+    pub fn grid_size(&self) -> u32 {
+        self.grid_dim.wrapping_mul(self.block_dim)
+    }
+
+    /// The thread's lane in its warp: `threadIdx.x % 32`.
+    #[inline]
+    pub fn lane_id(&self) -> u32 {
+        self.thread_idx % WARP_SIZE
+    }
+
+    /// `__syncthreads()`: returns when every unfinished thread of the block has arrived.
+    pub async fn sync_block(&self) {
+        Arrival::new(&self.wait, Wait::Block).await;
+    }
+
+    /// A grid barrier: returns when every thread of the grid has arrived (threads that
+    /// finished excepted, but not whole blocks: a block that finishes while the others wait
+    /// fails the launch, as it would hang a GPU).
+    pub async fn grid_sync(&self) {
+        Arrival::new(&self.wait, Wait::Grid).await;
+    }
+
+    /// A warp shuffle of `value` among the warp's lanes (`threadIdx.x / 32` picks the warp;
+    /// the last warp of a block may be partial): returns when every unfinished lane has
+    /// arrived. Reading a lane that does not exist or has finished gives the own `value`.
+    pub async fn shuffle<T: ShuffleScalar>(&self, op: Shuffle, value: T, lane_or_delta: u32) -> T {
+        let lane = self.lane_id();
+        let warp = self.block.warp(self.thread_idx);
+        let exchange = warp.deposit(lane, value.to_lane_bits());
+        Arrival::new(&self.wait, Wait::Warp).await;
+        let read = op.source(lane, lane_or_delta).and_then(|source| warp.collect(exchange, source));
+        read.map_or(value, T::from_lane_bits)
+    }
+
+    /// Records an out-of-bounds access for the launch's result.
+    #[cold]
+    pub(crate) fn out_of_bounds(&self, array: u32, index: u64, len: usize, line: u32) {
+        self.faults.out_of_bounds(array, index, len, line);
+    }
+
+    /// Where the thread waits, read by the scheduler after polling it.
+    pub(crate) fn waiting(&self) -> Wait {
+        Wait::from_u8(self.wait.load(Relaxed))
+    }
+
+    /// Lets the thread go on past its barrier at its next poll.
+    pub(crate) fn release(&self) {
+        self.wait.store(Wait::Running as u8, Relaxed);
+    }
+}
+
+impl std::fmt::Debug for ThreadCtx<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ThreadCtx")
+            .field("thread_idx", &self.thread_idx)
+            .field("block_idx", &self.block_idx)
+            .field("block_dim", &self.block_dim)
+            .field("grid_dim", &self.grid_dim)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A thread's arrival at a barrier: the first poll marks the thread as waiting there and
+/// yields to the scheduler; later polls finish once the scheduler has released it.
+struct Arrival<'c> {
+    wait: &'c AtomicU8,
+    at: Wait,
+    arrived: bool,
+}
+
+impl<'c> Arrival<'c> {
+    fn new(wait: &'c AtomicU8, at: Wait) -> Self {
+        Arrival { wait, at, arrived: false }
+    }
+}
+
+impl Future for Arrival<'_> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        if !self.arrived {
+            self.arrived = true;
+            self.wait.store(self.at as u8, Relaxed);
+            return Poll::Pending;
+        }
+        if Wait::from_u8(self.wait.load(Relaxed)) == Wait::Running {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shuffle_sources_follow_cuda_with_width_32() {
+        assert_eq!(Shuffle::Up.source(5, 2), Some(3));
+        assert_eq!(Shuffle::Up.source(1, 2), None);
+        assert_eq!(Shuffle::Down.source(29, 2), Some(31));
+        assert_eq!(Shuffle::Down.source(30, 2), None);
+        assert_eq!(Shuffle::Down.source(3, u32::MAX), None);
+        assert_eq!(Shuffle::Xor.source(6, 1), Some(7));
+        assert_eq!(Shuffle::Xor.source(6, 32), None);
+        assert_eq!(Shuffle::Idx.source(6, 33), Some(1));
+    }
+
+    #[test]
+    fn indices_wrap_as_u32_arithmetic_on_the_device() {
+        let (block, faults) = (BlockSync::new(64), Faults::default());
+        let ctx = ThreadCtx::new((37, 2), (5, 64), &block, &faults);
+        assert_eq!((ctx.global_id(), ctx.grid_size(), ctx.lane_id()), (2 * 64 + 37, 5 * 64, 5));
+        let far = ThreadCtx::new((1, u32::MAX), (u32::MAX, 2), &block, &faults);
+        assert_eq!(far.global_id(), u32::MAX.wrapping_mul(2).wrapping_add(1));
+    }
+}

@@ -1,0 +1,285 @@
+//! Each kernel's check against its CPU reference on fresh random input,
+//! shared by the GPU tests and the emulator tests so that both backends are
+//! held to the same references.
+
+use super::kernels::*;
+use gsync::prelude::*;
+use rand::{rngs::StdRng, Rng, SeedableRng};
+
+/// How big the inputs and grids of a check are.
+#[derive(Clone, Copy)]
+pub enum Scale {
+    /// Real GPU sizes, up to the largest co-resident grid.
+    Full,
+    /// Sizes the CPU emulator finishes in a moment.
+    Small,
+}
+
+impl Scale {
+    fn pick(self, full: usize, small: usize) -> usize {
+        match self {
+            Scale::Full => full,
+            Scale::Small => small,
+        }
+    }
+
+    /// Grids worth covering: small odd ones, one block per SM, and the most
+    /// blocks that can be co-resident (the emulator has no such limit).
+    fn grids(self, gpu: &Gpu, max: u32) -> Vec<u32> {
+        let mut g = match self {
+            Scale::Full => vec![1, 7, 33, gpu.info().sm_count, max],
+            Scale::Small => vec![1, 7, 33],
+        };
+        g.retain(|&b| b >= 1 && b <= max);
+        g.dedup();
+        g
+    }
+}
+
+pub fn rng() -> StdRng {
+    let seed = rand::random();
+    eprintln!("seed {seed}");
+    StdRng::seed_from_u64(seed)
+}
+
+pub fn random_vec<T>(rng: &mut StdRng, n: usize) -> Vec<T>
+where
+    rand::distributions::Standard: rand::distributions::Distribution<T>,
+{
+    (0..n).map(|_| rng.gen()).collect()
+}
+
+pub fn saxpy_matches_the_cpu(gpu: &Gpu, scale: Scale) {
+    let mut rng = rng();
+    let n = scale.pick(1_000_003, 10_007);
+    let (x, y): (Vec<f32>, Vec<f32>) = (random_vec(&mut rng, n), random_vec(&mut rng, n));
+    let alpha = rng.gen::<f32>();
+    let dx = gpu.upload(&x).unwrap();
+    let mut dy = gpu.upload(&y).unwrap();
+    let report = saxpy::launch(gpu, alpha, &dx, &mut dy).unwrap();
+    assert_eq!(gpu.download(&dy).unwrap(), saxpy_reference(alpha, &x, &y));
+    eprintln!("saxpy: {} blocks × {} threads, {:?}", report.blocks, report.threads, report.gpu_time);
+}
+
+pub fn fixed_phases_pass_data_between_blocks(gpu: &Gpu, scale: Scale) {
+    let mut rng = rng();
+    let sizes = match scale {
+        Scale::Full => vec![1usize, 1000, 65_537, 1 << 20],
+        Scale::Small => vec![1usize, 1000, 5_003],
+    };
+    for n in sizes {
+        let input: Vec<u32> = random_vec(&mut rng, n);
+        let di = gpu.upload(&input).unwrap();
+        let mut a = gpu.upload(&vec![u32::MAX; n]).unwrap();
+        let mut b = gpu.upload(&vec![u32::MAX; n]).unwrap();
+        let mut out = gpu.upload(&vec![0xdead_beefu32; n]).unwrap();
+        let max = three_phases::max_coresident_blocks(gpu, &Launch::new()).unwrap();
+        for blocks in scale.grids(gpu, max) {
+            three_phases::launch_with(gpu, &Launch::new().blocks(blocks), &di, &mut a, &mut b, &mut out).unwrap();
+            assert_eq!(gpu.download(&out).unwrap(), three_phases_reference(&input), "n {n}, {blocks} blocks");
+        }
+    }
+}
+
+pub fn many_phases_each_see_every_blocks_writes(gpu: &Gpu, scale: Scale) {
+    let mut rng = rng();
+    let rounds = scale.pick(1000, 50) as u32;
+    for threads in [32, 256, 1024] {
+        let launch = Launch::new().threads(threads);
+        let max = rotate_rounds::max_coresident_blocks(gpu, &launch).unwrap();
+        for blocks in scale.grids(gpu, max) {
+            let n = match scale {
+                Scale::Full => (max * threads) as usize * 3 + 17,
+                Scale::Small => (blocks * threads) as usize * 2 + 17,
+            };
+            let input: Vec<u32> = random_vec(&mut rng, n);
+            let shift = threads * 5 + 3; // always lands in another block's range
+            let mut a = gpu.upload(&input).unwrap();
+            let mut b = gpu.zeros::<u32>(n).unwrap();
+            let report =
+                rotate_rounds::launch_with(gpu, &launch.clone().blocks(blocks), &mut a, &mut b, shift, rounds).unwrap();
+            let result = gpu.download(if rounds.is_multiple_of(2) { &a } else { &b }).unwrap();
+            let expected = rotate_rounds_reference(&input, shift, rounds);
+            let wrong = result.iter().zip(&expected).filter(|(x, y)| x != y).count();
+            assert_eq!(wrong, 0, "{blocks} blocks × {threads} threads: {wrong} of {n} wrong");
+            eprintln!(
+                "{rounds} phases, {blocks} blocks × {threads} threads: {:?} ({:.2} µs per phase)",
+                report.gpu_time,
+                report.gpu_time.as_secs_f64() * 1e6 / f64::from(rounds)
+            );
+        }
+    }
+}
+
+pub fn the_library_smoothing_kernel_matches_the_cpu_bit_for_bit(gpu: &Gpu, scale: Scale) {
+    let mut rng = rng();
+    let n = scale.pick(100_000, 5_000);
+    let input: Vec<f32> = random_vec(&mut rng, n);
+    for rounds in [1, 2, 101] {
+        let mut a = gpu.upload(&input).unwrap();
+        let mut b = gpu.zeros::<f32>(n).unwrap();
+        gsync::kernels::smooth::launch_with(gpu, &Launch::new().blocks(60).threads(32), &mut a, &mut b, rounds)
+            .unwrap();
+        let result = gpu.download(if rounds.is_multiple_of(2) { &a } else { &b }).unwrap();
+        let expected = gsync::kernels::smooth_reference(&input, rounds);
+        assert!(result.iter().zip(&expected).all(|(x, y)| x.to_bits() == y.to_bits()), "rounds {rounds}");
+    }
+}
+
+pub fn shared_memory_block_sums_and_a_grid_total(gpu: &Gpu, scale: Scale) {
+    let mut rng = rng();
+    let n = scale.pick(3_000_001, 50_001);
+    let input: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1000)).collect();
+    let di = gpu.upload(&input).unwrap();
+    let max = block_sums::max_coresident_blocks(gpu, &Launch::new()).unwrap();
+    for blocks in scale.grids(gpu, max) {
+        let mut partial = gpu.upload(&vec![u32::MAX; blocks as usize]).unwrap();
+        let mut total = gpu.zeros::<u64>(1).unwrap();
+        block_sums::launch_with(gpu, &Launch::new().blocks(blocks), &di, &mut partial, &mut total).unwrap();
+        let expected: u64 = input.iter().map(|&x| x as u64).sum();
+        assert_eq!(gpu.download(&total).unwrap()[0], expected, "{blocks} blocks");
+    }
+}
+
+pub fn atomics_add_min_max_exchange_and_compare_and_swap(gpu: &Gpu, scale: Scale) {
+    let mut rng = rng();
+    let n = scale.pick(500_000, 20_000);
+    let values: Vec<i32> = random_vec(&mut rng, n);
+    let bins = 97u32;
+    let slots = 4096usize;
+    let dv = gpu.upload(&values).unwrap();
+    let mut histogram = gpu.zeros::<u32>(bins as usize).unwrap();
+    let mut extremes = gpu.upload(&[i32::MAX, i32::MIN]).unwrap();
+    let mut last = gpu.zeros::<u32>(1).unwrap();
+    let mut claims = gpu.zeros::<u32>(slots).unwrap();
+    atomics::launch(gpu, &dv, &mut histogram, &mut extremes, &mut last, &mut claims).unwrap();
+    let mut expected = vec![0u32; bins as usize];
+    for v in &values {
+        expected[v.rem_euclid(bins as i32) as usize] += 1;
+    }
+    assert_eq!(gpu.download(&histogram).unwrap(), expected);
+    let ext = gpu.download(&extremes).unwrap();
+    assert_eq!(ext, vec![*values.iter().min().unwrap(), *values.iter().max().unwrap()]);
+    assert_eq!(gpu.download(&last).unwrap(), vec![7]);
+    let claims = gpu.download(&claims).unwrap();
+    for (slot, &c) in claims.iter().enumerate() {
+        let mapped = values.iter().any(|&v| (v as u32) as usize % slots == slot);
+        assert_eq!(c != 0, mapped, "slot {slot}");
+        if c != 0 {
+            assert_eq!((values[c as usize - 1] as u32) as usize % slots, slot);
+        }
+    }
+}
+
+pub fn warp_shuffles_reduce_scan_and_broadcast(gpu: &Gpu, scale: Scale) {
+    let mut rng = rng();
+    for n in [32usize, 1000, scale.pick(100_003, 10_003)] {
+        let input: Vec<u32> = random_vec(&mut rng, n);
+        let warps = n.div_ceil(32);
+        let di = gpu.upload(&input).unwrap();
+        let (mut sums, mut maxima) = (gpu.zeros::<u32>(warps).unwrap(), gpu.zeros::<u32>(warps).unwrap());
+        let (mut scans, mut broadcast) = (gpu.zeros::<u32>(n).unwrap(), gpu.zeros::<u32>(n).unwrap());
+        warp_ops::launch(gpu, &di, &mut sums, &mut maxima, &mut scans, &mut broadcast).unwrap();
+        let (es, em, esc, eb) = warp_ops_reference(&input);
+        assert_eq!(gpu.download(&sums).unwrap(), es, "sums, n {n}");
+        assert_eq!(gpu.download(&maxima).unwrap(), em, "maxima, n {n}");
+        assert_eq!(gpu.download(&scans).unwrap(), esc, "scans, n {n}");
+        assert_eq!(gpu.download(&broadcast).unwrap(), eb, "broadcast, n {n}");
+    }
+}
+
+/// Floats that exercise saturation and NaN in casts, mixed with ordinary values.
+fn awkward_floats(rng: &mut StdRng, n: usize) -> Vec<f32> {
+    let specials = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e30, -1e30, 300.7, -200.2, 65535.9, -0.9, 0.0];
+    (0..n).map(|i| if i % 3 == 0 { specials[i / 3 % specials.len()] } else { rng.gen_range(-1e5..1e5) }).collect()
+}
+
+/// One check per integer type: wrapping arithmetic at the type's own width.
+macro_rules! int_check {
+    ($check:ident, $kernel:ident, $reference:ident, $t:ty) => {
+        pub fn $check(gpu: &Gpu, scale: Scale) {
+            let mut rng = rng();
+            let n = scale.pick(10_007, 2_003);
+            let a: Vec<$t> = random_vec(&mut rng, n);
+            let mut b: Vec<$t> = random_vec(&mut rng, n);
+            b[0] = 0 as $t; // the `y != 0` branch
+            let floats = awkward_floats(&mut rng, n);
+            let (da, db, df) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap(), gpu.upload(&floats).unwrap());
+            let mut out = gpu.zeros::<$t>(n).unwrap();
+            let mut wide = gpu.zeros::<i64>(n).unwrap();
+            let mut from_float = gpu.zeros::<$t>(n).unwrap();
+            $kernel::launch(gpu, &da, &db, &mut out, &mut wide, &mut from_float, &df).unwrap();
+            let (eo, ew, ef) = $reference(&a, &b, &floats);
+            assert_eq!(gpu.download(&out).unwrap(), eo);
+            assert_eq!(gpu.download(&wide).unwrap(), ew);
+            assert_eq!(gpu.download(&from_float).unwrap(), ef);
+        }
+    };
+}
+
+int_check!(u8_arithmetic_wraps_at_8_bits, arith_u8, arith_u8_reference, u8);
+int_check!(i8_arithmetic_wraps_at_8_bits, arith_i8, arith_i8_reference, i8);
+int_check!(u16_arithmetic_wraps_at_16_bits, arith_u16, arith_u16_reference, u16);
+int_check!(i16_arithmetic_wraps_at_16_bits, arith_i16, arith_i16_reference, i16);
+int_check!(u32_arithmetic_wraps_at_32_bits, arith_u32, arith_u32_reference, u32);
+int_check!(i32_arithmetic_wraps_at_32_bits, arith_i32, arith_i32_reference, i32);
+int_check!(u64_arithmetic_wraps_at_64_bits, arith_u64, arith_u64_reference, u64);
+int_check!(i64_arithmetic_wraps_at_64_bits, arith_i64, arith_i64_reference, i64);
+
+/// One check per float type: IEEE arithmetic bit for bit, methods, casts.
+macro_rules! float_check {
+    ($check:ident, $kernel:ident, $reference:ident, $t:ty) => {
+        pub fn $check(gpu: &Gpu, scale: Scale) {
+            let mut rng = rng();
+            let n = scale.pick(10_007, 2_003);
+            let a: Vec<$t> = (0..n).map(|_| rng.gen_range(-1e3..1e3)).collect();
+            let b: Vec<$t> = (0..n).map(|_| rng.gen_range(-1e3..1e3)).collect();
+            let (da, db) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap());
+            let mut out = gpu.zeros::<$t>(n).unwrap();
+            let mut as_int = gpu.zeros::<i32>(n).unwrap();
+            $kernel::launch(gpu, &da, &db, &mut out, &mut as_int).unwrap();
+            let (eo, ei) = $reference(&a, &b);
+            let got = gpu.download(&out).unwrap();
+            for (i, (g, e)) in got.iter().zip(&eo).enumerate() {
+                assert!(g.to_bits() == e.to_bits() || (g.is_nan() && e.is_nan()), "element {i}: {g} vs {e}");
+            }
+            assert_eq!(gpu.download(&as_int).unwrap(), ei);
+        }
+    };
+}
+
+float_check!(f32_arithmetic_matches_the_cpu_bit_for_bit, arith_f32, arith_f32_reference, f32);
+float_check!(f64_arithmetic_matches_the_cpu_bit_for_bit, arith_f64, arith_f64_reference, f64);
+
+pub fn an_out_of_bounds_read_returns_a_typed_error(gpu: &Gpu) {
+    let n = 1000;
+    let input = gpu.upload(&vec![1u32; n]).unwrap();
+    let mut out = gpu.zeros::<u32>(n).unwrap();
+    let launch = Launch::new().bounds_checks(true);
+    let error = reads_past_the_end::launch_with(gpu, &launch, &input, &mut out).expect_err("index n is out of bounds");
+    match &error {
+        Error::OutOfBounds { array, index, len, line, .. } => {
+            assert_eq!((array.as_str(), *index, *len), ("input", n as u64, n as u64));
+            assert!(*line > 0);
+        }
+        other => panic!("expected OutOfBounds, got {other:?}"),
+    }
+    eprintln!("{error}");
+    // The faulty reads yielded zero and the kernel still ran its second phase.
+    let out = gpu.download(&out).unwrap();
+    assert_eq!(out[n - 1], 1);
+    assert!(out[..n - 1].iter().all(|&x| x == 2));
+}
+
+pub fn control_flow_read_from_device_memory(gpu: &Gpu, scale: Scale, barrier: Barrier) {
+    let mut rng = rng();
+    let n = scale.pick(100_000, 5_000);
+    let data: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1_000_000)).collect();
+    let rounds = rng.gen_range(5..50u32);
+    let mut flag = gpu.upload(&[rounds]).unwrap();
+    let mut d = gpu.upload(&data).unwrap();
+    countdown::launch_with(gpu, &Launch::new().barrier(barrier), &mut flag, &mut d).unwrap();
+    let expected: Vec<u32> = data.iter().map(|x| x + rounds).collect();
+    assert_eq!(gpu.download(&d).unwrap(), expected, "{barrier}");
+    assert_eq!(gpu.download(&flag).unwrap(), vec![0], "{barrier}");
+}

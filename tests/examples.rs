@@ -1,0 +1,36 @@
+//! The examples run end to end — on the CPU emulator where there is no GPU —
+//! at small sizes, and verify their own output.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The example binary `cargo test` built next to this test's binary.
+fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>/deps");
+    let path = profile_dir.join("examples").join(name);
+    assert!(path.exists(), "{} was not built; `cargo test` builds the examples", path.display());
+    path
+}
+
+fn run(name: &str, args: &[&str]) -> String {
+    let output = Command::new(example(name)).args(args).output().expect("the example runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{name} {args:?} failed:\n{stdout}\n{stderr}");
+    stdout
+}
+
+#[test]
+fn the_smoothing_example_verifies_its_result() {
+    for barrier in ["cooperative", "lbs", "multi-launch"] {
+        let out = run("smooth", &["--n", "3000", "--rounds", "25", "--reps", "1", "--barrier", barrier]);
+        assert!(out.contains("verified: all 3000 elements match the CPU bit for bit"), "{out}");
+    }
+}
+
+#[test]
+fn the_smoothing_example_prints_its_cuda() {
+    let out = run("smooth", &["--print-cuda"]);
+    assert!(out.contains("extern \"C\" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) smooth("), "{out}");
+}
