@@ -35,6 +35,7 @@ on_the_emulator!(
     i64_arithmetic_wraps_at_64_bits,
     f32_arithmetic_matches_the_cpu_bit_for_bit,
     f64_arithmetic_matches_the_cpu_bit_for_bit,
+    bitonic_sorts_like_the_standard_library,
 );
 
 #[test]

@@ -1,6 +1,7 @@
 //! Ready-made kernels: the ones the examples run, kept in the library so
 //! that tests check exactly the code the examples launch.
 
+pub mod bitonic;
 mod phases;
 mod smoothing;
 

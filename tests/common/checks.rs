@@ -283,3 +283,55 @@ pub fn control_flow_read_from_device_memory(gpu: &Gpu, scale: Scale, barrier: Ba
     assert_eq!(gpu.download(&d).unwrap(), expected, "{barrier}");
     assert_eq!(gpu.download(&flag).unwrap(), vec![0], "{barrier}");
 }
+
+/// Bitonic sort of every key type, order and awkward length, with and
+/// without values, against the standard library's sort.
+pub fn bitonic_sorts_like_the_standard_library(gpu: &Gpu, scale: Scale) {
+    use gsync::kernels::bitonic::sort;
+    let mut rng = rng();
+    let lengths = match scale {
+        Scale::Full => vec![0usize, 1, 2, 3, 1000, 2048, 2049, 65_536, 100_003, 1 << 20],
+        Scale::Small => vec![0usize, 1, 2, 3, 1000, 2048, 2049, 9_001],
+    };
+    for n in lengths {
+        let launch = Launch::new();
+        let keys: Vec<u32> = (0..n)
+            .map(|_| rng.gen_range(0..(n as u32 / 2).max(1)) * 97 + u32::from(n % 5 == 0) * 0xffff_0000)
+            .collect();
+        for descending in [false, true] {
+            let mut expected = keys.clone();
+            expected.sort_unstable();
+            if descending {
+                expected.reverse();
+            }
+            let got = sort(gpu, &launch, &keys, None, descending).unwrap();
+            assert_eq!(got.keys, expected, "u32, n {n}, descending {descending}");
+        }
+        // Key-value pairs: equal keys keep their order, so the result is the stable sort's.
+        let values: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761)).collect();
+        let got = sort(gpu, &launch, &keys, Some(&values), false).unwrap();
+        let mut pairs: Vec<(u32, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
+        pairs.sort_by_key(|p| p.0);
+        assert_eq!(got.keys, pairs.iter().map(|p| p.0).collect::<Vec<_>>(), "pairs, n {n}");
+        assert_eq!(got.values, pairs.iter().map(|p| p.1).collect::<Vec<_>>(), "pairs, n {n}");
+        // f32 in total order, NaNs last in both directions.
+        let floats: Vec<f32> = (0..n)
+            .map(|i| match i % 11 {
+                0 => f32::NAN,
+                1 => -0.0,
+                2 => f32::NEG_INFINITY,
+                _ => rng.gen_range(-1e6..1e6),
+            })
+            .collect();
+        for descending in [false, true] {
+            let got = sort(gpu, &launch, &floats, None, descending).unwrap();
+            let mut expected = floats.clone();
+            expected.sort_by(|a, b| if descending { b.total_cmp(a) } else { a.total_cmp(b) });
+            let nans = expected.iter().filter(|x| x.is_nan()).count();
+            expected.retain(|x| !x.is_nan());
+            let got_bits: Vec<u32> = got.keys[..n - nans].iter().map(|x| x.to_bits()).collect();
+            assert_eq!(got_bits, expected.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), "f32, n {n}");
+            assert!(got.keys[n - nans..].iter().all(|x| x.is_nan()), "NaNs last, n {n}");
+        }
+    }
+}

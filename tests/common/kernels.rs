@@ -361,5 +361,6 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
         &arith_f64::KERNEL,
         &gsync::kernels::smooth::KERNEL,
         &gsync::kernels::empty_phases::KERNEL,
+        &gsync::kernels::bitonic::bitonic_sort::KERNEL,
     ]
 }

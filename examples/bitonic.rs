@@ -1,0 +1,149 @@
+//! Bitonic sort as one fused kernel, verified against the CPU's sort and timed
+//! per barrier.
+//!
+//! ```text
+//! cargo run --release --example bitonic -- --n 1048576 --barrier all
+//! ```
+
+use clap::{Parser, ValueEnum};
+use gsync::kernels::bitonic::{self, SortKey};
+use gsync::prelude::*;
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Sorts random keys on the GPU (or the CPU emulator) and checks the result.
+#[derive(Parser)]
+struct Args {
+    /// Number of keys (any length; default 2^20 on a GPU, 2^16 on the emulator).
+    #[arg(long)]
+    n: Option<usize>,
+    /// Key type.
+    #[arg(long = "type", value_enum, default_value_t = KeyType::U32)]
+    key_type: KeyType,
+    /// Sort in descending order (NaNs stay last).
+    #[arg(long)]
+    descending: bool,
+    /// Carry a u32 value with every key.
+    #[arg(long)]
+    values: bool,
+    /// Barrier: cooperative, lbs, lfs, ilbs, ilbs:G, ulfs, multi-launch, or `all` to compare.
+    #[arg(long, default_value = "cooperative")]
+    barrier: String,
+    /// Blocks in the grid (default: the largest co-resident grid).
+    #[arg(long)]
+    blocks: Option<u32>,
+    /// Threads per block (default: 256).
+    #[arg(long)]
+    threads: Option<u32>,
+    /// Seed of the random keys.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Timed repetitions after one warm-up; the median is reported.
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum KeyType {
+    U32,
+    F32,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type AnyError = Box<dyn std::error::Error>;
+
+fn run(args: &Args) -> Result<(), AnyError> {
+    let gpu = Gpu::new(0)?; // falls back to the CPU emulator without a CUDA GPU
+    let emulated = gpu.backend() == Backend::Emulator;
+    let n = args.n.unwrap_or(if emulated { 1 << 16 } else { 1 << 20 });
+    println!("{} — {n} keys, {} phases", gpu.info().name, bitonic::phases(n));
+    let barriers: Vec<Barrier> = if args.barrier == "all" {
+        let mut all = Barrier::ALL.to_vec();
+        all.push(Barrier::Ilbs { groups: Some(6) });
+        all
+    } else {
+        vec![args.barrier.parse()?]
+    };
+    let mut rng = StdRng::seed_from_u64(args.seed);
+    println!("| barrier | median kernel time | Mkeys/s | verified |");
+    println!("|---|---:|---:|---|");
+    for barrier in barriers {
+        let mut launch = Launch::new().barrier(barrier);
+        if let Some(b) = args.blocks {
+            launch = launch.blocks(b);
+        }
+        if let Some(t) = args.threads {
+            launch = launch.threads(t);
+        }
+        let result = match args.key_type {
+            KeyType::U32 => measure(&gpu, &launch, args, n, || rng.gen::<u32>()),
+            KeyType::F32 => measure(&gpu, &launch, args, n, || f32::from_bits(rng.gen::<u32>())),
+        };
+        match result {
+            Ok(median) => {
+                let mkeys = n as f64 / median.as_secs_f64() / 1e6;
+                println!("| {barrier} | {:.1} µs | {mkeys:.0} | yes |", median.as_secs_f64() * 1e6);
+            }
+            // LFS only reaches a grid as large as its block size.
+            Err(e) if matches!(e.downcast_ref::<Error>(), Some(Error::BarrierBlockLimit { .. })) => {
+                println!("| {barrier} | – | – | ({e}) |");
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Sorts fresh keys `1 + reps` times, verifying every run; the median kernel time of all but the first.
+fn measure<K: SortKey + PartialEq + std::fmt::Debug>(
+    gpu: &Gpu,
+    launch: &Launch,
+    args: &Args,
+    n: usize,
+    mut key: impl FnMut() -> K,
+) -> Result<Duration, AnyError> {
+    let mut times = Vec::new();
+    for rep in 0..=args.reps {
+        let keys: Vec<K> = (0..n).map(|_| key()).collect();
+        let values: Vec<u32> = (0..n as u32).collect();
+        let sorted = bitonic::sort(gpu, launch, &keys, args.values.then_some(&values[..]), args.descending)?;
+        verify(&keys, &sorted.keys, &sorted.values, args)?;
+        if rep > 0 {
+            times.push(sorted.report.gpu_time);
+        }
+    }
+    times.sort();
+    Ok(times.get(times.len() / 2).copied().unwrap_or_default())
+}
+
+/// Compares with the standard library's sort (stable, so values match too).
+fn verify<K: SortKey + PartialEq + std::fmt::Debug>(
+    keys: &[K],
+    got: &[K],
+    got_values: &[u32],
+    args: &Args,
+) -> Result<(), AnyError> {
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    order.sort_by_key(|&i| keys[i].to_ordered(args.descending));
+    for (pos, &i) in order.iter().enumerate() {
+        let (want, have) = (keys[i].to_ordered(args.descending), got[pos].to_ordered(args.descending));
+        if want != have {
+            return Err(format!("mismatch at index {pos}: expected {:?}, got {:?}", keys[i], got[pos]).into());
+        }
+        if args.values && got_values[pos] != i as u32 {
+            return Err(format!("value mismatch at index {pos}: expected {i}, got {}", got_values[pos]).into());
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,246 @@
+//! Bitonic sort as one fused kernel: the stages whose compare distance stays
+//! within a block's tile run in shared memory between `sync_block()`s; only
+//! the distances that cross tiles use `grid_sync()`.
+//!
+//! The kernel sorts `u32` keys ascending. Other orders and key types are
+//! mapped onto that on the host ([`SortKey`]): descending flips the bits,
+//! `f32` uses IEEE total order with NaNs last. A length that is not a power
+//! of two is padded with the largest key, which sorts to the end and is
+//! dropped. With values, the kernel sorts (key, original position) pairs —
+//! so equal keys keep their order and padding stays behind real keys — and
+//! its last phase gathers each value from its original position.
+
+use crate::grid_phases;
+use crate::{DeviceBuffer, Gpu, Launch, LaunchReport, Result};
+
+/// Keys per block tile: a tile's keys and positions fill 16 KiB of shared memory.
+pub const TILE: usize = 2048;
+
+/// Sorts `keys` (length a power of two) ascending. With `with_values`,
+/// `positions` ends up holding each sorted key's original position and
+/// `sorted_values[i] = values[positions[i]]` for the first `values.len()` keys.
+#[grid_phases(threads = 256)]
+pub fn bitonic_sort(
+    keys: &mut [u32],
+    positions: &mut [u32],
+    values: &[u32],
+    sorted_values: &mut [u32],
+    with_values: bool,
+) {
+    const TILE_KEYS: usize = 2048;
+    let n = keys.len() as u32;
+    let tile_len = n.min(2048);
+    let tiles = n / tile_len;
+    let mut tile_keys = shared_array::<u32, TILE_KEYS>();
+    let mut tile_positions = shared_array::<u32, TILE_KEYS>();
+
+    // Sort each tile completely: every stage up to the tile's length.
+    let mut tile = block_idx();
+    while tile < tiles {
+        let base = tile * tile_len;
+        for i in block_stride(0..tile_len) {
+            tile_keys[i] = keys[base + i];
+            tile_positions[i] = base + i;
+        }
+        sync_block();
+        let mut size = 2u32;
+        while size <= tile_len {
+            let mut j = size / 2;
+            while j > 0 {
+                for p in block_stride(0..tile_len / 2) {
+                    let i = 2 * p - (p & (j - 1));
+                    let l = i + j;
+                    let a = tile_keys[i];
+                    let b = tile_keys[l];
+                    let later =
+                        if with_values { a > b || (a == b && tile_positions[i] > tile_positions[l]) } else { a > b };
+                    if later == (((base + i) & size) == 0) && (a != b || with_values) {
+                        tile_keys[i] = b;
+                        tile_keys[l] = a;
+                        let moved = tile_positions[i];
+                        tile_positions[i] = tile_positions[l];
+                        tile_positions[l] = moved;
+                    }
+                }
+                sync_block();
+                j /= 2;
+            }
+            size *= 2;
+        }
+        for i in block_stride(0..tile_len) {
+            keys[base + i] = tile_keys[i];
+            positions[base + i] = tile_positions[i];
+        }
+        sync_block();
+        tile += grid_dim();
+    }
+    grid_sync();
+
+    // Merge across tiles: distances of a tile or more in global memory, one
+    // phase each; the rest of each stage inside the tiles.
+    let mut size = tile_len * 2;
+    while size <= n {
+        let mut j = size / 2;
+        while j >= tile_len {
+            for p in grid_stride(0..n / 2) {
+                let i = 2 * p - (p & (j - 1));
+                let l = i + j;
+                let a = keys[i];
+                let b = keys[l];
+                let later = if with_values { a > b || (a == b && positions[i] > positions[l]) } else { a > b };
+                if later == ((i & size) == 0) && (a != b || with_values) {
+                    keys[i] = b;
+                    keys[l] = a;
+                    let moved = positions[i];
+                    positions[i] = positions[l];
+                    positions[l] = moved;
+                }
+            }
+            grid_sync();
+            j /= 2;
+        }
+        let mut tile = block_idx();
+        while tile < tiles {
+            let base = tile * tile_len;
+            for i in block_stride(0..tile_len) {
+                tile_keys[i] = keys[base + i];
+                tile_positions[i] = positions[base + i];
+            }
+            sync_block();
+            let mut j = tile_len / 2;
+            while j > 0 {
+                for p in block_stride(0..tile_len / 2) {
+                    let i = 2 * p - (p & (j - 1));
+                    let l = i + j;
+                    let a = tile_keys[i];
+                    let b = tile_keys[l];
+                    let later =
+                        if with_values { a > b || (a == b && tile_positions[i] > tile_positions[l]) } else { a > b };
+                    if later == (((base + i) & size) == 0) && (a != b || with_values) {
+                        tile_keys[i] = b;
+                        tile_keys[l] = a;
+                        let moved = tile_positions[i];
+                        tile_positions[i] = tile_positions[l];
+                        tile_positions[l] = moved;
+                    }
+                }
+                sync_block();
+                j /= 2;
+            }
+            for i in block_stride(0..tile_len) {
+                keys[base + i] = tile_keys[i];
+                positions[base + i] = tile_positions[i];
+            }
+            sync_block();
+            tile += grid_dim();
+        }
+        grid_sync();
+        size *= 2;
+    }
+
+    // Carry the values along: each sorted key's value from its original position.
+    if with_values {
+        for i in grid_stride(0..values.len()) {
+            sorted_values[i] = values[positions[i]];
+        }
+    }
+}
+
+/// Key types the sort orders, mapped onto `u32` so that ascending `u32`
+/// order is the requested order of the keys.
+pub trait SortKey: Copy + crate::DeviceScalar {
+    /// The `u32` whose ascending order is this key's order.
+    fn to_ordered(self, descending: bool) -> u32;
+    /// The key back from [`to_ordered`](Self::to_ordered).
+    fn from_ordered(bits: u32, descending: bool) -> Self;
+}
+
+impl SortKey for u32 {
+    fn to_ordered(self, descending: bool) -> u32 {
+        if descending {
+            !self
+        } else {
+            self
+        }
+    }
+    fn from_ordered(bits: u32, descending: bool) -> Self {
+        Self::to_ordered(bits, descending)
+    }
+}
+
+impl SortKey for f32 {
+    /// IEEE total order (`-0.0` before `+0.0`); every NaN sorts last, in both directions.
+    fn to_ordered(self, descending: bool) -> u32 {
+        if self.is_nan() {
+            return u32::MAX;
+        }
+        let bits = self.to_bits();
+        let ascending = if bits >> 31 == 1 { !bits } else { bits | 0x8000_0000 };
+        // Finite and infinite keys stay below u32::MAX, which NaN owns.
+        if descending {
+            (!ascending).min(u32::MAX - 1)
+        } else {
+            ascending.min(u32::MAX - 1)
+        }
+    }
+    fn from_ordered(bits: u32, descending: bool) -> Self {
+        if bits == u32::MAX {
+            return f32::NAN;
+        }
+        let ascending = if descending { !bits } else { bits };
+        let raw = if ascending >> 31 == 1 { ascending & 0x7fff_ffff } else { !ascending };
+        f32::from_bits(raw)
+    }
+}
+
+/// A sorted result and how the kernel ran.
+#[derive(Debug)]
+pub struct Sorted<K> {
+    pub keys: Vec<K>,
+    /// The values, permuted with their keys (empty without values).
+    pub values: Vec<u32>,
+    pub report: LaunchReport,
+}
+
+/// Sorts `keys` (and `values`, if given, along with them) on `gpu`.
+pub fn sort<K: SortKey>(
+    gpu: &Gpu,
+    launch: &Launch,
+    keys: &[K],
+    values: Option<&[u32]>,
+    descending: bool,
+) -> Result<Sorted<K>> {
+    let n = keys.len();
+    let padded = n.next_power_of_two().max(2);
+    let mut ordered: Vec<u32> = keys.iter().map(|k| k.to_ordered(descending)).collect();
+    ordered.resize(padded, u32::MAX);
+    let mut device_keys = gpu.upload(&ordered)?;
+    let mut positions: DeviceBuffer<u32> = gpu.zeros(padded)?;
+    let given = values.unwrap_or(&[]);
+    let device_values = gpu.upload(given)?;
+    let mut sorted_values: DeviceBuffer<u32> = gpu.zeros(given.len())?;
+    let report = bitonic_sort::launch_with(
+        gpu,
+        launch,
+        &mut device_keys,
+        &mut positions,
+        &device_values,
+        &mut sorted_values,
+        values.is_some(),
+    )?;
+    let sorted = gpu.download(&device_keys)?;
+    let keys = sorted[..n].iter().map(|&b| K::from_ordered(b, descending)).collect();
+    let values = if values.is_some() { gpu.download(&sorted_values)? } else { Vec::new() };
+    Ok(Sorted { keys, values, report })
+}
+
+/// Phases the kernel crosses for `n` keys: one grid barrier per global
+/// compare distance, plus one per stage's shared-memory pass.
+pub fn phases(n: usize) -> u32 {
+    let padded = n.next_power_of_two().max(2) as u64;
+    let tile = padded.min(TILE as u64);
+    let (log_n, log_tile) = (padded.ilog2(), tile.ilog2());
+    let merges = log_n - log_tile;
+    // Stage s (tile·2^s) has s global distances and one tile pass.
+    1 + (1..=merges).map(|s| s + 1).sum::<u32>()
+}
