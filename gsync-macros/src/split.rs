@@ -339,8 +339,11 @@ impl Splitter<'_> {
             if info.space == ArraySpace::Global {
                 continue;
             }
+            // A segment that writes the array before reading it does not need
+            // what an earlier segment left there.
+            let fresh = first_access_is_write(&body, a);
             match self.array_segment.insert(a, index) {
-                Some(other) if other != index => {
+                Some(other) if other != index && !fresh => {
                     let what = if info.space == ArraySpace::Shared { "shared array" } else { "array" };
                     return Err(format!(
                         "{what} `{}` (line {}) is used on both sides of a grid_sync(); its contents do not survive the \
@@ -368,6 +371,38 @@ impl Splitter<'_> {
         out.push(HostStmt::Launch(index));
         Ok(())
     }
+}
+
+/// Whether, in source order, the segment's first access to `array` writes it.
+fn first_access_is_write(body: &[Stmt], array: ArrayId) -> bool {
+    let mut first: Option<bool> = None;
+    each_stmt(body, &mut |s| {
+        if first.is_some() {
+            return;
+        }
+        // The statement's own expressions are evaluated (read) before its store.
+        let mut reads = false;
+        for e in stmt_exprs(s) {
+            each_expr(e, &mut |x| match &x.kind {
+                ExprKind::Load { array: a, .. } | ExprKind::Atomic { array: a, .. } if *a == array => reads = true,
+                _ => {}
+            });
+        }
+        let writes = match &s.kind {
+            StmtKind::Assign { place: Place::Elem { array: a, .. }, op, .. } if *a == array => op.is_none(),
+            StmtKind::Assign { place: Place::Elem { array: a, .. }, .. } if *a == array => false,
+            StmtKind::LetArray { array: a, .. } => *a == array,
+            _ => false,
+        };
+        let compound =
+            matches!(&s.kind, StmtKind::Assign { place: Place::Elem { array: a, .. }, op: Some(_), .. } if *a == array);
+        if reads || compound {
+            first = Some(false);
+        } else if writes {
+            first = Some(true);
+        }
+    });
+    first.unwrap_or(true)
 }
 
 /// A barrier inside, or a `break`/`continue` that leaves the statement.

@@ -418,3 +418,20 @@ fn split_keeps_a_uniform_local_of_per_thread_loops_on_the_device() {
     let plan = plan.expect("`width` stays in the first segment");
     assert_eq!(plan.segments.len(), 2);
 }
+
+#[test]
+fn split_accepts_shared_memory_each_segment_fills_before_reading() {
+    let (_, plan) = split_of(quote! {
+        fn k(a: &mut [u32]) {
+            let mut tile = shared_array::<u32, 32>();
+            tile[lane_id()] = a[global_id()];
+            sync_block();
+            a[global_id()] = tile[31 - lane_id()];
+            grid_sync();
+            tile[lane_id()] = a[global_id()] + 1;
+            sync_block();
+            a[global_id()] = tile[lane_id()];
+        }
+    });
+    assert_eq!(plan.expect("each segment writes the tile first").segments.len(), 2);
+}
