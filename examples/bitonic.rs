@@ -67,7 +67,7 @@ fn run(args: &Args) -> Result<(), AnyError> {
     let gpu = Gpu::new(0)?; // falls back to the CPU emulator without a CUDA GPU
     let emulated = gpu.backend() == Backend::Emulator;
     let n = args.n.unwrap_or(if emulated { 1 << 16 } else { 1 << 20 });
-    println!("{} — {n} keys, {} phases", gpu.info().name, bitonic::phases(n));
+    println!("{} — {n} keys, {} phases", gpu.info().name, bitonic::phases(n, args.values));
     let barriers: Vec<Barrier> = if args.barrier == "all" {
         let mut all = Barrier::ALL.to_vec();
         all.push(Barrier::Ilbs { groups: Some(6) });

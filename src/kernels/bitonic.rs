@@ -16,7 +16,8 @@ use crate::{DeviceBuffer, Gpu, Launch, LaunchReport, Result};
 /// Keys per block tile: a tile's keys and positions fill 16 KiB of shared memory.
 pub const TILE: usize = 2048;
 
-/// Sorts `keys` (length a power of two) ascending. With `with_values`,
+/// Sorts `keys` (length a power of two) ascending. Without values only the
+/// keys move; with `with_values`,
 /// `positions` ends up holding each sorted key's original position and
 /// `sorted_values[i] = values[positions[i]]` for the first `values.len()` keys.
 #[grid_phases(threads = 256)]
@@ -40,7 +41,9 @@ pub fn bitonic_sort(
         let base = tile * tile_len;
         for i in block_stride(0..tile_len) {
             tile_keys[i] = keys[base + i];
-            tile_positions[i] = base + i;
+            if with_values {
+                tile_positions[i] = base + i;
+            }
         }
         sync_block();
         let mut size = 2u32;
@@ -57,9 +60,11 @@ pub fn bitonic_sort(
                     if later == (((base + i) & size) == 0) && (a != b || with_values) {
                         tile_keys[i] = b;
                         tile_keys[l] = a;
-                        let moved = tile_positions[i];
-                        tile_positions[i] = tile_positions[l];
-                        tile_positions[l] = moved;
+                        if with_values {
+                            let moved = tile_positions[i];
+                            tile_positions[i] = tile_positions[l];
+                            tile_positions[l] = moved;
+                        }
                     }
                 }
                 sync_block();
@@ -69,7 +74,9 @@ pub fn bitonic_sort(
         }
         for i in block_stride(0..tile_len) {
             keys[base + i] = tile_keys[i];
-            positions[base + i] = tile_positions[i];
+            if with_values {
+                positions[base + i] = tile_positions[i];
+            }
         }
         sync_block();
         tile += grid_dim();
@@ -81,6 +88,46 @@ pub fn bitonic_sort(
     let mut size = tile_len * 2;
     while size <= n {
         let mut j = size / 2;
+        // Keys only: two distances per phase, each thread holding four keys
+        // (at i, i + j/2, i + j, i + 3j/2) in registers.
+        while !with_values && j >= 2 * tile_len {
+            let half = j / 2;
+            for q in grid_stride(0..n / 4) {
+                let o = q & (half - 1);
+                let i = (q - o) * 4 + o;
+                let ascending = (i & size) == 0;
+                let mut k0 = keys[i];
+                let mut k1 = keys[i + half];
+                let mut k2 = keys[i + j];
+                let mut k3 = keys[i + j + half];
+                if (k0 > k2) == ascending {
+                    let t = k0;
+                    k0 = k2;
+                    k2 = t;
+                }
+                if (k1 > k3) == ascending {
+                    let t = k1;
+                    k1 = k3;
+                    k3 = t;
+                }
+                if (k0 > k1) == ascending {
+                    let t = k0;
+                    k0 = k1;
+                    k1 = t;
+                }
+                if (k2 > k3) == ascending {
+                    let t = k2;
+                    k2 = k3;
+                    k3 = t;
+                }
+                keys[i] = k0;
+                keys[i + half] = k1;
+                keys[i + j] = k2;
+                keys[i + j + half] = k3;
+            }
+            grid_sync();
+            j /= 4;
+        }
         while j >= tile_len {
             for p in grid_stride(0..n / 2) {
                 let i = 2 * p - (p & (j - 1));
@@ -91,9 +138,11 @@ pub fn bitonic_sort(
                 if later == ((i & size) == 0) && (a != b || with_values) {
                     keys[i] = b;
                     keys[l] = a;
-                    let moved = positions[i];
-                    positions[i] = positions[l];
-                    positions[l] = moved;
+                    if with_values {
+                        let moved = positions[i];
+                        positions[i] = positions[l];
+                        positions[l] = moved;
+                    }
                 }
             }
             grid_sync();
@@ -104,7 +153,9 @@ pub fn bitonic_sort(
             let base = tile * tile_len;
             for i in block_stride(0..tile_len) {
                 tile_keys[i] = keys[base + i];
-                tile_positions[i] = positions[base + i];
+                if with_values {
+                    tile_positions[i] = positions[base + i];
+                }
             }
             sync_block();
             let mut j = tile_len / 2;
@@ -119,9 +170,11 @@ pub fn bitonic_sort(
                     if later == (((base + i) & size) == 0) && (a != b || with_values) {
                         tile_keys[i] = b;
                         tile_keys[l] = a;
-                        let moved = tile_positions[i];
-                        tile_positions[i] = tile_positions[l];
-                        tile_positions[l] = moved;
+                        if with_values {
+                            let moved = tile_positions[i];
+                            tile_positions[i] = tile_positions[l];
+                            tile_positions[l] = moved;
+                        }
                     }
                 }
                 sync_block();
@@ -129,7 +182,9 @@ pub fn bitonic_sort(
             }
             for i in block_stride(0..tile_len) {
                 keys[base + i] = tile_keys[i];
-                positions[base + i] = tile_positions[i];
+                if with_values {
+                    positions[base + i] = tile_positions[i];
+                }
             }
             sync_block();
             tile += grid_dim();
@@ -219,9 +274,18 @@ pub fn sort<K: SortKey>(
     let given = values.unwrap_or(&[]);
     let device_values = gpu.upload(given)?;
     let mut sorted_values: DeviceBuffer<u32> = gpu.zeros(given.len())?;
+    // By default one block per tile: more blocks would only wait at the barriers.
+    let launch = match launch.requested_blocks() {
+        Some(_) => launch.clone(),
+        None => {
+            let tiles = (padded / TILE).max(1) as u32;
+            let max = bitonic_sort::max_coresident_blocks(gpu, launch)?;
+            launch.clone().blocks(tiles.min(max).min(launch_limit(launch, &bitonic_sort::KERNEL)))
+        }
+    };
     let report = bitonic_sort::launch_with(
         gpu,
-        launch,
+        &launch,
         &mut device_keys,
         &mut positions,
         &device_values,
@@ -234,13 +298,23 @@ pub fn sort<K: SortKey>(
     Ok(Sorted { keys, values, report })
 }
 
+/// The barrier's own block limit (LFS: one block per thread).
+fn launch_limit(launch: &Launch, kernel: &crate::KernelSpec) -> u32 {
+    match launch.selected_barrier() {
+        crate::Barrier::Lfs => launch.threads_for(kernel),
+        _ => u32::MAX,
+    }
+}
+
 /// Phases the kernel crosses for `n` keys: one grid barrier per global
-/// compare distance, plus one per stage's shared-memory pass.
-pub fn phases(n: usize) -> u32 {
+/// compare distance (two per phase when sorting keys only), plus one per
+/// stage's shared-memory pass.
+pub fn phases(n: usize, with_values: bool) -> u32 {
     let padded = n.next_power_of_two().max(2) as u64;
     let tile = padded.min(TILE as u64);
     let (log_n, log_tile) = (padded.ilog2(), tile.ilog2());
     let merges = log_n - log_tile;
     // Stage s (tile·2^s) has s global distances and one tile pass.
-    1 + (1..=merges).map(|s| s + 1).sum::<u32>()
+    let global = |s: u32| if with_values { s } else { s.div_ceil(2) };
+    1 + (1..=merges).map(|s| global(s) + 1).sum::<u32>()
 }
