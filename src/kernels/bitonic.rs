@@ -35,57 +35,11 @@ pub fn bitonic_sort(
     let mut tile_keys = shared_array::<u32, TILE_KEYS>();
     let mut tile_positions = shared_array::<u32, TILE_KEYS>();
 
-    // Sort each tile completely: every stage up to the tile's length.
-    let mut tile = block_idx();
-    while tile < tiles {
-        let base = tile * tile_len;
-        for i in block_stride(0..tile_len) {
-            tile_keys[i] = keys[base + i];
-            if with_values {
-                tile_positions[i] = base + i;
-            }
-        }
-        sync_block();
-        let mut size = 2u32;
-        while size <= tile_len {
-            let mut j = size / 2;
-            while j > 0 {
-                for p in block_stride(0..tile_len / 2) {
-                    let i = 2 * p - (p & (j - 1));
-                    let l = i + j;
-                    let a = tile_keys[i];
-                    let b = tile_keys[l];
-                    let later =
-                        if with_values { a > b || (a == b && tile_positions[i] > tile_positions[l]) } else { a > b };
-                    if later == (((base + i) & size) == 0) && (a != b || with_values) {
-                        tile_keys[i] = b;
-                        tile_keys[l] = a;
-                        if with_values {
-                            let moved = tile_positions[i];
-                            tile_positions[i] = tile_positions[l];
-                            tile_positions[l] = moved;
-                        }
-                    }
-                }
-                sync_block();
-                j /= 2;
-            }
-            size *= 2;
-        }
-        for i in block_stride(0..tile_len) {
-            keys[base + i] = tile_keys[i];
-            if with_values {
-                positions[base + i] = tile_positions[i];
-            }
-        }
-        sync_block();
-        tile += grid_dim();
-    }
-    grid_sync();
-
-    // Merge across tiles: distances of a tile or more in global memory, one
-    // phase each; the rest of each stage inside the tiles.
-    let mut size = tile_len * 2;
+    // Stage `size` merges bitonic runs of `size` keys. The first stage sorts
+    // each tile completely (sizes 2 … tile_len, all inside the tile); every
+    // later stage first takes the distances of a tile or more in global
+    // memory, one phase each, then the rest of the stage inside the tiles.
+    let mut size = tile_len;
     while size <= n {
         let mut j = size / 2;
         // Keys only: two distances per phase, each thread holding four keys
@@ -148,37 +102,47 @@ pub fn bitonic_sort(
             grid_sync();
             j /= 2;
         }
+        // Inside the tiles: the first stage runs every size up to the tile;
+        // later stages finish their own size.
+        let first = size == tile_len;
         let mut tile = block_idx();
         while tile < tiles {
             let base = tile * tile_len;
             for i in block_stride(0..tile_len) {
                 tile_keys[i] = keys[base + i];
                 if with_values {
-                    tile_positions[i] = positions[base + i];
+                    tile_positions[i] = if first { base + i } else { positions[base + i] };
                 }
             }
             sync_block();
-            let mut j = tile_len / 2;
-            while j > 0 {
-                for p in block_stride(0..tile_len / 2) {
-                    let i = 2 * p - (p & (j - 1));
-                    let l = i + j;
-                    let a = tile_keys[i];
-                    let b = tile_keys[l];
-                    let later =
-                        if with_values { a > b || (a == b && tile_positions[i] > tile_positions[l]) } else { a > b };
-                    if later == (((base + i) & size) == 0) && (a != b || with_values) {
-                        tile_keys[i] = b;
-                        tile_keys[l] = a;
-                        if with_values {
-                            let moved = tile_positions[i];
-                            tile_positions[i] = tile_positions[l];
-                            tile_positions[l] = moved;
+            let mut run = if first { 2 } else { size };
+            while run <= size {
+                let mut d = run.min(tile_len) / 2;
+                while d > 0 {
+                    for p in block_stride(0..tile_len / 2) {
+                        let i = 2 * p - (p & (d - 1));
+                        let l = i + d;
+                        let a = tile_keys[i];
+                        let b = tile_keys[l];
+                        let later = if with_values {
+                            a > b || (a == b && tile_positions[i] > tile_positions[l])
+                        } else {
+                            a > b
+                        };
+                        if later == (((base + i) & run) == 0) && (a != b || with_values) {
+                            tile_keys[i] = b;
+                            tile_keys[l] = a;
+                            if with_values {
+                                let moved = tile_positions[i];
+                                tile_positions[i] = tile_positions[l];
+                                tile_positions[l] = moved;
+                            }
                         }
                     }
+                    sync_block();
+                    d /= 2;
                 }
-                sync_block();
-                j /= 2;
+                run *= 2;
             }
             for i in block_stride(0..tile_len) {
                 keys[base + i] = tile_keys[i];
