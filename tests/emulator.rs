@@ -17,26 +17,7 @@ macro_rules! on_the_emulator {
     )*};
 }
 
-on_the_emulator!(
-    saxpy_matches_the_cpu,
-    fixed_phases_pass_data_between_blocks,
-    many_phases_each_see_every_blocks_writes,
-    the_library_smoothing_kernel_matches_the_cpu_bit_for_bit,
-    shared_memory_block_sums_and_a_grid_total,
-    atomics_add_min_max_exchange_and_compare_and_swap,
-    warp_shuffles_reduce_scan_and_broadcast,
-    u8_arithmetic_wraps_at_8_bits,
-    i8_arithmetic_wraps_at_8_bits,
-    u16_arithmetic_wraps_at_16_bits,
-    i16_arithmetic_wraps_at_16_bits,
-    u32_arithmetic_wraps_at_32_bits,
-    i32_arithmetic_wraps_at_32_bits,
-    u64_arithmetic_wraps_at_64_bits,
-    i64_arithmetic_wraps_at_64_bits,
-    f32_arithmetic_matches_the_cpu_bit_for_bit,
-    f64_arithmetic_matches_the_cpu_bit_for_bit,
-    bitonic_sorts_like_the_standard_library,
-);
+common::with_every_check!(on_the_emulator);
 
 #[test]
 fn an_out_of_bounds_read_returns_a_typed_error() {

@@ -3,6 +3,7 @@
 
 pub mod bitonic;
 mod phases;
+pub mod smith_waterman;
 mod smoothing;
 
 pub use phases::empty_phases;

@@ -3,6 +3,8 @@
 //! held to the same references.
 
 use super::kernels::*;
+#[allow(unused_imports)] // the Smith-Waterman checks, under the same path
+pub use super::sw_checks::*;
 use gsync::prelude::*;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 

@@ -362,5 +362,6 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
         &gsync::kernels::smooth::KERNEL,
         &gsync::kernels::empty_phases::KERNEL,
         &gsync::kernels::bitonic::bitonic_sort::KERNEL,
+        &gsync::kernels::smith_waterman::smith_waterman::KERNEL,
     ]
 }

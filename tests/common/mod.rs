@@ -1,6 +1,44 @@
-//! Kernels and CPU references shared by the codegen test (NVRTC, everywhere)
-//! and the GPU tests.
+//! Kernels, CPU references and checks shared by the codegen test (NVRTC,
+//! everywhere), the emulator tests and the GPU tests.
 #![allow(dead_code)]
 
 pub mod checks;
 pub mod kernels;
+pub mod sw_checks;
+
+/// Calls `$runner!` with the name of every shared check (`checks::NAME(gpu, scale)`),
+/// so that the GPU and the emulator test the same list.
+#[allow(unused_macros)] // each test crate includes this module; not all run checks
+macro_rules! with_every_check {
+    ($runner:ident) => {
+        $runner!(
+            saxpy_matches_the_cpu,
+            fixed_phases_pass_data_between_blocks,
+            many_phases_each_see_every_blocks_writes,
+            the_library_smoothing_kernel_matches_the_cpu_bit_for_bit,
+            shared_memory_block_sums_and_a_grid_total,
+            atomics_add_min_max_exchange_and_compare_and_swap,
+            warp_shuffles_reduce_scan_and_broadcast,
+            u8_arithmetic_wraps_at_8_bits,
+            i8_arithmetic_wraps_at_8_bits,
+            u16_arithmetic_wraps_at_16_bits,
+            i16_arithmetic_wraps_at_16_bits,
+            u32_arithmetic_wraps_at_32_bits,
+            i32_arithmetic_wraps_at_32_bits,
+            u64_arithmetic_wraps_at_64_bits,
+            i64_arithmetic_wraps_at_64_bits,
+            f32_arithmetic_matches_the_cpu_bit_for_bit,
+            f64_arithmetic_matches_the_cpu_bit_for_bit,
+            bitonic_sorts_like_the_standard_library,
+            smith_waterman_matches_the_cpu_reference,
+            smith_waterman_tiles_of_any_shape_give_the_same_alignment,
+            smith_waterman_scores_the_ssw_example_21,
+            smith_waterman_handles_empty_and_single_residue_sequences,
+            smith_waterman_runs_under_every_barrier,
+            smith_waterman_aligns_sequences_read_from_fasta,
+            smith_waterman_breaks_ties_by_row_major_order,
+        );
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use with_every_check;

@@ -1,0 +1,412 @@
+//! Smith-Waterman local alignment with affine gaps (Gotoh) as one fused
+//! kernel: the DP matrix is cut into tiles, the tiles of one anti-diagonal of
+//! tiles run in parallel on different blocks, and a `grid_sync()` separates
+//! one tile diagonal from the next. Inside a tile the block runs its own
+//! wavefront, one matrix row per thread, one `sync_block()` per step.
+//!
+//! Conventions (shared with the CPU reference [`align_reference`]): `H[i][j]`
+//! is the best local alignment score ending at residue `i` of the first
+//! sequence `a` (rows) and residue `j` of the second sequence `b` (columns),
+//! both 1-based; a gap of length `L` costs `open + (L − 1) · extend`; the
+//! reported end is the first cell holding the maximum in row-major order, and
+//! (0, 0) when no alignment scores above 0. Sequences are codes of a
+//! [`Scoring`]'s alphabet ([`Scoring::encode`]); [`parse_fasta`] reads them
+//! from FASTA text.
+//!
+//! ```no_run
+//! use gsync::kernels::smith_waterman::{align, align_reference, Scoring};
+//! use gsync::prelude::*;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let scoring = Scoring::blosum62(11, 1)?;
+//! let a = scoring.encode(b"HEAGAWGHEE")?;
+//! let b = scoring.encode(b"PAWHEAE")?;
+//! let gpu = Gpu::new(0)?;
+//! let alignment = align(&gpu, &Launch::new(), &a, &b, &scoring)?;
+//! assert_eq!(alignment.hit(), align_reference(&a, &b, &scoring));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Memory is O(m + n): the kernel keeps only the borders between tiles in
+//! global memory (see [`smith_waterman`]), never the matrix.
+
+mod fasta;
+mod input;
+mod reference;
+mod scoring;
+
+pub use fasta::{parse_fasta, FastaRecord};
+pub use input::InputError;
+pub use reference::{align_reference, LocalHit};
+pub use scoring::{
+    Scoring, BLOSUM62, BLOSUM62_EXTEND, BLOSUM62_OPEN, DNA_ALPHABET, DNA_EXTEND, DNA_MATCH, DNA_MISMATCH, DNA_OPEN,
+    PROTEIN_ALPHABET,
+};
+
+use crate::grid_phases;
+use crate::{Barrier, DeviceBuffer, Gpu, KernelSpec, Launch, LaunchReport, Result};
+use std::time::Duration;
+
+/// The most letters an alphabet may have: the kernel keeps the substitution
+/// matrix (at most 32 × 32 scores) in shared memory.
+pub const MAX_ALPHABET: usize = 32;
+
+/// The largest substitution score magnitude and gap penalty [`Scoring`] accepts.
+pub const MAX_SCORE: i32 = 1 << 16;
+
+/// The largest best score the kernel allows (see [`check_input`]): well
+/// below `i32::MAX`, so that no sum in the recurrence overflows.
+const MAX_BEST: u64 = 1 << 30;
+
+/// Tile columns per tile row by default: a tile is `threads` rows by
+/// `TILE_WIDTH_FACTOR · threads` columns. Wider tiles waste fewer steps on
+/// the tile's wavefront filling and draining (a tile of R rows and C columns
+/// takes R + C − 1 steps for R · C cells); narrower ones give more tiles per
+/// diagonal and a shorter critical path.
+pub const TILE_WIDTH_FACTOR: u32 = 2;
+
+/// Smith-Waterman-Gotoh scores of `a` (rows) against `b` (columns): writes
+/// the best score to `result_score[0]` and the row-major position
+/// `(i − 1) · n + (j − 1)` of the first cell holding it to `result_pos[0]`
+/// (`u64::MAX` when the best score is 0).
+///
+/// **Tiles.** A tile is `block_dim()` rows (thread `t` owns row `t`) by
+/// `tile_cols` columns; tile `(r, c)` lies on tile diagonal `r + c`. Phase
+/// `d` computes every tile of diagonal `d`, each on one block (a block
+/// takes tile rows `first + block_idx()`, `+ grid_dim()`, …); `grid_sync()`
+/// then makes its borders visible to diagonal `d + 1`.
+///
+/// **Inside a tile** thread `t` computes column `s − t` at step `s`: its
+/// left neighbour `H[i][j−1]`, `E[i][j−1]` is its own previous cell; its
+/// upper neighbour `H[i−1][j]`, `F[i−1][j]` is what thread `t − 1` computed
+/// one step earlier, passed through shared memory double-buffered by step
+/// parity (thread `t − 1` writes buffer `s % 2` while thread `t` reads
+/// buffer `(s − 1) % 2`), so one `sync_block()` per step suffices; the
+/// diagonal neighbour `H[i−1][j−1]` is the upper neighbour of the step before.
+///
+/// **Borders in global memory** (O(m + n) in all):
+/// - `row_h`, `row_f` (one per column): `H`, `F` of the last row of the tile
+///   above. Thread 0 reads them; the tile's last thread overwrites the same
+///   columns with its own last row, R − 1 steps after thread 0 read them.
+/// - `col_h`, `col_e` (one per row): `H`, `E` of the last column of the tile
+///   to the left. Each thread reads its row's (and thread `t > 0` the row
+///   above's, its diagonal for the first column) before the tile's first
+///   `sync_block()`, and writes its last column at its last step.
+/// - `corner` (one per tile row): the diagonal neighbour of the tile's
+///   top-left cell, `H[i0−1][j0−1]`, belongs to tile `(r−1, c−1)`, two
+///   diagonals back. By diagonal `d` both border arrays have lost it:
+///   tile `(r−1, c)` overwrote `col_h[i0−1]` and tile `(r, c−1)` overwrote
+///   `row_h[j0−1]` on diagonal `d − 1`, and reading `col_h[i0−1]` now would
+///   race with tile `(r−1, c+1)`, which rewrites it on diagonal `d`. So tile
+///   `(r, c−1)`'s thread 0, which read `H[i0−1][j0−1]` from `row_h` as the
+///   upper neighbour of its last column, saves it in `corner[r]` for the
+///   next tile of the same tile row. Only tiles of tile row `r` touch
+///   `corner[r]`, one per diagonal, and each reads it (at its start) before
+///   writing it (at its last column) in the same thread.
+///
+/// Tile row 0 takes `H` = 0 and `F` = −∞ from above and tile column 0 takes
+/// `H` = 0 and `E` = −∞ from the left without reading the arrays, so they
+/// need no initialisation.
+///
+/// **Best cell.** Each thread keeps its tile's first maximum (columns
+/// increase within its row) and merges it into its own slot of
+/// `best_score`/`best_pos` (one per thread of the grid): larger score, or
+/// equal score at a smaller row-major position. At the end,
+/// `atomic_max(score)`, `grid_sync()`, then `atomic_min(position)` among the
+/// slots holding that score: the first maximum in row-major order.
+///
+/// Per-thread state lives in global memory across every `grid_sync()`, and
+/// each phase fills its shared arrays before reading them, so the kernel
+/// also runs split into launches (`Barrier::MultiLaunch`).
+#[grid_phases(threads = 128)]
+pub fn smith_waterman(
+    a: &[u8],
+    b: &[u8],
+    matrix: &[i32],
+    alphabet: u32,
+    open: i32,
+    extend: i32,
+    tile_cols: u32,
+    row_h: &mut [i32],
+    row_f: &mut [i32],
+    col_h: &mut [i32],
+    col_e: &mut [i32],
+    corner: &mut [i32],
+    best_score: &mut [i32],
+    best_pos: &mut [u64],
+    result_score: &mut [i32],
+    result_pos: &mut [u64],
+) {
+    const MAX_ROWS: u32 = 1024; // the largest block: one buffer half per step parity
+    const NEG: i32 = -1073741824; // i32::MIN / 2: "minus infinity" that survives a subtraction
+    let m = a.len() as u32;
+    let n = b.len() as u32;
+    let rows = block_dim();
+    let tile_rows = m.div_ceil(rows);
+    let tiles_across = n.div_ceil(tile_cols);
+    let mut scores = shared_array::<i32, 1024>();
+    let mut pass_h = shared_array::<i32, 2048>();
+    let mut pass_f = shared_array::<i32, 2048>();
+
+    best_score[global_id()] = 0;
+    best_pos[global_id()] = u64::MAX;
+    if global_id() == 0 {
+        result_score[0] = 0;
+        result_pos[0] = u64::MAX;
+    }
+
+    for d in 0..tile_rows + tiles_across - 1 {
+        let t = thread_idx();
+        // Every phase fills its shared memory before reading it.
+        for k in block_stride(0..matrix.len()) {
+            scores[k] = matrix[k];
+        }
+        pass_h[t] = 0;
+        pass_h[t + MAX_ROWS] = 0;
+        pass_f[t] = 0;
+        pass_f[t + MAX_ROWS] = 0;
+        sync_block();
+        let first = if d >= tiles_across { d + 1 - tiles_across } else { 0 };
+        let last = d.min(tile_rows - 1);
+        let mut tr = first + block_idx();
+        while tr <= last {
+            let tc = d - tr;
+            let i = tr * rows + t; // 0-based: matrix row i + 1
+            let j0 = tc * tile_cols;
+            let width = tile_cols.min(n - j0);
+            let live = i < m;
+            let mut left_h = 0i32;
+            let mut left_e = NEG;
+            let mut diag = 0i32;
+            if live && tc > 0 {
+                left_h = col_h[i];
+                left_e = col_e[i];
+                diag = if t > 0 {
+                    col_h[i - 1]
+                } else if tr > 0 {
+                    corner[tr]
+                } else {
+                    0
+                };
+            }
+            let profile = if live { a[i] as u32 * alphabet } else { 0 };
+            let mut best = 0i32;
+            let mut best_j = 0u32;
+            sync_block(); // every border read above precedes every border write below
+            for s in 0..width + rows - 1 {
+                let c = s.wrapping_sub(t);
+                if live && s >= t && c < width {
+                    let j = j0 + c;
+                    let from = (s + 1) % 2 * MAX_ROWS;
+                    let up_h = if t > 0 {
+                        pass_h[from + t - 1]
+                    } else if tr > 0 {
+                        row_h[j]
+                    } else {
+                        0
+                    };
+                    let up_f = if t > 0 {
+                        pass_f[from + t - 1]
+                    } else if tr > 0 {
+                        row_f[j]
+                    } else {
+                        NEG
+                    };
+                    let e = (left_e - extend).max(left_h - open);
+                    let f = (up_f - extend).max(up_h - open);
+                    let h = (diag + scores[profile + b[j] as u32]).max(e).max(f).max(0);
+                    let to = s % 2 * MAX_ROWS + t;
+                    pass_h[to] = h;
+                    pass_f[to] = f;
+                    diag = up_h;
+                    left_h = h;
+                    left_e = e;
+                    if h > best {
+                        best = h;
+                        best_j = j;
+                    }
+                    if t == rows - 1 {
+                        row_h[j] = h;
+                        row_f[j] = f;
+                    }
+                    if c == width - 1 {
+                        col_h[i] = h;
+                        col_e[i] = e;
+                        if t == 0 {
+                            corner[tr] = up_h; // H[i0−1][j0+width−1]: the next tile's corner
+                        }
+                    }
+                }
+                sync_block();
+            }
+            if best > 0 {
+                let g = global_id();
+                let pos = i as u64 * n as u64 + best_j as u64;
+                let held = best_score[g];
+                if best > held || (best == held && pos < best_pos[g]) {
+                    best_score[g] = best;
+                    best_pos[g] = pos;
+                }
+            }
+            tr += grid_dim();
+        }
+        grid_sync();
+    }
+
+    let mine = best_score[global_id()];
+    if mine > 0 {
+        result_score.atomic_max(0, mine);
+    }
+    grid_sync();
+    let held = best_score[global_id()];
+    if held > 0 && held == result_score[0] {
+        result_pos.atomic_min(0, best_pos[global_id()]);
+    }
+}
+
+/// A local alignment's score and end, and how the kernel ran.
+#[derive(Clone, Debug)]
+pub struct Alignment {
+    /// The best local alignment score (never negative).
+    pub score: i32,
+    /// 1-based end position in the first sequence (0 when `score` is 0).
+    pub end_a: usize,
+    /// 1-based end position in the second sequence (0 when `score` is 0).
+    pub end_b: usize,
+    /// The launch (blocks 0 and no time when a sequence was empty).
+    pub report: LaunchReport,
+}
+
+impl Alignment {
+    /// Score and end, comparable with [`align_reference`].
+    pub fn hit(&self) -> LocalHit {
+        LocalHit { score: self.score, end_a: self.end_a, end_b: self.end_b }
+    }
+}
+
+/// Whether the kernel can align `a` against `b` with `scoring`: every code
+/// below the alphabet's size, both lengths below 2^31, and
+/// `max_score · min(m, n) ≤ 2^30` so that no score overflows `i32`.
+pub fn check_input(a: &[u8], b: &[u8], scoring: &Scoring) -> std::result::Result<(), InputError> {
+    let k = scoring.alphabet().len();
+    for sequence in [a, b] {
+        if let Some(position) = sequence.iter().position(|&c| usize::from(c) >= k) {
+            return Err(InputError::UnknownLetter { position, letter: char::from(sequence[position]) });
+        }
+    }
+    let too_long = InputError::TooLong { len_a: a.len(), len_b: b.len() };
+    let longest = a.len().max(b.len()) as u64;
+    let best = scoring.max_score().max(1) as u64 * a.len().min(b.len()) as u64;
+    if longest >= 1 << 31 || best > MAX_BEST {
+        return Err(too_long);
+    }
+    Ok(())
+}
+
+/// Aligns `a` against `b` on `gpu` with tiles `TILE_WIDTH_FACTOR` times as
+/// wide as the block is tall (see [`align_tiled`]).
+///
+/// # Panics
+///
+/// If [`check_input`] refuses the input.
+pub fn align(gpu: &Gpu, launch: &Launch, a: &[u8], b: &[u8], scoring: &Scoring) -> Result<Alignment> {
+    let threads = launch.threads_for(&smith_waterman::KERNEL);
+    align_tiled(gpu, launch, a, b, scoring, TILE_WIDTH_FACTOR.saturating_mul(threads))
+}
+
+/// Aligns `a` against `b` on `gpu` with tiles of `launch`'s block size in
+/// rows by `tile_cols` columns (at least 1). Without a grid in `launch`, one
+/// block per tile of the longest tile diagonal, capped at the co-resident
+/// grid (and, for LFS, at the block size). An empty sequence scores 0
+/// without a launch.
+///
+/// # Panics
+///
+/// If [`check_input`] refuses the input.
+pub fn align_tiled(
+    gpu: &Gpu,
+    launch: &Launch,
+    a: &[u8],
+    b: &[u8],
+    scoring: &Scoring,
+    tile_cols: u32,
+) -> Result<Alignment> {
+    if let Err(e) = check_input(a, b, scoring) {
+        panic!("smith_waterman::align: {e}");
+    }
+    if a.is_empty() || b.is_empty() {
+        let report =
+            LaunchReport { gpu_time: Duration::ZERO, blocks: 0, threads: 0, barrier: launch.selected_barrier() };
+        return Ok(Alignment { score: 0, end_a: 0, end_b: 0, report });
+    }
+    let tile_cols = tile_cols.max(1);
+    let threads = launch.threads_for(&smith_waterman::KERNEL);
+    let tile_rows = a.len().div_ceil(threads as usize);
+    let launch = match launch.requested_blocks() {
+        Some(_) => launch.clone(),
+        None => {
+            // More blocks than tiles on the longest diagonal would only wait at the barriers.
+            let widest = tile_rows.min(b.len().div_ceil(tile_cols as usize)) as u32;
+            let max = smith_waterman::max_coresident_blocks(gpu, launch)?;
+            launch.clone().blocks(widest.min(max).min(launch_limit(launch, &smith_waterman::KERNEL)))
+        }
+    };
+    let slots = launch.requested_blocks().unwrap_or(1) as usize * threads as usize;
+    let (da, db, dm) = (gpu.upload(a)?, gpu.upload(b)?, gpu.upload(scoring.matrix())?);
+    let (mut row_h, mut row_f): (DeviceBuffer<i32>, DeviceBuffer<i32>) = (gpu.zeros(b.len())?, gpu.zeros(b.len())?);
+    let (mut col_h, mut col_e): (DeviceBuffer<i32>, DeviceBuffer<i32>) = (gpu.zeros(a.len())?, gpu.zeros(a.len())?);
+    let mut corner: DeviceBuffer<i32> = gpu.zeros(tile_rows)?;
+    let mut best_score: DeviceBuffer<i32> = gpu.zeros(slots)?;
+    let mut best_pos: DeviceBuffer<u64> = gpu.zeros(slots)?;
+    let mut result_score: DeviceBuffer<i32> = gpu.zeros(1)?;
+    let mut result_pos: DeviceBuffer<u64> = gpu.zeros(1)?;
+    let report = smith_waterman::launch_with(
+        gpu,
+        &launch,
+        &da,
+        &db,
+        &dm,
+        scoring.alphabet().len() as u32,
+        scoring.open(),
+        scoring.extend(),
+        tile_cols,
+        &mut row_h,
+        &mut row_f,
+        &mut col_h,
+        &mut col_e,
+        &mut corner,
+        &mut best_score,
+        &mut best_pos,
+        &mut result_score,
+        &mut result_pos,
+    )?;
+    let score = gpu.download(&result_score)?[0];
+    let pos = gpu.download(&result_pos)?[0];
+    let (end_a, end_b) = if score > 0 {
+        let n = b.len() as u64;
+        ((pos / n) as usize + 1, (pos % n) as usize + 1)
+    } else {
+        (0, 0)
+    };
+    Ok(Alignment { score, end_a, end_b, report })
+}
+
+/// `grid_sync()`s the kernel crosses for sequences of `m` and `n` residues:
+/// one after each tile diagonal and one before the final position search.
+pub fn grid_syncs(m: usize, n: usize, threads: u32, tile_cols: u32) -> u32 {
+    if m == 0 || n == 0 {
+        return 0;
+    }
+    let tile_rows = m.div_ceil(threads.max(1) as usize);
+    let tiles_across = n.div_ceil(tile_cols.max(1) as usize);
+    (tile_rows + tiles_across) as u32
+}
+
+/// The barrier's own block limit (LFS: one block per thread).
+fn launch_limit(launch: &Launch, kernel: &KernelSpec) -> u32 {
+    match launch.selected_barrier() {
+        Barrier::Lfs => launch.threads_for(kernel),
+        _ => u32::MAX,
+    }
+}

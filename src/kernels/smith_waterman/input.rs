@@ -1,0 +1,88 @@
+//! What can be wrong with the sequences and scoring handed to the aligner.
+
+use std::fmt;
+
+/// A sequence, FASTA file or scoring scheme the aligner cannot use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InputError {
+    /// FASTA sequence data before the first `>` header line.
+    FastaMissingHeader {
+        /// The 1-based line number.
+        line: usize,
+    },
+    /// A FASTA sequence line holds a character that is neither a letter nor `*`.
+    FastaCharacter {
+        /// The 1-based line number.
+        line: usize,
+        /// The offending character.
+        character: char,
+    },
+    /// A sequence holds a character the scoring's alphabet cannot encode.
+    UnknownLetter {
+        /// The 0-based position in the sequence.
+        position: usize,
+        /// The offending character.
+        letter: char,
+    },
+    /// An alphabet that is empty, too large, repeats a letter or holds a
+    /// character other than an upper-case letter or `*`.
+    Alphabet {
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A substitution matrix whose size is not the alphabet's size squared.
+    MatrixShape {
+        /// Letters in the alphabet.
+        alphabet: usize,
+        /// Entries in the matrix.
+        entries: usize,
+    },
+    /// A substitution score or gap penalty outside the supported range.
+    ScoreRange {
+        /// Which value ("substitution score", "gap open penalty", …).
+        what: &'static str,
+        /// The value given.
+        value: i32,
+    },
+    /// A sequence pair whose scores could overflow `i32`, or too long to index in `u32`.
+    TooLong {
+        /// Length of the first sequence.
+        len_a: usize,
+        /// Length of the second sequence.
+        len_b: usize,
+    },
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InputError::FastaMissingHeader { line } => {
+                write!(f, "FASTA line {line}: sequence data before the first `>` header line")
+            }
+            InputError::FastaCharacter { line, character } => {
+                write!(f, "FASTA line {line}: {character:?} is not a residue letter (letters and `*` only)")
+            }
+            InputError::UnknownLetter { position, letter } => {
+                write!(f, "sequence position {position}: {letter:?} is not in the scoring's alphabet")
+            }
+            InputError::Alphabet { reason } => write!(f, "unusable alphabet: {reason}"),
+            InputError::MatrixShape { alphabet, entries } => write!(
+                f,
+                "a substitution matrix for {alphabet} letters needs {} entries, found {entries}",
+                alphabet * alphabet
+            ),
+            InputError::ScoreRange { what, value } => write!(
+                f,
+                "{what} {value} is out of range (substitution scores within ±{limit}, penalties 0..={limit})",
+                limit = super::MAX_SCORE
+            ),
+            InputError::TooLong { len_a, len_b } => write!(
+                f,
+                "sequences of {len_a} and {len_b} residues are too long for this scoring: \
+                 the best score could overflow i32"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for InputError {}
