@@ -34,3 +34,17 @@ fn the_smoothing_example_prints_its_cuda() {
     let out = run("smooth", &["--print-cuda"]);
     assert!(out.contains("extern \"C\" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) smooth("), "{out}");
 }
+
+#[test]
+fn the_bitonic_example_verifies_its_sort() {
+    let out = run("bitonic", &["--n", "3001", "--reps", "1", "--barrier", "all"]);
+    assert_eq!(out.matches("| yes |").count(), 7, "every barrier verified:\n{out}");
+    let out = run("bitonic", &["--n", "999", "--reps", "1", "--type", "f32", "--descending", "--values"]);
+    assert!(out.contains("| yes |"), "{out}");
+}
+
+#[test]
+fn the_smith_waterman_example_verifies_its_alignment() {
+    let out = run("smith_waterman", &["--lengths", "150", "333", "--reps", "1"]);
+    assert!(out.contains("| yes |"), "{out}");
+}
