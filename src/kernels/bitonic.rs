@@ -42,6 +42,35 @@ pub fn bitonic_sort(
     let mut size = tile_len;
     while size <= n {
         let mut j = size / 2;
+        // Keys only: three distances per phase, each thread holding eight keys
+        // (at i + m·j/4, m = 0…7) in registers.
+        while !with_values && j >= 4 * tile_len {
+            let quarter = j / 4;
+            for q in grid_stride(0..n / 8) {
+                let o = q & (quarter - 1);
+                let i = (q - o) * 8 + o;
+                let ascending = (i & size) == 0;
+                let mut k = [0u32; 8];
+                for m in 0..8u32 {
+                    k[m] = keys[i + m * quarter];
+                }
+                for r in 0..3u32 {
+                    let span = 4u32 >> r;
+                    for m in 0..8u32 {
+                        if m & span == 0 && (k[m] > k[m + span]) == ascending {
+                            let t = k[m];
+                            k[m] = k[m + span];
+                            k[m + span] = t;
+                        }
+                    }
+                }
+                for m in 0..8u32 {
+                    keys[i + m * quarter] = k[m];
+                }
+            }
+            grid_sync();
+            j /= 8;
+        }
         // Keys only: two distances per phase, each thread holding four keys
         // (at i, i + j/2, i + j, i + 3j/2) in registers.
         while !with_values && j >= 2 * tile_len {
@@ -118,6 +147,45 @@ pub fn bitonic_sort(
             let mut run = if first { 2 } else { size };
             while run <= size {
                 let mut d = run.min(tile_len) / 2;
+                // Keys only: two distances per `sync_block()`, four keys per thread.
+                while !with_values && d >= 2 {
+                    let half = d / 2;
+                    for q in block_stride(0..tile_len / 4) {
+                        let o = q & (half - 1);
+                        let i = (q - o) * 4 + o;
+                        let ascending = ((base + i) & run) == 0;
+                        let mut k0 = tile_keys[i];
+                        let mut k1 = tile_keys[i + half];
+                        let mut k2 = tile_keys[i + d];
+                        let mut k3 = tile_keys[i + d + half];
+                        if (k0 > k2) == ascending {
+                            let t = k0;
+                            k0 = k2;
+                            k2 = t;
+                        }
+                        if (k1 > k3) == ascending {
+                            let t = k1;
+                            k1 = k3;
+                            k3 = t;
+                        }
+                        if (k0 > k1) == ascending {
+                            let t = k0;
+                            k0 = k1;
+                            k1 = t;
+                        }
+                        if (k2 > k3) == ascending {
+                            let t = k2;
+                            k2 = k3;
+                            k3 = t;
+                        }
+                        tile_keys[i] = k0;
+                        tile_keys[i + half] = k1;
+                        tile_keys[i + d] = k2;
+                        tile_keys[i + d + half] = k3;
+                    }
+                    sync_block();
+                    d /= 4;
+                }
                 while d > 0 {
                     for p in block_stride(0..tile_len / 2) {
                         let i = 2 * p - (p & (d - 1));
@@ -278,7 +346,8 @@ pub fn phases(n: usize, with_values: bool) -> u32 {
     let tile = padded.min(TILE as u64);
     let (log_n, log_tile) = (padded.ilog2(), tile.ilog2());
     let merges = log_n - log_tile;
-    // Stage s (tile·2^s) has s global distances and one tile pass.
-    let global = |s: u32| if with_values { s } else { s.div_ceil(2) };
+    // Stage s (tile·2^s) has s global distances and one tile pass; keys
+    // alone take them three, then two, at a time.
+    let global = |s: u32| if with_values { s } else { s / 3 + (s % 3).div_ceil(2) };
     1 + (1..=merges).map(|s| global(s) + 1).sum::<u32>()
 }
