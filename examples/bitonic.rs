@@ -36,6 +36,9 @@ struct Args {
     /// Threads per block (default: 256).
     #[arg(long)]
     threads: Option<u32>,
+    /// Keys per shared-memory tile, a power of two up to 2048.
+    #[arg(long, default_value_t = bitonic::TILE)]
+    tile: usize,
     /// Seed of the random keys.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -67,7 +70,7 @@ fn run(args: &Args) -> Result<(), AnyError> {
     let gpu = Gpu::new(0)?; // falls back to the CPU emulator without a CUDA GPU
     let emulated = gpu.backend() == Backend::Emulator;
     let n = args.n.unwrap_or(if emulated { 1 << 16 } else { 1 << 20 });
-    println!("{} — {n} keys, {} phases", gpu.info().name, bitonic::phases(n, args.values));
+    println!("{} — {n} keys, {} phases", gpu.info().name, bitonic::phases(n, args.values, args.tile));
     let barriers: Vec<Barrier> = if args.barrier == "all" {
         let mut all = Barrier::ALL.to_vec();
         all.push(Barrier::Ilbs { groups: Some(6) });
@@ -117,7 +120,8 @@ fn measure<K: SortKey + PartialEq + std::fmt::Debug>(
     for rep in 0..=args.reps {
         let keys: Vec<K> = (0..n).map(|_| key()).collect();
         let values: Vec<u32> = (0..n as u32).collect();
-        let sorted = bitonic::sort(gpu, launch, &keys, args.values.then_some(&values[..]), args.descending)?;
+        let sorted =
+            bitonic::sort_in_tiles(gpu, launch, &keys, args.values.then_some(&values[..]), args.descending, args.tile)?;
         verify(&keys, &sorted.keys, &sorted.values, args)?;
         if rep > 0 {
             times.push(sorted.report.gpu_time);

@@ -16,7 +16,8 @@ use crate::{DeviceBuffer, Gpu, Launch, LaunchReport, Result};
 /// Keys per block tile: a tile's keys and positions fill 16 KiB of shared memory.
 pub const TILE: usize = 2048;
 
-/// Sorts `keys` (length a power of two) ascending. Without values only the
+/// Sorts `keys` (length a power of two) ascending, in tiles of `tile` keys
+/// (a power of two, at most [`TILE`]). Without values only the
 /// keys move; with `with_values`,
 /// `positions` ends up holding each sorted key's original position and
 /// `sorted_values[i] = values[positions[i]]` for the first `values.len()` keys.
@@ -27,10 +28,11 @@ pub fn bitonic_sort(
     values: &[u32],
     sorted_values: &mut [u32],
     with_values: bool,
+    tile: u32,
 ) {
     const TILE_KEYS: usize = 2048;
     let n = keys.len() as u32;
-    let tile_len = n.min(2048);
+    let tile_len = n.min(tile).min(2048);
     let tiles = n / tile_len;
     let mut tile_keys = shared_array::<u32, TILE_KEYS>();
     let mut tile_positions = shared_array::<u32, TILE_KEYS>();
@@ -297,6 +299,21 @@ pub fn sort<K: SortKey>(
     values: Option<&[u32]>,
     descending: bool,
 ) -> Result<Sorted<K>> {
+    sort_in_tiles(gpu, launch, keys, values, descending, TILE)
+}
+
+/// [`sort`] with the shared-memory tile size chosen: a power of two from 2 to
+/// [`TILE`]. Smaller tiles give small inputs more blocks, larger tiles fewer
+/// global phases.
+pub fn sort_in_tiles<K: SortKey>(
+    gpu: &Gpu,
+    launch: &Launch,
+    keys: &[K],
+    values: Option<&[u32]>,
+    descending: bool,
+    tile: usize,
+) -> Result<Sorted<K>> {
+    let tile = tile.clamp(2, TILE).next_power_of_two().min(TILE);
     let n = keys.len();
     let padded = n.next_power_of_two().max(2);
     let mut ordered: Vec<u32> = keys.iter().map(|k| k.to_ordered(descending)).collect();
@@ -310,7 +327,7 @@ pub fn sort<K: SortKey>(
     let launch = match launch.requested_blocks() {
         Some(_) => launch.clone(),
         None => {
-            let tiles = (padded / TILE).max(1) as u32;
+            let tiles = (padded / tile).max(1) as u32;
             let max = bitonic_sort::max_coresident_blocks(gpu, launch)?;
             launch.clone().blocks(tiles.min(max).min(launch_limit(launch, &bitonic_sort::KERNEL)))
         }
@@ -323,6 +340,7 @@ pub fn sort<K: SortKey>(
         &device_values,
         &mut sorted_values,
         values.is_some(),
+        tile as u32,
     )?;
     let sorted = gpu.download(&device_keys)?;
     let keys = sorted[..n].iter().map(|&b| K::from_ordered(b, descending)).collect();
@@ -341,9 +359,9 @@ fn launch_limit(launch: &Launch, kernel: &crate::KernelSpec) -> u32 {
 /// Phases the kernel crosses for `n` keys: one grid barrier per global
 /// compare distance (two per phase when sorting keys only), plus one per
 /// stage's shared-memory pass.
-pub fn phases(n: usize, with_values: bool) -> u32 {
+pub fn phases(n: usize, with_values: bool, tile: usize) -> u32 {
     let padded = n.next_power_of_two().max(2) as u64;
-    let tile = padded.min(TILE as u64);
+    let tile = padded.min(tile.clamp(2, TILE) as u64);
     let (log_n, log_tile) = (padded.ilog2(), tile.ilog2());
     let merges = log_n - log_tile;
     // Stage s (tile·2^s) has s global distances and one tile pass; keys

@@ -308,6 +308,11 @@ pub fn bitonic_sorts_like_the_standard_library(gpu: &Gpu, scale: Scale) {
             }
             let got = sort(gpu, &launch, &keys, None, descending).unwrap();
             assert_eq!(got.keys, expected, "u32, n {n}, descending {descending}");
+            // Small tiles cross many more phases: checked on small inputs.
+            for tile in [2, 64, 512].into_iter().filter(|_| n <= 3000) {
+                let got = gsync::kernels::bitonic::sort_in_tiles(gpu, &launch, &keys, None, descending, tile).unwrap();
+                assert_eq!(got.keys, expected, "u32, n {n}, descending {descending}, tile {tile}");
+            }
         }
         // Key-value pairs: equal keys keep their order, so the result is the stable sort's.
         let values: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761)).collect();
