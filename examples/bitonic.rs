@@ -36,9 +36,9 @@ struct Args {
     /// Threads per block (default: 256).
     #[arg(long)]
     threads: Option<u32>,
-    /// Keys per shared-memory tile, a power of two up to 2048.
-    #[arg(long, default_value_t = bitonic::TILE)]
-    tile: usize,
+    /// Keys per shared-memory tile, a power of two up to 2048 (default: by size, see `bitonic::default_shape`).
+    #[arg(long)]
+    tile: Option<usize>,
     /// Seed of the random keys.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -70,7 +70,11 @@ fn run(args: &Args) -> Result<(), AnyError> {
     let gpu = Gpu::new(0)?; // falls back to the CPU emulator without a CUDA GPU
     let emulated = gpu.backend() == Backend::Emulator;
     let n = args.n.unwrap_or(if emulated { 1 << 16 } else { 1 << 20 });
-    println!("{} — {n} keys, {} phases", gpu.info().name, bitonic::phases(n, args.values, args.tile));
+    println!(
+        "{} — {n} keys, {} phases",
+        gpu.info().name,
+        bitonic::phases(n, args.values, args.tile.unwrap_or(bitonic::default_shape(n).0))
+    );
     let barriers: Vec<Barrier> = if args.barrier == "all" {
         let mut all = Barrier::ALL.to_vec();
         all.push(Barrier::Ilbs { groups: Some(6) });
@@ -120,8 +124,11 @@ fn measure<K: SortKey + PartialEq + std::fmt::Debug>(
     for rep in 0..=args.reps {
         let keys: Vec<K> = (0..n).map(|_| key()).collect();
         let values: Vec<u32> = (0..n as u32).collect();
-        let sorted =
-            bitonic::sort_in_tiles(gpu, launch, &keys, args.values.then_some(&values[..]), args.descending, args.tile)?;
+        let values = args.values.then_some(&values[..]);
+        let sorted = match args.tile {
+            Some(tile) => bitonic::sort_in_tiles(gpu, launch, &keys, values, args.descending, tile)?,
+            None => bitonic::sort(gpu, launch, &keys, values, args.descending)?,
+        };
         verify(&keys, &sorted.keys, &sorted.values, args)?;
         if rep > 0 {
             times.push(sorted.report.gpu_time);

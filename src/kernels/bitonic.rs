@@ -299,7 +299,23 @@ pub fn sort<K: SortKey>(
     values: Option<&[u32]>,
     descending: bool,
 ) -> Result<Sorted<K>> {
-    sort_in_tiles(gpu, launch, keys, values, descending, TILE)
+    let (tile, threads) = default_shape(keys.len());
+    let launch = match launch.requested_threads() {
+        Some(_) => launch.clone(),
+        None => launch.clone().threads(threads),
+    };
+    sort_in_tiles(gpu, &launch, keys, values, descending, tile)
+}
+
+/// The tile size and block size [`sort`] uses when the launch names none:
+/// the fastest of a sweep on an H200 (docs/results.md): small inputs gain
+/// from more, smaller tiles with more threads each.
+pub fn default_shape(n: usize) -> (usize, u32) {
+    if n.next_power_of_two() <= 1 << 17 {
+        (1024, 512)
+    } else {
+        (TILE, 256)
+    }
 }
 
 /// [`sort`] with the shared-memory tile size chosen: a power of two from 2 to
