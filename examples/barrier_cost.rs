@@ -8,7 +8,10 @@
 //! (t(2P) − t(P)) / P, which cancels the launch itself. Each figure is the
 //! median of `--reps` measurements after a warm-up, all variants in one run.
 
+mod common;
+
 use clap::Parser;
+use common::AnyError;
 use gsync::kernels::empty_phases;
 use gsync::prelude::*;
 use std::process::ExitCode;
@@ -28,14 +31,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    common::exit_code(run(&Args::parse()))
 }
 
 /// The variants compared: every barrier, and MultiLaunch replayed as a CUDA graph.
@@ -54,7 +50,7 @@ fn variants() -> Vec<(String, Launch)> {
     v
 }
 
-fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+fn run(args: &Args) -> Result<(), AnyError> {
     let gpu = Gpu::cuda(0)?; // a benchmark of GPU barriers: no emulator fallback
     let info = gpu.info();
     println!("# Cost of one phase boundary (µs, median of {}), {}, {} SMs", args.reps, info.name, info.sm_count);
@@ -71,7 +67,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-fn table(gpu: &Gpu, args: &Args, threads: u32, grids: &[u32]) -> Result<(), Box<dyn std::error::Error>> {
+fn table(gpu: &Gpu, args: &Args, threads: u32, grids: &[u32]) -> Result<(), AnyError> {
     println!("\n## {threads} threads per block\n");
     let variants = variants();
     let names: Vec<&str> = variants.iter().map(|(name, _)| name.as_str()).collect();
@@ -95,12 +91,7 @@ fn table(gpu: &Gpu, args: &Args, threads: u32, grids: &[u32]) -> Result<(), Box<
 }
 
 /// Median over `reps` of (t(2P) − t(P)) / P, in microseconds.
-fn boundary_cost(
-    gpu: &Gpu,
-    launch: &Launch,
-    marker: &mut DeviceBuffer<u32>,
-    args: &Args,
-) -> Result<f64, Box<dyn std::error::Error>> {
+fn boundary_cost(gpu: &Gpu, launch: &Launch, marker: &mut DeviceBuffer<u32>, args: &Args) -> Result<f64, AnyError> {
     let p = args.phases;
     empty_phases::launch_with(gpu, launch, marker, p)?; // warm-up: compile, load, first touch
     let mut samples = Vec::with_capacity(args.reps);

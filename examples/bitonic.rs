@@ -5,7 +5,10 @@
 //! cargo run --release --example bitonic -- --n 1048576 --barrier all
 //! ```
 
+mod common;
+
 use clap::{Parser, ValueEnum};
+use common::AnyError;
 use gsync::kernels::bitonic::{self, SortKey};
 use gsync::prelude::*;
 use rand::{rngs::StdRng, Rng, SeedableRng};
@@ -54,17 +57,8 @@ enum KeyType {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    common::exit_code(run(&Args::parse()))
 }
-
-type AnyError = Box<dyn std::error::Error>;
 
 fn run(args: &Args) -> Result<(), AnyError> {
     let gpu = Gpu::new(0)?; // falls back to the CPU emulator without a CUDA GPU
@@ -75,24 +69,12 @@ fn run(args: &Args) -> Result<(), AnyError> {
         gpu.info().name,
         bitonic::phases(n, args.values, args.tile.unwrap_or(bitonic::default_shape(n).0))
     );
-    let barriers: Vec<Barrier> = if args.barrier == "all" {
-        let mut all = Barrier::ALL.to_vec();
-        all.push(Barrier::Ilbs { groups: Some(6) });
-        all
-    } else {
-        vec![args.barrier.parse()?]
-    };
+    let barriers = common::barriers(&args.barrier)?;
     let mut rng = StdRng::seed_from_u64(args.seed);
     println!("| barrier | median kernel time | Mkeys/s | verified |");
     println!("|---|---:|---:|---|");
     for barrier in barriers {
-        let mut launch = Launch::new().barrier(barrier);
-        if let Some(b) = args.blocks {
-            launch = launch.blocks(b);
-        }
-        if let Some(t) = args.threads {
-            launch = launch.threads(t);
-        }
+        let launch = common::launch(barrier, args.blocks, args.threads);
         let result = match args.key_type {
             KeyType::U32 => measure(&gpu, &launch, args, n, || rng.gen::<u32>()),
             KeyType::F32 => measure(&gpu, &launch, args, n, || f32::from_bits(rng.gen::<u32>())),

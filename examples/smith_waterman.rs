@@ -7,7 +7,10 @@
 //! cargo run --release --example smith_waterman -- --lengths 5000 4000 --alphabet dna --open 3 --extend 1
 //! ```
 
+mod common;
+
 use clap::{Parser, ValueEnum};
+use common::AnyError;
 use gsync::kernels::smith_waterman::{self as sw, Scoring};
 use gsync::prelude::*;
 use rand::{rngs::StdRng, Rng, SeedableRng};
@@ -78,17 +81,8 @@ enum Matrix {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    common::exit_code(run(&Args::parse()))
 }
-
-type AnyError = Box<dyn std::error::Error>;
 
 /// A sequence to align: its name and codes.
 struct Sequence {
@@ -118,20 +112,11 @@ fn run(args: &Args) -> Result<(), AnyError> {
         sw::grid_syncs(m, n, threads, tile_cols)
     );
     let expected = reference(&a.codes, &b.codes, &scoring);
-    let barriers: Vec<Barrier> = if args.barrier == "all" {
-        let mut all = Barrier::ALL.to_vec();
-        all.push(Barrier::Ilbs { groups: Some(6) });
-        all
-    } else {
-        vec![args.barrier.parse()?]
-    };
+    let barriers = common::barriers(&args.barrier)?;
     println!("| barrier | blocks | score | end (a, b) | median kernel time | GCUPS | verified |");
     println!("|---|---:|---:|---|---:|---:|---|");
     for barrier in barriers {
-        let mut launch = Launch::new().barrier(barrier).threads(threads);
-        if let Some(blocks) = args.blocks {
-            launch = launch.blocks(blocks);
-        }
+        let launch = common::launch(barrier, args.blocks, Some(threads));
         match measure(&gpu, &launch, &a.codes, &b.codes, &scoring, tile_cols, args.reps) {
             Ok((alignment, median)) => {
                 let verified = match expected {

@@ -5,6 +5,8 @@
 //! cargo run --release --example smooth -- --n 1000000 --rounds 1000
 //! ```
 
+mod common;
+
 use clap::Parser;
 use gsync::kernels::{smooth, smooth_reference};
 use gsync::prelude::*;
@@ -42,16 +44,10 @@ fn main() -> ExitCode {
         println!("{}", smooth::cuda_source());
         return ExitCode::SUCCESS;
     }
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    common::exit_code(run(&args))
 }
 
-fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+fn run(args: &Args) -> Result<(), common::AnyError> {
     let gpu = Gpu::new(0)?; // falls back to the CPU emulator without a CUDA GPU
     let info = gpu.info();
     let emulated = gpu.backend() == Backend::Emulator;
@@ -76,13 +72,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         })
         .collect();
 
-    let mut launch = Launch::new().barrier(args.barrier);
-    if let Some(b) = args.blocks {
-        launch = launch.blocks(b);
-    }
-    if let Some(t) = args.threads {
-        launch = launch.threads(t);
-    }
+    let launch = common::launch(args.barrier, args.blocks, args.threads);
     let mut times = Vec::new();
     let mut result = Vec::new();
     for rep in 0..=args.reps {

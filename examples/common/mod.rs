@@ -1,0 +1,44 @@
+//! What the examples share: how they exit, which barriers `--barrier` names,
+//! and the launch their options describe.
+#![allow(dead_code)] // each example uses what it needs
+
+use gsync::{Barrier, Launch};
+use std::process::ExitCode;
+
+/// Any error an example reports before exiting.
+pub type AnyError = Box<dyn std::error::Error>;
+
+/// Prints an error and exits with failure, or exits with success.
+pub fn exit_code(result: Result<(), AnyError>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The barriers `--barrier` names: one, or with `all` every barrier plus
+/// ILBS with the research paper's 6 groups.
+pub fn barriers(arg: &str) -> Result<Vec<Barrier>, AnyError> {
+    if arg == "all" {
+        let mut all = Barrier::ALL.to_vec();
+        all.push(Barrier::Ilbs { groups: Some(6) });
+        Ok(all)
+    } else {
+        Ok(vec![arg.parse()?])
+    }
+}
+
+/// A launch with `barrier` and, where given, the grid and block size.
+pub fn launch(barrier: Barrier, blocks: Option<u32>, threads: Option<u32>) -> Launch {
+    let mut launch = Launch::new().barrier(barrier);
+    if let Some(b) = blocks {
+        launch = launch.blocks(b);
+    }
+    if let Some(t) = threads {
+        launch = launch.threads(t);
+    }
+    launch
+}
