@@ -123,16 +123,7 @@ impl Driver<'_> {
                 let ForRange::Seq { start, end, inclusive, step, reverse } = range else {
                     return quote!(compile_error!("gsync: a strided loop cannot be host control flow"););
                 };
-                let (s, e) = (self.expr(start), self.expr(end));
-                let range = if *inclusive { quote!((#s..=#e)) } else { quote!((#s..#e)) };
-                let iter = match (step, reverse) {
-                    (Some(st), _) => {
-                        let st = self.expr(st);
-                        quote!(#range.step_by(#st))
-                    }
-                    (None, true) => quote!(#range.rev()),
-                    (None, false) => range,
-                };
+                let iter = RustExpr { k: self.k, ctx: self }.seq_iter(start, end, *inclusive, step.as_ref(), *reverse);
                 quote!(for #id in #iter { #b })
             }
             HostStmt::Break => quote!(break;),

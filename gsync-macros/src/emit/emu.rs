@@ -219,16 +219,7 @@ impl Emu<'_> {
         let b = self.block(body);
         match range {
             ForRange::Seq { start, end, inclusive, step, reverse } => {
-                let (s, e) = (self.expr(start), self.expr(end));
-                let range = if *inclusive { quote!((#s..=#e)) } else { quote!((#s..#e)) };
-                let iter = match (step, reverse) {
-                    (Some(st), _) => {
-                        let st = self.expr(st);
-                        quote!(#range.step_by(#st))
-                    }
-                    (None, true) => quote!(#range.rev()),
-                    (None, false) => range,
-                };
+                let iter = RustExpr { k: self.k, ctx: self }.seq_iter(start, end, *inclusive, step.as_ref(), *reverse);
                 quote!(for #id in #iter { #b })
             }
             ForRange::GridStride { start, end } | ForRange::BlockStride { start, end } => {

@@ -88,6 +88,28 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
         }
     }
 
+    /// The Rust iterator of a sequential `for` range: `a..b`, `a..=b`,
+    /// `(a..b).step_by(s)` or `(a..b).rev()`, bounds evaluated once as in Rust.
+    pub fn seq_iter(
+        &self,
+        start: &Expr,
+        end: &Expr,
+        inclusive: bool,
+        step: Option<&Expr>,
+        reverse: bool,
+    ) -> TokenStream {
+        let (s, e) = (self.expr(start), self.expr(end));
+        let range = if inclusive { quote!((#s..=#e)) } else { quote!((#s..#e)) };
+        match (step, reverse) {
+            (Some(st), _) => {
+                let st = self.expr(st);
+                quote!(#range.step_by(#st))
+            }
+            (None, true) => quote!(#range.rev()),
+            (None, false) => range,
+        }
+    }
+
     /// `l op r` with the DSL's meaning, operands of type `ty`.
     pub fn binary(&self, op: BinOp, ty: Scalar, l: TokenStream, r: TokenStream) -> TokenStream {
         let ops = quote!(::gsync::__private::host_ops);
