@@ -39,7 +39,7 @@ struct Args {
     /// Threads per block (default: 256).
     #[arg(long)]
     threads: Option<u32>,
-    /// Keys per shared-memory tile, a power of two up to 2048 (default: by size, see `bitonic::default_shape`).
+    /// Keys per shared-memory tile, a power of two up to 8192, 4096 with values (default: by size, see `bitonic::default_shape`).
     #[arg(long)]
     tile: Option<usize>,
     /// Seed of the random keys.

@@ -98,7 +98,7 @@ fn run(args: &Args) -> Result<(), AnyError> {
     sw::check_input(&a.codes, &b.codes, &scoring)?;
     let (m, n) = (a.codes.len(), b.codes.len());
     let threads = args.threads.unwrap_or_else(|| Launch::new().threads_for(&sw::smith_waterman::KERNEL));
-    let tile_cols = args.tile_cols.unwrap_or(sw::TILE_WIDTH_FACTOR * threads).max(1);
+    let tile_cols = args.tile_cols.unwrap_or(sw::DEFAULT_TILE_COLS).clamp(1, sw::MAX_TILE_COLS);
     println!(
         "{} — a: {} ({m} residues), b: {} ({n} residues), open {}, extend {}",
         gpu.info().name,
@@ -108,7 +108,8 @@ fn run(args: &Args) -> Result<(), AnyError> {
         scoring.extend()
     );
     println!(
-        "tiles of {threads} rows × {tile_cols} columns, {} grid barriers",
+        "tiles of {} rows × {tile_cols} columns, {} grid barriers",
+        threads * sw::ROWS_PER_THREAD,
         sw::grid_syncs(m, n, threads, tile_cols)
     );
     let expected = reference(&a.codes, &b.codes, &scoring);

@@ -94,3 +94,17 @@ fn a_broken_kernel_reports_the_log_and_numbered_source() {
         "numbered source: {message}"
     );
 }
+
+#[test]
+fn the_library_kernels_also_split_into_one_launch_per_phase() {
+    let library = [
+        &gsync::kernels::smooth::KERNEL,
+        &gsync::kernels::empty_phases::KERNEL,
+        &gsync::kernels::bitonic::bitonic_sort::KERNEL,
+        &gsync::kernels::smith_waterman::smith_waterman::KERNEL,
+    ];
+    for kernel in library {
+        assert_eq!(kernel.split.error, None, "{} cannot run under Barrier::MultiLaunch", kernel.name);
+        assert!(!kernel.split.segments.is_empty(), "{}: {:?}", kernel.name, kernel.split.segments);
+    }
+}

@@ -290,6 +290,15 @@ pub enum Error {
         host: usize,
     },
 
+    /// An algorithm's input breaks its documented preconditions.
+    #[error("{algorithm} cannot take this input: {reason}")]
+    InvalidInput {
+        /// The algorithm refusing the input.
+        algorithm: &'static str,
+        /// What is wrong with it, and what would be accepted.
+        reason: String,
+    },
+
     /// The GPU ran out of memory.
     #[error("the GPU is out of memory allocating {bytes} bytes; free buffers or use smaller inputs")]
     OutOfMemory {

@@ -13,11 +13,16 @@
 use crate::grid_phases;
 use crate::{DeviceBuffer, Gpu, Launch, LaunchReport, Result};
 
-/// Keys per block tile: a tile's keys and positions fill 16 KiB of shared memory.
-pub const TILE: usize = 2048;
+/// The most keys per block tile when sorting keys alone: 32 KiB of shared memory.
+pub const TILE: usize = 8192;
+
+/// The most keys per block tile when sorting key–value pairs: each key
+/// brings its original position into shared memory as well.
+pub const TILE_WITH_VALUES: usize = 4096;
 
 /// Sorts `keys` (length a power of two) ascending, in tiles of `tile` keys
-/// (a power of two, at most [`TILE`]). Without values only the
+/// (a power of two, at most [`TILE`], or [`TILE_WITH_VALUES`] with values).
+/// Without values only the
 /// keys move; with `with_values`,
 /// `positions` ends up holding each sorted key's original position and
 /// `sorted_values[i] = values[positions[i]]` for the first `values.len()` keys.
@@ -30,12 +35,13 @@ pub fn bitonic_sort(
     with_values: bool,
     tile: u32,
 ) {
-    const TILE_KEYS: usize = 2048;
+    const TILE_KEYS: usize = 8192; // TILE
+    const TILE_PAIRS: usize = 4096; // TILE_WITH_VALUES
     let n = keys.len() as u32;
-    let tile_len = n.min(tile).min(2048);
+    let tile_len = n.min(tile).min(if with_values { 4096 } else { 8192 });
     let tiles = n / tile_len;
     let mut tile_keys = shared_array::<u32, TILE_KEYS>();
-    let mut tile_positions = shared_array::<u32, TILE_KEYS>();
+    let mut tile_positions = shared_array::<u32, TILE_PAIRS>();
 
     // Stage `size` merges bitonic runs of `size` keys. The first stage sorts
     // each tile completely (sizes 2 … tile_len, all inside the tile); every
@@ -308,19 +314,21 @@ pub fn sort<K: SortKey>(
 }
 
 /// The tile size and block size [`sort`] uses when the launch names none:
-/// the fastest of a sweep on an H200 (docs/results.md): small inputs gain
-/// from more, smaller tiles with more threads each.
+/// the fastest of a sweep on an H200 (docs/results.md). Small inputs gain
+/// from more, smaller tiles; large ones from fewer global phases.
 pub fn default_shape(n: usize) -> (usize, u32) {
-    if n.next_power_of_two() <= 1 << 17 {
-        (1024, 512)
-    } else {
-        (TILE, 256)
+    match n.next_power_of_two() {
+        0..=0x2_0000 => (1024, 512),
+        0x2_0001..=0x8_0000 => (2048, 512),
+        0x8_0001..=0x20_0000 => (TILE, 1024),
+        _ => (TILE, 256),
     }
 }
 
 /// [`sort`] with the shared-memory tile size chosen: a power of two from 2 to
-/// [`TILE`]. Smaller tiles give small inputs more blocks, larger tiles fewer
-/// global phases.
+/// [`TILE`] ([`TILE_WITH_VALUES`] with values; larger requests are clamped).
+/// Smaller tiles give small inputs more blocks, larger tiles fewer global
+/// phases.
 pub fn sort_in_tiles<K: SortKey>(
     gpu: &Gpu,
     launch: &Launch,
@@ -329,7 +337,7 @@ pub fn sort_in_tiles<K: SortKey>(
     descending: bool,
     tile: usize,
 ) -> Result<Sorted<K>> {
-    let tile = tile.clamp(2, TILE).next_power_of_two().min(TILE);
+    let tile = tile_size(tile, values.is_some());
     let n = keys.len();
     let padded = n.next_power_of_two().max(2);
     let mut ordered: Vec<u32> = keys.iter().map(|k| k.to_ordered(descending)).collect();
@@ -364,6 +372,12 @@ pub fn sort_in_tiles<K: SortKey>(
     Ok(Sorted { keys, values, report })
 }
 
+/// The tile the kernel uses when asked for `tile` keys: a power of two within its shared memory.
+fn tile_size(tile: usize, with_values: bool) -> usize {
+    let most = if with_values { TILE_WITH_VALUES } else { TILE };
+    tile.clamp(2, most).next_power_of_two().min(most)
+}
+
 /// The barrier's own block limit (LFS: one block per thread).
 fn launch_limit(launch: &Launch, kernel: &crate::KernelSpec) -> u32 {
     match launch.selected_barrier() {
@@ -377,7 +391,7 @@ fn launch_limit(launch: &Launch, kernel: &crate::KernelSpec) -> u32 {
 /// stage's shared-memory pass.
 pub fn phases(n: usize, with_values: bool, tile: usize) -> u32 {
     let padded = n.next_power_of_two().max(2) as u64;
-    let tile = padded.min(tile.clamp(2, TILE) as u64);
+    let tile = padded.min(tile_size(tile, with_values) as u64);
     let (log_n, log_tile) = (padded.ilog2(), tile.ilog2());
     let merges = log_n - log_tile;
     // Stage s (tile·2^s) has s global distances and one tile pass; keys

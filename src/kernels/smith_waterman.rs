@@ -2,7 +2,7 @@
 //! kernel: the DP matrix is cut into tiles, the tiles of one anti-diagonal of
 //! tiles run in parallel on different blocks, and a `grid_sync()` separates
 //! one tile diagonal from the next. Inside a tile the block runs its own
-//! wavefront, one matrix row per thread, one `sync_block()` per step.
+//! wavefront: eight matrix rows per thread in registers, one `sync_block()` per step.
 //!
 //! Conventions (shared with the CPU reference [`align_reference`]): `H[i][j]`
 //! is the best local alignment score ending at residue `i` of the first
@@ -45,7 +45,7 @@ pub use scoring::{
 };
 
 use crate::grid_phases;
-use crate::{Barrier, DeviceBuffer, Gpu, KernelSpec, Launch, LaunchReport, Result};
+use crate::{Barrier, DeviceBuffer, Error, Gpu, KernelSpec, Launch, LaunchReport, Result};
 use std::time::Duration;
 
 /// The most letters an alphabet may have: the kernel keeps the substitution
@@ -59,67 +59,78 @@ pub const MAX_SCORE: i32 = 1 << 16;
 /// below `i32::MAX`, so that no sum in the recurrence overflows.
 const MAX_BEST: u64 = 1 << 30;
 
-/// Tile columns per tile row by default: a tile is `threads` rows by
-/// `TILE_WIDTH_FACTOR · threads` columns. Wider tiles waste fewer steps on
-/// the tile's wavefront filling and draining (a tile of R rows and C columns
-/// takes R + C − 1 steps for R · C cells); narrower ones give more tiles per
-/// diagonal and a shorter critical path.
-pub const TILE_WIDTH_FACTOR: u32 = 2;
+/// Matrix rows each thread owns in a tile: a tile is
+/// `ROWS_PER_THREAD · block_dim()` rows tall.
+pub const ROWS_PER_THREAD: u32 = 8;
+
+/// The widest tile the kernel's shared memory holds, in columns.
+pub const MAX_TILE_COLS: u32 = 1024;
+
+/// Tile columns by default. Wider tiles waste fewer steps on the tile's
+/// wavefront filling and draining (a tile of T threads and C columns takes
+/// T + C − 1 steps); narrower ones give more tiles per diagonal and a
+/// shorter critical path.
+pub const DEFAULT_TILE_COLS: u32 = 256;
 
 /// Smith-Waterman-Gotoh scores of `a` (rows) against `b` (columns): writes
 /// the best score to `result_score[0]` and the row-major position
 /// `(i − 1) · n + (j − 1)` of the first cell holding it to `result_pos[0]`
 /// (`u64::MAX` when the best score is 0).
 ///
-/// **Tiles.** A tile is `block_dim()` rows (thread `t` owns row `t`) by
-/// `tile_cols` columns; tile `(r, c)` lies on tile diagonal `r + c`. Phase
-/// `d` computes every tile of diagonal `d`, each on one block (a block
-/// takes tile rows `first + block_idx()`, `+ grid_dim()`, …); `grid_sync()`
-/// then makes its borders visible to diagonal `d + 1`.
+/// **Tiles.** A tile is `8 · block_dim()` rows (thread `t` owns the eight
+/// rows from `8t`, [`ROWS_PER_THREAD`]) by `tile_cols` columns; tile
+/// `(r, c)` lies on tile diagonal `r + c`. Phase `d` computes every tile of
+/// diagonal `d`, each on one block (a block takes tile rows
+/// `first + block_idx()`, `+ grid_dim()`, …); `grid_sync()` then makes its
+/// borders visible to diagonal `d + 1`.
 ///
-/// **Inside a tile** thread `t` computes column `s − t` at step `s`: its
-/// left neighbour `H[i][j−1]`, `E[i][j−1]` is its own previous cell; its
-/// upper neighbour `H[i−1][j]`, `F[i−1][j]` is what thread `t − 1` computed
-/// one step earlier, passed through shared memory double-buffered by step
-/// parity (thread `t − 1` writes buffer `s % 2` while thread `t` reads
-/// buffer `(s − 1) % 2`), so one `sync_block()` per step suffices; the
-/// diagonal neighbour `H[i−1][j−1]` is the upper neighbour of the step before.
+/// **Inside a tile** thread `t` computes column `s − t` of its eight rows at
+/// step `s`, top to bottom, in registers: each row's left neighbour
+/// `H[i][j−1]`, `E[i][j−1]` is its own previous column; the upper neighbour
+/// of its first row, `H[i−1][j]`, `F[i−1][j]`, is what thread `t − 1`
+/// computed for its last row one step earlier, passed through shared memory
+/// double-buffered by step parity (thread `t − 1` writes half `s % 2` while
+/// thread `t` reads half `(s − 1) % 2`), so one `sync_block()` per step
+/// suffices; the diagonal neighbour of the first row is the upper neighbour
+/// of the step before. The tile's `b` residues and the borders from above
+/// are staged in shared memory when the tile starts.
 ///
 /// **Borders in global memory** (O(m + n) in all):
 /// - `row_h`, `row_f` (one per column): `H`, `F` of the last row of the tile
-///   above. Thread 0 reads them; the tile's last thread overwrites the same
-///   columns with its own last row, R − 1 steps after thread 0 read them.
+///   above, staged in shared memory before the tile's first `sync_block()`;
+///   the tile's last thread then overwrites them with its own last row.
 /// - `col_h`, `col_e` (one per row): `H`, `E` of the last column of the tile
-///   to the left. Each thread reads its row's (and thread `t > 0` the row
+///   to the left. Each thread reads its rows' (and thread `t > 0` the row
 ///   above's, its diagonal for the first column) before the tile's first
-///   `sync_block()`, and writes its last column at its last step.
+///   `sync_block()`, and writes its last column after its last step.
 /// - `corner` (one per tile row): the diagonal neighbour of the tile's
 ///   top-left cell, `H[i0−1][j0−1]`, belongs to tile `(r−1, c−1)`, two
 ///   diagonals back. By diagonal `d` both border arrays have lost it:
 ///   tile `(r−1, c)` overwrote `col_h[i0−1]` and tile `(r, c−1)` overwrote
 ///   `row_h[j0−1]` on diagonal `d − 1`, and reading `col_h[i0−1]` now would
-///   race with tile `(r−1, c+1)`, which rewrites it on diagonal `d`. So tile
-///   `(r, c−1)`'s thread 0, which read `H[i0−1][j0−1]` from `row_h` as the
-///   upper neighbour of its last column, saves it in `corner[r]` for the
-///   next tile of the same tile row. Only tiles of tile row `r` touch
-///   `corner[r]`, one per diagonal, and each reads it (at its start) before
-///   writing it (at its last column) in the same thread.
+///   race with tile `(r−1, c+1)`, which rewrites it on diagonal `d`. So
+///   tile `(r, c−1)`'s thread 0 saves `H[i0−1][j0−1]`, the last column of
+///   its border from above, in `corner[r]` for the next tile of the same
+///   tile row. Only tiles of tile row `r` touch `corner[r]`, one per
+///   diagonal, and each reads it before writing it in the same thread.
 ///
 /// Tile row 0 takes `H` = 0 and `F` = −∞ from above and tile column 0 takes
 /// `H` = 0 and `E` = −∞ from the left without reading the arrays, so they
-/// need no initialisation.
+/// need no initialisation. Rows past the end of `a` (the last tile row's
+/// padding) score every residue far below any real cell, so they never
+/// hold a maximum; their borders are never read.
 ///
-/// **Best cell.** Each thread keeps its tile's first maximum (columns
-/// increase within its row) and merges it into its own slot of
-/// `best_score`/`best_pos` (one per thread of the grid): larger score, or
-/// equal score at a smaller row-major position. At the end,
+/// **Best cell.** Each thread keeps, per row, its tile's first maximum
+/// (columns increase within a row) and merges them, rows in order, into its
+/// own slot of `best_score`/`best_pos` (one per thread of the grid): larger
+/// score, or equal score at a smaller row-major position. At the end,
 /// `atomic_max(score)`, `grid_sync()`, then `atomic_min(position)` among the
 /// slots holding that score: the first maximum in row-major order.
 ///
 /// Per-thread state lives in global memory across every `grid_sync()`, and
 /// each phase fills its shared arrays before reading them, so the kernel
 /// also runs split into launches (`Barrier::MultiLaunch`).
-#[grid_phases(threads = 128)]
+#[grid_phases(threads = 64)]
 pub fn smith_waterman(
     a: &[u8],
     b: &[u8],
@@ -138,14 +149,21 @@ pub fn smith_waterman(
     result_score: &mut [i32],
     result_pos: &mut [u64],
 ) {
-    const MAX_ROWS: u32 = 1024; // the largest block: one buffer half per step parity
+    const ROWS: u32 = 8; // ROWS_PER_THREAD
+    const MAX_THREADS: u32 = 1024; // the largest block: one buffer half per step parity
+    const STRIDE: u32 = 32; // substitution rows are 32 scores apart; row 32 is for padding rows
     const NEG: i32 = -1073741824; // i32::MIN / 2: "minus infinity" that survives a subtraction
+    const PADDING_SCORE: i32 = -1048576; // what a padding row scores against any residue
     let m = a.len() as u32;
     let n = b.len() as u32;
-    let rows = block_dim();
-    let tile_rows = m.div_ceil(rows);
+    let tile_cols = tile_cols.clamp(1, 1024);
+    let tile_height = block_dim() * ROWS;
+    let tile_rows = m.div_ceil(tile_height);
     let tiles_across = n.div_ceil(tile_cols);
-    let mut scores = shared_array::<i32, 1024>();
+    let mut scores = shared_array::<i32, 1056>();
+    let mut tile_b = shared_array::<u32, 1024>();
+    let mut top_h = shared_array::<i32, 1024>();
+    let mut top_f = shared_array::<i32, 1024>();
     let mut pass_h = shared_array::<i32, 2048>();
     let mut pass_f = shared_array::<i32, 2048>();
 
@@ -157,96 +175,101 @@ pub fn smith_waterman(
     }
 
     for d in 0..tile_rows + tiles_across - 1 {
-        let t = thread_idx();
         // Every phase fills its shared memory before reading it.
-        for k in block_stride(0..matrix.len()) {
-            scores[k] = matrix[k];
+        for k in block_stride(0..1056u32) {
+            let row = k / STRIDE;
+            let col = k % STRIDE;
+            scores[k] = if row < alphabet && col < alphabet { matrix[row * alphabet + col] } else { PADDING_SCORE };
         }
-        pass_h[t] = 0;
-        pass_h[t + MAX_ROWS] = 0;
-        pass_f[t] = 0;
-        pass_f[t + MAX_ROWS] = 0;
-        sync_block();
         let first = if d >= tiles_across { d + 1 - tiles_across } else { 0 };
         let last = d.min(tile_rows - 1);
+        let t = thread_idx();
         let mut tr = first + block_idx();
         while tr <= last {
             let tc = d - tr;
-            let i = tr * rows + t; // 0-based: matrix row i + 1
             let j0 = tc * tile_cols;
             let width = tile_cols.min(n - j0);
-            let live = i < m;
-            let mut left_h = 0i32;
-            let mut left_e = NEG;
-            let mut diag = 0i32;
-            if live && tc > 0 {
-                left_h = col_h[i];
-                left_e = col_e[i];
+            let i0 = tr * tile_height + t * ROWS; // 0-based: matrix rows i0 + 1 …
+            for c in block_stride(0..width) {
+                tile_b[c] = b[j0 + c] as u32;
+                top_h[c] = if tr > 0 { row_h[j0 + c] } else { 0 };
+                top_f[c] = if tr > 0 { row_f[j0 + c] } else { NEG };
+            }
+            let mut h = [0i32; ROWS];
+            let mut e = [NEG; ROWS];
+            let mut profile = [0u32; ROWS];
+            let mut best = [0i32; ROWS];
+            let mut best_c = [0u32; ROWS];
+            for r in 0..ROWS {
+                let i = i0 + r;
+                profile[r] = if i < m { a[i] as u32 * STRIDE } else { STRIDE * STRIDE };
+                if i < m && tc > 0 {
+                    h[r] = col_h[i];
+                    e[r] = col_e[i];
+                }
+            }
+            let mut diag = 0i32; // H[i0 − 1][j − 1] for the first row
+            if i0 < m && tc > 0 {
                 diag = if t > 0 {
-                    col_h[i - 1]
+                    col_h[i0 - 1]
                 } else if tr > 0 {
                     corner[tr]
                 } else {
                     0
                 };
             }
-            let profile = if live { a[i] as u32 * alphabet } else { 0 };
-            let mut best = 0i32;
-            let mut best_j = 0u32;
+            if t == 0 && tr > 0 {
+                corner[tr] = row_h[j0 + width - 1]; // H[i0−1][j0+width−1]: the next tile's corner
+            }
             sync_block(); // every border read above precedes every border write below
-            for s in 0..width + rows - 1 {
+            for s in 0..width + block_dim() - 1 {
                 let c = s.wrapping_sub(t);
-                if live && s >= t && c < width {
-                    let j = j0 + c;
-                    let from = (s + 1) % 2 * MAX_ROWS;
-                    let up_h = if t > 0 {
-                        pass_h[from + t - 1]
-                    } else if tr > 0 {
-                        row_h[j]
-                    } else {
-                        0
-                    };
-                    let up_f = if t > 0 {
-                        pass_f[from + t - 1]
-                    } else if tr > 0 {
-                        row_f[j]
-                    } else {
-                        NEG
-                    };
-                    let e = (left_e - extend).max(left_h - open);
-                    let f = (up_f - extend).max(up_h - open);
-                    let h = (diag + scores[profile + b[j] as u32]).max(e).max(f).max(0);
-                    let to = s % 2 * MAX_ROWS + t;
-                    pass_h[to] = h;
-                    pass_f[to] = f;
-                    diag = up_h;
-                    left_h = h;
-                    left_e = e;
-                    if h > best {
-                        best = h;
-                        best_j = j;
-                    }
-                    if t == rows - 1 {
-                        row_h[j] = h;
-                        row_f[j] = f;
-                    }
-                    if c == width - 1 {
-                        col_h[i] = h;
-                        col_e[i] = e;
-                        if t == 0 {
-                            corner[tr] = up_h; // H[i0−1][j0+width−1]: the next tile's corner
+                if c < width {
+                    let from = (s + 1) % 2 * MAX_THREADS;
+                    let mut up_h = if t > 0 { pass_h[from + t - 1] } else { top_h[c] };
+                    let mut up_f = if t > 0 { pass_f[from + t - 1] } else { top_f[c] };
+                    let next_diag = up_h;
+                    let code = tile_b[c];
+                    for r in 0..ROWS {
+                        let e_here = (e[r] - extend).max(h[r] - open);
+                        let f_here = (up_f - extend).max(up_h - open);
+                        // F last: it alone waits on the row above.
+                        let h_here = (diag + scores[profile[r] + code]).max(e_here).max(0).max(f_here);
+                        diag = h[r];
+                        h[r] = h_here;
+                        e[r] = e_here;
+                        up_h = h_here;
+                        up_f = f_here;
+                        if h_here > best[r] {
+                            best[r] = h_here;
+                            best_c[r] = c;
                         }
+                    }
+                    diag = next_diag;
+                    let to = s % 2 * MAX_THREADS + t;
+                    pass_h[to] = up_h;
+                    pass_f[to] = up_f;
+                    if t == block_dim() - 1 {
+                        row_h[j0 + c] = up_h;
+                        row_f[j0 + c] = up_f;
                     }
                 }
                 sync_block();
             }
-            if best > 0 {
-                let g = global_id();
-                let pos = i as u64 * n as u64 + best_j as u64;
-                let held = best_score[g];
-                if best > held || (best == held && pos < best_pos[g]) {
-                    best_score[g] = best;
-                    best_pos[g] = pos;
+            let g = global_id();
+            for r in 0..ROWS {
+                let i = i0 + r;
+                if i < m {
+                    col_h[i] = h[r];
+                    col_e[i] = e[r];
+                    if best[r] > 0 {
+                        let pos = i as u64 * n as u64 + (j0 + best_c[r]) as u64;
+                        let held = best_score[g];
+                        if best[r] > held || (best[r] == held && pos < best_pos[g]) {
+                            best_score[g] = best[r];
+                            best_pos[g] = pos;
+                        }
+                    }
                 }
             }
             tr += grid_dim();
@@ -304,26 +327,20 @@ pub fn check_input(a: &[u8], b: &[u8], scoring: &Scoring) -> std::result::Result
     Ok(())
 }
 
-/// Aligns `a` against `b` on `gpu` with tiles `TILE_WIDTH_FACTOR` times as
-/// wide as the block is tall (see [`align_tiled`]).
-///
-/// # Panics
-///
-/// If [`check_input`] refuses the input.
+/// Aligns `a` against `b` on `gpu` with tiles [`DEFAULT_TILE_COLS`] wide
+/// (see [`align_tiled`]).
 pub fn align(gpu: &Gpu, launch: &Launch, a: &[u8], b: &[u8], scoring: &Scoring) -> Result<Alignment> {
-    let threads = launch.threads_for(&smith_waterman::KERNEL);
-    align_tiled(gpu, launch, a, b, scoring, TILE_WIDTH_FACTOR.saturating_mul(threads))
+    align_tiled(gpu, launch, a, b, scoring, DEFAULT_TILE_COLS)
 }
 
-/// Aligns `a` against `b` on `gpu` with tiles of `launch`'s block size in
-/// rows by `tile_cols` columns (at least 1). Without a grid in `launch`, one
+/// Aligns `a` against `b` on `gpu` with tiles of [`ROWS_PER_THREAD`] times
+/// `launch`'s block size in rows by `tile_cols` columns
+/// (1 to [`MAX_TILE_COLS`]; other values are clamped). Without a grid in `launch`, one
 /// block per tile of the longest tile diagonal, capped at the co-resident
 /// grid (and, for LFS, at the block size). An empty sequence scores 0
 /// without a launch.
 ///
-/// # Panics
-///
-/// If [`check_input`] refuses the input.
+/// Input that [`check_input`] refuses is `Error::InvalidInput`.
 pub fn align_tiled(
     gpu: &Gpu,
     launch: &Launch,
@@ -333,16 +350,16 @@ pub fn align_tiled(
     tile_cols: u32,
 ) -> Result<Alignment> {
     if let Err(e) = check_input(a, b, scoring) {
-        panic!("smith_waterman::align: {e}");
+        return Err(Error::InvalidInput { algorithm: "Smith-Waterman", reason: e.to_string() });
     }
+    let threads = launch.threads_for(&smith_waterman::KERNEL);
     if a.is_empty() || b.is_empty() {
         let report =
             LaunchReport { gpu_time: Duration::ZERO, blocks: 0, threads: 0, barrier: launch.selected_barrier() };
         return Ok(Alignment { score: 0, end_a: 0, end_b: 0, report });
     }
-    let tile_cols = tile_cols.max(1);
-    let threads = launch.threads_for(&smith_waterman::KERNEL);
-    let tile_rows = a.len().div_ceil(threads as usize);
+    let tile_cols = tile_cols.clamp(1, MAX_TILE_COLS);
+    let tile_rows = a.len().div_ceil((threads * ROWS_PER_THREAD) as usize);
     let launch = match launch.requested_blocks() {
         Some(_) => launch.clone(),
         None => {
@@ -398,8 +415,8 @@ pub fn grid_syncs(m: usize, n: usize, threads: u32, tile_cols: u32) -> u32 {
     if m == 0 || n == 0 {
         return 0;
     }
-    let tile_rows = m.div_ceil(threads.max(1) as usize);
-    let tiles_across = n.div_ceil(tile_cols.max(1) as usize);
+    let tile_rows = m.div_ceil((threads.max(1) * ROWS_PER_THREAD) as usize);
+    let tiles_across = n.div_ceil(tile_cols.clamp(1, MAX_TILE_COLS) as usize);
     (tile_rows + tiles_across) as u32
 }
 

@@ -37,6 +37,7 @@ macro_rules! with_every_check {
             smith_waterman_runs_under_every_barrier,
             smith_waterman_aligns_sequences_read_from_fasta,
             smith_waterman_breaks_ties_by_row_major_order,
+            smith_waterman_refuses_letters_outside_the_alphabet,
         );
     };
 }

@@ -86,11 +86,11 @@ pub fn smith_waterman_tiles_of_any_shape_give_the_same_alignment(gpu: &Gpu, scal
     let b = related(&mut rng, &a, n, letters);
     let expected = align_reference(&a, &b, &scoring);
     let block_sizes = match scale {
-        Scale::Full => vec![1u32, 7, 32, 128, 256, 1024],
-        Scale::Small => vec![1u32, 7, 32, 128],
+        Scale::Full => vec![1u32, 7, 32, 96, 128, 256, 1024],
+        Scale::Small => vec![1u32, 7, 32, 96],
     };
     for threads in block_sizes {
-        for tile_cols in [1u32, 5, 64, 300] {
+        for tile_cols in [1u32, 5, 64, 300, 1024, 5000] {
             if tile_cols == 1 && threads > 32 && matches!(scale, Scale::Small) {
                 continue; // a thousand near-empty steps per tile: slow on the emulator, nothing new
             }
@@ -111,7 +111,7 @@ pub fn smith_waterman_scores_the_ssw_example_21(gpu: &Gpu, _scale: Scale) {
     let reference = scoring.encode(b"CAGCCTTTCTGACCCGGAAATCAAAATAGGCACAACAAA").unwrap();
     let read = scoring.encode(b"CTGAGCCGGTAAATC").unwrap();
     assert_eq!(align_reference(&reference, &read, &scoring).score, 21);
-    for threads in [4u32, 32, 128] {
+    for threads in [1u32, 4, 32, 128] {
         let launch = Launch::new().threads(threads);
         let got = align(gpu, &launch, &reference, &read, &scoring).unwrap();
         assert_eq!(got.score, 21, "{threads} threads");
@@ -167,20 +167,37 @@ pub fn smith_waterman_aligns_sequences_read_from_fasta(gpu: &Gpu, _scale: Scale)
 }
 
 pub fn smith_waterman_breaks_ties_by_row_major_order(gpu: &Gpu, _scale: Scale) {
-    // Two motifs score alike. In `a`, P ends at row 8 and Q at row 16; in
-    // `b`, Q ends at column 6 and P at column 40. With 4-row, 4-column tiles
-    // and one block, thread 3 reaches Q's cell (tile diagonal 4) before P's
-    // (diagonal 10), though P's comes first in row-major order.
     let dna = Scoring::dna(2, -3, 5, 2).unwrap();
+    // Two motifs score alike. In `a`, P ends at row 8 and Q at row 16; in
+    // `b`, Q ends at column 6 and P at column 40. With 4-column tiles, Q's
+    // cell (tile column 1) is reached long before P's (tile column 9),
+    // though P's comes first in row-major order.
     let a = dna.encode(b"NNACGTACNNTTGCAGNNNN").unwrap();
     let b = dna.encode(&[&b"TTGCAG"[..], &[b'N'; 28], b"ACGTAC"].concat()).unwrap();
-    let expected = align_reference(&a, &b, &dna);
-    assert_eq!((expected.score, expected.end_a, expected.end_b), (12, 8, 40));
-    for blocks in [1u32, 2, 5] {
-        for threads in [4u32, 8] {
-            let launch = Launch::new().threads(threads).blocks(blocks);
-            let got = align_tiled(gpu, &launch, &a, &b, &dna, 4).unwrap();
-            assert_eq!(got.hit(), expected, "{blocks} blocks × {threads} threads");
+    // The same within one thread's rows: P = AC ends at row 2, Q = GT at
+    // row 4; Q's cell (column 2) comes first in time, P's (column 32) first
+    // in row-major order.
+    let c = dna.encode(b"ACGT").unwrap();
+    let d = dna.encode(&[&b"GT"[..], &[b'N'; 28], b"AC"].concat()).unwrap();
+    for (a, b, end) in [(&a, &b, (12, 8, 40)), (&c, &d, (4, 2, 32))] {
+        let expected = align_reference(a, b, &dna);
+        assert_eq!((expected.score, expected.end_a, expected.end_b), end);
+        for blocks in [1u32, 2, 5] {
+            for threads in [1u32, 4, 32] {
+                let launch = Launch::new().threads(threads).blocks(blocks);
+                let got = align_tiled(gpu, &launch, a, b, &dna, 4).unwrap();
+                assert_eq!(got.hit(), expected, "{blocks} blocks × {threads} threads");
+            }
         }
+    }
+}
+
+pub fn smith_waterman_refuses_letters_outside_the_alphabet(gpu: &Gpu, _scale: Scale) {
+    let dna = Scoring::dna(2, -3, 5, 2).unwrap();
+    let a = dna.encode(b"ACGTACGT").unwrap();
+    let unknown = [0u8, 1, 9];
+    match align(gpu, &Launch::new(), &a, &unknown, &dna) {
+        Err(e @ Error::InvalidInput { .. }) => assert!(e.to_string().contains("position 2"), "{e}"),
+        other => panic!("expected Error::InvalidInput, got {other:?}"),
     }
 }
