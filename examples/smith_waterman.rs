@@ -18,8 +18,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-/// Matrices up to this many cells are checked against the CPU reference.
-const VERIFY_LIMIT: u64 = 100_000_000;
+/// Matrices up to this many cells (2^17 × 2^17) are checked against the CPU reference.
+const VERIFY_LIMIT: u64 = 1 << 34;
 
 /// Aligns two sequences on the GPU (or the CPU emulator) and checks the result.
 #[derive(Parser)]
@@ -57,10 +57,10 @@ struct Args {
     /// Blocks in the grid (default: one per tile of the longest tile diagonal, at most the co-resident grid).
     #[arg(long)]
     blocks: Option<u32>,
-    /// Threads per block, which is also the tile's height in rows (default: 128).
+    /// Threads per block; a tile is eight rows per thread tall (default: 64).
     #[arg(long)]
     threads: Option<u32>,
-    /// Tile width in columns (default: twice the tile's height).
+    /// Tile width in columns, 1 to 1024 (default: 256).
     #[arg(long)]
     tile_cols: Option<u32>,
     /// Timed repetitions after one warm-up; the median is reported.
@@ -215,9 +215,10 @@ fn reference(a: &[u8], b: &[u8], scoring: &Scoring) -> Option<sw::LocalHit> {
         return None;
     }
     let started = Instant::now();
-    let hit = sw::align_reference(a, b, scoring);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let hit = sw::align_reference_parallel(a, b, scoring, cores);
     println!(
-        "CPU reference: score {} ending at ({}, {}) in {:.1} ms",
+        "CPU reference ({cores} threads): score {} ending at ({}, {}) in {:.1} ms",
         hit.score,
         hit.end_a,
         hit.end_b,

@@ -38,7 +38,7 @@ mod scoring;
 
 pub use fasta::{parse_fasta, FastaRecord};
 pub use input::InputError;
-pub use reference::{align_reference, LocalHit};
+pub use reference::{align_reference, align_reference_parallel, LocalHit};
 pub use scoring::{
     Scoring, BLOSUM62, BLOSUM62_EXTEND, BLOSUM62_OPEN, DNA_ALPHABET, DNA_EXTEND, DNA_MATCH, DNA_MISMATCH, DNA_OPEN,
     PROTEIN_ALPHABET,

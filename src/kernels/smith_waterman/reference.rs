@@ -1,6 +1,7 @@
 //! The plain CPU Gotoh recurrence, row by row in O(n) memory: what the kernel is checked against.
 
 use super::Scoring;
+use std::sync::mpsc::{Receiver, SyncSender};
 
 /// The best local alignment's score and where it ends.
 ///
@@ -48,6 +49,89 @@ pub fn align_reference(a: &[u8], b: &[u8], scoring: &Scoring) -> LocalHit {
             if h > best.score {
                 best = LocalHit { score: h, end_a: i + 1, end_b: j + 1 };
             }
+        }
+    }
+    best
+}
+
+/// [`align_reference`] on `workers` CPU threads, for matrices too large to
+/// check on one core: each thread owns a stripe of rows and sweeps it in
+/// chunks of columns, receiving the H and F of the row above each chunk from
+/// the stripe above (a pipeline along the stripes). Same result, same
+/// tie-breaking.
+pub fn align_reference_parallel(a: &[u8], b: &[u8], scoring: &Scoring, workers: usize) -> LocalHit {
+    const CHUNK: usize = 2048;
+    let stripe = a.len().div_ceil(workers.max(1)).max(1);
+    if a.len() <= stripe || b.is_empty() {
+        return align_reference(a, b, scoring);
+    }
+    let stripes: Vec<(usize, &[u8])> = a.chunks(stripe).enumerate().map(|(k, rows)| (k * stripe, rows)).collect();
+    std::thread::scope(|scope| {
+        let mut above: Option<Receiver<Vec<(i32, i32)>>> = None;
+        let mut running = Vec::new();
+        for (k, &(first_row, rows)) in stripes.iter().enumerate() {
+            let (to_below, from_above) = if k + 1 < stripes.len() {
+                let (send, receive) = std::sync::mpsc::sync_channel(4);
+                (Some(send), Some(receive))
+            } else {
+                (None, None)
+            };
+            let input = std::mem::replace(&mut above, from_above);
+            running.push(scope.spawn(move || sweep_stripe(first_row, rows, b, scoring, CHUNK, input, to_below)));
+        }
+        running.into_iter().map(|worker| worker.join().expect("a reference worker panicked")).fold(
+            LocalHit::default(),
+            |best, hit| if hit.score > best.score { hit } else { best }, // stripes come in row order
+        )
+    })
+}
+
+/// One stripe of [`align_reference_parallel`]: rows `first_row + 1 …` of
+/// `rows`, chunk by chunk; sends its last row's H and F of each chunk below.
+fn sweep_stripe(
+    first_row: usize,
+    rows: &[u8],
+    b: &[u8],
+    scoring: &Scoring,
+    chunk: usize,
+    above: Option<Receiver<Vec<(i32, i32)>>>,
+    below: Option<SyncSender<Vec<(i32, i32)>>>,
+) -> LocalHit {
+    let (open, extend) = (scoring.open(), scoring.extend());
+    let mut left = vec![(0i32, NEG); rows.len()]; // H, E of each row's last column so far
+    let mut corner = 0i32; // H of the row above at the column before the chunk
+    let mut best = LocalHit::default();
+    for (c, columns) in b.chunks(chunk).enumerate() {
+        let j0 = c * chunk;
+        // H, F of the row above, then of each row in turn.
+        let mut up = match &above {
+            Some(receiver) => receiver.recv().expect("the stripe above stopped early"),
+            None => vec![(0, NEG); columns.len()],
+        };
+        let next_corner = up[columns.len() - 1].0;
+        let mut diag_below = corner; // H[i − 1][j0] for the next row
+        for (r, &x) in rows.iter().enumerate() {
+            let (mut h_left, mut e_left) = left[r];
+            let mut diag = diag_below;
+            diag_below = h_left;
+            for (k, &y) in columns.iter().enumerate() {
+                let (h_up, f_up) = up[k];
+                let e = (e_left - extend).max(h_left - open);
+                let f = (f_up - extend).max(h_up - open);
+                let h = (diag + scoring.score(x, y)).max(e).max(f).max(0);
+                diag = h_up;
+                up[k] = (h, f);
+                (h_left, e_left) = (h, e);
+                let (i, j) = (first_row + r + 1, j0 + k + 1);
+                if h > best.score || (h == best.score && h > 0 && (i, j) < (best.end_a, best.end_b)) {
+                    best = LocalHit { score: h, end_a: i, end_b: j };
+                }
+            }
+            left[r] = (h_left, e_left);
+        }
+        corner = next_corner;
+        if let Some(sender) = &below {
+            sender.send(up).expect("the stripe below stopped early");
         }
     }
     best
@@ -118,6 +202,38 @@ mod tests {
                 assert_eq!(align_reference(&a, &b, scoring), by_definition(&a, &b, scoring), "{a:?} {b:?}");
             }
         }
+    }
+
+    #[test]
+    fn the_parallel_reference_matches_the_serial_one() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |bound: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % bound) as u8
+        };
+        let protein = Scoring::blosum62(BLOSUM62_OPEN, BLOSUM62_EXTEND).unwrap();
+        let dna = Scoring::dna(1, -1, 0, 0).unwrap(); // many ties
+        for (scoring, k) in [(&protein, 20), (&dna, 4)] {
+            for (m, n) in [(1, 1), (7, 3000), (3000, 7), (1500, 2500), (2049, 2100)] {
+                let a: Vec<u8> = (0..m).map(|_| next(k)).collect();
+                let b: Vec<u8> = (0..n).map(|_| next(k)).collect();
+                let serial = align_reference(&a, &b, scoring);
+                for workers in [1, 3, 8] {
+                    assert_eq!(align_reference_parallel(&a, &b, scoring, workers), serial, "{m}×{n}, {workers}");
+                }
+            }
+        }
+        // A tie: AC ends at (2, 2052), in the second chunk of the first stripe; GT at
+        // (12, 5), found first, in the first chunk of the last stripe.
+        let dna = Scoring::dna(2, -3, 5, 2).unwrap();
+        let code = |s: &[u8]| dna.encode(s).unwrap();
+        let a = code(b"ACCCCCCCCCGT");
+        let b = code(&[&b"TTTGT"[..], &[b'T'; 2045], b"ACTTT"].concat());
+        let serial = align_reference(&a, &b, &dna);
+        assert_eq!((serial.score, serial.end_a, serial.end_b), (4, 2, 2052));
+        assert_eq!(align_reference_parallel(&a, &b, &dna, 6), serial);
     }
 
     #[test]
