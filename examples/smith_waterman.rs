@@ -142,8 +142,8 @@ fn run(args: &Args) -> Result<(), AnyError> {
                     alignment.report.blocks, alignment.score, alignment.end_a, alignment.end_b
                 );
             }
-            // LFS only reaches a grid as large as its block size.
-            Err(e) if matches!(e.downcast_ref::<Error>(), Some(Error::BarrierBlockLimit { .. })) => {
+            // LFS only reaches a grid as large as its block size, ILBS:G needs G blocks.
+            Err(e) if common::barrier_refused(e.as_ref()) => {
                 println!("| {barrier} | – | – | – | – | – | ({e}) |");
             }
             Err(e) => return Err(e),

@@ -30,3 +30,18 @@ fn every_barrier_choice_means_the_same_barrier_on_the_cpu() {
         checks::control_flow_read_from_device_memory(&Gpu::emulator(), Scale::Small, barrier);
     }
 }
+
+#[test]
+fn barriers_keep_their_grid_limits_on_the_cpu() {
+    let gpu = Gpu::emulator();
+    let mut marker = gpu.zeros::<u32>(1).unwrap();
+    let launch = |barrier| Launch::new().barrier(barrier).threads(32);
+    let result = gsync::kernels::empty_phases::launch_with(&gpu, &launch(Barrier::Lfs).blocks(33), &mut marker, 2);
+    assert!(matches!(result, Err(Error::BarrierBlockLimit { requested: 33, max: 32, .. })), "{result:?}");
+    let six = Barrier::Ilbs { groups: Some(6) };
+    let result = gsync::kernels::empty_phases::launch_with(&gpu, &launch(six).blocks(5), &mut marker, 2);
+    assert!(matches!(result, Err(Error::InvalidBarrier { .. })), "{result:?}");
+    for (barrier, blocks) in [(Barrier::Lfs, 32), (six, 6)] {
+        gsync::kernels::empty_phases::launch_with(&gpu, &launch(barrier).blocks(blocks), &mut marker, 2).unwrap();
+    }
+}

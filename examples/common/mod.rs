@@ -2,7 +2,7 @@
 //! and the launch their options describe.
 #![allow(dead_code)] // each example uses what it needs
 
-use gsync::{Barrier, Launch};
+use gsync::{Barrier, Error, Launch};
 use std::process::ExitCode;
 
 /// Any error an example reports before exiting.
@@ -29,6 +29,12 @@ pub fn barriers(arg: &str) -> Result<Vec<Barrier>, AnyError> {
     } else {
         Ok(vec![arg.parse()?])
     }
+}
+
+/// Whether `e` is a barrier refusing this grid (LFS beyond its block size,
+/// ILBS with more groups than blocks): a row to report, not a failure.
+pub fn barrier_refused(e: &(dyn std::error::Error + 'static)) -> bool {
+    matches!(e.downcast_ref::<Error>(), Some(Error::BarrierBlockLimit { .. } | Error::InvalidBarrier { .. }))
 }
 
 /// A launch with `barrier` and, where given, the grid and block size.

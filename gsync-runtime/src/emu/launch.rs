@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::gpu::{Backend, Device, Gpu};
 use crate::kernel::KernelSpec;
 use crate::launch::{Launch, LaunchReport};
-use crate::plan::checked_threads;
+use crate::plan::{checked_threads, resolve_grid, CoResidency, Residency};
 
 /// Blocks per host core in an emulated grid when the launch does not say.
 const BLOCKS_PER_CORE: u32 = 4;
@@ -55,10 +55,12 @@ impl Gpu {
         };
         let kernel = launch.configure(kernel);
         let threads = checked_threads(self.info(), &kernel, launch.threads_for(&kernel))?;
-        let blocks = launch.requested_blocks().unwrap_or_else(|| emulator.default_blocks());
-        if blocks == 0 {
-            return Err(Error::EmptyGrid { kernel: kernel.name.to_owned() });
-        }
+        // Any grid is co-resident here, but each barrier keeps its own limits, as on a GPU.
+        let default_grid = Residency { blocks_per_sm: BLOCKS_PER_CORE, sm_count: emulator.info().sm_count };
+        let barrier = launch.selected_barrier();
+        let blocks =
+            resolve_grid(&kernel, barrier, launch.requested_blocks(), threads, default_grid, CoResidency::Unchecked)?
+                .blocks;
         let started = Instant::now();
         let faults = Faults::default();
         let syncs: Vec<BlockSync> = (0..blocks).map(|_| BlockSync::new(threads)).collect();
@@ -85,11 +87,6 @@ impl Gpu {
 }
 
 impl Emulator {
-    /// Blocks in a grid whose launch does not say.
-    fn default_blocks(&self) -> u32 {
-        self.info().sm_count.saturating_mul(BLOCKS_PER_CORE)
-    }
-
     /// Host threads that run blocks.
     fn workers(&self) -> usize {
         self.info().sm_count as usize
