@@ -342,3 +342,43 @@ pub fn bitonic_sorts_like_the_standard_library(gpu: &Gpu, scale: Scale) {
         }
     }
 }
+
+/// Bitonic sort under every barrier, with more tiles than blocks (each
+/// block loops over tiles) and, on a GPU, more tiles than the largest
+/// co-resident grid; and with the largest tiles.
+pub fn bitonic_sorts_under_every_barrier_with_more_tiles_than_blocks(gpu: &Gpu, scale: Scale) {
+    use gsync::kernels::bitonic::{sort_in_tiles, TILE};
+    let mut rng = rng();
+    // Full: 16,384 tiles of 64 keys on 32-thread blocks, against at most 4,224 co-resident blocks.
+    let (n, tile, blocks) = match scale {
+        Scale::Full => (1usize << 20, 64, None),
+        Scale::Small => (5000, 64, Some(3)),
+    };
+    let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+    let mut expected = keys.clone();
+    expected.sort_unstable();
+    let mut barriers = Barrier::ALL.to_vec();
+    barriers.push(Barrier::Ilbs { groups: Some(2) });
+    for barrier in barriers {
+        let mut launch = Launch::new().barrier(barrier).threads(32);
+        if let Some(blocks) = blocks {
+            launch = launch.blocks(blocks);
+        }
+        let got = sort_in_tiles(gpu, &launch, &keys, None, false, tile).unwrap();
+        assert_eq!(got.keys, expected, "{barrier}");
+        if matches!(scale, Scale::Full) && barrier != Barrier::Lfs {
+            let resident = gsync::kernels::bitonic::bitonic_sort::max_coresident_blocks(gpu, &launch).unwrap();
+            assert!((n / tile) as u32 > resident, "{} tiles, {resident} co-resident blocks", n / tile);
+        }
+    }
+    // The largest tiles: keys alone, and key-value pairs (clamped to their own limit).
+    let keys: Vec<u32> = (0..3 * TILE).map(|_| rng.gen_range(0..1000)).collect();
+    let values: Vec<u32> = (0..keys.len() as u32).collect();
+    let mut pairs: Vec<(u32, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
+    pairs.sort_by_key(|p| p.0);
+    let launch = Launch::new().blocks(2);
+    let got = sort_in_tiles(gpu, &launch, &keys, None, false, TILE).unwrap();
+    assert_eq!(got.keys, pairs.iter().map(|p| p.0).collect::<Vec<_>>(), "keys alone, {TILE}-key tiles");
+    let got = sort_in_tiles(gpu, &launch, &keys, Some(&values), false, TILE).unwrap();
+    assert_eq!(got.values, pairs.iter().map(|p| p.1).collect::<Vec<_>>(), "pairs, {TILE}-key tiles requested");
+}
