@@ -177,15 +177,20 @@ mod tests {
         best
     }
 
-    #[test]
-    fn gotoh_matches_the_definition_on_small_random_pairs() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |bound: u64| {
+    /// A xorshift generator of small codes below a bound, from `seed`.
+    fn codes(seed: u64) -> impl FnMut(u64) -> u8 {
+        let mut state = seed;
+        move |bound| {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
             (state % bound) as u8
-        };
+        }
+    }
+
+    #[test]
+    fn gotoh_matches_the_definition_on_small_random_pairs() {
+        let mut next = codes(0x9e37_79b9_7f4a_7c15);
         let schemes = [
             Scoring::blosum62(BLOSUM62_OPEN, BLOSUM62_EXTEND).unwrap(),
             Scoring::blosum62(3, 3).unwrap(),
@@ -206,13 +211,7 @@ mod tests {
 
     #[test]
     fn the_parallel_reference_matches_the_serial_one() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |bound: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % bound) as u8
-        };
+        let mut next = codes(0x2545_f491_4f6c_dd1d);
         let protein = Scoring::blosum62(BLOSUM62_OPEN, BLOSUM62_EXTEND).unwrap();
         let dna = Scoring::dna(1, -1, 0, 0).unwrap(); // many ties
         for (scoring, k) in [(&protein, 20), (&dna, 4)] {
