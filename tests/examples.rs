@@ -37,8 +37,12 @@ fn the_smoothing_example_prints_its_cuda() {
 
 #[test]
 fn the_bitonic_example_verifies_its_sort() {
-    let out = run("bitonic", &["--n", "3001", "--reps", "1", "--barrier", "all"]);
+    // Six blocks, so that ILBS with the paper's 6 groups runs too.
+    let out = run("bitonic", &["--n", "3001", "--reps", "1", "--barrier", "all", "--blocks", "6"]);
     assert_eq!(out.matches("| yes |").count(), 7, "every barrier verified:\n{out}");
+    // With fewer blocks than groups, ILBS:6 is reported as refused, not a failure.
+    let out = run("bitonic", &["--n", "3001", "--reps", "1", "--barrier", "ilbs:6", "--blocks", "4"]);
+    assert!(out.contains("| ilbs:6 | – | – | (kernel `bitonic_sort` cannot use barrier `ilbs:6`"), "{out}");
     let out = run("bitonic", &["--n", "999", "--reps", "1", "--type", "f32", "--descending", "--values"]);
     assert!(out.contains("| yes |"), "{out}");
 }
