@@ -1,6 +1,7 @@
 //! From raw runs to the numbers the report states: a summary per
-//! configuration, then the paper's tables, the ULFS jumps, the group sweeps
-//! and the share of time spent in barriers.
+//! configuration, then the paper's tables, the ULFS jumps, the group sweeps,
+//! the share of time spent in barriers, and how each barrier ranks against the
+//! fastest one on each grid.
 
 use std::collections::BTreeMap;
 
@@ -544,6 +545,112 @@ pub fn lfs_limit(data: &Dataset) -> LfsLimit {
     limit
 }
 
+/// How one barrier fared against the fastest barrier of each grid in one setting.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Standing {
+    /// The barrier.
+    pub barrier: Barrier,
+    /// Grids of the setting where it was timed.
+    pub grids: usize,
+    /// Grids where its median was the lowest, or within the tie margin of it.
+    pub wins: usize,
+    /// Geometric mean over its grids of its median / the grid's lowest median (1 = always the fastest).
+    pub mean_slowdown: f64,
+    /// Its largest median / lowest median, and the grid where that happened.
+    pub worst: (f64, u32),
+}
+
+/// Every barrier's standing over the grids of one experiment, workload and block size.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ranking {
+    /// The experiment.
+    pub experiment: Experiment,
+    /// The workload.
+    pub workload: Workload,
+    /// Threads per block.
+    pub threads: u32,
+    /// The grids compared (at least one barrier timed, with a positive median), ascending.
+    pub grids: Vec<u32>,
+    /// One per barrier timed on at least one of those grids, in the order they were asked for.
+    pub standings: Vec<Standing>,
+}
+
+impl Ranking {
+    /// The standing of `barrier`, if it was timed on any grid.
+    pub fn standing(&self, barrier: Barrier) -> Option<&Standing> {
+        self.standings.iter().find(|s| s.barrier == barrier)
+    }
+
+    /// The standings of the barriers timed on every grid compared.
+    pub fn everywhere(&self) -> impl Iterator<Item = &Standing> {
+        self.standings.iter().filter(|s| s.grids == self.grids.len())
+    }
+}
+
+/// A barrier's running totals while grids are ranked.
+#[derive(Clone, Copy, Debug, Default)]
+struct Tally {
+    grids: usize,
+    wins: usize,
+    log_sum: f64,
+    worst: Option<(f64, u32)>,
+}
+
+impl Tally {
+    /// Adds one grid where the barrier's median is `slowdown` times the lowest.
+    fn add(&mut self, blocks: u32, slowdown: f64, tie: f64) {
+        self.grids += 1;
+        self.wins += usize::from(slowdown <= 1.0 + tie);
+        self.log_sum += slowdown.ln();
+        if self.worst.is_none_or(|(w, _)| slowdown > w) {
+            self.worst = Some((slowdown, blocks));
+        }
+    }
+
+    /// The totals as a standing; `None` when the barrier ran on no grid.
+    fn standing(&self, barrier: Barrier) -> Option<Standing> {
+        Some(Standing {
+            barrier,
+            grids: self.grids,
+            wins: self.wins,
+            mean_slowdown: (self.log_sum / self.grids as f64).exp(),
+            worst: self.worst?,
+        })
+    }
+}
+
+/// Ranks `barriers` on every grid of a setting by their medians: on each grid the lowest median
+/// wins, and so does every median within `tie` (a fraction) of it. Grids where no barrier was
+/// timed, or whose lowest median is not positive, are left out; `None` when no grid is left.
+pub fn ranking(
+    data: &Dataset,
+    e: Experiment,
+    w: Workload,
+    threads: u32,
+    barriers: &[Barrier],
+    tie: f64,
+) -> Option<Ranking> {
+    let mut tallies = vec![Tally::default(); barriers.len()];
+    let mut grids = Vec::new();
+    for blocks in data.grids(e, w, threads) {
+        let medians: Vec<Option<f64>> = barriers.iter().map(|&b| data.median(e, w, threads, blocks, b)).collect();
+        let Some(best) = medians.iter().flatten().copied().reduce(f64::min).filter(|&best| best > 0.0) else {
+            continue;
+        };
+        grids.push(blocks);
+        for (tally, median) in tallies.iter_mut().zip(&medians) {
+            if let Some(median) = median {
+                tally.add(blocks, median / best, tie);
+            }
+        }
+    }
+    if grids.is_empty() {
+        return None;
+    }
+    let standings = barriers.iter().zip(&tallies).filter_map(|(&b, tally)| tally.standing(b)).collect();
+    Some(Ranking { experiment: e, workload: w, threads, grids, standings })
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -679,6 +786,56 @@ pub(crate) mod tests {
         assert_eq!((sweep.blocks, sweep.best, sweep.root, sweep.points.len()), (9, 4, 3, 9));
         assert!((sweep.root_excess().expect("root measured") - 0.1).abs() < 1e-9);
         assert!((sweep.range - 0.5).abs() < 1e-9, "{}", sweep.range);
+    }
+
+    #[test]
+    fn rankings_count_ties_for_both_and_skip_barriers_and_grids_without_times() {
+        let (e, w) = (Experiment::Paper, Workload::Bitonic);
+        let mut runs = Vec::new();
+        // (blocks, LBS, cooperative, LFS): LFS runs on 7 blocks only and is refused on 8 and 9;
+        // on 8 blocks cooperative is 0.5% slower than LBS, a tie; nothing ran on 10 blocks.
+        for (blocks, lbs, cooperative, lfs) in
+            [(7, 100.0, 120.0, Some(90.0)), (8, 100.0, 100.5, None), (9, 100.0, 80.0, None)]
+        {
+            for rep in 1..=3 {
+                runs.push(run(e, w, blocks, Barrier::Lbs, rep, lbs));
+                runs.push(run(e, w, blocks, Barrier::Cooperative, rep, cooperative));
+                runs.push(run(e, w, blocks, Barrier::Ilbs { groups: Some(3) }, rep, 1.0));
+                match lfs {
+                    Some(time) => runs.push(run(e, w, blocks, Barrier::Lfs, rep, time)),
+                    None => runs.push(Run {
+                        status: Status::Refused,
+                        time_us: None,
+                        ..run(e, w, blocks, Barrier::Lfs, rep, 0.0)
+                    }),
+                }
+            }
+        }
+        runs.push(Run { status: Status::Refused, time_us: None, ..run(e, w, 10, Barrier::Lfs, 1, 0.0) });
+        let barriers = [Barrier::Cooperative, Barrier::Lbs, Barrier::Lfs, Barrier::MultiLaunch];
+        let data = Dataset::from_runs(&runs);
+        let r = ranking(&data, e, w, 32, &barriers, 0.01).expect("three grids");
+        assert_eq!(r.grids, [7, 8, 9], "no barrier timed on 10 blocks; ilbs:3 is not compared");
+        let names: Vec<Barrier> = r.standings.iter().map(|s| s.barrier).collect();
+        assert_eq!(names, [Barrier::Cooperative, Barrier::Lbs, Barrier::Lfs], "multi-launch never ran");
+        let lbs = r.standing(Barrier::Lbs).expect("lbs");
+        assert_eq!((lbs.grids, lbs.wins, lbs.worst), (3, 1, (1.25, 9)), "ties on 8, loses on 7 and 9");
+        assert!((lbs.mean_slowdown - (100.0f64 / 90.0 * 1.25).cbrt()).abs() < 1e-12);
+        let cooperative = r.standing(Barrier::Cooperative).expect("cooperative");
+        assert_eq!((cooperative.wins, cooperative.worst.1), (2, 7), "the tie on 8 and the win on 9");
+        let lfs = r.standing(Barrier::Lfs).expect("lfs");
+        assert_eq!((lfs.grids, lfs.wins, lfs.mean_slowdown), (1, 1, 1.0), "only the grid where it ran");
+        let everywhere: Vec<Barrier> = r.everywhere().map(|s| s.barrier).collect();
+        assert_eq!(everywhere, [Barrier::Cooperative, Barrier::Lbs]);
+        let strict = ranking(&data, e, w, 32, &barriers, 0.001).expect("grids");
+        assert_eq!(strict.standing(Barrier::Cooperative).map(|s| s.wins), Some(1), "0.5% is no tie within 0.1%");
+        assert_eq!(ranking(&data, e, w, 256, &barriers, 0.01), None, "no grid of 256 threads");
+        let zero: Vec<Run> = runs
+            .iter()
+            .filter(|r| r.blocks == 7)
+            .map(|r| Run { time_us: r.time_us.map(|_| 0.0), ..r.clone() })
+            .collect();
+        assert_eq!(ranking(&Dataset::from_runs(&zero), e, w, 32, &barriers, 0.01), None, "no positive median");
     }
 
     #[test]

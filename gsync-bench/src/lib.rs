@@ -5,7 +5,7 @@
 //! runs Smith-Waterman, bitonic sort and empty phases under every barrier,
 //! verifies every run against a CPU reference, writes the raw runs as CSV, and
 //! renders a Markdown report with the paper's Tables 4–5 side by side, verdicts
-//! computed from the data, and SVG/PNG plots of Figures 7–12.
+//! and a choice of barrier computed from the data, and SVG/PNG plots of Figures 7–12.
 //!
 //! ```text
 //! gsync-bench replicate --out results            # on a GPU machine
@@ -15,8 +15,9 @@
 //!
 //! The modules, in the order data flows through them: [`cli`] (options) →
 //! [`plan`] (what runs) → [`workloads`] and [`runner`] (verified runs) →
-//! [`record`] (CSV) → [`analysis`] (summaries, tables) → [`verdict`] → [`report`],
-//! [`figures`] and [`plots`]. The paper's own numbers live in [`paper`].
+//! [`record`] (CSV) → [`analysis`] (summaries, tables) → [`verdict`] (the paper's
+//! claims) and [`advice`] (which barrier to use) → [`report`], [`figures`] and
+//! [`plots`]. The paper's own numbers live in [`paper`].
 //!
 //! ```
 //! use gsync_bench::stats::Summary;
@@ -26,6 +27,7 @@
 
 #![warn(missing_docs)]
 
+pub mod advice;
 pub mod analysis;
 pub mod cli;
 pub mod error;

@@ -76,17 +76,21 @@ impl Cell {
     }
 }
 
-/// The barriers of the paper's setting: every barrier, ILBS with the paper's 6 groups and with √N.
+/// The barriers of the paper's setting, in the report's order: every barrier, ILBS with the
+/// paper's 6 groups and with round(√N).
+pub const PAPER_BARRIERS: [Barrier; 7] = [
+    Barrier::Cooperative,
+    Barrier::Lbs,
+    Barrier::Ilbs { groups: Some(paper::ILBS_GROUPS) },
+    Barrier::Ilbs { groups: None },
+    Barrier::Lfs,
+    Barrier::Ulfs,
+    Barrier::MultiLaunch,
+];
+
+/// [`PAPER_BARRIERS`] as a list.
 pub fn paper_barriers() -> Vec<Barrier> {
-    vec![
-        Barrier::Cooperative,
-        Barrier::Lbs,
-        Barrier::Ilbs { groups: Some(paper::ILBS_GROUPS) },
-        Barrier::Ilbs { groups: None },
-        Barrier::Lfs,
-        Barrier::Ulfs,
-        Barrier::MultiLaunch,
-    ]
+    PAPER_BARRIERS.to_vec()
 }
 
 /// The barriers of the extended sweep: every barrier, ILBS with √N groups.

@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use gsync::Barrier;
 
-use crate::analysis::{self, Dataset};
+use crate::advice;
+use crate::analysis::{self, Dataset, Ranking};
 use crate::markdown::{maybe_micros, micros, percent, ratio, signed_percent, with_range, Align, Table};
 use crate::model::{barrier_label, Experiment, Workload};
 use crate::paper;
@@ -26,6 +27,7 @@ pub fn markdown(data: &Dataset, meta: &Meta, figures: &[String]) -> String {
     out += &machine(meta);
     out += &method(data, meta);
     out += &verdict_section(&verdicts);
+    out += &choice_section(data, meta);
     out += &tables_4_5(data, figures);
     out += &jump_section(data, figures);
     out += &multiples_section(data, figures);
@@ -167,6 +169,94 @@ fn verdict_section(verdicts: &[Verdict]) -> String {
     out += "\nRules:\n\n";
     for rule in verdict::rules() {
         out += &format!("- {rule}\n");
+    }
+    out += "\n";
+    out
+}
+
+/// A barrier's cell in a choice table: "wins/grids · mean · worst", bold for the leader.
+fn standing_cell(ranking: &Ranking, barrier: Barrier) -> String {
+    let Some(s) = ranking.standing(barrier) else { return "–".to_owned() };
+    let cell = format!(
+        "{}/{} · {} · {}",
+        s.wins,
+        s.grids,
+        signed_percent(s.mean_slowdown - 1.0),
+        signed_percent(s.worst.0 - 1.0)
+    );
+    if advice::leader(ranking).is_some_and(|lead| lead.barrier == barrier) {
+        format!("**{cell}**")
+    } else {
+        cell
+    }
+}
+
+/// One setting's table: a row per workload, a column per barrier timed in any of them.
+fn choice_table(rankings: &[&Ranking]) -> Table {
+    let barriers: Vec<Barrier> =
+        advice::BARRIERS.into_iter().filter(|&b| rankings.iter().any(|r| r.standing(b).is_some())).collect();
+    let mut headers = vec![("workload", Align::Left), ("grids", Align::Right)];
+    let labels: Vec<String> = barriers.iter().map(|&b| barrier_label(b)).collect();
+    headers.extend(labels.iter().map(|l| (l.as_str(), Align::Right)));
+    let mut table = Table::new(&headers);
+    for r in rankings {
+        let mut cells = vec![r.workload.title().to_owned(), format!("{} ({})", r.grids.len(), advice::span(r))];
+        cells.extend(barriers.iter().map(|&b| standing_cell(r, b)));
+        table.row(cells);
+    }
+    table
+}
+
+/// A setting's heading: its block size, its grids and where it comes from.
+fn setting_heading(e: Experiment, threads: u32, rankings: &[&Ranking]) -> String {
+    let first = rankings.iter().filter_map(|r| r.grids.first()).min();
+    let last = rankings.iter().filter_map(|r| r.grids.last()).max();
+    let grids = match (first, last) {
+        (Some(first), Some(last)) => format!(", {first}–{last} blocks"),
+        _ => String::new(),
+    };
+    let source = if e == Experiment::Paper { "the paper's setting" } else { "beyond the paper" };
+    format!("### {threads} threads per block{grids} ({source})\n\n")
+}
+
+fn choice_section(data: &Dataset, meta: &Meta) -> String {
+    let rankings = advice::rankings(data);
+    if rankings.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("## Which barrier to use\n\n");
+    out += &format!(
+        "The verdicts say whether the paper's claims hold; this section answers which barrier to pick, from the \
+         same runs. For each workload and block size, each barrier is compared on every grid with the fastest \
+         barrier on that grid. A cell reads *wins/grids · mean · worst*: the grids where the barrier is the \
+         fastest (ties within {:.0}% count for each), out of the grids where it ran; then how much slower than \
+         the fastest it is, as the geometric mean over those grids and the worst case. The leader of each row is \
+         in bold. Everything here, the sentences included, is computed from the measurements by the rules \
+         below; it holds for this GPU ({}) and these problem sizes.\n\n",
+        advice::TIE * 100.0,
+        meta.show("gpu")
+    );
+    out += "Rules:\n\n";
+    for rule in advice::rules() {
+        out += &format!("- {rule}\n");
+    }
+    out += "\n";
+    for (e, threads) in advice::settings(data) {
+        let group: Vec<&Ranking> = rankings.iter().filter(|r| r.experiment == e && r.threads == threads).collect();
+        if group.is_empty() {
+            continue;
+        }
+        out += &setting_heading(e, threads, &group);
+        out += &choice_table(&group).render();
+        out += "\n";
+        for r in &group {
+            out += &format!("- {}\n", advice::advice(r));
+        }
+        out += "\n";
+    }
+    out += "### In short\n\n";
+    for line in advice::overall(&rankings) {
+        out += &format!("- {line}\n");
     }
     out += "\n";
     out
@@ -624,6 +714,31 @@ mod tests {
         assert!(report.contains("| **confirmed** |"), "the bitonic speedup verdict");
         assert!(report.contains("| **not tested** |"), "claims without data");
         assert!(report.contains("None: every run that was launched verified"));
+    }
+
+    #[test]
+    fn the_choice_of_barrier_follows_the_verdicts() {
+        let data = Dataset::from_runs(&uniform_speedup(Workload::Bitonic, 2.0));
+        let report = markdown(&data, &Meta::default(), &[]);
+        let (verdicts, choice, tables) = (
+            report.find("## Verdicts").expect("verdicts"),
+            report.find("## Which barrier to use").expect("choice"),
+            report.find("## Tables 4 and 5").expect("tables"),
+        );
+        assert!(verdicts < choice && choice < tables);
+        assert!(report.contains("### 32 threads per block, 7–60 blocks (the paper's setting)"), "{report}");
+        assert!(report.contains("| workload | grids | lbs | ilbs:6 |"), "only the barriers measured: {report}");
+        let row = "| Bitonic sort | 54 (7–60 blocks) | 0/54 · +100.0% · +100.0% | **54/54 · +0.0% · +0.0%** |";
+        assert!(report.contains(row), "LBS twice as slow as ILBS (6 groups) everywhere: {report}");
+        assert!(report.contains("- Bitonic sort, 54 grids, 7–60 blocks: **ilbs:6** is the fastest on all 54 grids;"));
+        assert!(report.contains("Rules:\n\n- Compared: every barrier timed"));
+        assert!(
+            report.contains("**ilbs:6** is the fastest on the most grids in every application setting (1 setting).")
+        );
+        assert!(
+            report.contains("### In short\n\n- One barrier for every application (1 setting, 54 grids)"),
+            "{report}"
+        );
     }
 
     #[test]
