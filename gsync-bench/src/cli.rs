@@ -365,18 +365,11 @@ fn record_settings(meta: &mut Meta, s: &Settings) {
     let args: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
     meta.set("command", args.join(" "));
     meta.set("version", env!("CARGO_PKG_VERSION"));
-    meta.set("commit", git_commit().unwrap_or_else(|| "unknown".into()));
+    meta.set("commit", option_env!("GSYNC_BENCH_COMMIT").unwrap_or("unknown"));
     meta.set("reps", s.reps.to_string());
     meta.set("seed", s.seed.to_string());
     meta.set("experiments", s.experiments.iter().map(|e| e.name()).collect::<Vec<_>>().join(","));
     meta.set("problems_note", problems_note(s));
-}
-
-/// The checked-out commit, when run inside a git work tree with git installed.
-fn git_commit() -> Option<String> {
-    let output = std::process::Command::new("git").args(["rev-parse", "--short=12", "HEAD"]).output().ok()?;
-    let text = String::from_utf8(output.stdout).ok()?;
-    (output.status.success() && !text.trim().is_empty()).then(|| text.trim().to_owned())
 }
 
 /// `render`: report.md and every plot from DIR/runs.csv; returns the data for the summary.
