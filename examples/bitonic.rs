@@ -33,10 +33,10 @@ struct Args {
     /// Barrier: cooperative, lbs, lfs, ilbs, ilbs:G, ulfs, multi-launch, or `all` to compare.
     #[arg(long, default_value = "cooperative")]
     barrier: String,
-    /// Blocks in the grid (default: the largest co-resident grid).
+    /// Blocks in the grid (default: one per tile, at most the largest co-resident grid).
     #[arg(long)]
     blocks: Option<u32>,
-    /// Threads per block (default: 256).
+    /// Threads per block (default: by size, see `bitonic::default_shape`).
     #[arg(long)]
     threads: Option<u32>,
     /// Keys per shared-memory tile, a power of two up to 8192, 4096 with values (default: by size, see `bitonic::default_shape`).
