@@ -435,3 +435,18 @@ fn split_accepts_shared_memory_each_segment_fills_before_reading() {
     });
     assert_eq!(plan.expect("each segment writes the tile first").segments.len(), 2);
 }
+
+#[test]
+fn short_constant_ranges_are_unrolled_so_local_arrays_stay_in_registers() {
+    let c = cuda(quote! {
+        fn k(out: &mut [u32], n: u32) {
+            const LANES: u32 = 8;
+            let mut v = [0u32; 8];
+            for m in 0..LANES { v[m] = m; }
+            for m in 0..n { out[m] = v[m % 8]; }
+            for m in 0..1000u32 { out[m] = 1; }
+        }
+    });
+    assert!(c.contains("#pragma unroll\n    for (u32 m = 0u; m < 8u; ++m)"), "{c}");
+    assert_eq!(c.matches("#pragma unroll").count(), 1, "only the constant range of 8: {c}");
+}

@@ -371,6 +371,18 @@ pub fn bitonic_sorts_under_every_barrier_with_more_tiles_than_blocks(gpu: &Gpu, 
             assert!((n / tile) as u32 > resident, "{} tiles, {resident} co-resident blocks", n / tile);
         }
     }
+    // Tiles in registers (block sizes that are powers of two, one to eight keys per thread)
+    // and in shared memory (other block sizes, more keys per thread).
+    let keys: Vec<u32> = (0..3000).map(|_| rng.gen_range(0..5000)).collect();
+    let mut expected = keys.clone();
+    expected.sort_unstable();
+    for threads in [32u32, 64, 96, 256] {
+        for tile in [32usize, 64, 256, 1024, 4096] {
+            let launch = Launch::new().threads(threads).blocks(2);
+            let got = sort_in_tiles(gpu, &launch, &keys, None, false, tile).unwrap();
+            assert_eq!(got.keys, expected, "{threads} threads, {tile}-key tiles");
+        }
+    }
     // The largest tiles: keys alone, and key-value pairs (clamped to their own limit).
     let keys: Vec<u32> = (0..3 * TILE).map(|_| rng.gen_range(0..1000)).collect();
     let values: Vec<u32> = (0..keys.len() as u32).collect();

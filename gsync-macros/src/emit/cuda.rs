@@ -6,6 +6,9 @@ use crate::ir::*;
 use crate::split::SplitPlan;
 use std::fmt::Write;
 
+/// Constant `for` ranges up to this many iterations are marked `#pragma unroll`.
+const MAX_UNROLLED_TRIPS: i128 = 32;
+
 /// The fused kernel's definition, with or without bounds checks.
 pub fn kernel_source(k: &Kernel, bounds_checks: bool) -> String {
     let mut e = CudaEmitter { k, checked: bounds_checks, out: String::new(), indent: 1 };
@@ -397,6 +400,13 @@ impl CudaEmitter<'_> {
             ForRange::Seq { start, end, inclusive: false, step: None, reverse: false } => {
                 let s = self.expr(start).text;
                 let (end_decl, end_name) = self.hoisted(end, &format!("gsync_{x}_end"));
+                if let (ExprKind::Int(first), ExprKind::Int(last)) = (&start.kind, &end.kind) {
+                    // A short constant range typically indexes a local array: unrolled, the
+                    // array's indices are constants and it can live in registers.
+                    if (1..=MAX_UNROLLED_TRIPS).contains(&(last - first)) {
+                        self.line("#pragma unroll");
+                    }
+                }
                 self.open(&format!("for ({t} {x} = {s}{end_decl}; {x} < {end_name}; ++{x})"));
                 self.block_body(body);
             }
