@@ -120,21 +120,22 @@ fn measure<K: SortKey + PartialEq + std::fmt::Debug>(
     Ok(times.get(times.len() / 2).copied().unwrap_or_default())
 }
 
-/// Compares with the standard library's sort (stable, so values match too).
+/// Compares with the standard library's sort of (key, original position)
+/// pairs: the stable order, so values match too.
 fn verify<K: SortKey + PartialEq + std::fmt::Debug>(
     keys: &[K],
     got: &[K],
     got_values: &[u32],
     args: &Args,
 ) -> Result<(), AnyError> {
-    let mut order: Vec<usize> = (0..keys.len()).collect();
-    order.sort_by_key(|&i| keys[i].to_ordered(args.descending));
-    for (pos, &i) in order.iter().enumerate() {
-        let (want, have) = (keys[i].to_ordered(args.descending), got[pos].to_ordered(args.descending));
-        if want != have {
-            return Err(format!("mismatch at index {pos}: expected {:?}, got {:?}", keys[i], got[pos]).into());
+    let mut want: Vec<(u32, u32)> =
+        keys.iter().enumerate().map(|(i, k)| (k.to_ordered(args.descending), i as u32)).collect();
+    want.sort_unstable();
+    for (pos, &(key, i)) in want.iter().enumerate() {
+        if got[pos].to_ordered(args.descending) != key {
+            return Err(format!("mismatch at index {pos}: expected {:?}, got {:?}", keys[i as usize], got[pos]).into());
         }
-        if args.values && got_values[pos] != i as u32 {
+        if args.values && got_values[pos] != i {
             return Err(format!("value mismatch at index {pos}: expected {i}, got {}", got_values[pos]).into());
         }
     }
