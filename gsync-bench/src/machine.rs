@@ -26,6 +26,10 @@ pub fn describe(gpu: &Gpu, meta: &mut Meta) {
     if gpu.backend() == Backend::Cuda {
         meta.set("driver", driver_version().unwrap_or_else(|| "not found in /proc/driver/nvidia/version".into()));
         meta.set(
+            "driver_cuda",
+            info.driver_cuda_version.map_or("unknown".into(), |(major, minor)| format!("{major}.{minor}")),
+        );
+        meta.set(
             "nvrtc",
             match gsync::nvrtc_version() {
                 Ok((major, minor)) => format!("{major}.{minor}"),
@@ -37,6 +41,7 @@ pub fn describe(gpu: &Gpu, meta: &mut Meta) {
         }
     } else {
         meta.set("driver", "none (CPU emulator)");
+        meta.set("driver_cuda", "none (CPU emulator)");
         meta.set("nvrtc", "not used (CPU emulator)");
     }
 }

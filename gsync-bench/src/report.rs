@@ -79,6 +79,7 @@ fn machine(meta: &Meta) -> String {
         None => format!("NVRTC {}", meta.show("nvrtc")),
     };
     table.row(vec!["CUDA".into(), nvrtc, "CUDA 9.2".into()]);
+    table.row(vec!["CUDA supported by the driver".into(), meta.show("driver_cuda").into(), "–".into()]);
     table.row(vec!["date".into(), meta.show("date").into(), "–".into()]);
     table.row(vec![
         "gsync-bench".into(),
@@ -88,9 +89,9 @@ fn machine(meta: &Meta) -> String {
     table.row(vec!["command".into(), format!("`{}`", meta.show("command")), "–".into()]);
     table.row(vec!["wall time".into(), meta.show("wall_time").into(), "–".into()]);
     format!(
-        "## Machine\n\n{}\nThe CUDA version is that of NVRTC, which compiled every kernel for this GPU; gsync does \
-         not expose the driver's own CUDA version (cuDriverGetVersion), and the driver version is read from \
-         `/proc/driver/nvidia/version`.\n\n",
+        "## Machine\n\n{}\nThe CUDA version is that of NVRTC, which compiled every kernel for this GPU; the \
+         CUDA version the driver supports is `cuDriverGetVersion`'s (runs before it was recorded say \
+         \"not recorded\"), and the driver version is read from `/proc/driver/nvidia/version`.\n\n",
         table.render()
     )
 }

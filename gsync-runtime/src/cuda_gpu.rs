@@ -185,5 +185,16 @@ fn query_info(context: &Arc<CudaContext>) -> Result<DeviceInfo> {
         max_threads_per_block: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
         max_shared_memory_per_block: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
         total_memory: context.total_mem().map_err(Error::driver("querying the memory size"))? as u64,
+        driver_cuda_version: driver_cuda_version(),
     })
+}
+
+/// The CUDA version the driver supports, e.g. 13000 → (13, 0).
+fn driver_cuda_version() -> Option<(u32, u32)> {
+    let mut version: std::ffi::c_int = 0;
+    // SAFETY: cuDriverGetVersion only writes the int it is given; the driver library is
+    // loaded by the time a context exists.
+    let status = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut version) };
+    let version = u32::try_from(version).ok().filter(|_| status == CUresult::CUDA_SUCCESS)?;
+    Some((version / 1000, version % 1000 / 10))
 }

@@ -26,6 +26,9 @@ pub struct DeviceInfo {
     pub max_shared_memory_per_block: u32,
     /// Device memory, in bytes.
     pub total_memory: u64,
+    /// The newest CUDA version the installed driver supports, as (major, minor)
+    /// (`cuDriverGetVersion`); `None` on the emulator.
+    pub driver_cuda_version: Option<(u32, u32)>,
 }
 
 /// Where a [`Gpu`] runs kernels.

@@ -158,6 +158,8 @@ fn a_cooperative_launch_keeps_phases_apart_across_the_whole_grid() {
     let gpu = gpu();
     let info = gpu.info().clone();
     println!("{info:?}");
+    let (major, _) = info.driver_cuda_version.expect("the driver reports its CUDA version");
+    assert!(major >= 12, "a driver for CUDA 12 or newer: {info:?}");
     let n = 1 << 20;
     let host: Vec<u32> = (0..n).collect();
     let mut a = gpu.upload(&host).expect("upload a");

@@ -47,6 +47,7 @@ impl Emulator {
                 max_shared_memory_per_block: 48 * 1024,
                 // Host memory, which the emulator does not measure.
                 total_memory: 0,
+                driver_cuda_version: None,
             },
         }
     }
