@@ -347,15 +347,7 @@ pub fn sort_in_tiles<K: SortKey>(
     let given = values.unwrap_or(&[]);
     let device_values = gpu.upload(given)?;
     let mut sorted_values: DeviceBuffer<u32> = gpu.zeros(given.len())?;
-    // By default one block per tile: more blocks would only wait at the barriers.
-    let launch = match launch.requested_blocks() {
-        Some(_) => launch.clone(),
-        None => {
-            let tiles = (padded / tile).max(1) as u32;
-            let max = bitonic_sort::max_coresident_blocks(gpu, launch)?;
-            launch.clone().blocks(tiles.min(max).min(launch_limit(launch, &bitonic_sort::KERNEL)))
-        }
-    };
+    let launch = super::grid_for_work(gpu, launch, &bitonic_sort::KERNEL, padded / tile)?;
     let report = bitonic_sort::launch_with(
         gpu,
         &launch,
@@ -376,14 +368,6 @@ pub fn sort_in_tiles<K: SortKey>(
 fn tile_size(tile: usize, with_values: bool) -> usize {
     let most = if with_values { TILE_WITH_VALUES } else { TILE };
     tile.clamp(2, most).next_power_of_two().min(most)
-}
-
-/// The barrier's own block limit (LFS: one block per thread).
-fn launch_limit(launch: &Launch, kernel: &crate::KernelSpec) -> u32 {
-    match launch.selected_barrier() {
-        crate::Barrier::Lfs => launch.threads_for(kernel),
-        _ => u32::MAX,
-    }
 }
 
 /// Phases the kernel crosses for `n` keys: one grid barrier per global

@@ -45,7 +45,7 @@ pub use scoring::{
 };
 
 use crate::grid_phases;
-use crate::{Barrier, DeviceBuffer, Error, Gpu, KernelSpec, Launch, LaunchReport, Result};
+use crate::{DeviceBuffer, Error, Gpu, Launch, LaunchReport, Result};
 use std::time::Duration;
 
 /// The most letters an alphabet may have: the kernel keeps the substitution
@@ -360,15 +360,9 @@ pub fn align_tiled(
     }
     let tile_cols = tile_cols.clamp(1, MAX_TILE_COLS);
     let tile_rows = a.len().div_ceil((threads * ROWS_PER_THREAD) as usize);
-    let launch = match launch.requested_blocks() {
-        Some(_) => launch.clone(),
-        None => {
-            // More blocks than tiles on the longest diagonal would only wait at the barriers.
-            let widest = tile_rows.min(b.len().div_ceil(tile_cols as usize)) as u32;
-            let max = smith_waterman::max_coresident_blocks(gpu, launch)?;
-            launch.clone().blocks(widest.min(max).min(launch_limit(launch, &smith_waterman::KERNEL)))
-        }
-    };
+    // The longest tile diagonal bounds the tiles that can run at once.
+    let widest = tile_rows.min(b.len().div_ceil(tile_cols as usize));
+    let launch = super::grid_for_work(gpu, launch, &smith_waterman::KERNEL, widest)?;
     let slots = launch.requested_blocks().unwrap_or(1) as usize * threads as usize;
     let (da, db, dm) = (gpu.upload(a)?, gpu.upload(b)?, gpu.upload(scoring.matrix())?);
     let (mut row_h, mut row_f): (DeviceBuffer<i32>, DeviceBuffer<i32>) = (gpu.zeros(b.len())?, gpu.zeros(b.len())?);
@@ -418,12 +412,4 @@ pub fn grid_syncs(m: usize, n: usize, threads: u32, tile_cols: u32) -> u32 {
     let tile_rows = m.div_ceil((threads.max(1) * ROWS_PER_THREAD) as usize);
     let tiles_across = n.div_ceil(tile_cols.clamp(1, MAX_TILE_COLS) as usize);
     (tile_rows + tiles_across) as u32
-}
-
-/// The barrier's own block limit (LFS: one block per thread).
-fn launch_limit(launch: &Launch, kernel: &KernelSpec) -> u32 {
-    match launch.selected_barrier() {
-        Barrier::Lfs => launch.threads_for(kernel),
-        _ => u32::MAX,
-    }
 }
