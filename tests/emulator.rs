@@ -5,6 +5,7 @@
 mod common;
 
 use common::checks::{self, Scale};
+use common::radix::RadixSort;
 use gsync::prelude::*;
 
 /// An emulator test per shared check.
@@ -43,5 +44,20 @@ fn barriers_keep_their_grid_limits_on_the_cpu() {
     assert!(matches!(result, Err(Error::InvalidBarrier { .. })), "{result:?}");
     for (barrier, blocks) in [(Barrier::Lfs, 32), (six, 6)] {
         gsync::kernels::empty_phases::launch_with(&gpu, &launch(barrier).blocks(blocks), &mut marker, 2).unwrap();
+    }
+}
+
+#[test]
+fn radix_sorts_with_many_phases_sort_under_every_barrier() {
+    let gpu = Gpu::emulator();
+    let mut rng = checks::rng();
+    let input: Vec<u32> = checks::random_vec(&mut rng, 3001);
+    let mut expected = input.clone();
+    expected.sort_unstable();
+    for sort in [RadixSort::EightBit, RadixSort::FourBit] {
+        for &barrier in Barrier::ALL {
+            let launch = Launch::new().threads(64).blocks(7).barrier(barrier);
+            assert_eq!(sort.sort(&gpu, &launch, &input).unwrap(), expected, "{sort:?} {barrier}");
+        }
     }
 }

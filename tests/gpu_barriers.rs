@@ -4,6 +4,7 @@
 mod common;
 
 use common::kernels::*;
+use common::radix::RadixSort;
 use gsync::prelude::*;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::time::{Duration, Instant};
@@ -228,4 +229,50 @@ fn a_split_kernel_replays_as_a_cuda_graph() {
         let expected = gsync::kernels::smooth_reference(&input, rounds);
         assert!(result.iter().zip(&expected).all(|(x, y)| x.to_bits() == y.to_bits()), "rounds {rounds}");
     }
+}
+
+/// The largest co-resident grid of every block size under every barrier, on radix sorts whose
+/// code right after `grid_sync()` uses `sync_block()` and full-warp shuffles. A barrier that
+/// hands a warp back diverged makes the warp reach the next CTA barrier in pieces: on an H100
+/// that faulted with an illegal instruction (ULFS, 2112 × 128) or sorted wrongly (ULFS,
+/// 2640 × 32).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_barrier_hands_back_converged_warps_on_the_largest_grid_of_every_block_size() {
+    let gpu = gpu();
+    let mut rng = rng();
+    let input: Vec<u32> = (0..1 << 20).map(|_| rng.gen()).collect();
+    let mut expected = input.clone();
+    expected.sort_unstable();
+    let mut failures = Vec::new();
+    'sorts: for sort in [RadixSort::EightBit, RadixSort::FourBit] {
+        for threads in [32u32, 64, 128, 256, 512, 1024] {
+            if threads > sort.max_threads() {
+                continue;
+            }
+            for barrier in barriers() {
+                let launch = Launch::new().threads(threads).barrier(barrier);
+                let mut blocks = sort.max_coresident_blocks(&gpu, &launch).unwrap();
+                if barrier == Barrier::Lfs {
+                    blocks = blocks.min(threads); // LFS's own limit
+                }
+                let case = format!("{sort:?} {barrier} {blocks} × {threads}");
+                match sort.sort(&gpu, &launch.blocks(blocks), &input) {
+                    Ok(keys) if keys == expected => eprintln!("{case}: sorted"),
+                    Ok(keys) => {
+                        let wrong = keys.iter().zip(&expected).filter(|(a, b)| a != b).count();
+                        failures.push(format!("{case}: {wrong} keys out of place"));
+                    }
+                    Err(error) => {
+                        failures.push(format!("{case}: {error}"));
+                        if gpu.zeros::<u32>(1).and_then(|b| gpu.download(&b)).is_err() {
+                            failures.push("the GPU context is lost: the remaining cases did not run".into());
+                            break 'sorts;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

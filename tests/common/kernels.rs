@@ -349,6 +349,8 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
         &visibility_stress::KERNEL,
         &countdown::KERNEL,
         &keeps_a_thread_value_across_the_barrier::KERNEL,
+        &super::radix::radix_sort_8bit::KERNEL,
+        &super::radix::radix_sort_4bit::KERNEL,
         &arith_u8::KERNEL,
         &arith_i8::KERNEL,
         &arith_u16::KERNEL,

@@ -4,6 +4,7 @@
 
 pub mod checks;
 pub mod kernels;
+pub mod radix;
 pub mod sw_checks;
 
 /// Calls `$runner!` with the name of every shared check (`checks::NAME(gpu, scale)`),

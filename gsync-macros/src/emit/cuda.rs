@@ -243,7 +243,7 @@ impl CudaEmitter<'_> {
                 ));
                 self.around_barrier("gsync_grid_sync(gsync_barrier, gsync_status);");
             }
-            StmtKind::SyncBlock => self.around_barrier("__syncthreads();"),
+            StmtKind::SyncBlock => self.around_barrier("gsync_sync_block();"),
             StmtKind::Block(b) => self.nested("", b),
         }
     }

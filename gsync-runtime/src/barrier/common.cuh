@@ -8,14 +8,15 @@
 //
 // Memory order. Every barrier here makes each write made before grid_sync() by any thread
 // visible to every thread after it, with the same four steps:
-//   1. __syncthreads(): CTA barrier operations synchronize with each other, so the block's
+//   1. gsync_sync_block(): CTA barrier operations synchronize with each other, so the block's
 //      writes are ordered before the next operation of the thread that arrives for it.
 //   2. That thread arrives with release semantics at gpu scope (st.release, red.release,
 //      atom.acq_rel, or fence.acq_rel before strong stores). Release is cumulative: it covers
 //      the writes the thread has observed, which step 1 made include the whole block's.
 //   3. A waiting thread spins with ld.acquire at gpu scope on the word the release wrote, or
 //      on a word a chain of acq_rel read-modify-writes carried it to.
-//   4. __syncthreads(): the rest of the waiting block is ordered after the acquiring thread.
+//   4. gsync_sync_block_any(): the rest of the waiting block is ordered after the acquiring
+//      thread.
 // Causality order in the PTX memory model is transitive through CTA barriers and
 // release/acquire pairs, so every write before step 1 in any block happens before every
 // access after step 4 in every block. The paper's listings use volatile flags instead, which
@@ -83,7 +84,7 @@ __device__ __forceinline__ unsigned long long gsync_clock_ns() {
 }
 
 // Ends the calling thread. Every thread of the block calls it together (the decision comes
-// from __syncthreads_or), so no thread is left waiting at a CTA barrier for one that left.
+// from gsync_sync_block_any), so no thread is left waiting at a CTA barrier for one that left.
 __device__ __forceinline__ void gsync_leave() {
     asm volatile("exit;" ::: "memory");
 }

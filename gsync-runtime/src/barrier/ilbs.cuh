@@ -11,7 +11,7 @@
 //   acquired the writes of its whole group. Its acq_rel addition to the grid counter
 //   publishes them, and those additions chain too: the last group's last arriver has
 //   acquired every block's writes before its red.release of the generation.
-// - Waiters acquire the new generation, then __syncthreads_or() orders their block after.
+// - Waiters acquire the new generation, then gsync_sync_block_any() orders their block after.
 // - Reuse: each reset is a store made before the releasing operation that follows it
 //   (the grid addition, the generation increment), so no block can arrive again before the
 //   counters it uses are back at 0; the next launch finds them at 0 as well, whatever its
@@ -55,7 +55,7 @@ __device__ __forceinline__ gsync_barrier_t gsync_barrier_begin(unsigned int* gsy
 
 __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_status_t* gsync_status) {
     barrier.phase += 1u;
-    __syncthreads();
+    gsync_sync_block();
     bool gave_up = false;
     if (threadIdx.x == 0) {
         unsigned int* counter = barrier.state + GSYNC_ILBS_COUNTER;
@@ -75,6 +75,6 @@ __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_
             gave_up = !gsync_wait_for_change(generation, seen, watch);
         }
     }
-    if (__syncthreads_or(gave_up)) gsync_leave();
+    if (gsync_sync_block_any(gave_up)) gsync_leave();
 }
 // ---- end of grid barrier --------------------------------------------------------------

@@ -4,12 +4,12 @@
 // incrementing the generation word, which every other block's thread 0 polls.
 //
 // Why this is a correct barrier (see the memory-order steps in the shared code above):
-// - Arrival: after __syncthreads(), thread 0's atom.add.acq_rel publishes the block's writes
+// - Arrival: after gsync_sync_block(), thread 0's atom.add.acq_rel publishes the block's writes
 //   (its release half is cumulative).
 // - Each addition reads the value the one before it wrote, so the acq_rel additions form a
 //   chain of release/acquire pairs: the last arriver has acquired every block's writes.
 // - Release: its red.release on the generation passes all of them on; a waiter's
-//   ld.acquire of the new generation takes them, and __syncthreads_or() hands them to the
+//   ld.acquire of the new generation takes them, and gsync_sync_block_any() hands them to the
 //   rest of its block.
 // - Reuse: the reset store comes before the release, and a block arrives again only after
 //   acquiring the new generation, so every later addition finds the counter at 0, in this
@@ -34,7 +34,7 @@ __device__ __forceinline__ gsync_barrier_t gsync_barrier_begin(unsigned int* gsy
 
 __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_status_t* gsync_status) {
     barrier.phase += 1u;
-    __syncthreads();
+    gsync_sync_block();
     bool gave_up = false;
     if (threadIdx.x == 0) {
         unsigned int* counter = barrier.state + GSYNC_LBS_COUNTER;
@@ -49,6 +49,6 @@ __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_
             gave_up = !gsync_wait_for_change(generation, seen, watch);
         }
     }
-    if (__syncthreads_or(gave_up)) gsync_leave();
+    if (gsync_sync_block_any(gave_up)) gsync_leave();
 }
 // ---- end of grid barrier --------------------------------------------------------------

@@ -7,13 +7,13 @@
 // at most as many blocks as a block has threads (the launcher refuses more).
 //
 // Why this is a correct barrier (see the memory-order steps in the shared code above):
-// - Arrival: after __syncthreads(), thread 0's st.release of its Arrayin slot publishes the
+// - Arrival: after gsync_sync_block(), thread 0's st.release of its Arrayin slot publishes the
 //   block's writes.
 // - Gathering: master thread t's ld.acquire of block t's slot takes them;
-//   __syncthreads_or() then orders every master thread after every gathering thread, so
+//   gsync_sync_block_any() then orders every master thread after every gathering thread, so
 //   each master thread has observed every block's writes.
 // - Release: master thread t's st.release of block t's Arrayout slot passes all of them on
-//   (release is cumulative); block t's thread 0 acquires it and __syncthreads_or() orders
+//   (release is cumulative); block t's thread 0 acquires it and gsync_sync_block_any() orders
 //   the rest of the block after it.
 // - Reuse: a slot's tag is (launch sequence << 32) | phase and waits compare for equality.
 //   A block writes its next arrival only after being released from this barrier, and the
@@ -42,7 +42,7 @@ __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_
     // Arrayin is slots [0, blocks), Arrayout slots [blocks, 2 * blocks).
     unsigned long long* arrived = gsync_slot(barrier.state, 0u);
     unsigned long long* released = gsync_slot(barrier.state, blocks);
-    __syncthreads();
+    gsync_sync_block();
     bool gave_up = false;
     if (blockIdx.x == 0) {
         const unsigned int t = threadIdx.x;
@@ -51,7 +51,7 @@ __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_
             gsync_watch_t watch = gsync_watch(barrier.state, gsync_status, barrier.phase);
             gave_up = !gsync_wait_for_tag(arrived + GSYNC_LINE_SLOTS * t, tag, watch);
         }
-        if (__syncthreads_or(gave_up)) gsync_leave();
+        if (gsync_sync_block_any(gave_up)) gsync_leave();
         if (gathers) gsync_store_release(released + GSYNC_LINE_SLOTS * t, tag);
     } else {
         if (threadIdx.x == 0) {
@@ -59,7 +59,7 @@ __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_
             gsync_watch_t watch = gsync_watch(barrier.state, gsync_status, barrier.phase);
             gave_up = !gsync_wait_for_tag(released + GSYNC_LINE_SLOTS * blockIdx.x, tag, watch);
         }
-        if (__syncthreads_or(gave_up)) gsync_leave();
+        if (gsync_sync_block_any(gave_up)) gsync_leave();
     }
 }
 // ---- end of grid barrier --------------------------------------------------------------

@@ -13,12 +13,12 @@
 // block writes the Arrayout slots of the groups it led, the highest level first.
 //
 // Why this is a correct barrier (see the memory-order steps in the shared code above):
-// - Up: a node's Arrayin slot is written with release after __syncthreads_or() has ordered
+// - Up: a node's Arrayin slot is written with release after gsync_sync_block_any() has ordered
 //   its block after all the gathering it did, so the release covers the writes of its whole
 //   subtree; gathering threads acquire the members' slots. By induction the root has
-//   acquired every block's writes once it passes its last gathering __syncthreads_or().
+//   acquired every block's writes once it passes its last gathering gsync_sync_block_any().
 // - Down: a released block has acquired everything the root had (thread 0's ld.acquire,
-//   then __syncthreads_or()); its threads then write the Arrayout slots of its members after
+//   then gsync_sync_block_any()); its threads then write the Arrayout slots of its members after
 //   a fence.acq_rel, which makes each of those strong stores a release covering all of it.
 // - Reuse: slot tags are (launch sequence << 32) | phase, compared for equality, as in LFS:
 //   each slot has one writer and one reader, and a new tag is written only after the reader
@@ -84,7 +84,7 @@ __device__ __forceinline__ gsync_barrier_t gsync_barrier_begin(unsigned int* gsy
 __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_status_t* gsync_status) {
     barrier.phase += 1u;
     const unsigned long long tag = barrier.launch | barrier.phase;
-    __syncthreads();
+    gsync_sync_block();
     bool gave_up = false;
     // Up: gather the group this block leads, level after level.
     gsync_ulfs_level_t level = gsync_ulfs_leaves(barrier.state);
@@ -97,7 +97,7 @@ __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_
         for (unsigned int m = threadIdx.x; m < members && !gave_up; m += blockDim.x) {
             if (m != 0u) gave_up = !gsync_wait_for_tag(level.arrived + GSYNC_LINE_SLOTS * (level.node + m), tag, watch);
         }
-        if (__syncthreads_or(gave_up)) gsync_leave();
+        if (gsync_sync_block_any(gave_up)) gsync_leave();
         level = gsync_ulfs_parent(level);
         led += 1u;
     }
@@ -108,7 +108,7 @@ __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_
             gsync_watch_t watch = gsync_watch(barrier.state, gsync_status, barrier.phase);
             gave_up = !gsync_wait_for_tag(level.released + GSYNC_LINE_SLOTS * level.node, tag, watch);
         }
-        if (__syncthreads_or(gave_up)) gsync_leave();
+        if (gsync_sync_block_any(gave_up)) gsync_leave();
     }
     // Down: release the groups this block led, highest first so that the widest subtrees
     // start releasing earliest.

@@ -28,6 +28,27 @@ struct gsync_status_t {
 #define GSYNC_OUT_OF_BOUNDS 1u
 #define GSYNC_BARRIER_TIMEOUT 2u
 
+// The CTA barrier of sync_block() and of the grid barriers, in PTX's non-aligned form.
+// __syncthreads() is bar.sync, an *aligned* barrier: every warp must reach it converged, or
+// the behaviour is undefined. Independent thread scheduling lets a warp leave a divergent
+// step (a grid barrier's release stores, a spin that only some threads run) in pieces, and
+// ptxas does not always reconverge it before the next barrier: an H100 then faulted with
+// an illegal instruction, or let a one-warp block through half-arrived. The non-aligned
+// barrier.sync makes each thread wait for the rest of its warp, wherever they are.
+__device__ __forceinline__ void gsync_sync_block() {
+    asm volatile("barrier.sync 0;" ::: "memory");
+}
+// Like gsync_sync_block(); true in every thread when `p` is true in any thread of the block.
+__device__ __forceinline__ bool gsync_sync_block_any(bool p) {
+    unsigned int any;
+    asm volatile(
+        "{\n\t.reg .pred p, q;\n\tsetp.ne.u32 p, %1, 0;\n\tbarrier.red.or.pred q, 0, p;\n\tselp.u32 %0, 1, 0, q;\n\t}"
+        : "=r"(any)
+        : "r"((unsigned int)p)
+        : "memory");
+    return any != 0u;
+}
+
 namespace gsync {
 
 // Integer arithmetic happens in an unsigned type at least 32 bits wide, where
