@@ -95,7 +95,7 @@ pub use barrier::{Barrier, BarrierDescriptor, LaunchMode, ParseBarrierError};
 pub use buffer::{DeviceBuffer, DeviceScalar, KernelScalar};
 pub use compile::{compile, nvrtc_version, Compiled};
 pub use discover::{toolkit, Toolkit};
-pub use emu::{EmuScalar, EmuSlice, Shuffle, ShuffleScalar, ThreadCtx};
+pub use emu::{EmuScalar, EmuSegment, EmuSegmentFn, EmuSlice, Shuffle, ShuffleScalar, ThreadCtx};
 pub use error::{Error, Result};
 pub use gpu::{Backend, DeviceInfo, Gpu};
 pub use kernel::{KernelArgs, KernelSpec, SplitSpec, DEFAULT_THREADS};

@@ -18,7 +18,7 @@ use crate::launch::{Launch, LaunchReport};
 use crate::plan::{checked_threads, resolve_grid, CoResidency, Residency};
 
 /// Blocks per host core in an emulated grid when the launch does not say.
-const BLOCKS_PER_CORE: u32 = 4;
+pub(super) const BLOCKS_PER_CORE: u32 = 4;
 
 impl Gpu {
     /// Runs a kernel on the emulator: `make_shared` builds one block's shared memory, `body`
