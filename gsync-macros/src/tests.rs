@@ -496,6 +496,18 @@ fn split_launches_nothing_for_values_it_recomputes() {
     let plan = plan.expect("splittable");
     assert_eq!(plan.segments.len(), 1, "the lets before the loop need no launch of their own");
     assert_eq!(launches(&plan.host), 1);
+    // A read of a table could be out of bounds, which a launch must report.
+    let (_, plan) = split_of(quote! {
+        fn k(a: &mut [u32], rounds: u32) {
+            let table = [1u32, 2];
+            let t = table[lane_id()];
+            for r in 0..rounds {
+                a[global_id()] += r;
+                grid_sync();
+            }
+        }
+    });
+    assert_eq!(plan.expect("splittable").segments.len(), 2);
 }
 
 #[test]

@@ -99,8 +99,15 @@ impl<'k> Definitions<'k> {
     }
 
     /// Whether a statement only defines a value that segments recompute where
-    /// they need it, so that on its own it needs no launch.
+    /// they need it, so that on its own it needs no launch. Not one that reads
+    /// an array: the read could be out of bounds, which a launch must report
+    /// even when no later segment uses the value.
     pub fn only_defines(&self, s: &Stmt, host: &dyn Fn(VarId) -> bool) -> bool {
+        let mut reads = false;
+        each_expr_of(s, &mut |e| reads |= matches!(e.kind, ExprKind::Load { .. }));
+        if reads {
+            return false;
+        }
         match &s.kind {
             StmtKind::Let { var, .. } => self.var(*var, host).is_ok(),
             StmtKind::LetArray { array, .. } => self.array(*array, host).is_ok(),
