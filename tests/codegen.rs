@@ -108,3 +108,26 @@ fn the_library_kernels_also_split_into_one_launch_per_phase() {
         assert!(!kernel.split.segments.is_empty(), "{}: {:?}", kernel.name, kernel.split.segments);
     }
 }
+
+#[test]
+fn segments_that_recompute_hoisted_thread_indices_compile() {
+    let kernel = &common::kernels::hoisted_indices::KERNEL;
+    assert_eq!(kernel.split.error, None, "the hoisted lane, warp and block are recomputed, not refused");
+    assert_eq!(kernel.split.segments.len(), 3);
+    let source = kernel.source(Barrier::MultiLaunch, 256);
+    let second = &source[source.find("hoisted_indices_segment_2(").expect("segment 2")..];
+    assert!(second.contains("const u32 lane = (threadIdx.x & 31u);"), "{second}");
+    assert!(second.contains("const u32 from = "), "{second}");
+    if !nvrtc_available() {
+        return;
+    }
+    for checks in [true, false] {
+        let spec = with_checks(kernel, checks);
+        for arch in ARCHS {
+            let source = spec.source(Barrier::MultiLaunch, 80);
+            if let Err(e) = gsync::compile(&source, spec.name, arch) {
+                panic!("checks {checks}, sm_{}{}: {e}", arch.0, arch.1);
+            }
+        }
+    }
+}

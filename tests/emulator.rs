@@ -61,3 +61,35 @@ fn radix_sorts_with_many_phases_sort_under_every_barrier() {
         }
     }
 }
+
+#[test]
+fn multi_launch_runs_the_split_kernel_with_the_results_of_the_fused_one() {
+    checks::split_and_fused_runs_agree(&Gpu::emulator(), Scale::Small);
+}
+
+#[test]
+fn a_split_kernel_keeps_no_shared_memory_from_one_segment_to_the_next() {
+    use common::kernels::rereads_shared_memory_after_the_barrier as rereads;
+    let gpu = Gpu::emulator();
+    let mut out = gpu.zeros::<u32>(64).unwrap();
+    let launch = Launch::new().blocks(2).threads(32);
+    rereads::launch_with(&gpu, &launch, &mut out).unwrap();
+    let fused: Vec<u32> = (0..64).map(|i| if i % 32 == 0 { 1 } else { 7 }).collect();
+    assert_eq!(gpu.download(&out).unwrap(), fused);
+    rereads::launch_with(&gpu, &launch.barrier(Barrier::MultiLaunch), &mut out).unwrap();
+    // On a GPU the lanes that do not write read garbage; here, a fresh zeroed array.
+    let split: Vec<u32> = (0..64).map(|i| u32::from(i % 32 == 0)).collect();
+    assert_eq!(gpu.download(&out).unwrap(), split);
+}
+
+#[test]
+fn a_kernel_that_cannot_be_split_returns_cannot_split_under_multi_launch() {
+    checks::a_kernel_that_cannot_be_split_is_refused_under_multi_launch(&Gpu::emulator());
+}
+
+#[test]
+fn hoisted_thread_indices_split_and_match_the_cpu() {
+    for barrier in [Barrier::Cooperative, Barrier::MultiLaunch] {
+        checks::hoisted_indices_match_the_cpu(&Gpu::emulator(), Scale::Small, barrier);
+    }
+}

@@ -183,7 +183,7 @@ fn impossible_barrier_choices_are_refused_before_launch() {
     let split = Launch::new().barrier(Barrier::MultiLaunch);
     let e = keeps_a_thread_value_across_the_barrier::launch_with(&gpu, &split, &mut a).expect_err("cannot split");
     eprintln!("{e}");
-    assert!(matches!(&e, Error::CannotSplit { reason, .. } if reason.contains("`i`")), "{e:?}");
+    assert!(matches!(&e, Error::CannotSplit { reason, .. } if reason.contains("`kept`")), "{e:?}");
     // Fused, the same kernel is fine.
     keeps_a_thread_value_across_the_barrier::launch_with(&gpu, &Launch::new().barrier(Barrier::Lbs), &mut a).unwrap();
 }

@@ -107,3 +107,14 @@ fn an_over_large_grid_is_refused_before_launch() {
     }
     eprintln!("{error}");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn hoisted_thread_indices_split_and_match_the_cpu_under_multi_launch() {
+    let gpu = gpu();
+    for barrier in [Barrier::MultiLaunch, Barrier::Cooperative] {
+        checks::hoisted_indices_match_the_cpu(&gpu, Scale::Full, barrier);
+    }
+    checks::split_and_fused_runs_agree(&gpu, Scale::Full);
+    checks::a_kernel_that_cannot_be_split_is_refused_under_multi_launch(&gpu);
+}

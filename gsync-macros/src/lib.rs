@@ -63,7 +63,11 @@ fn expand(args: proc_macro2::TokenStream, func: &syn::ItemFn) -> proc_macro2::To
             };
             let driver = emit::driver::body(&k, plan.as_ref().ok());
             let emulator = emit::emu::body(&k);
-            emit::host::module(&sig, &k, &sources, driver, emulator)
+            let emulated_segments: Vec<_> = plan
+                .as_ref()
+                .map(|p| p.segments.iter().enumerate().map(|(i, s)| emit::emu::segment(&k, i, s)).collect())
+                .unwrap_or_default();
+            emit::host::module(&sig, &k, &sources, driver, emulator, &emulated_segments)
         }
         (_, error) => {
             // An empty module with the kernel's name keeps follow-on errors

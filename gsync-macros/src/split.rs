@@ -6,14 +6,20 @@
 //! the host; each run of statements between barriers becomes a *segment*,
 //! one kernel launch that receives the host values it reads as parameters.
 //! A uniform value read from device memory (`while flag[0] != 0`) is fetched
-//! by the host. A kernel whose per-thread state lives across a barrier — a
-//! varying local, a shared or thread-local array — cannot be split; the plan
-//! then says why, naming the variable and its line.
+//! by the host. A per-thread value that is a pure function of the thread's
+//! indices and host values (`let lane = lane_id();`) is recomputed by every
+//! segment that uses it ([`recompute`]). A kernel whose per-thread state lives
+//! across a barrier — a varying local read from memory or assigned, a shared
+//! array or an assigned thread-local array — cannot be split; the plan then
+//! says why, naming the variable, its line and the `grid_sync()`.
+
+mod recompute;
 
 use crate::check::uniformity::{var_levels, Level};
 use crate::diagnostics::line_of;
 use crate::ir::*;
 use crate::ir_walk::{each_expr, each_stmt, stmt_exprs};
+use recompute::{Definitions, Unrecomputable};
 use std::collections::{HashMap, HashSet};
 
 /// The host program and the segments it launches.
@@ -80,6 +86,7 @@ pub enum HostStmt {
 /// redone with that local kept on the device, until it settles.
 pub fn plan(k: &Kernel) -> Result<SplitPlan, String> {
     let levels = var_levels(k);
+    let defs = Definitions::new(k);
     let mut device_only = HashSet::new();
     loop {
         let mut host_vars = HashSet::new();
@@ -90,6 +97,7 @@ pub fn plan(k: &Kernel) -> Result<SplitPlan, String> {
         }
         let mut s = Splitter {
             k,
+            defs: &defs,
             levels: levels.clone(),
             host_vars,
             device_only: device_only.clone(),
@@ -99,7 +107,13 @@ pub fn plan(k: &Kernel) -> Result<SplitPlan, String> {
             assigned_on_device: None,
         };
         match s.host_block(&k.body) {
-            Ok(host) => return Ok(SplitPlan { host, segments: s.segments, reads_device: s.reads_device }),
+            Ok(mut host) => {
+                if s.segments.is_empty() {
+                    // Nothing runs per thread; one empty launch still gives the run its grid.
+                    s.push_segment(Vec::new(), Vec::new(), Vec::new(), &mut host);
+                }
+                return Ok(SplitPlan { host, segments: s.segments, reads_device: s.reads_device });
+            }
             Err(reason) => match s.assigned_on_device {
                 Some(v) if !k.var(v).is_param && device_only.insert(v) => {}
                 _ => return Err(reason),
@@ -110,6 +124,7 @@ pub fn plan(k: &Kernel) -> Result<SplitPlan, String> {
 
 struct Splitter<'k> {
     k: &'k Kernel,
+    defs: &'k Definitions<'k>,
     levels: Vec<Level>,
     host_vars: HashSet<VarId>,
     /// Uniform locals that must stay on the device: per-thread code assigns them.
@@ -277,7 +292,7 @@ impl Splitter<'_> {
                 }
             });
             return Err(match culprit {
-                Some(v) => self.lives_across(v),
+                Some(v) => self.lives_across(v, None),
                 None => format!("the control flow at line {line} around a grid_sync() cannot be evaluated on the host"),
             });
         }
@@ -287,56 +302,85 @@ impl Splitter<'_> {
         Ok(e.clone())
     }
 
-    fn lives_across(&self, v: VarId) -> String {
+    /// Why `v` cannot reach a segment: `why` it cannot be recomputed there, if
+    /// that was the question.
+    fn lives_across(&self, v: VarId, why: Option<&str>) -> String {
         let var = self.k.var(v);
+        let sync = match self.defs.sync_after_var(v) {
+            Some(line) => format!("the grid_sync() at line {line}"),
+            None => "a grid_sync()".to_owned(),
+        };
+        let why = why.map(|why| format!(", and a segment cannot recompute it: it {why}")).unwrap_or_default();
         format!(
-            "`{}` (line {}) is a per-thread value that lives across a grid_sync(); MultiLaunch ends a kernel at every \
-             grid_sync(), so keep it within one phase (recompute it after the barrier) or use a fused barrier",
+            "`{}` (line {}) is a per-thread value that lives across {sync}{why}; MultiLaunch ends a kernel at every \
+             grid_sync(), so keep it within one phase or use a fused barrier",
             var.name,
             line_of(var.span)
         )
     }
 
+    /// Why thread-local array `a` cannot be declared again by a later segment.
+    fn array_lives_across(&self, a: ArrayId, why: &str) -> String {
+        let info = self.k.array(a);
+        let sync = match self.defs.sync_after_array(a) {
+            Some(line) => format!("the grid_sync() at line {line}"),
+            None => "a grid_sync()".to_owned(),
+        };
+        format!(
+            "array `{}` (line {}) is used on both sides of {sync}, and a segment cannot declare it again: it {why}; \
+             its contents do not survive the kernel boundary MultiLaunch puts there",
+            info.name,
+            line_of(info.span)
+        )
+    }
+
     /// Turns the pending device statements into a segment and its launch.
+    ///
+    /// The segment first recomputes the per-thread values it uses but does not
+    /// define; statements that only define such values need no launch of their own.
     fn flush(&mut self, pending: &mut Vec<Stmt>, out: &mut Vec<HostStmt>) -> Result<(), String> {
-        if pending.is_empty() {
+        let host_vars = &self.host_vars;
+        let host = |v: VarId| host_vars.contains(&v);
+        if pending.iter().all(|s| self.defs.only_defines(s, &host)) {
+            pending.clear();
             return Ok(());
         }
-        let index = self.segments.len();
-        let body = std::mem::take(pending);
-        let (mut used, mut declared) = (HashSet::new(), HashSet::new());
-        let mut arrays = HashSet::new();
-        for s in &body {
-            collect_vars(s, &mut used, &mut declared);
-            collect_arrays(s, &mut arrays);
-        }
-        let mut host_values = Vec::new();
+        let mut body = std::mem::take(pending);
+        let (used, declared, arrays) = uses(&body);
         for v in sorted(&used) {
-            if declared.contains(&v) {
-                continue;
-            }
-            if self.host_vars.contains(&v) {
-                if assigns(&body, v) {
-                    self.assigned_on_device = Some(v);
-                    let var = self.k.var(v);
-                    return Err(format!(
-                        "`{}` (line {}) is computed by the host between launches under MultiLaunch, but per-thread \
-                         code assigns it; assign it outside per-thread work or use a fused barrier",
-                        var.name,
-                        line_of(var.span)
-                    ));
-                }
-                if !self.k.var(v).is_param {
-                    host_values.push(v);
-                }
-            } else {
-                return Err(self.lives_across(v));
+            if !declared.contains(&v) && self.host_vars.contains(&v) && assigns(&body, v) {
+                self.assigned_on_device = Some(v);
+                let var = self.k.var(v);
+                return Err(format!(
+                    "`{}` (line {}) is computed by the host between launches under MultiLaunch, but per-thread \
+                     code assigns it; assign it outside per-thread work or use a fused barrier",
+                    var.name,
+                    line_of(var.span)
+                ));
             }
         }
+        let declared_arrays = declared_arrays(&body);
+        let missing = sorted(&used).into_iter().filter(|v| !declared.contains(v) && !self.host_vars.contains(v));
+        let missing_arrays = sorted_arrays(&arrays)
+            .into_iter()
+            .filter(|a| self.k.array(*a).space == ArraySpace::Local && !declared_arrays.contains(a));
+        let host_vars = &self.host_vars;
+        let host = |v: VarId| host_vars.contains(&v);
+        let prelude = self.defs.prelude(missing, missing_arrays, &host).map_err(|e| match e {
+            Unrecomputable::Var(v, why) => self.lives_across(v, Some(&why)),
+            Unrecomputable::Array(a, why) => self.array_lives_across(a, &why),
+        })?;
+        body.splice(0..0, prelude);
+        let (used, declared, arrays) = uses(&body);
+        let host_values: Vec<VarId> = sorted(&used)
+            .into_iter()
+            .filter(|v| !declared.contains(v) && self.host_vars.contains(v) && !self.k.var(*v).is_param)
+            .collect();
+        let index = self.segments.len();
         let mut shared = Vec::new();
         for a in sorted_arrays(&arrays) {
             let info = self.k.array(a);
-            if info.space == ArraySpace::Global {
+            if info.space != ArraySpace::Shared {
                 continue;
             }
             // A segment that writes the array before reading it does not need
@@ -344,20 +388,24 @@ impl Splitter<'_> {
             let fresh = first_access_is_write(&body, a);
             match self.array_segment.insert(a, index) {
                 Some(other) if other != index && !fresh => {
-                    let what = if info.space == ArraySpace::Shared { "shared array" } else { "array" };
                     return Err(format!(
-                        "{what} `{}` (line {}) is used on both sides of a grid_sync(); its contents do not survive the \
-                         kernel boundary MultiLaunch puts there",
+                        "shared array `{}` (line {}) is used on both sides of a grid_sync(); its contents do not \
+                         survive the kernel boundary MultiLaunch puts there",
                         info.name,
                         line_of(info.span)
                     ));
                 }
                 _ => {}
             }
-            if info.space == ArraySpace::Shared {
-                shared.push(a);
-            }
+            shared.push(a);
         }
+        self.push_segment(body, host_values, shared, out);
+        Ok(())
+    }
+
+    /// Adds a segment and its launch.
+    fn push_segment(&mut self, body: Block, host_values: Vec<VarId>, shared: Vec<ArrayId>, out: &mut Vec<HostStmt>) {
+        let index = self.segments.len();
         let first_line = body.iter().map(|s| line_of(s.span)).min().unwrap_or(0);
         let last_line = body.iter().map(|s| line_of(s.span)).max().unwrap_or(0);
         self.segments.push(Segment {
@@ -369,8 +417,28 @@ impl Splitter<'_> {
             last_line,
         });
         out.push(HostStmt::Launch(index));
-        Ok(())
     }
+}
+
+/// The variables a block uses, those it declares, and the arrays it names.
+fn uses(body: &[Stmt]) -> (HashSet<VarId>, HashSet<VarId>, HashSet<ArrayId>) {
+    let (mut used, mut declared, mut arrays) = (HashSet::new(), HashSet::new(), HashSet::new());
+    for s in body {
+        collect_vars(s, &mut used, &mut declared);
+        collect_arrays(s, &mut arrays);
+    }
+    (used, declared, arrays)
+}
+
+/// The thread-local arrays a block declares.
+fn declared_arrays(body: &[Stmt]) -> HashSet<ArrayId> {
+    let mut arrays = HashSet::new();
+    each_stmt(body, &mut |s| {
+        if let StmtKind::LetArray { array, .. } = s.kind {
+            arrays.insert(array);
+        }
+    });
+    arrays
 }
 
 /// Whether, in source order, the segment's first access to `array` writes it.

@@ -340,17 +340,187 @@ fn split_host_reads_a_uniform_flag_from_the_device() {
 }
 
 #[test]
-fn split_refuses_a_varying_local_across_a_barrier() {
+fn split_refuses_a_varying_local_assigned_after_its_definition() {
     let (_, plan) = split_of(quote! {
         fn k(a: &mut [u32]) {
-            let i = global_id();
+            let mut i = global_id();
+            i += 1;
             a[i] = 1;
             grid_sync();
             a[i] += 1;
         }
     });
-    let e = plan.expect_err("`i` lives across the barrier");
-    assert!(e.contains("`i`") && e.contains("lives across a grid_sync()"), "{e}");
+    let e = plan.expect_err("`i` is state: it is assigned");
+    assert!(e.contains("`i`") && e.contains("lives across the grid_sync() at line"), "{e}");
+    assert!(e.contains("cannot recompute it: it is assigned after its definition"), "{e}");
+}
+
+/// The segment's statements: the names of the variables it binds, in order.
+fn bound_names(k: &crate::ir::Kernel, segment: &crate::split::Segment) -> Vec<String> {
+    use crate::ir::StmtKind;
+    segment
+        .body
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StmtKind::Let { var, .. } => Some(k.var(*var).name.clone()),
+            StmtKind::LetArray { array, .. } => Some(k.array(*array).name.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn split_recomputes_hoisted_thread_indices_in_each_segment() {
+    let (k, plan) = split_of(quote! {
+        fn k(input: &[u32], per_warp: &mut [u32], out: &mut [u32]) {
+            let lane = lane_id();
+            let warp = thread_idx() / 32;
+            let b = block_idx();
+            let warps = (block_dim() + 31) / 32;
+            let slot = b * warps + warp;
+            for i in grid_stride(0..input.len()) { per_warp.atomic_add(slot, input[i]); }
+            grid_sync();
+            if lane == 0 { out[slot] = per_warp[slot] + warp; }
+        }
+    });
+    let plan = plan.expect("lane, warp, b and slot are recomputed");
+    assert_eq!(plan.segments.len(), 2);
+    assert_eq!(bound_names(&k, &plan.segments[1]), ["lane", "warp", "b", "slot"]);
+    let values: Vec<&str> = plan.segments[1].host_values.iter().map(|v| k.var(*v).name.as_str()).collect();
+    assert_eq!(values, ["warps"], "a uniform value still comes from the host");
+    let src = crate::emit::cuda::split_source(&k, &plan, false);
+    let second = &src[src.find("k_segment_1(").expect("segment 1")..];
+    assert!(second.contains("const u32 lane = (threadIdx.x & 31u);"), "{second}");
+    assert!(second.contains("const u32 slot = b * warps + warp;"), "{second}");
+}
+
+#[test]
+fn split_recomputes_a_value_of_a_host_loop_iteration_with_its_loop_variable() {
+    let (k, plan) = split_of(quote! {
+        fn k(a: &mut [u32], b: &mut [u32], rounds: u32) {
+            for r in 0..rounds {
+                let j = global_id() + r;
+                if j < a.len() as u32 { a[j] = r; }
+                grid_sync();
+                if j < b.len() as u32 { b[j] += a[j]; }
+                grid_sync();
+            }
+        }
+    });
+    let plan = plan.expect("`j` depends on the loop variable of the same iteration");
+    assert_eq!(plan.segments.len(), 2);
+    assert_eq!(bound_names(&k, &plan.segments[1]), ["j"]);
+    let values: Vec<&str> = plan.segments[1].host_values.iter().map(|v| k.var(*v).name.as_str()).collect();
+    assert_eq!(values, ["r"]);
+}
+
+#[test]
+fn split_refuses_a_value_whose_host_input_changes_between_launches() {
+    let (_, plan) = split_of(quote! {
+        fn k(a: &mut [u32], n: u32) {
+            let mut s = 0u32;
+            while s < n {
+                let j = global_id() + s;
+                a[j] = 1;
+                grid_sync();
+                a[j] += 1;
+                s += 1;
+                grid_sync();
+            }
+        }
+    });
+    let e = plan.expect_err("recomputing `j` would see a later `s`");
+    assert!(e.contains("`j`") && e.contains("depends on `s`") && e.contains("which is assigned"), "{e}");
+}
+
+#[test]
+fn split_refuses_values_read_from_memory_or_exchanged_between_threads() {
+    for (name, body) in [
+        ("x", quote! { let x = a[global_id()]; }),
+        ("x", quote! { let x = a.atomic_add(0, 1); }),
+        ("x", quote! { let x = shfl_xor(global_id(), 1); }),
+        ("y", quote! { let x = a[global_id()]; let y = x + lane_id(); }),
+    ] {
+        let var = quote::format_ident!("{name}");
+        let (_, plan) = split_of(quote! {
+            fn k(a: &mut [u32], out: &mut [u32]) {
+                #body
+                grid_sync();
+                out[global_id()] = #var;
+            }
+        });
+        let e = plan.expect_err("state");
+        assert!(e.contains(&format!("`{name}`")) && e.contains("cannot recompute it"), "{e}");
+    }
+}
+
+#[test]
+fn split_declares_a_constant_table_again_and_refuses_an_assigned_one() {
+    let (k, plan) = split_of(quote! {
+        fn k(a: &mut [u32]) {
+            let table = [3u32, 1, 2, 0];
+            a[global_id()] = table[lane_id() % 4];
+            grid_sync();
+            a[global_id()] += table[(lane_id() + 1) % 4];
+        }
+    });
+    let plan = plan.expect("the table is a value");
+    assert_eq!(bound_names(&k, &plan.segments[1]), ["table"]);
+    crate::emit::cuda::split_source(&k, &plan, true);
+    let (_, plan) = split_of(quote! {
+        fn k(a: &mut [u32]) {
+            let mut v = [0u32; 4];
+            v[0] = a[global_id()];
+            a[global_id()] = v[0];
+            grid_sync();
+            v[1] = 2;
+            a[global_id()] = v[1];
+        }
+    });
+    let e = plan.expect_err("an assigned thread-local array is state");
+    assert!(e.contains("array `v`") && e.contains("cannot declare it again"), "{e}");
+}
+
+#[test]
+fn split_launches_nothing_for_values_it_recomputes() {
+    let (_, plan) = split_of(quote! {
+        fn k(a: &mut [u32], rounds: u32) {
+            let lane = lane_id();
+            let i = global_id();
+            for r in 0..rounds {
+                if i < a.len() as u32 { a[i] += lane + r; }
+                grid_sync();
+            }
+        }
+    });
+    let plan = plan.expect("splittable");
+    assert_eq!(plan.segments.len(), 1, "the lets before the loop need no launch of their own");
+    assert_eq!(launches(&plan.host), 1);
+    // A read of a table could be out of bounds, which a launch must report.
+    let (_, plan) = split_of(quote! {
+        fn k(a: &mut [u32], rounds: u32) {
+            let table = [1u32, 2];
+            let t = table[lane_id()];
+            for r in 0..rounds {
+                a[global_id()] += r;
+                grid_sync();
+            }
+        }
+    });
+    assert_eq!(plan.expect("splittable").segments.len(), 2);
+}
+
+#[test]
+fn split_of_a_kernel_without_per_thread_work_launches_one_empty_segment() {
+    for body in [quote! {}, quote! { grid_sync(); }, quote! { let x = n + 1; grid_sync(); }] {
+        let (k, plan) = split_of(quote! { fn k(a: &mut [u32], n: u32) { #body } });
+        let plan = plan.expect("splittable");
+        assert_eq!(plan.segments.len(), 1);
+        assert!(plan.segments[0].body.is_empty());
+        assert_eq!(launches(&plan.host), 1);
+        let src = crate::emit::cuda::split_source(&k, &plan, false);
+        assert!(src.contains("Segment 0 of Rust `fn k` (no statements)"), "{src}");
+    }
 }
 
 #[test]

@@ -19,6 +19,8 @@ mod sealed {
     pub trait Value {
         /// The value's bytes, little-endian, zero-padded to a kernel parameter slot.
         fn slot_bytes(self) -> [u8; 8];
+        /// The value back from its slot, as the device reads it.
+        fn from_slot_bytes(slot: [u8; 8]) -> Self;
     }
 }
 
@@ -34,6 +36,18 @@ pub trait KernelScalar: sealed::Value + Copy {}
 /// The kernel parameter slot of `value`: its bytes, little-endian, zero-padded to 8.
 pub(crate) fn slot_bytes<T: KernelScalar>(value: T) -> [u8; 8] {
     value.slot_bytes()
+}
+
+/// The value of `T` in the kernel parameter slot `slot`: the inverse of [`slot_bytes`].
+pub(crate) fn from_slot_bytes<T: KernelScalar>(slot: [u8; 8]) -> T {
+    T::from_slot_bytes(slot)
+}
+
+/// The first `N` bytes of a slot.
+fn slot_prefix<const N: usize>(slot: [u8; 8]) -> [u8; N] {
+    let mut bytes = [0; N];
+    bytes.copy_from_slice(&slot[..N]);
+    bytes
 }
 
 /// Pads little-endian bytes to a full slot.
@@ -53,6 +67,9 @@ macro_rules! scalars {
             fn slot_bytes(self) -> [u8; 8] {
                 slot_of(self.to_le_bytes())
             }
+            fn from_slot_bytes(slot: [u8; 8]) -> Self {
+                <$ty>::from_le_bytes(slot_prefix(slot))
+            }
         }
         impl KernelScalar for $ty {}
     )*};
@@ -67,6 +84,9 @@ impl sealed::Value for bool {
     fn slot_bytes(self) -> [u8; 8] {
         slot_of([u8::from(self)])
     }
+    fn from_slot_bytes(slot: [u8; 8]) -> Self {
+        slot[0] != 0
+    }
 }
 impl KernelScalar for bool {}
 
@@ -74,6 +94,9 @@ impl sealed::Value for usize {
     // The device's usize is 64 bits whatever the host's width.
     fn slot_bytes(self) -> [u8; 8] {
         slot_of((self as u64).to_le_bytes())
+    }
+    fn from_slot_bytes(slot: [u8; 8]) -> Self {
+        u64::from_le_bytes(slot) as usize
     }
 }
 impl KernelScalar for usize {}
@@ -306,6 +329,27 @@ mod tests {
         assert_eq!((-1i64).slot_bytes(), [0xff; 8]);
         assert_eq!(1.0f64.slot_bytes(), 1.0f64.to_le_bytes());
         assert_eq!(usize::MAX.slot_bytes(), u64::MAX.to_le_bytes());
+    }
+
+    #[test]
+    fn scalars_come_back_from_their_slot() {
+        fn round_trip<T: KernelScalar + PartialEq + fmt::Debug>(value: T) {
+            assert_eq!(from_slot_bytes::<T>(slot_bytes(value)), value);
+        }
+        round_trip(0xabu8);
+        round_trip(-2i8);
+        round_trip(-2i16);
+        round_trip(0xfedcu16);
+        round_trip(0x0102_0304u32);
+        round_trip(i32::MIN);
+        round_trip(-1i64);
+        round_trip(u64::MAX);
+        round_trip(-0.0f32);
+        round_trip(1.5f64);
+        round_trip(usize::MAX);
+        round_trip(true);
+        round_trip(false);
+        assert_eq!(from_slot_bytes::<f32>(slot_bytes(f32::NAN)).to_bits(), f32::NAN.to_bits());
     }
 
     #[test]

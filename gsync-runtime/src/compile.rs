@@ -199,6 +199,7 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_1(
             segments: &["halve_segment_0", "halve_segment_1"],
             error: None,
             reads_device: false,
+            emulated: &[],
         },
     };
 

@@ -11,6 +11,7 @@ use crate::kernel::{KernelArgs, KernelSpec};
 use crate::launch::{elapsed, Launch, LaunchReport};
 use crate::plan::{checked_threads, resolve_grid, CoResidency, Grid};
 use crate::scratch::LaunchScratch;
+use crate::segments::check_split;
 
 /// A launch with every value resolved and checked.
 struct Plan {
@@ -22,13 +23,18 @@ struct Plan {
 impl Gpu {
     /// The most blocks of `kernel` that can be resident at once with `launch`'s block size and
     /// barrier: the driver's occupancy for the compiled kernel times the SM count. For
-    /// [`Barrier::MultiLaunch`], that of the first segment kernel. On the emulator, whose
-    /// blocks all exist at once, `u32::MAX`: co-residency is unlimited.
+    /// [`Barrier::MultiLaunch`], that of the first segment kernel (and
+    /// [`Error::CannotSplit`] for a kernel that cannot be split, on either backend). On the
+    /// emulator, whose blocks all exist at once, `u32::MAX`: co-residency is unlimited.
     pub fn max_coresident_blocks(&self, kernel: &KernelSpec, launch: &Launch) -> Result<u32> {
         let kernel = &launch.configure(kernel);
         let threads = checked_threads(self.info(), kernel, launch.threads_for(kernel))?;
+        let barrier = launch.selected_barrier();
         match self.device() {
-            Device::Cuda(cuda) => cuda.max_coresident_blocks(kernel, launch.selected_barrier(), threads),
+            Device::Cuda(cuda) => cuda.max_coresident_blocks(kernel, barrier, threads),
+            Device::Emulator(_) if barrier.descriptor().launch_mode == LaunchMode::Segments => {
+                check_split(kernel).map(|()| u32::MAX)
+            }
             Device::Emulator(_) => Ok(u32::MAX),
         }
     }

@@ -1,12 +1,14 @@
 //! What `#[grid_phases]` hands the runtime: a kernel's description, its CUDA translation unit,
 //! and the arguments of one launch.
 
+use std::any::Any;
 use std::marker::PhantomData;
 
 use cudarc::driver::{DeviceRepr, LaunchArgs, PushKernelArg};
 
 use crate::barrier::{Barrier, LaunchMode};
-use crate::buffer::{slot_bytes, DeviceBuffer, DeviceScalar, KernelScalar};
+use crate::buffer::{from_slot_bytes, slot_bytes, DeviceBuffer, DeviceScalar, KernelScalar};
+use crate::emu::EmuSegmentFn;
 
 /// Threads per block when neither the launch nor the kernel says.
 pub const DEFAULT_THREADS: u32 = 256;
@@ -52,6 +54,8 @@ pub struct SplitSpec {
     pub error: Option<&'static str>,
     /// Whether the host control flow reads device memory between launches.
     pub reads_device: bool,
+    /// The segments as CPU-emulator bodies, by the same index as `segments`.
+    pub emulated: &'static [EmuSegmentFn],
 }
 
 impl SplitSpec {
@@ -62,6 +66,7 @@ impl SplitSpec {
         segments: &[],
         error: Some("no split version of it was generated"),
         reads_device: false,
+        emulated: &[],
     };
 }
 
@@ -141,6 +146,7 @@ pub(crate) struct Slot(pub [u8; 8]);
 unsafe impl DeviceRepr for Slot {}
 
 /// The arguments of one launch, one 8-byte slot per C parameter, borrowing the buffers.
+/// On the emulator, a split kernel's segment bodies read them back by parameter number.
 ///
 /// Buffers are borrowed for `'a` (mutably for `slice_mut`) so that Rust's aliasing rules hold
 /// across the launch; [`Gpu::launch_kernel`](crate::Gpu::launch_kernel) waits for the kernel
@@ -152,7 +158,17 @@ pub struct KernelArgs<'a> {
     gpus: Vec<usize>,
     /// Whether a buffer of the CPU emulator was passed.
     emulator_buffers: bool,
+    /// Each argument as passed, in order, for the emulator.
+    params: Vec<Arg<'a>>,
     buffers: PhantomData<&'a ()>,
+}
+
+/// One argument of a launch as the emulator reads it back.
+#[derive(Debug)]
+enum Arg<'a> {
+    /// A `DeviceBuffer<T>`, its element type erased.
+    Buffer(&'a (dyn Any + Send + Sync)),
+    Scalar(Slot),
 }
 
 impl<'a> KernelArgs<'a> {
@@ -173,10 +189,29 @@ impl<'a> KernelArgs<'a> {
 
     /// A value passed by value, in its own slot.
     pub fn scalar<T: KernelScalar>(&mut self, value: T) {
-        self.slots.push(Slot(slot_bytes(value)));
+        let slot = Slot(slot_bytes(value));
+        self.slots.push(slot);
+        self.params.push(Arg::Scalar(slot));
     }
 
-    fn push_buffer<T: DeviceScalar>(&mut self, buffer: &DeviceBuffer<T>) {
+    /// Argument `param`, if it is a buffer of `T`: how the emulator reads a slice back.
+    pub(crate) fn buffer<T: DeviceScalar>(&self, param: usize) -> Option<&'a DeviceBuffer<T>> {
+        match self.params.get(param) {
+            Some(&Arg::Buffer(buffer)) => buffer.downcast_ref(),
+            _ => None,
+        }
+    }
+
+    /// Argument `param`, if it is a value, read back from its slot as a `T`.
+    pub(crate) fn value<T: KernelScalar>(&self, param: usize) -> Option<T> {
+        match self.params.get(param) {
+            Some(Arg::Scalar(slot)) => Some(from_slot_bytes(slot.0)),
+            _ => None,
+        }
+    }
+
+    fn push_buffer<T: DeviceScalar>(&mut self, buffer: &'a DeviceBuffer<T>) {
+        self.params.push(Arg::Buffer(buffer));
         // An emulator buffer has no device address; the launch refuses it before using the 0.
         let ptr = buffer.device_ptr();
         self.emulator_buffers |= ptr.is_none();
@@ -186,7 +221,7 @@ impl<'a> KernelArgs<'a> {
 
     fn push_slice_parts(&mut self, ptr: u64, len: usize) {
         self.slots.push(Slot(ptr.to_le_bytes()));
-        self.scalar(len);
+        self.slots.push(Slot(slot_bytes(len)));
     }
 
     /// The parameter slots, in order.
@@ -233,6 +268,7 @@ pub(crate) mod tests {
             segments: &["smooth_segment_0"],
             error: None,
             reads_device: false,
+            emulated: &[],
         },
     };
 

@@ -69,7 +69,8 @@
 //! (the grid and co-residency checks, the per-launch barrier header, the watchdog's verdict)
 //! or, for [`Barrier::MultiLaunch`], [`Gpu::begin_segments`] and a [`SegmentRun`]. CUDA
 //! libraries are found by [`toolkit`]. On the emulator: [`ThreadCtx`] (a thread and its await
-//! points), [`EmuSlice`] (memory), then [`Gpu::emulate`] (blocks and the grid on host threads).
+//! points), [`EmuSlice`] (memory), then [`Gpu::emulate`] (blocks and the grid on host threads);
+//! a split kernel runs through the same [`SegmentRun`], each segment's body an [`EmuSegmentFn`].
 
 mod barrier;
 mod buffer;
@@ -95,7 +96,7 @@ pub use barrier::{Barrier, BarrierDescriptor, LaunchMode, ParseBarrierError};
 pub use buffer::{DeviceBuffer, DeviceScalar, KernelScalar};
 pub use compile::{compile, nvrtc_version, Compiled};
 pub use discover::{toolkit, Toolkit};
-pub use emu::{EmuScalar, EmuSlice, Shuffle, ShuffleScalar, ThreadCtx};
+pub use emu::{EmuScalar, EmuSegment, EmuSegmentFn, EmuSlice, Shuffle, ShuffleScalar, ThreadCtx};
 pub use error::{Error, Result};
 pub use gpu::{Backend, DeviceInfo, Gpu};
 pub use kernel::{KernelArgs, KernelSpec, SplitSpec, DEFAULT_THREADS};

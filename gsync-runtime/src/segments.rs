@@ -1,6 +1,7 @@
 //! Running a split kernel ([`Barrier::MultiLaunch`]): one ordinary launch per segment, in
 //! the order the host code `#[grid_phases]` generates decides. The end of a launch is the
-//! barrier, so no grid needs to be co-resident.
+//! barrier, so no grid needs to be co-resident. On the emulator the same driver runs, and
+//! each segment launch is a grid run of its own (`emu::segments`).
 
 use std::sync::MutexGuard;
 
@@ -10,8 +11,9 @@ use cudarc::driver::{CudaEvent, CudaFunction, CudaGraph, LaunchConfig};
 use crate::barrier::Barrier;
 use crate::buffer::{DeviceBuffer, DeviceScalar};
 use crate::cuda_gpu::CudaGpu;
+use crate::emu::EmuSegmentRun;
 use crate::error::{Error, Result};
-use crate::gpu::Gpu;
+use crate::gpu::{Device, Gpu};
 use crate::kernel::{KernelArgs, KernelSpec};
 use crate::launch::{elapsed, Launch, LaunchReport};
 use crate::plan::{checked_threads, resolve_grid, CoResidency, Grid};
@@ -20,10 +22,22 @@ use crate::scratch::LaunchScratch;
 /// A split kernel being run. Created by [`Gpu::begin_segments`]; the generated driver launches
 /// segments and reads device values through it, then calls [`finish`](Self::finish).
 ///
-/// It holds the GPU's status word for the whole run, so other launches on the same [`Gpu`]
-/// wait until it is finished or dropped. Dropping it waits for the launches made so far, so
-/// that the buffers they use stay borrowed until the device is done with them.
+/// On CUDA it holds the GPU's status word for the whole run, so other launches on the same
+/// [`Gpu`] wait until it is finished or dropped. Dropping it waits for the launches made so
+/// far, so that the buffers they use stay borrowed until the device is done with them. On the
+/// emulator every launch has finished when [`launch`](Self::launch) returns.
 pub struct SegmentRun<'g> {
+    runner: Runner<'g>,
+}
+
+/// The backend's split run.
+enum Runner<'g> {
+    Cuda(CudaSegmentRun<'g>),
+    Emulator(EmuSegmentRun<'g>),
+}
+
+/// A split run on a CUDA GPU.
+struct CudaSegmentRun<'g> {
     gpu: &'g CudaGpu,
     kernel: KernelSpec,
     functions: Vec<CudaFunction>,
@@ -43,17 +57,22 @@ impl Gpu {
     /// segment is a launch of its own), compiles and loads the segment kernels once, and
     /// zeroes the status word.
     ///
-    /// Fails with [`Error::CannotSplit`] when the kernel has no split version, and with
-    /// [`Error::WrongBackend`] on the emulator, where every barrier runs through
-    /// [`Gpu::emulate`].
+    /// Fails with [`Error::CannotSplit`] when the kernel has no split version. On the
+    /// emulator, the same checks and errors; the default grid is the emulator's, and each
+    /// segment launch runs the segment's emulator body
+    /// ([`SplitSpec::emulated`](crate::SplitSpec::emulated)) as a grid of its own.
     pub fn begin_segments(&self, kernel: &KernelSpec, launch: &Launch) -> Result<SegmentRun<'_>> {
-        self.require_cuda("Gpu::begin_segments")?.begin_segments(kernel, launch)
+        let runner = match self.device() {
+            Device::Cuda(cuda) => Runner::Cuda(cuda.begin_segments(kernel, launch)?),
+            Device::Emulator(emulator) => Runner::Emulator(EmuSegmentRun::begin(self, emulator, kernel, launch)?),
+        };
+        Ok(SegmentRun { runner })
     }
 }
 
 impl CudaGpu {
     /// See [`Gpu::begin_segments`].
-    fn begin_segments(&self, kernel: &KernelSpec, launch: &Launch) -> Result<SegmentRun<'_>> {
+    fn begin_segments(&self, kernel: &KernelSpec, launch: &Launch) -> Result<CudaSegmentRun<'_>> {
         let kernel = launch.configure(kernel);
         let threads = checked_threads(self.info(), &kernel, launch.threads_for(&kernel))?;
         let functions = self.segment_kernels(&kernel, threads)?;
@@ -67,16 +86,8 @@ impl CudaGpu {
             residency,
             CoResidency::Unchecked,
         )?;
+        check_graph(&kernel, launch)?;
         let capturing = launch.replays_graph();
-        if capturing && kernel.split.reads_device {
-            return Err(Error::InvalidBarrier {
-                kernel: kernel.name.to_owned(),
-                barrier: Barrier::MultiLaunch.to_string(),
-                reason: "graph replay needs host control flow that reads no device memory, and this kernel's does; \
-                         launch without Launch::graph"
-                    .to_owned(),
-            });
-        }
         let mut scratch = self.lock_scratch();
         scratch.prepare_segments(self.stream())?;
         if capturing {
@@ -84,7 +95,7 @@ impl CudaGpu {
             let mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
             self.stream().begin_capture(mode).map_err(Error::driver("starting a graph capture"))?;
         }
-        Ok(SegmentRun { gpu: self, kernel, functions, grid, scratch, start: None, capturing, graph: None })
+        Ok(CudaSegmentRun { gpu: self, kernel, functions, grid, scratch, start: None, capturing, graph: None })
     }
 
     /// The first segment kernel, whose occupancy stands for the split kernel's.
@@ -94,12 +105,7 @@ impl CudaGpu {
 
     /// The loaded segment kernels, or why the kernel cannot be split.
     fn segment_kernels(&self, kernel: &KernelSpec, threads: u32) -> Result<Vec<CudaFunction>> {
-        if let Some(reason) = kernel.split.error {
-            return Err(Error::CannotSplit { kernel: kernel.name.to_owned(), reason: reason.to_owned() });
-        }
-        if kernel.split.segments.is_empty() {
-            return Err(no_segments(kernel));
-        }
+        check_split(kernel)?;
         self.segment_functions(kernel, threads)
     }
 }
@@ -107,25 +113,67 @@ impl CudaGpu {
 impl SegmentRun<'_> {
     /// Blocks per launch.
     pub fn blocks(&self) -> u32 {
-        self.grid.blocks
+        self.grid().blocks
     }
 
     /// Threads per block.
     pub fn threads(&self) -> u32 {
-        self.grid.threads
+        self.grid().threads
     }
 
-    /// Queues one launch of segment `segment`, without waiting for it.
+    fn grid(&self) -> Grid {
+        match &self.runner {
+            Runner::Cuda(cuda) => cuda.grid,
+            Runner::Emulator(emulator) => emulator.grid(),
+        }
+    }
+
+    /// Queues one launch of segment `segment`, without waiting for it (on the emulator: runs
+    /// it to the end).
     ///
     /// # Safety
     /// `args` must match segment `segment`'s C parameters (the user's parameters, then the
     /// extra scalars the split passes), as the code `#[grid_phases]` generates guarantees.
     /// The buffers behind `args` must stay borrowed until [`finish`](Self::finish).
     pub unsafe fn launch(&mut self, segment: usize, args: KernelArgs<'_>) -> Result<()> {
+        match &mut self.runner {
+            // SAFETY: the caller vouches for `args`.
+            Runner::Cuda(cuda) => unsafe { cuda.launch(segment, args) },
+            Runner::Emulator(emulator) => emulator.launch(segment, args),
+        }
+    }
+
+    /// Waits for the launches so far and reads `buf[index]`: the host's view of a grid-uniform
+    /// load, such as the `flag[0]` of `while flag[0] != 0`.
+    ///
+    /// `array` and `line` name the access for messages. Fails with [`Error::OutOfBounds`]
+    /// when `index` is out of range, and with the kernel's own error when a segment so far
+    /// reported one, so that a faulty run stops instead of steering the host by bad data.
+    pub fn read<T: DeviceScalar>(&mut self, buf: &DeviceBuffer<T>, index: u64, array: &str, line: u32) -> Result<T> {
+        match &mut self.runner {
+            Runner::Cuda(cuda) => cuda.read(buf, index, array, line),
+            Runner::Emulator(emulator) => emulator.read(buf, index, array, line),
+        }
+    }
+
+    /// Waits for every launch, checks the status word, and reports the run; `gpu_time` spans
+    /// the first launch to the last (on the emulator: the wall time of the run).
+    pub fn finish(self) -> Result<LaunchReport> {
+        match self.runner {
+            Runner::Cuda(cuda) => cuda.finish(),
+            Runner::Emulator(emulator) => Ok(emulator.finish()),
+        }
+    }
+}
+
+impl CudaSegmentRun<'_> {
+    /// See [`SegmentRun::launch`].
+    ///
+    /// # Safety
+    /// As [`SegmentRun::launch`].
+    unsafe fn launch(&mut self, segment: usize, args: KernelArgs<'_>) -> Result<()> {
         let Some(function) = self.functions.get(segment) else {
-            let reason =
-                format!("it has no segment {segment} (it has {}); this is a bug in gsync", self.functions.len());
-            return Err(Error::CannotSplit { kernel: self.kernel.name.to_owned(), reason });
+            return Err(missing_segment(&self.kernel, segment, self.functions.len()));
         };
         self.gpu.check_buffers(&self.kernel, &args)?;
         let stream = self.gpu.stream();
@@ -148,28 +196,17 @@ impl SegmentRun<'_> {
         Ok(())
     }
 
-    /// Waits for the launches so far and reads `buf[index]`: the host's view of a grid-uniform
-    /// load, such as the `flag[0]` of `while flag[0] != 0`.
-    ///
-    /// `array` and `line` name the access for messages. Fails with [`Error::OutOfBounds`]
-    /// when `index` is out of range, and with the kernel's own error when a segment so far
-    /// reported one, so that a faulty run stops instead of steering the host by bad data.
-    pub fn read<T: DeviceScalar>(&mut self, buf: &DeviceBuffer<T>, index: u64, array: &str, line: u32) -> Result<T> {
-        let len = buf.len() as u64;
-        if index >= len {
-            let kernel = self.kernel.name.to_owned();
-            return Err(Error::OutOfBounds { kernel, array: array.to_owned(), index, len, line });
-        }
+    /// See [`SegmentRun::read`].
+    fn read<T: DeviceScalar>(&mut self, buf: &DeviceBuffer<T>, index: u64, array: &str, line: u32) -> Result<T> {
+        let index = check_read(&self.kernel, buf.len(), index, array, line)?;
         let stream = self.gpu.stream();
         stream.synchronize().map_err(Error::driver(format!("running kernel `{}`", self.kernel.name)))?;
         self.scratch.read_status(stream)?.into_result(&self.kernel, Barrier::MultiLaunch, None)?;
-        // `index < len`, a `usize`, so it fits.
-        self.gpu.read_element(buf, index as usize)
+        self.gpu.read_element(buf, index)
     }
 
-    /// Waits for every launch, checks the status word, and reports the run; `gpu_time` spans
-    /// the first launch to the last.
-    pub fn finish(mut self) -> Result<LaunchReport> {
+    /// See [`SegmentRun::finish`].
+    fn finish(mut self) -> Result<LaunchReport> {
         let stream = self.gpu.stream();
         let running = format!("running kernel `{}`", self.kernel.name);
         if self.capturing {
@@ -194,7 +231,7 @@ impl SegmentRun<'_> {
     }
 }
 
-impl SegmentRun<'_> {
+impl CudaSegmentRun<'_> {
     /// Ends the capture and launches the graph between the timing events.
     fn replay_capture(&mut self) -> Result<()> {
         self.capturing = false;
@@ -212,7 +249,7 @@ impl SegmentRun<'_> {
     }
 }
 
-impl Drop for SegmentRun<'_> {
+impl Drop for CudaSegmentRun<'_> {
     fn drop(&mut self) {
         if self.capturing {
             // An early return mid-capture: discard the capture so the stream works again.
@@ -226,13 +263,62 @@ impl Drop for SegmentRun<'_> {
 
 impl std::fmt::Debug for SegmentRun<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (kernel, backend) = match &self.runner {
+            Runner::Cuda(cuda) => (cuda.kernel.name, "CUDA"),
+            Runner::Emulator(emulator) => (emulator.kernel_name(), "CPU emulator"),
+        };
         f.debug_struct("SegmentRun")
-            .field("kernel", &self.kernel.name)
-            .field("segments", &self.functions.len())
-            .field("blocks", &self.grid.blocks)
-            .field("threads", &self.grid.threads)
+            .field("kernel", &kernel)
+            .field("backend", &backend)
+            .field("blocks", &self.blocks())
+            .field("threads", &self.threads())
             .finish_non_exhaustive()
     }
+}
+
+/// Refuses a kernel that cannot be split, with the reason the macro gave.
+pub(crate) fn check_split(kernel: &KernelSpec) -> Result<()> {
+    if let Some(reason) = kernel.split.error {
+        return Err(Error::CannotSplit { kernel: kernel.name.to_owned(), reason: reason.to_owned() });
+    }
+    if kernel.split.segments.is_empty() {
+        return Err(no_segments(kernel));
+    }
+    Ok(())
+}
+
+/// Refuses graph replay of host control flow that reads device memory.
+pub(crate) fn check_graph(kernel: &KernelSpec, launch: &Launch) -> Result<()> {
+    if launch.replays_graph() && kernel.split.reads_device {
+        return Err(Error::InvalidBarrier {
+            kernel: kernel.name.to_owned(),
+            barrier: Barrier::MultiLaunch.to_string(),
+            reason: "graph replay needs host control flow that reads no device memory, and this kernel's does; \
+                     launch without Launch::graph"
+                .to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// `index` as a `usize`, if it is below `len`: a host read between launches is bounds-checked.
+pub(crate) fn check_read(kernel: &KernelSpec, len: usize, index: u64, array: &str, line: u32) -> Result<usize> {
+    match usize::try_from(index) {
+        Ok(i) if i < len => Ok(i),
+        _ => Err(Error::OutOfBounds {
+            kernel: kernel.name.to_owned(),
+            array: array.to_owned(),
+            index,
+            len: len as u64,
+            line,
+        }),
+    }
+}
+
+/// The driver launched a segment the kernel does not have.
+pub(crate) fn missing_segment(kernel: &KernelSpec, segment: usize, count: usize) -> Error {
+    let reason = format!("it has no segment {segment} (it has {count}); this is a bug in gsync");
+    Error::CannotSplit { kernel: kernel.name.to_owned(), reason }
 }
 
 fn no_segments(kernel: &KernelSpec) -> Error {

@@ -479,6 +479,7 @@ static COUNT_DOWN_KERNEL: KernelSpec = KernelSpec {
         segments: &["count_down_segment_0", "count_down_segment_1"],
         error: None,
         reads_device: true,
+        emulated: &[],
     },
 };
 

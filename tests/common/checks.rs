@@ -394,3 +394,77 @@ pub fn bitonic_sorts_under_every_barrier_with_more_tiles_than_blocks(gpu: &Gpu, 
     let got = sort_in_tiles(gpu, &launch, &keys, Some(&values), false, TILE).unwrap();
     assert_eq!(got.values, pairs.iter().map(|p| p.1).collect::<Vec<_>>(), "pairs, {TILE}-key tiles requested");
 }
+
+/// The CUDA-style kernel whose lane, warp, block and slot are computed once
+/// at the top, under `barrier`; split, every segment recomputes them.
+pub fn hoisted_indices_match_the_cpu(gpu: &Gpu, scale: Scale, barrier: Barrier) {
+    let mut rng = rng();
+    let input: Vec<u32> = random_vec(&mut rng, scale.pick(1 << 20, 10_007));
+    let rounds = rng.gen_range(1..6u32);
+    let di = gpu.upload(&input).unwrap();
+    // 80 threads: a partial last warp.
+    for threads in [32u32, 80, 256] {
+        let launch = Launch::new().threads(threads).barrier(barrier);
+        let max = hoisted_indices::max_coresident_blocks(gpu, &launch.clone().barrier(Barrier::Cooperative)).unwrap();
+        for blocks in scale.grids(gpu, max) {
+            let slots = (blocks * threads.div_ceil(32)) as usize;
+            let (mut per_warp, mut out) = (gpu.zeros::<u32>(slots).unwrap(), gpu.zeros::<u32>(slots).unwrap());
+            hoisted_indices::launch_with(gpu, &launch.clone().blocks(blocks), &di, &mut per_warp, &mut out, rounds)
+                .unwrap();
+            let (per_warp_expected, out_expected) = hoisted_indices_reference(&input, blocks, threads, rounds);
+            let context = format!("{barrier}, {blocks} blocks × {threads} threads, {rounds} rounds");
+            assert_eq!(gpu.download(&per_warp).unwrap(), per_warp_expected, "{context}");
+            assert_eq!(gpu.download(&out).unwrap(), out_expected, "{context}");
+        }
+    }
+}
+
+/// Splittable kernels give the same bits under MultiLaunch as fused, and a
+/// kernel without per-thread work runs split too.
+pub fn split_and_fused_runs_agree(gpu: &Gpu, scale: Scale) {
+    let mut rng = rng();
+    let n = scale.pick(1 << 20, 5_003);
+    let input: Vec<u32> = random_vec(&mut rng, n);
+    let floats: Vec<f32> = (0..n).map(|_| rng.gen()).collect();
+    let rounds = rng.gen_range(2..20u32);
+    let run = |barrier: Barrier| {
+        let launch = Launch::new().blocks(7).threads(64).barrier(barrier);
+        let di = gpu.upload(&input).unwrap();
+        let (mut a, mut b) = (gpu.zeros::<u32>(n).unwrap(), gpu.zeros::<u32>(n).unwrap());
+        let mut out = gpu.zeros::<u32>(n).unwrap();
+        three_phases::launch_with(gpu, &launch, &di, &mut a, &mut b, &mut out).unwrap();
+        let (mut fa, mut fb) = (gpu.upload(&floats).unwrap(), gpu.zeros::<f32>(n).unwrap());
+        gsync::kernels::smooth::launch_with(gpu, &launch, &mut fa, &mut fb, rounds).unwrap();
+        let report = no_thread_work::launch_with(gpu, &launch, rounds).unwrap();
+        assert_eq!(report.barrier, barrier);
+        let smoothed = gpu.download(if rounds.is_multiple_of(2) { &fa } else { &fb }).unwrap();
+        (gpu.download(&out).unwrap(), smoothed.iter().map(|x| x.to_bits()).collect::<Vec<u32>>())
+    };
+    let fused = run(Barrier::Cooperative);
+    assert_eq!(fused.0, three_phases_reference(&input));
+    assert!(run(Barrier::MultiLaunch) == fused, "split and fused runs differ");
+}
+
+/// Per-thread state across a barrier: MultiLaunch refuses the kernel before
+/// launching, naming the variable and the grid_sync(); fused, it runs.
+pub fn a_kernel_that_cannot_be_split_is_refused_under_multi_launch(gpu: &Gpu) {
+    let data: Vec<u32> = (0..1000).collect();
+    let mut d = gpu.upload(&data).unwrap();
+    let split = Launch::new().barrier(Barrier::MultiLaunch);
+    let kernel = &keeps_a_thread_value_across_the_barrier::KERNEL;
+    let refused = |result: gsync::Result<_>| match result {
+        Err(Error::CannotSplit { kernel, reason }) => {
+            assert_eq!(kernel, "keeps_a_thread_value_across_the_barrier");
+            assert!(reason.contains("`kept`") && reason.contains("lives across the grid_sync() at line "), "{reason}");
+        }
+        other => panic!("expected CannotSplit, got {other:?}"),
+    };
+    refused(keeps_a_thread_value_across_the_barrier::launch_with(gpu, &split, &mut d).map(drop));
+    // SAFETY: refused before anything runs.
+    refused(unsafe { keeps_a_thread_value_across_the_barrier::launch_unchecked(gpu, &split, &mut d) }.map(drop));
+    refused(gpu.max_coresident_blocks(kernel, &split).map(drop));
+    refused(gpu.begin_segments(kernel, &split).map(drop));
+    assert_eq!(gpu.download(&d).unwrap(), data, "nothing ran");
+    keeps_a_thread_value_across_the_barrier::launch_with(gpu, &Launch::new(), &mut d).unwrap();
+    assert_eq!(gpu.download(&d).unwrap(), data.iter().map(|x| x + 1).collect::<Vec<_>>());
+}

@@ -321,17 +321,103 @@ pub fn countdown(flag: &mut [u32], data: &mut [u32]) {
     }
 }
 
-/// A kernel that keeps a per-thread value across a barrier: fine fused, and
-/// impossible to split into launches.
+/// A kernel that keeps per-thread state across a barrier (a value read from
+/// memory before it, used after it): fine fused, and impossible to split into
+/// launches.
 #[grid_phases]
 pub fn keeps_a_thread_value_across_the_barrier(data: &mut [u32]) {
     let i = global_id();
+    let mut kept = 0u32;
     if i < data.len() as u32 {
-        data[i] = i;
+        kept = data[i];
+        data[i] = 0;
     }
     grid_sync();
     if i < data.len() as u32 {
-        data[i] += 1;
+        data[i] = kept + 1;
+    }
+}
+
+/// CUDA style: a thread's lane, warp and block, and its warp's slot, computed
+/// once at the top and used in every phase; split, each segment recomputes
+/// them. `per_warp[slot]` gathers the warp's grid-stride share of `input`;
+/// then each round adds another warp's value to `out[slot]` and updates that
+/// value, with `from` defined in the round and used across its barrier.
+#[grid_phases]
+pub fn hoisted_indices(input: &[u32], per_warp: &mut [u32], out: &mut [u32], rounds: u32) {
+    let lane = lane_id();
+    let warp = thread_idx() / 32;
+    let b = block_idx();
+    let warps = (block_dim() + 31) / 32;
+    let slot = b * warps + warp;
+    let slots = grid_dim() * warps;
+    for i in grid_stride(0..input.len()) {
+        per_warp.atomic_add(slot, input[i]);
+    }
+    grid_sync();
+    for r in 0..rounds {
+        let from = (slot + r + 1) % slots;
+        if lane == 0 {
+            out[slot] = out[slot].wrapping_add(per_warp[from]);
+        }
+        grid_sync();
+        if lane == 0 {
+            per_warp[from] = per_warp[from].wrapping_mul(3).wrapping_add(warp + 1);
+        }
+        grid_sync();
+    }
+}
+
+/// `(per_warp, out)` after `hoisted_indices` on a grid of `blocks` × `threads`.
+pub fn hoisted_indices_reference(input: &[u32], blocks: u32, threads: u32, rounds: u32) -> (Vec<u32>, Vec<u32>) {
+    let warps = threads.div_ceil(32) as usize;
+    let slots = blocks as usize * warps;
+    let (grid, threads) = (blocks as usize * threads as usize, threads as usize);
+    let mut per_warp = vec![0u32; slots];
+    for (i, &x) in input.iter().enumerate() {
+        let g = i % grid;
+        let slot = g / threads * warps + g % threads / 32;
+        per_warp[slot] = per_warp[slot].wrapping_add(x);
+    }
+    let mut out = vec![0u32; slots];
+    for r in 0..rounds as usize {
+        let from = |slot: usize| (slot + r + 1) % slots;
+        for (slot, o) in out.iter_mut().enumerate() {
+            *o = o.wrapping_add(per_warp[from(slot)]);
+        }
+        for slot in 0..slots {
+            let value = &mut per_warp[from(slot)];
+            *value = value.wrapping_mul(3).wrapping_add((slot % warps) as u32 + 1);
+        }
+    }
+    (per_warp, out)
+}
+
+/// Reads, after the barrier, a shared array its second phase only partly
+/// rewrites. Fused, lanes other than 0 read the 7 of the first phase. The split
+/// accepts it (the phase's first access writes the array), but no shared
+/// memory survives a kernel boundary: on a GPU those lanes read garbage, on the
+/// emulator the zeros of a fresh array.
+#[grid_phases]
+pub fn rereads_shared_memory_after_the_barrier(out: &mut [u32]) {
+    let mut tile = shared_array::<u32, 32>();
+    tile[lane_id()] = 7;
+    grid_sync();
+    if lane_id() == 0 {
+        tile[0] = 1;
+    }
+    sync_block();
+    let i = global_id();
+    if i < out.len() as u32 {
+        out[i] = tile[lane_id()];
+    }
+}
+
+/// Phases with no per-thread work at all; split, one empty launch.
+#[grid_phases]
+pub fn no_thread_work(rounds: u32) {
+    for _ in 0..rounds {
+        grid_sync();
     }
 }
 
@@ -351,6 +437,9 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
         &keeps_a_thread_value_across_the_barrier::KERNEL,
         &super::radix::radix_sort_8bit::KERNEL,
         &super::radix::radix_sort_4bit::KERNEL,
+        &hoisted_indices::KERNEL,
+        &rereads_shared_memory_after_the_barrier::KERNEL,
+        &no_thread_work::KERNEL,
         &arith_u8::KERNEL,
         &arith_i8::KERNEL,
         &arith_u16::KERNEL,

@@ -34,6 +34,7 @@ pub fn split_source(k: &Kernel, plan: &SplitPlan, bounds_checks: bool) -> String
             e.out.push('\n');
         }
         let lines = match (segment.first_line, segment.last_line) {
+            _ if segment.body.is_empty() => "no statements".to_owned(),
             (a, b) if a == b => format!("line {a}"),
             (a, b) => format!("lines {a}-{b}"),
         };

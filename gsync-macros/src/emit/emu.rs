@@ -6,8 +6,11 @@
 use crate::emit::driver::{array_ident, gpu_ident, var_ident};
 use crate::emit::rust_expr::{scalar_type, RustContext, RustExpr};
 use crate::ir::*;
+use crate::ir_walk::{each_expr, each_stmt, stmt_exprs};
+use crate::split::Segment;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
+use std::collections::HashSet;
 
 /// The body of `emulate(gpu, launch, params…)`.
 ///
@@ -17,26 +20,124 @@ use quote::{format_ident, quote};
 pub fn body(k: &Kernel) -> TokenStream {
     let gpu = gpu_ident();
     let launch = Ident::new("launch", Span::mixed_site());
+    let views = k.params.iter().filter_map(|p| match p {
+        Param::Slice(a) => {
+            let (id, t) = (array_ident(k, *a), scalar_type(k.array(*a).elem));
+            Some(quote!(let #id: &::gsync::EmuSlice<#t> = #id.emu()?;))
+        }
+        Param::Scalar(_) => None,
+    });
+    let globals: Vec<ArrayId> =
+        k.params.iter().filter_map(|p| if let Param::Slice(a) = p { Some(*a) } else { None }).collect();
+    let shared: Vec<ArrayId> =
+        (0..k.arrays.len()).map(ArrayId).filter(|a| k.array(*a).space == ArraySpace::Shared).collect();
+    let grid = grid(
+        k,
+        &globals,
+        &shared,
+        &k.body,
+        |make_shared, thread| quote!(#gpu.emulate(&KERNEL, #launch, #make_shared, #thread)),
+    );
+    quote! {
+        #(#views)*
+        #grid
+    }
+}
+
+/// `fn emulate_segment_<i>(segment)`: segment `i` of a split kernel as an
+/// emulator body, for `SplitSpec::emulated`. It reads its arguments back from
+/// the launch, in the driver's order (the kernel's parameters, then the
+/// segment's host values), and runs as a grid of its own: its shared arrays
+/// are new for every launch.
+pub fn segment(k: &Kernel, index: usize, segment: &Segment) -> TokenStream {
+    let name = segment_fn(index);
+    let launch = Ident::new("segment", Span::mixed_site());
+    let used = arrays_in(&segment.body);
+    let mut globals = Vec::new();
+    let mut reads = Vec::new();
+    for (param, p) in k.params.iter().enumerate() {
+        match p {
+            Param::Slice(a) if used.contains(a) => {
+                globals.push(*a);
+                let (id, t) = (array_ident(k, *a), scalar_type(k.array(*a).elem));
+                reads.push(quote!(let #id: &::gsync::EmuSlice<#t> = #launch.slice::<#t>(#param)?;));
+            }
+            Param::Slice(_) => {}
+            Param::Scalar(v) => reads.push(value_read(k, *v, param, &launch)),
+        }
+    }
+    for (i, v) in segment.host_values.iter().enumerate() {
+        reads.push(value_read(k, *v, k.params.len() + i, &launch));
+    }
+    let grid = grid(
+        k,
+        &globals,
+        &segment.shared,
+        &segment.body,
+        |make_shared, thread| quote!(#launch.run(#make_shared, #thread)),
+    );
+    quote! {
+        #[allow(unused_mut, unused_variables, unused_assignments, unreachable_code, unused_parens, clippy::all)]
+        fn #name(#launch: &::gsync::EmuSegment<'_>) -> ::gsync::Result<()> {
+            #(#reads)*
+            #grid
+        }
+    }
+}
+
+/// The name of segment `index`'s emulator body.
+pub fn segment_fn(index: usize) -> Ident {
+    format_ident!("emulate_segment_{index}")
+}
+
+/// `let v: T = segment.value::<T>(param)?;`
+fn value_read(k: &Kernel, v: VarId, param: usize, launch: &Ident) -> TokenStream {
+    let (id, t) = (var_ident(k, v), scalar_type(k.ty(k.var(v).ty)));
+    quote!(let #id: #t = #launch.value::<#t>(#param)?;)
+}
+
+/// The arrays a block of statements names.
+fn arrays_in(body: &Block) -> HashSet<ArrayId> {
+    let mut arrays = HashSet::new();
+    each_stmt(body, &mut |s| {
+        if let StmtKind::Assign { place: Place::Elem { array, .. }, .. } = &s.kind {
+            arrays.insert(*array);
+        }
+        for e in stmt_exprs(s) {
+            each_expr(e, &mut |x| match &x.kind {
+                ExprKind::Load { array, .. } | ExprKind::Len(array) | ExprKind::Atomic { array, .. } => {
+                    arrays.insert(*array);
+                }
+                _ => {}
+            });
+        }
+    });
+    arrays
+}
+
+/// One grid run of `body`: the block's `Memory` (views of `globals`, already
+/// bound to their idents, and fresh `shared` arrays), and each thread's future,
+/// handed to `run(make_shared, thread)`.
+fn grid(
+    k: &Kernel,
+    globals: &[ArrayId],
+    shared: &[ArrayId],
+    body: &Block,
+    run: impl FnOnce(TokenStream, TokenStream) -> TokenStream,
+) -> TokenStream {
     let (ctx, memory) = (ctx_ident(), memory_ident());
-    let mut views = Vec::new();
     let mut fields = Vec::new();
     let mut inits = Vec::new();
-    for (i, a) in k.arrays.iter().enumerate() {
-        let id = array_ident(k, ArrayId(i));
-        let t = scalar_type(a.elem);
-        match a.space {
-            ArraySpace::Global => {
-                views.push(quote!(let #id: &::gsync::EmuSlice<#t> = #id.emu()?;));
-                fields.push(quote!(#id: &'g ::gsync::EmuSlice<#t>));
-                inits.push(quote!(#id));
-            }
-            ArraySpace::Shared => {
-                let len = a.len.unwrap_or(1) as usize;
-                fields.push(quote!(#id: ::gsync::EmuSlice<#t>));
-                inits.push(quote!(#id: ::gsync::EmuSlice::zeroed(#len)));
-            }
-            ArraySpace::Local => {}
-        }
+    for a in globals {
+        let (id, t) = (array_ident(k, *a), scalar_type(k.array(*a).elem));
+        fields.push(quote!(#id: &'g ::gsync::EmuSlice<#t>));
+        inits.push(quote!(#id));
+    }
+    for a in shared {
+        let info = k.array(*a);
+        let (id, t, len) = (array_ident(k, *a), scalar_type(info.elem), info.len.unwrap_or(1) as usize);
+        fields.push(quote!(#id: ::gsync::EmuSlice<#t>));
+        inits.push(quote!(#id: ::gsync::EmuSlice::zeroed(#len)));
     }
     let rebinds = k.params.iter().filter_map(|p| match p {
         Param::Scalar(v) if k.var(*v).mutable => {
@@ -45,22 +146,20 @@ pub fn body(k: &Kernel) -> TokenStream {
         }
         _ => None,
     });
-    let e = Emu { k };
-    let stmts = e.block(&k.body);
+    let stmts = Emu { k }.block(body);
+    let make_shared = quote!(|| Memory { #(#inits,)* _kernel: ::core::marker::PhantomData });
+    let thread = quote! {
+        |#ctx: &::gsync::ThreadCtx<'_>, #memory: &Memory<'_>| {
+            ::std::boxed::Box::pin(async move {
+                #(#rebinds)*
+                #stmts
+            })
+        }
+    };
+    let run = run(make_shared, thread);
     quote! {
-        #(#views)*
         struct Memory<'g> { #(#fields,)* _kernel: ::core::marker::PhantomData<&'g ()> }
-        #gpu.emulate(
-            &KERNEL,
-            #launch,
-            || Memory { #(#inits,)* _kernel: ::core::marker::PhantomData },
-            |#ctx: &::gsync::ThreadCtx<'_>, #memory: &Memory<'_>| {
-                ::std::boxed::Box::pin(async move {
-                    #(#rebinds)*
-                    #stmts
-                })
-            },
-        )
+        #run
     }
 }
 

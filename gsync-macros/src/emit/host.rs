@@ -8,12 +8,14 @@
 //!     pub fn launch_with(gpu, launch: &Launch, a, n) -> Result<LaunchReport>;
 //!     pub unsafe fn launch_unchecked(gpu, launch, a, n) -> Result<LaunchReport>;
 //!     fn multi_launch(gpu, launch, a, n) -> …;                // MultiLaunch: host driver
+//!     fn emulate(gpu, launch, a, n) -> …;                     // the CPU emulator's body
+//!     fn emulate_segment_0(segment) -> …;                     // … and each segment's
 //!     pub fn max_coresident_blocks(gpu, launch) -> Result<u32>;
 //!     pub fn cuda_source() -> String;                        // what runs by default
 //! }
 //! ```
 
-use crate::emit::driver;
+use crate::emit::{driver, emu};
 use crate::ir::{Kernel, Param};
 use crate::parse::Signature;
 use proc_macro2::{Ident, Span, TokenStream};
@@ -39,6 +41,7 @@ pub fn module(
     src: &Sources,
     driver_body: TokenStream,
     emulator_body: TokenStream,
+    emulated_segments: &[TokenStream],
 ) -> TokenStream {
     let c_name = &k.c_name;
     let arrays: Vec<&str> = k.arrays.iter().map(|a| a.name.as_str()).collect();
@@ -53,6 +56,7 @@ pub fn module(
         None => quote!(::core::option::Option::None),
     };
     let reads_device = src.split_reads_device;
+    let emulated = (0..emulated_segments.len()).map(emu::segment_fn);
     // Mixed-site hygiene keeps these apart from user parameters of the same name.
     let gpu = driver::gpu_ident();
     let launch = Ident::new("launch", Span::mixed_site());
@@ -78,6 +82,7 @@ pub fn module(
                     segments: &[#(#segments),*],
                     error: #split_error,
                     reads_device: #reads_device,
+                    emulated: &[#(#emulated),*],
                 },
             };
 
@@ -93,11 +98,11 @@ pub fn module(
                 #launch: &::gsync::Launch,
                 #(#params),*
             ) -> ::gsync::Result<::gsync::LaunchReport> {
-                if #gpu.backend() == ::gsync::Backend::Emulator {
-                    return emulate(#gpu, #launch, #(#args),*);
-                }
                 if #launch.selected_barrier() == ::gsync::Barrier::MultiLaunch {
                     return multi_launch(#gpu, #launch, #(#args),*);
+                }
+                if #gpu.backend() == ::gsync::Backend::Emulator {
+                    return emulate(#gpu, #launch, #(#args),*);
                 }
                 let mut #kernel_args = ::gsync::KernelArgs::new();
                 #(#pushes)*
@@ -117,6 +122,10 @@ pub fn module(
                 #launch: &::gsync::Launch,
                 #(#params),*
             ) -> ::gsync::Result<::gsync::LaunchReport> {
+                // A split kernel waits for no block: nothing to leave unchecked.
+                if #launch.selected_barrier() == ::gsync::Barrier::MultiLaunch {
+                    return multi_launch(#gpu, #launch, #(#args),*);
+                }
                 if #gpu.backend() == ::gsync::Backend::Emulator {
                     return emulate(#gpu, #launch, #(#args),*);
                 }
@@ -145,6 +154,8 @@ pub fn module(
             ) -> ::gsync::Result<::gsync::LaunchReport> {
                 #emulator_body
             }
+
+            #(#emulated_segments)*
 
             /// The largest grid of this kernel that can be co-resident for `launch`'s
             /// block size: the most blocks a grid-wide barrier can wait for.

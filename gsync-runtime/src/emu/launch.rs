@@ -18,7 +18,7 @@ use crate::launch::{Launch, LaunchReport};
 use crate::plan::{checked_threads, resolve_grid, CoResidency, Residency};
 
 /// Blocks per host core in an emulated grid when the launch does not say.
-const BLOCKS_PER_CORE: u32 = 4;
+pub(super) const BLOCKS_PER_CORE: u32 = 4;
 
 impl Gpu {
     /// Runs a kernel on the emulator: `make_shared` builds one block's shared memory, `body`
@@ -30,9 +30,11 @@ impl Gpu {
     /// threads run as futures polled in turn on one host thread, each until it awaits
     /// [`ThreadCtx::sync_block`], [`ThreadCtx::grid_sync`] or [`ThreadCtx::shuffle`], or
     /// finishes; blocks run in parallel on the host's cores from one `grid_sync()` to the
-    /// next. Every [`Barrier`](crate::Barrier), [`Barrier::MultiLaunch`](crate::Barrier::MultiLaunch)
-    /// included, means this same grid barrier, and the watchdog is not needed: threads that
-    /// can never meet fail the launch with [`Error::EmulatorDeadlock`] at once.
+    /// next. Every device [`Barrier`](crate::Barrier) means this same grid barrier, and the
+    /// watchdog is not needed: threads that can never meet fail the launch with
+    /// [`Error::EmulatorDeadlock`] at once. A split kernel
+    /// ([`Barrier::MultiLaunch`](crate::Barrier::MultiLaunch)) runs through
+    /// [`Gpu::begin_segments`] instead, one such launch per segment.
     ///
     /// Fails after the run with [`Error::OutOfBounds`] for the first access out of bounds
     /// ([`EmuSlice`](crate::EmuSlice) checks every access, whatever the build profile).

@@ -54,6 +54,11 @@ impl<T: EmuScalar> EmuSlice<T> {
         }
     }
 
+    /// Element `index` as the host reads it between launches; `None` out of bounds.
+    pub(crate) fn get(&self, index: usize) -> Option<T> {
+        self.cells.get(index).map(T::get)
+    }
+
     /// Element `index`, read by `ctx`'s thread; `array` (the kernel's array number) and
     /// `line` name the access if it is out of bounds.
     #[inline]

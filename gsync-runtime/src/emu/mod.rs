@@ -7,7 +7,8 @@
 //! `block` (a block's threads polled round-robin on one host thread, its barriers released
 //! when every unfinished thread has arrived), `grid` (blocks in parallel on the host's cores
 //! from one grid barrier to the next), then `launch` (the configuration, the errors, the
-//! report).
+//! report). `segments` runs a split kernel ([`Barrier::MultiLaunch`](crate::Barrier::MultiLaunch)):
+//! one such launch per segment.
 
 mod block;
 mod fault;
@@ -15,6 +16,7 @@ mod grid;
 mod launch;
 mod memory;
 mod scalar;
+mod segments;
 mod thread;
 
 #[cfg(test)]
@@ -22,6 +24,8 @@ mod tests;
 
 pub use memory::EmuSlice;
 pub use scalar::{EmuScalar, ShuffleScalar};
+pub(crate) use segments::EmuSegmentRun;
+pub use segments::{EmuSegment, EmuSegmentFn};
 pub use thread::{Shuffle, ThreadCtx};
 
 use crate::gpu::DeviceInfo;

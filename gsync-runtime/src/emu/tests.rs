@@ -546,7 +546,8 @@ fn cuda_launch_paths_on_the_emulator_are_typed_errors() {
     // SAFETY: as above.
     let unchecked = unsafe { gpu.launch_kernel_unchecked(&MISUSE, &Launch::new(), KernelArgs::new()) };
     wrong(unchecked.expect_err("CUDA only"), "Gpu::launch_kernel_unchecked");
-    wrong(gpu.begin_segments(&MISUSE, &Launch::new()).expect_err("CUDA only"), "Gpu::begin_segments");
+    let split = gpu.begin_segments(&MISUSE, &Launch::new().barrier(Barrier::MultiLaunch));
+    assert!(matches!(split, Err(Error::CannotSplit { .. })), "{split:?}");
     assert_eq!(gpu.max_coresident_blocks(&MISUSE, &Launch::new()).ok(), Some(u32::MAX));
     let error = gpu.max_coresident_blocks(&MISUSE, &Launch::new().threads(2048)).expect_err("too many threads");
     assert!(matches!(error, Error::InvalidBlockSize { .. }), "{error}");

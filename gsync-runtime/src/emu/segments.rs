@@ -1,0 +1,294 @@
+//! [`Barrier::MultiLaunch`] on the emulator: the split kernel's generated host driver runs as
+//! on a GPU, and each segment launch is a grid run of its own ([`Gpu::emulate`]), so nothing
+//! but global memory survives from one segment to the next: every thread starts the segment
+//! afresh, and each block's shared arrays are new (zeroed, as at the start of any emulated
+//! launch, never what an earlier segment left there).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Instant;
+
+use crate::barrier::Barrier;
+use crate::buffer::{DeviceBuffer, DeviceScalar, KernelScalar};
+use crate::emu::launch::BLOCKS_PER_CORE;
+use crate::emu::{EmuSlice, Emulator, ThreadCtx};
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::kernel::{KernelArgs, KernelSpec};
+use crate::launch::{Launch, LaunchReport};
+use crate::plan::{checked_threads, resolve_grid, CoResidency, Grid, Residency};
+use crate::segments::{check_graph, check_read, check_split, missing_segment};
+
+/// A segment of a split kernel as a CPU-emulator body: reads its arguments from `segment`
+/// and runs its threads with [`EmuSegment::run`]. `#[grid_phases]` generates one per segment,
+/// listed in [`SplitSpec::emulated`](crate::SplitSpec::emulated).
+pub type EmuSegmentFn = fn(&EmuSegment<'_>) -> Result<()>;
+
+/// One segment launch on the emulator, as the segment's generated body sees it: the arguments
+/// the driver passed, and the grid to run.
+#[doc(hidden)]
+pub struct EmuSegment<'r> {
+    gpu: &'r Gpu,
+    kernel: &'r KernelSpec,
+    /// The run's launch, with its resolved grid.
+    launch: &'r Launch,
+    args: &'r KernelArgs<'r>,
+}
+
+impl<'r> EmuSegment<'r> {
+    /// Argument `param`, a slice of `T`, as the emulated threads share it.
+    pub fn slice<T: DeviceScalar>(&self, param: usize) -> Result<&'r EmuSlice<T>> {
+        let buffer: &'r DeviceBuffer<T> = self.args.buffer(param).ok_or_else(|| self.wrong_argument(param))?;
+        buffer.emu()
+    }
+
+    /// Argument `param`, a value of type `T`: the bytes a GPU would receive, read back.
+    pub fn value<T: KernelScalar>(&self, param: usize) -> Result<T> {
+        self.args.value(param).ok_or_else(|| self.wrong_argument(param))
+    }
+
+    /// Runs the segment's threads on the run's grid, like [`Gpu::emulate`]: `make_shared`
+    /// builds a block's shared arrays for this launch, `body` one thread's future.
+    pub fn run<S, MakeShared, Body>(&self, make_shared: MakeShared, body: Body) -> Result<()>
+    where
+        S: Sync,
+        MakeShared: Fn() -> S,
+        Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> + Sync,
+    {
+        self.gpu.emulate(self.kernel, self.launch, make_shared, body).map(drop)
+    }
+
+    fn wrong_argument(&self, param: usize) -> Error {
+        let reason = format!("argument {param} of a segment launch is not what its body reads; this is a bug in gsync");
+        Error::CannotSplit { kernel: self.kernel.name.to_owned(), reason }
+    }
+}
+
+/// A split run on the emulator; see [`SegmentRun`](crate::SegmentRun).
+pub(crate) struct EmuSegmentRun<'g> {
+    gpu: &'g Gpu,
+    kernel: KernelSpec,
+    /// The caller's launch with the run's grid filled in, for every segment.
+    launch: Launch,
+    grid: Grid,
+    started: Instant,
+}
+
+impl<'g> EmuSegmentRun<'g> {
+    /// Checks and resolves what [`Gpu::begin_segments`] does on a GPU, with the same errors;
+    /// the default grid is the emulator's (4 blocks per host core).
+    pub(crate) fn begin(gpu: &'g Gpu, emulator: &Emulator, kernel: &KernelSpec, launch: &Launch) -> Result<Self> {
+        let kernel = launch.configure(kernel);
+        let threads = checked_threads(gpu.info(), &kernel, launch.threads_for(&kernel))?;
+        check_split(&kernel)?;
+        let residency = Residency { blocks_per_sm: BLOCKS_PER_CORE, sm_count: emulator.info().sm_count };
+        let grid = resolve_grid(
+            &kernel,
+            Barrier::MultiLaunch,
+            launch.requested_blocks(),
+            threads,
+            residency,
+            CoResidency::Unchecked,
+        )?;
+        check_graph(&kernel, launch)?;
+        let launch = launch.clone().blocks(grid.blocks).threads(grid.threads);
+        Ok(EmuSegmentRun { gpu, kernel, launch, grid, started: Instant::now() })
+    }
+
+    pub(crate) fn grid(&self) -> Grid {
+        self.grid
+    }
+
+    pub(crate) fn kernel_name(&self) -> &'static str {
+        self.kernel.name
+    }
+
+    /// Runs segment `segment` to the end: a grid run of its own.
+    pub(crate) fn launch(&mut self, segment: usize, args: KernelArgs<'_>) -> Result<()> {
+        let Some(body) = self.kernel.split.emulated.get(segment) else {
+            return Err(missing_segment(&self.kernel, segment, self.kernel.split.emulated.len()));
+        };
+        body(&EmuSegment { gpu: self.gpu, kernel: &self.kernel, launch: &self.launch, args: &args })
+    }
+
+    /// `buf[index]`, read by the host between segments.
+    pub(crate) fn read<T: DeviceScalar>(&self, buf: &DeviceBuffer<T>, index: u64, array: &str, line: u32) -> Result<T> {
+        let index = check_read(&self.kernel, buf.len(), index, array, line)?;
+        let value = buf.emu()?.get(index);
+        // `check_read` keeps `index` below the length.
+        Ok(value.unwrap_or_default())
+    }
+
+    /// The report: the wall time from the start of the run.
+    pub(crate) fn finish(self) -> LaunchReport {
+        LaunchReport {
+            gpu_time: self.started.elapsed(),
+            blocks: self.grid.blocks,
+            threads: self.grid.threads,
+            barrier: Barrier::MultiLaunch,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::marker::PhantomData;
+
+    use super::*;
+    use crate::kernel::SplitSpec;
+
+    /// `a[i] = i` in segment 0 and `b[i] = a[i] + a[n - 1 - i]` in segment 1, which reads
+    /// what other blocks wrote in segment 0, with `n` a host value passed to segment 1. The
+    /// shared array `tile` is written in segment 0 and read in segment 1, into `seen`.
+    static TWO_SEGMENTS: KernelSpec = KernelSpec {
+        name: "two_segments",
+        rust_signature: "fn two_segments(a: &mut [u32], b: &mut [u32], seen: &mut [u32])",
+        checked_body: "",
+        unchecked_body: "",
+        bounds_checks: true,
+        arrays: &["a", "b", "seen", "tile"],
+        grid_syncs: 1,
+        default_threads: 0,
+        split: SplitSpec {
+            checked_body: "",
+            unchecked_body: "",
+            segments: &["two_segments_segment_0", "two_segments_segment_1"],
+            error: None,
+            reads_device: false,
+            emulated: &[segment_0, segment_1],
+        },
+    };
+
+    struct Memory<'g> {
+        a: &'g EmuSlice<u32>,
+        b: &'g EmuSlice<u32>,
+        seen: &'g EmuSlice<u32>,
+        tile: EmuSlice<u32>,
+        _kernel: PhantomData<&'g ()>,
+    }
+
+    fn segment_0(segment: &EmuSegment<'_>) -> Result<()> {
+        let (a, b, seen) = (segment.slice::<u32>(0)?, segment.slice::<u32>(1)?, segment.slice::<u32>(2)?);
+        let memory = || Memory { a, b, seen, tile: EmuSlice::zeroed(1), _kernel: PhantomData };
+        segment.run(memory, |ctx: &ThreadCtx<'_>, memory: &Memory<'_>| {
+            Box::pin(async move {
+                let i = u64::from(ctx.global_id());
+                if i < memory.a.len() as u64 {
+                    memory.a.store(i, i as u32, ctx, 0, 1);
+                }
+                memory.tile.store(0, 7, ctx, 3, 2);
+            })
+        })
+    }
+
+    fn segment_1(segment: &EmuSegment<'_>) -> Result<()> {
+        let (a, b, seen) = (segment.slice::<u32>(0)?, segment.slice::<u32>(1)?, segment.slice::<u32>(2)?);
+        let n: u32 = segment.value(3)?;
+        let memory = || Memory { a, b, seen, tile: EmuSlice::zeroed(1), _kernel: PhantomData };
+        segment.run(memory, move |ctx: &ThreadCtx<'_>, memory: &Memory<'_>| {
+            Box::pin(async move {
+                let i = u64::from(ctx.global_id());
+                if i < u64::from(n) {
+                    let other = memory.a.load(u64::from(n) - 1 - i, ctx, 0, 3);
+                    let mine = memory.a.load(i, ctx, 0, 3);
+                    memory.b.store(i, mine + other, ctx, 1, 3);
+                }
+                if ctx.thread_idx() == 0 {
+                    memory.seen.store(u64::from(ctx.block_idx()), memory.tile.load(0, ctx, 3, 4), ctx, 2, 4);
+                }
+            })
+        })
+    }
+
+    /// The buffers of `TWO_SEGMENTS`.
+    struct Buffers {
+        a: DeviceBuffer<u32>,
+        b: DeviceBuffer<u32>,
+        seen: DeviceBuffer<u32>,
+    }
+
+    impl Buffers {
+        fn new(gpu: &Gpu, n: usize) -> Buffers {
+            let zeros = || gpu.zeros::<u32>(n).unwrap();
+            Buffers { a: zeros(), b: zeros(), seen: gpu.upload(&[1u32; 4]).unwrap() }
+        }
+
+        fn args(&mut self) -> KernelArgs<'_> {
+            let mut args = KernelArgs::new();
+            args.slice_mut(&mut self.a);
+            args.slice_mut(&mut self.b);
+            args.slice_mut(&mut self.seen);
+            args
+        }
+    }
+
+    fn drive(gpu: &Gpu, launch: &Launch, buffers: &mut Buffers) -> Result<u32> {
+        let n = buffers.a.len() as u32;
+        let mut run = gpu.begin_segments(&TWO_SEGMENTS, launch)?;
+        // SAFETY: the arguments are segment 0's: `a`, `b`, `seen`.
+        unsafe { run.launch(0, buffers.args())? };
+        let mut args = buffers.args();
+        args.scalar(n);
+        // SAFETY: segment 1's: `a`, `b`, `seen`, then the host value `n`.
+        unsafe { run.launch(1, args)? };
+        let first = run.read(&buffers.b, 0, "b", 5)?;
+        run.finish()?;
+        Ok(first)
+    }
+
+    #[test]
+    fn segments_run_in_order_as_separate_grids_and_share_only_global_memory() {
+        let gpu = Gpu::emulator();
+        let n = 100u32;
+        let mut buffers = Buffers::new(&gpu, n as usize);
+        let launch = Launch::new().barrier(Barrier::MultiLaunch).blocks(4).threads(32);
+        let first = drive(&gpu, &launch, &mut buffers).unwrap();
+        assert_eq!(gpu.download(&buffers.b).unwrap(), vec![n - 1; n as usize]);
+        assert_eq!(first, n - 1, "the host reads what the segments wrote");
+        assert_eq!(gpu.download(&buffers.seen).unwrap(), [0; 4], "shared memory starts afresh in every segment");
+    }
+
+    #[test]
+    fn a_split_run_keeps_the_grid_limits_and_refusals_of_the_gpu() {
+        let gpu = Gpu::emulator();
+        let launch = Launch::new().barrier(Barrier::MultiLaunch);
+        let run = gpu.begin_segments(&TWO_SEGMENTS, &launch.clone().blocks(0));
+        assert!(matches!(run, Err(Error::EmptyGrid { .. })), "{run:?}");
+        let run = gpu.begin_segments(&TWO_SEGMENTS, &launch.clone().threads(1025));
+        assert!(matches!(run, Err(Error::InvalidBlockSize { .. })), "{run:?}");
+        let unsplit = KernelSpec { split: SplitSpec::NONE, ..TWO_SEGMENTS };
+        let run = gpu.begin_segments(&unsplit, &launch);
+        assert!(
+            matches!(&run, Err(Error::CannotSplit { reason, .. }) if reason.contains("no split version")),
+            "{run:?}"
+        );
+        let blocks = gpu.max_coresident_blocks(&unsplit, &launch);
+        assert!(matches!(blocks, Err(Error::CannotSplit { .. })), "{blocks:?}");
+        assert_eq!(gpu.max_coresident_blocks(&TWO_SEGMENTS, &launch).ok(), Some(u32::MAX));
+        let reads = KernelSpec { split: SplitSpec { reads_device: true, ..TWO_SEGMENTS.split }, ..TWO_SEGMENTS };
+        let run = gpu.begin_segments(&reads, &launch.clone().graph(true));
+        assert!(matches!(run, Err(Error::InvalidBarrier { .. })), "{run:?}");
+        let run = gpu.begin_segments(&TWO_SEGMENTS, &launch.clone().blocks(100_000).threads(1)).unwrap();
+        assert_eq!((run.blocks(), run.threads()), (100_000, 1), "no co-residency limit, as on a GPU");
+    }
+
+    #[test]
+    fn out_of_range_reads_missing_segments_and_wrong_arguments_are_errors() {
+        let gpu = Gpu::emulator();
+        let launch = Launch::new().barrier(Barrier::MultiLaunch).blocks(2).threads(32);
+        let mut a = gpu.zeros::<u32>(3).unwrap();
+        let mut run = gpu.begin_segments(&TWO_SEGMENTS, &launch).unwrap();
+        let read = run.read(&a, 3, "a", 9);
+        assert!(matches!(read, Err(Error::OutOfBounds { index: 3, len: 3, line: 9, .. })), "{read:?}");
+        let read = run.read(&a, u64::MAX, "a", 9);
+        assert!(matches!(read, Err(Error::OutOfBounds { index: u64::MAX, len: 3, .. })), "{read:?}");
+        // SAFETY: nothing runs: there is no segment 2.
+        let missing = unsafe { run.launch(2, KernelArgs::new()) };
+        assert!(matches!(&missing, Err(Error::CannotSplit { reason, .. }) if reason.contains("no segment 2")));
+        let mut args = KernelArgs::new();
+        args.slice_mut(&mut a);
+        // SAFETY: a wrong argument list, which the emulator refuses without running.
+        let wrong = unsafe { run.launch(0, args) };
+        assert!(matches!(&wrong, Err(Error::CannotSplit { reason, .. }) if reason.contains("argument 1")), "{wrong:?}");
+    }
+}
