@@ -13,6 +13,7 @@ mod emit;
 mod ir;
 mod ir_walk;
 mod lower;
+mod names;
 mod parse;
 mod split;
 

@@ -361,7 +361,7 @@ impl Splitter<'_> {
         let first_line = body.iter().map(|s| line_of(s.span)).min().unwrap_or(0);
         let last_line = body.iter().map(|s| line_of(s.span)).max().unwrap_or(0);
         self.segments.push(Segment {
-            c_name: format!("{}_segment_{index}", self.k.c_name),
+            c_name: crate::names::segment(&self.k.c_name, index),
             body,
             host_values,
             shared,

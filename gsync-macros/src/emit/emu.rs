@@ -18,6 +18,7 @@ pub fn body(k: &Kernel) -> TokenStream {
     let gpu = gpu_ident();
     let launch = Ident::new("launch", Span::mixed_site());
     let (ctx, memory) = (ctx_ident(), memory_ident());
+    let spec = crate::emit::host::kernel_spec();
     let mut views = Vec::new();
     let mut fields = Vec::new();
     let mut inits = Vec::new();
@@ -51,7 +52,7 @@ pub fn body(k: &Kernel) -> TokenStream {
         #(#views)*
         struct Memory<'g> { #(#fields,)* _kernel: ::core::marker::PhantomData<&'g ()> }
         #gpu.emulate(
-            &KERNEL,
+            &#spec,
             #launch,
             || Memory { #(#inits,)* _kernel: ::core::marker::PhantomData },
             |#ctx: &::gsync::ThreadCtx<'_>, #memory: &Memory<'_>| {
