@@ -327,7 +327,10 @@ fn split_smoothing_runs_the_round_loop_on_the_host() {
     assert_eq!(values, ["n", "r"]);
     assert!(!plan.reads_device);
     let src = crate::emit::cuda::split_source(&k, &plan, false);
-    assert!(src.contains("smooth_segment_0_(") && src.contains("const u32 n_,") && src.contains("const u32 r_,"), "{src}");
+    assert!(
+        src.contains("smooth_segment_0_(") && src.contains("const u32 n_,") && src.contains("const u32 r_,"),
+        "{src}"
+    );
     assert!(!src.contains("gsync_grid_sync"), "{src}");
 }
 

@@ -463,7 +463,9 @@ impl CudaEmitter<'_> {
                     }
                     None => {
                         let (e, end_name) = (self.expr(end).text, helper("end"));
-                        self.open(&format!("for ({t} {x} = {s} + {first}, {end_name} = {e}; {x} < {end_name}; {x} += {stride})"));
+                        self.open(&format!(
+                            "for ({t} {x} = {s} + {first}, {end_name} = {e}; {x} < {end_name}; {x} += {stride})"
+                        ));
                         self.block_body(body);
                     }
                 }
