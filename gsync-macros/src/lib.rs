@@ -96,4 +96,6 @@ fn rust_signature(func: &syn::ItemFn) -> String {
 }
 
 #[cfg(test)]
+mod random_kernels;
+#[cfg(test)]
 mod tests;

@@ -339,9 +339,10 @@ impl Splitter<'_> {
             if info.space == ArraySpace::Global {
                 continue;
             }
-            // A segment that writes the array before reading it does not need
-            // what an earlier segment left there.
-            let fresh = first_access_is_write(&body, a);
+            // A segment that writes a shared array before reading it does not
+            // need what an earlier segment left there. A thread-local array is
+            // declared in one segment only: no other segment may use it.
+            let fresh = info.space == ArraySpace::Shared && first_access_is_write(&body, a);
             match self.array_segment.insert(a, index) {
                 Some(other) if other != index && !fresh => {
                     let what = if info.space == ArraySpace::Shared { "shared array" } else { "array" };

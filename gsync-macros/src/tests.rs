@@ -465,6 +465,20 @@ fn split_accepts_shared_memory_each_segment_fills_before_reading() {
 }
 
 #[test]
+fn split_refuses_a_thread_local_array_used_after_the_barrier_it_was_declared_before() {
+    let (_, plan) = split_of(quote! {
+        fn k(out: &mut [u32]) {
+            let mut a = [0u32; 3];
+            grid_sync();
+            a[0] = 1;
+            out[0] = a[0];
+        }
+    });
+    let reason = plan.expect_err("the array is declared in the first segment only");
+    assert!(reason.contains("array `a`") && reason.contains("both sides of a grid_sync()"), "{reason}");
+}
+
+#[test]
 fn short_constant_ranges_are_unrolled_so_local_arrays_stay_in_registers() {
     let c = cuda(quote! {
         fn k(out: &mut [u32], n: u32) {
