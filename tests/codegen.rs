@@ -4,6 +4,9 @@
 //! tests report a skip, unless GSYNC_REQUIRE_NVRTC=1 makes that a failure.
 
 mod common;
+/// Kernels whose names meet C++, CUDA, the prelude and the generated code.
+#[path = "ui/pass/hostile_names.rs"]
+mod hostile_names;
 
 use gsync::{Barrier, KernelSpec};
 
@@ -47,10 +50,15 @@ fn every_kernel_compiles_for_sm80_and_sm90() {
     if !nvrtc_available() {
         return;
     }
-    let kernels = common::kernels::all();
+    let failures = compile_in_parallel(&common::kernels::all());
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Compiles kernels on all cores; returns the failures.
+fn compile_in_parallel(kernels: &[&KernelSpec]) -> Vec<String> {
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let failures: Vec<String> = std::thread::scope(|scope| {
+    std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
                 scope.spawn(|| {
@@ -63,14 +71,35 @@ fn every_kernel_compiles_for_sm80_and_sm90() {
             })
             .collect();
         handles.into_iter().flat_map(|h| h.join().expect("compiler thread")).collect()
-    });
+    })
+}
+
+#[test]
+fn kernels_named_like_cpp_cuda_and_prelude_names_compile() {
+    if !nvrtc_available() {
+        return;
+    }
+    use hostile_names as h;
+    let kernels = [
+        &h::keywords::KERNEL,
+        &h::math_names::KERNEL,
+        &h::prelude_names::KERNEL,
+        &h::generated_names::KERNEL,
+        &h::größe::KERNEL,
+        &h::module_names::KERNEL,
+        &h::functions::KERNEL,
+        &h::r#try::KERNEL,
+        &h::sqrtf::KERNEL,
+    ];
+    assert!(h::prelude_names::KERNEL.split.error.is_none(), "the split version is compiled too");
+    let failures = compile_in_parallel(&kernels);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
 #[test]
 fn cuda_source_names_the_kernel_and_its_barrier() {
     let source = gsync::kernels::smooth::cuda_source();
-    assert!(source.contains("extern \"C\" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) smooth("), "{source}");
+    assert!(source.contains("extern \"C\" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) smooth_("), "{source}");
     assert!(source.contains("grid_sync() #1"), "{source}");
     assert!(source.contains("cooperative_groups"), "{source}");
 }

@@ -13,6 +13,7 @@ mod emit;
 mod ir;
 mod ir_walk;
 mod lower;
+mod names;
 mod parse;
 mod split;
 
@@ -98,5 +99,7 @@ fn rust_signature(func: &syn::ItemFn) -> String {
         .replace(" ]", "]")
 }
 
+#[cfg(test)]
+mod random_kernels;
 #[cfg(test)]
 mod tests;

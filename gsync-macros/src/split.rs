@@ -383,9 +383,10 @@ impl Splitter<'_> {
             if info.space != ArraySpace::Shared {
                 continue;
             }
-            // A segment that writes the array before reading it does not need
-            // what an earlier segment left there.
-            let fresh = first_access_is_write(&body, a);
+            // A segment that writes a shared array before reading it does not
+            // need what an earlier segment left there. A thread-local array is
+            // declared in one segment only: no other segment may use it.
+            let fresh = info.space == ArraySpace::Shared && first_access_is_write(&body, a);
             match self.array_segment.insert(a, index) {
                 Some(other) if other != index && !fresh => {
                     return Err(format!(
@@ -409,7 +410,7 @@ impl Splitter<'_> {
         let first_line = body.iter().map(|s| line_of(s.span)).min().unwrap_or(0);
         let last_line = body.iter().map(|s| line_of(s.span)).max().unwrap_or(0);
         self.segments.push(Segment {
-            c_name: format!("{}_segment_{index}", self.k.c_name),
+            c_name: crate::names::segment(&self.k.c_name, index),
             body,
             host_values,
             shared,

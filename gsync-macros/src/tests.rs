@@ -49,13 +49,13 @@ fn smoothing_kernel_keeps_rust_names_and_marks_the_barrier() {
             }
         }
     });
-    assert!(src.contains("smooth("), "{src}");
-    assert!(src.contains("f32* __restrict__ a, const usize a_len"), "{src}");
-    assert!(src.contains("const u32 n = (u32)a_len;"), "{src}");
-    assert!(src.contains("for (u32 r = 0u; r < rounds; ++r)"), "{src}");
+    assert!(src.contains("smooth_("), "{src}");
+    assert!(src.contains("f32* __restrict__ a_, const usize gsync_a_len"), "{src}");
+    assert!(src.contains("const u32 n_ = (u32)gsync_a_len;"), "{src}");
+    assert!(src.contains("for (u32 r_ = 0u; r_ < rounds_; ++r_)"), "{src}");
     assert!(src.contains("gsync_grid_sync(gsync_barrier, gsync_status);"), "{src}");
     assert!(src.contains("/ 3.0f"), "float literal typed f32 from context: {src}");
-    assert!(src.contains("gsync::load(a, a_len, "), "checked loads: {src}");
+    assert!(src.contains("gsync::load(a_, gsync_a_len, "), "checked loads: {src}");
 }
 
 #[test]
@@ -96,8 +96,8 @@ fn literals_are_typed_by_their_uses() {
             out[0] = acc;
         }
     });
-    assert!(src.contains("u64 acc = 0ull;"), "{src}");
-    assert!(src.contains("usize i = 0ull;"), "index literal is usize: {src}");
+    assert!(src.contains("u64 acc_ = 0ull;"), "{src}");
+    assert!(src.contains("usize i_ = 0ull;"), "index literal is usize: {src}");
 }
 
 #[test]
@@ -109,15 +109,40 @@ fn shadowing_gets_unique_c_names() {
             out[0] = x;
         }
     });
-    assert!(src.contains("const u32 x = 1u;") && src.contains("const u32 x_2 = x + 1u;"), "{src}");
+    assert!(src.contains("const u32 x_ = 1u;") && src.contains("const u32 x_2_ = x_ + 1u;"), "{src}");
 }
 
 #[test]
-fn cpp_keywords_are_renamed() {
+fn a_shadowed_name_never_takes_the_name_of_another_variable() {
     let src = cuda(quote! {
-        fn k(float: &mut [f32], int: u32) { float[int] = 1.0; }
+        fn k(out: &mut [u32], x_2: u32) {
+            let x = 1u32;
+            let x = x + x_2;
+            out[0] = x;
+        }
+    });
+    assert!(src.contains("const u32 x_2_,"), "{src}");
+    assert!(src.contains("const u32 x_ = 1u;") && src.contains("const u32 x_3_ = x_ + x_2_;"), "{src}");
+}
+
+#[test]
+fn every_user_name_takes_a_final_underscore() {
+    let src = cuda(quote! {
+        fn k(float: &mut [f32], int: u32, r#for: u32, größe: u32) { float[int] = (r#for + größe) as f32; }
     });
     assert!(src.contains("f32* __restrict__ float_") && src.contains("const u32 int_"), "{src}");
+    assert!(src.contains("(for_ + grXu00f6Xu00dfe_)"), "{src}");
+}
+
+#[test]
+fn a_raw_identifier_names_the_same_variable_as_its_plain_spelling() {
+    let src = cuda(quote! {
+        fn k(out: &mut [u32]) {
+            let r#x = 1u32;
+            out[0] = x;
+        }
+    });
+    assert!(src.contains("const u32 x_ = 1u;") && src.contains("out_[0ull] = x_;"), "{src}");
 }
 
 #[test]
@@ -128,7 +153,7 @@ fn if_expression_with_statements_becomes_assignments() {
             out[0] = v;
         }
     });
-    assert!(src.contains("f32 v;") && src.contains("v = t * t;") && src.contains("v = 1.0f;"), "{src}");
+    assert!(src.contains("f32 v_;") && src.contains("v_ = t_ * t_;") && src.contains("v_ = 1.0f;"), "{src}");
 }
 
 #[test]
@@ -246,9 +271,9 @@ fn shared_memory_and_loops_emit() {
             for k in 0..=9u32 { a[k] = 2.0; }
         }
     });
-    assert!(src.contains("__shared__ f32 tile[256];"), "{src}");
-    assert!(src.contains("gsync::step_toward(k_2,"), "{src}");
-    assert!(src.contains("const u32 k_3 = --gsync_k_3_next;"), "{src}");
+    assert!(src.contains("__shared__ f32 tile_[256];"), "{src}");
+    assert!(src.contains("gsync::step_toward(k_, gsync_k_end, 3ull)"), "{src}");
+    assert!(src.contains("const u32 k_2_ = --gsync_k_2_next;"), "{src}");
 }
 
 #[test]
@@ -302,7 +327,10 @@ fn split_smoothing_runs_the_round_loop_on_the_host() {
     assert_eq!(values, ["n", "r"]);
     assert!(!plan.reads_device);
     let src = crate::emit::cuda::split_source(&k, &plan, false);
-    assert!(src.contains("smooth_segment_0(") && src.contains("const u32 n,") && src.contains("const u32 r,"), "{src}");
+    assert!(
+        src.contains("smooth_segment_0_(") && src.contains("const u32 n_,") && src.contains("const u32 r_,"),
+        "{src}"
+    );
     assert!(!src.contains("gsync_grid_sync"), "{src}");
 }
 
@@ -607,6 +635,20 @@ fn split_accepts_shared_memory_each_segment_fills_before_reading() {
 }
 
 #[test]
+fn split_refuses_a_thread_local_array_used_after_the_barrier_it_was_declared_before() {
+    let (_, plan) = split_of(quote! {
+        fn k(out: &mut [u32]) {
+            let mut a = [0u32; 3];
+            grid_sync();
+            a[0] = 1;
+            out[0] = a[0];
+        }
+    });
+    let reason = plan.expect_err("the array is declared in the first segment only");
+    assert!(reason.contains("array `a`") && reason.contains("both sides of a grid_sync()"), "{reason}");
+}
+
+#[test]
 fn short_constant_ranges_are_unrolled_so_local_arrays_stay_in_registers() {
     let c = cuda(quote! {
         fn k(out: &mut [u32], n: u32) {
@@ -617,6 +659,6 @@ fn short_constant_ranges_are_unrolled_so_local_arrays_stay_in_registers() {
             for m in 0..1000u32 { out[m] = 1; }
         }
     });
-    assert!(c.contains("#pragma unroll\n    for (u32 m = 0u; m < 8u; ++m)"), "{c}");
+    assert!(c.contains("#pragma unroll\n    for (u32 m_ = 0u; m_ < 8u; ++m_)"), "{c}");
     assert_eq!(c.matches("#pragma unroll").count(), 1, "only the constant range of 8: {c}");
 }

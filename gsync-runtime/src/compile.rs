@@ -186,6 +186,7 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_1(
 
     const HALVE_KERNEL: KernelSpec = KernelSpec {
         name: "halve",
+        symbol: "halve",
         rust_signature: "fn halve(a: &mut [f32], rounds: u32)",
         checked_body: HALVE,
         unchecked_body: HALVE,

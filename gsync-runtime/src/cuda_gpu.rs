@@ -72,7 +72,7 @@ impl CudaGpu {
     /// The fused kernel compiled for this GPU, a barrier and a block size, compiling and
     /// loading it on first use.
     pub(crate) fn function(&self, kernel: &KernelSpec, barrier: Barrier, threads: u32) -> Result<CudaFunction> {
-        let mut functions = self.functions(kernel, barrier, threads, &[kernel.name])?;
+        let mut functions = self.functions(kernel, barrier, threads, &[kernel.symbol])?;
         // `functions` returns one function per name asked for, so this is never `None`.
         functions.pop().ok_or_else(|| Error::driver(format!("loading kernel `{}`", kernel.name))(not_found()))
     }

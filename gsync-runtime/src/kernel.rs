@@ -19,8 +19,11 @@ const PRELUDE: &str = include_str!("cuda/prelude.cuh");
 /// A kernel produced by `#[grid_phases]`; the generated module holds one as a `static`.
 #[derive(Clone, Copy, Debug)]
 pub struct KernelSpec {
-    /// C symbol of the kernel (the Rust function's name).
+    /// The Rust function's name, for messages.
     pub name: &'static str,
+    /// C symbol of the fused kernel: `#[grid_phases]` writes the name with a `_` appended
+    /// (its naming scheme keeps generated CUDA names apart from C++, CUDA and the prelude).
+    pub symbol: &'static str,
     /// The Rust signature it was generated from, for the source header and messages.
     pub rust_signature: &'static str,
     /// The kernel definition with bounds checks.
@@ -255,6 +258,7 @@ pub(crate) mod tests {
     /// A kernel description as `#[grid_phases]` would emit it.
     pub(crate) static SMOOTH: KernelSpec = KernelSpec {
         name: "smooth",
+        symbol: "smooth",
         rust_signature: "fn smooth(a: &mut [f32], rounds: u32)",
         checked_body: "extern \"C\" __global__ void smooth(/* checked */) {}",
         unchecked_body: "extern \"C\" __global__ void smooth(/* unchecked */) {}\n",

@@ -18,7 +18,7 @@
 //! # fn main() -> gsync_runtime::Result<()> {
 //! use gsync_runtime::{Barrier, Gpu, KernelArgs, KernelSpec, Launch, SplitSpec};
 //! # static SMOOTH: KernelSpec = KernelSpec {
-//! #     name: "smooth", rust_signature: "fn smooth(a: &mut [f32], rounds: u32)",
+//! #     name: "smooth", symbol: "smooth", rust_signature: "fn smooth(a: &mut [f32], rounds: u32)",
 //! #     checked_body: "", unchecked_body: "", bounds_checks: true, arrays: &["a"],
 //! #     grid_syncs: 1, default_threads: 0, split: SplitSpec::NONE,
 //! # };
@@ -42,7 +42,7 @@
 //! # fn main() -> gsync_runtime::Result<()> {
 //! use gsync_runtime::{EmuSlice, Gpu, KernelSpec, Launch, SplitSpec, ThreadCtx};
 //! # static DOUBLE: KernelSpec = KernelSpec {
-//! #     name: "double", rust_signature: "fn double(a: &mut [u32])",
+//! #     name: "double", symbol: "double", rust_signature: "fn double(a: &mut [u32])",
 //! #     checked_body: "", unchecked_body: "", bounds_checks: true, arrays: &["a"],
 //! #     grid_syncs: 1, default_threads: 0, split: SplitSpec::NONE,
 //! # };

@@ -26,6 +26,7 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) rotate(
 
 static ROTATE_KERNEL: KernelSpec = KernelSpec {
     name: "rotate",
+    symbol: "rotate",
     rust_signature: "fn rotate(a: &mut [u32], b: &mut [u32], rounds: u32)",
     checked_body: ROTATE,
     unchecked_body: ROTATE,
@@ -57,6 +58,7 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) scalars(
 
 static SCALARS_KERNEL: KernelSpec = KernelSpec {
     name: "scalars",
+    symbol: "scalars",
     rust_signature: "fn scalars(out: &mut [u64], x: u8, y: i16, z: bool, w: f64, v: usize, f: f32)",
     checked_body: SCALARS,
     unchecked_body: SCALARS,
@@ -82,6 +84,7 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) overrun(
 
 static OVERRUN_KERNEL: KernelSpec = KernelSpec {
     name: "overrun",
+    symbol: "overrun",
     rust_signature: "fn overrun(a: &[f32], b: &mut [f32])",
     checked_body: OVERRUN,
     unchecked_body: OVERRUN,
@@ -291,6 +294,7 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) phases(
 
 static PHASES_KERNEL: KernelSpec = KernelSpec {
     name: "phases",
+    symbol: "phases",
     rust_signature: "fn phases(slots: &mut [u32], errors: &mut [u32], rounds: u32, check: bool)",
     checked_body: PHASES,
     unchecked_body: PHASES,
@@ -466,6 +470,7 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) count_down_segmen
 
 static COUNT_DOWN_KERNEL: KernelSpec = KernelSpec {
     name: "count_down",
+    symbol: "count_down",
     rust_signature: "fn count_down(data: &mut [u32], counter: &mut [u32])",
     checked_body: "",
     unchecked_body: "",

@@ -3,6 +3,7 @@
 //! give an operation a meaning other than Rust's.
 
 use crate::ir::*;
+use crate::names;
 use crate::split::SplitPlan;
 use std::fmt::Write;
 
@@ -148,10 +149,10 @@ impl CudaEmitter<'_> {
                     let a = k.array(*a);
                     let constness = if a.mutable { "" } else { "const " };
                     params.push(format!(
-                        "{constness}{}* __restrict__ {}, const usize {}_len",
+                        "{constness}{}* __restrict__ {}, const usize {}",
                         a.elem.name(),
                         a.c_name,
-                        a.c_name
+                        names::generated(&a.c_name, "len")
                     ));
                 }
                 Param::Scalar(v) => {
@@ -306,8 +307,9 @@ impl CudaEmitter<'_> {
             }
             ArrayInit::Repeat(value) => {
                 let v = self.expr(value).text;
+                let i = names::generated(&name, "fill");
                 self.line(&format!("{ty} {name}[{len}];"));
-                self.line(&format!("for (u32 gsync_{name}_i = 0u; gsync_{name}_i < {len}u; ++gsync_{name}_i) {name}[gsync_{name}_i] = {v};"));
+                self.line(&format!("for (u32 {i} = 0u; {i} < {len}u; ++{i}) {name}[{i}] = {v};"));
             }
         }
     }
@@ -364,7 +366,7 @@ impl CudaEmitter<'_> {
     fn len_of(&self, array: ArrayId) -> String {
         let a = self.k.array(array);
         match a.space {
-            ArraySpace::Global => format!("{}_len", a.c_name),
+            ArraySpace::Global => names::generated(&a.c_name, "len"),
             _ => format!("{}ull", a.len.unwrap_or(0)),
         }
     }
@@ -397,10 +399,11 @@ impl CudaEmitter<'_> {
         let v = self.k.var(var);
         let ty = self.k.ty(v.ty);
         let (t, x) = (ty.name(), v.c_name.clone());
+        let helper = |role: &str| names::generated(&x, role);
         match range {
             ForRange::Seq { start, end, inclusive: false, step: None, reverse: false } => {
                 let s = self.expr(start).text;
-                let (end_decl, end_name) = self.hoisted(end, &format!("gsync_{x}_end"));
+                let (end_decl, end_name) = self.hoisted(end, &helper("end"));
                 if let (ExprKind::Int(first), ExprKind::Int(last)) = (&start.kind, &end.kind) {
                     // A short constant range typically indexes a local array: unrolled, the
                     // array's indices are constants and it can live in registers.
@@ -414,18 +417,16 @@ impl CudaEmitter<'_> {
             ForRange::Seq { start, end, inclusive: true, .. } => {
                 // A 64-bit counter reaches `end` even when `end` is the type's MAX.
                 let (s, e) = (self.expr(start).at(prec::UNARY), self.expr(end).at(prec::UNARY));
-                let wide = format!("gsync_{x}_wide");
-                self.open(&format!(
-                    "for (i64 {wide} = (i64){s}, gsync_{x}_last = (i64){e}; {wide} <= gsync_{x}_last; ++{wide})"
-                ));
+                let (wide, last) = (helper("wide"), helper("last"));
+                self.open(&format!("for (i64 {wide} = (i64){s}, {last} = (i64){e}; {wide} <= {last}; ++{wide})"));
                 self.line(&format!("const {t} {x} = ({t}){wide};"));
                 self.block_body(body);
             }
             ForRange::Seq { start, end, step: Some(step), .. } => {
                 let s = self.expr(start).text;
-                let end_name = format!("gsync_{x}_end");
+                let end_name = helper("end");
                 let e = self.expr(end).text;
-                let (step_decl, step_name) = self.hoisted(step, &format!("gsync_{x}_step"));
+                let (step_decl, step_name) = self.hoisted(step, &helper("step"));
                 self.open(&format!(
                     "for ({t} {x} = {s}, {end_name} = {e}{step_decl}; {x} < {end_name}; {x} = gsync::step_toward({x}, {end_name}, {step_name}))"
                 ));
@@ -433,8 +434,8 @@ impl CudaEmitter<'_> {
             }
             ForRange::Seq { start, end, reverse: true, .. } => {
                 let e = self.expr(end).text;
-                let next = format!("gsync_{x}_next");
-                let (start_decl, start_name) = self.hoisted(start, &format!("gsync_{x}_start"));
+                let next = helper("next");
+                let (start_decl, start_name) = self.hoisted(start, &helper("start"));
                 self.open(&format!("for ({t} {next} = {e}{start_decl}; {next} > {start_name}; )"));
                 self.line(&format!("const {t} {x} = --{next};"));
                 self.block_body(body);
@@ -455,16 +456,16 @@ impl CudaEmitter<'_> {
                 let s = self.expr(start).at(prec::UNARY);
                 match wide {
                     Some(w) => {
-                        let counter = format!("gsync_{x}_wide");
+                        let (counter, end_name) = (helper("wide"), helper("end"));
                         let e = self.expr(end).at(prec::UNARY);
-                        self.open(&format!("for ({w} {counter} = ({w}){s} + {first}, gsync_{x}_end = ({w}){e}; {counter} < gsync_{x}_end; {counter} += {stride})"));
+                        self.open(&format!("for ({w} {counter} = ({w}){s} + {first}, {end_name} = ({w}){e}; {counter} < {end_name}; {counter} += {stride})"));
                         self.line(&format!("const {t} {x} = ({t}){counter};"));
                         self.block_body(body);
                     }
                     None => {
-                        let e = self.expr(end).text;
+                        let (e, end_name) = (self.expr(end).text, helper("end"));
                         self.open(&format!(
-                            "for ({t} {x} = {s} + {first}, gsync_{x}_end = {e}; {x} < gsync_{x}_end; {x} += {stride})"
+                            "for ({t} {x} = {s} + {first}, {end_name} = {e}; {x} < {end_name}; {x} += {stride})"
                         ));
                         self.block_body(body);
                     }

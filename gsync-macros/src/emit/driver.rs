@@ -6,18 +6,20 @@
 
 use crate::emit::rust_expr::{scalar_type, RustContext, RustExpr};
 use crate::ir::*;
+use crate::names;
 use crate::split::{HostStmt, SplitPlan};
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::quote;
 
 /// The body of `multi_launch(gpu, launch, params…)`.
 pub fn body(k: &Kernel, plan: Option<&SplitPlan>) -> TokenStream {
     let gpu = gpu_ident();
     let launch = Ident::new("launch", Span::mixed_site());
     let run = run_ident();
+    let spec = crate::emit::host::kernel_spec();
     let Some(plan) = plan else {
         // Cannot be split: `begin_segments` reports why.
-        return quote!(#gpu.begin_segments(&KERNEL, #launch)?.finish());
+        return quote!(#gpu.begin_segments(&#spec, #launch)?.finish());
     };
     let d = Driver { k };
     let rebinds = k.params.iter().filter_map(|p| match p {
@@ -30,7 +32,7 @@ pub fn body(k: &Kernel, plan: Option<&SplitPlan>) -> TokenStream {
     let stmts = d.block(&plan.host, plan);
     let (block_dim, grid_dim) = (shape_ident("block_dim"), shape_ident("grid_dim"));
     quote! {
-        let mut #run = #gpu.begin_segments(&KERNEL, #launch)?;
+        let mut #run = #gpu.begin_segments(&#spec, #launch)?;
         let #block_dim: u32 = #run.threads();
         let #grid_dim: u32 = #run.blocks();
         #(#rebinds)*
@@ -39,15 +41,15 @@ pub fn body(k: &Kernel, plan: Option<&SplitPlan>) -> TokenStream {
     }
 }
 
-/// The driver's parameter name for a kernel variable (prefixed, so that no
-/// Rust keyword or generated name can collide with it).
+/// The Rust name of a kernel variable in the driver and the emulator
+/// ([`names::rust_local`]: no Rust keyword or generated name can collide with it).
 pub fn var_ident(k: &Kernel, v: VarId) -> Ident {
-    format_ident!("v_{}", k.var(v).c_name)
+    names::rust_local(&k.var(v).c_name)
 }
 
-/// The driver's parameter name for a slice.
+/// The Rust name of a slice or array in the driver and the emulator.
 pub fn array_ident(k: &Kernel, a: ArrayId) -> Ident {
-    format_ident!("v_{}", k.array(a).c_name)
+    names::rust_local(&k.array(a).c_name)
 }
 
 pub fn gpu_ident() -> Ident {

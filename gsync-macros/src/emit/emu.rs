@@ -20,6 +20,7 @@ use std::collections::HashSet;
 pub fn body(k: &Kernel) -> TokenStream {
     let gpu = gpu_ident();
     let launch = Ident::new("launch", Span::mixed_site());
+    let spec = crate::emit::host::kernel_spec();
     let views = k.params.iter().filter_map(|p| match p {
         Param::Slice(a) => {
             let (id, t) = (array_ident(k, *a), scalar_type(k.array(*a).elem));
@@ -36,7 +37,7 @@ pub fn body(k: &Kernel) -> TokenStream {
         &globals,
         &shared,
         &k.body,
-        |make_shared, thread| quote!(#gpu.emulate(&KERNEL, #launch, #make_shared, #thread)),
+        |make_shared, thread| quote!(#gpu.emulate(&#spec, #launch, #make_shared, #thread)),
     );
     quote! {
         #(#views)*
@@ -78,7 +79,7 @@ pub fn segment(k: &Kernel, index: usize, segment: &Segment) -> TokenStream {
     );
     quote! {
         #[allow(unused_mut, unused_variables, unused_assignments, unreachable_code, unused_parens, clippy::all)]
-        fn #name(#launch: &::gsync::EmuSegment<'_>) -> ::gsync::Result<()> {
+        pub(super) fn #name(#launch: &::gsync::EmuSegment<'_>) -> ::gsync::Result<()> {
             #(#reads)*
             #grid
         }

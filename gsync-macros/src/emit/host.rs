@@ -4,16 +4,26 @@
 //! ```ignore
 //! pub mod smooth {
 //!     pub static KERNEL: ::gsync::KernelSpec = …;            // both CUDA bodies
-//!     pub fn launch(gpu, a: &mut DeviceBuffer<f32>, n: u32) -> Result<LaunchReport>;
-//!     pub fn launch_with(gpu, launch: &Launch, a, n) -> Result<LaunchReport>;
-//!     pub unsafe fn launch_unchecked(gpu, launch, a, n) -> Result<LaunchReport>;
-//!     fn multi_launch(gpu, launch, a, n) -> …;                // MultiLaunch: host driver
-//!     fn emulate(gpu, launch, a, n) -> …;                     // the CPU emulator's body
-//!     fn emulate_segment_0(segment) -> …;                     // … and each segment's
-//!     pub fn max_coresident_blocks(gpu, launch) -> Result<u32>;
-//!     pub fn cuda_source() -> String;                        // what runs by default
+//!     pub use self::functions::*;
+//!     mod functions {
+//!         pub fn launch(gpu, a: &mut DeviceBuffer<f32>, n: u32) -> Result<LaunchReport>;
+//!         pub fn launch_with(gpu, launch: &Launch, a, n) -> Result<LaunchReport>;
+//!         pub unsafe fn launch_unchecked(gpu, launch, a, n) -> Result<LaunchReport>;
+//!         fn multi_launch(gpu, launch, a, n) -> …;            // MultiLaunch: host driver
+//!         fn emulate(gpu, launch, a, n) -> …;                 // the CPU emulator's body
+//!         fn emulate_segment_0(segment) -> …;                 // … and each segment's
+//!         pub fn max_coresident_blocks(gpu, launch) -> Result<u32>;
+//!         pub fn cuda_source() -> String;                    // what runs by default
+//!     }
 //! }
 //! ```
+//!
+//! The user's parameter names appear as written, so that the functions read
+//! like the kernel. Nothing can shadow what the functions use: the module
+//! imports nothing (`::gsync::…` paths, the kernel's own items through
+//! `self::` and `super::`), the functions sit in a module of their own,
+//! where no static can capture a parameter named `KERNEL`, and the
+//! generated locals are mixed-site hygienic.
 
 use crate::emit::{driver, emu};
 use crate::ir::{Kernel, Param};
@@ -43,12 +53,13 @@ pub fn module(
     emulator_body: TokenStream,
     emulated_segments: &[TokenStream],
 ) -> TokenStream {
-    let c_name = &k.c_name;
+    let (name, symbol) = (&k.name, &k.c_name);
     let arrays: Vec<&str> = k.arrays.iter().map(|a| a.name.as_str()).collect();
     let grid_syncs = k.grid_syncs;
     let threads = k.default_threads;
-    let (params, pushes) = launch_params(k);
+    let (params, pushes) = launch_params(sig, k);
     let args: Vec<_> = sig.params.iter().map(|p| &p.name).collect();
+    let spec = kernel_spec();
     let (checked, unchecked, rust_signature) = (&src.checked, &src.unchecked, &src.rust_signature);
     let (split_checked, split_unchecked, segments) = (&src.split_checked, &src.split_unchecked, &src.segments);
     let split_error = match &src.split_error {
@@ -68,7 +79,8 @@ pub fn module(
         quote! {
             /// The kernel as the runtime sees it: its CUDA, fused and split, and its shape.
             pub static KERNEL: ::gsync::KernelSpec = ::gsync::KernelSpec {
-                name: #c_name,
+                name: #name,
+                symbol: #symbol,
                 rust_signature: #rust_signature,
                 checked_body: #checked,
                 unchecked_body: #unchecked,
@@ -82,14 +94,19 @@ pub fn module(
                     segments: &[#(#segments),*],
                     error: #split_error,
                     reads_device: #reads_device,
-                    emulated: &[#(#emulated),*],
+                    emulated: &[#(self::functions::#emulated),*],
                 },
             };
+
+            pub use self::functions::{cuda_source, launch, launch_unchecked, launch_with, max_coresident_blocks};
+
+            /// The kernel's functions, apart from `KERNEL` so that a parameter may take its name.
+            mod functions {
 
             /// Runs the kernel with the default launch: the largest co-resident
             /// grid and the default block size, separated by cooperative-groups barriers.
             pub fn launch(#gpu: &::gsync::Gpu, #(#params),*) -> ::gsync::Result<::gsync::LaunchReport> {
-                launch_with(#gpu, &::gsync::Launch::new(), #(#args),*)
+                self::launch_with(#gpu, &::gsync::Launch::new(), #(#args),*)
             }
 
             /// Runs the kernel with an explicit grid, block size and barrier.
@@ -99,16 +116,16 @@ pub fn module(
                 #(#params),*
             ) -> ::gsync::Result<::gsync::LaunchReport> {
                 if #launch.selected_barrier() == ::gsync::Barrier::MultiLaunch {
-                    return multi_launch(#gpu, #launch, #(#args),*);
+                    return self::multi_launch(#gpu, #launch, #(#args),*);
                 }
                 if #gpu.backend() == ::gsync::Backend::Emulator {
-                    return emulate(#gpu, #launch, #(#args),*);
+                    return self::emulate(#gpu, #launch, #(#args),*);
                 }
                 let mut #kernel_args = ::gsync::KernelArgs::new();
                 #(#pushes)*
                 // SAFETY: the arguments follow the C parameter list that
                 // #[grid_phases] generated for this kernel from the same signature.
-                unsafe { #gpu.launch_kernel(&KERNEL, #launch, #kernel_args) }
+                unsafe { #gpu.launch_kernel(&#spec, #launch, #kernel_args) }
             }
 
             /// Like [`launch_with`], without refusing grids that cannot be co-resident.
@@ -124,15 +141,15 @@ pub fn module(
             ) -> ::gsync::Result<::gsync::LaunchReport> {
                 // A split kernel waits for no block: nothing to leave unchecked.
                 if #launch.selected_barrier() == ::gsync::Barrier::MultiLaunch {
-                    return multi_launch(#gpu, #launch, #(#args),*);
+                    return self::multi_launch(#gpu, #launch, #(#args),*);
                 }
                 if #gpu.backend() == ::gsync::Backend::Emulator {
-                    return emulate(#gpu, #launch, #(#args),*);
+                    return self::emulate(#gpu, #launch, #(#args),*);
                 }
                 let mut #kernel_args = ::gsync::KernelArgs::new();
                 #(#pushes)*
                 // SAFETY: as in `launch_with`; the caller accepts the risk above.
-                unsafe { #gpu.launch_kernel_unchecked(&KERNEL, #launch, #kernel_args) }
+                unsafe { #gpu.launch_kernel_unchecked(&#spec, #launch, #kernel_args) }
             }
 
             /// The kernel split at every `grid_sync()`: host control flow and one launch per segment.
@@ -160,12 +177,13 @@ pub fn module(
             /// The largest grid of this kernel that can be co-resident for `launch`'s
             /// block size: the most blocks a grid-wide barrier can wait for.
             pub fn max_coresident_blocks(#gpu: &::gsync::Gpu, #launch: &::gsync::Launch) -> ::gsync::Result<u32> {
-                #gpu.max_coresident_blocks(&KERNEL, #launch)
+                #gpu.max_coresident_blocks(&#spec, #launch)
             }
 
             /// The complete CUDA translation unit a default launch compiles.
             pub fn cuda_source() -> ::std::string::String {
-                KERNEL.source(::gsync::Barrier::default(), KERNEL.default_block_size())
+                #spec.source(::gsync::Barrier::default(), #spec.default_block_size())
+            }
             }
         },
     )
@@ -204,22 +222,25 @@ pub fn wrapper(sig: &Signature, items: TokenStream) -> TokenStream {
         #(#docs)*
         #[allow(non_snake_case, clippy::too_many_arguments)]
         #vis mod #name {
-            #[allow(unused_imports)]
-            use super::*;
             #items
         }
     }
 }
 
+/// The kernel's `KernelSpec`, as the generated functions reach it.
+pub fn kernel_spec() -> TokenStream {
+    quote!(super::KERNEL)
+}
+
 /// The typed parameters of `launch` and the statements pushing each argument.
-fn launch_params(k: &Kernel) -> (Vec<TokenStream>, Vec<(Ident, Ident)>) {
+fn launch_params(sig: &Signature, k: &Kernel) -> (Vec<TokenStream>, Vec<(Ident, Ident)>) {
     let mut params = Vec::new();
     let mut pushes = Vec::new();
-    for p in &k.params {
+    for (p, decl) in k.params.iter().zip(&sig.params) {
+        let ident = decl.name.clone();
         match p {
             Param::Slice(a) => {
                 let a = k.array(*a);
-                let ident = format_ident!("{}", a.name, span = a.span);
                 let elem = format_ident!("{}", a.elem.name());
                 if a.mutable {
                     params.push(quote_spanned!(a.span=> #ident: &mut ::gsync::DeviceBuffer<#elem>));
@@ -231,7 +252,6 @@ fn launch_params(k: &Kernel) -> (Vec<TokenStream>, Vec<(Ident, Ident)>) {
             }
             Param::Scalar(v) => {
                 let v = k.var(*v);
-                let ident = format_ident!("{}", v.name, span = v.span);
                 let ty = format_ident!("{}", k.ty(v.ty).name());
                 params.push(quote_spanned!(v.span=> #ident: #ty));
                 pushes.push((format_ident!("scalar"), ident));

@@ -3,6 +3,7 @@
 use super::methods::{self, ArgTy, MethodSig, RetTy};
 use super::{Binding, ConstValue, Lowerer};
 use crate::ir::*;
+use crate::names;
 use crate::parse::scalar_type;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
@@ -149,7 +150,7 @@ impl Lowerer<'_> {
     fn path_expr(&mut self, p: &syn::ExprPath) -> Option<Expr> {
         let span = p.span();
         if let Some(ident) = p.path.get_ident() {
-            let name = ident.to_string();
+            let name = names::rust_name(ident);
             return match self.lookup(&name) {
                 Some(Binding::Var(v)) => {
                     let ty = self.vars[v.0].ty;
@@ -332,7 +333,7 @@ impl Lowerer<'_> {
             self.diag.error(e.span(), "only named slices and arrays can be indexed");
             return None;
         };
-        let name = p.path.get_ident().map(|i| i.to_string());
+        let name = p.path.get_ident().map(names::rust_name);
         match name.as_deref().and_then(|n| self.lookup(n)) {
             Some(Binding::Array(a)) => Some(a),
             Some(_) => {
@@ -356,7 +357,7 @@ impl Lowerer<'_> {
         }
         // Array methods: len and the atomics.
         if let syn::Expr::Path(p) = &*m.receiver {
-            if let Some(Binding::Array(array)) = p.path.get_ident().and_then(|i| self.lookup(&i.to_string())) {
+            if let Some(Binding::Array(array)) = p.path.get_ident().and_then(|i| self.lookup(&names::rust_name(i))) {
                 return self.array_method(array, &name, m, span);
             }
         }

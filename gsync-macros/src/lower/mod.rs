@@ -12,6 +12,7 @@ pub mod types;
 
 use crate::diagnostics::{line_of, Diagnostics};
 use crate::ir::*;
+use crate::names;
 use crate::parse::{ParamKind, Signature};
 use proc_macro2::Span;
 use std::collections::{HashMap, HashSet};
@@ -72,7 +73,7 @@ pub fn kernel(sig: &Signature, body: &syn::Block, default_threads: u32, diag: &m
         depth: 0,
         local_elem_types: Vec::new(),
     };
-    let c_name = l.fresh_c_name(&sig.name.to_string());
+    let c_name = names::user(&names::rust_name(&sig.name));
     let params = sig.params.iter().map(|p| l.param(p)).collect();
     let body = l.block_in_scope(&body.stmts);
     if l.diag.has_errors() {
@@ -84,7 +85,7 @@ pub fn kernel(sig: &Signature, body: &syn::Block, default_threads: u32, diag: &m
         arrays[array.0].elem = types[ty.0];
     }
     Some(Kernel {
-        name: sig.name.to_string(),
+        name: names::rust_name(&sig.name),
         c_name,
         params,
         vars: l.vars,
@@ -97,153 +98,25 @@ pub fn kernel(sig: &Signature, body: &syn::Block, default_threads: u32, diag: &m
     })
 }
 
-/// C++ keywords, CUDA names and prelude names a Rust identifier must not take.
-const RESERVED: &[&str] = &[
-    "auto",
-    "bool",
-    "case",
-    "catch",
-    "char",
-    "class",
-    "const",
-    "constexpr",
-    "default",
-    "delete",
-    "do",
-    "double",
-    "enum",
-    "explicit",
-    "extern",
-    "float",
-    "friend",
-    "goto",
-    "inline",
-    "int",
-    "long",
-    "namespace",
-    "new",
-    "operator",
-    "private",
-    "protected",
-    "public",
-    "register",
-    "short",
-    "signed",
-    "sizeof",
-    "static",
-    "switch",
-    "template",
-    "this",
-    "throw",
-    "try",
-    "typedef",
-    "typename",
-    "union",
-    "unsigned",
-    "using",
-    "virtual",
-    "void",
-    "volatile",
-    "and",
-    "or",
-    "not",
-    "xor",
-    "bitand",
-    "bitor",
-    "compl",
-    "asm",
-    "export",
-    "mutable",
-    "noexcept",
-    "nullptr",
-    "alignas",
-    "alignof",
-    "decltype",
-    "thread_local",
-    "char16_t",
-    "char32_t",
-    "wchar_t",
-    "main",
-    "threadIdx",
-    "blockIdx",
-    "blockDim",
-    "gridDim",
-    "warpSize",
-    "i8",
-    "u8",
-    "i16",
-    "u16",
-    "i32",
-    "u32",
-    "i64",
-    "u64",
-    "usize",
-    "f32",
-    "f64",
-    "gsync",
-    "min",
-    "max",
-    "abs",
-    "sqrt",
-    "pow",
-    "exp",
-    "log",
-    "sin",
-    "cos",
-    "tan",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "fma",
-    "fmin",
-    "fmax",
-    "fabs",
-    "isnan",
-    "isinf",
-    "isfinite",
-    "signbit",
-    "atomicAdd",
-    "atomicMin",
-    "atomicMax",
-    "atomicExch",
-    "atomicCAS",
-    "printf",
-    "malloc",
-    "free",
-    "memcpy",
-    "memset",
-    "assert",
-    "NULL",
-    "INFINITY",
-    "NAN",
-];
-
 impl Lowerer<'_> {
-    /// A C identifier for a Rust name: unique in the kernel and never a
-    /// C++ keyword or a name the prelude uses.
+    /// The CUDA name of a Rust name declared in the kernel, unique in it
+    /// (see [`crate::names`]).
     fn fresh_c_name(&mut self, rust: &str) -> String {
-        let rust = rust.strip_prefix("r#").unwrap_or(rust);
-        let mut base = rust.to_string();
-        if RESERVED.contains(&rust) || rust.starts_with("gsync") || rust.starts_with("__") {
-            base.push('_');
-        }
-        let mut candidate = base.clone();
         let mut n = 1;
-        while !self.c_names.insert(candidate.clone()) {
+        loop {
+            let candidate = names::numbered(rust, n);
+            if self.c_names.insert(candidate.clone()) {
+                return candidate;
+            }
             n += 1;
-            candidate = format!("{base}_{n}");
         }
-        candidate
     }
 
     fn param(&mut self, p: &crate::parse::ParamDecl) -> Param {
-        let name = p.name.to_string();
+        let name = names::rust_name(&p.name);
         let c_name = self.fresh_c_name(&name);
         match p.kind {
             ParamKind::Slice { elem, mutable } => {
-                // Reserve `<name>_len`, the length parameter.
-                self.c_names.insert(format!("{c_name}_len"));
                 let id = self.new_array(Array {
                     name: name.clone(),
                     c_name,
@@ -284,7 +157,7 @@ impl Lowerer<'_> {
 
     /// Declares a local variable in the innermost scope.
     fn declare_var(&mut self, ident: &syn::Ident, ty: TyId, mutable: bool) -> VarId {
-        let name = ident.to_string();
+        let name = names::rust_name(ident);
         let c_name = self.fresh_c_name(&name);
         let id = self.new_var(Var { name: name.clone(), c_name, ty, mutable, is_param: false, span: ident.span() });
         self.bind(name, Binding::Var(id));

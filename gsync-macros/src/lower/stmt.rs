@@ -3,6 +3,7 @@
 use super::expr::expr_has_effects;
 use super::{Binding, ConstValue, LoopFrame, Lowerer};
 use crate::ir::*;
+use crate::names;
 use crate::parse::scalar_type;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
@@ -155,7 +156,7 @@ impl Lowerer<'_> {
                 return;
             }
         }
-        self.bind(c.ident.to_string(), Binding::Const { value, ty });
+        self.bind(names::rust_name(&c.ident), Binding::Const { value, ty });
     }
 
     fn local(&mut self, local: &syn::Local, out: &mut Block) {
@@ -223,7 +224,7 @@ impl Lowerer<'_> {
                 let var = self.declare_var_hidden(&ident, ty, mutable);
                 out.push(Self::stmt_of(StmtKind::Let { var, init: None }, span));
                 self.assign_value(Place::Var(var), ty, e, out);
-                self.bind(ident.to_string(), Binding::Var(var));
+                self.bind(names::rust_name(&ident), Binding::Var(var));
             }
             Some(e) => {
                 let Some(value) = self.expr(e) else {
@@ -244,7 +245,7 @@ impl Lowerer<'_> {
 
     /// Declares a variable whose name is bound only after its initialiser.
     fn declare_var_hidden(&mut self, ident: &syn::Ident, ty: TyId, mutable: bool) -> VarId {
-        let name = ident.to_string();
+        let name = names::rust_name(ident);
         let c_name = self.fresh_c_name(&name);
         self.new_var(Var { name, c_name, ty, mutable, is_param: false, span: ident.span() })
     }
@@ -363,7 +364,7 @@ impl Lowerer<'_> {
         // The element type may still be `{integer}`; the array records it
         // through its first element's type variable at emission time.
         let elem_ty = first.ty;
-        let name = ident.to_string();
+        let name = names::rust_name(ident);
         let c_name = self.fresh_c_name(&name);
         let array = self.new_array(Array {
             name: name.clone(),
@@ -412,7 +413,7 @@ impl Lowerer<'_> {
             self.diag.error(c.args.span(), "`shared_array` takes no arguments");
             return;
         }
-        let name = ident.to_string();
+        let name = names::rust_name(ident);
         let c_name = self.fresh_c_name(&name);
         let array = self.new_array(Array {
             name: name.clone(),
@@ -430,7 +431,7 @@ impl Lowerer<'_> {
     fn const_len(&mut self, e: &syn::Expr) -> Option<u64> {
         let value = match e {
             syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u64>().ok(),
-            syn::Expr::Path(p) => match p.path.get_ident().and_then(|i| self.lookup(&i.to_string())) {
+            syn::Expr::Path(p) => match p.path.get_ident().and_then(|i| self.lookup(&names::rust_name(i))) {
                 Some(Binding::Const { value: ConstValue::Int(v), .. }) => u64::try_from(v).ok(),
                 _ => None,
             },
@@ -495,7 +496,7 @@ impl Lowerer<'_> {
     fn place(&mut self, e: &syn::Expr) -> Option<(Place, TyId)> {
         match e {
             syn::Expr::Path(p) if p.path.get_ident().is_some() => {
-                let name = p.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+                let name = p.path.get_ident().map(names::rust_name).unwrap_or_default();
                 match self.lookup(&name) {
                     Some(Binding::Var(v)) => {
                         let var = &self.vars[v.0];

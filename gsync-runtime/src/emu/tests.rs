@@ -18,6 +18,7 @@ use crate::launch::{Launch, LaunchReport};
 const fn spec(name: &'static str, arrays: &'static [&'static str]) -> KernelSpec {
     KernelSpec {
         name,
+        symbol: name,
         rust_signature: "",
         checked_body: "",
         unchecked_body: "",
