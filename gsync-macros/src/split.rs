@@ -384,9 +384,8 @@ impl Splitter<'_> {
                 continue;
             }
             // A segment that writes a shared array before reading it does not
-            // need what an earlier segment left there. A thread-local array is
-            // declared in one segment only: no other segment may use it.
-            let fresh = info.space == ArraySpace::Shared && first_access_is_write(&body, a);
+            // need what an earlier segment left there.
+            let fresh = first_access_is_write(&body, a);
             match self.array_segment.insert(a, index) {
                 Some(other) if other != index && !fresh => {
                     return Err(format!(

@@ -417,9 +417,9 @@ fn split_recomputes_hoisted_thread_indices_in_each_segment() {
     let values: Vec<&str> = plan.segments[1].host_values.iter().map(|v| k.var(*v).name.as_str()).collect();
     assert_eq!(values, ["warps"], "a uniform value still comes from the host");
     let src = crate::emit::cuda::split_source(&k, &plan, false);
-    let second = &src[src.find("k_segment_1(").expect("segment 1")..];
-    assert!(second.contains("const u32 lane = (threadIdx.x & 31u);"), "{second}");
-    assert!(second.contains("const u32 slot = b * warps + warp;"), "{second}");
+    let second = &src[src.find("k_segment_1_(").expect("segment 1")..];
+    assert!(second.contains("const u32 lane_ = (threadIdx.x & 31u);"), "{second}");
+    assert!(second.contains("const u32 slot_ = b_ * warps_ + warp_;"), "{second}");
 }
 
 #[test]
@@ -645,7 +645,7 @@ fn split_refuses_a_thread_local_array_used_after_the_barrier_it_was_declared_bef
         }
     });
     let reason = plan.expect_err("the array is declared in the first segment only");
-    assert!(reason.contains("array `a`") && reason.contains("both sides of a grid_sync()"), "{reason}");
+    assert!(reason.contains("array `a`") && reason.contains("both sides of the grid_sync()"), "{reason}");
 }
 
 #[test]
