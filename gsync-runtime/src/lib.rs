@@ -96,7 +96,7 @@ pub use buffer::{DeviceBuffer, DeviceScalar, KernelScalar};
 pub use compile::{compile, nvrtc_version, Compiled};
 pub use discover::{toolkit, Toolkit};
 pub use emu::{EmuScalar, EmuSlice, Shuffle, ShuffleScalar, ThreadCtx};
-pub use error::{Error, Result};
+pub use error::{Error, Resource, Result};
 pub use gpu::{Backend, DeviceInfo, Gpu};
 pub use kernel::{KernelArgs, KernelSpec, SplitSpec, DEFAULT_THREADS};
 pub use launch::{Launch, LaunchReport, DEFAULT_WATCHDOG};
