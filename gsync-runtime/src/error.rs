@@ -386,12 +386,13 @@ pub enum Error {
     /// The CUDA context of a GPU was lost: a kernel hit a sticky error (an illegal address or
     /// instruction, a trap, ...), after which the driver fails every call on the context.
     #[error(
-        "the CUDA context of GPU {gpu} is lost: {launch} failed with {source}, an error after which \
+        "the CUDA context of GPU {gpu} is lost: {launch} failed with {:?}, an error after which \
          the driver refuses all further work on this GPU in this process; every later call on this \
          Gpu returns this error. Drop this Gpu and every buffer made with it, then open the GPU \
          again with Gpu::new or Gpu::cuda (the driver resets the context once nothing holds it). \
          The kernel probably accessed memory it does not own: run it with \
-         Launch::bounds_checks(true), or on the emulator (Gpu::emulator()), to find the access"
+         Launch::bounds_checks(true), or on the emulator (Gpu::emulator()), to find the access",
+        source.0
     )]
     ContextLost {
         /// The GPU's ordinal.

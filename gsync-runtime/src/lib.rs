@@ -81,6 +81,7 @@ mod emu;
 mod error;
 mod fused;
 mod gpu;
+mod health;
 mod kernel;
 mod launch;
 mod plan;

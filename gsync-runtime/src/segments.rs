@@ -11,10 +11,11 @@ use crate::barrier::Barrier;
 use crate::buffer::{DeviceBuffer, DeviceScalar};
 use crate::cuda_gpu::CudaGpu;
 use crate::error::{Error, Result};
+use crate::fused::describe_launch;
 use crate::gpu::Gpu;
 use crate::kernel::{KernelArgs, KernelSpec};
 use crate::launch::{elapsed, Launch, LaunchReport};
-use crate::plan::{checked_threads, resolve_grid, CoResidency, Grid};
+use crate::plan::{check_block_limit, checked_threads, resolve_grid, CoResidency, Grid};
 use crate::scratch::LaunchScratch;
 
 /// A split kernel being run. Created by [`Gpu::begin_segments`]; the generated driver launches
@@ -47,7 +48,8 @@ impl Gpu {
     /// [`Error::WrongBackend`] on the emulator, where every barrier runs through
     /// [`Gpu::emulate`].
     pub fn begin_segments(&self, kernel: &KernelSpec, launch: &Launch) -> Result<SegmentRun<'_>> {
-        self.require_cuda("Gpu::begin_segments")?.begin_segments(kernel, launch)
+        let cuda = self.require_cuda("Gpu::begin_segments")?;
+        cuda.health().guard(|| cuda.begin_segments(kernel, launch))
     }
 }
 
@@ -67,6 +69,7 @@ impl CudaGpu {
             residency,
             CoResidency::Unchecked,
         )?;
+        check_block_limit(&kernel, grid, self.info().max_blocks_per_grid, || self.grid_limit_reason())?;
         let capturing = launch.replays_graph();
         if capturing && kernel.split.reads_device {
             return Err(Error::InvalidBarrier {
@@ -77,6 +80,7 @@ impl CudaGpu {
                     .to_owned(),
             });
         }
+        self.health().launching(describe_launch(&kernel, grid, Barrier::MultiLaunch));
         let mut scratch = self.lock_scratch();
         scratch.prepare_segments(self.stream())?;
         if capturing {
@@ -122,6 +126,16 @@ impl SegmentRun<'_> {
     /// extra scalars the split passes), as the code `#[grid_phases]` generates guarantees.
     /// The buffers behind `args` must stay borrowed until [`finish`](Self::finish).
     pub unsafe fn launch(&mut self, segment: usize, args: KernelArgs<'_>) -> Result<()> {
+        let health = self.gpu.health();
+        // SAFETY: the caller vouches for `args`.
+        health.guard(|| unsafe { self.launch_segment(segment, args) })
+    }
+
+    /// See [`launch`](Self::launch).
+    ///
+    /// # Safety
+    /// As [`launch`](Self::launch).
+    unsafe fn launch_segment(&mut self, segment: usize, args: KernelArgs<'_>) -> Result<()> {
         let Some(function) = self.functions.get(segment) else {
             let reason =
                 format!("it has no segment {segment} (it has {}); this is a bug in gsync", self.functions.len());
@@ -155,6 +169,11 @@ impl SegmentRun<'_> {
     /// when `index` is out of range, and with the kernel's own error when a segment so far
     /// reported one, so that a faulty run stops instead of steering the host by bad data.
     pub fn read<T: DeviceScalar>(&mut self, buf: &DeviceBuffer<T>, index: u64, array: &str, line: u32) -> Result<T> {
+        self.gpu.health().guard(|| self.read_value(buf, index, array, line))
+    }
+
+    /// See [`read`](Self::read).
+    fn read_value<T: DeviceScalar>(&mut self, buf: &DeviceBuffer<T>, index: u64, array: &str, line: u32) -> Result<T> {
         let len = buf.len() as u64;
         if index >= len {
             let kernel = self.kernel.name.to_owned();
@@ -170,6 +189,12 @@ impl SegmentRun<'_> {
     /// Waits for every launch, checks the status word, and reports the run; `gpu_time` spans
     /// the first launch to the last.
     pub fn finish(mut self) -> Result<LaunchReport> {
+        let health = self.gpu.health();
+        health.guard(|| self.wait_and_report())
+    }
+
+    /// See [`finish`](Self::finish).
+    fn wait_and_report(&mut self) -> Result<LaunchReport> {
         let stream = self.gpu.stream();
         let running = format!("running kernel `{}`", self.kernel.name);
         if self.capturing {
@@ -219,8 +244,10 @@ impl Drop for SegmentRun<'_> {
             let _ = self.gpu.stream().end_capture(CUgraphInstantiate_flags(0));
         }
         // After an early return the driver's borrows end here, so the launches must be done.
-        // A failure means the context is broken, and every later call reports it.
-        let _ = self.gpu.stream().synchronize();
+        // A failure that lost the context is recorded, and every later call reports it.
+        if let Err(error) = self.gpu.stream().synchronize() {
+            let _ = self.gpu.health().absorb(Error::driver(format!("running kernel `{}`", self.kernel.name))(error));
+        }
     }
 }
 
