@@ -1,6 +1,6 @@
 //! One block of an emulated launch: its threads as futures polled round-robin on one host
 //! thread, the barriers between them (`sync_block`, warp shuffles) and the end of its part of
-//! a grid phase (every unfinished thread at `grid_sync`).
+//! a grid phase (every thread at `grid_sync`, or finished).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -70,7 +70,7 @@ impl WarpSlots {
 /// How a block's part of a grid phase ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PhaseEnd {
-    /// Every unfinished thread waits at `grid_sync()`; released, they go on next phase.
+    /// Every thread waits at `grid_sync()`; released, they go on next phase.
     AtGridSync,
     /// Every thread has finished.
     Finished,

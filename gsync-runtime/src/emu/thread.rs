@@ -146,15 +146,17 @@ impl ThreadCtx<'_> {
         self.thread_idx % WARP_SIZE
     }
 
-    /// `__syncthreads()`: returns when every unfinished thread of the block has arrived.
+    /// `__syncthreads()`: returns when every thread of the block has arrived. A thread that
+    /// finished while the others wait here fails the launch with
+    /// [`Error::BarrierMismatch`](crate::Error::BarrierMismatch).
     pub async fn sync_block(&self) {
         count(&self.block_syncs);
         Arrival::new(&self.wait, Wait::Block).await;
     }
 
-    /// A grid barrier: returns when every thread of the grid has arrived (threads that
-    /// finished excepted, but not whole blocks: a block that finishes while the others wait
-    /// fails the launch, as it would hang a GPU).
+    /// A grid barrier: returns when every thread of the grid has arrived. A thread or block
+    /// that finished while others wait here fails the launch with
+    /// [`Error::BarrierMismatch`](crate::Error::BarrierMismatch), as it would hang a GPU.
     pub async fn grid_sync(&self) {
         count(&self.grid_syncs);
         Arrival::new(&self.wait, Wait::Grid).await;
