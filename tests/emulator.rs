@@ -85,7 +85,8 @@ fn endless_loops_end_with_a_kernel_timeout_under_every_barrier() {
     let limit = std::time::Duration::from_millis(100);
     for &barrier in Barrier::ALL {
         let launch = Launch::new().blocks(4).threads(32).barrier(barrier).watchdog(Some(limit));
-        let runs: [(&str, u32, Box<dyn Fn(&mut DeviceBuffer<u32>) -> gsync::Result<LaunchReport>>); 3] = [
+        type Run<'a> = Box<dyn Fn(&mut DeviceBuffer<u32>) -> gsync::Result<LaunchReport> + 'a>;
+        let runs: [(&str, u32, Run<'_>); 3] = [
             ("loop {} without grid_sync", 1, Box::new(|out| endless_loop::launch_with(&gpu, &launch, out))),
             ("loop {} in one block", 1, Box::new(|out| endless_loop_in_one_block::launch_with(&gpu, &launch, out))),
             ("a spin on a flag", 1, Box::new(|out| wait_for_a_flag::launch_with(&gpu, &launch, &flag, out))),

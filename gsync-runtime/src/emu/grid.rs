@@ -12,7 +12,7 @@
 
 use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
 use std::sync::{Barrier, Mutex, PoisonError};
 use std::thread;
@@ -160,7 +160,8 @@ where
                 return;
             }
             self.busy_block[worker].store(block, Relaxed);
-            self.busy_since[worker].store(self.nanos() + 1, Relaxed);
+            // Release: the watchdog that reads this start reads this block.
+            self.busy_since[worker].store(self.nanos() + 1, Release);
             // A panicking thread must not leave the other workers waiting at a barrier forever.
             let ran = panic::catch_unwind(AssertUnwindSafe(|| (self.run_phase)(block)));
             self.busy_since[worker].store(0, Relaxed);
@@ -210,7 +211,7 @@ where
         while !finished.load(Relaxed) {
             let now = self.nanos();
             for (since, block) in self.busy_since.iter().zip(&self.busy_block) {
-                let since = since.load(Relaxed);
+                let since = since.load(Acquire);
                 if since != 0 && now.saturating_sub(since - 1) > limit {
                     let stop =
                         GridStop::TimedOut { block: block.load(Relaxed), grid_syncs: self.grid_syncs.load(Relaxed) };

@@ -729,7 +729,9 @@ where
 #[test]
 fn an_endless_loop_ends_with_a_kernel_timeout_in_about_the_watchdog_limit() {
     // Generated code checks ctx.stopped() at the top of every loop iteration.
-    let cases: [(&str, u32, fn(&ThreadCtx<'_>, &EmuSlice<u32>) -> bool); 3] = [
+    /// Whether a thread still spins.
+    type Spins = fn(&ThreadCtx<'_>, &EmuSlice<u32>) -> bool;
+    let cases: [(&str, u32, Spins); 3] = [
         ("a loop without grid_sync", 1, |_, _| true),
         ("a spin on a flag no thread sets, in block 2 only", 2, |ctx, flag| {
             ctx.block_idx() == 2 && flag.load(0, ctx, 0, 7) == 0
