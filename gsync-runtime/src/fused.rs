@@ -8,6 +8,7 @@ use crate::cuda_gpu::CudaGpu;
 use crate::emu;
 use crate::error::{Error, Result};
 use crate::gpu::{Backend, Device, Gpu};
+use crate::health::describe_launch;
 use crate::kernel::{KernelArgs, KernelSpec};
 use crate::launch::{elapsed, Launch, LaunchReport};
 use crate::plan::{check_block_limit, checked_threads, resolve_grid, CoResidency, Grid};
@@ -205,19 +206,6 @@ impl CudaGpu {
             None => Ok(()),
         }
     }
-}
-
-impl CudaGpu {
-    /// The device and the reason of its grid limit, for [`Error::TooManyBlocks`].
-    pub(crate) fn grid_limit_reason(&self) -> (String, String) {
-        (format!("GPU `{}`", self.info().name), "the largest gridDim.x the driver reports".to_owned())
-    }
-}
-
-/// A launch as a lost context names it: "kernel `smooth` (60 blocks x 32 threads, barrier
-/// ulfs)".
-pub(crate) fn describe_launch(kernel: &KernelSpec, grid: Grid, barrier: Barrier) -> String {
-    format!("kernel `{}` ({} blocks x {} threads, barrier {barrier})", kernel.name, grid.blocks, grid.threads)
 }
 
 /// Why a multi-launch cannot go through [`Gpu::launch_kernel`].

@@ -9,7 +9,10 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 use cudarc::driver::sys::CUresult;
 use cudarc::driver::DriverError;
 
+use crate::barrier::Barrier;
 use crate::error::{Error, Result};
+use crate::kernel::KernelSpec;
+use crate::plan::Grid;
 
 /// What a context that was lost records.
 #[derive(Clone, Debug)]
@@ -72,6 +75,12 @@ impl ContextHealth {
     }
 }
 
+/// A launch as a lost context names it: "kernel `smooth` (60 blocks x 32 threads, barrier
+/// ulfs)".
+pub(crate) fn describe_launch(kernel: &KernelSpec, grid: Grid, barrier: Barrier) -> String {
+    format!("kernel `{}` ({} blocks x {} threads, barrier {barrier})", kernel.name, grid.blocks, grid.threads)
+}
+
 /// The launch named when none was recorded: the context was lost through another
 /// [`Gpu`](crate::Gpu) of the same device, whose handles still hold it.
 const EARLIER_LAUNCH: &str = "an earlier launch in this process, through another Gpu of this device";
@@ -120,6 +129,13 @@ mod tests {
 
     fn driver(context: &str, result: CUresult) -> Error {
         Error::driver(context)(DriverError(result))
+    }
+
+    #[test]
+    fn a_launch_is_named_by_kernel_grid_and_barrier() {
+        let grid = Grid { blocks: 60, threads: 32, groups: 8 };
+        let name = describe_launch(&crate::kernel::tests::SMOOTH, grid, Barrier::Ilbs { groups: Some(8) });
+        assert_eq!(name, "kernel `smooth` (60 blocks x 32 threads, barrier ilbs:8)");
     }
 
     #[test]

@@ -138,6 +138,11 @@ pub(crate) fn checked_threads(info: &DeviceInfo, kernel: &KernelSpec, threads: u
 pub(crate) const DYNAMIC_SHARED_BYTES: u32 = 0;
 
 impl CudaGpu {
+    /// The device and the reason of its grid limit, for [`Error::TooManyBlocks`].
+    pub(crate) fn grid_limit_reason(&self) -> (String, String) {
+        (format!("GPU `{}`", self.info().name), "the largest gridDim.x the driver reports".to_owned())
+    }
+
     /// Occupancy of a compiled kernel, after checking that one block fits at all: its shared
     /// memory (static, as compiled, plus [`DYNAMIC_SHARED_BYTES`]) within the GPU's per-block
     /// limit.
