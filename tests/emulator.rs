@@ -93,3 +93,118 @@ fn hoisted_thread_indices_split_and_match_the_cpu() {
         checks::hoisted_indices_match_the_cpu(&Gpu::emulator(), Scale::Small, barrier);
     }
 }
+
+/// Every thread loops forever, with no `grid_sync()` in the kernel.
+#[grid_phases]
+fn endless_loop(out: &mut [u32]) {
+    if global_id() == 0 {
+        out[0] = 1;
+    }
+    loop {}
+}
+
+/// Block 1 loops forever while the others wait for it at `grid_sync()`.
+#[grid_phases]
+fn endless_loop_in_one_block(out: &mut [u32]) {
+    if block_idx() == 1 {
+        loop {}
+    }
+    grid_sync();
+    if global_id() == 0 {
+        out[0] = 1;
+    }
+}
+
+/// Every thread spins on a flag that no thread sets.
+#[grid_phases]
+fn wait_for_a_flag(flag: &[u32], out: &mut [u32]) {
+    while flag[0] == 0 {}
+    grid_sync();
+    if global_id() == 0 {
+        out[0] = flag[0];
+    }
+}
+
+#[test]
+fn endless_loops_end_with_a_kernel_timeout_under_every_barrier() {
+    let gpu = Gpu::emulator();
+    let flag = gpu.zeros::<u32>(1).unwrap();
+    let mut out = gpu.zeros::<u32>(1).unwrap();
+    let limit = std::time::Duration::from_millis(100);
+    for &barrier in Barrier::ALL {
+        let launch = Launch::new().blocks(4).threads(32).barrier(barrier).watchdog(Some(limit));
+        type Run<'a> = Box<dyn Fn(&mut DeviceBuffer<u32>) -> gsync::Result<LaunchReport> + 'a>;
+        let runs: [(&str, u32, Run<'_>); 3] = [
+            ("loop {} without grid_sync", 1, Box::new(|out| endless_loop::launch_with(&gpu, &launch, out))),
+            ("loop {} in one block", 1, Box::new(|out| endless_loop_in_one_block::launch_with(&gpu, &launch, out))),
+            ("a spin on a flag", 1, Box::new(|out| wait_for_a_flag::launch_with(&gpu, &launch, &flag, out))),
+        ];
+        for (case, phase, run) in runs {
+            let started = std::time::Instant::now();
+            let result = run(&mut out);
+            let took = started.elapsed();
+            let Err(Error::KernelTimeout { phase: reported, limit: reported_limit, barrier: name, .. }) = &result
+            else {
+                panic!("{barrier}, {case}: expected KernelTimeout, got {result:?}");
+            };
+            assert_eq!((*reported, *reported_limit, name.as_str()), (phase, limit, barrier.to_string().as_str()));
+            assert!(took < std::time::Duration::from_secs(2), "{barrier}, {case}: {took:?}");
+        }
+    }
+}
+
+/// A convergence loop with a race: thread 0 clears `changed` at the start of a round while
+/// other threads may not yet have read it to decide whether the round before was the last.
+/// Threads then disagree on the number of `grid_sync()` calls: a hang or barriers that pair
+/// up wrongly on a GPU.
+#[grid_phases]
+fn racy_convergence(changed: &mut [u32], rounds: &mut [u32]) {
+    loop {
+        if global_id() == 0 {
+            changed[0] = 0;
+        }
+        grid_sync();
+        if global_id() == 0 && rounds[0] < 3 {
+            rounds[0] += 1;
+            changed[0] = 1;
+        }
+        grid_sync();
+        if changed[0] == 0 {
+            break;
+        }
+    }
+}
+
+#[test]
+fn threads_that_disagree_on_the_grid_sync_count_are_a_typed_error_naming_both_counts() {
+    let gpu = Gpu::emulator();
+    for blocks in [1, 4] {
+        let mut changed = gpu.zeros::<u32>(1).unwrap();
+        let mut rounds = gpu.zeros::<u32>(1).unwrap();
+        let launch = Launch::new().blocks(blocks).threads(32);
+        let result = racy_convergence::launch_with(&gpu, &launch, &mut changed, &mut rounds);
+        let Err(Error::BarrierMismatch { barrier, first, second, .. }) = &result else {
+            panic!("{blocks} blocks: expected BarrierMismatch, got {result:?}");
+        };
+        assert_eq!(*barrier, "grid_sync()");
+        assert!(first.contains("waits at its grid_sync() number 3"), "{first}");
+        assert!(second.contains("finished after 2 grid_sync() calls"), "{second}");
+    }
+}
+
+#[test]
+fn grids_beyond_the_emulator_s_limit_are_typed_errors_not_an_abort() {
+    let gpu = Gpu::emulator();
+    let mut marker = gpu.zeros::<u32>(1).unwrap();
+    for &barrier in Barrier::ALL {
+        for blocks in [u32::MAX, 1_000_000] {
+            let launch = Launch::new().blocks(blocks).threads(256).barrier(barrier);
+            let result = gsync::kernels::empty_phases::launch_with(&gpu, &launch, &mut marker, 2);
+            match result {
+                Err(Error::TooManyBlocks { requested, max: 4096, .. }) => assert_eq!(requested, blocks),
+                Err(Error::BarrierBlockLimit { max: 256, .. }) if barrier == Barrier::Lfs => {}
+                other => panic!("{barrier}, {blocks} blocks: expected TooManyBlocks, got {other:?}"),
+            }
+        }
+    }
+}

@@ -252,18 +252,22 @@ impl Gpu {
 impl CudaGpu {
     /// Copies `host` into a new device buffer.
     fn upload<T: DeviceScalar>(&self, host: &[T]) -> Result<DeviceBuffer<T>> {
-        // SAFETY: the contents are overwritten below before anything can read them; the spare
-        // element of an empty buffer is never read.
-        let mut slice = unsafe { self.allocate::<T>(host.len()) }?;
-        self.copy_from_host(&mut slice, host)?;
-        Ok(DeviceBuffer { memory: Memory::Cuda(slice), len: host.len() })
+        self.health().guard(|| {
+            // SAFETY: the contents are overwritten below before anything can read them; the
+            // spare element of an empty buffer is never read.
+            let mut slice = unsafe { self.allocate::<T>(host.len()) }?;
+            self.copy_from_host(&mut slice, host)?;
+            Ok(DeviceBuffer { memory: Memory::Cuda(slice), len: host.len() })
+        })
     }
 
     /// A new device buffer of `len` zeros.
     fn zeros<T: DeviceScalar>(&self, len: usize) -> Result<DeviceBuffer<T>> {
-        let bytes = len.max(1) * size_of::<T>();
-        let slice = self.stream().alloc_zeros::<T>(len.max(1)).map_err(Error::allocation(bytes))?;
-        Ok(DeviceBuffer { memory: Memory::Cuda(slice), len })
+        self.health().guard(|| {
+            let bytes = len.max(1) * size_of::<T>();
+            let slice = self.stream().alloc_zeros::<T>(len.max(1)).map_err(Error::allocation(bytes))?;
+            Ok(DeviceBuffer { memory: Memory::Cuda(slice), len })
+        })
     }
 
     /// Copies the first `out.len()` elements of `slice` into `out`.
@@ -271,10 +275,12 @@ impl CudaGpu {
         if out.is_empty() {
             return Ok(());
         }
-        let view = slice.slice(..out.len());
-        self.stream().memcpy_dtoh(&view, out).map_err(Error::driver("copying a buffer to the host"))?;
-        // The copy is asynchronous; `out` must not be read before it lands.
-        self.stream().synchronize().map_err(Error::driver("copying a buffer to the host"))
+        self.health().guard(|| {
+            let view = slice.slice(..out.len());
+            self.stream().memcpy_dtoh(&view, out).map_err(Error::driver("copying a buffer to the host"))?;
+            // The copy is asynchronous; `out` must not be read before it lands.
+            self.stream().synchronize().map_err(Error::driver("copying a buffer to the host"))
+        })
     }
 
     /// Overwrites the first `host.len()` elements of `slice` with `host`.
@@ -282,19 +288,26 @@ impl CudaGpu {
         if host.is_empty() {
             return Ok(());
         }
-        let mut view = slice.slice_mut(..host.len());
-        // From pageable memory the driver stages the data before returning, so `host` may be
-        // reused as soon as this returns.
-        self.stream().memcpy_htod(host, &mut view).map_err(Error::driver("copying a buffer to the GPU"))
+        self.health().guard(|| {
+            let mut view = slice.slice_mut(..host.len());
+            // From pageable memory the driver stages the data before returning, so `host` may
+            // be reused as soon as this returns.
+            self.stream().memcpy_htod(host, &mut view).map_err(Error::driver("copying a buffer to the GPU"))
+        })
     }
 
     /// Reads element `index` of a buffer; `index` must be below its length.
     pub(crate) fn read_element<T: DeviceScalar>(&self, buffer: &DeviceBuffer<T>, index: usize) -> Result<T> {
-        let mut value = [T::default()];
-        let view = buffer.cuda_slice()?.slice(index..=index);
-        let read = Error::driver("reading a device value");
-        self.stream().memcpy_dtoh(&view, &mut value[..]).and_then(|()| self.stream().synchronize()).map_err(read)?;
-        Ok(value[0])
+        self.health().guard(|| {
+            let mut value = [T::default()];
+            let view = buffer.cuda_slice()?.slice(index..=index);
+            let read = Error::driver("reading a device value");
+            self.stream()
+                .memcpy_dtoh(&view, &mut value[..])
+                .and_then(|()| self.stream().synchronize())
+                .map_err(read)?;
+            Ok(value[0])
+        })
     }
 
     /// An allocation of `len` uninitialised elements (at least one).

@@ -6,7 +6,7 @@ use cudarc::nvrtc::result::{self as nvrtc, NvrtcError};
 use cudarc::nvrtc::sys;
 
 use crate::discover::{self, Toolkit};
-use crate::error::{Error, Result};
+use crate::error::{Error, Resource, Result};
 
 /// A kernel compiled for one GPU architecture.
 #[derive(Clone, Debug)]
@@ -37,10 +37,72 @@ pub fn compile(source: &str, kernel_name: &str, arch: (u32, u32)) -> Result<Comp
     let log = program.log()?;
     match compiled {
         Ok(()) => Ok(Compiled { cubin: program.cubin()?, log }),
-        Err(NvrtcError(sys::nvrtcResult::NVRTC_ERROR_COMPILATION)) => {
-            Err(Error::Compile { kernel: kernel_name.to_owned(), log, source_with_line_numbers: number_lines(source) })
-        }
+        Err(NvrtcError(sys::nvrtcResult::NVRTC_ERROR_COMPILATION)) => Err(match classify(&log) {
+            Failure::MissingHeader(header) => {
+                Error::CudaHeadersNotFound { header, searched: toolkit.header_search().to_vec() }
+            }
+            Failure::Resources(resource, detail) => {
+                Error::KernelResources { kernel: kernel_name.to_owned(), resource, detail, log }
+            }
+            Failure::Code => {
+                Error::Compile { kernel: kernel_name.to_owned(), log, source_with_line_numbers: number_lines(source) }
+            }
+        }),
         Err(error) => Err(nvrtc_error("compiling")(error)),
+    }
+}
+
+/// Why NVRTC refused a source, read from its log.
+#[derive(Debug, PartialEq, Eq)]
+enum Failure {
+    /// A header the source includes was not found (a CUDA installation without its headers).
+    MissingHeader(String),
+    /// The kernel needs more of a resource than the GPU has; the log line that says so.
+    Resources(Resource, String),
+    /// Anything else: the code itself.
+    Code,
+}
+
+/// Classifies a failed compilation by NVRTC's log. The texts are NVRTC's and ptxas's, e.g.
+/// `catastrophic error: cannot open source file "cuda_runtime.h"` and `ptxas error   : Entry
+/// function 'k' uses too much shared data (0x10000 bytes, 0xc000 max)`.
+fn classify(log: &str) -> Failure {
+    for line in log.lines() {
+        for marker in ["cannot open source file \"", "could not open source file \""] {
+            if let Some(at) = line.find(marker) {
+                let rest = &line[at + marker.len()..];
+                let header = rest.split('"').next().unwrap_or(rest);
+                return Failure::MissingHeader(header.to_owned());
+            }
+        }
+    }
+    for line in log.lines() {
+        if let Some(resource) = resource_of(line) {
+            return Failure::Resources(resource, line.trim().to_owned());
+        }
+    }
+    Failure::Code
+}
+
+/// The resource a line of the log says the kernel exceeds, if it says so.
+fn resource_of(line: &str) -> Option<Resource> {
+    let lower = line.to_ascii_lowercase();
+    if lower.contains("parameter space overflowed") {
+        return Some(Resource::Parameters);
+    }
+    if !lower.contains("ptxas") || !(lower.contains("too much") || lower.contains("too many")) {
+        return None;
+    }
+    if lower.contains("shared") {
+        Some(Resource::SharedMemory)
+    } else if lower.contains("local") || lower.contains("stack") {
+        Some(Resource::LocalMemory)
+    } else if lower.contains("register") {
+        Some(Resource::Registers)
+    } else if lower.contains("param") {
+        Some(Resource::Parameters)
+    } else {
+        None
     }
 }
 
@@ -259,6 +321,62 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_1(
         assert_eq!(kernel, "broken");
         assert!(log.contains("broken.cu(2)"), "log names the line: {log}");
         assert!(source_with_line_numbers.contains("2 |     int x = ;"));
+    }
+
+    /// Logs as NVRTC 13.0 writes them (the header and shared-memory ones were captured from it).
+    const MISSING_HEADER_LOG: &str = "/opt/cuda/include/cooperative_groups.h(55): catastrophic error: \
+        cannot open source file \"cooperative_groups/details/info.h\"\n  #include \
+        \"cooperative_groups/details/info.h\"\n\n1 catastrophic error detected in the compilation of \
+        \"k.cu\".\nCompilation terminated.";
+    const SHARED_LOG: &str = "ptxas error   : Entry function 'k' uses too much shared data (0x10000 bytes, 0xc000 max)";
+    const PARAMETER_LOG: &str =
+        "k.cu(1): Error: Formal parameter space overflowed (40008 bytes required, max 32764 bytes allowed) in function k";
+
+    #[test]
+    fn failures_are_classified_by_the_log() {
+        assert_eq!(classify(MISSING_HEADER_LOG), Failure::MissingHeader("cooperative_groups/details/info.h".into()));
+        let older = "k.cu(1): catastrophic error: could not open source file \"cuda_runtime.h\" (no directories in search list)";
+        assert_eq!(classify(older), Failure::MissingHeader("cuda_runtime.h".into()));
+        assert_eq!(classify(SHARED_LOG), Failure::Resources(Resource::SharedMemory, SHARED_LOG.into()));
+        assert_eq!(classify(PARAMETER_LOG), Failure::Resources(Resource::Parameters, PARAMETER_LOG.into()));
+        let local = "ptxas error   : Entry function 'k' uses too much local data (0x100000 bytes, 0x80000 max)";
+        assert_eq!(classify(local), Failure::Resources(Resource::LocalMemory, local.into()));
+        let registers = "ptxas error   : Entry function 'k' uses too many registers (300, 255 max)";
+        assert_eq!(classify(registers), Failure::Resources(Resource::Registers, registers.into()));
+        let syntax =
+            "broken.cu(2): error: expected an expression\n\n1 error detected in the compilation of \"broken.cu\".";
+        assert_eq!(classify(syntax), Failure::Code);
+    }
+
+    #[test]
+    fn too_much_shared_memory_is_a_resource_error_with_advice_not_a_bug() {
+        if !nvrtc_available() {
+            return;
+        }
+        let source = "extern \"C\" __global__ void big(float* out) {\n    __shared__ float tile[16384];\n    \
+                      tile[threadIdx.x] = 1.0f;\n    __syncthreads();\n    out[threadIdx.x] = tile[(threadIdx.x + 1) % 16384];\n}\n";
+        let error = compile(source, "big", (9, 0)).expect_err("64 KiB of static shared memory");
+        let Error::KernelResources { kernel, resource, detail, .. } = &error else {
+            panic!("expected KernelResources, got {error}");
+        };
+        assert_eq!((kernel.as_str(), *resource), ("big", Resource::SharedMemory));
+        assert!(detail.contains("uses too much shared data"), "{detail}");
+        let message = error.to_string();
+        assert!(message.contains("48 KiB") && !message.contains("bug in gsync"), "{message}");
+    }
+
+    #[test]
+    fn a_header_nvrtc_cannot_open_is_a_missing_header_not_a_bug() {
+        if !nvrtc_available() {
+            return;
+        }
+        let source = "#include <gsync_no_such_header.h>\nextern \"C\" __global__ void k() {}\n";
+        let error = compile(source, "k", (9, 0)).expect_err("no such header");
+        let Error::CudaHeadersNotFound { header, .. } = &error else {
+            panic!("expected CudaHeadersNotFound, got {error}");
+        };
+        assert_eq!(header, "gsync_no_such_header.h");
+        assert!(error.to_string().contains("pip install nvidia-cuda-runtime"), "{error}");
     }
 
     #[test]

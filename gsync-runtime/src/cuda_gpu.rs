@@ -12,6 +12,7 @@ use crate::cache::compile_cached;
 use crate::discover;
 use crate::error::{Error, Result};
 use crate::gpu::DeviceInfo;
+use crate::health::{self, ContextHealth};
 use crate::kernel::KernelSpec;
 use crate::scratch::LaunchScratch;
 
@@ -43,26 +44,42 @@ pub(crate) struct CudaGpu {
     info: DeviceInfo,
     functions: Mutex<HashMap<FunctionKey, CudaFunction>>,
     scratch: Mutex<LaunchScratch>,
+    health: ContextHealth,
 }
 
 impl CudaGpu {
     /// Opens GPU `ordinal`, which [`require_gpu`] found.
+    ///
+    /// The device's primary context is shared by every `Gpu` of it in the process; one that an
+    /// earlier launch lost stays lost while anything holds it, which this reports as
+    /// [`Error::ContextLost`]. Once nothing holds it the driver resets it, and opening works.
     pub(crate) fn open(ordinal: usize) -> Result<CudaGpu> {
-        let context = CudaContext::new(ordinal).map_err(Error::driver("opening the GPU"))?;
-        // SAFETY: event tracking orders work between streams; this runtime uses one stream
-        // only, and no buffer has been allocated yet.
-        unsafe { context.disable_event_tracking() };
-        // A stream of its own, not the legacy default stream, which cannot be captured
-        // into a CUDA graph (MultiLaunch's graph replay).
-        let stream = context.new_stream().map_err(Error::driver("creating a stream"))?;
-        let info = query_info(&context)?;
-        let scratch = Mutex::new(LaunchScratch::new(&stream)?);
-        Ok(CudaGpu { context, stream, info, functions: Mutex::new(HashMap::new()), scratch })
+        let health = ContextHealth::new(ordinal);
+        let (context, stream, info, scratch) = health.guard(|| {
+            let context = CudaContext::new(ordinal).map_err(Error::driver("opening the GPU"))?;
+            // SAFETY: event tracking orders work between streams; this runtime uses one stream
+            // only, and no buffer has been allocated yet.
+            unsafe { context.disable_event_tracking() };
+            context.synchronize().map_err(Error::driver("checking the GPU's context"))?;
+            // A stream of its own, not the legacy default stream, which cannot be captured
+            // into a CUDA graph (MultiLaunch's graph replay).
+            let stream = context.new_stream().map_err(Error::driver("creating a stream"))?;
+            let info = query_info(&context)?;
+            let scratch = Mutex::new(LaunchScratch::new(&stream)?);
+            Ok((context, stream, info, scratch))
+        })?;
+        health::forget_loss(ordinal);
+        Ok(CudaGpu { context, stream, info, functions: Mutex::new(HashMap::new()), scratch, health })
     }
 
     /// What this GPU is and what it can do.
     pub(crate) fn info(&self) -> &DeviceInfo {
         &self.info
+    }
+
+    /// Whether the context works; see [`ContextHealth`].
+    pub(crate) fn health(&self) -> &ContextHealth {
+        &self.health
     }
 
     pub(crate) fn stream(&self) -> &Arc<CudaStream> {
@@ -184,6 +201,7 @@ fn query_info(context: &Arc<CudaContext>) -> Result<DeviceInfo> {
         cooperative_launch: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)? != 0,
         max_threads_per_block: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
         max_shared_memory_per_block: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
+        max_blocks_per_grid: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
         total_memory: context.total_mem().map_err(Error::driver("querying the memory size"))? as u64,
         driver_cuda_version: driver_cuda_version(),
     })

@@ -41,7 +41,8 @@ impl Toolkit {
     /// The include directories to pass to NVRTC, or an error when no CUDA headers were found.
     pub fn headers(&self) -> Result<&[PathBuf]> {
         if self.include_dirs.is_empty() {
-            return Err(Error::CudaHeadersNotFound { searched: self.header_search.clone() });
+            let header = MARKER_HEADER.to_owned();
+            return Err(Error::CudaHeadersNotFound { header, searched: self.header_search.clone() });
         }
         Ok(&self.include_dirs)
     }
@@ -49,6 +50,11 @@ impl Toolkit {
     /// The include directories found; empty when there are no CUDA headers.
     pub(crate) fn include_dirs(&self) -> &[PathBuf] {
         &self.include_dirs
+    }
+
+    /// The directories searched for the CUDA headers, for messages about a missing one.
+    pub(crate) fn header_search(&self) -> &[PathBuf] {
+        &self.header_search
     }
 }
 
@@ -378,9 +384,10 @@ mod tests {
         touch(&root.join("lib/libnvrtc.so.13"));
         let env = SearchEnv { toolkit_roots: vec![root.clone()], ..SearchEnv::default() };
         let toolkit = env.locate().expect("NVRTC alone is found");
-        let Err(Error::CudaHeadersNotFound { searched }) = toolkit.headers() else {
+        let Err(Error::CudaHeadersNotFound { header, searched }) = toolkit.headers() else {
             panic!("expected CudaHeadersNotFound");
         };
+        assert_eq!(header, MARKER_HEADER);
         assert_eq!(searched, [root.join("include"), root.join("include/cccl")]);
     }
 }

@@ -1,5 +1,6 @@
 //! Every way the runtime can fail, each with a message that says what to do about it.
 
+use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -53,12 +54,14 @@ pub enum Error {
 
     /// NVRTC was found but the CUDA headers its kernels include were not.
     #[error(
-        "the CUDA headers (cooperative_groups.h) were not found; searched:\n{}\n\
-         install them with `pip install nvidia-cuda-runtime nvidia-cuda-cccl` next to NVRTC, \
+        "the CUDA header `{header}` was not found; searched:\n{}\n\
+         install the headers with `pip install nvidia-cuda-runtime nvidia-cuda-cccl` next to NVRTC, \
          or set CUDA_HOME (or GSYNC_CUDA_ROOT) to a full CUDA toolkit",
         bullet_list(searched)
     )]
     CudaHeadersNotFound {
+        /// The header that is missing, as the source or NVRTC names it.
+        header: String,
         /// The directories that were searched for the headers.
         searched: Vec<PathBuf>,
     },
@@ -345,6 +348,165 @@ pub enum Error {
         /// The driver's result code.
         source: DriverError,
     },
+
+    /// A kernel needs more of a per-block or per-thread resource than the GPU has; NVRTC
+    /// (its assembler, ptxas) refused to compile it.
+    #[error(
+        "kernel `{kernel}` needs more {resource} than the GPU allows: {detail}; {}\n\
+         --- NVRTC log ---\n{log}",
+        resource.advice()
+    )]
+    KernelResources {
+        /// The kernel's name.
+        kernel: String,
+        /// The resource that ran out.
+        resource: Resource,
+        /// The line of NVRTC's log that says so.
+        detail: String,
+        /// NVRTC's whole log.
+        log: String,
+    },
+
+    /// A kernel uses more shared memory per block than the GPU gives one block.
+    #[error(
+        "kernel `{kernel}` needs {bytes} bytes of shared memory per block, but GPU `{gpu}` gives a \
+         block at most {max} bytes; make the kernel's shared arrays smaller (their sizes add up)"
+    )]
+    SharedMemoryLimit {
+        /// The kernel's name.
+        kernel: String,
+        /// Shared memory one block of the kernel needs: static, plus dynamic.
+        bytes: u64,
+        /// The GPU's per-block limit.
+        max: u64,
+        /// The GPU's name.
+        gpu: String,
+    },
+
+    /// The CUDA context of a GPU was lost: a kernel hit a sticky error (an illegal address or
+    /// instruction, a trap, ...), after which the driver fails every call on the context.
+    #[error(
+        "the CUDA context of GPU {gpu} is lost: {launch} failed with {:?}, an error after which \
+         the driver refuses all further work on this GPU in this process; every later call on this \
+         Gpu returns this error. Drop this Gpu and every buffer made with it, then open the GPU \
+         again with Gpu::new or Gpu::cuda (the driver resets the context once nothing holds it). \
+         The kernel probably accessed memory it does not own: run it with \
+         Launch::bounds_checks(true), or on the emulator (Gpu::emulator()), to find the access",
+        source.0
+    )]
+    ContextLost {
+        /// The GPU's ordinal.
+        gpu: usize,
+        /// The launch that lost the context, e.g. "kernel `smooth` (60 blocks x 32 threads,
+        /// barrier ulfs)".
+        launch: String,
+        /// The driver's sticky error.
+        source: DriverError,
+    },
+
+    /// More blocks were requested than the device launches in one grid at all.
+    #[error(
+        "kernel `{kernel}` asks for {requested} blocks of {threads} threads, but {device} \
+         launches at most {max} blocks of {threads} threads in one grid ({why}); launch at most \
+         {max} blocks"
+    )]
+    TooManyBlocks {
+        /// The kernel's name.
+        kernel: String,
+        /// The requested number of blocks.
+        requested: u32,
+        /// Threads per block.
+        threads: u32,
+        /// The most blocks the device launches at this block size.
+        max: u32,
+        /// The device, e.g. "GPU `NVIDIA H100`" or "the CPU emulator".
+        device: String,
+        /// Where the limit comes from.
+        why: String,
+    },
+
+    /// A launch ran longer than its watchdog limit without reaching a grid barrier or its end.
+    #[error(
+        "kernel `{kernel}`: block {block} ran more than {limit:?} without reaching grid_sync() \
+         number {phase} or the end of the kernel (barrier `{barrier}`); a loop probably never \
+         ends (a flag no thread changes, a counter that never reaches its bound); every thread \
+         stopped at its next loop iteration, so the outputs are not to be trusted; if the phase \
+         is legitimately slow, raise the limit with Launch::watchdog(Some(duration)) or disable \
+         it with Launch::watchdog(None)"
+    )]
+    KernelTimeout {
+        /// The kernel's name.
+        kernel: String,
+        /// The barrier, as `Display` writes it.
+        barrier: String,
+        /// Which `grid_sync()` of the launch, counting from 1, the block had not reached.
+        phase: u32,
+        /// A block that ran too long.
+        block: u32,
+        /// The watchdog limit.
+        limit: Duration,
+    },
+
+    /// Threads or blocks of an emulated launch disagree on how many barriers they pass: on a
+    /// GPU the barriers would pair up wrongly or hang.
+    #[error(
+        "kernel `{kernel}` calls {barrier} a different number of times in different threads: \
+         {first} while {second}; every thread of a block must make the same sync_block() calls, \
+         and every thread of the grid the same grid_sync() calls (a value that decides a loop or \
+         branch around them was read while another thread changed it?). On a GPU this hangs or \
+         pairs barriers wrongly"
+    )]
+    BarrierMismatch {
+        /// The kernel's name.
+        kernel: String,
+        /// `"grid_sync()"` or `"sync_block()"`.
+        barrier: &'static str,
+        /// One side, e.g. "thread 3 of block 0 waits at its call number 4".
+        first: String,
+        /// The other side, e.g. "thread 0 of block 0 finished after 3 calls".
+        second: String,
+    },
+}
+
+/// A per-block or per-thread resource that a kernel can exceed at compile time.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resource {
+    /// Static shared memory (`__shared__` arrays, the DSL's shared arrays).
+    SharedMemory,
+    /// Per-thread local memory (the DSL's per-thread arrays).
+    LocalMemory,
+    /// Registers per thread.
+    Registers,
+    /// The kernel's parameter space (its arguments).
+    Parameters,
+}
+
+impl Resource {
+    /// What to change in the kernel.
+    fn advice(self) -> &'static str {
+        match self {
+            Resource::SharedMemory => {
+                "make the kernel's shared arrays smaller: together they must fit in 48 KiB (49152 bytes)"
+            }
+            Resource::LocalMemory => "make the kernel's per-thread arrays smaller, or move them to a buffer",
+            Resource::Registers => {
+                "launch fewer threads per block (Launch::threads) or split the work into simpler phases"
+            }
+            Resource::Parameters => "pass fewer or smaller arguments; large data belongs in a buffer",
+        }
+    }
+}
+
+impl fmt::Display for Resource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Resource::SharedMemory => "shared memory",
+            Resource::LocalMemory => "local memory",
+            Resource::Registers => "registers",
+            Resource::Parameters => "parameter space",
+        })
+    }
 }
 
 impl Error {

@@ -5,11 +5,13 @@ use cudarc::driver::{CudaEvent, CudaFunction, DriverError, LaunchConfig};
 
 use crate::barrier::{Barrier, LaunchMode};
 use crate::cuda_gpu::CudaGpu;
+use crate::emu;
 use crate::error::{Error, Result};
 use crate::gpu::{Backend, Device, Gpu};
+use crate::health::describe_launch;
 use crate::kernel::{KernelArgs, KernelSpec};
 use crate::launch::{elapsed, Launch, LaunchReport};
-use crate::plan::{checked_threads, resolve_grid, CoResidency, Grid};
+use crate::plan::{check_block_limit, checked_threads, resolve_grid, CoResidency, Grid};
 use crate::scratch::LaunchScratch;
 use crate::segments::check_split;
 
@@ -25,17 +27,18 @@ impl Gpu {
     /// barrier: the driver's occupancy for the compiled kernel times the SM count. For
     /// [`Barrier::MultiLaunch`], that of the first segment kernel (and
     /// [`Error::CannotSplit`] for a kernel that cannot be split, on either backend). On the
-    /// emulator, whose blocks all exist at once, `u32::MAX`: co-residency is unlimited.
+    /// emulator, whose blocks all exist at once, its grid limit: 2^20 threads, at most 2^14
+    /// blocks.
     pub fn max_coresident_blocks(&self, kernel: &KernelSpec, launch: &Launch) -> Result<u32> {
         let kernel = &launch.configure(kernel);
         let threads = checked_threads(self.info(), kernel, launch.threads_for(kernel))?;
         let barrier = launch.selected_barrier();
         match self.device() {
-            Device::Cuda(cuda) => cuda.max_coresident_blocks(kernel, barrier, threads),
+            Device::Cuda(cuda) => cuda.health().guard(|| cuda.max_coresident_blocks(kernel, barrier, threads)),
             Device::Emulator(_) if barrier.descriptor().launch_mode == LaunchMode::Segments => {
-                check_split(kernel).map(|()| u32::MAX)
+                check_split(kernel).map(|()| emu::max_grid_blocks(threads))
             }
-            Device::Emulator(_) => Ok(u32::MAX),
+            Device::Emulator(_) => Ok(emu::max_grid_blocks(threads)),
         }
     }
 
@@ -106,9 +109,11 @@ impl CudaGpu {
         args: KernelArgs<'_>,
         co_residency: CoResidency,
     ) -> Result<LaunchReport> {
+        self.health().check()?;
         let kernel = &launch.configure(kernel);
         self.check_buffers(kernel, &args)?;
-        let plan = self.plan(kernel, launch, co_residency)?;
+        let plan = self.plan(kernel, launch, co_residency).map_err(|error| self.health().absorb(error))?;
+        self.health().launching(describe_launch(kernel, plan.grid, plan.barrier));
         let watchdog = launch.watchdog_limit();
         // One launch at a time may use the scratch words; `prepare` resets what it needs.
         let mut scratch = self.lock_scratch();
@@ -120,7 +125,7 @@ impl CudaGpu {
             Ok(gpu_time)
         });
         scratch.settle(self.stream(), plan.barrier, outcome.is_ok());
-        let gpu_time = outcome?;
+        let gpu_time = outcome.map_err(|error| self.health().absorb(error))?;
         Ok(LaunchReport { gpu_time, blocks: plan.grid.blocks, threads: plan.grid.threads, barrier: plan.barrier })
     }
 
@@ -188,6 +193,7 @@ impl CudaGpu {
         let function = self.function(kernel, barrier, threads)?;
         let residency = self.residency(kernel, &function, threads)?;
         let grid = resolve_grid(kernel, barrier, launch.requested_blocks(), threads, residency, co_residency)?;
+        check_block_limit(kernel, grid, self.info().max_blocks_per_grid, || self.grid_limit_reason())?;
         Ok(Plan { function, grid, barrier })
     }
 

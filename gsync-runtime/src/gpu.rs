@@ -24,6 +24,10 @@ pub struct DeviceInfo {
     pub max_threads_per_block: u32,
     /// Shared memory available to one block, in bytes.
     pub max_shared_memory_per_block: u32,
+    /// The most blocks one grid may have (`gridDim.x`). On the emulator, which keeps every
+    /// thread of a grid alive at once, the most for blocks of up to 64 threads: larger blocks
+    /// allow fewer (2^20 threads in all).
+    pub max_blocks_per_grid: u32,
     /// Device memory, in bytes.
     pub total_memory: u64,
     /// The newest CUDA version the installed driver supports, as (major, minor)

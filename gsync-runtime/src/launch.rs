@@ -81,9 +81,13 @@ impl Launch {
     /// Lets a block wait at most `limit` in one software grid barrier (`None`: forever).
     ///
     /// Past the limit the kernel stops at every block's next barrier and the launch fails
-    /// with [`Error::BarrierTimeout`](crate::Error::BarrierTimeout) instead of hanging. Only
-    /// the software barriers (LBS, LFS, ILBS, ULFS) have a watchdog: the cooperative barrier is
-    /// the driver's, which cannot time out, and multi-launch waits for no block.
+    /// with [`Error::BarrierTimeout`](crate::Error::BarrierTimeout) instead of hanging. On a
+    /// GPU only the software barriers (LBS, LFS, ILBS, ULFS) have a watchdog: the cooperative
+    /// barrier is the driver's, which cannot time out, and multi-launch waits for no block.
+    /// On the emulator the limit bounds how long a block may run one phase, under every
+    /// barrier: past it, every thread ends at its next loop iteration and the launch fails
+    /// with [`Error::KernelTimeout`](crate::Error::KernelTimeout), so that an endless loop
+    /// cannot hang it.
     #[must_use]
     pub fn watchdog(mut self, limit: Option<Duration>) -> Self {
         self.watchdog = limit;

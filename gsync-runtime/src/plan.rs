@@ -91,6 +91,39 @@ pub(crate) fn resolve_grid(
     Ok(Grid { blocks, threads, groups })
 }
 
+/// Refuses a grid of more blocks than the device launches at all: `max` at this block size,
+/// on `device` (e.g. "GPU `NVIDIA H100`"), for the reason `why`. Checked before anything is
+/// allocated for the grid.
+pub(crate) fn check_block_limit(
+    kernel: &KernelSpec,
+    grid: Grid,
+    max: u32,
+    device_and_why: impl FnOnce() -> (String, String),
+) -> Result<()> {
+    if grid.blocks <= max {
+        return Ok(());
+    }
+    let (device, why) = device_and_why();
+    Err(Error::TooManyBlocks {
+        kernel: kernel.name.to_owned(),
+        requested: grid.blocks,
+        threads: grid.threads,
+        max,
+        device,
+        why,
+    })
+}
+
+/// Refuses a kernel that needs more shared memory per block (`bytes`: static plus dynamic)
+/// than the GPU gives a block (`max`).
+pub(crate) fn check_shared_memory(kernel: &KernelSpec, info: &DeviceInfo, bytes: u64) -> Result<()> {
+    let max = u64::from(info.max_shared_memory_per_block);
+    if bytes <= max {
+        return Ok(());
+    }
+    Err(Error::SharedMemoryLimit { kernel: kernel.name.to_owned(), bytes, max, gpu: info.name.clone() })
+}
+
 /// The block size of a launch, checked against the device's limit.
 pub(crate) fn checked_threads(info: &DeviceInfo, kernel: &KernelSpec, threads: u32) -> Result<u32> {
     let max = info.max_threads_per_block;
@@ -101,12 +134,26 @@ pub(crate) fn checked_threads(info: &DeviceInfo, kernel: &KernelSpec, threads: u
     }
 }
 
+/// Dynamic shared memory per block: generated kernels declare all theirs statically.
+pub(crate) const DYNAMIC_SHARED_BYTES: u32 = 0;
+
 impl CudaGpu {
-    /// Occupancy of a compiled kernel; kernels use static shared memory only, so the dynamic
-    /// shared memory size is 0.
+    /// The device and the reason of its grid limit, for [`Error::TooManyBlocks`].
+    pub(crate) fn grid_limit_reason(&self) -> (String, String) {
+        (format!("GPU `{}`", self.info().name), "the largest gridDim.x the driver reports".to_owned())
+    }
+
+    /// Occupancy of a compiled kernel, after checking that one block fits at all: its shared
+    /// memory (static, as compiled, plus [`DYNAMIC_SHARED_BYTES`]) within the GPU's per-block
+    /// limit.
     pub(crate) fn residency(&self, kernel: &KernelSpec, function: &CudaFunction, threads: u32) -> Result<Residency> {
+        let static_bytes = function
+            .shared_size_bytes()
+            .map_err(Error::driver(format!("reading the shared memory size of kernel `{}`", kernel.name)))?;
+        let bytes = u64::try_from(static_bytes).unwrap_or(0) + u64::from(DYNAMIC_SHARED_BYTES);
+        check_shared_memory(kernel, self.info(), bytes)?;
         let blocks_per_sm = function
-            .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
+            .occupancy_max_active_blocks_per_multiprocessor(threads, DYNAMIC_SHARED_BYTES as usize, None)
             .map_err(Error::driver(format!("computing the occupancy of kernel `{}`", kernel.name)))?;
         Ok(Residency { blocks_per_sm, sm_count: self.info().sm_count })
     }
@@ -151,6 +198,33 @@ mod tests {
         assert!(matches!(error, Error::GridTooLarge { requested: 265, max: 264, .. }), "{error}");
         let unchecked = resolve_grid(&SMOOTH, Barrier::Ulfs, Some(10_000), 256, H100, CoResidency::Unchecked);
         assert_eq!(unchecked.map(|grid| grid.blocks).ok(), Some(10_000));
+    }
+
+    #[test]
+    fn a_grid_beyond_the_device_s_block_limit_is_refused_stating_it() {
+        let grid = Grid { blocks: u32::MAX, threads: 256, groups: 0 };
+        let why = || ("GPU `H100`".to_owned(), "its largest gridDim.x".to_owned());
+        let error = check_block_limit(&SMOOTH, grid, i32::MAX as u32, why).expect_err("over the limit");
+        assert!(
+            matches!(&error, Error::TooManyBlocks { requested: u32::MAX, threads: 256, max: 2_147_483_647, .. }),
+            "{error}"
+        );
+        let message = error.to_string();
+        assert!(message.contains("GPU `H100` launches at most 2147483647 blocks"), "{message}");
+        assert!(message.contains("launch at most 2147483647 blocks"), "{message}");
+        let fits = Grid { blocks: 2_147_483_647, ..grid };
+        assert!(check_block_limit(&SMOOTH, fits, i32::MAX as u32, || unreachable!()).is_ok());
+    }
+
+    #[test]
+    fn shared_memory_beyond_the_per_block_limit_is_refused_with_both_numbers() {
+        let info = crate::Gpu::emulator().info().clone();
+        assert!(check_shared_memory(&SMOOTH, &info, 48 * 1024).is_ok());
+        let error = check_shared_memory(&SMOOTH, &info, 64 * 1024).expect_err("too much");
+        assert!(matches!(error, Error::SharedMemoryLimit { bytes: 65536, max: 49152, .. }), "{error}");
+        let message = error.to_string();
+        assert!(message.contains("needs 65536 bytes") && message.contains("at most 49152 bytes"), "{message}");
+        assert!(message.contains("make the kernel's shared arrays smaller"), "{message}");
     }
 
     #[test]

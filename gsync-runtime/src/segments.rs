@@ -14,9 +14,10 @@ use crate::cuda_gpu::CudaGpu;
 use crate::emu::EmuSegmentRun;
 use crate::error::{Error, Result};
 use crate::gpu::{Device, Gpu};
+use crate::health::describe_launch;
 use crate::kernel::{KernelArgs, KernelSpec};
 use crate::launch::{elapsed, Launch, LaunchReport};
-use crate::plan::{checked_threads, resolve_grid, CoResidency, Grid};
+use crate::plan::{check_block_limit, checked_threads, resolve_grid, CoResidency, Grid};
 use crate::scratch::LaunchScratch;
 
 /// A split kernel being run. Created by [`Gpu::begin_segments`]; the generated driver launches
@@ -63,7 +64,7 @@ impl Gpu {
     /// ([`SplitSpec::emulated`](crate::SplitSpec::emulated)) as a grid of its own.
     pub fn begin_segments(&self, kernel: &KernelSpec, launch: &Launch) -> Result<SegmentRun<'_>> {
         let runner = match self.device() {
-            Device::Cuda(cuda) => Runner::Cuda(cuda.begin_segments(kernel, launch)?),
+            Device::Cuda(cuda) => Runner::Cuda(cuda.health().guard(|| cuda.begin_segments(kernel, launch))?),
             Device::Emulator(emulator) => Runner::Emulator(EmuSegmentRun::begin(self, emulator, kernel, launch)?),
         };
         Ok(SegmentRun { runner })
@@ -86,8 +87,10 @@ impl CudaGpu {
             residency,
             CoResidency::Unchecked,
         )?;
+        check_block_limit(&kernel, grid, self.info().max_blocks_per_grid, || self.grid_limit_reason())?;
         check_graph(&kernel, launch)?;
         let capturing = launch.replays_graph();
+        self.health().launching(describe_launch(&kernel, grid, Barrier::MultiLaunch));
         let mut scratch = self.lock_scratch();
         scratch.prepare_segments(self.stream())?;
         if capturing {
@@ -138,7 +141,10 @@ impl SegmentRun<'_> {
     pub unsafe fn launch(&mut self, segment: usize, args: KernelArgs<'_>) -> Result<()> {
         match &mut self.runner {
             // SAFETY: the caller vouches for `args`.
-            Runner::Cuda(cuda) => unsafe { cuda.launch(segment, args) },
+            Runner::Cuda(cuda) => {
+                let health = cuda.gpu.health();
+                health.guard(|| unsafe { cuda.launch(segment, args) })
+            }
             Runner::Emulator(emulator) => emulator.launch(segment, args),
         }
     }
@@ -151,7 +157,10 @@ impl SegmentRun<'_> {
     /// reported one, so that a faulty run stops instead of steering the host by bad data.
     pub fn read<T: DeviceScalar>(&mut self, buf: &DeviceBuffer<T>, index: u64, array: &str, line: u32) -> Result<T> {
         match &mut self.runner {
-            Runner::Cuda(cuda) => cuda.read(buf, index, array, line),
+            Runner::Cuda(cuda) => {
+                let health = cuda.gpu.health();
+                health.guard(|| cuda.read(buf, index, array, line))
+            }
             Runner::Emulator(emulator) => emulator.read(buf, index, array, line),
         }
     }
@@ -160,7 +169,10 @@ impl SegmentRun<'_> {
     /// the first launch to the last (on the emulator: the wall time of the run).
     pub fn finish(self) -> Result<LaunchReport> {
         match self.runner {
-            Runner::Cuda(cuda) => cuda.finish(),
+            Runner::Cuda(cuda) => {
+                let health = cuda.gpu.health();
+                health.guard(|| cuda.finish())
+            }
             Runner::Emulator(emulator) => Ok(emulator.finish()),
         }
     }
@@ -256,8 +268,10 @@ impl Drop for CudaSegmentRun<'_> {
             let _ = self.gpu.stream().end_capture(CUgraphInstantiate_flags(0));
         }
         // After an early return the driver's borrows end here, so the launches must be done.
-        // A failure means the context is broken, and every later call reports it.
-        let _ = self.gpu.stream().synchronize();
+        // A failure that lost the context is recorded, and every later call reports it.
+        if let Err(error) = self.gpu.stream().synchronize() {
+            let _ = self.gpu.health().absorb(Error::driver(format!("running kernel `{}`", self.kernel.name))(error));
+        }
     }
 }
 

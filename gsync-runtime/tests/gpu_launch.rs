@@ -537,3 +537,186 @@ fn a_split_kernel_runs_segment_by_segment_under_host_control_flow() {
     let error = gpu.begin_segments(&unsplit, &launch).expect_err("cannot split");
     assert!(matches!(&error, Error::CannotSplit { reason, .. } if reason.contains("line 4")), "{error}");
 }
+
+/// Traps in block 0 before the first `grid_sync()`: a sticky error, after which the driver
+/// fails every call on the context.
+const TRAP: &str = r#"
+extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) trap(
+    u32* __restrict__ out, unsigned long long out_len,
+    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status) {
+    gsync_barrier_t gsync_barrier = gsync_barrier_begin(gsync_barrier_state);
+    if (blockIdx.x == 0 && threadIdx.x == 0) asm volatile("trap;");
+    gsync_grid_sync(gsync_barrier, gsync_status);
+    if (threadIdx.x == 0 && blockIdx.x < out_len) out[blockIdx.x] = 1u;
+}
+"#;
+
+static TRAP_KERNEL: KernelSpec = KernelSpec {
+    name: "trap",
+    symbol: "trap",
+    rust_signature: "fn trap(out: &mut [u32])",
+    checked_body: TRAP,
+    unchecked_body: TRAP,
+    bounds_checks: false,
+    arrays: &["out"],
+    grid_syncs: 1,
+    default_threads: 32,
+    split: SplitSpec::NONE,
+};
+
+/// Set in the child process that runs the context-loss test, which must not share its
+/// context with the other tests of this binary.
+const LOSE_CONTEXT: &str = "GSYNC_TEST_LOSE_CONTEXT";
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_sticky_error_loses_the_context_every_later_call_says_so_and_a_fresh_gpu_recovers() {
+    if std::env::var_os(LOSE_CONTEXT).is_none() {
+        // The primary context is shared by the whole process: lose it in a process of its own.
+        let name = "a_sticky_error_loses_the_context_every_later_call_says_so_and_a_fresh_gpu_recovers";
+        let status = std::process::Command::new(std::env::current_exe().expect("this test binary"))
+            .args(["--exact", name, "--ignored", "--nocapture", "--test-threads=1"])
+            .env(LOSE_CONTEXT, "1")
+            .status()
+            .expect("run the test in a child process");
+        assert!(status.success(), "the child process failed: {status}");
+        return;
+    }
+    let gpu = gpu();
+    let mut out = gpu.zeros::<u32>(4).expect("zeros");
+    let launch = Launch::new().blocks(2).barrier(Barrier::Lbs);
+    let mut args = KernelArgs::new();
+    args.slice_mut(&mut out);
+    // SAFETY: the arguments match `trap`'s parameters; the kernel traps on purpose.
+    let first = unsafe { gpu.launch_kernel(&TRAP_KERNEL, &launch, args) }.expect_err("the kernel traps");
+    println!("{first}");
+    let Error::ContextLost { gpu: ordinal, launch: lost_by, .. } = &first else {
+        panic!("expected ContextLost, got {first}");
+    };
+    assert_eq!(*ordinal, 0);
+    assert_eq!(lost_by, "kernel `trap` (2 blocks x 32 threads, barrier lbs)");
+    let message = first.to_string();
+    assert!(message.contains("Drop this Gpu and every buffer"), "{message}");
+
+    // Every later call on this Gpu says the same: an allocation, a download, the occupancy
+    // of a kernel not loaded yet, a launch, a split run.
+    let same = |error: Error, what: &str| assert_eq!(error.to_string(), message, "{what}");
+    same(gpu.zeros::<u32>(1 << 20).expect_err("allocation"), "allocation");
+    same(gpu.download(&out).expect_err("download"), "download");
+    same(gpu.max_coresident_blocks(&SCALARS_KERNEL, &Launch::new()).expect_err("occupancy"), "occupancy");
+    let mut args = KernelArgs::new();
+    args.slice_mut(&mut out);
+    // SAFETY: the arguments match `trap`'s parameters.
+    same(unsafe { gpu.launch_kernel(&TRAP_KERNEL, &launch, args) }.expect_err("launch"), "launch");
+    let split = Launch::new().barrier(Barrier::MultiLaunch);
+    same(gpu.begin_segments(&COUNT_DOWN_KERNEL, &split).expect_err("split run"), "split run");
+
+    // A second Gpu of the device while the first still holds the context: lost as well.
+    let second = Gpu::cuda(0).expect_err("the context is still lost");
+    assert!(matches!(&second, Error::ContextLost { launch, .. } if launch.contains("kernel `trap`")), "{second}");
+
+    // Once nothing holds the context, the driver resets it, and a fresh Gpu works.
+    drop(out);
+    drop(gpu);
+    let fresh = Gpu::new(0).expect("a fresh Gpu");
+    assert_eq!(fresh.backend(), Backend::Cuda);
+    let (_, errors) = run_phases(&fresh, &Launch::new().blocks(4), 4, 10, true).expect("a launch after recovery");
+    assert_eq!(errors, [0; 5]);
+}
+
+/// 64 KiB of static shared memory: more than any GPU gives one block without opting in.
+const BIG_TILE: &str = r#"
+extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) big_tile(
+    f32* __restrict__ out, unsigned long long out_len,
+    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status) {
+    __shared__ f32 tile[16384];
+    gsync_barrier_t gsync_barrier = gsync_barrier_begin(gsync_barrier_state);
+    tile[threadIdx.x] = 1.0f;
+    __syncthreads();
+    gsync_grid_sync(gsync_barrier, gsync_status);
+    if (threadIdx.x < out_len) out[threadIdx.x] = tile[(threadIdx.x + 1u) % GSYNC_BLOCK_SIZE];
+}
+"#;
+
+static BIG_TILE_KERNEL: KernelSpec = KernelSpec {
+    name: "big_tile",
+    symbol: "big_tile",
+    rust_signature: "fn big_tile(out: &mut [f32])",
+    checked_body: BIG_TILE,
+    unchecked_body: BIG_TILE,
+    bounds_checks: false,
+    arrays: &["out"],
+    grid_syncs: 1,
+    default_threads: 64,
+    split: SplitSpec::NONE,
+};
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn too_much_shared_memory_is_a_typed_resource_error_at_launch() {
+    let gpu = gpu();
+    let mut out = gpu.zeros::<f32>(64).expect("zeros");
+    let mut args = KernelArgs::new();
+    args.slice_mut(&mut out);
+    let launch = Launch::new().blocks(1).barrier(Barrier::Lbs);
+    // SAFETY: the arguments match `big_tile`'s parameters; it is refused before running.
+    let error = unsafe { gpu.launch_kernel(&BIG_TILE_KERNEL, &launch, args) }.expect_err("too much shared memory");
+    println!("{error}");
+    assert!(
+        matches!(&error, Error::KernelResources { resource: gsync_runtime::Resource::SharedMemory, .. }),
+        "{error}"
+    );
+    // The GPU is still usable.
+    let (_, errors) = run_phases(&gpu, &Launch::new().blocks(2), 2, 5, true).expect("launch");
+    assert_eq!(errors, [0; 5]);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn grids_beyond_the_hardware_limit_are_typed_errors_stating_it() {
+    let gpu = gpu();
+    let max_grid = gpu.info().max_blocks_per_grid;
+    assert_eq!(max_grid, i32::MAX as u32, "gridDim.x of every GPU since compute capability 3.0");
+    let mut out = gpu.zeros::<u64>(8).expect("zeros");
+    for blocks in [u32::MAX, max_grid + 1] {
+        let mut args = KernelArgs::new();
+        args.slice_mut(&mut out);
+        for _ in 0..6 {
+            args.scalar(0u64);
+        }
+        let launch = Launch::new().blocks(blocks).barrier(Barrier::Ulfs).watchdog(Some(Duration::from_millis(100)));
+        // SAFETY: the arguments match `scalars`' parameters in size; the grid is refused.
+        let error = unsafe { gpu.launch_kernel_unchecked(&SCALARS_KERNEL, &launch, args) }.expect_err("too large");
+        println!("{error}");
+        assert!(
+            matches!(error, Error::TooManyBlocks { requested, max, .. } if requested == blocks && max == max_grid),
+            "{error}"
+        );
+        let split = Launch::new().blocks(blocks).barrier(Barrier::MultiLaunch);
+        let error = gpu.begin_segments(&COUNT_DOWN_KERNEL, &split).expect_err("too large");
+        assert!(matches!(error, Error::TooManyBlocks { max, .. } if max == max_grid), "{error}");
+        // A fused launch refuses it earlier, for co-residency.
+        let fused = Launch::new().blocks(blocks);
+        let mut args = KernelArgs::new();
+        args.slice_mut(&mut out);
+        for _ in 0..6 {
+            args.scalar(0u64);
+        }
+        // SAFETY: as above.
+        let error = unsafe { gpu.launch_kernel(&SCALARS_KERNEL, &fused, args) }.expect_err("not co-resident");
+        assert!(matches!(error, Error::GridTooLarge { .. }), "{error}");
+    }
+    // A million blocks, one launch per phase: a grid the GPU runs.
+    let n = 1_000_000usize * 128;
+    let mut data = gpu.zeros::<u32>(n).expect("zeros");
+    let mut counter = gpu.upload(&[1u32]).expect("upload");
+    let split = Launch::new().blocks(1_000_000).barrier(Barrier::MultiLaunch);
+    let mut run = gpu.begin_segments(&COUNT_DOWN_KERNEL, &split).expect("a million blocks");
+    let mut args = KernelArgs::new();
+    args.slice_mut(&mut data);
+    args.slice_mut(&mut counter);
+    // SAFETY: the arguments match segment 0's parameters.
+    unsafe { run.launch(0, args) }.expect("segment 0");
+    run.finish().expect("finish");
+    assert!(gpu.download(&data).expect("download").iter().all(|&x| x == 1));
+}

@@ -256,11 +256,11 @@ impl Emu<'_> {
                 }
             }
             StmtKind::While { cond, body, .. } => {
-                let (c, b) = (self.expr(cond), self.block(body));
+                let (c, b) = (self.expr(cond), self.loop_body(body));
                 quote!(while #c { #b })
             }
             StmtKind::Loop { body, .. } => {
-                let b = self.block(body);
+                let b = self.loop_body(body);
                 quote!(loop { #b })
             }
             StmtKind::For { var, range, body, .. } => self.for_loop(*var, range, body),
@@ -273,6 +273,17 @@ impl Emu<'_> {
                 let b = self.block(b);
                 quote!({ #b })
             }
+        }
+    }
+
+    /// A loop's body, which first ends the thread if the launch's watchdog stopped it, so
+    /// that an endless loop cannot hang the emulator.
+    fn loop_body(&self, body: &Block) -> TokenStream {
+        let ctx = ctx_ident();
+        let b = self.block(body);
+        quote! {
+            if #ctx.stopped() { return; }
+            #b
         }
     }
 
@@ -316,7 +327,7 @@ impl Emu<'_> {
         let id = var_ident(k, var);
         let ty = k.ty(k.var(var).ty);
         let t = scalar_type(ty);
-        let b = self.block(body);
+        let b = self.loop_body(body);
         match range {
             ForRange::Seq { start, end, inclusive, step, reverse } => {
                 let iter = RustExpr { k: self.k, ctx: self }.seq_iter(start, end, *inclusive, step.as_ref(), *reverse);

@@ -1,6 +1,6 @@
 //! One block of an emulated launch: its threads as futures polled round-robin on one host
 //! thread, the barriers between them (`sync_block`, warp shuffles) and the end of its part of
-//! a grid phase (every unfinished thread at `grid_sync`).
+//! a grid phase (every thread at `grid_sync`, or finished).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -70,15 +70,21 @@ impl WarpSlots {
 /// How a block's part of a grid phase ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PhaseEnd {
-    /// Every unfinished thread waits at `grid_sync()`; released, they go on next phase.
+    /// Every thread waits at `grid_sync()`; released, they go on next phase.
     AtGridSync,
     /// Every thread has finished.
     Finished,
 }
 
-/// Why a block's threads can never go on: where they wait.
+/// Why a block's threads can never go on.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Stuck(pub String);
+pub(crate) enum Stuck {
+    /// They wait at different barriers, or for something else: where.
+    Deadlock(String),
+    /// They disagree on how many times they called `barrier`, which on a GPU hangs or pairs
+    /// barriers wrongly: one thread's side, and another's.
+    Mismatch { barrier: &'static str, first: String, second: String },
+}
 
 /// One block's threads between polls.
 pub(crate) struct BlockRun<'a> {
@@ -110,16 +116,21 @@ impl<'a> BlockRun<'a> {
             if self.release_warps(ctxs, sync) {
                 continue;
             }
-            if census.count(Wait::Block) == self.unfinished {
+            let at_block = census.count(Wait::Block) == self.unfinished;
+            if at_block || census.count(Wait::Grid) == self.unfinished {
+                // A thread that finished while the rest of its block goes on to a barrier made
+                // fewer calls of it: on a GPU, barriers that pair up wrongly or a hang.
+                if self.unfinished < self.threads.len() {
+                    return Err(self.finished_before(ctxs, at_block));
+                }
                 self.release_all(ctxs);
-                continue;
-            }
-            if census.count(Wait::Grid) == self.unfinished {
+                if at_block {
+                    continue;
+                }
                 // Released now, they pass the barrier at their first poll of the next phase.
-                self.release_all(ctxs);
                 return Ok(PhaseEnd::AtGridSync);
             }
-            return Err(Stuck(census.describe()));
+            return Err(Stuck::Deadlock(census.describe()));
         }
     }
 
@@ -134,7 +145,7 @@ impl<'a> BlockRun<'a> {
                 *slot = None;
                 self.unfinished -= 1;
             } else if ctx.waiting() == Wait::Running {
-                return Err(Stuck(format!(
+                return Err(Stuck::Deadlock(format!(
                     "thread {thread} awaited something other than sync_block(), grid_sync() or a warp \
                      shuffle, which the emulator cannot wait for"
                 )));
@@ -182,6 +193,23 @@ impl<'a> BlockRun<'a> {
         released
     }
 
+    /// The mismatch of a block some of whose threads finished while the rest wait at
+    /// `sync_block()` (`at_block`) or `grid_sync()`.
+    fn finished_before(&self, ctxs: &[ThreadCtx<'_>], at_block: bool) -> Stuck {
+        let waiting = self.threads.iter().zip(ctxs).find(|(slot, _)| slot.is_some()).map(|(_, ctx)| ctx);
+        let finished = self.threads.iter().zip(ctxs).find(|(slot, _)| slot.is_none()).map(|(_, ctx)| ctx);
+        let (Some(waiting), Some(finished)) = (waiting, finished) else {
+            return Stuck::Deadlock("its threads neither all finished nor all wait at one barrier".to_owned());
+        };
+        let calls = |ctx: &ThreadCtx<'_>| if at_block { ctx.block_syncs() } else { ctx.grid_syncs() };
+        let barrier = if at_block { "sync_block()" } else { "grid_sync()" };
+        Stuck::Mismatch {
+            barrier,
+            first: format!("{} waits at its {barrier} number {}", who(waiting), calls(waiting)),
+            second: format!("{} finished after {} {barrier} calls", who(finished), calls(finished)),
+        }
+    }
+
     /// Releases every unfinished thread from its barrier.
     fn release_all(&self, ctxs: &[ThreadCtx<'_>]) {
         for (slot, ctx) in self.threads.iter().zip(ctxs) {
@@ -190,6 +218,11 @@ impl<'a> BlockRun<'a> {
             }
         }
     }
+}
+
+/// A thread, for messages: "thread 3 of block 0".
+fn who(ctx: &ThreadCtx<'_>) -> String {
+    format!("thread {} of block {}", ctx.thread_idx(), ctx.block_idx())
 }
 
 /// One warp's unfinished lanes and those of them waiting at a shuffle, a bit per lane.

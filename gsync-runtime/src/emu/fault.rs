@@ -1,5 +1,8 @@
-//! The emulator's status word: the first fault of a launch, kept like the device keeps its own.
+//! The emulator's status word: the first fault of a launch, kept like the device keeps its own,
+//! and the flag that stops a launch whose watchdog expired, like the device's abort flag.
 
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::OnceLock;
 
 use crate::barrier::Barrier;
@@ -12,6 +15,8 @@ use crate::status::DeviceStatus;
 #[derive(Debug, Default)]
 pub(crate) struct Faults {
     first: OnceLock<DeviceStatus>,
+    /// Raised by the watchdog: every thread ends at its next loop iteration.
+    stop: AtomicBool,
 }
 
 impl Faults {
@@ -21,6 +26,17 @@ impl Faults {
     pub(crate) fn out_of_bounds(&self, array: u32, index: u64, len: usize, line: u32) {
         // A later fault finds the slot taken and is dropped.
         let _ = self.first.set(DeviceStatus::out_of_bounds(array, index, len as u64, line));
+    }
+
+    /// Whether the launch is being stopped.
+    #[inline]
+    pub(crate) fn stopped(&self) -> bool {
+        self.stop.load(Relaxed)
+    }
+
+    /// The flag that stops the launch, for the watchdog.
+    pub(crate) fn stop_flag(&self) -> &AtomicBool {
+        &self.stop
     }
 
     /// `Ok` when nothing was recorded, else the error the device would have reported.

@@ -5,12 +5,18 @@
 //! GPU), so each worker claims the next unrun block until none is left. A phase ends when every
 //! worker is out of blocks; the barrier the workers then pass orders every write of the phase
 //! before every read of the next, as a grid barrier does on a GPU.
+//!
+//! A watchdog thread watches how long each worker has been running its block: past the
+//! launch's limit it stops the grid, and raises the flag that ends every emulated thread at
+//! its next loop iteration, so that an endless loop cannot hang the launch.
 
 use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::Ordering::Relaxed;
-use std::sync::atomic::{AtomicBool, AtomicU32};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
 use std::sync::{Barrier, Mutex, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
 
 use crate::emu::block::{PhaseEnd, Stuck};
 
@@ -18,9 +24,21 @@ use crate::emu::block::{PhaseEnd, Stuck};
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum GridStop {
     /// A block's threads can never go on, after `grid_syncs` completed grid barriers.
-    Stuck { block: u32, detail: String, grid_syncs: u32 },
-    /// A block finished while the others wait at a grid barrier, which would hang a GPU.
-    FinishedEarly { block: u32, grid_syncs: u32 },
+    Stuck { block: u32, why: Stuck, grid_syncs: u32 },
+    /// A block finished while others (`waiting` among them) wait at a grid barrier, which
+    /// would hang a GPU.
+    FinishedEarly { block: u32, waiting: u32, grid_syncs: u32 },
+    /// A block ran one phase for longer than the watchdog's limit, after `grid_syncs`
+    /// completed grid barriers.
+    TimedOut { block: u32, grid_syncs: u32 },
+}
+
+/// The launch's watchdog: the longest a block may run in one phase, and the flag that ends
+/// every emulated thread at its next loop iteration.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Watchdog<'a> {
+    pub limit: Duration,
+    pub stop: &'a AtomicBool,
 }
 
 /// Why the workers stopped early.
@@ -33,18 +51,29 @@ enum Failure {
 
 /// Runs `blocks` blocks on `workers` host threads: `run_phase(block)` runs one block until it
 /// reaches `grid_sync()` or finishes, and is called once per block and phase. A panic in
-/// `run_phase` stops every worker and then resumes on the calling thread.
-pub(crate) fn run<F>(blocks: u32, workers: usize, run_phase: &F) -> Result<(), GridStop>
+/// `run_phase` stops every worker and then resumes on the calling thread. With a `watchdog`,
+/// a block that runs one phase longer than its limit stops the grid with
+/// [`GridStop::TimedOut`], whatever else then goes wrong.
+pub(crate) fn run<F>(blocks: u32, workers: usize, watchdog: Option<Watchdog<'_>>, run_phase: &F) -> Result<(), GridStop>
 where
     F: Fn(u32) -> Result<PhaseEnd, Stuck> + Sync,
 {
     let workers = workers.clamp(1, blocks.max(1) as usize);
     let grid = Phases::new(blocks, workers, run_phase);
-    std::thread::scope(|scope| {
-        for _ in 1..workers {
-            scope.spawn(|| grid.work());
+    let finished = AtomicBool::new(false);
+    thread::scope(|scope| {
+        let (grid, finished) = (&grid, &finished);
+        let watcher = watchdog.map(|watchdog| scope.spawn(move || grid.watch(watchdog, finished)));
+        let helpers: Vec<_> = (1..workers).map(|worker| scope.spawn(move || grid.work(worker))).collect();
+        grid.work(0);
+        for helper in helpers {
+            // A helper's panics are caught in `work`; joining only waits for it.
+            let _ = helper.join();
         }
-        grid.work();
+        finished.store(true, Relaxed);
+        if let Some(watcher) = watcher {
+            watcher.thread().unpark();
+        }
     });
     match grid.failure.into_inner().unwrap_or_else(PoisonError::into_inner) {
         None => Ok(()),
@@ -62,8 +91,17 @@ struct Phases<'f, F> {
     /// Blocks of the phase under way that reached `grid_sync()`, and that finished.
     at_grid_sync: AtomicU32,
     finished: AtomicU32,
-    /// A block that finished in the phase under way, for the message if the others did not.
+    /// A block that finished in the phase under way, for the message if the others did not,
+    /// and one that reached `grid_sync()`.
     a_finished_block: AtomicU32,
+    a_waiting_block: AtomicU32,
+    /// When the launch started, for the workers' clocks.
+    epoch: Instant,
+    /// Per worker: nanoseconds after `epoch`, plus 1, when it started the block it runs; 0
+    /// while it runs none.
+    busy_since: Box<[AtomicU64]>,
+    /// Per worker: the block it runs.
+    busy_block: Box<[AtomicU32]>,
     /// Grid barriers completed.
     grid_syncs: AtomicU32,
     /// Set on the first failure: workers claim no more blocks.
@@ -87,6 +125,10 @@ where
             at_grid_sync: AtomicU32::new(0),
             finished: AtomicU32::new(0),
             a_finished_block: AtomicU32::new(0),
+            a_waiting_block: AtomicU32::new(0),
+            epoch: Instant::now(),
+            busy_since: (0..workers).map(|_| AtomicU64::new(0)).collect(),
+            busy_block: (0..workers).map(|_| AtomicU32::new(0)).collect(),
             grid_syncs: AtomicU32::new(0),
             failed: AtomicBool::new(false),
             failure: Mutex::new(None),
@@ -97,9 +139,9 @@ where
     }
 
     /// One worker: runs blocks phase after phase until the grid finishes or fails.
-    fn work(&self) {
+    fn work(&self, worker: usize) {
         loop {
-            self.run_blocks();
+            self.run_blocks(worker);
             if self.phase_end.wait().is_leader() {
                 self.decide();
             }
@@ -111,24 +153,30 @@ where
     }
 
     /// Claims and runs blocks of the phase under way until none is left.
-    fn run_blocks(&self) {
+    fn run_blocks(&self, worker: usize) {
         while !self.failed.load(Relaxed) {
             let block = self.next.fetch_add(1, Relaxed);
             if block >= self.blocks {
                 return;
             }
+            self.busy_block[worker].store(block, Relaxed);
+            // Release: the watchdog that reads this start reads this block.
+            self.busy_since[worker].store(self.nanos() + 1, Release);
             // A panicking thread must not leave the other workers waiting at a barrier forever.
-            match panic::catch_unwind(AssertUnwindSafe(|| (self.run_phase)(block))) {
+            let ran = panic::catch_unwind(AssertUnwindSafe(|| (self.run_phase)(block)));
+            self.busy_since[worker].store(0, Relaxed);
+            match ran {
                 Ok(Ok(PhaseEnd::AtGridSync)) => {
                     self.at_grid_sync.fetch_add(1, Relaxed);
+                    self.a_waiting_block.store(block, Relaxed);
                 }
                 Ok(Ok(PhaseEnd::Finished)) => {
                     self.finished.fetch_add(1, Relaxed);
                     self.a_finished_block.store(block, Relaxed);
                 }
-                Ok(Err(Stuck(detail))) => {
+                Ok(Err(why)) => {
                     let grid_syncs = self.grid_syncs.load(Relaxed);
-                    self.fail(Failure::Stopped(GridStop::Stuck { block, detail, grid_syncs }));
+                    self.fail(Failure::Stopped(GridStop::Stuck { block, why, grid_syncs }));
                 }
                 Err(payload) => self.fail(Failure::Panicked(payload)),
             }
@@ -147,11 +195,38 @@ where
             self.grid_syncs.fetch_add(1, Relaxed);
             true
         } else {
-            let block = self.a_finished_block.load(Relaxed);
-            self.fail(Failure::Stopped(GridStop::FinishedEarly { block, grid_syncs: self.grid_syncs.load(Relaxed) }));
+            let (block, waiting) = (self.a_finished_block.load(Relaxed), self.a_waiting_block.load(Relaxed));
+            let grid_syncs = self.grid_syncs.load(Relaxed);
+            self.fail(Failure::Stopped(GridStop::FinishedEarly { block, waiting, grid_syncs }));
             false
         };
         self.go_on.store(go_on, Relaxed);
+    }
+
+    /// The watchdog: until the workers are `finished`, checks every few milliseconds whether
+    /// one has run its block longer than the limit; if so, stops the grid and the threads.
+    fn watch(&self, watchdog: Watchdog<'_>, finished: &AtomicBool) {
+        let limit = u64::try_from(watchdog.limit.as_nanos()).unwrap_or(u64::MAX);
+        let poll = (watchdog.limit / 8).clamp(Duration::from_millis(1), Duration::from_millis(50));
+        while !finished.load(Relaxed) {
+            let now = self.nanos();
+            for (since, block) in self.busy_since.iter().zip(&self.busy_block) {
+                let since = since.load(Acquire);
+                if since != 0 && now.saturating_sub(since - 1) > limit {
+                    let stop =
+                        GridStop::TimedOut { block: block.load(Relaxed), grid_syncs: self.grid_syncs.load(Relaxed) };
+                    self.fail(Failure::Stopped(stop));
+                    watchdog.stop.store(true, Relaxed);
+                    return;
+                }
+            }
+            thread::park_timeout(poll);
+        }
+    }
+
+    /// Nanoseconds since the launch started.
+    fn nanos(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
 
     /// Keeps the first failure and stops the grid.
@@ -173,7 +248,7 @@ mod tests {
             let done = calls[block as usize].fetch_add(1, Relaxed) + 1;
             Ok(if done == phases { PhaseEnd::Finished } else { PhaseEnd::AtGridSync })
         };
-        let result = run(blocks, workers, &run_phase);
+        let result = run(blocks, workers, None, &run_phase);
         (result, calls.iter().map(|calls| calls.load(Relaxed)).collect())
     }
 
@@ -189,14 +264,15 @@ mod tests {
     #[test]
     fn a_block_finishing_while_others_wait_at_grid_sync_stops_the_grid() {
         let run_phase = |block: u32| Ok(if block == 2 { PhaseEnd::Finished } else { PhaseEnd::AtGridSync });
-        let result = run(4, 2, &run_phase);
-        assert_eq!(result, Err(GridStop::FinishedEarly { block: 2, grid_syncs: 0 }));
+        let result = run(4, 1, None, &run_phase);
+        assert_eq!(result, Err(GridStop::FinishedEarly { block: 2, waiting: 3, grid_syncs: 0 }));
     }
 
     #[test]
     fn a_stuck_block_stops_the_grid_after_its_phase() {
-        let run_phase = |block: u32| if block == 1 { Err(Stuck("where".into())) } else { Ok(PhaseEnd::AtGridSync) };
-        let result = run(3, 2, &run_phase);
+        let run_phase =
+            |block: u32| if block == 1 { Err(Stuck::Deadlock("where".into())) } else { Ok(PhaseEnd::AtGridSync) };
+        let result = run(3, 2, None, &run_phase);
         assert!(matches!(&result, Err(GridStop::Stuck { block: 1, grid_syncs: 0, .. })), "{result:?}");
     }
 
@@ -208,7 +284,47 @@ mod tests {
             }
             Ok(PhaseEnd::AtGridSync)
         };
-        let payload = panic::catch_unwind(|| run(5, 2, &run_phase)).expect_err("the panic comes back");
+        let payload = panic::catch_unwind(|| run(5, 2, None, &run_phase)).expect_err("the panic comes back");
         assert_eq!(payload.downcast_ref::<&str>(), Some(&"thread body panicked"));
+    }
+
+    /// A block that spins until the watchdog's flag is raised, as an endless loop of
+    /// generated code does.
+    fn spin_until(stop: &AtomicBool) {
+        while !stop.load(Relaxed) {
+            std::hint::spin_loop();
+        }
+    }
+
+    #[test]
+    fn a_block_running_past_the_watchdog_limit_stops_the_grid_in_about_the_limit() {
+        for workers in [1, 3] {
+            let stop = AtomicBool::new(false);
+            let watchdog = Watchdog { limit: Duration::from_millis(50), stop: &stop };
+            let phases = AtomicU32::new(0);
+            let run_phase = |block: u32| {
+                // Block 2 spins in the second phase; the others wait at grid_sync().
+                if block == 2 && phases.fetch_add(1, Relaxed) > 0 {
+                    spin_until(&stop);
+                    return Ok(PhaseEnd::Finished);
+                }
+                Ok(PhaseEnd::AtGridSync)
+            };
+            let started = Instant::now();
+            let result = run(4, workers, Some(watchdog), &run_phase);
+            let took = started.elapsed();
+            assert_eq!(result, Err(GridStop::TimedOut { block: 2, grid_syncs: 1 }), "{workers} workers");
+            assert!(took < Duration::from_secs(2), "{took:?}");
+            assert!(stop.load(Relaxed), "the threads were told to stop");
+        }
+    }
+
+    #[test]
+    fn blocks_within_the_limit_are_not_stopped() {
+        let stop = AtomicBool::new(false);
+        let watchdog = Watchdog { limit: Duration::from_secs(60), stop: &stop };
+        let run_phase = |_: u32| Ok(PhaseEnd::Finished);
+        assert_eq!(run(8, 2, Some(watchdog), &run_phase), Ok(()));
+        assert!(!stop.load(Relaxed));
     }
 }

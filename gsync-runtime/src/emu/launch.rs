@@ -8,14 +8,14 @@ use std::time::Instant;
 
 use crate::emu::block::{BlockRun, BlockSync, PhaseEnd, Stuck};
 use crate::emu::fault::Faults;
-use crate::emu::grid::{self, GridStop};
+use crate::emu::grid::{self, GridStop, Watchdog};
 use crate::emu::thread::ThreadCtx;
-use crate::emu::Emulator;
+use crate::emu::{max_grid_blocks, Emulator, MAX_GRID_BLOCKS, MAX_GRID_THREADS};
 use crate::error::{Error, Result};
 use crate::gpu::{Backend, Device, Gpu};
 use crate::kernel::KernelSpec;
 use crate::launch::{Launch, LaunchReport};
-use crate::plan::{checked_threads, resolve_grid, CoResidency, Residency};
+use crate::plan::{check_block_limit, checked_threads, resolve_grid, CoResidency, Residency};
 
 /// Blocks per host core in an emulated grid when the launch does not say.
 pub(super) const BLOCKS_PER_CORE: u32 = 4;
@@ -30,11 +30,16 @@ impl Gpu {
     /// threads run as futures polled in turn on one host thread, each until it awaits
     /// [`ThreadCtx::sync_block`], [`ThreadCtx::grid_sync`] or [`ThreadCtx::shuffle`], or
     /// finishes; blocks run in parallel on the host's cores from one `grid_sync()` to the
-    /// next. Every device [`Barrier`](crate::Barrier) means this same grid barrier, and the
-    /// watchdog is not needed: threads that can never meet fail the launch with
-    /// [`Error::EmulatorDeadlock`] at once. A split kernel
+    /// next. Every device [`Barrier`](crate::Barrier) means this same grid barrier. Threads
+    /// that can never meet fail the launch with [`Error::EmulatorDeadlock`] at once, and
+    /// threads that disagree on the number of barrier calls with [`Error::BarrierMismatch`].
+    /// A block that runs one phase longer than [`Launch::watchdog`] fails it with
+    /// [`Error::KernelTimeout`], whatever the barrier. A split kernel
     /// ([`Barrier::MultiLaunch`](crate::Barrier::MultiLaunch)) runs through
     /// [`Gpu::begin_segments`] instead, one such launch per segment.
+    ///
+    /// Every thread of the grid lives from start to end, so a grid has at most 2^20 threads
+    /// and 2^14 blocks; more fail with [`Error::TooManyBlocks`] before anything is allocated.
     ///
     /// Fails after the run with [`Error::OutOfBounds`] for the first access out of bounds
     /// ([`EmuSlice`](crate::EmuSlice) checks every access, whatever the build profile).
@@ -60,11 +65,13 @@ impl Gpu {
         // Any grid is co-resident here, but each barrier keeps its own limits, as on a GPU.
         let default_grid = Residency { blocks_per_sm: BLOCKS_PER_CORE, sm_count: emulator.info().sm_count };
         let barrier = launch.selected_barrier();
-        let blocks =
-            resolve_grid(&kernel, barrier, launch.requested_blocks(), threads, default_grid, CoResidency::Unchecked)?
-                .blocks;
+        let grid =
+            resolve_grid(&kernel, barrier, launch.requested_blocks(), threads, default_grid, CoResidency::Unchecked)?;
+        check_block_limit(&kernel, grid, max_grid_blocks(threads), grid_limit_reason)?;
+        let blocks = grid.blocks;
         let started = Instant::now();
         let faults = Faults::default();
+        let watchdog = launch.watchdog_limit().map(|limit| Watchdog { limit, stop: faults.stop_flag() });
         let syncs: Vec<BlockSync> = (0..blocks).map(|_| BlockSync::new(threads)).collect();
         let shared: Vec<S> = (0..blocks).map(|_| make_shared()).collect();
         let ctxs = thread_contexts(blocks, threads, &syncs, &faults);
@@ -79,10 +86,10 @@ impl Gpu {
                 .get_or_insert_with(|| BlockRun::new(block_ctxs.iter().map(|ctx| body(ctx, &shared[index])).collect()));
             run.run_phase(block_ctxs, &syncs[index])
         };
-        let ran = grid::run(blocks, emulator.workers(), &run_phase);
+        let ran = grid::run(blocks, emulator.workers(), watchdog, &run_phase);
         // The futures reach `faults` through their contexts: they go before it is read.
         drop(runs);
-        ran.map_err(|stop| stop_error(&kernel, stop))?;
+        ran.map_err(|stop| stop_error(&kernel, launch, stop))?;
         faults.into_result(&kernel, launch.selected_barrier())?;
         Ok(LaunchReport { gpu_time: started.elapsed(), blocks, threads, barrier: launch.selected_barrier() })
     }
@@ -104,17 +111,37 @@ fn thread_contexts<'a>(blocks: u32, threads: u32, syncs: &'a [BlockSync], faults
     ctxs
 }
 
+/// The device and the reason of the emulator's grid limit, for [`Error::TooManyBlocks`].
+fn grid_limit_reason() -> (String, String) {
+    let why = format!(
+        "it keeps every thread of a grid alive from start to end: at most {MAX_GRID_THREADS} threads and \
+         {MAX_GRID_BLOCKS} blocks"
+    );
+    ("the CPU emulator".to_owned(), why)
+}
+
 /// The error of a grid that stopped.
-fn stop_error(kernel: &KernelSpec, stop: GridStop) -> Error {
+fn stop_error(kernel: &KernelSpec, launch: &Launch, stop: GridStop) -> Error {
     let kernel = kernel.name.to_owned();
     match stop {
-        GridStop::Stuck { block, detail, grid_syncs } => {
+        GridStop::Stuck { block, why: Stuck::Deadlock(detail), grid_syncs } => {
             Error::EmulatorDeadlock { kernel, block, detail: format!("{detail}, after {grid_syncs} grid_sync() calls") }
         }
-        GridStop::FinishedEarly { block, grid_syncs } => Error::EmulatorDeadlock {
+        GridStop::Stuck { why: Stuck::Mismatch { barrier, first, second }, .. } => {
+            Error::BarrierMismatch { kernel, barrier, first, second }
+        }
+        GridStop::FinishedEarly { block, waiting, grid_syncs } => Error::BarrierMismatch {
             kernel,
+            barrier: "grid_sync()",
+            first: format!("block {waiting} waits at grid_sync() number {}", grid_syncs + 1),
+            second: format!("block {block} finished after {grid_syncs} grid_sync() calls"),
+        },
+        GridStop::TimedOut { block, grid_syncs } => Error::KernelTimeout {
+            kernel,
+            barrier: launch.selected_barrier().to_string(),
+            phase: grid_syncs + 1,
             block,
-            detail: format!("every thread finished while other blocks wait at grid_sync() number {}", grid_syncs + 1),
+            limit: launch.watchdog_limit().unwrap_or_default(),
         },
     }
 }

@@ -30,6 +30,18 @@ pub use thread::{Shuffle, ThreadCtx};
 
 use crate::gpu::DeviceInfo;
 
+/// The most threads an emulated grid may have: every thread of a grid is a future, alive from
+/// the launch to its end.
+pub(crate) const MAX_GRID_THREADS: u32 = 1 << 20;
+
+/// The most blocks an emulated grid may have: each block's shared arrays live as long.
+pub(crate) const MAX_GRID_BLOCKS: u32 = 1 << 14;
+
+/// The most blocks of `threads` threads an emulated grid may have.
+pub(crate) fn max_grid_blocks(threads: u32) -> u32 {
+    (MAX_GRID_THREADS / threads.max(1)).min(MAX_GRID_BLOCKS)
+}
+
 /// The emulator as a device: what it tells kernels about itself.
 #[derive(Debug)]
 pub(crate) struct Emulator {
@@ -49,6 +61,7 @@ impl Emulator {
                 cooperative_launch: true,
                 max_threads_per_block: 1024,
                 max_shared_memory_per_block: 48 * 1024,
+                max_blocks_per_grid: MAX_GRID_BLOCKS,
                 // Host memory, which the emulator does not measure.
                 total_memory: 0,
                 driver_cuda_version: None,

@@ -142,6 +142,7 @@ mod tests {
     /// shared array `tile` is written in segment 0 and read in segment 1, into `seen`.
     static TWO_SEGMENTS: KernelSpec = KernelSpec {
         name: "two_segments",
+        symbol: "two_segments",
         rust_signature: "fn two_segments(a: &mut [u32], b: &mut [u32], seen: &mut [u32])",
         checked_body: "",
         unchecked_body: "",

@@ -400,7 +400,7 @@ fn half_a_block_at_sync_block_and_half_at_grid_sync_is_a_deadlock_not_a_hang() {
 }
 
 #[test]
-fn a_block_that_finishes_while_the_others_wait_at_grid_sync_is_a_deadlock() {
+fn a_block_that_finishes_while_the_others_wait_at_grid_sync_is_a_mismatch_naming_both_counts() {
     let error = misuse(|ctx| {
         Box::pin(async move {
             ctx.grid_sync().await;
@@ -410,9 +410,57 @@ fn a_block_that_finishes_while_the_others_wait_at_grid_sync_is_a_deadlock() {
             ctx.grid_sync().await;
         })
     });
-    let Error::EmulatorDeadlock { block, detail, .. } = &error else { panic!("{error}") };
-    assert_eq!(*block, 1);
-    assert!(detail.contains("wait at grid_sync() number 2"), "{detail}");
+    let Error::BarrierMismatch { barrier, first, second, .. } = &error else { panic!("{error}") };
+    assert_eq!(*barrier, "grid_sync()");
+    assert_eq!(first, "block 0 waits at grid_sync() number 2");
+    assert_eq!(second, "block 1 finished after 1 grid_sync() calls");
+    assert!(error.to_string().contains("On a GPU this hangs"), "{error}");
+}
+
+#[test]
+fn threads_of_one_block_that_disagree_on_grid_sync_calls_are_a_mismatch() {
+    // In every block, thread 5 leaves the loop a round early, as when a convergence flag is
+    // read by some threads after another cleared it: no block finishes early as a whole.
+    let error = misuse(|ctx| {
+        Box::pin(async move {
+            for round in 0..3 {
+                if round == 2 && ctx.thread_idx() == 5 {
+                    break;
+                }
+                ctx.grid_sync().await;
+            }
+        })
+    });
+    let Error::BarrierMismatch { barrier, first, second, .. } = &error else { panic!("{error}") };
+    assert_eq!(*barrier, "grid_sync()");
+    assert!(first.starts_with("thread 0 of block ") && first.ends_with("waits at its grid_sync() number 3"), "{first}");
+    assert!(
+        second.starts_with("thread 5 of block ") && second.ends_with("finished after 2 grid_sync() calls"),
+        "{second}"
+    );
+}
+
+#[test]
+fn a_thread_that_finishes_before_a_sync_block_its_block_reaches_is_a_mismatch() {
+    // Thread 0 pairs its extra sync_block() with the others' only one, then waits alone.
+    let error = misuse(|ctx| {
+        Box::pin(async move {
+            if ctx.thread_idx() == 0 {
+                ctx.sync_block().await;
+            }
+            ctx.sync_block().await;
+        })
+    });
+    let Error::BarrierMismatch { barrier, first, second, .. } = &error else { panic!("{error}") };
+    assert_eq!(*barrier, "sync_block()");
+    assert!(
+        first.starts_with("thread 0 of block ") && first.ends_with("waits at its sync_block() number 2"),
+        "{first}"
+    );
+    assert!(
+        second.starts_with("thread 1 of block ") && second.ends_with("finished after 1 sync_block() calls"),
+        "{second}"
+    );
 }
 
 #[test]
@@ -439,31 +487,31 @@ fn awaiting_a_foreign_future_is_an_error_not_a_hang() {
 static EARLY_EXIT: KernelSpec = spec("early_exit", &["out"]);
 
 #[test]
-fn sync_block_waits_only_for_unfinished_threads() {
+fn threads_that_finish_after_the_last_barrier_need_not_wait() {
     let gpu = Gpu::emulator();
     let out = gpu.zeros::<u32>(64).expect("zeros");
     let view = out.emu().expect("emulator");
-    let launch = Launch::new().blocks(1).threads(64);
+    let launch = Launch::new().blocks(2).threads(64);
     let ran = gpu.emulate(
         &EARLY_EXIT,
         &launch,
         || view,
         |ctx: &ThreadCtx<'_>, out: &&EmuSlice<u32>| {
             Box::pin(async move {
+                out.store(u64::from(ctx.thread_idx()), 1, ctx, 0, 1);
+                ctx.sync_block().await;
+                ctx.grid_sync().await;
                 if ctx.thread_idx() % 2 == 1 {
                     return;
                 }
-                out.store(u64::from(ctx.thread_idx()), 1, ctx, 0, 1);
-                ctx.sync_block().await;
                 let neighbour = out.load(u64::from((ctx.thread_idx() + 2) % 64), ctx, 0, 2);
-                ctx.grid_sync().await;
                 out.store(u64::from(ctx.thread_idx()), neighbour + 1, ctx, 0, 3);
             })
         },
     );
-    ran.expect("the even threads meet");
-    let expected: Vec<u32> = (0..64).map(|i| if i % 2 == 0 { 2 } else { 0 }).collect();
-    assert_eq!(gpu.download(&out).expect("download"), expected);
+    ran.expect("every thread meets every barrier");
+    let got = gpu.download(&out).expect("download");
+    assert!(got.iter().enumerate().all(|(i, &x)| if i % 2 == 0 { x >= 2 } else { x == 1 }), "{got:?}");
 }
 
 #[test]
@@ -549,7 +597,8 @@ fn cuda_launch_paths_on_the_emulator_are_typed_errors() {
     wrong(unchecked.expect_err("CUDA only"), "Gpu::launch_kernel_unchecked");
     let split = gpu.begin_segments(&MISUSE, &Launch::new().barrier(Barrier::MultiLaunch));
     assert!(matches!(split, Err(Error::CannotSplit { .. })), "{split:?}");
-    assert_eq!(gpu.max_coresident_blocks(&MISUSE, &Launch::new()).ok(), Some(u32::MAX));
+    assert_eq!(gpu.max_coresident_blocks(&MISUSE, &Launch::new()).ok(), Some(4096), "2^20 threads of 256");
+    assert_eq!(gpu.max_coresident_blocks(&MISUSE, &Launch::new().threads(32)).ok(), Some(16384), "2^14 blocks");
     let error = gpu.max_coresident_blocks(&MISUSE, &Launch::new().threads(2048)).expect_err("too many threads");
     assert!(matches!(error, Error::InvalidBlockSize { .. }), "{error}");
 }
@@ -624,4 +673,119 @@ fn a_million_key_bitonic_sort_takes_seconds() {
     let mut sorted = input;
     sorted.sort_unstable();
     assert_eq!(gpu.download(&keys).expect("download"), sorted);
+}
+
+#[test]
+fn grids_beyond_the_emulator_s_limit_are_refused_with_it_under_every_barrier() {
+    let gpu = Gpu::emulator();
+    let mut barriers = Barrier::ALL.to_vec();
+    barriers.push(Barrier::Ilbs { groups: Some(3) });
+    for barrier in barriers {
+        for (blocks, threads, max) in [(u32::MAX, 256, 4096), (1_000_000, 32, 16384), (1025, 1024, 1024)] {
+            let launch = Launch::new().blocks(blocks).threads(threads).barrier(barrier);
+            let started = std::time::Instant::now();
+            let error = gpu.emulate(&MISUSE, &launch, || (), |_, _: &()| Box::pin(async {})).expect_err("too large");
+            assert!(started.elapsed() < std::time::Duration::from_secs(1), "refused before allocating");
+            if barrier == Barrier::Lfs {
+                // LFS's own limit, one block per thread, comes first.
+                assert!(matches!(error, Error::BarrierBlockLimit { .. }), "{error}");
+                continue;
+            }
+            let Error::TooManyBlocks { requested, threads: t, max: m, device, .. } = &error else {
+                panic!("{barrier}: expected TooManyBlocks, got {error}");
+            };
+            assert_eq!((*requested, *t, *m, device.as_str()), (blocks, threads, max, "the CPU emulator"), "{barrier}");
+            let message = error.to_string();
+            assert!(message.contains(&format!("launch at most {max} blocks")), "{message}");
+            assert!(message.contains("1048576 threads"), "{message}");
+        }
+        // The largest grid runs.
+        let launch = Launch::new().blocks(4096).threads(256).barrier(barrier);
+        if barrier != Barrier::Lfs {
+            gpu.emulate(&MISUSE, &launch, || (), |_, _: &()| Box::pin(async {})).expect("at the limit");
+        }
+    }
+}
+
+static ENDLESS: KernelSpec = spec("endless", &["flag"]);
+
+/// Runs `thread` as every thread of a 4-block grid of 32 threads under a 100 ms watchdog,
+/// and returns the error and how long the launch took.
+fn endless<F>(thread: F) -> (Error, std::time::Duration)
+where
+    F: for<'a> Fn(&'a ThreadCtx<'a>, &'a EmuSlice<u32>) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> + Sync,
+{
+    let gpu = Gpu::emulator();
+    let flag = gpu.zeros::<u32>(1).expect("zeros");
+    let view = flag.emu().expect("emulator");
+    let launch = Launch::new()
+        .blocks(4)
+        .threads(32)
+        .barrier(Barrier::Ulfs)
+        .watchdog(Some(std::time::Duration::from_millis(100)));
+    let started = std::time::Instant::now();
+    let result = gpu.emulate(&ENDLESS, &launch, || view, |ctx, flag: &&EmuSlice<u32>| thread(ctx, flag));
+    (result.expect_err("the watchdog stops it"), started.elapsed())
+}
+
+#[test]
+fn an_endless_loop_ends_with_a_kernel_timeout_in_about_the_watchdog_limit() {
+    // Generated code checks ctx.stopped() at the top of every loop iteration.
+    /// Whether a thread still spins.
+    type Spins = fn(&ThreadCtx<'_>, &EmuSlice<u32>) -> bool;
+    let cases: [(&str, u32, Spins); 3] = [
+        ("a loop without grid_sync", 1, |_, _| true),
+        ("a spin on a flag no thread sets, in block 2 only", 2, |ctx, flag| {
+            ctx.block_idx() == 2 && flag.load(0, ctx, 0, 7) == 0
+        }),
+        ("a loop in thread 3 of block 1 only", 1, |ctx, _| ctx.block_idx() == 1 && ctx.thread_idx() == 3),
+    ];
+    for (case, phase, spins) in cases {
+        let (error, took) = endless(move |ctx, flag| {
+            Box::pin(async move {
+                if phase == 2 {
+                    ctx.grid_sync().await;
+                }
+                while spins(ctx, flag) {
+                    if ctx.stopped() {
+                        return;
+                    }
+                }
+                ctx.grid_sync().await;
+            })
+        });
+        let Error::KernelTimeout { kernel, barrier, phase: reported, limit, .. } = &error else {
+            panic!("{case}: expected KernelTimeout, got {error}");
+        };
+        assert_eq!((kernel.as_str(), barrier.as_str(), *reported), ("endless", "ulfs", phase), "{case}");
+        assert_eq!(*limit, std::time::Duration::from_millis(100));
+        assert!(took < std::time::Duration::from_secs(2), "{case}: {took:?}");
+        assert!(error.to_string().contains("Launch::watchdog(None)"), "{error}");
+    }
+}
+
+#[test]
+fn without_a_watchdog_a_long_phase_runs_to_its_end() {
+    let gpu = Gpu::emulator();
+    let flag = gpu.zeros::<u32>(1).expect("zeros");
+    let view = flag.emu().expect("emulator");
+    let launch = Launch::new().blocks(2).threads(32).watchdog(None);
+    gpu.emulate(
+        &ENDLESS,
+        &launch,
+        || view,
+        |ctx: &ThreadCtx<'_>, flag: &&EmuSlice<u32>| {
+            Box::pin(async move {
+                let until = std::time::Instant::now() + std::time::Duration::from_millis(5);
+                while std::time::Instant::now() < until {
+                    if ctx.stopped() {
+                        return;
+                    }
+                }
+                flag.atomic_add(0, 1, ctx, 0, 1);
+            })
+        },
+    )
+    .expect("no watchdog, no timeout");
+    assert_eq!(gpu.download(&flag).expect("download"), [64]);
 }

@@ -3,8 +3,8 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::AtomicU8;
 use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU32, AtomicU8};
 use std::task::{Context, Poll};
 
 use crate::emu::block::BlockSync;
@@ -74,6 +74,9 @@ pub struct ThreadCtx<'a> {
     grid_dim: u32,
     /// A [`Wait`]: written by the thread at an await point, reset by the scheduler's release.
     wait: AtomicU8,
+    /// `sync_block()` and `grid_sync()` calls so far, counting the one waited at.
+    block_syncs: AtomicU32,
+    grid_syncs: AtomicU32,
     block: &'a BlockSync,
     faults: &'a Faults,
 }
@@ -86,7 +89,17 @@ impl<'a> ThreadCtx<'a> {
         block: &'a BlockSync,
         faults: &'a Faults,
     ) -> Self {
-        ThreadCtx { thread_idx, block_idx, block_dim, grid_dim, wait: AtomicU8::new(0), block, faults }
+        ThreadCtx {
+            thread_idx,
+            block_idx,
+            block_dim,
+            grid_dim,
+            wait: AtomicU8::new(0),
+            block_syncs: AtomicU32::new(0),
+            grid_syncs: AtomicU32::new(0),
+            block,
+            faults,
+        }
     }
 }
 
@@ -133,16 +146,30 @@ impl ThreadCtx<'_> {
         self.thread_idx % WARP_SIZE
     }
 
-    /// `__syncthreads()`: returns when every unfinished thread of the block has arrived.
+    /// `__syncthreads()`: returns when every thread of the block has arrived. A thread that
+    /// finished while the others wait here fails the launch with
+    /// [`Error::BarrierMismatch`](crate::Error::BarrierMismatch).
     pub async fn sync_block(&self) {
+        count(&self.block_syncs);
         Arrival::new(&self.wait, Wait::Block).await;
     }
 
-    /// A grid barrier: returns when every thread of the grid has arrived (threads that
-    /// finished excepted, but not whole blocks: a block that finishes while the others wait
-    /// fails the launch, as it would hang a GPU).
+    /// A grid barrier: returns when every thread of the grid has arrived. A thread or block
+    /// that finished while others wait here fails the launch with
+    /// [`Error::BarrierMismatch`](crate::Error::BarrierMismatch), as it would hang a GPU.
     pub async fn grid_sync(&self) {
+        count(&self.grid_syncs);
         Arrival::new(&self.wait, Wait::Grid).await;
+    }
+
+    /// Whether the launch is being stopped because a block ran past the watchdog limit
+    /// ([`Launch::watchdog`](crate::Launch::watchdog)). The code `#[grid_phases]` generates
+    /// asks at the top of every loop iteration and ends the thread when it is, so that an
+    /// endless loop ends the launch with [`Error::KernelTimeout`](crate::Error::KernelTimeout)
+    /// instead of hanging.
+    #[inline]
+    pub fn stopped(&self) -> bool {
+        self.faults.stopped()
     }
 
     /// A warp shuffle of `value` among the warp's lanes (`threadIdx.x / 32` picks the warp;
@@ -161,6 +188,16 @@ impl ThreadCtx<'_> {
     #[cold]
     pub(crate) fn out_of_bounds(&self, array: u32, index: u64, len: usize, line: u32) {
         self.faults.out_of_bounds(array, index, len, line);
+    }
+
+    /// The thread's `sync_block()` calls so far, counting the one it waits at.
+    pub(crate) fn block_syncs(&self) -> u32 {
+        self.block_syncs.load(Relaxed)
+    }
+
+    /// The thread's `grid_sync()` calls so far, counting the one it waits at.
+    pub(crate) fn grid_syncs(&self) -> u32 {
+        self.grid_syncs.load(Relaxed)
     }
 
     /// Where the thread waits, read by the scheduler after polling it.
@@ -183,6 +220,11 @@ impl std::fmt::Debug for ThreadCtx<'_> {
             .field("grid_dim", &self.grid_dim)
             .finish_non_exhaustive()
     }
+}
+
+/// Counts one call of a barrier; only its own thread writes the counter.
+fn count(calls: &AtomicU32) {
+    calls.store(calls.load(Relaxed).wrapping_add(1), Relaxed);
 }
 
 /// A thread's arrival at a barrier: the first poll marks the thread as waiting there and
