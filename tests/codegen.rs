@@ -144,9 +144,9 @@ fn segments_that_recompute_hoisted_thread_indices_compile() {
     assert_eq!(kernel.split.error, None, "the hoisted lane, warp and block are recomputed, not refused");
     assert_eq!(kernel.split.segments.len(), 3);
     let source = kernel.source(Barrier::MultiLaunch, 256);
-    let second = &source[source.find("hoisted_indices_segment_2(").expect("segment 2")..];
-    assert!(second.contains("const u32 lane = (threadIdx.x & 31u);"), "{second}");
-    assert!(second.contains("const u32 from = "), "{second}");
+    let second = &source[source.find("hoisted_indices_segment_2_(").expect("segment 2")..];
+    assert!(second.contains("const u32 lane_ = (threadIdx.x & 31u);"), "{second}");
+    assert!(second.contains("const u32 from_ = "), "{second}");
     if !nvrtc_available() {
         return;
     }

@@ -17,7 +17,7 @@ use crate::gpu::{Device, Gpu};
 use crate::health::describe_launch;
 use crate::kernel::{KernelArgs, KernelSpec};
 use crate::launch::{elapsed, Launch, LaunchReport};
-use crate::plan::{check_block_limit, checked_threads, resolve_grid, CoResidency, Grid};
+use crate::plan::{check_block_limit, checked_threads, resolve_grid, CoResidency, Grid, Residency};
 use crate::scratch::LaunchScratch;
 
 /// A split kernel being run. Created by [`Gpu::begin_segments`]; the generated driver launches
@@ -79,16 +79,8 @@ impl CudaGpu {
         let functions = self.segment_kernels(&kernel, threads)?;
         let first = functions.first().ok_or_else(|| no_segments(&kernel))?;
         let residency = self.residency(&kernel, first, threads)?;
-        let grid = resolve_grid(
-            &kernel,
-            Barrier::MultiLaunch,
-            launch.requested_blocks(),
-            threads,
-            residency,
-            CoResidency::Unchecked,
-        )?;
+        let grid = split_grid(&kernel, launch, threads, residency)?;
         check_block_limit(&kernel, grid, self.info().max_blocks_per_grid, || self.grid_limit_reason())?;
-        check_graph(&kernel, launch)?;
         let capturing = launch.replays_graph();
         self.health().launching(describe_launch(&kernel, grid, Barrier::MultiLaunch));
         let mut scratch = self.lock_scratch();
@@ -299,6 +291,15 @@ pub(crate) fn check_split(kernel: &KernelSpec) -> Result<()> {
         return Err(no_segments(kernel));
     }
     Ok(())
+}
+
+/// The grid of a split run, on either backend: its segments wait for no block, so nothing
+/// limits it to the co-resident grid. Also refuses a graph replay the kernel cannot have.
+pub(crate) fn split_grid(kernel: &KernelSpec, launch: &Launch, threads: u32, residency: Residency) -> Result<Grid> {
+    let grid =
+        resolve_grid(kernel, Barrier::MultiLaunch, launch.requested_blocks(), threads, residency, CoResidency::Unchecked)?;
+    check_graph(kernel, launch)?;
+    Ok(grid)
 }
 
 /// Refuses graph replay of host control flow that reads device memory.

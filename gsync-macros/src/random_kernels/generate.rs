@@ -11,63 +11,23 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Ty {
-    Bool,
-    I8,
-    U8,
-    I16,
-    U16,
-    I32,
-    U32,
-    I64,
-    U64,
-    Usize,
-    F32,
-    F64,
-}
+/// The DSL's scalar types, as the macro itself names them.
+use crate::ir::Scalar as Ty;
+use crate::ir::Scalar::*;
 
-use Ty::*;
-
-const ALL: [Ty; 12] = [Bool, I8, U8, I16, U16, I32, U32, I64, U64, Usize, F32, F64];
+const ALL: [Ty; 12] = Ty::ALL;
 const NUMERIC: [Ty; 11] = [I8, U8, I16, U16, I32, U32, I64, U64, Usize, F32, F64];
 const INTS: [Ty; 9] = [I8, U8, I16, U16, I32, U32, I64, U64, Usize];
 const SLICE_ELEMS: [Ty; 10] = [I8, U8, I16, U16, I32, U32, I64, U64, F32, F64];
 
-impl Ty {
-    fn name(self) -> &'static str {
-        match self {
-            Bool => "bool",
-            I8 => "i8",
-            U8 => "u8",
-            I16 => "i16",
-            U16 => "u16",
-            I32 => "i32",
-            U32 => "u32",
-            I64 => "i64",
-            U64 => "u64",
-            Usize => "usize",
-            F32 => "f32",
-            F64 => "f64",
-        }
-    }
-    fn is_int(self) -> bool {
-        INTS.contains(&self)
-    }
-    fn is_float(self) -> bool {
-        matches!(self, F32 | F64)
-    }
-    fn is_signed(self) -> bool {
-        matches!(self, I8 | I16 | I32 | I64)
-    }
-    fn unsigned(self) -> Ty {
-        match self {
-            I8 => U8,
-            I16 => U16,
-            I32 => U32,
-            I64 => U64,
-            t => t,
-        }
+/// The unsigned type of a signed integer's width; other types unchanged.
+fn unsigned(t: Ty) -> Ty {
+    match t {
+        I8 => U8,
+        I16 => U16,
+        I32 => U32,
+        I64 => U64,
+        t => t,
     }
 }
 
@@ -597,7 +557,7 @@ impl Generator<'_> {
                     let (a, _) = self.expr_in(Bool, d, conditional);
                     (format!("(!{a})"), true)
                 }
-                t if t.is_signed() || t.is_float() => {
+                t if t.is_signed_int() || t.is_float() => {
                     let (a, typed) = self.expr_in(t, d, conditional);
                     (format!("(-{a})"), typed)
                 }
@@ -748,8 +708,8 @@ impl Generator<'_> {
             0 => format!("{t}::MAX"),
             1 => format!("{t}::MIN"),
             2 => format!("{max}{suffix}"),
-            3 if ty.is_signed() => format!("-{}{suffix}", max + 1),
-            4 if ty.is_signed() => format!("-1{suffix}"),
+            3 if ty.is_signed_int() => format!("-{}{suffix}", max + 1),
+            4 if ty.is_signed_int() => format!("-1{suffix}"),
             5 => format!("0{suffix}"),
             6 => format!("0x{:x}{suffix}", self.rng.gen_range(0..=max.min(0xffff))),
             _ => format!("{}{suffix}", self.rng.gen_range(0..=max.min(300))),
@@ -795,7 +755,7 @@ fn methods_returning(ty: Ty) -> Vec<(&'static str, Ty, Vec<Ty>)> {
                 out.push((m, f, vec![]));
             }
         }
-        for i in INTS.iter().copied().filter(|t| !t.is_signed()) {
+        for i in INTS.iter().copied().filter(|t| !t.is_signed_int()) {
             out.push(("is_power_of_two", i, vec![]));
             out.push(("is_multiple_of", i, vec![i]));
         }
@@ -823,14 +783,14 @@ fn methods_returning(ty: Ty) -> Vec<(&'static str, Ty, Vec<Ty>)> {
         for m in ["pow", "wrapping_pow", "wrapping_shl", "wrapping_shr", "rotate_left", "rotate_right"] {
             out.push((m, ty, vec![U32]));
         }
-        if ty.is_signed() {
+        if ty.is_signed_int() {
             out.push(("abs", ty, vec![]));
             out.push(("wrapping_abs", ty, vec![]));
             out.push(("signum", ty, vec![]));
         } else {
             out.push(("div_ceil", ty, vec![ty]));
             out.push(("next_power_of_two", ty, vec![]));
-            for i in INTS.iter().copied().filter(|i| i.unsigned() == ty) {
+            for i in INTS.iter().copied().filter(|i| unsigned(*i) == ty) {
                 out.push(("abs_diff", i, vec![i]));
             }
         }

@@ -16,8 +16,8 @@ use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::kernel::{KernelArgs, KernelSpec};
 use crate::launch::{Launch, LaunchReport};
-use crate::plan::{checked_threads, resolve_grid, CoResidency, Grid, Residency};
-use crate::segments::{check_graph, check_read, check_split, missing_segment};
+use crate::plan::{checked_threads, Grid, Residency};
+use crate::segments::{check_read, check_split, missing_segment, split_grid};
 
 /// A segment of a split kernel as a CPU-emulator body: reads its arguments from `segment`
 /// and runs its threads with [`EmuSegment::run`]. `#[grid_phases]` generates one per segment,
@@ -82,15 +82,7 @@ impl<'g> EmuSegmentRun<'g> {
         let threads = checked_threads(gpu.info(), &kernel, launch.threads_for(&kernel))?;
         check_split(&kernel)?;
         let residency = Residency { blocks_per_sm: BLOCKS_PER_CORE, sm_count: emulator.info().sm_count };
-        let grid = resolve_grid(
-            &kernel,
-            Barrier::MultiLaunch,
-            launch.requested_blocks(),
-            threads,
-            residency,
-            CoResidency::Unchecked,
-        )?;
-        check_graph(&kernel, launch)?;
+        let grid = split_grid(&kernel, launch, threads, residency)?;
         let launch = launch.clone().blocks(grid.blocks).threads(grid.threads);
         Ok(EmuSegmentRun { gpu, kernel, launch, grid, started: Instant::now() })
     }
