@@ -16,6 +16,7 @@ use crate::kernel::{KernelArgs, KernelSpec};
 use crate::launch::{elapsed, Launch, LaunchReport};
 use crate::plan::{checked_threads, resolve_grid, CoResidency, Grid};
 use crate::scratch::LaunchScratch;
+use crate::status::DeviceStatus;
 
 /// A split kernel being run. Created by [`Gpu::begin_segments`]; the generated driver launches
 /// segments and reads device values through it, then calls [`finish`](Self::finish).
@@ -35,6 +36,9 @@ pub struct SegmentRun<'g> {
     capturing: bool,
     /// The replayed graph, kept until the stream has finished it.
     graph: Option<CudaGraph>,
+    /// The first fault of the run when the host's own control flow had one: the host's, or
+    /// the device's that came before it.
+    host_fault: Option<DeviceStatus>,
 }
 
 impl Gpu {
@@ -84,7 +88,17 @@ impl CudaGpu {
             let mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
             self.stream().begin_capture(mode).map_err(Error::driver("starting a graph capture"))?;
         }
-        Ok(SegmentRun { gpu: self, kernel, functions, grid, scratch, start: None, capturing, graph: None })
+        Ok(SegmentRun {
+            gpu: self,
+            kernel,
+            functions,
+            grid,
+            scratch,
+            start: None,
+            capturing,
+            graph: None,
+            host_fault: None,
+        })
     }
 
     /// The first segment kernel, whose occupancy stands for the split kernel's.
@@ -167,6 +181,28 @@ impl SegmentRun<'_> {
         self.gpu.read_element(buf, index as usize)
     }
 
+    /// Records a host loop's `step_by(0)` on Rust source line `line`, as a segment's loop
+    /// records one in the status word: the generated loop runs no iteration, and
+    /// [`finish`](Self::finish) fails with [`Error::ZeroStep`], or with the fault a segment
+    /// reported before it (the first fault wins, as in a fused launch).
+    pub fn zero_step(&mut self, line: u32) -> Result<()> {
+        if self.host_fault.is_some() {
+            return Ok(());
+        }
+        let mut first = DeviceStatus::zero_step(line);
+        // While capturing, nothing has run yet, and the host's fault is taken as the first.
+        if !self.capturing {
+            let stream = self.gpu.stream();
+            stream.synchronize().map_err(Error::driver(format!("running kernel `{}`", self.kernel.name)))?;
+            let device = self.scratch.read_status(stream)?;
+            if device != DeviceStatus::default() {
+                first = device;
+            }
+        }
+        self.host_fault = Some(first);
+        Ok(())
+    }
+
     /// Waits for every launch, checks the status word, and reports the run; `gpu_time` spans
     /// the first launch to the last.
     pub fn finish(mut self) -> Result<LaunchReport> {
@@ -184,7 +220,8 @@ impl SegmentRun<'_> {
         };
         stream.synchronize().map_err(Error::driver(running.as_str()))?;
         let gpu_time = elapsed(events).map_err(Error::driver(running))?;
-        self.scratch.read_status(stream)?.into_result(&self.kernel, Barrier::MultiLaunch, None)?;
+        let device = self.scratch.read_status(stream)?;
+        self.host_fault.unwrap_or(device).into_result(&self.kernel, Barrier::MultiLaunch, None)?;
         Ok(LaunchReport {
             gpu_time,
             blocks: self.grid.blocks,

@@ -222,4 +222,9 @@ impl RustContext for Driver<'_> {
     fn shuffle(&self, _: ShuffleOp, _: TokenStream, _: TokenStream) -> TokenStream {
         quote!(compile_error!("gsync: a shuffle in host code"))
     }
+
+    fn zero_step(&self, line: u32) -> TokenStream {
+        let run = run_ident();
+        quote!(#run.zero_step(#line)?)
+    }
 }

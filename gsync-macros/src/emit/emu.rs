@@ -301,4 +301,9 @@ impl RustContext for Emu<'_> {
         );
         quote!(#ctx.shuffle(::gsync::Shuffle::#op, #value, #lane).await)
     }
+
+    fn zero_step(&self, line: u32) -> TokenStream {
+        let ctx = ctx_ident();
+        quote!(#ctx.zero_step(#line))
+    }
 }

@@ -3,9 +3,10 @@
 //! Shared by the split kernel's host driver and the CPU emulator, which
 //! differ only in how they read memory and where thread identity comes from.
 
+use crate::diagnostics::line_of;
 use crate::emit::driver::var_ident;
 use crate::ir::*;
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
 /// What differs between the places Rust expressions are emitted for.
@@ -27,6 +28,8 @@ pub trait RustContext {
     ) -> TokenStream;
     /// A warp shuffle.
     fn shuffle(&self, op: ShuffleOp, value: TokenStream, lane: TokenStream) -> TokenStream;
+    /// Records that a `step_by` on Rust line `line` got a zero step (a statement).
+    fn zero_step(&self, line: u32) -> TokenStream;
 }
 
 /// Emits Rust for kernel expressions in a context.
@@ -90,6 +93,7 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
 
     /// The Rust iterator of a sequential `for` range: `a..b`, `a..=b`,
     /// `(a..b).step_by(s)` or `(a..b).rev()`, bounds evaluated once as in Rust.
+    /// A zero step is recorded as a fault and iterates nothing, as on the device.
     pub fn seq_iter(
         &self,
         start: &Expr,
@@ -102,8 +106,18 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
         let range = if inclusive { quote!((#s..=#e)) } else { quote!((#s..#e)) };
         match (step, reverse) {
             (Some(st), _) => {
+                let fault = self.ctx.zero_step(line_of(st.span));
                 let st = self.expr(st);
-                quote!(#range.step_by(#st))
+                let (range_id, step_id) =
+                    (Ident::new("range", Span::mixed_site()), Ident::new("step", Span::mixed_site()));
+                quote!({
+                    let #range_id = #range;
+                    let #step_id: usize = #st;
+                    if #step_id == 0 {
+                        #fault;
+                    }
+                    ::gsync::__private::host_ops::step_by(#range_id, #step_id)
+                })
             }
             (None, true) => quote!(#range.rev()),
             (None, false) => range,
@@ -183,7 +197,8 @@ fn float_literal(v: f64, ty: Scalar) -> TokenStream {
     }
     let text = if ty == Scalar::F32 { format!("{:?}f32", v as f32) } else { format!("{v:?}f64") };
     let lit: TokenStream = text.parse().unwrap_or_default();
-    if v < 0.0 {
+    // `-0.0` too: unparenthesized, `-0.0f64.exp()` would parse as `-(0.0f64.exp())`.
+    if v.is_sign_negative() {
         quote!((#lit))
     } else {
         lit

@@ -472,6 +472,14 @@ impl Lowerer<'_> {
         for a in &args {
             self.require(a.ty, info.elem, a.span, &format!("a value for `{name}`"));
         }
+        // With bounds checks, the operands are evaluated only where the index is in bounds.
+        if let Some((_, at)) = std::iter::once(&index).chain(&args).find_map(Collective::in_expr) {
+            self.diag.error(
+                at,
+                "bind this value with `let` first: an atomic's operands are evaluated only where its index is in bounds, and every thread of the warp must take part in a shuffle",
+            );
+            return None;
+        }
         let ty = self.types.known(info.elem);
         Some(self.expr_of(
             ExprKind::Atomic { op, array, index: Box::new(index), args, line: Self::line(span) },

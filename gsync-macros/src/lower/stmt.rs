@@ -649,6 +649,10 @@ impl Lowerer<'_> {
                 }
                 let step = self.expr(&m.args[0])?;
                 self.require(step.ty, Scalar::Usize, step.span, "the step of `step_by`");
+                if matches!(step.kind, ExprKind::Int(0)) {
+                    self.diag.error(step.span, "`step_by(0)` never advances: the step must be positive");
+                    return None;
+                }
                 Some(ForRange::Seq { start, end, inclusive, step: Some(step), reverse: false })
             }
             syn::Expr::Call(c) => {

@@ -23,6 +23,12 @@ impl Faults {
         let _ = self.first.set(DeviceStatus::out_of_bounds(array, index, len as u64, line));
     }
 
+    /// Records a `step_by` whose step was 0, on Rust source line `line`.
+    #[cold]
+    pub(crate) fn zero_step(&self, line: u32) {
+        let _ = self.first.set(DeviceStatus::zero_step(line));
+    }
+
     /// `Ok` when nothing was recorded, else the error the device would have reported.
     pub(crate) fn into_result(self, kernel: &KernelSpec, barrier: Barrier) -> Result<()> {
         match self.first.into_inner() {
