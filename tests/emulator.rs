@@ -30,6 +30,11 @@ fn unary_receivers_match_rust() {
 }
 
 #[test]
+fn deep_expressions_match_the_cpu() {
+    checks::deep_expressions_match_the_cpu(&Gpu::emulator());
+}
+
+#[test]
 fn a_zero_step_returns_a_typed_error() {
     checks::a_zero_step_returns_a_typed_error(&Gpu::emulator(), Barrier::Cooperative);
 }

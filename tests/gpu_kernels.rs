@@ -44,6 +44,12 @@ fn unary_receivers_match_rust_under_every_barrier() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn deep_expressions_match_the_cpu() {
+    checks::deep_expressions_match_the_cpu(&gpu());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn a_zero_step_returns_a_typed_error_under_every_barrier() {
     let gpu = gpu();
     for &barrier in Barrier::ALL {

@@ -442,3 +442,20 @@ pub fn a_zero_step_returns_a_typed_error(gpu: &Gpu, barrier: Barrier) {
     );
     assert_eq!(gpu.download(&out).unwrap(), vec![4; n], "no iteration ran under {barrier}");
 }
+
+/// Sums of 3000 terms and expressions nested hundreds of levels deep compute what Rust does.
+pub fn deep_expressions_match_the_cpu(gpu: &Gpu) {
+    use super::deep::*;
+    let (x, y, z, w) = (7u32, 0.1f32, -5i32, 3i8);
+    let mut ints = gpu.zeros::<u32>(5).unwrap();
+    let mut floats = gpu.zeros::<f32>(1).unwrap();
+    let mut signed = gpu.zeros::<i32>(1).unwrap();
+    let mut bytes = gpu.zeros::<i8>(1).unwrap();
+    deep_expressions::launch(gpu, x, y, z, w, &mut ints, &mut floats, &mut signed, &mut bytes).unwrap();
+    let (expected_ints, expected_floats, expected_signed, expected_bytes) = deep_expressions_reference(x, y, z, w);
+    assert_eq!(gpu.download(&ints).unwrap(), expected_ints);
+    let floats: Vec<u32> = gpu.download(&floats).unwrap().iter().map(|f| f.to_bits()).collect();
+    assert_eq!(floats, expected_floats.iter().map(|f| f.to_bits()).collect::<Vec<_>>());
+    assert_eq!(gpu.download(&signed).unwrap(), expected_signed);
+    assert_eq!(gpu.download(&bytes).unwrap(), expected_bytes);
+}

@@ -423,6 +423,7 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
         &receivers::KERNEL,
         &stepped::KERNEL,
         &stepped_phases::KERNEL,
+        &super::deep::deep_expressions::KERNEL,
         &reads_past_the_end::KERNEL,
         &visibility_stress::KERNEL,
         &countdown::KERNEL,

@@ -40,55 +40,57 @@ pub struct RustExpr<'a, C: RustContext + ?Sized> {
 
 impl<C: RustContext + ?Sized> RustExpr<'_, C> {
     pub fn expr(&self, e: &Expr) -> TokenStream {
-        let k = self.k;
-        let ty = k.ty(e.ty);
-        match &e.kind {
-            ExprKind::Int(v) => int_literal(*v, ty),
-            ExprKind::Float(v) => float_literal(*v, ty),
-            ExprKind::Bool(b) => quote!(#b),
-            ExprKind::Var(v) => {
-                let id = var_ident(k, *v);
-                quote!(#id)
-            }
-            ExprKind::Unary(op, a) => {
-                let a = self.expr(a);
-                match op {
-                    UnOp::Neg if ty.is_float() => quote!((-#a)),
-                    UnOp::Neg => quote!(#a.wrapping_neg()),
-                    UnOp::Not => quote!((!#a)),
+        crate::stack::deep(|| {
+            let k = self.k;
+            let ty = k.ty(e.ty);
+            match &e.kind {
+                ExprKind::Int(v) => int_literal(*v, ty),
+                ExprKind::Float(v) => float_literal(*v, ty),
+                ExprKind::Bool(b) => quote!(#b),
+                ExprKind::Var(v) => {
+                    let id = var_ident(k, *v);
+                    quote!(#id)
+                }
+                ExprKind::Unary(op, a) => {
+                    let a = self.expr(a);
+                    match op {
+                        UnOp::Neg if ty.is_float() => quote!((-#a)),
+                        UnOp::Neg => quote!(#a.wrapping_neg()),
+                        UnOp::Not => quote!((!#a)),
+                    }
+                }
+                ExprKind::Binary(op, a, b) => {
+                    let operand = k.ty(a.ty);
+                    let (l, r) = (self.left_operand(*op, a), self.expr(b));
+                    self.binary(*op, operand, l, r)
+                }
+                ExprKind::Cast(inner) => {
+                    let inner = self.expr(inner);
+                    let t = scalar_type(ty);
+                    quote!((#inner as #t))
+                }
+                ExprKind::Load { array, index, line } => {
+                    let index = self.expr(index);
+                    self.ctx.load(*array, index, *line)
+                }
+                ExprKind::Len(a) => self.ctx.len(*a),
+                ExprKind::Builtin(b) => self.ctx.builtin(*b),
+                ExprKind::Call { rust, args, .. } => self.call(rust, args),
+                ExprKind::Select { cond, then, otherwise } => {
+                    let (c, t, o) = (self.expr(cond), self.expr(then), self.expr(otherwise));
+                    quote!((if #c { #t } else { #o }))
+                }
+                ExprKind::Atomic { op, array, index, args, line } => {
+                    let index = self.expr(index);
+                    let args = args.iter().map(|a| self.expr(a)).collect();
+                    self.ctx.atomic(*op, *array, index, args, *line)
+                }
+                ExprKind::Shuffle { op, value, lane } => {
+                    let (value, lane) = (self.expr(value), self.expr(lane));
+                    self.ctx.shuffle(*op, value, lane)
                 }
             }
-            ExprKind::Binary(op, a, b) => {
-                let operand = k.ty(a.ty);
-                let (l, r) = (self.expr(a), self.expr(b));
-                self.binary(*op, operand, l, r)
-            }
-            ExprKind::Cast(inner) => {
-                let inner = self.expr(inner);
-                let t = scalar_type(ty);
-                quote!((#inner as #t))
-            }
-            ExprKind::Load { array, index, line } => {
-                let index = self.expr(index);
-                self.ctx.load(*array, index, *line)
-            }
-            ExprKind::Len(a) => self.ctx.len(*a),
-            ExprKind::Builtin(b) => self.ctx.builtin(*b),
-            ExprKind::Call { rust, args, .. } => self.call(rust, args),
-            ExprKind::Select { cond, then, otherwise } => {
-                let (c, t, o) = (self.expr(cond), self.expr(then), self.expr(otherwise));
-                quote!((if #c { #t } else { #o }))
-            }
-            ExprKind::Atomic { op, array, index, args, line } => {
-                let index = self.expr(index);
-                let args = args.iter().map(|a| self.expr(a)).collect();
-                self.ctx.atomic(*op, *array, index, args, *line)
-            }
-            ExprKind::Shuffle { op, value, lane } => {
-                let (value, lane) = (self.expr(value), self.expr(lane));
-                self.ctx.shuffle(*op, value, lane)
-            }
-        }
+        })
     }
 
     /// The Rust iterator of a sequential `for` range: `a..b`, `a..=b`,
@@ -124,10 +126,29 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
         }
     }
 
+    /// The left operand of `op`. Rust's binary operators associate to the
+    /// left, so an infix operation of the same precedence needs no
+    /// parentheses there: a chain like `x + x + … + x` stays flat instead of
+    /// nesting a group per term, which rustc's parser would recurse into.
+    fn left_operand(&self, op: BinOp, a: &Expr) -> TokenStream {
+        crate::stack::deep(|| {
+            let operand_ty = self.k.ty(a.ty);
+            if let ExprKind::Binary(inner, x, y) = &a.kind {
+                let same_level = infix_level(op).is_some() && infix_level(op) == infix_level(*inner);
+                if same_level && is_infix(op, operand_ty) && is_infix(*inner, self.k.ty(x.ty)) {
+                    let (l, r) = (self.left_operand(*inner, x), self.expr(y));
+                    let sym: TokenStream = inner.symbol().parse().unwrap_or_default();
+                    return quote!(#l #sym #r);
+                }
+            }
+            self.expr(a)
+        })
+    }
+
     /// `l op r` with the DSL's meaning, operands of type `ty`.
     pub fn binary(&self, op: BinOp, ty: Scalar, l: TokenStream, r: TokenStream) -> TokenStream {
         let ops = quote!(::gsync::__private::host_ops);
-        if ty.is_int() {
+        if !is_infix(op, ty) {
             match op {
                 BinOp::Add => return quote!(#l.wrapping_add(#r)),
                 BinOp::Sub => return quote!(#l.wrapping_sub(#r)),
@@ -169,6 +190,29 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
         let method = format_ident!("{name}");
         let (receiver, rest) = lowered.split_first().map(|(r, rest)| (r.clone(), rest.to_vec())).unwrap_or_default();
         quote!(#receiver.#method(#(#rest),*))
+    }
+}
+
+/// Whether `op` on operands of type `ty` is emitted as Rust's own infix
+/// operator (integer arithmetic and shifts become wrapping methods).
+fn is_infix(op: BinOp, ty: Scalar) -> bool {
+    !(ty.is_int()
+        && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem | BinOp::Shl | BinOp::Shr))
+}
+
+/// Rust's precedence level of an associative infix operator; comparisons,
+/// which do not chain, have none.
+fn infix_level(op: BinOp) -> Option<u8> {
+    match op {
+        BinOp::Mul | BinOp::Div | BinOp::Rem => Some(1),
+        BinOp::Add | BinOp::Sub => Some(2),
+        BinOp::Shl | BinOp::Shr => Some(3),
+        BinOp::BitAnd => Some(4),
+        BinOp::BitXor => Some(5),
+        BinOp::BitOr => Some(6),
+        BinOp::And => Some(7),
+        BinOp::Or => Some(8),
+        _ => None,
     }
 }
 
