@@ -374,7 +374,7 @@ impl Lowerer<'_> {
             space: ArraySpace::Local,
             len: Some(len),
             mutable,
-            span,
+            span: ident.span(),
         });
         self.local_elem_types.push((array, elem_ty));
         self.bind(name, Binding::Array(array));
@@ -423,7 +423,7 @@ impl Lowerer<'_> {
             space: ArraySpace::Shared,
             len: Some(len),
             mutable,
-            span,
+            span: ident.span(),
         });
         self.bind(name, Binding::Array(array));
     }
