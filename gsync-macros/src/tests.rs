@@ -317,6 +317,13 @@ fn a_stored_shuffle_runs_in_every_thread_before_the_bounds_check() {
 }
 
 #[test]
+fn an_array_repeat_value_with_an_atomic_runs_once() {
+    let src = cuda(quote! { fn k(a: &mut [u32]) { let r = [a.atomic_add(0, 1); 4]; a[1] = r[3]; } });
+    assert_eq!(src.matches("gsync::atomic_add(").count(), 1, "{src}");
+    assert!(src.contains("r[gsync_r_i] = gsync_r_value;"), "{src}");
+}
+
+#[test]
 fn a_float_negated_twice_is_not_a_decrement() {
     let src = cuda(quote! { fn k(a: &mut [f32], x: f32) { a[0] = -(-x); a[1] = -(-0.5f32 as f32); } });
     assert!(src.contains("= -(-x);"), "{src}");

@@ -306,8 +306,13 @@ impl CudaEmitter<'_> {
                 self.line(&format!("{ty} {name}[{len}] = {{ {} }};", items.join(", ")));
             }
             ArrayInit::Repeat(value) => {
-                let v = self.expr(value).text;
+                let mut v = self.expr(value).text;
                 self.line(&format!("{ty} {name}[{len}];"));
+                // Rust evaluates `[v; N]`'s `v` once; the fill loop below would repeat it.
+                if must_run_once(value) {
+                    self.line(&format!("const {ty} gsync_{name}_value = {v};"));
+                    v = format!("gsync_{name}_value");
+                }
                 self.line(&format!("for (u32 gsync_{name}_i = 0u; gsync_{name}_i < {len}u; ++gsync_{name}_i) {name}[gsync_{name}_i] = {v};"));
             }
         }
