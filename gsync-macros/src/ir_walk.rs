@@ -4,14 +4,16 @@ use crate::ir::{Block, Expr, ExprKind, ForRange, Place, Stmt, StmtKind};
 
 /// Calls `f` on every statement, outer before inner.
 pub fn each_stmt(block: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
-    crate::stack::deep(|| {
-        for s in block {
-            f(s);
-            for child in child_blocks(s) {
-                each_stmt(child, f);
-            }
+    crate::stack::deep(|| each_stmt_inner(block, f))
+}
+
+fn each_stmt_inner(block: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
+    for s in block {
+        f(s);
+        for child in child_blocks(s) {
+            each_stmt(child, f);
         }
-    })
+    }
 }
 
 /// The blocks nested directly in a statement.
@@ -57,35 +59,37 @@ pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
 
 /// Calls `f` on an expression and every sub-expression, outer first.
 pub fn each_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
-    crate::stack::deep(|| {
-        f(e);
-        match &e.kind {
-            ExprKind::Unary(_, a) | ExprKind::Cast(a) => each_expr(a, f),
-            ExprKind::Binary(_, a, b) => {
-                each_expr(a, f);
-                each_expr(b, f);
-            }
-            ExprKind::Load { index, .. } => each_expr(index, f),
-            ExprKind::Call { args, .. } => args.iter().for_each(|a| each_expr(a, f)),
-            ExprKind::Atomic { index, args, .. } => {
-                each_expr(index, f);
-                args.iter().for_each(|a| each_expr(a, f));
-            }
-            ExprKind::Shuffle { value, lane, .. } => {
-                each_expr(value, f);
-                each_expr(lane, f);
-            }
-            ExprKind::Select { cond, then, otherwise } => {
-                each_expr(cond, f);
-                each_expr(then, f);
-                each_expr(otherwise, f);
-            }
-            ExprKind::Int(_)
-            | ExprKind::Float(_)
-            | ExprKind::Bool(_)
-            | ExprKind::Var(_)
-            | ExprKind::Len(_)
-            | ExprKind::Builtin(_) => {}
+    crate::stack::deep(|| each_expr_inner(e, f))
+}
+
+fn each_expr_inner(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) => each_expr(a, f),
+        ExprKind::Binary(_, a, b) => {
+            each_expr(a, f);
+            each_expr(b, f);
         }
-    })
+        ExprKind::Load { index, .. } => each_expr(index, f),
+        ExprKind::Call { args, .. } => args.iter().for_each(|a| each_expr(a, f)),
+        ExprKind::Atomic { index, args, .. } => {
+            each_expr(index, f);
+            args.iter().for_each(|a| each_expr(a, f));
+        }
+        ExprKind::Shuffle { value, lane, .. } => {
+            each_expr(value, f);
+            each_expr(lane, f);
+        }
+        ExprKind::Select { cond, then, otherwise } => {
+            each_expr(cond, f);
+            each_expr(then, f);
+            each_expr(otherwise, f);
+        }
+        ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Var(_)
+        | ExprKind::Len(_)
+        | ExprKind::Builtin(_) => {}
+    }
 }

@@ -124,63 +124,67 @@ struct Splitter<'k> {
 
 impl Splitter<'_> {
     fn host_block(&mut self, stmts: &Block) -> Result<Vec<HostStmt>, String> {
-        crate::stack::deep(|| {
-            let mut out = Vec::new();
-            let mut pending: Vec<Stmt> = Vec::new();
-            for s in stmts {
-                if is_host_control(s) {
-                    self.flush(&mut pending, &mut out)?;
-                    if let Some(h) = self.host_control(s)? {
-                        out.push(h);
-                    }
-                } else if let Some(h) = self.try_host(s) {
-                    if self.reads_memory(s) || self.assigns_any(s, &pending) {
-                        self.flush(&mut pending, &mut out)?;
-                    }
-                    self.declare_host_vars(s);
-                    self.reads_device |= self.reads_memory(s);
+        crate::stack::deep(|| self.host_block_inner(stmts))
+    }
+
+    fn host_block_inner(&mut self, stmts: &Block) -> Result<Vec<HostStmt>, String> {
+        let mut out = Vec::new();
+        let mut pending: Vec<Stmt> = Vec::new();
+        for s in stmts {
+            if is_host_control(s) {
+                self.flush(&mut pending, &mut out)?;
+                if let Some(h) = self.host_control(s)? {
                     out.push(h);
-                } else {
-                    pending.push(s.clone());
                 }
+            } else if let Some(h) = self.try_host(s) {
+                if self.reads_memory(s) || self.assigns_any(s, &pending) {
+                    self.flush(&mut pending, &mut out)?;
+                }
+                self.declare_host_vars(s);
+                self.reads_device |= self.reads_memory(s);
+                out.push(h);
+            } else {
+                pending.push(s.clone());
             }
-            self.flush(&mut pending, &mut out)?;
-            Ok(out)
-        })
+        }
+        self.flush(&mut pending, &mut out)?;
+        Ok(out)
     }
 
     /// A statement that contains a barrier or leaves an enclosing host loop.
     fn host_control(&mut self, s: &Stmt) -> Result<Option<HostStmt>, String> {
-        crate::stack::deep(|| {
-            let line = line_of(s.span);
-            Ok(Some(match &s.kind {
-                StmtKind::GridSync { .. } => return Ok(None),
-                StmtKind::If { cond, then, otherwise } => {
-                    let cond = self.host_expr(cond, line)?;
-                    let then = self.host_block(then)?;
-                    let otherwise = otherwise.as_ref().map(|o| self.host_block(o)).transpose()?;
-                    HostStmt::If { cond, then, otherwise }
+        crate::stack::deep(|| self.host_control_inner(s))
+    }
+
+    fn host_control_inner(&mut self, s: &Stmt) -> Result<Option<HostStmt>, String> {
+        let line = line_of(s.span);
+        Ok(Some(match &s.kind {
+            StmtKind::GridSync { .. } => return Ok(None),
+            StmtKind::If { cond, then, otherwise } => {
+                let cond = self.host_expr(cond, line)?;
+                let then = self.host_block(then)?;
+                let otherwise = otherwise.as_ref().map(|o| self.host_block(o)).transpose()?;
+                HostStmt::If { cond, then, otherwise }
+            }
+            StmtKind::While { cond, body, .. } => {
+                let cond = self.host_expr(cond, line)?;
+                HostStmt::While { cond, body: self.host_block(body)? }
+            }
+            StmtKind::Loop { body, .. } => HostStmt::Loop { body: self.host_block(body)? },
+            StmtKind::For { var, range: range @ ForRange::Seq { start, end, step, .. }, body, .. } => {
+                self.host_expr(start, line)?;
+                self.host_expr(end, line)?;
+                if let Some(st) = step {
+                    self.host_expr(st, line)?;
                 }
-                StmtKind::While { cond, body, .. } => {
-                    let cond = self.host_expr(cond, line)?;
-                    HostStmt::While { cond, body: self.host_block(body)? }
-                }
-                StmtKind::Loop { body, .. } => HostStmt::Loop { body: self.host_block(body)? },
-                StmtKind::For { var, range: range @ ForRange::Seq { start, end, step, .. }, body, .. } => {
-                    self.host_expr(start, line)?;
-                    self.host_expr(end, line)?;
-                    if let Some(st) = step {
-                        self.host_expr(st, line)?;
-                    }
-                    self.host_vars.insert(*var);
-                    HostStmt::For { var: *var, range: range.clone(), body: self.host_block(body)? }
-                }
-                StmtKind::Block(b) => HostStmt::Block(self.host_block(b)?),
-                StmtKind::Break(_) => HostStmt::Break,
-                StmtKind::Continue(_) => HostStmt::Continue,
-                _ => return Err(format!("the statement at line {line} mixes per-thread work with a barrier")),
-            }))
-        })
+                self.host_vars.insert(*var);
+                HostStmt::For { var: *var, range: range.clone(), body: self.host_block(body)? }
+            }
+            StmtKind::Block(b) => HostStmt::Block(self.host_block(b)?),
+            StmtKind::Break(_) => HostStmt::Break,
+            StmtKind::Continue(_) => HostStmt::Continue,
+            _ => return Err(format!("the statement at line {line} mixes per-thread work with a barrier")),
+        }))
     }
 
     /// The statement as host code, if all of it can run on the host.
@@ -191,34 +195,34 @@ impl Splitter<'_> {
     /// `try_host` where `local` holds host variables declared by enclosing
     /// statements being converted.
     fn try_host_in(&self, s: &Stmt, local: &mut HashSet<VarId>) -> Option<HostStmt> {
-        crate::stack::deep(|| {
-            let known = |v: &VarId, local: &HashSet<VarId>| self.host_vars.contains(v) || local.contains(v);
-            match &s.kind {
-                StmtKind::Let { var, init }
-                    if self.levels[var.0] == Level::Uniform && !self.device_only.contains(var) =>
-                {
-                    if let Some(e) = init {
-                        self.is_host_expr_in(e, local).then_some(())?;
-                    }
-                    local.insert(*var);
-                    Some(HostStmt::Let { var: *var, init: init.clone() })
+        crate::stack::deep(|| self.try_host_in_inner(s, local))
+    }
+
+    fn try_host_in_inner(&self, s: &Stmt, local: &mut HashSet<VarId>) -> Option<HostStmt> {
+        let known = |v: &VarId, local: &HashSet<VarId>| self.host_vars.contains(v) || local.contains(v);
+        match &s.kind {
+            StmtKind::Let { var, init } if self.levels[var.0] == Level::Uniform && !self.device_only.contains(var) => {
+                if let Some(e) = init {
+                    self.is_host_expr_in(e, local).then_some(())?;
                 }
-                StmtKind::Assign { place: Place::Var(v), op, value } if known(v, local) => self
-                    .is_host_expr_in(value, local)
-                    .then(|| HostStmt::Assign { var: *v, op: *op, value: value.clone() }),
-                StmtKind::If { cond, then, otherwise } => {
-                    self.is_host_expr_in(cond, local).then_some(())?;
-                    let then = self.try_host_block(then, local)?;
-                    let otherwise = match otherwise {
-                        Some(o) => Some(self.try_host_block(o, local)?),
-                        None => None,
-                    };
-                    Some(HostStmt::If { cond: cond.clone(), then, otherwise })
-                }
-                StmtKind::Block(b) => Some(HostStmt::Block(self.try_host_block(b, local)?)),
-                _ => None,
+                local.insert(*var);
+                Some(HostStmt::Let { var: *var, init: init.clone() })
             }
-        })
+            StmtKind::Assign { place: Place::Var(v), op, value } if known(v, local) => {
+                self.is_host_expr_in(value, local).then(|| HostStmt::Assign { var: *v, op: *op, value: value.clone() })
+            }
+            StmtKind::If { cond, then, otherwise } => {
+                self.is_host_expr_in(cond, local).then_some(())?;
+                let then = self.try_host_block(then, local)?;
+                let otherwise = match otherwise {
+                    Some(o) => Some(self.try_host_block(o, local)?),
+                    None => None,
+                };
+                Some(HostStmt::If { cond: cond.clone(), then, otherwise })
+            }
+            StmtKind::Block(b) => Some(HostStmt::Block(self.try_host_block(b, local)?)),
+            _ => None,
+        }
     }
 
     fn try_host_block(&self, block: &Block, local: &HashSet<VarId>) -> Option<Vec<HostStmt>> {

@@ -153,96 +153,100 @@ impl Analysis<'_> {
     }
 
     fn block(&mut self, block: &Block, ctx: Taint) {
-        crate::stack::deep(|| {
-            for s in block {
-                let ctx = ctx.join(self.returned);
-                self.stmt(s, ctx);
-            }
-        })
+        crate::stack::deep(|| self.block_inner(block, ctx))
+    }
+
+    fn block_inner(&mut self, block: &Block, ctx: Taint) {
+        for s in block {
+            let ctx = ctx.join(self.returned);
+            self.stmt(s, ctx);
+        }
     }
 
     fn stmt(&mut self, s: &Stmt, ctx: Taint) {
-        crate::stack::deep(|| {
-            match &s.kind {
-                StmtKind::Let { var, init } => {
-                    let t = init.as_ref().map_or(Taint::UNIFORM, |e| self.expr(e, ctx));
-                    self.raise_var(*var, t.join(ctx));
-                }
-                StmtKind::LetArray { array, init } => {
-                    let t = match init {
-                        ArrayInit::Repeat(e) => self.expr(e, ctx),
-                        ArrayInit::List(es) => es.iter().fold(Taint::UNIFORM, |t, e| t.join(self.expr(e, ctx))),
-                    };
-                    self.raise_array(*array, t.join(ctx));
-                }
-                StmtKind::Assign { place, value, .. } => {
-                    let t = self.expr(value, ctx).join(ctx);
-                    match place {
-                        Place::Var(v) => self.raise_var(*v, t),
-                        Place::Elem { array, index, .. } => {
-                            let it = self.expr(index, ctx);
-                            if self.kernel.array(*array).space == ArraySpace::Local {
-                                self.raise_array(*array, t.join(it));
-                            }
-                        }
-                    }
-                }
-                StmtKind::Expr(e) => {
-                    self.expr(e, ctx);
-                }
-                StmtKind::If { cond, then, otherwise } => {
-                    let inner = ctx.join(self.expr(cond, ctx));
-                    self.block(then, inner);
-                    if let Some(o) = otherwise {
-                        self.block(o, inner);
-                    }
-                }
-                StmtKind::While { id, cond, body } => {
-                    // After the first test, only the threads still in the loop
-                    // evaluate the condition: a varying condition is a varying exit.
-                    let cond = self.expr(cond, ctx.join(self.loop_exits[id.0]));
-                    self.raise_exit(*id, cond);
-                    let inner = ctx.join(cond).join(self.loop_exits[id.0]);
-                    self.loop_body(*id, body, inner);
-                }
-                StmtKind::Loop { id, body } => {
-                    let inner = ctx.join(self.loop_exits[id.0]);
-                    self.loop_body(*id, body, inner);
-                }
-                StmtKind::For { id, var, range, body } => {
-                    let inner = match range {
-                        ForRange::Seq { start, end, step, .. } => {
-                            let mut t = self.expr(start, ctx).join(self.expr(end, ctx));
-                            if let Some(st) = step {
-                                t = t.join(self.expr(st, ctx));
-                            }
-                            ctx.join(t).join(self.loop_exits[id.0])
-                        }
-                        ForRange::GridStride { start, end } | ForRange::BlockStride { start, end } => {
-                            self.expr(start, ctx);
-                            self.expr(end, ctx);
-                            ctx.join(Taint::at(Level::Varying, s.span))
-                        }
-                    };
-                    self.raise_var(*var, inner);
-                    self.loop_body(*id, body, inner);
-                }
-                StmtKind::Break(l) | StmtKind::Continue(l) => self.raise_exit(*l, ctx),
-                StmtKind::Return => {
-                    for l in self.open_loops.clone() {
-                        self.raise_exit(l, ctx);
-                    }
-                    if ctx.level > self.returned.level {
-                        self.returned = ctx;
-                    }
-                }
-                StmtKind::GridSync { .. } | StmtKind::SyncBlock => {}
-                StmtKind::Block(b) => self.block(b, ctx),
+        crate::stack::deep(|| self.stmt_inner(s, ctx))
+    }
+
+    fn stmt_inner(&mut self, s: &Stmt, ctx: Taint) {
+        match &s.kind {
+            StmtKind::Let { var, init } => {
+                let t = init.as_ref().map_or(Taint::UNIFORM, |e| self.expr(e, ctx));
+                self.raise_var(*var, t.join(ctx));
             }
-            if let Some(c) = Collective::of_stmt(&s.kind) {
-                self.collective(c, s.span, ctx);
+            StmtKind::LetArray { array, init } => {
+                let t = match init {
+                    ArrayInit::Repeat(e) => self.expr(e, ctx),
+                    ArrayInit::List(es) => es.iter().fold(Taint::UNIFORM, |t, e| t.join(self.expr(e, ctx))),
+                };
+                self.raise_array(*array, t.join(ctx));
             }
-        })
+            StmtKind::Assign { place, value, .. } => {
+                let t = self.expr(value, ctx).join(ctx);
+                match place {
+                    Place::Var(v) => self.raise_var(*v, t),
+                    Place::Elem { array, index, .. } => {
+                        let it = self.expr(index, ctx);
+                        if self.kernel.array(*array).space == ArraySpace::Local {
+                            self.raise_array(*array, t.join(it));
+                        }
+                    }
+                }
+            }
+            StmtKind::Expr(e) => {
+                self.expr(e, ctx);
+            }
+            StmtKind::If { cond, then, otherwise } => {
+                let inner = ctx.join(self.expr(cond, ctx));
+                self.block(then, inner);
+                if let Some(o) = otherwise {
+                    self.block(o, inner);
+                }
+            }
+            StmtKind::While { id, cond, body } => {
+                // After the first test, only the threads still in the loop
+                // evaluate the condition: a varying condition is a varying exit.
+                let cond = self.expr(cond, ctx.join(self.loop_exits[id.0]));
+                self.raise_exit(*id, cond);
+                let inner = ctx.join(cond).join(self.loop_exits[id.0]);
+                self.loop_body(*id, body, inner);
+            }
+            StmtKind::Loop { id, body } => {
+                let inner = ctx.join(self.loop_exits[id.0]);
+                self.loop_body(*id, body, inner);
+            }
+            StmtKind::For { id, var, range, body } => {
+                let inner = match range {
+                    ForRange::Seq { start, end, step, .. } => {
+                        let mut t = self.expr(start, ctx).join(self.expr(end, ctx));
+                        if let Some(st) = step {
+                            t = t.join(self.expr(st, ctx));
+                        }
+                        ctx.join(t).join(self.loop_exits[id.0])
+                    }
+                    ForRange::GridStride { start, end } | ForRange::BlockStride { start, end } => {
+                        self.expr(start, ctx);
+                        self.expr(end, ctx);
+                        ctx.join(Taint::at(Level::Varying, s.span))
+                    }
+                };
+                self.raise_var(*var, inner);
+                self.loop_body(*id, body, inner);
+            }
+            StmtKind::Break(l) | StmtKind::Continue(l) => self.raise_exit(*l, ctx),
+            StmtKind::Return => {
+                for l in self.open_loops.clone() {
+                    self.raise_exit(l, ctx);
+                }
+                if ctx.level > self.returned.level {
+                    self.returned = ctx;
+                }
+            }
+            StmtKind::GridSync { .. } | StmtKind::SyncBlock => {}
+            StmtKind::Block(b) => self.block(b, ctx),
+        }
+        if let Some(c) = Collective::of_stmt(&s.kind) {
+            self.collective(c, s.span, ctx);
+        }
     }
 
     fn loop_body(&mut self, id: LoopId, body: &Block, ctx: Taint) {
@@ -268,59 +272,61 @@ impl Analysis<'_> {
     /// The level of an expression's value; `ctx` is the control under which
     /// it is evaluated, which its conditionally evaluated parts extend.
     fn expr(&mut self, e: &Expr, ctx: Taint) -> Taint {
-        crate::stack::deep(|| {
-            if let Some(c) = Collective::of_expr(&e.kind) {
-                self.collective(c, e.span, ctx);
-            }
-            match &e.kind {
-                ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Len(_) => Taint::UNIFORM,
-                ExprKind::Var(v) => {
-                    let t = self.vars[v.0];
-                    if t.level > Level::Uniform {
-                        Taint::at(t.level, e.span)
-                    } else {
-                        t
-                    }
-                }
-                ExprKind::Builtin(b) => match b {
-                    Builtin::ThreadIdx | Builtin::GlobalId | Builtin::LaneId => Taint::at(Level::Varying, e.span),
-                    Builtin::BlockIdx => Taint::at(Level::Block, e.span),
-                    Builtin::BlockDim | Builtin::GridDim | Builtin::GridSize | Builtin::WarpSize => Taint::UNIFORM,
-                },
-                ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.expr(a, ctx),
-                ExprKind::Binary(op, a, b) => {
-                    let ta = self.expr(a, ctx);
-                    // `a && b`, `a || b`: `b` runs only where `a` allows it.
-                    let b_ctx = if op.is_logical() { ctx.join(ta) } else { ctx };
-                    ta.join(self.expr(b, b_ctx))
-                }
-                ExprKind::Load { array, index, .. } => {
-                    let t = self.expr(index, ctx);
-                    match self.kernel.array(*array).space {
-                        ArraySpace::Global => t,
-                        ArraySpace::Shared => t.join(Taint::at(Level::Block, e.span)),
-                        ArraySpace::Local => t.join(self.local_arrays[array.0]),
-                    }
-                }
-                ExprKind::Call { args, .. } => args.iter().fold(Taint::UNIFORM, |t, a| t.join(self.expr(a, ctx))),
-                ExprKind::Atomic { index, args, .. } => {
-                    self.expr(index, ctx);
-                    for a in args {
-                        self.expr(a, ctx);
-                    }
-                    Taint::at(Level::Varying, e.span)
-                }
-                ExprKind::Shuffle { value, lane, .. } => {
-                    self.expr(value, ctx);
-                    self.expr(lane, ctx);
-                    Taint::at(Level::Varying, e.span)
-                }
-                ExprKind::Select { cond, then, otherwise } => {
-                    let t = self.expr(cond, ctx);
-                    let branch = ctx.join(t);
-                    t.join(self.expr(then, branch)).join(self.expr(otherwise, branch))
+        crate::stack::deep(|| self.expr_inner(e, ctx))
+    }
+
+    fn expr_inner(&mut self, e: &Expr, ctx: Taint) -> Taint {
+        if let Some(c) = Collective::of_expr(&e.kind) {
+            self.collective(c, e.span, ctx);
+        }
+        match &e.kind {
+            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Len(_) => Taint::UNIFORM,
+            ExprKind::Var(v) => {
+                let t = self.vars[v.0];
+                if t.level > Level::Uniform {
+                    Taint::at(t.level, e.span)
+                } else {
+                    t
                 }
             }
-        })
+            ExprKind::Builtin(b) => match b {
+                Builtin::ThreadIdx | Builtin::GlobalId | Builtin::LaneId => Taint::at(Level::Varying, e.span),
+                Builtin::BlockIdx => Taint::at(Level::Block, e.span),
+                Builtin::BlockDim | Builtin::GridDim | Builtin::GridSize | Builtin::WarpSize => Taint::UNIFORM,
+            },
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.expr(a, ctx),
+            ExprKind::Binary(op, a, b) => {
+                let ta = self.expr(a, ctx);
+                // `a && b`, `a || b`: `b` runs only where `a` allows it.
+                let b_ctx = if op.is_logical() { ctx.join(ta) } else { ctx };
+                ta.join(self.expr(b, b_ctx))
+            }
+            ExprKind::Load { array, index, .. } => {
+                let t = self.expr(index, ctx);
+                match self.kernel.array(*array).space {
+                    ArraySpace::Global => t,
+                    ArraySpace::Shared => t.join(Taint::at(Level::Block, e.span)),
+                    ArraySpace::Local => t.join(self.local_arrays[array.0]),
+                }
+            }
+            ExprKind::Call { args, .. } => args.iter().fold(Taint::UNIFORM, |t, a| t.join(self.expr(a, ctx))),
+            ExprKind::Atomic { index, args, .. } => {
+                self.expr(index, ctx);
+                for a in args {
+                    self.expr(a, ctx);
+                }
+                Taint::at(Level::Varying, e.span)
+            }
+            ExprKind::Shuffle { value, lane, .. } => {
+                self.expr(value, ctx);
+                self.expr(lane, ctx);
+                Taint::at(Level::Varying, e.span)
+            }
+            ExprKind::Select { cond, then, otherwise } => {
+                let t = self.expr(cond, ctx);
+                let branch = ctx.join(t);
+                t.join(self.expr(then, branch)).join(self.expr(otherwise, branch))
+            }
+        }
     }
 }

@@ -206,7 +206,11 @@ impl CudaEmitter<'_> {
     }
 
     fn stmt(&mut self, s: &Stmt) {
-        crate::stack::deep(|| match &s.kind {
+        crate::stack::deep(|| self.stmt_inner(s))
+    }
+
+    fn stmt_inner(&mut self, s: &Stmt) {
+        match &s.kind {
             StmtKind::Let { var, init } => {
                 let v = self.k.var(*var);
                 let ty = self.k.ty(v.ty).name();
@@ -245,7 +249,7 @@ impl CudaEmitter<'_> {
             }
             StmtKind::SyncBlock => self.around_barrier("__syncthreads();"),
             StmtKind::Block(b) => self.nested("", b),
-        })
+        }
     }
 
     /// A barrier, fenced for the compiler. `__restrict__` lets it assume that
@@ -273,28 +277,30 @@ impl CudaEmitter<'_> {
 
     /// Closes an `if`, continuing with `else if`/`else` branches.
     fn else_chain(&mut self, otherwise: Option<&Block>) {
-        crate::stack::deep(|| {
-            let Some(block) = otherwise else {
-                self.close();
-                return;
-            };
-            self.indent -= 1;
-            match block.as_slice() {
-                [Stmt { kind: StmtKind::If { cond, then, otherwise }, .. }] => {
-                    let c = self.expr(cond).text;
-                    self.line(&format!("}} else if ({c}) {{"));
-                    self.indent += 1;
-                    self.block_body(then);
-                    self.else_chain(otherwise.as_ref());
-                }
-                _ => {
-                    self.line("} else {");
-                    self.indent += 1;
-                    self.block_body(block);
-                    self.close();
-                }
+        crate::stack::deep(|| self.else_chain_inner(otherwise))
+    }
+
+    fn else_chain_inner(&mut self, otherwise: Option<&Block>) {
+        let Some(block) = otherwise else {
+            self.close();
+            return;
+        };
+        self.indent -= 1;
+        match block.as_slice() {
+            [Stmt { kind: StmtKind::If { cond, then, otherwise }, .. }] => {
+                let c = self.expr(cond).text;
+                self.line(&format!("}} else if ({c}) {{"));
+                self.indent += 1;
+                self.block_body(then);
+                self.else_chain(otherwise.as_ref());
             }
-        })
+            _ => {
+                self.line("} else {");
+                self.indent += 1;
+                self.block_body(block);
+                self.close();
+            }
+        }
     }
 
     fn let_array(&mut self, array: ArrayId, init: &ArrayInit) {
@@ -549,86 +555,87 @@ impl CudaEmitter<'_> {
     }
 
     fn expr(&mut self, e: &Expr) -> Code {
-        crate::stack::deep(|| {
-            let ty = self.k.ty(e.ty);
-            match &e.kind {
-                ExprKind::Int(v) => int_literal(*v, ty),
-                ExprKind::Float(v) => float_literal(*v, ty),
-                ExprKind::Bool(b) => Code::primary(b.to_string()),
-                ExprKind::Var(v) => Code::primary(self.k.var(*v).c_name.clone()),
-                ExprKind::Builtin(b) => Code::primary(
-                    match b {
-                        Builtin::ThreadIdx => "threadIdx.x",
-                        Builtin::BlockIdx => "blockIdx.x",
-                        Builtin::BlockDim => "blockDim.x",
-                        Builtin::GridDim => "gridDim.x",
-                        Builtin::GlobalId => "(blockIdx.x * blockDim.x + threadIdx.x)",
-                        Builtin::GridSize => "(blockDim.x * gridDim.x)",
-                        Builtin::LaneId => "(threadIdx.x & 31u)",
-                        Builtin::WarpSize => "32u",
-                    }
-                    .to_string(),
-                ),
-                ExprKind::Len(a) => Code::primary(self.len_of(*a)),
-                ExprKind::Unary(op, a) => self.unary(*op, ty, a),
-                ExprKind::Binary(op, a, b) => {
-                    let operand_ty = self.k.ty(a.ty);
-                    let (l, r) = (self.expr(a), self.expr(b));
-                    self.binary_code(*op, operand_ty, l, r, b)
+        crate::stack::deep(|| self.expr_inner(e))
+    }
+
+    fn expr_inner(&mut self, e: &Expr) -> Code {
+        let ty = self.k.ty(e.ty);
+        match &e.kind {
+            ExprKind::Int(v) => int_literal(*v, ty),
+            ExprKind::Float(v) => float_literal(*v, ty),
+            ExprKind::Bool(b) => Code::primary(b.to_string()),
+            ExprKind::Var(v) => Code::primary(self.k.var(*v).c_name.clone()),
+            ExprKind::Builtin(b) => Code::primary(
+                match b {
+                    Builtin::ThreadIdx => "threadIdx.x",
+                    Builtin::BlockIdx => "blockIdx.x",
+                    Builtin::BlockDim => "blockDim.x",
+                    Builtin::GridDim => "gridDim.x",
+                    Builtin::GlobalId => "(blockIdx.x * blockDim.x + threadIdx.x)",
+                    Builtin::GridSize => "(blockDim.x * gridDim.x)",
+                    Builtin::LaneId => "(threadIdx.x & 31u)",
+                    Builtin::WarpSize => "32u",
                 }
-                ExprKind::Cast(inner) => {
-                    let from = self.k.ty(inner.ty);
-                    let code = self.expr(inner);
-                    if from == ty {
-                        code
-                    } else if from.is_float() && ty.is_int() {
-                        Code::primary(format!("gsync::float_to_int<{}>({})", ty.name(), code.text))
-                    } else {
-                        Code { text: format!("({}){}", ty.name(), code.at(prec::UNARY)), prec: prec::UNARY }
-                    }
-                }
-                ExprKind::Load { array, index, line } => {
-                    let a = self.k.array(*array);
-                    let name = a.c_name.clone();
-                    let idx = self.expr(index).text;
-                    if self.checked {
-                        Code::primary(format!(
-                            "gsync::load({name}, {}, {idx}, gsync_status, {}u, {line}u)",
-                            self.len_of(*array),
-                            array.0
-                        ))
-                    } else {
-                        Code::primary(format!("{name}[{idx}]"))
-                    }
-                }
-                ExprKind::Call { func, args, .. } => {
-                    let args: Vec<Code> = args.iter().map(|a| self.expr(a)).collect();
-                    fill_template(func, args)
-                }
-                ExprKind::Atomic { op, array, index, args, line } => {
-                    let call = self.atomic_call(*op, *array, index, args);
-                    if self.checked {
-                        let idx = self.expr(index).text;
-                        let guard = self.in_bounds(*array, &idx, *line);
-                        Code { text: format!("{guard} ? {call} : ({})0", ty.name()), prec: prec::TERNARY }
-                    } else {
-                        Code::primary(call)
-                    }
-                }
-                ExprKind::Shuffle { op, value, lane } => {
-                    let (v, l) = (self.expr(value).text, self.expr(lane).text);
-                    Code::primary(format!("{}({v}, {l})", op.helper()))
-                }
-                ExprKind::Select { cond, then, otherwise } => {
-                    let c = self.expr(cond);
-                    let c =
-                        if c.prec < prec::PRIMARY && c.prec != prec::UNARY { format!("({})", c.text) } else { c.text };
-                    let t = self.expr(then).at(prec::TERNARY + 1);
-                    let o = self.expr(otherwise).at(prec::TERNARY);
-                    Code { text: format!("{c} ? {t} : {o}"), prec: prec::TERNARY }
+                .to_string(),
+            ),
+            ExprKind::Len(a) => Code::primary(self.len_of(*a)),
+            ExprKind::Unary(op, a) => self.unary(*op, ty, a),
+            ExprKind::Binary(op, a, b) => {
+                let operand_ty = self.k.ty(a.ty);
+                let (l, r) = (self.expr(a), self.expr(b));
+                self.binary_code(*op, operand_ty, l, r, b)
+            }
+            ExprKind::Cast(inner) => {
+                let from = self.k.ty(inner.ty);
+                let code = self.expr(inner);
+                if from == ty {
+                    code
+                } else if from.is_float() && ty.is_int() {
+                    Code::primary(format!("gsync::float_to_int<{}>({})", ty.name(), code.text))
+                } else {
+                    Code { text: format!("({}){}", ty.name(), code.at(prec::UNARY)), prec: prec::UNARY }
                 }
             }
-        })
+            ExprKind::Load { array, index, line } => {
+                let a = self.k.array(*array);
+                let name = a.c_name.clone();
+                let idx = self.expr(index).text;
+                if self.checked {
+                    Code::primary(format!(
+                        "gsync::load({name}, {}, {idx}, gsync_status, {}u, {line}u)",
+                        self.len_of(*array),
+                        array.0
+                    ))
+                } else {
+                    Code::primary(format!("{name}[{idx}]"))
+                }
+            }
+            ExprKind::Call { func, args, .. } => {
+                let args: Vec<Code> = args.iter().map(|a| self.expr(a)).collect();
+                fill_template(func, args)
+            }
+            ExprKind::Atomic { op, array, index, args, line } => {
+                let call = self.atomic_call(*op, *array, index, args);
+                if self.checked {
+                    let idx = self.expr(index).text;
+                    let guard = self.in_bounds(*array, &idx, *line);
+                    Code { text: format!("{guard} ? {call} : ({})0", ty.name()), prec: prec::TERNARY }
+                } else {
+                    Code::primary(call)
+                }
+            }
+            ExprKind::Shuffle { op, value, lane } => {
+                let (v, l) = (self.expr(value).text, self.expr(lane).text);
+                Code::primary(format!("{}({v}, {l})", op.helper()))
+            }
+            ExprKind::Select { cond, then, otherwise } => {
+                let c = self.expr(cond);
+                let c = if c.prec < prec::PRIMARY && c.prec != prec::UNARY { format!("({})", c.text) } else { c.text };
+                let t = self.expr(then).at(prec::TERNARY + 1);
+                let o = self.expr(otherwise).at(prec::TERNARY);
+                Code { text: format!("{c} ? {t} : {o}"), prec: prec::TERNARY }
+            }
+        }
     }
 
     fn unary(&mut self, op: UnOp, ty: Scalar, a: &Expr) -> Code {

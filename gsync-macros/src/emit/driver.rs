@@ -73,70 +73,71 @@ impl Driver<'_> {
     }
 
     fn stmt(&self, s: &HostStmt, plan: &SplitPlan) -> TokenStream {
-        crate::stack::deep(|| {
-            let k = self.k;
-            match s {
-                HostStmt::Let { var, init } => {
-                    let id = var_ident(k, *var);
-                    let ty = scalar_type(k.ty(k.var(*var).ty));
-                    let mutability = if k.var(*var).mutable || init.is_none() { quote!(mut) } else { quote!() };
-                    match init {
-                        Some(e) => {
-                            let e = self.expr(e);
-                            quote!(let #mutability #id: #ty = #e;)
-                        }
-                        None => quote!(let #mutability #id: #ty;),
+        crate::stack::deep(|| self.stmt_inner(s, plan))
+    }
+
+    fn stmt_inner(&self, s: &HostStmt, plan: &SplitPlan) -> TokenStream {
+        let k = self.k;
+        match s {
+            HostStmt::Let { var, init } => {
+                let id = var_ident(k, *var);
+                let ty = scalar_type(k.ty(k.var(*var).ty));
+                let mutability = if k.var(*var).mutable || init.is_none() { quote!(mut) } else { quote!() };
+                match init {
+                    Some(e) => {
+                        let e = self.expr(e);
+                        quote!(let #mutability #id: #ty = #e;)
                     }
+                    None => quote!(let #mutability #id: #ty;),
                 }
-                HostStmt::Assign { var, op, value } => {
-                    let id = var_ident(k, *var);
-                    let ty = k.ty(k.var(*var).ty);
-                    let value = match op {
-                        None => self.expr(value),
-                        Some(op) => {
-                            let rhs = self.expr(value);
-                            self.binary(*op, ty, quote!(#id), rhs)
-                        }
-                    };
-                    quote!(#id = #value;)
-                }
-                HostStmt::If { cond, then, otherwise } => {
-                    let (c, t) = (self.expr(cond), self.block(then, plan));
-                    match otherwise {
-                        Some(o) => {
-                            let o = self.block(o, plan);
-                            quote!(if #c { #t } else { #o })
-                        }
-                        None => quote!(if #c { #t }),
-                    }
-                }
-                HostStmt::While { cond, body } => {
-                    let (c, b) = (self.expr(cond), self.block(body, plan));
-                    quote!(while #c { #b })
-                }
-                HostStmt::Loop { body } => {
-                    let b = self.block(body, plan);
-                    quote!(loop { #b })
-                }
-                HostStmt::For { var, range, body } => {
-                    let id = var_ident(k, *var);
-                    let b = self.block(body, plan);
-                    let ForRange::Seq { start, end, inclusive, step, reverse } = range else {
-                        return quote!(compile_error!("gsync: a strided loop cannot be host control flow"););
-                    };
-                    let iter =
-                        RustExpr { k: self.k, ctx: self }.seq_iter(start, end, *inclusive, step.as_ref(), *reverse);
-                    quote!(for #id in #iter { #b })
-                }
-                HostStmt::Break => quote!(break;),
-                HostStmt::Continue => quote!(continue;),
-                HostStmt::Block(b) => {
-                    let b = self.block(b, plan);
-                    quote!({ #b })
-                }
-                HostStmt::Launch(i) => self.launch(*i, plan),
             }
-        })
+            HostStmt::Assign { var, op, value } => {
+                let id = var_ident(k, *var);
+                let ty = k.ty(k.var(*var).ty);
+                let value = match op {
+                    None => self.expr(value),
+                    Some(op) => {
+                        let rhs = self.expr(value);
+                        self.binary(*op, ty, quote!(#id), rhs)
+                    }
+                };
+                quote!(#id = #value;)
+            }
+            HostStmt::If { cond, then, otherwise } => {
+                let (c, t) = (self.expr(cond), self.block(then, plan));
+                match otherwise {
+                    Some(o) => {
+                        let o = self.block(o, plan);
+                        quote!(if #c { #t } else { #o })
+                    }
+                    None => quote!(if #c { #t }),
+                }
+            }
+            HostStmt::While { cond, body } => {
+                let (c, b) = (self.expr(cond), self.block(body, plan));
+                quote!(while #c { #b })
+            }
+            HostStmt::Loop { body } => {
+                let b = self.block(body, plan);
+                quote!(loop { #b })
+            }
+            HostStmt::For { var, range, body } => {
+                let id = var_ident(k, *var);
+                let b = self.block(body, plan);
+                let ForRange::Seq { start, end, inclusive, step, reverse } = range else {
+                    return quote!(compile_error!("gsync: a strided loop cannot be host control flow"););
+                };
+                let iter = RustExpr { k: self.k, ctx: self }.seq_iter(start, end, *inclusive, step.as_ref(), *reverse);
+                quote!(for #id in #iter { #b })
+            }
+            HostStmt::Break => quote!(break;),
+            HostStmt::Continue => quote!(continue;),
+            HostStmt::Block(b) => {
+                let b = self.block(b, plan);
+                quote!({ #b })
+            }
+            HostStmt::Launch(i) => self.launch(*i, plan),
+        }
     }
 
     fn launch(&self, index: usize, plan: &SplitPlan) -> TokenStream {

@@ -99,83 +99,85 @@ impl Emu<'_> {
     }
 
     fn stmt(&self, s: &Stmt) -> TokenStream {
-        crate::stack::deep(|| {
-            let k = self.k;
-            let ctx = ctx_ident();
-            match &s.kind {
-                StmtKind::Let { var, init } => {
-                    let id = var_ident(k, *var);
-                    let ty = scalar_type(k.ty(k.var(*var).ty));
-                    let mutability = if k.var(*var).mutable || init.is_none() { quote!(mut) } else { quote!() };
-                    match init {
-                        Some(e) => {
-                            let e = self.expr(e);
-                            quote!(let #mutability #id: #ty = #e;)
-                        }
-                        None => quote!(let #mutability #id: #ty;),
+        crate::stack::deep(|| self.stmt_inner(s))
+    }
+
+    fn stmt_inner(&self, s: &Stmt) -> TokenStream {
+        let k = self.k;
+        let ctx = ctx_ident();
+        match &s.kind {
+            StmtKind::Let { var, init } => {
+                let id = var_ident(k, *var);
+                let ty = scalar_type(k.ty(k.var(*var).ty));
+                let mutability = if k.var(*var).mutable || init.is_none() { quote!(mut) } else { quote!() };
+                match init {
+                    Some(e) => {
+                        let e = self.expr(e);
+                        quote!(let #mutability #id: #ty = #e;)
                     }
-                }
-                StmtKind::LetArray { array, init } => {
-                    let info = k.array(*array);
-                    let id = array_ident(k, *array);
-                    let (t, len) = (scalar_type(info.elem), info.len.unwrap_or(1) as usize);
-                    let id_num = array.0 as u32;
-                    let fill = match init {
-                        ArrayInit::Repeat(v) => {
-                            let v = self.expr(v);
-                            quote! {
-                                let value: #t = #v;
-                                for i in 0..#len as u64 { #id.store(i, value, #ctx, #id_num, 0); }
-                            }
-                        }
-                        ArrayInit::List(values) => {
-                            let stores = values.iter().enumerate().map(|(i, v)| {
-                                let (v, i) = (self.expr(v), i as u64);
-                                quote!(#id.store(#i, #v, #ctx, #id_num, 0);)
-                            });
-                            quote!(#(#stores)*)
-                        }
-                    };
-                    quote! {
-                        let #id: ::gsync::EmuSlice<#t> = ::gsync::EmuSlice::zeroed(#len);
-                        #fill
-                    }
-                }
-                StmtKind::Assign { place, op, value } => self.assign(place, *op, value),
-                StmtKind::Expr(e) => {
-                    let e = self.expr(e);
-                    quote!(let _ = #e;)
-                }
-                StmtKind::If { cond, then, otherwise } => {
-                    let (c, t) = (self.expr(cond), self.block(then));
-                    match otherwise {
-                        Some(o) => {
-                            let o = self.block(o);
-                            quote!(if #c { #t } else { #o })
-                        }
-                        None => quote!(if #c { #t }),
-                    }
-                }
-                StmtKind::While { cond, body, .. } => {
-                    let (c, b) = (self.expr(cond), self.block(body));
-                    quote!(while #c { #b })
-                }
-                StmtKind::Loop { body, .. } => {
-                    let b = self.block(body);
-                    quote!(loop { #b })
-                }
-                StmtKind::For { var, range, body, .. } => self.for_loop(*var, range, body),
-                StmtKind::Break(_) => quote!(break;),
-                StmtKind::Continue(_) => quote!(continue;),
-                StmtKind::Return => quote!(return;),
-                StmtKind::GridSync { .. } => quote!(#ctx.grid_sync().await;),
-                StmtKind::SyncBlock => quote!(#ctx.sync_block().await;),
-                StmtKind::Block(b) => {
-                    let b = self.block(b);
-                    quote!({ #b })
+                    None => quote!(let #mutability #id: #ty;),
                 }
             }
-        })
+            StmtKind::LetArray { array, init } => {
+                let info = k.array(*array);
+                let id = array_ident(k, *array);
+                let (t, len) = (scalar_type(info.elem), info.len.unwrap_or(1) as usize);
+                let id_num = array.0 as u32;
+                let fill = match init {
+                    ArrayInit::Repeat(v) => {
+                        let v = self.expr(v);
+                        quote! {
+                            let value: #t = #v;
+                            for i in 0..#len as u64 { #id.store(i, value, #ctx, #id_num, 0); }
+                        }
+                    }
+                    ArrayInit::List(values) => {
+                        let stores = values.iter().enumerate().map(|(i, v)| {
+                            let (v, i) = (self.expr(v), i as u64);
+                            quote!(#id.store(#i, #v, #ctx, #id_num, 0);)
+                        });
+                        quote!(#(#stores)*)
+                    }
+                };
+                quote! {
+                    let #id: ::gsync::EmuSlice<#t> = ::gsync::EmuSlice::zeroed(#len);
+                    #fill
+                }
+            }
+            StmtKind::Assign { place, op, value } => self.assign(place, *op, value),
+            StmtKind::Expr(e) => {
+                let e = self.expr(e);
+                quote!(let _ = #e;)
+            }
+            StmtKind::If { cond, then, otherwise } => {
+                let (c, t) = (self.expr(cond), self.block(then));
+                match otherwise {
+                    Some(o) => {
+                        let o = self.block(o);
+                        quote!(if #c { #t } else { #o })
+                    }
+                    None => quote!(if #c { #t }),
+                }
+            }
+            StmtKind::While { cond, body, .. } => {
+                let (c, b) = (self.expr(cond), self.block(body));
+                quote!(while #c { #b })
+            }
+            StmtKind::Loop { body, .. } => {
+                let b = self.block(body);
+                quote!(loop { #b })
+            }
+            StmtKind::For { var, range, body, .. } => self.for_loop(*var, range, body),
+            StmtKind::Break(_) => quote!(break;),
+            StmtKind::Continue(_) => quote!(continue;),
+            StmtKind::Return => quote!(return;),
+            StmtKind::GridSync { .. } => quote!(#ctx.grid_sync().await;),
+            StmtKind::SyncBlock => quote!(#ctx.sync_block().await;),
+            StmtKind::Block(b) => {
+                let b = self.block(b);
+                quote!({ #b })
+            }
+        }
     }
 
     fn assign(&self, place: &Place, op: Option<BinOp>, value: &Expr) -> TokenStream {

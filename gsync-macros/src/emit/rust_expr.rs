@@ -40,57 +40,59 @@ pub struct RustExpr<'a, C: RustContext + ?Sized> {
 
 impl<C: RustContext + ?Sized> RustExpr<'_, C> {
     pub fn expr(&self, e: &Expr) -> TokenStream {
-        crate::stack::deep(|| {
-            let k = self.k;
-            let ty = k.ty(e.ty);
-            match &e.kind {
-                ExprKind::Int(v) => int_literal(*v, ty),
-                ExprKind::Float(v) => float_literal(*v, ty),
-                ExprKind::Bool(b) => quote!(#b),
-                ExprKind::Var(v) => {
-                    let id = var_ident(k, *v);
-                    quote!(#id)
-                }
-                ExprKind::Unary(op, a) => {
-                    let a = self.expr(a);
-                    match op {
-                        UnOp::Neg if ty.is_float() => quote!((-#a)),
-                        UnOp::Neg => quote!(#a.wrapping_neg()),
-                        UnOp::Not => quote!((!#a)),
-                    }
-                }
-                ExprKind::Binary(op, a, b) => {
-                    let operand = k.ty(a.ty);
-                    let (l, r) = (self.left_operand(*op, a), self.expr(b));
-                    self.binary(*op, operand, l, r)
-                }
-                ExprKind::Cast(inner) => {
-                    let inner = self.expr(inner);
-                    let t = scalar_type(ty);
-                    quote!((#inner as #t))
-                }
-                ExprKind::Load { array, index, line } => {
-                    let index = self.expr(index);
-                    self.ctx.load(*array, index, *line)
-                }
-                ExprKind::Len(a) => self.ctx.len(*a),
-                ExprKind::Builtin(b) => self.ctx.builtin(*b),
-                ExprKind::Call { rust, args, .. } => self.call(rust, args),
-                ExprKind::Select { cond, then, otherwise } => {
-                    let (c, t, o) = (self.expr(cond), self.expr(then), self.expr(otherwise));
-                    quote!((if #c { #t } else { #o }))
-                }
-                ExprKind::Atomic { op, array, index, args, line } => {
-                    let index = self.expr(index);
-                    let args = args.iter().map(|a| self.expr(a)).collect();
-                    self.ctx.atomic(*op, *array, index, args, *line)
-                }
-                ExprKind::Shuffle { op, value, lane } => {
-                    let (value, lane) = (self.expr(value), self.expr(lane));
-                    self.ctx.shuffle(*op, value, lane)
+        crate::stack::deep(|| self.expr_inner(e))
+    }
+
+    fn expr_inner(&self, e: &Expr) -> TokenStream {
+        let k = self.k;
+        let ty = k.ty(e.ty);
+        match &e.kind {
+            ExprKind::Int(v) => int_literal(*v, ty),
+            ExprKind::Float(v) => float_literal(*v, ty),
+            ExprKind::Bool(b) => quote!(#b),
+            ExprKind::Var(v) => {
+                let id = var_ident(k, *v);
+                quote!(#id)
+            }
+            ExprKind::Unary(op, a) => {
+                let a = self.expr(a);
+                match op {
+                    UnOp::Neg if ty.is_float() => quote!((-#a)),
+                    UnOp::Neg => quote!(#a.wrapping_neg()),
+                    UnOp::Not => quote!((!#a)),
                 }
             }
-        })
+            ExprKind::Binary(op, a, b) => {
+                let operand = k.ty(a.ty);
+                let (l, r) = (self.left_operand(*op, a), self.expr(b));
+                self.binary(*op, operand, l, r)
+            }
+            ExprKind::Cast(inner) => {
+                let inner = self.expr(inner);
+                let t = scalar_type(ty);
+                quote!((#inner as #t))
+            }
+            ExprKind::Load { array, index, line } => {
+                let index = self.expr(index);
+                self.ctx.load(*array, index, *line)
+            }
+            ExprKind::Len(a) => self.ctx.len(*a),
+            ExprKind::Builtin(b) => self.ctx.builtin(*b),
+            ExprKind::Call { rust, args, .. } => self.call(rust, args),
+            ExprKind::Select { cond, then, otherwise } => {
+                let (c, t, o) = (self.expr(cond), self.expr(then), self.expr(otherwise));
+                quote!((if #c { #t } else { #o }))
+            }
+            ExprKind::Atomic { op, array, index, args, line } => {
+                let index = self.expr(index);
+                let args = args.iter().map(|a| self.expr(a)).collect();
+                self.ctx.atomic(*op, *array, index, args, *line)
+            }
+            ExprKind::Shuffle { op, value, lane } => {
+                let (value, lane) = (self.expr(value), self.expr(lane));
+                self.ctx.shuffle(*op, value, lane)
+            }
+        }
     }
 
     /// The Rust iterator of a sequential `for` range: `a..b`, `a..=b`,

@@ -10,35 +10,37 @@ use syn::spanned::Spanned;
 impl Lowerer<'_> {
     /// Lowers an expression that produces a value; `None` after an error.
     pub(super) fn expr(&mut self, e: &syn::Expr) -> Option<Expr> {
-        crate::stack::deep(|| {
-            let span = e.span();
-            match e {
-                syn::Expr::Lit(lit) => self.literal(&lit.lit),
-                syn::Expr::Paren(p) => self.expr(&p.expr),
-                syn::Expr::Group(g) => self.expr(&g.expr),
-                syn::Expr::Path(p) => self.path_expr(p),
-                syn::Expr::Unary(u) => self.unary(u),
-                syn::Expr::Binary(b) => self.binary(b),
-                syn::Expr::Cast(c) => self.cast(c),
-                syn::Expr::Index(ix) => {
-                    let (array, index, line) = self.element(ix)?;
-                    let ty = self.array_elem_ty(array);
-                    Some(self.expr_of(ExprKind::Load { array, index: Box::new(index), line }, ty, span))
-                }
-                syn::Expr::MethodCall(m) => self.method_call(m),
-                syn::Expr::Call(c) => self.call(c),
-                syn::Expr::If(i) => self.select(i),
-                syn::Expr::Block(b) if b.label.is_none() && b.block.stmts.len() == 1 => match &b.block.stmts[0] {
-                    syn::Stmt::Expr(inner, None) => self.expr(inner),
-                    _ => self.value_block_error(span),
-                },
-                syn::Expr::Block(_) => self.value_block_error(span),
-                other => {
-                    self.unsupported(other);
-                    None
-                }
+        crate::stack::deep(|| self.expr_inner(e))
+    }
+
+    fn expr_inner(&mut self, e: &syn::Expr) -> Option<Expr> {
+        let span = e.span();
+        match e {
+            syn::Expr::Lit(lit) => self.literal(&lit.lit),
+            syn::Expr::Paren(p) => self.expr(&p.expr),
+            syn::Expr::Group(g) => self.expr(&g.expr),
+            syn::Expr::Path(p) => self.path_expr(p),
+            syn::Expr::Unary(u) => self.unary(u),
+            syn::Expr::Binary(b) => self.binary(b),
+            syn::Expr::Cast(c) => self.cast(c),
+            syn::Expr::Index(ix) => {
+                let (array, index, line) = self.element(ix)?;
+                let ty = self.array_elem_ty(array);
+                Some(self.expr_of(ExprKind::Load { array, index: Box::new(index), line }, ty, span))
             }
-        })
+            syn::Expr::MethodCall(m) => self.method_call(m),
+            syn::Expr::Call(c) => self.call(c),
+            syn::Expr::If(i) => self.select(i),
+            syn::Expr::Block(b) if b.label.is_none() && b.block.stmts.len() == 1 => match &b.block.stmts[0] {
+                syn::Stmt::Expr(inner, None) => self.expr(inner),
+                _ => self.value_block_error(span),
+            },
+            syn::Expr::Block(_) => self.value_block_error(span),
+            other => {
+                self.unsupported(other);
+                None
+            }
+        }
     }
 
     fn value_block_error(&mut self, span: Span) -> Option<Expr> {
@@ -635,7 +637,11 @@ impl Lowerer<'_> {
 
 /// Whether evaluating the expression twice would differ from once (atomics).
 pub fn expr_has_effects(e: &Expr) -> bool {
-    crate::stack::deep(|| match &e.kind {
+    crate::stack::deep(|| expr_has_effects_inner(e))
+}
+
+fn expr_has_effects_inner(e: &Expr) -> bool {
+    match &e.kind {
         ExprKind::Atomic { .. } => true,
         ExprKind::Int(_)
         | ExprKind::Float(_)
@@ -651,5 +657,5 @@ pub fn expr_has_effects(e: &Expr) -> bool {
         ExprKind::Select { cond, then, otherwise } => {
             expr_has_effects(cond) || expr_has_effects(then) || expr_has_effects(otherwise)
         }
-    })
+    }
 }

@@ -17,7 +17,11 @@ impl Lowerer<'_> {
     }
 
     fn stmt(&mut self, s: &syn::Stmt, out: &mut Block) {
-        crate::stack::deep(|| match s {
+        crate::stack::deep(|| self.stmt_inner(s, out))
+    }
+
+    fn stmt_inner(&mut self, s: &syn::Stmt, out: &mut Block) {
+        match s {
             syn::Stmt::Local(local) => self.local(local, out),
             syn::Stmt::Item(syn::Item::Const(c)) => self.const_item(c),
             syn::Stmt::Item(item) => {
@@ -28,7 +32,7 @@ impl Lowerer<'_> {
                 self.diag.error(m.span(), format!("unknown macro `{name}!`: kernels cannot call macros"));
             }
             syn::Stmt::Expr(e, _) => self.expr_stmt(e, out),
-        })
+        }
     }
 
     fn expr_stmt(&mut self, e: &syn::Expr, out: &mut Block) {
@@ -251,34 +255,36 @@ impl Lowerer<'_> {
 
     /// Lowers `place = <if/block with statements>` into assignments in each branch.
     fn assign_value(&mut self, place: Place, ty: TyId, e: &syn::Expr, out: &mut Block) {
-        crate::stack::deep(|| {
-            let span = e.span();
-            match e {
-                syn::Expr::If(i) => {
-                    let Some((_, otherwise)) = &i.else_branch else {
-                        self.diag.error(span, "an `if` used as a value needs an `else`");
-                        return;
-                    };
-                    let Some(cond) = self.expr(&i.cond) else { return };
-                    self.require(cond.ty, Scalar::Bool, cond.span, "an `if` condition");
-                    let then = self.value_block(place.clone(), ty, &i.then_branch.stmts);
-                    let mut other = Vec::new();
-                    self.scopes.push(Default::default());
-                    self.assign_value(place, ty, otherwise, &mut other);
-                    self.scopes.pop();
-                    out.push(Self::stmt_of(StmtKind::If { cond, then, otherwise: Some(other) }, span));
-                }
-                syn::Expr::Block(b) if b.label.is_none() => {
-                    let block = self.value_block(place, ty, &b.block.stmts);
-                    out.push(Self::stmt_of(StmtKind::Block(block), span));
-                }
-                _ => {
-                    let Some(value) = self.expr(e) else { return };
-                    self.unify(ty, value.ty, value.span);
-                    out.push(Self::stmt_of(StmtKind::Assign { place, op: None, value }, span));
-                }
+        crate::stack::deep(|| self.assign_value_inner(place, ty, e, out))
+    }
+
+    fn assign_value_inner(&mut self, place: Place, ty: TyId, e: &syn::Expr, out: &mut Block) {
+        let span = e.span();
+        match e {
+            syn::Expr::If(i) => {
+                let Some((_, otherwise)) = &i.else_branch else {
+                    self.diag.error(span, "an `if` used as a value needs an `else`");
+                    return;
+                };
+                let Some(cond) = self.expr(&i.cond) else { return };
+                self.require(cond.ty, Scalar::Bool, cond.span, "an `if` condition");
+                let then = self.value_block(place.clone(), ty, &i.then_branch.stmts);
+                let mut other = Vec::new();
+                self.scopes.push(Default::default());
+                self.assign_value(place, ty, otherwise, &mut other);
+                self.scopes.pop();
+                out.push(Self::stmt_of(StmtKind::If { cond, then, otherwise: Some(other) }, span));
             }
-        })
+            syn::Expr::Block(b) if b.label.is_none() => {
+                let block = self.value_block(place, ty, &b.block.stmts);
+                out.push(Self::stmt_of(StmtKind::Block(block), span));
+            }
+            _ => {
+                let Some(value) = self.expr(e) else { return };
+                self.unify(ty, value.ty, value.span);
+                out.push(Self::stmt_of(StmtKind::Assign { place, op: None, value }, span));
+            }
+        }
     }
 
     /// `{ stmts; tail }` whose tail is assigned to `place`.
@@ -430,31 +436,37 @@ impl Lowerer<'_> {
 
     /// An array length: an integer literal or a `const`.
     fn const_len(&mut self, e: &syn::Expr) -> Option<u64> {
-        crate::stack::deep(|| {
-            let value = match e {
-                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u64>().ok(),
-                syn::Expr::Path(p) => match p.path.get_ident().and_then(|i| self.lookup(&i.to_string())) {
-                    Some(Binding::Const { value: ConstValue::Int(v), .. }) => u64::try_from(v).ok(),
-                    _ => None,
-                },
-                syn::Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
-                    syn::Stmt::Expr(inner, None) => return self.const_len(inner),
-                    _ => None,
-                },
+        crate::stack::deep(|| self.const_len_inner(e))
+    }
+
+    fn const_len_inner(&mut self, e: &syn::Expr) -> Option<u64> {
+        let value = match e {
+            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u64>().ok(),
+            syn::Expr::Path(p) => match p.path.get_ident().and_then(|i| self.lookup(&i.to_string())) {
+                Some(Binding::Const { value: ConstValue::Int(v), .. }) => u64::try_from(v).ok(),
                 _ => None,
-            };
-            match value {
-                Some(n) if n > 0 => Some(n),
-                _ => {
-                    self.diag.error(e.span(), "an array length must be a positive integer literal or `const`");
-                    None
-                }
+            },
+            syn::Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
+                syn::Stmt::Expr(inner, None) => return self.const_len(inner),
+                _ => None,
+            },
+            _ => None,
+        };
+        match value {
+            Some(n) if n > 0 => Some(n),
+            _ => {
+                self.diag.error(e.span(), "an array length must be a positive integer literal or `const`");
+                None
             }
-        })
+        }
     }
 
     fn let_pattern(&mut self, pat: &syn::Pat) -> Option<LetPattern> {
-        crate::stack::deep(|| match pat {
+        crate::stack::deep(|| self.let_pattern_inner(pat))
+    }
+
+    fn let_pattern_inner(&mut self, pat: &syn::Pat) -> Option<LetPattern> {
+        match pat {
             syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
                 Some(LetPattern::Name { ident: p.ident.clone(), mutable: p.mutability.is_some(), ty: None })
             }
@@ -470,7 +482,7 @@ impl Lowerer<'_> {
                     .error(pat.span(), "only simple names can be bound in kernels (no tuples, structs or references)");
                 None
             }
-        })
+        }
     }
 
     fn assign(&mut self, left: &syn::Expr, op: Option<BinOp>, right: &syn::Expr, span: Span, out: &mut Block) {
@@ -497,7 +509,11 @@ impl Lowerer<'_> {
     }
 
     fn place(&mut self, e: &syn::Expr) -> Option<(Place, TyId)> {
-        crate::stack::deep(|| match e {
+        crate::stack::deep(|| self.place_inner(e))
+    }
+
+    fn place_inner(&mut self, e: &syn::Expr) -> Option<(Place, TyId)> {
+        match e {
             syn::Expr::Path(p) if p.path.get_ident().is_some() => {
                 let name = p.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
                 match self.lookup(&name) {
@@ -550,34 +566,36 @@ impl Lowerer<'_> {
                 self.diag.error(e.span(), "only variables and slice elements can be assigned");
                 None
             }
-        })
+        }
     }
 
     fn if_stmt(&mut self, i: &syn::ExprIf, out: &mut Block) {
-        crate::stack::deep(|| {
-            let span = i.span();
-            let cond = self.expr(&i.cond);
-            if let Some(c) = &cond {
-                self.require(c.ty, Scalar::Bool, c.span, "an `if` condition");
-            }
-            let then = self.block_in_scope(&i.then_branch.stmts);
-            let otherwise = i.else_branch.as_ref().map(|(_, e)| {
-                let mut block = Vec::new();
-                match &**e {
-                    syn::Expr::Block(b) => block = self.block_in_scope(&b.block.stmts),
-                    syn::Expr::If(nested) => {
-                        self.depth += 1;
-                        self.if_stmt(nested, &mut block);
-                        self.depth -= 1;
-                    }
-                    other => self.unsupported(other),
+        crate::stack::deep(|| self.if_stmt_inner(i, out))
+    }
+
+    fn if_stmt_inner(&mut self, i: &syn::ExprIf, out: &mut Block) {
+        let span = i.span();
+        let cond = self.expr(&i.cond);
+        if let Some(c) = &cond {
+            self.require(c.ty, Scalar::Bool, c.span, "an `if` condition");
+        }
+        let then = self.block_in_scope(&i.then_branch.stmts);
+        let otherwise = i.else_branch.as_ref().map(|(_, e)| {
+            let mut block = Vec::new();
+            match &**e {
+                syn::Expr::Block(b) => block = self.block_in_scope(&b.block.stmts),
+                syn::Expr::If(nested) => {
+                    self.depth += 1;
+                    self.if_stmt(nested, &mut block);
+                    self.depth -= 1;
                 }
-                block
-            });
-            if let Some(cond) = cond {
-                out.push(Self::stmt_of(StmtKind::If { cond, then, otherwise }, span));
+                other => self.unsupported(other),
             }
-        })
+            block
+        });
+        if let Some(cond) = cond {
+            out.push(Self::stmt_of(StmtKind::If { cond, then, otherwise }, span));
+        }
     }
 
     fn while_stmt(&mut self, w: &syn::ExprWhile, out: &mut Block) {
@@ -629,66 +647,67 @@ impl Lowerer<'_> {
     }
 
     fn for_range(&mut self, e: &syn::Expr) -> Option<ForRange> {
-        crate::stack::deep(|| {
-            const FORMS: &str = "a kernel `for` loop iterates over `a..b`, `a..=b`, `(a..b).step_by(s)`, `(a..b).rev()`, `grid_stride(a..b)` or `block_stride(a..b)`";
-            match e {
-                syn::Expr::Range(_) => {
-                    let (start, end, inclusive) = self.range_bounds(e)?;
-                    Some(ForRange::Seq { start, end, inclusive, step: None, reverse: false })
-                }
-                syn::Expr::Paren(p) => self.for_range(&p.expr),
-                syn::Expr::MethodCall(m) if m.method == "step_by" || m.method == "rev" => {
-                    let inner = strip_parens(&m.receiver);
-                    let ForRange::Seq { start, end, inclusive, step: None, reverse: false } = self.for_range(inner)?
-                    else {
-                        self.diag.error(e.span(), FORMS);
-                        return None;
-                    };
-                    if m.method == "rev" {
-                        if inclusive || !m.args.is_empty() {
-                            self.diag.error(e.span(), "`.rev()` works on `a..b` in kernels");
-                            return None;
-                        }
-                        return Some(ForRange::Seq { start, end, inclusive, step: None, reverse: true });
-                    }
-                    if m.args.len() != 1 || inclusive {
-                        self.diag.error(e.span(), "write `(a..b).step_by(s)`");
-                        return None;
-                    }
-                    let step = self.expr(&m.args[0])?;
-                    self.require(step.ty, Scalar::Usize, step.span, "the step of `step_by`");
-                    if matches!(step.kind, ExprKind::Int(0)) {
-                        self.diag.error(step.span, "`step_by(0)` never advances: the step must be positive");
-                        return None;
-                    }
-                    Some(ForRange::Seq { start, end, inclusive, step: Some(step), reverse: false })
-                }
-                syn::Expr::Call(c) => {
-                    let name = match &*c.func {
-                        syn::Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default(),
-                        _ => String::new(),
-                    };
-                    if (name == "grid_stride" || name == "block_stride") && c.args.len() == 1 {
-                        let (start, end, inclusive) = self.range_bounds(strip_parens(&c.args[0]))?;
-                        if inclusive {
-                            self.diag.error(c.args.span(), format!("`{name}` takes a half-open range `a..b`"));
-                            return None;
-                        }
-                        return Some(if name == "grid_stride" {
-                            ForRange::GridStride { start, end }
-                        } else {
-                            ForRange::BlockStride { start, end }
-                        });
-                    }
-                    self.diag.error(e.span(), FORMS);
-                    None
-                }
-                _ => {
-                    self.diag.error(e.span(), FORMS);
-                    None
-                }
+        crate::stack::deep(|| self.for_range_inner(e))
+    }
+
+    fn for_range_inner(&mut self, e: &syn::Expr) -> Option<ForRange> {
+        const FORMS: &str = "a kernel `for` loop iterates over `a..b`, `a..=b`, `(a..b).step_by(s)`, `(a..b).rev()`, `grid_stride(a..b)` or `block_stride(a..b)`";
+        match e {
+            syn::Expr::Range(_) => {
+                let (start, end, inclusive) = self.range_bounds(e)?;
+                Some(ForRange::Seq { start, end, inclusive, step: None, reverse: false })
             }
-        })
+            syn::Expr::Paren(p) => self.for_range(&p.expr),
+            syn::Expr::MethodCall(m) if m.method == "step_by" || m.method == "rev" => {
+                let inner = strip_parens(&m.receiver);
+                let ForRange::Seq { start, end, inclusive, step: None, reverse: false } = self.for_range(inner)? else {
+                    self.diag.error(e.span(), FORMS);
+                    return None;
+                };
+                if m.method == "rev" {
+                    if inclusive || !m.args.is_empty() {
+                        self.diag.error(e.span(), "`.rev()` works on `a..b` in kernels");
+                        return None;
+                    }
+                    return Some(ForRange::Seq { start, end, inclusive, step: None, reverse: true });
+                }
+                if m.args.len() != 1 || inclusive {
+                    self.diag.error(e.span(), "write `(a..b).step_by(s)`");
+                    return None;
+                }
+                let step = self.expr(&m.args[0])?;
+                self.require(step.ty, Scalar::Usize, step.span, "the step of `step_by`");
+                if matches!(step.kind, ExprKind::Int(0)) {
+                    self.diag.error(step.span, "`step_by(0)` never advances: the step must be positive");
+                    return None;
+                }
+                Some(ForRange::Seq { start, end, inclusive, step: Some(step), reverse: false })
+            }
+            syn::Expr::Call(c) => {
+                let name = match &*c.func {
+                    syn::Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default(),
+                    _ => String::new(),
+                };
+                if (name == "grid_stride" || name == "block_stride") && c.args.len() == 1 {
+                    let (start, end, inclusive) = self.range_bounds(strip_parens(&c.args[0]))?;
+                    if inclusive {
+                        self.diag.error(c.args.span(), format!("`{name}` takes a half-open range `a..b`"));
+                        return None;
+                    }
+                    return Some(if name == "grid_stride" {
+                        ForRange::GridStride { start, end }
+                    } else {
+                        ForRange::BlockStride { start, end }
+                    });
+                }
+                self.diag.error(e.span(), FORMS);
+                None
+            }
+            _ => {
+                self.diag.error(e.span(), FORMS);
+                None
+            }
+        }
     }
 
     fn range_bounds(&mut self, e: &syn::Expr) -> Option<(Expr, Expr, bool)> {
@@ -736,20 +755,28 @@ fn array_initializer(e: &syn::Expr) -> Option<ArrayInitKind> {
 
 /// An `if` or block whose branches contain statements, not just a value.
 fn needs_statement_lowering(e: &syn::Expr) -> bool {
-    crate::stack::deep(|| match e {
+    crate::stack::deep(|| needs_statement_lowering_inner(e))
+}
+
+fn needs_statement_lowering_inner(e: &syn::Expr) -> bool {
+    match e {
         syn::Expr::If(i) => {
             !matches!(i.then_branch.stmts.as_slice(), [syn::Stmt::Expr(_, None)])
                 || i.else_branch.as_ref().is_some_and(|(_, e)| needs_statement_lowering(e))
         }
         syn::Expr::Block(b) => !matches!(b.block.stmts.as_slice(), [syn::Stmt::Expr(_, None)]),
         _ => false,
-    })
+    }
 }
 
 fn strip_parens(e: &syn::Expr) -> &syn::Expr {
-    crate::stack::deep(|| match e {
+    crate::stack::deep(|| strip_parens_inner(e))
+}
+
+fn strip_parens_inner(e: &syn::Expr) -> &syn::Expr {
+    match e {
         syn::Expr::Paren(p) => strip_parens(&p.expr),
         syn::Expr::Group(g) => strip_parens(&g.expr),
         other => other,
-    })
+    }
 }
