@@ -105,3 +105,9 @@ mod tests {
         assert_eq!(clamp(5, 10, 1), 10);
     }
 }
+
+/// `range.step_by(step)`, except that a zero step, where Rust would panic, yields nothing
+/// (the caller records the fault first).
+pub fn step_by<I: Iterator>(range: I, step: usize) -> impl Iterator<Item = I::Item> {
+    (step != 0).then(|| range.step_by(step)).into_iter().flatten()
+}

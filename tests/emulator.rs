@@ -26,6 +26,21 @@ fn an_out_of_bounds_read_returns_a_typed_error() {
 }
 
 #[test]
+fn unary_receivers_match_rust() {
+    checks::unary_receivers_match_rust(&Gpu::emulator(), Barrier::Cooperative);
+}
+
+#[test]
+fn deep_expressions_match_the_cpu() {
+    checks::deep_expressions_match_the_cpu(&Gpu::emulator());
+}
+
+#[test]
+fn a_zero_step_returns_a_typed_error() {
+    checks::a_zero_step_returns_a_typed_error(&Gpu::emulator(), Barrier::Cooperative);
+}
+
+#[test]
 fn every_barrier_choice_means_the_same_barrier_on_the_cpu() {
     for &barrier in Barrier::ALL {
         checks::control_flow_read_from_device_memory(&Gpu::emulator(), Scale::Small, barrier);

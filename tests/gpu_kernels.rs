@@ -35,6 +35,30 @@ fn an_out_of_bounds_read_returns_a_typed_error() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn unary_receivers_match_rust_under_every_barrier() {
+    let gpu = gpu();
+    for &barrier in Barrier::ALL {
+        checks::unary_receivers_match_rust(&gpu, barrier);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn deep_expressions_match_the_cpu() {
+    checks::deep_expressions_match_the_cpu(&gpu());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_zero_step_returns_a_typed_error_under_every_barrier() {
+    let gpu = gpu();
+    for &barrier in Barrier::ALL {
+        checks::a_zero_step_returns_a_typed_error(&gpu, barrier);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn without_the_barrier_the_same_phases_race() {
     let gpu = gpu();
     let mut rng = rng();

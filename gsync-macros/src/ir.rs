@@ -432,3 +432,44 @@ impl ShuffleOp {
         }
     }
 }
+
+/// The operations that a group of threads must execute together: the one
+/// place that says which operations they are. The uniformity check says how
+/// much divergence each tolerates, the emitters keep each out of code that
+/// only some threads run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Collective {
+    GridSync,
+    SyncBlock,
+    Shuffle,
+}
+
+impl Collective {
+    /// The collective a statement is, if any.
+    pub fn of_stmt(s: &StmtKind) -> Option<Collective> {
+        match s {
+            StmtKind::GridSync { .. } => Some(Collective::GridSync),
+            StmtKind::SyncBlock => Some(Collective::SyncBlock),
+            _ => None,
+        }
+    }
+
+    /// The collective an expression is (not its operands), if any.
+    pub fn of_expr(e: &ExprKind) -> Option<Collective> {
+        match e {
+            ExprKind::Shuffle { .. } => Some(Collective::Shuffle),
+            _ => None,
+        }
+    }
+
+    /// The first collective in an expression or its operands.
+    pub fn in_expr(e: &Expr) -> Option<(Collective, Span)> {
+        let mut found = None;
+        crate::ir_walk::each_expr(e, &mut |x| {
+            if found.is_none() {
+                found = Collective::of_expr(&x.kind).map(|c| (c, x.span));
+            }
+        });
+        found
+    }
+}

@@ -4,6 +4,10 @@ use crate::ir::{Block, Expr, ExprKind, ForRange, Place, Stmt, StmtKind};
 
 /// Calls `f` on every statement, outer before inner.
 pub fn each_stmt(block: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
+    crate::stack::deep(|| each_stmt_inner(block, f))
+}
+
+fn each_stmt_inner(block: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
     for s in block {
         f(s);
         for child in child_blocks(s) {
@@ -55,6 +59,10 @@ pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
 
 /// Calls `f` on an expression and every sub-expression, outer first.
 pub fn each_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    crate::stack::deep(|| each_expr_inner(e, f))
+}
+
+fn each_expr_inner(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     f(e);
     match &e.kind {
         ExprKind::Unary(_, a) | ExprKind::Cast(a) => each_expr(a, f),

@@ -16,6 +16,7 @@ mod lower;
 mod names;
 mod parse;
 mod split;
+mod stack;
 
 use diagnostics::Diagnostics;
 use proc_macro::TokenStream;
@@ -26,14 +27,16 @@ use quote::quote;
 /// See the `gsync` crate for the language and the generated module.
 #[proc_macro_attribute]
 pub fn grid_phases(args: TokenStream, item: TokenStream) -> TokenStream {
-    let func = match syn::parse::<syn::ItemFn>(item) {
-        Ok(f) => f,
-        Err(e) => {
-            let e = syn::Error::new(e.span(), "#[grid_phases] applies to a function");
-            return e.to_compile_error().into();
-        }
-    };
-    expand(args.into(), &func).into()
+    stack::expansion(|| {
+        let func = match syn::parse::<syn::ItemFn>(item) {
+            Ok(f) => f,
+            Err(e) => {
+                let e = syn::Error::new(e.span(), "#[grid_phases] applies to a function");
+                return e.to_compile_error().into();
+            }
+        };
+        expand(args.into(), &func).into()
+    })
 }
 
 fn expand(args: proc_macro2::TokenStream, func: &syn::ItemFn) -> proc_macro2::TokenStream {

@@ -44,10 +44,12 @@ pub const ROLES: &[&str] = &[
     "end",   // a loop's hoisted end
     "last",  // an inclusive loop's last value
     "step",  // a `step_by` loop's hoisted step
+    "bound", // a `step_by` loop's end, bound before its step
     "start", // a reversed loop's hoisted start
     "next",  // a reversed loop's counter
     "wide",  // a loop's 64-bit counter
     "fill",  // the index that fills a local array
+    "value", // a local array's repeated element, evaluated once
 ];
 
 /// A Rust identifier as the name it denotes: `r#for` is `for`.

@@ -139,6 +139,10 @@ struct Splitter<'k> {
 
 impl Splitter<'_> {
     fn host_block(&mut self, stmts: &Block) -> Result<Vec<HostStmt>, String> {
+        crate::stack::deep(|| self.host_block_inner(stmts))
+    }
+
+    fn host_block_inner(&mut self, stmts: &Block) -> Result<Vec<HostStmt>, String> {
         let mut out = Vec::new();
         let mut pending: Vec<Stmt> = Vec::new();
         for s in stmts {
@@ -164,6 +168,10 @@ impl Splitter<'_> {
 
     /// A statement that contains a barrier or leaves an enclosing host loop.
     fn host_control(&mut self, s: &Stmt) -> Result<Option<HostStmt>, String> {
+        crate::stack::deep(|| self.host_control_inner(s))
+    }
+
+    fn host_control_inner(&mut self, s: &Stmt) -> Result<Option<HostStmt>, String> {
         let line = line_of(s.span);
         Ok(Some(match &s.kind {
             StmtKind::GridSync { .. } => return Ok(None),
@@ -202,6 +210,10 @@ impl Splitter<'_> {
     /// `try_host` where `local` holds host variables declared by enclosing
     /// statements being converted.
     fn try_host_in(&self, s: &Stmt, local: &mut HashSet<VarId>) -> Option<HostStmt> {
+        crate::stack::deep(|| self.try_host_in_inner(s, local))
+    }
+
+    fn try_host_in_inner(&self, s: &Stmt, local: &mut HashSet<VarId>) -> Option<HostStmt> {
         let known = |v: &VarId, local: &HashSet<VarId>| self.host_vars.contains(v) || local.contains(v);
         match &s.kind {
             StmtKind::Let { var, init } if self.levels[var.0] == Level::Uniform && !self.device_only.contains(var) => {

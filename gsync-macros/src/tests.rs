@@ -282,6 +282,118 @@ fn float_literal_beyond_f32_is_out_of_range() {
     assert!(e.contains("literal out of range for `f32`"), "{e}");
 }
 
+#[test]
+fn shuffles_evaluated_under_a_thread_dependent_condition_are_rejected() {
+    let rejected = [
+        quote! { fn k(a: &mut [u32]) { let v = a[0]; if thread_idx() < 5 && shfl_xor(v, 1) > 0 { a[0] = 1; } } },
+        quote! { fn k(a: &mut [u32]) { let v = a[0]; let b = thread_idx() < 5 || shfl_xor(v, 1) > 0; a[0] = b as u32; } },
+        quote! { fn k(a: &mut [u32]) { let v = a[0]; let y = if thread_idx() < 5 { shfl(v, 31) } else { 0 }; a[0] = y; } },
+        quote! { fn k(a: &mut [u32]) { let v = a[0]; let y = if lane_id() < 5 { 0 } else { shfl(v, 31) }; a[0] = y; } },
+        quote! { fn k(a: &mut [u32]) { let v = a[global_id()]; a[0] = if v > 1 { 0 } else if v > 0 { shfl(v, 1) } else { 2 }; } },
+        quote! { fn k(a: &mut [u32]) { let v = a[global_id()]; a[0] = (v > 0 && shfl_up(v, 1) > 0) as u32; } },
+        quote! { fn k(a: &mut [u32]) { let mut v = a[global_id()]; while v > 3 && shfl_down(v, 1) > 0 { v /= 2; } a[0] = v; } },
+        quote! { fn k(a: &mut [u32]) { let mut v = a[global_id()]; while shfl_down(v, 1) > 3 { v /= 2; } a[0] = v; } },
+        quote! { fn k(a: &mut [u32]) { let v = a[0]; a[0] = (thread_idx() < 5 && shfl_xor(v, 1) > 0) as u32 * v.min(3); } },
+        quote! { fn k(a: &mut [u32]) { let v = a[0]; a[0] = (if thread_idx() < 5 { shfl_xor(v, 1) } else { v }).max(3); } },
+        quote! { fn k(a: &mut [u32]) { let v = a[0]; a[(thread_idx() == 0 || shfl(v, 0) == 0) as usize] = 1; } },
+    ];
+    for (i, kernel) in rejected.into_iter().enumerate() {
+        let e = errors(kernel);
+        assert!(e.contains("warp shuffles exchange values among all 32 lanes"), "case {i}: {e}");
+    }
+}
+
+#[test]
+fn shuffles_under_uniform_conditions_stay_accepted() {
+    cuda(quote! {
+        fn k(a: &mut [u32], n: u32) {
+            let v = a[global_id()];
+            let y = if n > 5 && shfl_xor(v, 1) > 0 { 1 } else { 2 };
+            let y = if n > 5 || block_idx() > 2 { shfl(v, y) } else { shfl_down(v, 2) };
+            let z = if block_idx() == 0 { shfl(y, 3) } else { 0 };
+            a[global_id()] = y + z;
+        }
+    });
+}
+
+#[test]
+fn a_shuffle_in_an_atomic_operand_must_be_bound_first() {
+    let e = errors(quote! { fn k(a: &mut [u32]) { a.atomic_add(0, shfl_down(a[0], 1)); } });
+    assert!(e.contains("bind this value with `let` first"), "{e}");
+    let e =
+        errors(quote! { fn k(a: &mut [u32]) { let o = a.atomic_max(shfl(thread_idx(), 0) as usize, 1); a[1] = o; } });
+    assert!(e.contains("bind this value with `let` first"), "{e}");
+}
+
+#[test]
+fn a_stored_shuffle_runs_in_every_thread_before_the_bounds_check() {
+    let src = cuda(quote! {
+        fn k(a: &mut [u32], c: &mut [u32]) {
+            let i = global_id();
+            a[i] = shfl_down(a[i], 1);
+            a[c.atomic_add(0, 1) as usize] += 2;
+        }
+    });
+    assert!(src.contains("const u32 gsync_value = gsync::shfl_down("), "{src}");
+    assert!(src.contains("if (gsync::in_bounds(i, a_len, gsync_status, 0u, "), "{src}");
+    assert!(src.contains("const usize gsync_index = (usize)(gsync::in_bounds(0ull, c_len,"), "{src}");
+    assert!(src.contains("a[gsync_index] += 2u;"), "{src}");
+    assert_eq!(src.matches("gsync::atomic_add(").count(), 1, "the index runs once: {src}");
+}
+
+#[test]
+fn an_array_repeat_value_with_an_atomic_runs_once() {
+    let src = cuda(quote! { fn k(a: &mut [u32]) { let r = [a.atomic_add(0, 1); 4]; a[1] = r[3]; } });
+    assert_eq!(src.matches("gsync::atomic_add(").count(), 1, "{src}");
+    assert!(src.contains("r[gsync_r_i] = gsync_r_value;"), "{src}");
+}
+
+#[test]
+fn a_float_negated_twice_is_not_a_decrement() {
+    let src = cuda(quote! { fn k(a: &mut [f32], x: f32) { a[0] = -(-x); a[1] = -(-0.5f32 as f32); } });
+    assert!(src.contains("= -(-x);"), "{src}");
+    assert!(src.contains("= -(-0.5f);"), "{src}");
+}
+
+#[test]
+fn a_literal_zero_step_is_rejected_and_a_run_time_one_is_checked() {
+    let e = errors(quote! { fn k(a: &mut [u32]) { for i in (0..10usize).step_by(0) { a[i] = 1; } } });
+    assert!(e.contains("`step_by(0)` never advances"), "{e}");
+    let e =
+        errors(quote! { fn k(a: &mut [u32]) { const S: usize = 0; for i in (0..10usize).step_by(S) { a[i] = 1; } } });
+    assert!(e.contains("`step_by(0)` never advances"), "{e}");
+    let src = cuda(quote! {
+        fn k(a: &mut [u32], s: usize) {
+            for i in (0..a.len()).step_by(s) { a[i] = 1; }
+            for j in (0..10u32).step_by(a[0] as usize) { a[j] = 2; }
+        }
+    });
+    assert!(src.contains("gsync::step_continues(i, gsync_i_end, s, gsync_status, "), "{src}");
+    // A step read from memory is bound once, as a `usize` (a `u32` would truncate it).
+    assert!(src.contains("const usize gsync_j_step = (usize)gsync::load(a, a_len, 0ull"), "{src}");
+    assert!(src.contains("gsync::step_continues(j, gsync_j_end, gsync_j_step, gsync_status, "), "{src}");
+}
+
+#[test]
+fn shared_arrays_beyond_48_kib_are_rejected_on_the_array_that_crosses() {
+    let e = errors(quote! {
+        fn k(a: &mut [f32]) {
+            let small = shared_array::<f32, 1024>();
+            let big = shared_array::<f64, 102400>();
+            a[0] = small[0] + big[0] as f32;
+        }
+    });
+    assert!(e.contains("need 823296 bytes (819200 bytes for `big` on top of 4096 before it)"), "{e}");
+    assert!(e.contains("49152 bytes (48 KiB) of static shared memory"), "{e}");
+    cuda(quote! {
+        fn k(a: &mut [f32]) {
+            let x = shared_array::<f32, 8192>();
+            let y = shared_array::<u64, 2048>();
+            a[0] = x[0] + y[0] as f32;
+        }
+    });
+}
+
 /// Lowers and checks a kernel, then splits it for MultiLaunch.
 fn split_of(func: proc_macro2::TokenStream) -> (crate::ir::Kernel, Result<crate::split::SplitPlan, String>) {
     let func: syn::ItemFn = syn::parse2(func).expect("test input is a function");

@@ -32,8 +32,7 @@ pub fn compile(source: &str, kernel_name: &str, arch: (u32, u32)) -> Result<Comp
     // With NUL bytes removed the name is always a valid C string.
     let program_name = CString::new(format!("{}.cu", kernel_name.replace('\0', ""))).unwrap_or_default();
     let program = Program::create(&source_c, &program_name)?;
-    // SAFETY: `program` is live until it drops at the end of this function.
-    let compiled = unsafe { nvrtc::compile_program(program.0, &options) };
+    let compiled = compile_with_stack(&program, &options);
     let log = program.log()?;
     match compiled {
         Ok(()) => Ok(Compiled { cubin: program.cubin()?, log }),
@@ -104,6 +103,34 @@ fn resource_of(line: &str) -> Option<Resource> {
     } else {
         None
     }
+}
+
+/// Stack for NVRTC's front end, which recurses once per nesting level of an expression: a
+/// kernel's deep expressions (thousands of `i8` additions are as many nested helper calls)
+/// would overflow a test thread's 2 MiB, or a small main thread. Reserved, not committed.
+const NVRTC_STACK: usize = 256 << 20;
+
+/// Runs NVRTC on `program` on a thread of its own with [`NVRTC_STACK`] of stack.
+fn compile_with_stack(program: &Program, options: &[String]) -> std::result::Result<(), NvrtcError> {
+    /// The program handle, used by one thread at a time (NVRTC allows any thread).
+    struct Handle(sys::nvrtcProgram);
+    // SAFETY: the handle moves to the compiling thread, which the scope joins before
+    // `program` can be used or dropped again.
+    unsafe impl Send for Handle {}
+    let handle = Handle(program.0);
+    std::thread::scope(|scope| {
+        let compile = move || {
+            let handle = handle;
+            // SAFETY: the program is live: `program` outlives this scope.
+            unsafe { nvrtc::compile_program(handle.0, options) }
+        };
+        match std::thread::Builder::new().name("nvrtc".into()).stack_size(NVRTC_STACK).spawn_scoped(scope, compile) {
+            Ok(thread) => thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // No thread to be had: compile on this one.
+            // SAFETY: as above; no other thread has the handle.
+            Err(_) => unsafe { nvrtc::compile_program(program.0, options) },
+        }
+    })
 }
 
 /// The version of the NVRTC that [`compile`] uses, as (major, minor).

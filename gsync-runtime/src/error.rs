@@ -328,6 +328,19 @@ pub enum Error {
         line: u32,
     },
 
+    /// A loop's `step_by` step was 0 at run time. Rust would panic; the loop ran no
+    /// iteration instead (a literal 0 is a compile error).
+    #[error(
+        "kernel `{kernel}`: `step_by(0)` at line {line}: a step must be positive; the loop ran no \
+         iteration and the kernel ran on, so the outputs are not to be trusted"
+    )]
+    ZeroStep {
+        /// The kernel's name.
+        kernel: String,
+        /// The Rust source line of the step.
+        line: u32,
+    },
+
     /// The kernel reported a fault code this runtime does not know.
     #[error(
         "kernel `{kernel}` reported device fault code {code}; this is a bug in gsync: \

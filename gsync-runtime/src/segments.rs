@@ -19,6 +19,7 @@ use crate::kernel::{KernelArgs, KernelSpec};
 use crate::launch::{elapsed, Launch, LaunchReport};
 use crate::plan::{check_block_limit, checked_threads, resolve_grid, CoResidency, Grid, Residency};
 use crate::scratch::LaunchScratch;
+use crate::status::DeviceStatus;
 
 /// A split kernel being run. Created by [`Gpu::begin_segments`]; the generated driver launches
 /// segments and reads device values through it, then calls [`finish`](Self::finish).
@@ -50,6 +51,9 @@ struct CudaSegmentRun<'g> {
     capturing: bool,
     /// The replayed graph, kept until the stream has finished it.
     graph: Option<CudaGraph>,
+    /// The first fault of the run when the host's own control flow had one: the host's, or
+    /// the device's that came before it.
+    host_fault: Option<DeviceStatus>,
 }
 
 impl Gpu {
@@ -90,7 +94,17 @@ impl CudaGpu {
             let mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
             self.stream().begin_capture(mode).map_err(Error::driver("starting a graph capture"))?;
         }
-        Ok(CudaSegmentRun { gpu: self, kernel, functions, grid, scratch, start: None, capturing, graph: None })
+        Ok(CudaSegmentRun {
+            gpu: self,
+            kernel,
+            functions,
+            grid,
+            scratch,
+            start: None,
+            capturing,
+            graph: None,
+            host_fault: None,
+        })
     }
 
     /// The first segment kernel, whose occupancy stands for the split kernel's.
@@ -157,6 +171,23 @@ impl SegmentRun<'_> {
         }
     }
 
+    /// Records a host loop's `step_by(0)` on Rust source line `line`, as a segment's loop
+    /// records one in the status word: the generated loop runs no iteration, and
+    /// [`finish`](Self::finish) fails with [`Error::ZeroStep`], or with the fault a segment
+    /// reported before it (the first fault wins, as in a fused launch).
+    pub fn zero_step(&mut self, line: u32) -> Result<()> {
+        match &mut self.runner {
+            Runner::Cuda(cuda) => {
+                let health = cuda.gpu.health();
+                health.guard(|| cuda.zero_step(line))
+            }
+            Runner::Emulator(emulator) => {
+                emulator.zero_step(line);
+                Ok(())
+            }
+        }
+    }
+
     /// Waits for every launch, checks the status word, and reports the run; `gpu_time` spans
     /// the first launch to the last (on the emulator: the wall time of the run).
     pub fn finish(self) -> Result<LaunchReport> {
@@ -165,7 +196,7 @@ impl SegmentRun<'_> {
                 let health = cuda.gpu.health();
                 health.guard(|| cuda.finish())
             }
-            Runner::Emulator(emulator) => Ok(emulator.finish()),
+            Runner::Emulator(emulator) => emulator.finish(),
         }
     }
 }
@@ -209,6 +240,25 @@ impl CudaSegmentRun<'_> {
         self.gpu.read_element(buf, index)
     }
 
+    /// See [`SegmentRun::zero_step`].
+    fn zero_step(&mut self, line: u32) -> Result<()> {
+        if self.host_fault.is_some() {
+            return Ok(());
+        }
+        let mut first = DeviceStatus::zero_step(line);
+        // While capturing, nothing has run yet, and the host's fault is taken as the first.
+        if !self.capturing {
+            let stream = self.gpu.stream();
+            stream.synchronize().map_err(Error::driver(format!("running kernel `{}`", self.kernel.name)))?;
+            let device = self.scratch.read_status(stream)?;
+            if device != DeviceStatus::default() {
+                first = device;
+            }
+        }
+        self.host_fault = Some(first);
+        Ok(())
+    }
+
     /// See [`SegmentRun::finish`].
     fn finish(mut self) -> Result<LaunchReport> {
         let stream = self.gpu.stream();
@@ -225,7 +275,8 @@ impl CudaSegmentRun<'_> {
         };
         stream.synchronize().map_err(Error::driver(running.as_str()))?;
         let gpu_time = elapsed(events).map_err(Error::driver(running))?;
-        self.scratch.read_status(stream)?.into_result(&self.kernel, Barrier::MultiLaunch, None)?;
+        let device = self.scratch.read_status(stream)?;
+        self.host_fault.unwrap_or(device).into_result(&self.kernel, Barrier::MultiLaunch, None)?;
         Ok(LaunchReport {
             gpu_time,
             blocks: self.grid.blocks,

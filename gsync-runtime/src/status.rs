@@ -12,6 +12,7 @@ pub(crate) const STATUS_WORDS: usize = 8;
 const OK: u32 = 0;
 const OUT_OF_BOUNDS: u32 = 1;
 const BARRIER_TIMEOUT: u32 = 2;
+const ZERO_STEP: u32 = 3;
 
 /// The host's view of `gsync_status_t` (see the prelude).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -43,6 +44,11 @@ impl DeviceStatus {
         DeviceStatus { code: OUT_OF_BOUNDS, array, line, phase: 0, index, len }
     }
 
+    /// The status of a `step_by` whose step was 0, as the device's loop writes it.
+    pub fn zero_step(line: u32) -> Self {
+        DeviceStatus { code: ZERO_STEP, line, ..DeviceStatus::default() }
+    }
+
     /// `Ok` when the kernel reported nothing, else the error it reported. `barrier` and
     /// `watchdog` are the launch's, to explain a barrier timeout.
     pub fn into_result(self, kernel: &KernelSpec, barrier: Barrier, watchdog: Option<Duration>) -> Result<()> {
@@ -63,6 +69,7 @@ impl DeviceStatus {
                 block: self.array,
                 limit: watchdog.unwrap_or_default(),
             }),
+            ZERO_STEP => Err(Error::ZeroStep { kernel: kernel.name.to_owned(), line: self.line }),
             code => Err(Error::DeviceFault { kernel: kernel.name.to_owned(), code }),
         }
     }
@@ -107,6 +114,14 @@ mod tests {
         };
         assert_eq!((kernel.as_str(), barrier.as_str()), ("smooth", "ilbs:4"));
         assert_eq!((phase, block, limit), (3, 41, Duration::from_millis(200)));
+    }
+
+    #[test]
+    fn code_three_is_a_zero_step_with_its_line() {
+        let words = [3, 0, 21, 0, 0, 0, 0, 0];
+        assert_eq!(DeviceStatus::zero_step(21), DeviceStatus::from_words(&words));
+        let error = DeviceStatus::from_words(&words).into_result(&SMOOTH, Barrier::Cooperative, None);
+        assert!(matches!(&error, Err(Error::ZeroStep { kernel, line: 21 }) if kernel == "smooth"), "{error:?}");
     }
 
     #[test]

@@ -468,3 +468,68 @@ pub fn a_kernel_that_cannot_be_split_is_refused_under_multi_launch(gpu: &Gpu) {
     keeps_a_thread_value_across_the_barrier::launch_with(gpu, &Launch::new(), &mut d).unwrap();
     assert_eq!(gpu.download(&d).unwrap(), data.iter().map(|x| x + 1).collect::<Vec<_>>());
 }
+
+/// Unary operators and casts as method receivers agree with Rust, under `barrier`.
+pub fn unary_receivers_match_rust(gpu: &Gpu, barrier: Barrier) {
+    let (x, y, n) = (0.75f64, -1.5f32, -12345i32);
+    let mut floats = gpu.zeros::<f64>(6).unwrap();
+    let mut ints = gpu.zeros::<u32>(9).unwrap();
+    let launch = Launch::new().barrier(barrier);
+    receivers::launch_with(gpu, &launch, x, y, n, &mut floats, &mut ints).unwrap();
+    let (expected_floats, expected_ints) = receivers_reference(x, y, n);
+    let floats: Vec<u64> = gpu.download(&floats).unwrap().iter().map(|f| f.to_bits()).collect();
+    let expected_floats: Vec<u64> = expected_floats.iter().map(|f| f.to_bits()).collect();
+    // `exp` may differ in the last bits between CUDA and the host's libm: the rest is exact.
+    assert_eq!(floats[0], expected_floats[0], "(-0.0f64).exp() under {barrier}");
+    assert!(floats[1].abs_diff(expected_floats[1]) <= 2, "(-x).exp() under {barrier}");
+    assert_eq!(floats[2..], expected_floats[2..], "under {barrier}");
+    assert_eq!(gpu.download(&ints).unwrap(), expected_ints, "under {barrier}");
+}
+
+/// `step_by` with a run-time step: a positive one steps as in Rust; 0 runs no iteration
+/// and fails the launch with `Error::ZeroStep` naming the line, in per-thread code and in
+/// the phases' own loop, under `barrier`.
+pub fn a_zero_step_returns_a_typed_error(gpu: &Gpu, barrier: Barrier) {
+    let launch = Launch::new().barrier(barrier).blocks(2);
+    let n = 300;
+    let mut out = gpu.zeros::<u32>(n).unwrap();
+    stepped::launch_with(gpu, &launch, &gpu.upload(&[3u32]).unwrap(), &mut out).unwrap();
+    assert_eq!(gpu.download(&out).unwrap(), vec![1 + 4 + 7 + 10; n], "under {barrier}");
+
+    let mut out = gpu.zeros::<u32>(n).unwrap();
+    let zero = gpu.upload(&[0u32]).unwrap();
+    let error = stepped::launch_with(gpu, &launch, &zero, &mut out).expect_err("a zero step");
+    assert!(
+        matches!(&error, Error::ZeroStep { kernel, line } if kernel == "stepped" && *line == STEPPED_LINE),
+        "under {barrier}: {error:?}"
+    );
+    assert!(error.to_string().contains("step_by(0)"), "{error}");
+    assert_eq!(gpu.download(&out).unwrap(), vec![0; n], "no iteration ran under {barrier}");
+
+    let mut out = gpu.zeros::<u32>(n).unwrap();
+    stepped_phases::launch_with(gpu, &launch, &mut out, 2, 7).unwrap();
+    assert_eq!(gpu.download(&out).unwrap(), vec![4; n], "under {barrier}");
+    let error = stepped_phases::launch_with(gpu, &launch, &mut out, 0, 7).expect_err("a zero step");
+    assert!(
+        matches!(&error, Error::ZeroStep { kernel, line } if kernel == "stepped_phases" && *line == STEPPED_PHASES_LINE),
+        "under {barrier}: {error:?}"
+    );
+    assert_eq!(gpu.download(&out).unwrap(), vec![4; n], "no iteration ran under {barrier}");
+}
+
+/// Sums of 3000 terms and expressions nested hundreds of levels deep compute what Rust does.
+pub fn deep_expressions_match_the_cpu(gpu: &Gpu) {
+    use super::deep::*;
+    let (x, y, z, w) = (7u32, 0.1f32, -5i32, 3i8);
+    let mut ints = gpu.zeros::<u32>(5).unwrap();
+    let mut floats = gpu.zeros::<f32>(1).unwrap();
+    let mut signed = gpu.zeros::<i32>(1).unwrap();
+    let mut bytes = gpu.zeros::<i8>(1).unwrap();
+    deep_expressions::launch(gpu, x, y, z, w, &mut ints, &mut floats, &mut signed, &mut bytes).unwrap();
+    let (expected_ints, expected_floats, expected_signed, expected_bytes) = deep_expressions_reference(x, y, z, w);
+    assert_eq!(gpu.download(&ints).unwrap(), expected_ints);
+    let floats: Vec<u32> = gpu.download(&floats).unwrap().iter().map(|f| f.to_bits()).collect();
+    assert_eq!(floats, expected_floats.iter().map(|f| f.to_bits()).collect::<Vec<_>>());
+    assert_eq!(gpu.download(&signed).unwrap(), expected_signed);
+    assert_eq!(gpu.download(&bytes).unwrap(), expected_bytes);
+}

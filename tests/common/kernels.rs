@@ -421,6 +421,81 @@ pub fn no_thread_work(rounds: u32) {
     }
 }
 
+/// Unary operators, casts and negative literals as method receivers, and a
+/// float negated twice: what the emitters must parenthesize. `rounds` is
+/// computed on the host under `MultiLaunch`.
+#[grid_phases(threads = 32)]
+pub fn receivers(x: f64, y: f32, n: i32, floats: &mut [f64], ints: &mut [u32]) {
+    let rounds = (-0.0f64).exp() as u32 * 2;
+    for _ in 0..rounds {
+        if global_id() == 0 {
+            ints[8] += 1;
+        }
+        grid_sync();
+    }
+    if global_id() == 0 {
+        floats[0] = (-0.0f64).exp();
+        floats[1] = (-x).exp();
+        floats[2] = -(-x);
+        floats[3] = -(-0.5f64 as f64);
+        floats[4] = (-(x as f32)).abs() as f64;
+        floats[5] = (-0.0f64).signum();
+        ints[0] = (-0.0f32).to_bits();
+        ints[1] = (-y).to_bits();
+        ints[2] = (!n).count_ones();
+        ints[3] = (-n).abs() as u32;
+        ints[4] = (n as u32).leading_zeros();
+        ints[5] = (-(-y)).to_bits();
+        ints[6] = (-2147483648i32).count_ones();
+        ints[7] = (-(0.0f32)).to_bits();
+    }
+}
+
+/// CPU reference of `receivers`: (floats, ints).
+pub fn receivers_reference(x: f64, y: f32, n: i32) -> (Vec<f64>, Vec<u32>) {
+    let floats = vec![(-0.0f64).exp(), (-x).exp(), -(-x), -(-0.5f64), (-(x as f32)).abs() as f64, (-0.0f64).signum()];
+    let ints = vec![
+        (-0.0f32).to_bits(),
+        (-y).to_bits(),
+        (!n).count_ones(),
+        n.wrapping_neg().wrapping_abs() as u32,
+        (n as u32).leading_zeros(),
+        (-(-y)).to_bits(),
+        i32::MIN.count_ones(),
+        (-(0.0f32)).to_bits(),
+        2,
+    ];
+    (floats, ints)
+}
+
+/// The Rust line of the `step_by` in `stepped`, for the error it reports.
+pub const STEPPED_LINE: u32 = line!() + 6;
+
+/// A per-thread loop whose step is read from memory: 0 is a fault.
+#[grid_phases(threads = 64)]
+pub fn stepped(steps: &[u32], out: &mut [u32]) {
+    for i in grid_stride(0..out.len()) {
+        for j in (0..10usize).step_by(steps[0] as usize) {
+            out[i] += j as u32 + 1;
+        }
+    }
+}
+
+/// The Rust line of the `step_by` in `stepped_phases`.
+pub const STEPPED_PHASES_LINE: u32 = line!() + 6;
+
+/// Phases in a loop whose step is a parameter: host control flow under
+/// `MultiLaunch`, where 0 is a fault too.
+#[grid_phases(threads = 64)]
+pub fn stepped_phases(out: &mut [u32], step: usize, rounds: usize) {
+    for _ in (0..rounds).step_by(step) {
+        for i in grid_stride(0..out.len()) {
+            out[i] += 1;
+        }
+        grid_sync();
+    }
+}
+
 /// Every kernel of the test suite and the library, for the NVRTC check.
 pub fn all() -> Vec<&'static gsync::KernelSpec> {
     vec![
@@ -431,6 +506,10 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
         &block_sums::KERNEL,
         &atomics::KERNEL,
         &warp_ops::KERNEL,
+        &receivers::KERNEL,
+        &stepped::KERNEL,
+        &stepped_phases::KERNEL,
+        &super::deep::deep_expressions::KERNEL,
         &reads_past_the_end::KERNEL,
         &visibility_stress::KERNEL,
         &countdown::KERNEL,

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod checks;
+pub mod deep;
 pub mod kernels;
 pub mod radix;
 pub mod sw_checks;

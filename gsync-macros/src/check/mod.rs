@@ -2,6 +2,7 @@
 //! nothing; together they guarantee the emitters see a well-formed kernel.
 
 mod operands;
+mod sizes;
 pub mod uniformity;
 
 use crate::diagnostics::Diagnostics;
@@ -10,6 +11,7 @@ use crate::ir::{Block, Kernel, StmtKind};
 /// Runs every check, collecting all errors.
 pub fn kernel(k: &Kernel, diag: &mut Diagnostics) {
     operands::check(k, diag);
+    sizes::check(k, diag);
     returns(k, &k.body, diag);
     uniformity::check(k, diag);
 }

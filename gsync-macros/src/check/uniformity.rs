@@ -11,6 +11,12 @@
 //! `grid_sync()` needs uniform control flow; `sync_block()` and the warp
 //! shuffles need at least block-uniform control flow.
 //!
+//! Control flow includes the parts of an expression that run only under a
+//! condition: the right operand of `&&`/`||`, the branches of an `if`
+//! expression, and a `while` condition after the first iteration. Each
+//! expression is analysed under the level of the control that reaches it, so
+//! `thread_idx() < 5 && shfl_xor(v, 1) > 0` is rejected like the `if` form.
+//!
 //! Variables are re-analysed until nothing changes, so a value that becomes
 //! varying late in a loop body taints uses earlier in the body too.
 
@@ -45,6 +51,31 @@ impl Taint {
             other
         } else {
             self
+        }
+    }
+}
+
+/// The most divergent control flow a collective ([`Collective`] lists
+/// them) may run under.
+fn tolerates(c: Collective) -> Level {
+    match c {
+        Collective::GridSync => Level::Uniform,
+        Collective::SyncBlock | Collective::Shuffle => Level::Block,
+    }
+}
+
+/// The error for a collective under control that depends on `scope` identity.
+fn message(c: Collective, scope: &str) -> String {
+    match c {
+        Collective::GridSync => format!(
+            "`grid_sync()` in control flow that depends on {scope} identity: the threads that skip it leave all others waiting forever"
+        ),
+        Collective::SyncBlock => format!(
+            "`sync_block()` in control flow that depends on {scope} identity: threads that skip it leave the others waiting forever"
+        ),
+        Collective::Shuffle => {
+            "warp shuffles exchange values among all 32 lanes: call them where every thread of the block takes part"
+                .to_string()
         }
     }
 }
@@ -122,6 +153,10 @@ impl Analysis<'_> {
     }
 
     fn block(&mut self, block: &Block, ctx: Taint) {
+        crate::stack::deep(|| self.block_inner(block, ctx))
+    }
+
+    fn block_inner(&mut self, block: &Block, ctx: Taint) {
         for s in block {
             let ctx = ctx.join(self.returned);
             self.stmt(s, ctx);
@@ -129,24 +164,28 @@ impl Analysis<'_> {
     }
 
     fn stmt(&mut self, s: &Stmt, ctx: Taint) {
+        crate::stack::deep(|| self.stmt_inner(s, ctx))
+    }
+
+    fn stmt_inner(&mut self, s: &Stmt, ctx: Taint) {
         match &s.kind {
             StmtKind::Let { var, init } => {
-                let t = init.as_ref().map_or(Taint::UNIFORM, |e| self.expr(e));
+                let t = init.as_ref().map_or(Taint::UNIFORM, |e| self.expr(e, ctx));
                 self.raise_var(*var, t.join(ctx));
             }
             StmtKind::LetArray { array, init } => {
                 let t = match init {
-                    ArrayInit::Repeat(e) => self.expr(e),
-                    ArrayInit::List(es) => es.iter().fold(Taint::UNIFORM, |t, e| t.join(self.expr(e))),
+                    ArrayInit::Repeat(e) => self.expr(e, ctx),
+                    ArrayInit::List(es) => es.iter().fold(Taint::UNIFORM, |t, e| t.join(self.expr(e, ctx))),
                 };
                 self.raise_array(*array, t.join(ctx));
             }
             StmtKind::Assign { place, value, .. } => {
-                let t = self.expr(value).join(ctx);
+                let t = self.expr(value, ctx).join(ctx);
                 match place {
                     Place::Var(v) => self.raise_var(*v, t),
                     Place::Elem { array, index, .. } => {
-                        let it = self.expr(index);
+                        let it = self.expr(index, ctx);
                         if self.kernel.array(*array).space == ArraySpace::Local {
                             self.raise_array(*array, t.join(it));
                         }
@@ -154,17 +193,21 @@ impl Analysis<'_> {
                 }
             }
             StmtKind::Expr(e) => {
-                self.expr(e);
+                self.expr(e, ctx);
             }
             StmtKind::If { cond, then, otherwise } => {
-                let inner = ctx.join(self.expr(cond));
+                let inner = ctx.join(self.expr(cond, ctx));
                 self.block(then, inner);
                 if let Some(o) = otherwise {
                     self.block(o, inner);
                 }
             }
             StmtKind::While { id, cond, body } => {
-                let inner = ctx.join(self.expr(cond)).join(self.loop_exits[id.0]);
+                // After the first test, only the threads still in the loop
+                // evaluate the condition: a varying condition is a varying exit.
+                let cond = self.expr(cond, ctx.join(self.loop_exits[id.0]));
+                self.raise_exit(*id, cond);
+                let inner = ctx.join(cond).join(self.loop_exits[id.0]);
                 self.loop_body(*id, body, inner);
             }
             StmtKind::Loop { id, body } => {
@@ -174,15 +217,15 @@ impl Analysis<'_> {
             StmtKind::For { id, var, range, body } => {
                 let inner = match range {
                     ForRange::Seq { start, end, step, .. } => {
-                        let mut t = self.expr(start).join(self.expr(end));
+                        let mut t = self.expr(start, ctx).join(self.expr(end, ctx));
                         if let Some(st) = step {
-                            t = t.join(self.expr(st));
+                            t = t.join(self.expr(st, ctx));
                         }
                         ctx.join(t).join(self.loop_exits[id.0])
                     }
                     ForRange::GridStride { start, end } | ForRange::BlockStride { start, end } => {
-                        self.expr(start);
-                        self.expr(end);
+                        self.expr(start, ctx);
+                        self.expr(end, ctx);
                         ctx.join(Taint::at(Level::Varying, s.span))
                     }
                 };
@@ -198,38 +241,11 @@ impl Analysis<'_> {
                     self.returned = ctx;
                 }
             }
-            StmtKind::GridSync { .. } => {
-                if ctx.level != Level::Uniform {
-                    let scope = if ctx.level == Level::Block { "block" } else { "thread" };
-                    self.error(
-                        s.span,
-                        format!("`grid_sync()` in control flow that depends on {scope} identity: the threads that skip it leave all others waiting forever"),
-                        ctx,
-                        format!("this depends on {scope} identity"),
-                    );
-                }
-            }
-            StmtKind::SyncBlock => {
-                if ctx.level == Level::Varying {
-                    self.error(
-                        s.span,
-                        "`sync_block()` in control flow that depends on thread identity: threads that skip it leave the others waiting forever",
-                        ctx,
-                        "this depends on thread identity",
-                    );
-                }
-            }
+            StmtKind::GridSync { .. } | StmtKind::SyncBlock => {}
             StmtKind::Block(b) => self.block(b, ctx),
         }
-        if let Some(shuffle_span) = self.shuffle_in(s) {
-            if ctx.level == Level::Varying {
-                self.error(
-                    shuffle_span,
-                    "warp shuffles exchange values among all 32 lanes: call them where every thread of the block takes part",
-                    ctx,
-                    "this depends on thread identity",
-                );
-            }
+        if let Some(c) = Collective::of_stmt(&s.kind) {
+            self.collective(c, s.span, ctx);
         }
     }
 
@@ -239,16 +255,12 @@ impl Analysis<'_> {
         self.open_loops.pop();
     }
 
-    fn shuffle_in(&self, s: &Stmt) -> Option<Span> {
-        let mut found = None;
-        for e in crate::ir_walk::stmt_exprs(s) {
-            crate::ir_walk::each_expr(e, &mut |x| {
-                if matches!(x.kind, ExprKind::Shuffle { .. }) && found.is_none() {
-                    found = Some(x.span);
-                }
-            });
+    /// Reports a collective reached under control more divergent than it tolerates.
+    fn collective(&mut self, c: Collective, span: Span, ctx: Taint) {
+        if ctx.level > tolerates(c) {
+            let scope = if ctx.level == Level::Block { "block" } else { "thread" };
+            self.error(span, message(c, scope), ctx, format!("this depends on {scope} identity"));
         }
-        found
     }
 
     fn error(&mut self, span: Span, message: impl Into<String>, ctx: Taint, note: impl Into<String>) {
@@ -257,7 +269,16 @@ impl Analysis<'_> {
         }
     }
 
-    fn expr(&mut self, e: &Expr) -> Taint {
+    /// The level of an expression's value; `ctx` is the control under which
+    /// it is evaluated, which its conditionally evaluated parts extend.
+    fn expr(&mut self, e: &Expr, ctx: Taint) -> Taint {
+        crate::stack::deep(|| self.expr_inner(e, ctx))
+    }
+
+    fn expr_inner(&mut self, e: &Expr, ctx: Taint) -> Taint {
+        if let Some(c) = Collective::of_expr(&e.kind) {
+            self.collective(c, e.span, ctx);
+        }
         match &e.kind {
             ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Len(_) => Taint::UNIFORM,
             ExprKind::Var(v) => {
@@ -273,35 +294,38 @@ impl Analysis<'_> {
                 Builtin::BlockIdx => Taint::at(Level::Block, e.span),
                 Builtin::BlockDim | Builtin::GridDim | Builtin::GridSize | Builtin::WarpSize => Taint::UNIFORM,
             },
-            ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.expr(a),
-            ExprKind::Binary(_, a, b) => {
-                let (ta, tb) = (self.expr(a), self.expr(b));
-                ta.join(tb)
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.expr(a, ctx),
+            ExprKind::Binary(op, a, b) => {
+                let ta = self.expr(a, ctx);
+                // `a && b`, `a || b`: `b` runs only where `a` allows it.
+                let b_ctx = if op.is_logical() { ctx.join(ta) } else { ctx };
+                ta.join(self.expr(b, b_ctx))
             }
             ExprKind::Load { array, index, .. } => {
-                let t = self.expr(index);
+                let t = self.expr(index, ctx);
                 match self.kernel.array(*array).space {
                     ArraySpace::Global => t,
                     ArraySpace::Shared => t.join(Taint::at(Level::Block, e.span)),
                     ArraySpace::Local => t.join(self.local_arrays[array.0]),
                 }
             }
-            ExprKind::Call { args, .. } => args.iter().fold(Taint::UNIFORM, |t, a| t.join(self.expr(a))),
+            ExprKind::Call { args, .. } => args.iter().fold(Taint::UNIFORM, |t, a| t.join(self.expr(a, ctx))),
             ExprKind::Atomic { index, args, .. } => {
-                self.expr(index);
+                self.expr(index, ctx);
                 for a in args {
-                    self.expr(a);
+                    self.expr(a, ctx);
                 }
                 Taint::at(Level::Varying, e.span)
             }
             ExprKind::Shuffle { value, lane, .. } => {
-                self.expr(value);
-                self.expr(lane);
+                self.expr(value, ctx);
+                self.expr(lane, ctx);
                 Taint::at(Level::Varying, e.span)
             }
             ExprKind::Select { cond, then, otherwise } => {
-                let t = self.expr(cond);
-                t.join(self.expr(then)).join(self.expr(otherwise))
+                let t = self.expr(cond, ctx);
+                let branch = ctx.join(t);
+                t.join(self.expr(then, branch)).join(self.expr(otherwise, branch))
             }
         }
     }

@@ -208,6 +208,10 @@ impl CudaEmitter<'_> {
     }
 
     fn stmt(&mut self, s: &Stmt) {
+        crate::stack::deep(|| self.stmt_inner(s))
+    }
+
+    fn stmt_inner(&mut self, s: &Stmt) {
         match &s.kind {
             StmtKind::Let { var, init } => {
                 let v = self.k.var(*var);
@@ -275,6 +279,10 @@ impl CudaEmitter<'_> {
 
     /// Closes an `if`, continuing with `else if`/`else` branches.
     fn else_chain(&mut self, otherwise: Option<&Block>) {
+        crate::stack::deep(|| self.else_chain_inner(otherwise))
+    }
+
+    fn else_chain_inner(&mut self, otherwise: Option<&Block>) {
         let Some(block) = otherwise else {
             self.close();
             return;
@@ -306,9 +314,15 @@ impl CudaEmitter<'_> {
                 self.line(&format!("{ty} {name}[{len}] = {{ {} }};", items.join(", ")));
             }
             ArrayInit::Repeat(value) => {
-                let v = self.expr(value).text;
+                let mut v = self.expr(value).text;
                 let i = names::generated(&name, "fill");
                 self.line(&format!("{ty} {name}[{len}];"));
+                // Rust evaluates `[v; N]`'s `v` once; the fill loop below would repeat it.
+                if must_run_once(value) {
+                    let once = names::generated(&name, "value");
+                    self.line(&format!("const {ty} {once} = {v};"));
+                    v = once;
+                }
                 self.line(&format!("for (u32 {i} = 0u; {i} < {len}u; ++{i}) {name}[{i}] = {v};"));
             }
         }
@@ -321,28 +335,55 @@ impl CudaEmitter<'_> {
                 let var = self.k.var(*v);
                 let ty = self.k.ty(var.ty);
                 let name = var.c_name.clone();
-                let stmt = self.assignment(&name, ty, op, value);
+                let code = self.expr(value);
+                let stmt = self.assignment(&name, ty, op, value, code);
                 self.line(&stmt);
             }
             Place::Elem { array, index, line } => {
                 let a = self.k.array(*array);
-                let ty = a.elem;
-                let idx = self.expr(index).text;
-                let target = format!("{}[{idx}]", a.c_name);
-                let stmt = self.assignment(&target, ty, op, value);
+                let (ty, array_name) = (a.elem, a.c_name.clone());
+                // The element's index appears twice (bounds check, access), and
+                // the value runs only in bounds: one that must run exactly once,
+                // in every thread, is bound first, value before index as in Rust.
+                let index_once = must_run_once(index);
+                let value_first = (self.checked && must_run_once(value)) || (index_once && !self.is_stable(value));
+                let scoped = value_first || index_once;
+                if scoped {
+                    self.open("");
+                }
+                let code = if value_first {
+                    let v = self.expr(value).text;
+                    self.line(&format!("const {} gsync_value = {v};", self.k.ty(value.ty).name()));
+                    Code::primary("gsync_value".into())
+                } else {
+                    self.expr(value)
+                };
+                let idx = if index_once {
+                    let i = self.expr(index).text;
+                    self.line(&format!("const {} gsync_index = {i};", self.k.ty(index.ty).name()));
+                    "gsync_index".to_string()
+                } else {
+                    self.expr(index).text
+                };
+                let target = format!("{array_name}[{idx}]");
+                let stmt = self.assignment(&target, ty, op, value, code);
                 if self.checked {
                     let guard = self.in_bounds(*array, &idx, *line);
                     self.line(&format!("if ({guard}) {stmt}"));
                 } else {
                     self.line(&stmt);
                 }
+                if scoped {
+                    self.close();
+                }
             }
         }
     }
 
-    fn assignment(&mut self, target: &str, ty: Scalar, op: Option<BinOp>, value: &Expr) -> String {
+    /// `target = value` with `value` (emitted as `code`) combined by `op`.
+    fn assignment(&mut self, target: &str, ty: Scalar, op: Option<BinOp>, value: &Expr, code: Code) -> String {
         let Some(op) = op else {
-            return format!("{target} = {};", self.expr(value).text);
+            return format!("{target} = {};", code.text);
         };
         let direct = match op {
             BinOp::Add | BinOp::Sub | BinOp::Mul => wraps_natively(ty) || ty.is_float(),
@@ -351,11 +392,10 @@ impl CudaEmitter<'_> {
             _ => false,
         };
         if direct {
-            return format!("{target} {}= {};", op.symbol(), self.expr(value).text);
+            return format!("{target} {}= {};", op.symbol(), code.text);
         }
         let current = Code::primary(target.to_string());
-        let rhs = self.expr(value);
-        let combined = self.binary_code(op, ty, current, rhs, value);
+        let combined = self.binary_code(op, ty, current, code, value);
         format!("{target} = {};", combined.text)
     }
 
@@ -423,14 +463,36 @@ impl CudaEmitter<'_> {
                 self.block_body(body);
             }
             ForRange::Seq { start, end, step: Some(step), .. } => {
-                let s = self.expr(start).text;
+                let (mut s, mut e) = (self.expr(start).text, self.expr(end).text);
+                let step_line = crate::diagnostics::line_of(step.span);
+                let mut step_name = self.expr(step).text;
                 let end_name = helper("end");
-                let e = self.expr(end).text;
-                let (step_decl, step_name) = self.hoisted(step, &helper("step"));
+                // A step that may change is bound once, in a block around the
+                // loop, after the bounds Rust evaluates before it.
+                let scoped = !self.is_stable(step);
+                if scoped {
+                    self.open("");
+                    if !self.is_stable(start) {
+                        let start_name = helper("start");
+                        self.line(&format!("const {t} {start_name} = {s};"));
+                        s = start_name;
+                    }
+                    if !self.is_stable(end) {
+                        let bound_name = helper("bound");
+                        self.line(&format!("const {t} {bound_name} = {e};"));
+                        e = bound_name;
+                    }
+                    let hoisted = helper("step");
+                    self.line(&format!("const usize {hoisted} = {step_name};"));
+                    step_name = hoisted;
+                }
                 self.open(&format!(
-                    "for ({t} {x} = {s}, {end_name} = {e}{step_decl}; {x} < {end_name}; {x} = gsync::step_toward({x}, {end_name}, {step_name}))"
+                    "for ({t} {x} = {s}, {end_name} = {e}; gsync::step_continues({x}, {end_name}, {step_name}, gsync_status, {step_line}u); {x} = gsync::step_toward({x}, {end_name}, {step_name}))"
                 ));
                 self.block_body(body);
+                if scoped {
+                    self.close();
+                }
             }
             ForRange::Seq { start, end, reverse: true, .. } => {
                 let e = self.expr(end).text;
@@ -499,6 +561,10 @@ impl CudaEmitter<'_> {
     }
 
     fn expr(&mut self, e: &Expr) -> Code {
+        crate::stack::deep(|| self.expr_inner(e))
+    }
+
+    fn expr_inner(&mut self, e: &Expr) -> Code {
         let ty = self.k.ty(e.ty);
         match &e.kind {
             ExprKind::Int(v) => int_literal(*v, ty),
@@ -581,7 +647,12 @@ impl CudaEmitter<'_> {
     fn unary(&mut self, op: UnOp, ty: Scalar, a: &Expr) -> Code {
         let code = self.expr(a);
         match op {
-            UnOp::Neg if ty.is_float() => Code { text: format!("-{}", code.at(prec::UNARY)), prec: prec::UNARY },
+            UnOp::Neg if ty.is_float() => {
+                // `-(-x)` must not become `--x`, C's decrement.
+                let operand = code.at(prec::UNARY);
+                let operand = if operand.starts_with('-') { format!("({operand})") } else { operand };
+                Code { text: format!("-{operand}"), prec: prec::UNARY }
+            }
             UnOp::Neg => Code::primary(format!("gsync::neg({})", code.text)),
             UnOp::Not if ty == Scalar::Bool => Code { text: format!("!{}", code.at(prec::UNARY)), prec: prec::UNARY },
             UnOp::Not if bitwise_natively(ty) => Code { text: format!("~{}", code.at(prec::UNARY)), prec: prec::UNARY },
@@ -645,6 +716,16 @@ impl CudaEmitter<'_> {
         let wrap = |c: Code, min: u8| if needs_clarity(&c) { format!("({})", c.text) } else { c.at(min) };
         Code { text: format!("{} {} {}", wrap(l, p), op.symbol(), wrap(r, p + 1)), prec: p }
     }
+}
+
+/// Whether an expression must run exactly once, in every thread that reaches
+/// it: it has an atomic or a collective in it.
+fn must_run_once(e: &Expr) -> bool {
+    let mut found = false;
+    crate::ir_walk::each_expr(e, &mut |x| {
+        found |= matches!(x.kind, ExprKind::Atomic { .. }) || Collective::of_expr(&x.kind).is_some()
+    });
+    found
 }
 
 fn int_literal(v: i128, ty: Scalar) -> Code {

@@ -75,6 +75,10 @@ impl Driver<'_> {
     }
 
     fn stmt(&self, s: &HostStmt, plan: &SplitPlan) -> TokenStream {
+        crate::stack::deep(|| self.stmt_inner(s, plan))
+    }
+
+    fn stmt_inner(&self, s: &HostStmt, plan: &SplitPlan) -> TokenStream {
         let k = self.k;
         match s {
             HostStmt::Let { var, init } => {
@@ -223,5 +227,10 @@ impl RustContext for Driver<'_> {
 
     fn shuffle(&self, _: ShuffleOp, _: TokenStream, _: TokenStream) -> TokenStream {
         quote!(compile_error!("gsync: a shuffle in host code"))
+    }
+
+    fn zero_step(&self, line: u32) -> TokenStream {
+        let run = run_ident();
+        quote!(#run.zero_step(#line)?)
     }
 }

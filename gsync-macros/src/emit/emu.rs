@@ -199,6 +199,10 @@ impl Emu<'_> {
     }
 
     fn stmt(&self, s: &Stmt) -> TokenStream {
+        crate::stack::deep(|| self.stmt_inner(s))
+    }
+
+    fn stmt_inner(&self, s: &Stmt) -> TokenStream {
         let k = self.k;
         let ctx = ctx_ident();
         match &s.kind {
@@ -411,5 +415,10 @@ impl RustContext for Emu<'_> {
             }
         );
         quote!(#ctx.shuffle(::gsync::Shuffle::#op, #value, #lane).await)
+    }
+
+    fn zero_step(&self, line: u32) -> TokenStream {
+        let ctx = ctx_ident();
+        quote!(#ctx.zero_step(#line))
     }
 }

@@ -3,9 +3,10 @@
 //! Shared by the split kernel's host driver and the CPU emulator, which
 //! differ only in how they read memory and where thread identity comes from.
 
+use crate::diagnostics::line_of;
 use crate::emit::driver::var_ident;
 use crate::ir::*;
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
 /// What differs between the places Rust expressions are emitted for.
@@ -27,6 +28,8 @@ pub trait RustContext {
     ) -> TokenStream;
     /// A warp shuffle.
     fn shuffle(&self, op: ShuffleOp, value: TokenStream, lane: TokenStream) -> TokenStream;
+    /// Records that a `step_by` on Rust line `line` got a zero step (a statement).
+    fn zero_step(&self, line: u32) -> TokenStream;
 }
 
 /// Emits Rust for kernel expressions in a context.
@@ -37,6 +40,10 @@ pub struct RustExpr<'a, C: RustContext + ?Sized> {
 
 impl<C: RustContext + ?Sized> RustExpr<'_, C> {
     pub fn expr(&self, e: &Expr) -> TokenStream {
+        crate::stack::deep(|| self.expr_inner(e))
+    }
+
+    fn expr_inner(&self, e: &Expr) -> TokenStream {
         let k = self.k;
         let ty = k.ty(e.ty);
         match &e.kind {
@@ -57,7 +64,7 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
             }
             ExprKind::Binary(op, a, b) => {
                 let operand = k.ty(a.ty);
-                let (l, r) = (self.expr(a), self.expr(b));
+                let (l, r) = (self.left_operand(*op, a), self.expr(b));
                 self.binary(*op, operand, l, r)
             }
             ExprKind::Cast(inner) => {
@@ -90,6 +97,7 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
 
     /// The Rust iterator of a sequential `for` range: `a..b`, `a..=b`,
     /// `(a..b).step_by(s)` or `(a..b).rev()`, bounds evaluated once as in Rust.
+    /// A zero step is recorded as a fault and iterates nothing, as on the device.
     pub fn seq_iter(
         &self,
         start: &Expr,
@@ -102,18 +110,47 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
         let range = if inclusive { quote!((#s..=#e)) } else { quote!((#s..#e)) };
         match (step, reverse) {
             (Some(st), _) => {
+                let fault = self.ctx.zero_step(line_of(st.span));
                 let st = self.expr(st);
-                quote!(#range.step_by(#st))
+                let (range_id, step_id) =
+                    (Ident::new("range", Span::mixed_site()), Ident::new("step", Span::mixed_site()));
+                quote!({
+                    let #range_id = #range;
+                    let #step_id: usize = #st;
+                    if #step_id == 0 {
+                        #fault;
+                    }
+                    ::gsync::__private::host_ops::step_by(#range_id, #step_id)
+                })
             }
             (None, true) => quote!(#range.rev()),
             (None, false) => range,
         }
     }
 
+    /// The left operand of `op`. Rust's binary operators associate to the
+    /// left, so an infix operation of the same precedence needs no
+    /// parentheses there: a chain like `x + x + … + x` stays flat instead of
+    /// nesting a group per term, which rustc's parser would recurse into.
+    fn left_operand(&self, op: BinOp, a: &Expr) -> TokenStream {
+        crate::stack::deep(|| {
+            let operand_ty = self.k.ty(a.ty);
+            if let ExprKind::Binary(inner, x, y) = &a.kind {
+                let same_level = infix_level(op).is_some() && infix_level(op) == infix_level(*inner);
+                if same_level && is_infix(op, operand_ty) && is_infix(*inner, self.k.ty(x.ty)) {
+                    let (l, r) = (self.left_operand(*inner, x), self.expr(y));
+                    let sym: TokenStream = inner.symbol().parse().unwrap_or_default();
+                    return quote!(#l #sym #r);
+                }
+            }
+            self.expr(a)
+        })
+    }
+
     /// `l op r` with the DSL's meaning, operands of type `ty`.
     pub fn binary(&self, op: BinOp, ty: Scalar, l: TokenStream, r: TokenStream) -> TokenStream {
         let ops = quote!(::gsync::__private::host_ops);
-        if ty.is_int() {
+        if !is_infix(op, ty) {
             match op {
                 BinOp::Add => return quote!(#l.wrapping_add(#r)),
                 BinOp::Sub => return quote!(#l.wrapping_sub(#r)),
@@ -158,6 +195,29 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
     }
 }
 
+/// Whether `op` on operands of type `ty` is emitted as Rust's own infix
+/// operator (integer arithmetic and shifts become wrapping methods).
+fn is_infix(op: BinOp, ty: Scalar) -> bool {
+    !(ty.is_int()
+        && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem | BinOp::Shl | BinOp::Shr))
+}
+
+/// Rust's precedence level of an associative infix operator; comparisons,
+/// which do not chain, have none.
+fn infix_level(op: BinOp) -> Option<u8> {
+    match op {
+        BinOp::Mul | BinOp::Div | BinOp::Rem => Some(1),
+        BinOp::Add | BinOp::Sub => Some(2),
+        BinOp::Shl | BinOp::Shr => Some(3),
+        BinOp::BitAnd => Some(4),
+        BinOp::BitXor => Some(5),
+        BinOp::BitOr => Some(6),
+        BinOp::And => Some(7),
+        BinOp::Or => Some(8),
+        _ => None,
+    }
+}
+
 /// The Rust type of a scalar.
 pub fn scalar_type(s: Scalar) -> proc_macro2::Ident {
     format_ident!("{}", s.name())
@@ -183,7 +243,8 @@ fn float_literal(v: f64, ty: Scalar) -> TokenStream {
     }
     let text = if ty == Scalar::F32 { format!("{:?}f32", v as f32) } else { format!("{v:?}f64") };
     let lit: TokenStream = text.parse().unwrap_or_default();
-    if v < 0.0 {
+    // `-0.0` too: unparenthesized, `-0.0f64.exp()` would parse as `-(0.0f64.exp())`.
+    if v.is_sign_negative() {
         quote!((#lit))
     } else {
         lit

@@ -11,6 +11,10 @@ use syn::spanned::Spanned;
 impl Lowerer<'_> {
     /// Lowers an expression that produces a value; `None` after an error.
     pub(super) fn expr(&mut self, e: &syn::Expr) -> Option<Expr> {
+        crate::stack::deep(|| self.expr_inner(e))
+    }
+
+    fn expr_inner(&mut self, e: &syn::Expr) -> Option<Expr> {
         let span = e.span();
         match e {
             syn::Expr::Lit(lit) => self.literal(&lit.lit),
@@ -473,6 +477,14 @@ impl Lowerer<'_> {
         for a in &args {
             self.require(a.ty, info.elem, a.span, &format!("a value for `{name}`"));
         }
+        // With bounds checks, the operands are evaluated only where the index is in bounds.
+        if let Some((_, at)) = std::iter::once(&index).chain(&args).find_map(Collective::in_expr) {
+            self.diag.error(
+                at,
+                "bind this value with `let` first: an atomic's operands are evaluated only where its index is in bounds, and every thread of the warp must take part in a shuffle",
+            );
+            return None;
+        }
         let ty = self.types.known(info.elem);
         Some(self.expr_of(
             ExprKind::Atomic { op, array, index: Box::new(index), args, line: Self::line(span) },
@@ -626,6 +638,10 @@ impl Lowerer<'_> {
 
 /// Whether evaluating the expression twice would differ from once (atomics).
 pub fn expr_has_effects(e: &Expr) -> bool {
+    crate::stack::deep(|| expr_has_effects_inner(e))
+}
+
+fn expr_has_effects_inner(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Atomic { .. } => true,
         ExprKind::Int(_)

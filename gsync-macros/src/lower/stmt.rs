@@ -18,6 +18,10 @@ impl Lowerer<'_> {
     }
 
     fn stmt(&mut self, s: &syn::Stmt, out: &mut Block) {
+        crate::stack::deep(|| self.stmt_inner(s, out))
+    }
+
+    fn stmt_inner(&mut self, s: &syn::Stmt, out: &mut Block) {
         match s {
             syn::Stmt::Local(local) => self.local(local, out),
             syn::Stmt::Item(syn::Item::Const(c)) => self.const_item(c),
@@ -252,6 +256,10 @@ impl Lowerer<'_> {
 
     /// Lowers `place = <if/block with statements>` into assignments in each branch.
     fn assign_value(&mut self, place: Place, ty: TyId, e: &syn::Expr, out: &mut Block) {
+        crate::stack::deep(|| self.assign_value_inner(place, ty, e, out))
+    }
+
+    fn assign_value_inner(&mut self, place: Place, ty: TyId, e: &syn::Expr, out: &mut Block) {
         let span = e.span();
         match e {
             syn::Expr::If(i) => {
@@ -373,7 +381,7 @@ impl Lowerer<'_> {
             space: ArraySpace::Local,
             len: Some(len),
             mutable,
-            span,
+            span: ident.span(),
         });
         self.local_elem_types.push((array, elem_ty));
         self.bind(name, Binding::Array(array));
@@ -422,13 +430,17 @@ impl Lowerer<'_> {
             space: ArraySpace::Shared,
             len: Some(len),
             mutable,
-            span,
+            span: ident.span(),
         });
         self.bind(name, Binding::Array(array));
     }
 
     /// An array length: an integer literal or a `const`.
     fn const_len(&mut self, e: &syn::Expr) -> Option<u64> {
+        crate::stack::deep(|| self.const_len_inner(e))
+    }
+
+    fn const_len_inner(&mut self, e: &syn::Expr) -> Option<u64> {
         let value = match e {
             syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u64>().ok(),
             syn::Expr::Path(p) => match p.path.get_ident().and_then(|i| self.lookup(&names::rust_name(i))) {
@@ -451,6 +463,10 @@ impl Lowerer<'_> {
     }
 
     fn let_pattern(&mut self, pat: &syn::Pat) -> Option<LetPattern> {
+        crate::stack::deep(|| self.let_pattern_inner(pat))
+    }
+
+    fn let_pattern_inner(&mut self, pat: &syn::Pat) -> Option<LetPattern> {
         match pat {
             syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
                 Some(LetPattern::Name { ident: p.ident.clone(), mutable: p.mutability.is_some(), ty: None })
@@ -494,6 +510,10 @@ impl Lowerer<'_> {
     }
 
     fn place(&mut self, e: &syn::Expr) -> Option<(Place, TyId)> {
+        crate::stack::deep(|| self.place_inner(e))
+    }
+
+    fn place_inner(&mut self, e: &syn::Expr) -> Option<(Place, TyId)> {
         match e {
             syn::Expr::Path(p) if p.path.get_ident().is_some() => {
                 let name = p.path.get_ident().map(names::rust_name).unwrap_or_default();
@@ -551,6 +571,10 @@ impl Lowerer<'_> {
     }
 
     fn if_stmt(&mut self, i: &syn::ExprIf, out: &mut Block) {
+        crate::stack::deep(|| self.if_stmt_inner(i, out))
+    }
+
+    fn if_stmt_inner(&mut self, i: &syn::ExprIf, out: &mut Block) {
         let span = i.span();
         let cond = self.expr(&i.cond);
         if let Some(c) = &cond {
@@ -624,6 +648,10 @@ impl Lowerer<'_> {
     }
 
     fn for_range(&mut self, e: &syn::Expr) -> Option<ForRange> {
+        crate::stack::deep(|| self.for_range_inner(e))
+    }
+
+    fn for_range_inner(&mut self, e: &syn::Expr) -> Option<ForRange> {
         const FORMS: &str = "a kernel `for` loop iterates over `a..b`, `a..=b`, `(a..b).step_by(s)`, `(a..b).rev()`, `grid_stride(a..b)` or `block_stride(a..b)`";
         match e {
             syn::Expr::Range(_) => {
@@ -650,6 +678,10 @@ impl Lowerer<'_> {
                 }
                 let step = self.expr(&m.args[0])?;
                 self.require(step.ty, Scalar::Usize, step.span, "the step of `step_by`");
+                if matches!(step.kind, ExprKind::Int(0)) {
+                    self.diag.error(step.span, "`step_by(0)` never advances: the step must be positive");
+                    return None;
+                }
                 Some(ForRange::Seq { start, end, inclusive, step: Some(step), reverse: false })
             }
             syn::Expr::Call(c) => {
@@ -724,6 +756,10 @@ fn array_initializer(e: &syn::Expr) -> Option<ArrayInitKind> {
 
 /// An `if` or block whose branches contain statements, not just a value.
 fn needs_statement_lowering(e: &syn::Expr) -> bool {
+    crate::stack::deep(|| needs_statement_lowering_inner(e))
+}
+
+fn needs_statement_lowering_inner(e: &syn::Expr) -> bool {
     match e {
         syn::Expr::If(i) => {
             !matches!(i.then_branch.stmts.as_slice(), [syn::Stmt::Expr(_, None)])
@@ -735,6 +771,10 @@ fn needs_statement_lowering(e: &syn::Expr) -> bool {
 }
 
 fn strip_parens(e: &syn::Expr) -> &syn::Expr {
+    crate::stack::deep(|| strip_parens_inner(e))
+}
+
+fn strip_parens_inner(e: &syn::Expr) -> &syn::Expr {
     match e {
         syn::Expr::Paren(p) => strip_parens(&p.expr),
         syn::Expr::Group(g) => strip_parens(&g.expr),

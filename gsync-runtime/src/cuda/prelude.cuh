@@ -17,7 +17,7 @@ typedef double f64;
 
 // The device error word: the first fault wins and is read back by the host.
 struct gsync_status_t {
-    u32 code;   // 0: ok, 1: slice index out of bounds, 2: barrier timeout
+    u32 code;   // 0: ok, 1: slice index out of bounds, 2: barrier timeout, 3: step_by(0)
     u32 array;  // index into the kernel's array-name table
     u32 line;   // Rust source line of the faulting access
     u32 phase;  // reserved for barrier faults
@@ -27,6 +27,7 @@ struct gsync_status_t {
 #define GSYNC_OK 0u
 #define GSYNC_OUT_OF_BOUNDS 1u
 #define GSYNC_BARRIER_TIMEOUT 2u
+#define GSYNC_ZERO_STEP 3u
 
 // The CTA barrier of sync_block() and of the grid barriers, in PTX's non-aligned form.
 // __syncthreads() is bar.sync, an *aligned* barrier: every warp must reach it converged, or
@@ -207,6 +208,18 @@ template <typename T> __device__ __forceinline__ T step_toward(T x, T end, u64 s
     typedef typename wide_unsigned<T>::type U;
     const u64 remaining = (u64)(U)((U)end - (U)x);
     return remaining > step ? (T)((U)x + (U)step) : end;
+}
+// Whether a stepped range goes on: `x < end`. A zero step, where Rust panics, records the
+// fault with the Rust line of the step and ends the loop before its first iteration.
+__device__ __noinline__ void record_zero_step(gsync_status_t* status, u32 line) {
+    if (atomicCAS(&status->code, GSYNC_OK, GSYNC_ZERO_STEP) == GSYNC_OK) status->line = line;
+}
+template <typename T> __device__ __forceinline__ bool step_continues(T x, T end, u64 step, gsync_status_t* status, u32 line) {
+    if (step == 0ull) {
+        record_zero_step(status, line);
+        return false;
+    }
+    return x < end;
 }
 template <typename T> __device__ __forceinline__ bool is_multiple_of(T a, T b) {
     return b == (T)0 ? a == (T)0 : a % b == (T)0;

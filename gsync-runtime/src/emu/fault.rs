@@ -39,6 +39,12 @@ impl Faults {
         &self.stop
     }
 
+    /// Records a `step_by` whose step was 0, on Rust source line `line`.
+    #[cold]
+    pub(crate) fn zero_step(&self, line: u32) {
+        let _ = self.first.set(DeviceStatus::zero_step(line));
+    }
+
     /// `Ok` when nothing was recorded, else the error the device would have reported.
     pub(crate) fn into_result(self, kernel: &KernelSpec, barrier: Barrier) -> Result<()> {
         match self.first.into_inner() {

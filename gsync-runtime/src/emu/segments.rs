@@ -17,6 +17,7 @@ use crate::gpu::Gpu;
 use crate::kernel::{KernelArgs, KernelSpec};
 use crate::launch::{Launch, LaunchReport};
 use crate::plan::{checked_threads, Grid, Residency};
+use crate::status::DeviceStatus;
 use crate::segments::{check_read, check_split, missing_segment, split_grid};
 
 /// A segment of a split kernel as a CPU-emulator body: reads its arguments from `segment`
@@ -72,6 +73,9 @@ pub(crate) struct EmuSegmentRun<'g> {
     launch: Launch,
     grid: Grid,
     started: Instant,
+    /// The Rust line of a host loop's `step_by(0)`, the run's first fault (a segment's fault
+    /// ends the run at its launch).
+    zero_step: Option<u32>,
 }
 
 impl<'g> EmuSegmentRun<'g> {
@@ -84,7 +88,7 @@ impl<'g> EmuSegmentRun<'g> {
         let residency = Residency { blocks_per_sm: BLOCKS_PER_CORE, sm_count: emulator.info().sm_count };
         let grid = split_grid(&kernel, launch, threads, residency)?;
         let launch = launch.clone().blocks(grid.blocks).threads(grid.threads);
-        Ok(EmuSegmentRun { gpu, kernel, launch, grid, started: Instant::now() })
+        Ok(EmuSegmentRun { gpu, kernel, launch, grid, started: Instant::now(), zero_step: None })
     }
 
     pub(crate) fn grid(&self) -> Grid {
@@ -112,13 +116,22 @@ impl<'g> EmuSegmentRun<'g> {
     }
 
     /// The report: the wall time from the start of the run.
-    pub(crate) fn finish(self) -> LaunchReport {
-        LaunchReport {
+    /// See [`SegmentRun::zero_step`](crate::SegmentRun::zero_step).
+    pub(crate) fn zero_step(&mut self, line: u32) {
+        self.zero_step.get_or_insert(line);
+    }
+
+    /// See [`SegmentRun::finish`](crate::SegmentRun::finish).
+    pub(crate) fn finish(self) -> Result<LaunchReport> {
+        if let Some(line) = self.zero_step {
+            DeviceStatus::zero_step(line).into_result(&self.kernel, Barrier::MultiLaunch, None)?;
+        }
+        Ok(LaunchReport {
             gpu_time: self.started.elapsed(),
             blocks: self.grid.blocks,
             threads: self.grid.threads,
             barrier: Barrier::MultiLaunch,
-        }
+        })
     }
 }
 

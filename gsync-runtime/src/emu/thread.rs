@@ -200,6 +200,13 @@ impl ThreadCtx<'_> {
         self.grid_syncs.load(Relaxed)
     }
 
+    /// Records a `step_by(0)` on Rust source line `line`, as the device's status word does;
+    /// the generated loop then runs no iteration.
+    #[doc(hidden)]
+    pub fn zero_step(&self, line: u32) {
+        self.faults.zero_step(line);
+    }
+
     /// Where the thread waits, read by the scheduler after polling it.
     pub(crate) fn waiting(&self) -> Wait {
         Wait::from_u8(self.wait.load(Relaxed))

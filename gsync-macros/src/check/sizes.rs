@@ -1,0 +1,46 @@
+//! Static memory sizes that no CUDA GPU can give: caught here, on the array
+//! that crosses the limit, instead of in ptxas at the first launch.
+
+use crate::diagnostics::Diagnostics;
+use crate::ir::*;
+
+/// Static `__shared__` memory of one block: 48 KiB on every CUDA GPU (more
+/// needs dynamic shared memory, which kernels do not use).
+pub const SHARED_LIMIT: u64 = 48 * 1024;
+
+/// Local memory of one thread: 512 KiB on every CUDA GPU.
+pub const LOCAL_LIMIT: u64 = 512 * 1024;
+
+pub fn check(k: &Kernel, diag: &mut Diagnostics) {
+    let mut shared = 0u64;
+    let mut local = 0u64;
+    for a in &k.arrays {
+        let bytes = a.len.unwrap_or(0).saturating_mul(u64::from(a.elem.bits() / 8));
+        let (total, limit, what) = match a.space {
+            ArraySpace::Global => continue,
+            ArraySpace::Shared => (&mut shared, SHARED_LIMIT, "shared arrays of a block"),
+            ArraySpace::Local => (&mut local, LOCAL_LIMIT, "arrays of a thread"),
+        };
+        let before = *total;
+        *total = total.saturating_add(bytes);
+        if before <= limit && *total > limit {
+            let this = if before == 0 {
+                String::new()
+            } else {
+                format!(" ({bytes} bytes for `{}` on top of {before} before it)", a.name)
+            };
+            let room = match a.space {
+                ArraySpace::Shared => "static shared memory a CUDA block can have",
+                _ => "local memory a CUDA thread can have",
+            };
+            diag.error(
+                a.span,
+                format!(
+                    "the {what} need {} bytes{this}, more than the {limit} bytes ({} KiB) of {room}",
+                    *total,
+                    limit / 1024
+                ),
+            );
+        }
+    }
+}
