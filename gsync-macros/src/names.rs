@@ -49,7 +49,8 @@ pub const ROLES: &[&str] = &[
     "next",  // a reversed loop's counter
     "wide",  // a loop's 64-bit counter
     "fill",  // the index that fills a local array
-    "value", // a local array's repeated element, evaluated once
+    "value", // a value evaluated once: a local array's repeated element, a stored collective
+    "index", // an element's index evaluated once (it holds a collective)
 ];
 
 /// A Rust identifier as the name it denotes: `r#for` is `for`.

@@ -334,10 +334,10 @@ fn a_stored_shuffle_runs_in_every_thread_before_the_bounds_check() {
             a[c.atomic_add(0, 1) as usize] += 2;
         }
     });
-    assert!(src.contains("const u32 gsync_value = gsync::shfl_down("), "{src}");
-    assert!(src.contains("if (gsync::in_bounds(i, a_len, gsync_status, 0u, "), "{src}");
-    assert!(src.contains("const usize gsync_index = (usize)(gsync::in_bounds(0ull, c_len,"), "{src}");
-    assert!(src.contains("a[gsync_index] += 2u;"), "{src}");
+    assert!(src.contains("const u32 gsync_a_value = gsync::shfl_down("), "{src}");
+    assert!(src.contains("if (gsync::in_bounds(i_, gsync_a_len, gsync_status, 0u, "), "{src}");
+    assert!(src.contains("const usize gsync_a_index = (usize)(gsync::in_bounds(0ull, gsync_c_len,"), "{src}");
+    assert!(src.contains("a_[gsync_a_index] += 2u;"), "{src}");
     assert_eq!(src.matches("gsync::atomic_add(").count(), 1, "the index runs once: {src}");
 }
 
@@ -345,13 +345,13 @@ fn a_stored_shuffle_runs_in_every_thread_before_the_bounds_check() {
 fn an_array_repeat_value_with_an_atomic_runs_once() {
     let src = cuda(quote! { fn k(a: &mut [u32]) { let r = [a.atomic_add(0, 1); 4]; a[1] = r[3]; } });
     assert_eq!(src.matches("gsync::atomic_add(").count(), 1, "{src}");
-    assert!(src.contains("r[gsync_r_i] = gsync_r_value;"), "{src}");
+    assert!(src.contains("r_[gsync_r_fill] = gsync_r_value;"), "{src}");
 }
 
 #[test]
 fn a_float_negated_twice_is_not_a_decrement() {
     let src = cuda(quote! { fn k(a: &mut [f32], x: f32) { a[0] = -(-x); a[1] = -(-0.5f32 as f32); } });
-    assert!(src.contains("= -(-x);"), "{src}");
+    assert!(src.contains("= -(-x_);"), "{src}");
     assert!(src.contains("= -(-0.5f);"), "{src}");
 }
 
@@ -368,10 +368,10 @@ fn a_literal_zero_step_is_rejected_and_a_run_time_one_is_checked() {
             for j in (0..10u32).step_by(a[0] as usize) { a[j] = 2; }
         }
     });
-    assert!(src.contains("gsync::step_continues(i, gsync_i_end, s, gsync_status, "), "{src}");
+    assert!(src.contains("gsync::step_continues(i_, gsync_i_end, s_, gsync_status, "), "{src}");
     // A step read from memory is bound once, as a `usize` (a `u32` would truncate it).
-    assert!(src.contains("const usize gsync_j_step = (usize)gsync::load(a, a_len, 0ull"), "{src}");
-    assert!(src.contains("gsync::step_continues(j, gsync_j_end, gsync_j_step, gsync_status, "), "{src}");
+    assert!(src.contains("const usize gsync_j_step = (usize)gsync::load(a_, gsync_a_len, 0ull"), "{src}");
+    assert!(src.contains("gsync::step_continues(j_, gsync_j_end, gsync_j_step, gsync_status, "), "{src}");
 }
 
 #[test]
@@ -773,4 +773,20 @@ fn short_constant_ranges_are_unrolled_so_local_arrays_stay_in_registers() {
     });
     assert!(c.contains("#pragma unroll\n    for (u32 m_ = 0u; m_ < 8u; ++m_)"), "{c}");
     assert_eq!(c.matches("#pragma unroll").count(), 1, "only the constant range of 8: {c}");
+}
+
+#[test]
+fn every_unbounded_loop_iteration_is_marked_as_progress() {
+    // C++ may delete a loop without side effects; Rust's `loop {}` runs forever.
+    let src = cuda(quote! {
+        fn k(out: &mut [u32], n: u32) {
+            let mut x = n;
+            while x < 100 {
+                x = x * 2;
+            }
+            loop {}
+        }
+    });
+    assert!(src.contains("while (x_ < 100u) {\n        gsync_loop_progress();"), "{src}");
+    assert!(src.contains("while (true) {\n        gsync_loop_progress();"), "{src}");
 }

@@ -207,6 +207,16 @@ impl CudaEmitter<'_> {
         self.close();
     }
 
+    /// A `while` or `loop`. Rust defines a loop that never ends; C++ lets the compiler assume
+    /// that a loop without side effects ends, and delete it. Each iteration therefore starts
+    /// with `gsync_loop_progress()`, a side effect that emits no instruction.
+    fn unbounded_loop(&mut self, header: &str, body: &Block) {
+        self.open(header);
+        self.line("gsync_loop_progress();");
+        self.block_body(body);
+        self.close();
+    }
+
     fn stmt(&mut self, s: &Stmt) {
         crate::stack::deep(|| self.stmt_inner(s))
     }
@@ -236,9 +246,9 @@ impl CudaEmitter<'_> {
             }
             StmtKind::While { cond, body, .. } => {
                 let c = self.expr(cond).text;
-                self.nested(&format!("while ({c})"), body);
+                self.unbounded_loop(&format!("while ({c})"), body);
             }
-            StmtKind::Loop { body, .. } => self.nested("while (true)", body),
+            StmtKind::Loop { body, .. } => self.unbounded_loop("while (true)", body),
             StmtKind::For { var, range, body, .. } => self.for_loop(*var, range, body),
             StmtKind::Break(_) => self.line("break;"),
             StmtKind::Continue(_) => self.line("continue;"),
@@ -353,15 +363,17 @@ impl CudaEmitter<'_> {
                 }
                 let code = if value_first {
                     let v = self.expr(value).text;
-                    self.line(&format!("const {} gsync_value = {v};", self.k.ty(value.ty).name()));
-                    Code::primary("gsync_value".into())
+                    let once = names::generated(&array_name, "value");
+                    self.line(&format!("const {} {once} = {v};", self.k.ty(value.ty).name()));
+                    Code::primary(once)
                 } else {
                     self.expr(value)
                 };
                 let idx = if index_once {
                     let i = self.expr(index).text;
-                    self.line(&format!("const {} gsync_index = {i};", self.k.ty(index.ty).name()));
-                    "gsync_index".to_string()
+                    let once = names::generated(&array_name, "index");
+                    self.line(&format!("const {} {once} = {i};", self.k.ty(index.ty).name()));
+                    once
                 } else {
                     self.expr(index).text
                 };

@@ -32,6 +32,16 @@ fn env_number(name: &str) -> Option<u64> {
 
 #[test]
 fn random_kernels_expand_to_cuda_nvrtc_accepts_or_to_spanned_errors() {
+    // Chains of thousands of operands are generated on purpose, and syn's parsing and
+    // dropping of what the test reads back recurse once per operand.
+    let checks = std::thread::Builder::new().stack_size(256 << 20).spawn(check_random_kernels);
+    if let Err(panic) = checks.expect("a test thread").join() {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+/// Expands the random kernels and compiles what the macro accepts.
+fn check_random_kernels() {
     let seed = env_number("GSYNC_RANDOM_SEED").unwrap_or(DEFAULT_SEED);
     let cases = env_number("GSYNC_RANDOM_KERNELS").map_or(DEFAULT_CASES, |n| n as usize);
     let mut expanded = Vec::new();

@@ -29,6 +29,13 @@ struct gsync_status_t {
 #define GSYNC_BARRIER_TIMEOUT 2u
 #define GSYNC_ZERO_STEP 3u
 
+// The first statement of every `while` and `loop` iteration. Rust defines a loop that never
+// ends (it hangs); C++ lets a compiler assume that a loop without side effects ends, and
+// remove it. A volatile asm statement is a side effect, and it emits no instruction.
+__device__ __forceinline__ void gsync_loop_progress() {
+    asm volatile("");
+}
+
 // The CTA barrier of sync_block() and of the grid barriers, in PTX's non-aligned form.
 // __syncthreads() is bar.sync, an *aligned* barrier: every warp must reach it converged, or
 // the behaviour is undefined. Independent thread scheduling lets a warp leave a divergent
