@@ -51,8 +51,8 @@ impl CudaGpu {
     /// Opens GPU `ordinal`, which [`require_gpu`] found.
     ///
     /// The device's primary context is shared by every `Gpu` of it in the process; one that an
-    /// earlier launch lost stays lost while anything holds it, which this reports as
-    /// [`Error::ContextLost`]. Once nothing holds it the driver resets it, and opening works.
+    /// earlier launch lost stays lost for the rest of the process (the driver keeps the error
+    /// even once nothing holds the context), which this reports as [`Error::ContextLost`].
     pub(crate) fn open(ordinal: usize) -> Result<CudaGpu> {
         let health = ContextHealth::new(ordinal);
         let (context, stream, info, scratch) = health.guard(|| {

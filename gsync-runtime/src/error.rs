@@ -401,8 +401,8 @@ pub enum Error {
     #[error(
         "the CUDA context of GPU {gpu} is lost: {launch} failed with {:?}, an error after which \
          the driver refuses all further work on this GPU in this process; every later call on this \
-         Gpu returns this error. Drop this Gpu and every buffer made with it, then open the GPU \
-         again with Gpu::new or Gpu::cuda (the driver resets the context once nothing holds it). \
+         Gpu returns this error, and so does opening the GPU again in this process (the driver \
+         keeps the error until the process ends): restart the process to use the GPU again. \
          The kernel probably accessed memory it does not own: run it with \
          Launch::bounds_checks(true), or on the emulator (Gpu::emulator()), to find the access",
         source.0

@@ -176,7 +176,7 @@ mod tests {
         let message = first.to_string();
         assert!(message.contains("context of GPU 41 is lost: kernel `trap`"), "{message}");
         assert!(message.contains("failed with CUDA_ERROR_ILLEGAL_INSTRUCTION"), "{message}");
-        assert!(message.contains("Drop this Gpu and every buffer"), "{message}");
+        assert!(message.contains("restart the process"), "{message}");
 
         // Later calls fail before doing anything, with the same error.
         let mut ran = false;

@@ -347,8 +347,14 @@ pub(crate) fn check_split(kernel: &KernelSpec) -> Result<()> {
 /// The grid of a split run, on either backend: its segments wait for no block, so nothing
 /// limits it to the co-resident grid. Also refuses a graph replay the kernel cannot have.
 pub(crate) fn split_grid(kernel: &KernelSpec, launch: &Launch, threads: u32, residency: Residency) -> Result<Grid> {
-    let grid =
-        resolve_grid(kernel, Barrier::MultiLaunch, launch.requested_blocks(), threads, residency, CoResidency::Unchecked)?;
+    let grid = resolve_grid(
+        kernel,
+        Barrier::MultiLaunch,
+        launch.requested_blocks(),
+        threads,
+        residency,
+        CoResidency::Unchecked,
+    )?;
     check_graph(kernel, launch)?;
     Ok(grid)
 }

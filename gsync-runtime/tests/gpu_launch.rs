@@ -596,7 +596,7 @@ fn a_sticky_error_loses_the_context_every_later_call_says_so_and_a_fresh_gpu_rec
     assert_eq!(*ordinal, 0);
     assert_eq!(lost_by, "kernel `trap` (2 blocks x 32 threads, barrier lbs)");
     let message = first.to_string();
-    assert!(message.contains("Drop this Gpu and every buffer"), "{message}");
+    assert!(message.contains("restart the process"), "{message}");
 
     // Every later call on this Gpu says the same: an allocation, a download, the occupancy
     // of a kernel not loaded yet, a launch, a split run.
@@ -615,13 +615,14 @@ fn a_sticky_error_loses_the_context_every_later_call_says_so_and_a_fresh_gpu_rec
     let second = Gpu::cuda(0).expect_err("the context is still lost");
     assert!(matches!(&second, Error::ContextLost { launch, .. } if launch.contains("kernel `trap`")), "{second}");
 
-    // Once nothing holds the context, the driver resets it, and a fresh Gpu works.
+    // Nor does dropping everything bring it back: on an H100 with driver 580 the driver keeps
+    // the error for the process, as CUDA documents for these errors, and a new Gpu says so.
     drop(out);
     drop(gpu);
-    let fresh = Gpu::new(0).expect("a fresh Gpu");
-    assert_eq!(fresh.backend(), Backend::Cuda);
-    let (_, errors) = run_phases(&fresh, &Launch::new().blocks(4), 4, 10, true).expect("a launch after recovery");
-    assert_eq!(errors, [0; 5]);
+    let reopened = Gpu::cuda(0).expect_err("the driver keeps the error for the process");
+    assert!(matches!(&reopened, Error::ContextLost { launch, .. } if launch.contains("kernel `trap`")), "{reopened}");
+    let fallback = Gpu::new(0).expect_err("Gpu::new reports the loss instead of falling back to the emulator");
+    assert!(matches!(fallback, Error::ContextLost { .. }), "{fallback}");
 }
 
 /// 64 KiB of static shared memory: more than any GPU gives one block without opting in.

@@ -187,8 +187,12 @@ impl RadixSort {
         let mut hist = gpu.zeros::<u32>(self.radix() * blocks)?;
         let mut totals = gpu.zeros::<u32>(self.radix())?;
         match self {
-            RadixSort::EightBit => radix_sort_8bit::launch_with(gpu, launch, &mut keys, &mut alt, &mut hist, &mut totals)?,
-            RadixSort::FourBit => radix_sort_4bit::launch_with(gpu, launch, &mut keys, &mut alt, &mut hist, &mut totals)?,
+            RadixSort::EightBit => {
+                radix_sort_8bit::launch_with(gpu, launch, &mut keys, &mut alt, &mut hist, &mut totals)?
+            }
+            RadixSort::FourBit => {
+                radix_sort_4bit::launch_with(gpu, launch, &mut keys, &mut alt, &mut hist, &mut totals)?
+            }
         };
         gpu.download(&keys)
     }

@@ -17,8 +17,8 @@ use crate::gpu::Gpu;
 use crate::kernel::{KernelArgs, KernelSpec};
 use crate::launch::{Launch, LaunchReport};
 use crate::plan::{checked_threads, Grid, Residency};
-use crate::status::DeviceStatus;
 use crate::segments::{check_read, check_split, missing_segment, split_grid};
+use crate::status::DeviceStatus;
 
 /// A segment of a split kernel as a CPU-emulator body: reads its arguments from `segment`
 /// and runs its threads with [`EmuSegment::run`]. `#[grid_phases]` generates one per segment,
