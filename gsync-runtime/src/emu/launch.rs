@@ -112,7 +112,7 @@ fn thread_contexts<'a>(blocks: u32, threads: u32, syncs: &'a [BlockSync], faults
 }
 
 /// The device and the reason of the emulator's grid limit, for [`Error::TooManyBlocks`].
-fn grid_limit_reason() -> (String, String) {
+pub(super) fn grid_limit_reason() -> (String, String) {
     let why = format!(
         "it keeps every thread of a grid alive from start to end: at most {MAX_GRID_THREADS} threads and \
          {MAX_GRID_BLOCKS} blocks"

@@ -10,13 +10,13 @@ use std::time::Instant;
 
 use crate::barrier::Barrier;
 use crate::buffer::{DeviceBuffer, DeviceScalar, KernelScalar};
-use crate::emu::launch::BLOCKS_PER_CORE;
-use crate::emu::{EmuSlice, Emulator, ThreadCtx};
+use crate::emu::launch::{grid_limit_reason, BLOCKS_PER_CORE};
+use crate::emu::{max_grid_blocks, EmuSlice, Emulator, ThreadCtx};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::kernel::{KernelArgs, KernelSpec};
 use crate::launch::{Launch, LaunchReport};
-use crate::plan::{checked_threads, Grid, Residency};
+use crate::plan::{check_block_limit, checked_threads, Grid, Residency};
 use crate::segments::{check_read, check_split, missing_segment, split_grid};
 use crate::status::DeviceStatus;
 
@@ -87,6 +87,7 @@ impl<'g> EmuSegmentRun<'g> {
         check_split(&kernel)?;
         let residency = Residency { blocks_per_sm: BLOCKS_PER_CORE, sm_count: emulator.info().sm_count };
         let grid = split_grid(&kernel, launch, threads, residency)?;
+        check_block_limit(&kernel, grid, max_grid_blocks(threads), grid_limit_reason)?;
         let launch = launch.clone().blocks(grid.blocks).threads(grid.threads);
         Ok(EmuSegmentRun { gpu, kernel, launch, grid, started: Instant::now(), zero_step: None })
     }
@@ -270,12 +271,14 @@ mod tests {
         );
         let blocks = gpu.max_coresident_blocks(&unsplit, &launch);
         assert!(matches!(blocks, Err(Error::CannotSplit { .. })), "{blocks:?}");
-        assert_eq!(gpu.max_coresident_blocks(&TWO_SEGMENTS, &launch).ok(), Some(u32::MAX));
+        assert_eq!(gpu.max_coresident_blocks(&TWO_SEGMENTS, &launch).ok(), Some(4096), "the emulator's grid limit");
         let reads = KernelSpec { split: SplitSpec { reads_device: true, ..TWO_SEGMENTS.split }, ..TWO_SEGMENTS };
         let run = gpu.begin_segments(&reads, &launch.clone().graph(true));
         assert!(matches!(run, Err(Error::InvalidBarrier { .. })), "{run:?}");
-        let run = gpu.begin_segments(&TWO_SEGMENTS, &launch.clone().blocks(100_000).threads(1)).unwrap();
-        assert_eq!((run.blocks(), run.threads()), (100_000, 1), "no co-residency limit, as on a GPU");
+        let run = gpu.begin_segments(&TWO_SEGMENTS, &launch.clone().blocks(16_384).threads(1)).unwrap();
+        assert_eq!((run.blocks(), run.threads()), (16_384, 1), "no co-residency limit, as on a GPU");
+        let run = gpu.begin_segments(&TWO_SEGMENTS, &launch.clone().blocks(100_000).threads(1));
+        assert!(matches!(run, Err(Error::TooManyBlocks { requested: 100_000, .. })), "{run:?}");
     }
 
     #[test]
