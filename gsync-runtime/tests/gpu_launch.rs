@@ -100,7 +100,7 @@ fn gpu() -> Gpu {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU"]
+#[ignore = "needs a CUDA GPU"]
 fn buffers_round_trip_and_check_lengths() {
     let gpu = gpu();
     let host: Vec<f64> = (0..1000).map(|i| f64::from(i) * 0.5).collect();
@@ -121,7 +121,7 @@ fn buffers_round_trip_and_check_lengths() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU"]
+#[ignore = "needs a CUDA GPU"]
 fn buffers_and_calls_of_the_other_backend_are_typed_errors() {
     let gpu = gpu();
     assert_eq!(gpu.backend(), Backend::Cuda);
@@ -156,7 +156,7 @@ fn buffers_and_calls_of_the_other_backend_are_typed_errors() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU"]
+#[ignore = "needs a CUDA GPU"]
 fn a_cooperative_launch_keeps_phases_apart_across_the_whole_grid() {
     let gpu = gpu();
     let info = gpu.info().clone();
@@ -186,7 +186,7 @@ fn a_cooperative_launch_keeps_phases_apart_across_the_whole_grid() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU"]
+#[ignore = "needs a CUDA GPU"]
 fn scalars_reach_the_kernel_with_their_values() {
     let gpu = gpu();
     let mut out = gpu.zeros::<u64>(8).expect("zeros");
@@ -207,7 +207,7 @@ fn scalars_reach_the_kernel_with_their_values() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU"]
+#[ignore = "needs a CUDA GPU"]
 fn an_out_of_bounds_read_is_reported_with_array_index_and_line() {
     let gpu = gpu();
     let a = gpu.upload(&[1.0f32; 5]).expect("upload");
@@ -228,7 +228,7 @@ fn an_out_of_bounds_read_is_reported_with_array_index_and_line() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU"]
+#[ignore = "needs a CUDA GPU"]
 fn launches_that_cannot_be_co_resident_are_refused_before_running() {
     let gpu = gpu();
     let mut out = gpu.zeros::<u64>(8).expect("zeros");
@@ -331,7 +331,7 @@ fn run_phases(
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU"]
+#[ignore = "needs a CUDA GPU"]
 fn every_device_barrier_keeps_ten_thousand_phases_apart_on_every_grid() {
     let gpu = gpu();
     let rounds = 10_000;
@@ -360,7 +360,7 @@ fn every_device_barrier_keeps_ten_thousand_phases_apart_on_every_grid() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU"]
+#[ignore = "needs a CUDA GPU"]
 fn ilbs_works_with_any_group_count_from_one_to_the_block_count() {
     let gpu = gpu();
     let blocks = 2 * gpu.info().sm_count;
@@ -375,7 +375,7 @@ fn ilbs_works_with_any_group_count_from_one_to_the_block_count() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU"]
+#[ignore = "needs a CUDA GPU"]
 fn ulfs_spans_a_three_level_tree_of_one_warp_blocks() {
     let gpu = gpu();
     let launch = Launch::new().threads(32).barrier(Barrier::Ulfs);
@@ -388,7 +388,7 @@ fn ulfs_spans_a_three_level_tree_of_one_warp_blocks() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU"]
+#[ignore = "needs a CUDA GPU"]
 fn an_impossible_grid_times_out_in_about_the_limit_and_the_next_launch_works() {
     let gpu = gpu();
     let limit = Duration::from_millis(300);
@@ -427,7 +427,7 @@ fn an_impossible_grid_times_out_in_about_the_limit_and_the_next_launch_works() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU"]
+#[ignore = "needs a CUDA GPU"]
 fn the_driver_refuses_a_cooperative_grid_that_cannot_be_co_resident() {
     let gpu = gpu();
     let launch = Launch::new().threads(256);
@@ -489,7 +489,7 @@ static COUNT_DOWN_KERNEL: KernelSpec = KernelSpec {
 };
 
 #[test]
-#[ignore = "needs an NVIDIA GPU"]
+#[ignore = "needs a CUDA GPU"]
 fn a_split_kernel_runs_segment_by_segment_under_host_control_flow() {
     let gpu = gpu();
     let n = 100_000usize;
@@ -569,11 +569,11 @@ static TRAP_KERNEL: KernelSpec = KernelSpec {
 const LOSE_CONTEXT: &str = "GSYNC_TEST_LOSE_CONTEXT";
 
 #[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn a_sticky_error_loses_the_context_every_later_call_says_so_and_a_fresh_gpu_recovers() {
+#[ignore = "needs a CUDA GPU"]
+fn a_sticky_error_loses_the_context_and_every_later_call_and_new_gpu_says_which_launch() {
     if std::env::var_os(LOSE_CONTEXT).is_none() {
         // The primary context is shared by the whole process: lose it in a process of its own.
-        let name = "a_sticky_error_loses_the_context_every_later_call_says_so_and_a_fresh_gpu_recovers";
+        let name = "a_sticky_error_loses_the_context_and_every_later_call_and_new_gpu_says_which_launch";
         let status = std::process::Command::new(std::env::current_exe().expect("this test binary"))
             .args(["--exact", name, "--ignored", "--nocapture", "--test-threads=1"])
             .env(LOSE_CONTEXT, "1")
@@ -653,7 +653,7 @@ static BIG_TILE_KERNEL: KernelSpec = KernelSpec {
 };
 
 #[test]
-#[ignore = "needs an NVIDIA GPU"]
+#[ignore = "needs a CUDA GPU"]
 fn too_much_shared_memory_is_a_typed_resource_error_at_launch() {
     let gpu = gpu();
     let mut out = gpu.zeros::<f32>(64).expect("zeros");
@@ -673,7 +673,7 @@ fn too_much_shared_memory_is_a_typed_resource_error_at_launch() {
 }
 
 #[test]
-#[ignore = "needs an NVIDIA GPU"]
+#[ignore = "needs a CUDA GPU"]
 fn grids_beyond_the_hardware_limit_are_typed_errors_stating_it() {
     let gpu = gpu();
     let max_grid = gpu.info().max_blocks_per_grid;
