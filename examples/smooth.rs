@@ -27,7 +27,7 @@ struct Args {
     /// Threads per block (default: 256).
     #[arg(long)]
     threads: Option<u32>,
-    /// How phases are separated: cooperative, lbs, lfs, ilbs, ilbs:G, ulfs or multi-launch.
+    /// How phases are separated: auto, cooperative, lbs, lfs, ilbs, ilbs:G, ulfs, relay or multi-launch.
     #[arg(long, default_value = "cooperative")]
     barrier: Barrier,
     /// Timed repetitions after one warm-up launch; the median is reported.

@@ -19,7 +19,7 @@ fn rng() -> StdRng {
     StdRng::seed_from_u64(seed)
 }
 
-/// Every barrier with a grid-size limit of its own applied.
+/// Every barrier, Auto included, with a grid-size limit of its own applied.
 fn barriers() -> Vec<Barrier> {
     vec![
         Barrier::Cooperative,
@@ -27,6 +27,8 @@ fn barriers() -> Vec<Barrier> {
         Barrier::Lfs,
         Barrier::Ilbs { groups: None },
         Barrier::Ulfs,
+        Barrier::Relay,
+        Barrier::Auto,
         Barrier::MultiLaunch,
     ]
 }
@@ -145,9 +147,18 @@ fn the_watchdog_ends_an_impossible_launch_with_a_typed_error() {
     let gpu = gpu();
     let limit = Duration::from_secs(1);
     // 1024 threads per block: twice the co-resident grid is still within LFS's
-    // limit of one block per thread, so every software barrier can be tried.
-    let threads = 1024;
-    for barrier in [Barrier::Lbs, Barrier::Lfs, Barrier::Ilbs { groups: None }, Barrier::Ulfs] {
+    // limit of one block per thread, so every software barrier can be tried. Relay
+    // runs its direct mode there (2 blocks per SM), and its per-SM mode with 256
+    // threads (16 blocks per SM).
+    let cases = [
+        (Barrier::Lbs, 1024),
+        (Barrier::Lfs, 1024),
+        (Barrier::Ilbs { groups: None }, 1024),
+        (Barrier::Ulfs, 1024),
+        (Barrier::Relay, 1024),
+        (Barrier::Relay, 256),
+    ];
+    for (barrier, threads) in cases {
         let fused = Launch::new().threads(threads).barrier(barrier);
         let max = rotate_rounds::max_coresident_blocks(&gpu, &fused).unwrap();
         let launch = fused.clone().blocks(2 * max).watchdog(Some(limit));
@@ -156,7 +167,7 @@ fn the_watchdog_ends_an_impossible_launch_with_a_typed_error() {
         // SAFETY: deliberately not co-resident; the watchdog must end it.
         let result = unsafe { rotate_rounds::launch_unchecked(&gpu, &launch, &mut a, &mut b, 7, 10) };
         let took = started.elapsed();
-        eprintln!("{barrier}: {} blocks (max {max}) ended after {took:?}: {result:?}", 2 * max);
+        eprintln!("{barrier}: {} × {threads} (max {max}) ended after {took:?}: {result:?}", 2 * max);
         match result {
             Err(Error::BarrierTimeout { .. }) => {}
             other => panic!("{barrier}: expected BarrierTimeout, got {other:?}"),
@@ -164,6 +175,29 @@ fn the_watchdog_ends_an_impossible_launch_with_a_typed_error() {
         assert!(took < limit * 3, "{barrier}: returned after {took:?}");
         // The barrier state is usable again afterwards.
         rotate_rounds::launch_with(&gpu, &fused, &mut a, &mut b, 7, 10).unwrap();
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn auto_runs_the_barrier_of_its_table_and_says_which() {
+    let gpu = gpu();
+    let sms = gpu.info().sm_count;
+    let mut marker = gpu.zeros::<u32>(1).unwrap();
+    for threads in [32u32, 256] {
+        let auto = Launch::new().threads(threads);
+        let max = gsync::kernels::empty_phases::max_coresident_blocks(&gpu, &auto).unwrap();
+        // One block per SM or fewer, 2 per SM, and the largest grid (8 per SM or more).
+        let cases = [(7, Barrier::Relay), (sms, Barrier::Relay), (2 * sms, Barrier::Cooperative), (max, Barrier::Relay)];
+        for (blocks, expected) in cases {
+            let report =
+                gsync::kernels::empty_phases::launch_with(&gpu, &auto.clone().blocks(blocks), &mut marker, 100).unwrap();
+            assert_eq!(report.barrier, expected, "{blocks} × {threads}");
+            assert_eq!(gpu.download(&marker).unwrap()[0], 99, "{blocks} × {threads}");
+        }
+        // Without a block count, Auto runs the largest grid.
+        let report = gsync::kernels::empty_phases::launch_with(&gpu, &auto, &mut marker, 10).unwrap();
+        assert_eq!((report.blocks, report.barrier), (max, Barrier::Relay), "default grid of {threads}");
     }
 }
 

@@ -183,8 +183,9 @@ pub fn barrier_order(barrier: Barrier) -> (u32, u32) {
         Barrier::Lfs => (4, 0),
         Barrier::Ulfs => (5, 0),
         Barrier::MultiLaunch => (6, 0),
-        Barrier::Ilbs { groups: Some(g) } => (7, g),
-        _ => (8, 0),
+        Barrier::Relay => (7, 0),
+        Barrier::Ilbs { groups: Some(g) } => (8, g),
+        _ => (9, 0),
     }
 }
 

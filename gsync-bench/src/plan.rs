@@ -88,21 +88,26 @@ pub const PAPER_BARRIERS: [Barrier; 7] = [
     Barrier::MultiLaunch,
 ];
 
-/// [`PAPER_BARRIERS`] as a list.
+/// Barriers timed beside the paper's as extra columns: gsync's own Relay. They take no part
+/// in the verdicts or the advice, which rank [`PAPER_BARRIERS`] only.
+pub const EXTRA_BARRIERS: [Barrier; 1] = [Barrier::Relay];
+
+/// The runs of the paper's setting: [`PAPER_BARRIERS`], then [`EXTRA_BARRIERS`].
 pub fn paper_barriers() -> Vec<Barrier> {
-    PAPER_BARRIERS.to_vec()
+    PAPER_BARRIERS.iter().chain(&EXTRA_BARRIERS).copied().collect()
 }
 
-/// The barriers of the extended sweep: every barrier, ILBS with √N groups.
+/// The barriers of the extended sweep: every barrier, ILBS with √N groups, and the extras.
 pub fn extended_barriers() -> Vec<Barrier> {
-    vec![
+    let paper = [
         Barrier::Cooperative,
         Barrier::Lbs,
         Barrier::Ilbs { groups: None },
         Barrier::Lfs,
         Barrier::Ulfs,
         Barrier::MultiLaunch,
-    ]
+    ];
+    paper.iter().chain(&EXTRA_BARRIERS).copied().collect()
 }
 
 /// The barriers around multiples of the block size: ULFS, and LBS as a control without a tree.
@@ -252,7 +257,8 @@ pub(crate) mod tests {
         assert!(cells.iter().all(|c| c.threads == 32 && (7..=60).contains(&c.blocks)));
         let barriers = &cells[0].barriers;
         assert!(barriers.contains(&Barrier::Ilbs { groups: Some(6) }) && barriers.contains(&Barrier::Lfs));
-        assert_eq!(barriers.len(), 7);
+        assert_eq!(barriers.len(), 8);
+        assert_eq!(barriers.last(), Some(&Barrier::Relay), "the extra column comes after the paper's barriers");
         // LFS past 32 blocks stays in the plan: it is recorded as refused, not left out.
         assert!(cells.iter().any(|c| c.blocks == 33 && c.barriers.contains(&Barrier::Lfs)));
     }
@@ -305,6 +311,6 @@ pub(crate) mod tests {
         assert!(others.iter().all(|c| c.blocks <= 40), "{:?}", others.iter().map(|c| c.blocks).max());
         assert!(paper.iter().any(|c| c.blocks == 60), "the paper's grids are kept, for the runtime to refuse");
         let empty = cells.iter().find(|c| matches!(c.spec, ProblemSpec::Empty { .. })).expect("an empty cell");
-        assert_eq!(empty.launches(3), 7 * 4 * 2);
+        assert_eq!(empty.launches(3), 8 * 4 * 2);
     }
 }

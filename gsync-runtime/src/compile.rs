@@ -298,7 +298,7 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_1(
         if !nvrtc_available() {
             return;
         }
-        for &barrier in Barrier::ALL {
+        for &barrier in Barrier::ALL.iter().filter(|&&barrier| barrier != Barrier::Auto) {
             for arch in [(8, 0), (9, 0)] {
                 let source = HALVE_KERNEL.source(barrier, 128);
                 if let Err(error) = compile(&source, HALVE_KERNEL.name, arch) {
@@ -313,9 +313,10 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_1(
         if !nvrtc_available() {
             return;
         }
-        // One thread per block takes ULFS's strided gathering path; 1024 is the largest block.
-        for barrier in [Barrier::Lbs, Barrier::Lfs, Barrier::Ilbs { groups: None }, Barrier::Ulfs] {
-            for threads in [1, 1024] {
+        // One thread per block takes ULFS's strided gathering path and gives Relay a one-lane
+        // first warp, 33 a partial second warp; 1024 is the largest block.
+        for barrier in [Barrier::Lbs, Barrier::Lfs, Barrier::Ilbs { groups: None }, Barrier::Ulfs, Barrier::Relay] {
+            for threads in [1, 33, 1024] {
                 let source = HALVE_KERNEL.source(barrier, threads);
                 if let Err(error) = compile(&source, HALVE_KERNEL.name, (9, 0)) {
                     panic!("{barrier} with {threads} threads: {error}");
@@ -329,7 +330,7 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_1(
         if !nvrtc_available() {
             return;
         }
-        for barrier in [Barrier::Lbs, Barrier::Lfs, Barrier::Ilbs { groups: None }, Barrier::Ulfs] {
+        for barrier in [Barrier::Lbs, Barrier::Lfs, Barrier::Ilbs { groups: None }, Barrier::Ulfs, Barrier::Relay] {
             let compiled = compile(&HALVE_KERNEL.source(barrier, 256), HALVE_KERNEL.name, (9, 0))
                 .unwrap_or_else(|error| panic!("{barrier}: {error}"));
             assert_eq!(compiled.log, "", "{barrier}");

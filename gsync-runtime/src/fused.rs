@@ -11,7 +11,7 @@ use crate::gpu::{Backend, Device, Gpu};
 use crate::health::describe_launch;
 use crate::kernel::{KernelArgs, KernelSpec};
 use crate::launch::{elapsed, Launch, LaunchReport};
-use crate::plan::{check_block_limit, checked_threads, resolve_grid, CoResidency, Grid};
+use crate::plan::{check_block_limit, checked_threads, resolve_barrier, resolve_grid, CoResidency, Grid};
 use crate::scratch::LaunchScratch;
 use crate::segments::check_split;
 
@@ -34,7 +34,10 @@ impl Gpu {
         let threads = checked_threads(self.info(), kernel, launch.threads_for(kernel))?;
         let barrier = launch.selected_barrier();
         match self.device() {
-            Device::Cuda(cuda) => cuda.health().guard(|| cuda.max_coresident_blocks(kernel, barrier, threads)),
+            Device::Cuda(cuda) => cuda.health().guard(|| {
+                let barrier = cuda.resolve(kernel, barrier, None, threads)?;
+                cuda.max_coresident_blocks(kernel, barrier, threads)
+            }),
             Device::Emulator(_) if barrier.descriptor().launch_mode == LaunchMode::Segments => {
                 check_split(kernel).map(|()| emu::max_grid_blocks(threads))
             }
@@ -174,10 +177,21 @@ impl CudaGpu {
         }
     }
 
+    /// The barrier a launch of `requested_blocks` (or the default grid) uses: Auto becomes the
+    /// barrier measured fastest for the grid, whose default size is Relay's largest
+    /// co-resident grid.
+    fn resolve(&self, kernel: &KernelSpec, barrier: Barrier, requested_blocks: Option<u32>, threads: u32) -> Result<Barrier> {
+        resolve_barrier(barrier, self.info(), requested_blocks, || {
+            let function = self.function(kernel, Barrier::Relay, threads)?;
+            Ok(self.residency(kernel, &function, threads)?.max_blocks())
+        })
+    }
+
     /// Resolves the defaults of `launch` and checks everything that can be checked before
     /// launching.
     fn plan(&self, kernel: &KernelSpec, launch: &Launch, co_residency: CoResidency) -> Result<Plan> {
-        let barrier = launch.selected_barrier();
+        let threads = checked_threads(self.info(), kernel, launch.threads_for(kernel))?;
+        let barrier = self.resolve(kernel, launch.selected_barrier(), launch.requested_blocks(), threads)?;
         let descriptor = barrier.descriptor();
         match descriptor.launch_mode {
             LaunchMode::Cooperative if !self.info().cooperative_launch => {
@@ -189,7 +203,6 @@ impl CudaGpu {
             LaunchMode::Segments => return Err(not_fused(kernel)),
             LaunchMode::Cooperative | LaunchMode::Ordinary => {}
         }
-        let threads = checked_threads(self.info(), kernel, launch.threads_for(kernel))?;
         let function = self.function(kernel, barrier, threads)?;
         let residency = self.residency(kernel, &function, threads)?;
         let grid = resolve_grid(kernel, barrier, launch.requested_blocks(), threads, residency, co_residency)?;

@@ -172,7 +172,7 @@ mod tests {
         let launch = Launch::new().blocks(60).threads(32);
         assert_eq!(launch.requested_blocks(), Some(60));
         assert_eq!(launch.requested_threads(), Some(32));
-        assert_eq!(launch.selected_barrier(), Barrier::Cooperative);
+        assert_eq!(launch.selected_barrier(), Barrier::Auto);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use cudarc::driver::CudaFunction;
 
-use crate::barrier::Barrier;
+use crate::barrier::{choose_auto, Barrier, RelayMode};
 use crate::cuda_gpu::CudaGpu;
 use crate::error::{Error, Result};
 use crate::gpu::DeviceInfo;
@@ -45,6 +45,27 @@ pub(crate) struct Grid {
     pub threads: u32,
     /// ILBS group count; 0 for other barriers.
     pub groups: u32,
+    /// Relay's mode for this grid; ignored by other barriers.
+    pub relay: RelayMode,
+}
+
+/// The barrier a launch uses: `barrier` itself, or for [`Barrier::Auto`] the barrier measured
+/// fastest for a grid of `blocks` on `info`'s GPU (`blocks`: the requested grid, or the
+/// default one, asked of `default_blocks` only then).
+pub(crate) fn resolve_barrier(
+    barrier: Barrier,
+    info: &DeviceInfo,
+    requested_blocks: Option<u32>,
+    default_blocks: impl FnOnce() -> Result<u32>,
+) -> Result<Barrier> {
+    if barrier != Barrier::Auto {
+        return Ok(barrier);
+    }
+    let blocks = match requested_blocks {
+        Some(blocks) => blocks,
+        None => default_blocks()?,
+    };
+    Ok(choose_auto(info.compute_capability, info.sm_count, info.cooperative_launch, blocks))
 }
 
 /// Decides the grid of a launch: the requested blocks, else the largest grid both the GPU and
@@ -88,7 +109,7 @@ pub(crate) fn resolve_grid(
         barrier: barrier.to_string(),
         reason,
     })?;
-    Ok(Grid { blocks, threads, groups })
+    Ok(Grid { blocks, threads, groups, relay: RelayMode::for_grid(blocks, residency.sm_count) })
 }
 
 /// Refuses a grid of more blocks than the device launches at all: `max` at this block size,
@@ -172,6 +193,37 @@ mod tests {
     }
 
     #[test]
+    fn auto_resolves_by_the_grid_and_asks_for_the_default_grid_only_without_one() {
+        let info = DeviceInfo {
+            name: "H200".into(),
+            ordinal: 0,
+            sm_count: 132,
+            compute_capability: (9, 0),
+            cooperative_launch: true,
+            max_threads_per_block: 1024,
+            max_shared_memory_per_block: 48 * 1024,
+            max_blocks_per_grid: u32::MAX,
+            total_memory: 0,
+            driver_cuda_version: None,
+        };
+        let never = || -> Result<u32> { panic!("the grid was given") };
+        assert_eq!(resolve_barrier(Barrier::Auto, &info, Some(60), never).ok(), Some(Barrier::Relay));
+        assert_eq!(resolve_barrier(Barrier::Auto, &info, Some(264), never).ok(), Some(Barrier::Cooperative));
+        assert_eq!(resolve_barrier(Barrier::Auto, &info, None, || Ok(4224)).ok(), Some(Barrier::Relay));
+        assert_eq!(resolve_barrier(Barrier::Lfs, &info, None, never).ok(), Some(Barrier::Lfs), "a chosen barrier stays");
+        let failed = resolve_barrier(Barrier::Auto, &info, None, || Err(Error::EmptyGrid { kernel: "k".into() }));
+        assert!(matches!(failed, Err(Error::EmptyGrid { .. })));
+    }
+
+    #[test]
+    fn relay_s_mode_follows_the_grid() {
+        assert_eq!(grid(Barrier::Relay, Some(264), 128).map(|grid| grid.relay).ok(), Some(RelayMode::Direct));
+        let wide = Residency { blocks_per_sm: 16, sm_count: 132 };
+        let grid = resolve_grid(&SMOOTH, Barrier::Relay, Some(2112), 128, wide, CoResidency::Required);
+        assert_eq!(grid.map(|grid| grid.relay).ok(), Some(RelayMode::PerSm));
+    }
+
+    #[test]
     fn residency_multiplies_without_overflow() {
         let residency = Residency { blocks_per_sm: u32::MAX, sm_count: 2 };
         assert_eq!(residency.max_blocks(), u32::MAX);
@@ -180,7 +232,7 @@ mod tests {
     #[test]
     fn the_default_grid_is_the_largest_co_resident_one() {
         let resolved = grid(Barrier::Lbs, None, 256).expect("valid");
-        assert_eq!(resolved, Grid { blocks: 264, threads: 256, groups: 0 });
+        assert_eq!(resolved, Grid { blocks: 264, threads: 256, groups: 0, relay: RelayMode::Direct });
     }
 
     #[test]
@@ -202,7 +254,7 @@ mod tests {
 
     #[test]
     fn a_grid_beyond_the_device_s_block_limit_is_refused_stating_it() {
-        let grid = Grid { blocks: u32::MAX, threads: 256, groups: 0 };
+        let grid = Grid { blocks: u32::MAX, threads: 256, groups: 0, relay: RelayMode::PerSm };
         let why = || ("GPU `H100`".to_owned(), "its largest gridDim.x".to_owned());
         let error = check_block_limit(&SMOOTH, grid, i32::MAX as u32, why).expect_err("over the limit");
         assert!(

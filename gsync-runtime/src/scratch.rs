@@ -1,10 +1,12 @@
 //! The device words every launch passes its kernel, reused from launch to launch: the status
 //! word, and the barrier state with its per-launch header.
 //!
-//! On the success path the barrier state is never cleaned: each barrier leaves its counters
-//! at 0 and tags its flags with the launch's sequence number, so one header copy prepares the
-//! next launch. It is zeroed only when a launch failed (a timed-out barrier leaves counters
-//! and the abort flag set) or when the next launch uses another barrier, whose words overlap.
+//! On the success path the barrier state is cleaned only where a barrier needs it: before each
+//! launch the host writes the header and zeroes the counters that only grow during a launch
+//! (the barrier's `launch_words`), and flags carry the launch's sequence number, so stale
+//! ones never match. The whole state is zeroed only when a launch failed (a timed-out
+//! barrier leaves the abort flag set) or when the next launch uses another barrier, whose
+//! words overlap.
 
 use std::sync::Arc;
 
@@ -47,7 +49,8 @@ impl LaunchScratch {
     }
 
     /// Prepares a launch with a device barrier, on the stream: zeroes the status word, makes
-    /// the barrier state large enough and clean for `barrier`, and writes its header.
+    /// the barrier state large enough and clean for `barrier`, writes its header and zeroes
+    /// its per-launch counters.
     pub(crate) fn prepare(
         &mut self,
         stream: &Arc<CudaStream>,
@@ -65,10 +68,16 @@ impl LaunchScratch {
             stream.memset_zeros(&mut self.barrier_state).map_err(Error::driver("zeroing the barrier state"))?;
         }
         self.condition = Condition::Unknown;
-        let header = LaunchHeader { sequence: self.next_sequence(), watchdog_ns, groups: grid.groups };
+        let header =
+            LaunchHeader { sequence: self.next_sequence(), watchdog_ns, groups: grid.groups, relay: grid.relay };
         // From pageable memory the copy is staged before it returns, so the array may go.
         let mut line = self.barrier_state.slice_mut(..LINE_WORDS);
         stream.memcpy_htod(&header.to_words()[..], &mut line).map_err(Error::driver("writing the barrier header"))?;
+        let per_launch = (barrier.descriptor().launch_words)(grid.blocks, grid.groups).min(words);
+        if per_launch > LINE_WORDS {
+            let mut counters = self.barrier_state.slice_mut(LINE_WORDS..per_launch);
+            stream.memset_zeros(&mut counters).map_err(Error::driver("zeroing the barrier counters"))?;
+        }
         self.zero_status(stream)
     }
 

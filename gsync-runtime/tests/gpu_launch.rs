@@ -305,9 +305,16 @@ static PHASES_KERNEL: KernelSpec = KernelSpec {
     split: SplitSpec::NONE,
 };
 
-/// The device barriers: every barrier but multi-launch.
-const DEVICE_BARRIERS: [Barrier; 5] =
-    [Barrier::Cooperative, Barrier::Lbs, Barrier::Lfs, Barrier::Ilbs { groups: None }, Barrier::Ulfs];
+/// The device barriers: every barrier but multi-launch, and Auto, which becomes one of them.
+const DEVICE_BARRIERS: [Barrier; 7] = [
+    Barrier::Cooperative,
+    Barrier::Lbs,
+    Barrier::Lfs,
+    Barrier::Ilbs { groups: None },
+    Barrier::Ulfs,
+    Barrier::Relay,
+    Barrier::Auto,
+];
 
 /// Runs `phases` and returns the report and the error words.
 fn run_phases(
@@ -392,7 +399,7 @@ fn ulfs_spans_a_three_level_tree_of_one_warp_blocks() {
 fn an_impossible_grid_times_out_in_about_the_limit_and_the_next_launch_works() {
     let gpu = gpu();
     let limit = Duration::from_millis(300);
-    for barrier in [Barrier::Lbs, Barrier::Lfs, Barrier::Ilbs { groups: None }, Barrier::Ulfs] {
+    for barrier in [Barrier::Lbs, Barrier::Lfs, Barrier::Ilbs { groups: None }, Barrier::Ulfs, Barrier::Relay] {
         // LFS needs at most one block per thread, so it gets the largest block.
         let threads = if barrier == Barrier::Lfs { 1024 } else { 256 };
         let launch = Launch::new().threads(threads).barrier(barrier).watchdog(Some(limit));

@@ -10,11 +10,12 @@
 // visible to every thread after it, with the same four steps:
 //   1. gsync_sync_block(): CTA barrier operations synchronize with each other, so the block's
 //      writes are ordered before the next operation of the thread that arrives for it.
-//   2. That thread arrives with release semantics at gpu scope (st.release, red.release,
-//      atom.acq_rel, or fence.acq_rel before strong stores). Release is cumulative: it covers
+//   2. That thread arrives with release semantics at gpu scope (st.release, red.release, or
+//      fence.acq_rel before strong stores). Release is cumulative: it covers
 //      the writes the thread has observed, which step 1 made include the whole block's.
 //   3. A waiting thread spins with ld.acquire at gpu scope on the word the release wrote, or
-//      on a word a chain of acq_rel read-modify-writes carried it to.
+//      on a counter that atomic additions carried it to (observation order runs through
+//      atomic read-modify-writes).
 //   4. gsync_sync_block_any(): the rest of the waiting block is ordered after the acquiring
 //      thread.
 // Causality order in the PTX memory model is transitive through CTA barriers and
@@ -32,6 +33,7 @@
 #define GSYNC_HEADER_ABORT 1u     // u32: 0, until a block gives up waiting
 #define GSYNC_HEADER_TIMEOUT 2u   // u64 in words 2 and 3: watchdog limit in ns, 0 = off
 #define GSYNC_HEADER_GROUPS 4u    // u32: ILBS group count
+#define GSYNC_HEADER_MODE 5u      // u32: Relay's mode, GSYNC_RELAY_DIRECT or GSYNC_RELAY_PER_SM
 // A spinning thread checks the abort flag and the clock once every this many polls, so that
 // the checks cost nothing next to the polls themselves.
 #define GSYNC_POLLS_PER_CHECK 256u
@@ -62,12 +64,6 @@ __device__ __forceinline__ void gsync_store_release(unsigned int* word, unsigned
 }
 __device__ __forceinline__ void gsync_store_release(unsigned long long* slot, unsigned long long value) {
     asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(slot), "l"(value) : "memory");
-}
-// Returns the value before the addition.
-__device__ __forceinline__ unsigned int gsync_fetch_add_acq_rel(unsigned int* word, unsigned int value) {
-    unsigned int old;
-    asm volatile("atom.acq_rel.gpu.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(word), "r"(value) : "memory");
-    return old;
 }
 __device__ __forceinline__ void gsync_add_release(unsigned int* word, unsigned int value) {
     asm volatile("red.release.gpu.add.u32 [%0], %1;" ::"l"(word), "r"(value) : "memory");
@@ -141,9 +137,15 @@ __device__ __forceinline__ bool gsync_give_up(gsync_watch_t& watch) {
     return true;
 }
 
-// Spins until `*word` differs from `seen`; false when the wait was abandoned.
-__device__ __forceinline__ bool gsync_wait_for_change(const unsigned int* word, unsigned int seen, gsync_watch_t& watch) {
-    while (gsync_load_acquire(word) == seen) {
+// Whether a count that only grows, modulo 2^32, has reached `goal`: counts of the same
+// launch never run more than 2^31 ahead of a goal a waiter still waits for.
+__device__ __forceinline__ bool gsync_reached(unsigned int count, unsigned int goal) {
+    return count - goal < 0x80000000u;
+}
+
+// Spins until the growing count `*word` reaches `goal`; false when the wait was abandoned.
+__device__ __forceinline__ bool gsync_wait_for_count(const unsigned int* word, unsigned int goal, gsync_watch_t& watch) {
+    while (!gsync_reached(gsync_load_acquire(word), goal)) {
         if (gsync_give_up(watch)) return false;
     }
     return true;

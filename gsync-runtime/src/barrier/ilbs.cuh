@@ -1,28 +1,30 @@
 // ---- grid barrier: ILBS, improved lock-based (the paper's Algorithm 3) -----------------
 // The blocks are split into nearly equal groups of consecutive blocks (the header says how
-// many), each with its own counter. Thread 0 of each block adds 1 to its group's counter;
-// the last arriver of a group resets that counter and adds 1 to the grid counter; the last
-// group to arrive resets the grid counter and releases everyone by incrementing the
-// generation word that the other blocks poll. Contention on one word drops from N atomic
-// additions to about N/g + g, least near g = sqrt(N), the default.
+// many), each with its own counter, and the grid has one more. At each barrier thread 0 of
+// each block adds 1 to its group's counter and spins until the group has arrived; the first
+// block of each group then adds 1 to the grid counter, and every block spins until all
+// groups have arrived. Each counter is hit by about N/g + g additions instead of N, least
+// near g = sqrt(N), the default. Counters only grow during a launch, their goals growing by
+// the group size (or the group count) at every barrier; the host zeroes them with the
+// header before each launch.
 //
 // Why this is a correct barrier (see the memory-order steps in the shared code above):
-// - Within a group, the acq_rel additions chain as in LBS: the group's last arriver has
-//   acquired the writes of its whole group. Its acq_rel addition to the grid counter
-//   publishes them, and those additions chain too: the last group's last arriver has
-//   acquired every block's writes before its red.release of the generation.
-// - Waiters acquire the new generation, then gsync_sync_block_any() orders their block after.
-// - Reuse: each reset is a store made before the releasing operation that follows it
-//   (the grid addition, the generation increment), so no block can arrive again before the
-//   counters it uses are back at 0; the next launch finds them at 0 as well, whatever its
-//   group count. The generation is read before arriving, as in LBS.
+// - Arrival: after gsync_sync_block(), thread 0's red.release on its group counter publishes
+//   the block's writes.
+// - Observation order runs through the atomic additions to a counter, so a group's first
+//   block, once its ld.acquire reads the group's goal, has acquired the writes of its whole
+//   group; its red.release on the grid counter publishes all of them (release is
+//   cumulative). A block that reads the grid goal has therefore acquired every block's
+//   writes, and gsync_sync_block_any() hands them to the rest of its block.
+// - Reuse: a block adds for the next barrier only after it saw this one's grid goal, and a
+//   group adds to the grid counter only once all of its blocks arrived, so no count reaches a
+//   goal early.
 // - Progress: thread 0 alone spins, and only while every block is resident; otherwise the
 //   watchdog gives up and the launch ends at each block's next barrier.
 
 // Words of the state after the header line; group counters follow, one line each.
 #define GSYNC_ILBS_COUNTER (1u * GSYNC_LINE_WORDS)
-#define GSYNC_ILBS_GENERATION (2u * GSYNC_LINE_WORDS)
-#define GSYNC_ILBS_GROUP_COUNTERS (3u * GSYNC_LINE_WORDS)
+#define GSYNC_ILBS_GROUP_COUNTERS (2u * GSYNC_LINE_WORDS)
 
 struct gsync_barrier_t {
     unsigned int* state;
@@ -30,6 +32,7 @@ struct gsync_barrier_t {
     unsigned int group_size;      // blocks in this block's group
     unsigned int groups;
     unsigned int phase;           // grid_sync() calls so far
+    bool first;                   // whether this block adds its group to the grid counter
 };
 
 __device__ __forceinline__ gsync_barrier_t gsync_barrier_begin(unsigned int* gsync_barrier_state) {
@@ -44,12 +47,14 @@ __device__ __forceinline__ gsync_barrier_t gsync_barrier_begin(unsigned int* gsy
     const unsigned int in_larger = larger * (q + 1u);
     const unsigned int block = blockIdx.x;
     const unsigned int group = block < in_larger ? block / (q + 1u) : larger + (block - in_larger) / q;
+    const unsigned int first = group < larger ? group * (q + 1u) : in_larger + (group - larger) * q;
     gsync_barrier_t barrier;
     barrier.state = gsync_barrier_state;
     barrier.group_counter = gsync_barrier_state + GSYNC_ILBS_GROUP_COUNTERS + group * GSYNC_LINE_WORDS;
     barrier.group_size = group < larger ? q + 1u : q;
     barrier.groups = groups;
     barrier.phase = 0u;
+    barrier.first = block == first;
     return barrier;
 }
 
@@ -59,20 +64,12 @@ __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_
     bool gave_up = false;
     if (threadIdx.x == 0) {
         unsigned int* counter = barrier.state + GSYNC_ILBS_COUNTER;
-        unsigned int* generation = barrier.state + GSYNC_ILBS_GENERATION;
-        const unsigned int seen = gsync_load_relaxed(generation);
-        bool released = false;
-        if (gsync_fetch_add_acq_rel(barrier.group_counter, 1u) == barrier.group_size - 1u) {
-            gsync_store_relaxed(barrier.group_counter, 0u);
-            if (gsync_fetch_add_acq_rel(counter, 1u) == barrier.groups - 1u) {
-                gsync_store_relaxed(counter, 0u);
-                gsync_add_release(generation, 1u);
-                released = true;
-            }
-        }
-        if (!released) {
-            gsync_watch_t watch = gsync_watch(barrier.state, gsync_status, barrier.phase);
-            gave_up = !gsync_wait_for_change(generation, seen, watch);
+        gsync_watch_t watch = gsync_watch(barrier.state, gsync_status, barrier.phase);
+        gsync_add_release(barrier.group_counter, 1u);
+        gave_up = !gsync_wait_for_count(barrier.group_counter, barrier.phase * barrier.group_size, watch);
+        if (!gave_up) {
+            if (barrier.first) gsync_add_release(counter, 1u);
+            gave_up = !gsync_wait_for_count(counter, barrier.phase * barrier.groups, watch);
         }
     }
     if (gsync_sync_block_any(gave_up)) gsync_leave();

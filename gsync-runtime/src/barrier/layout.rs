@@ -3,6 +3,8 @@
 //!
 //! The state is an array of 128-byte lines. Line 0 is the header, written by the host with one
 //! copy before every launch; a barrier's own words follow, each hot word on a line of its own.
+//! Counters that only grow during a launch come right after the header: the host zeroes them
+//! before every launch too (a barrier's `launch_words`).
 
 /// `u32` words in one 128-byte line.
 pub(crate) const LINE_WORDS: usize = 32;
@@ -16,6 +18,48 @@ const ABORT_WORD: usize = 1;
 const TIMEOUT_WORD: usize = 2;
 /// Header word: the ILBS group count (`GSYNC_HEADER_GROUPS`).
 const GROUPS_WORD: usize = 4;
+/// Header word: Relay's mode (`GSYNC_HEADER_MODE`).
+const MODE_WORD: usize = 5;
+
+/// Relay's arrival counters in per-SM mode (`GSYNC_RELAY_LINES`).
+const RELAY_LINES: usize = 32;
+/// Relay's SM groups: census slots and release flags (`GSYNC_RELAY_GROUPS`).
+const RELAY_GROUPS: usize = 512;
+
+/// How Relay synchronizes a launch's grid (`GSYNC_RELAY_DIRECT`, `GSYNC_RELAY_PER_SM`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RelayMode {
+    /// One counter that every block adds to and polls.
+    #[default]
+    Direct,
+    /// Arrivals spread over 32 counters, polled by one leader per SM, which releases the
+    /// blocks of its SM through a flag of their own.
+    PerSm,
+}
+
+impl RelayMode {
+    /// Blocks per SM above which the per-SM mode is faster (measured with
+    /// `examples/barrier_cost` on an H200: direct mode wins up to 4 blocks per SM, per-SM from
+    /// 8).
+    const DIRECT_BLOCKS_PER_SM: u32 = 4;
+
+    /// The mode for a grid of `blocks` on a GPU of `sm_count` SMs.
+    pub(crate) fn for_grid(blocks: u32, sm_count: u32) -> RelayMode {
+        if blocks > Self::DIRECT_BLOCKS_PER_SM.saturating_mul(sm_count.max(1)) {
+            RelayMode::PerSm
+        } else {
+            RelayMode::Direct
+        }
+    }
+
+    /// The header word that selects the mode on the device.
+    fn word(self) -> u32 {
+        match self {
+            RelayMode::Direct => 0,
+            RelayMode::PerSm => 1,
+        }
+    }
+}
 
 /// What the host tells a launch's barrier: the first line of the barrier state.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -26,6 +70,8 @@ pub(crate) struct LaunchHeader {
     pub watchdog_ns: u64,
     /// ILBS group count; 0 for other barriers.
     pub groups: u32,
+    /// Relay's mode; ignored by other barriers.
+    pub relay: RelayMode,
 }
 
 impl LaunchHeader {
@@ -38,6 +84,7 @@ impl LaunchHeader {
         words[TIMEOUT_WORD] = self.watchdog_ns as u32;
         words[TIMEOUT_WORD + 1] = (self.watchdog_ns >> 32) as u32;
         words[GROUPS_WORD] = self.groups;
+        words[MODE_WORD] = self.relay.word();
         words
     }
 }
@@ -52,15 +99,41 @@ pub(crate) fn header_only(_blocks: u32, _threads: u32) -> usize {
     lines(1)
 }
 
-/// LBS: the header, the counter and the generation.
-pub(crate) fn lbs_words(_blocks: u32, _threads: u32) -> usize {
-    lines(3)
+/// Barriers whose only per-launch words are the header.
+pub(crate) fn header_only_per_launch(_blocks: u32, _groups: u32) -> usize {
+    lines(1)
 }
 
-/// ILBS: the header, the grid counter, the generation, and a counter per group (at most one
-/// group per block, so the state need not change with the group count).
+/// LBS: the header and the counter.
+pub(crate) fn lbs_words(_blocks: u32, _threads: u32) -> usize {
+    lines(2)
+}
+
+/// LBS zeroes its counter before every launch.
+pub(crate) fn lbs_launch_words(_blocks: u32, _groups: u32) -> usize {
+    lines(2)
+}
+
+/// ILBS: the header, the grid counter, and a counter per group (at most one group per block,
+/// so the state need not change with the group count).
 pub(crate) fn ilbs_words(blocks: u32, _threads: u32) -> usize {
-    lines(3 + blocks as usize)
+    lines(2 + blocks as usize)
+}
+
+/// ILBS zeroes the grid counter and the counters of this launch's groups.
+pub(crate) fn ilbs_launch_words(_blocks: u32, groups: u32) -> usize {
+    lines(2 + groups as usize)
+}
+
+/// Relay: the header, the direct counter, the per-SM counters, the census (packed words),
+/// and a release flag per SM group.
+pub(crate) fn relay_words(_blocks: u32, _threads: u32) -> usize {
+    relay_launch_words(0, 0) + lines(RELAY_GROUPS)
+}
+
+/// Relay zeroes its counters and the census before every launch; the flags carry tags.
+pub(crate) fn relay_launch_words(_blocks: u32, _groups: u32) -> usize {
+    lines(2 + RELAY_LINES) + RELAY_GROUPS
 }
 
 /// LFS: the header, then an arrival and a release slot per block.
@@ -108,10 +181,10 @@ mod tests {
 
     #[test]
     fn the_header_encodes_each_field_in_its_word() {
-        let header = LaunchHeader { sequence: 7, watchdog_ns: 0x1_2345_6789, groups: 11 };
+        let header = LaunchHeader { sequence: 7, watchdog_ns: 0x1_2345_6789, groups: 11, relay: RelayMode::PerSm };
         let words = header.to_words();
-        assert_eq!(words[..6], [7, 0, 0x2345_6789, 1, 11, 0]);
-        assert!(words[6..].iter().all(|&word| word == 0));
+        assert_eq!(words[..7], [7, 0, 0x2345_6789, 1, 11, 1, 0]);
+        assert!(words[7..].iter().all(|&word| word == 0));
         assert_eq!(size_of_val(&words), 128, "the header is one line");
     }
 
@@ -123,8 +196,18 @@ mod tests {
             ("GSYNC_HEADER_ABORT 1u", ABORT_WORD),
             ("GSYNC_HEADER_TIMEOUT 2u", TIMEOUT_WORD),
             ("GSYNC_HEADER_GROUPS 4u", GROUPS_WORD),
+            ("GSYNC_HEADER_MODE 5u", MODE_WORD),
         ] {
             assert!(COMMON.contains(&format!("#define {define}")), "common.cuh lacks {define} ({word})");
+        }
+        let relay = include_str!("relay.cuh");
+        for define in [
+            format!("GSYNC_RELAY_DIRECT {}u", RelayMode::Direct.word()),
+            format!("GSYNC_RELAY_PER_SM {}u", RelayMode::PerSm.word()),
+            format!("GSYNC_RELAY_LINES {RELAY_LINES}u"),
+            format!("GSYNC_RELAY_GROUPS {RELAY_GROUPS}u"),
+        ] {
+            assert!(relay.contains(&format!("#define {define}")), "relay.cuh lacks {define}");
         }
         assert_eq!(TIMEOUT_WORD % 2, 0, "the u64 timeout is 8-byte aligned");
     }
@@ -132,10 +215,30 @@ mod tests {
     #[test]
     fn state_sizes_include_the_header_and_a_line_per_hot_word() {
         assert_eq!(header_only(1000, 256), 32);
-        assert_eq!(lbs_words(1000, 256), 3 * 32);
-        assert_eq!(ilbs_words(100, 256), (3 + 100) * 32);
+        assert_eq!(lbs_words(1000, 256), 2 * 32);
+        assert_eq!(ilbs_words(100, 256), (2 + 100) * 32);
+        assert_eq!(relay_words(1000, 256), (2 + 32 + 16 + 512) * 32);
         assert_eq!(lfs_words(100, 256), (1 + 200) * 32);
         assert_eq!(ulfs_words(1, 256), 32, "one block needs no slots");
+    }
+
+    #[test]
+    fn the_words_zeroed_before_a_launch_start_with_the_header_and_fit_in_the_state() {
+        assert_eq!(lbs_launch_words(100, 0), lbs_words(100, 256));
+        assert_eq!(ilbs_launch_words(100, 10), (2 + 10) * 32);
+        assert!(ilbs_launch_words(100, 100) <= ilbs_words(100, 256), "one group per block at most");
+        // The census ends where the flags begin: GSYNC_RELAY_FLAG_SLOT counts from line 1.
+        assert_eq!(relay_launch_words(0, 0), (1 + 1 + 32 + 16) * 32);
+        assert!(relay_launch_words(0, 0) < relay_words(0, 0));
+    }
+
+    #[test]
+    fn relay_goes_per_sm_beyond_four_blocks_per_sm() {
+        assert_eq!(RelayMode::for_grid(7, 132), RelayMode::Direct);
+        assert_eq!(RelayMode::for_grid(528, 132), RelayMode::Direct);
+        assert_eq!(RelayMode::for_grid(529, 132), RelayMode::PerSm);
+        assert_eq!(RelayMode::for_grid(4224, 132), RelayMode::PerSm);
+        assert_eq!(RelayMode::for_grid(5, 0), RelayMode::PerSm, "a GPU reporting no SMs counts as one");
     }
 
     #[test]

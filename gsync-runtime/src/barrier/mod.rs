@@ -13,15 +13,20 @@
 //! void gsync_grid_sync(gsync_barrier_t& barrier, gsync_status_t* gsync_status);  // each grid_sync()
 //! ```
 //!
-//! The software barriers (LBS, LFS, ILBS, ULFS, from the paper the crate follows) share
-//! `common.cuh`: the state layout, release/acquire helpers in PTX, and the watchdog. Their
-//! state starts with a header line the host writes before each launch (`layout.rs`).
+//! The software barriers (LBS, LFS, ILBS, ULFS, from the paper the crate follows, and Relay,
+//! gsync's own) share `common.cuh`: the state layout, release/acquire helpers in PTX, and the
+//! watchdog. Their state starts with a header line the host writes before each launch
+//! (`layout.rs`). [`Barrier::Auto`] is not a fragment: each launch resolves it to the barrier
+//! measured fastest for its grid (`auto.rs`).
 
+mod auto;
 mod layout;
 mod name;
 
 use std::time::Duration;
 
+pub(crate) use auto::choose as choose_auto;
+pub use layout::RelayMode;
 pub(crate) use layout::{default_ilbs_groups, LaunchHeader, LINE_WORDS};
 pub use name::ParseBarrierError;
 
@@ -29,8 +34,12 @@ pub use name::ParseBarrierError;
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Barrier {
-    /// CUDA's cooperative groups `grid.sync()`, with a cooperative launch.
+    /// For each launch, the device barrier measured fastest on this kind of GPU for the
+    /// launch's block size and grid; the [`LaunchReport`](crate::LaunchReport) names the one
+    /// that ran. The default.
     #[default]
+    Auto,
+    /// CUDA's cooperative groups `grid.sync()`, with a cooperative launch.
     Cooperative,
     /// Lock-based: one atomic counter for the grid (Xiao & Feng; the paper's Algorithm 1).
     Lbs,
@@ -45,30 +54,47 @@ pub enum Barrier {
     /// Unlimited lock-free: LFS on a tree with fan-out = block size, for any grid
     /// (Algorithm 4).
     Ulfs,
+    /// gsync's own: one counter while the grid is small, arrivals spread over 32 counters and
+    /// released per SM once it is large (see [`RelayMode`]).
+    Relay,
     /// No device barrier: the kernel is split at every `grid_sync()` and each segment is a
     /// launch of its own (see [`Gpu::begin_segments`](crate::Gpu::begin_segments)).
     MultiLaunch,
 }
 
 impl Barrier {
-    /// Every barrier this runtime implements (ILBS with its default group count).
+    /// Every barrier this runtime implements (ILBS with its default group count), and Auto.
     pub const ALL: &'static [Barrier] = &[
+        Barrier::Auto,
         Barrier::Cooperative,
         Barrier::Lbs,
         Barrier::Lfs,
         Barrier::Ilbs { groups: None },
         Barrier::Ulfs,
+        Barrier::Relay,
         Barrier::MultiLaunch,
+    ];
+
+    /// The device barriers Auto chooses from: every fused barrier but Auto itself.
+    pub const DEVICE: &'static [Barrier] = &[
+        Barrier::Cooperative,
+        Barrier::Lbs,
+        Barrier::Lfs,
+        Barrier::Ilbs { groups: None },
+        Barrier::Ulfs,
+        Barrier::Relay,
     ];
 
     /// What the runtime needs to know to compile and launch with this barrier.
     pub fn descriptor(&self) -> &'static BarrierDescriptor {
         match self {
+            Barrier::Auto => &AUTO,
             Barrier::Cooperative => &COOPERATIVE,
             Barrier::Lbs => &LBS,
             Barrier::Lfs => &LFS,
             Barrier::Ilbs { .. } => &ILBS,
             Barrier::Ulfs => &ULFS,
+            Barrier::Relay => &RELAY,
             Barrier::MultiLaunch => &MULTI_LAUNCH,
         }
     }
@@ -126,6 +152,9 @@ pub struct BarrierDescriptor {
     /// Device words of barrier state, the header line included, for a grid of
     /// `blocks` x `threads`.
     pub state_words: fn(blocks: u32, threads: u32) -> usize,
+    /// The leading words the host rewrites before every launch: the header, then zeros for
+    /// counters that only grow during a launch; for `blocks` blocks and `groups` ILBS groups.
+    pub launch_words: fn(blocks: u32, groups: u32) -> usize,
     /// The algorithm's own limit on blocks for a block size; `None` when unlimited.
     pub max_blocks: fn(threads: u32) -> Option<u32>,
     /// Whether the fragment includes CUDA toolkit headers.
@@ -134,11 +163,24 @@ pub struct BarrierDescriptor {
     pub watchdog: bool,
 }
 
+static AUTO: BarrierDescriptor = BarrierDescriptor {
+    name: "auto",
+    // Never launched as such: each launch resolves Auto to a device barrier first.
+    launch_mode: LaunchMode::Ordinary,
+    cuda_fragment: "",
+    state_words: layout::header_only,
+    launch_words: layout::header_only_per_launch,
+    max_blocks: |_| None,
+    needs_cuda_headers: false,
+    watchdog: true,
+};
+
 static COOPERATIVE: BarrierDescriptor = BarrierDescriptor {
     name: "cooperative",
     launch_mode: LaunchMode::Cooperative,
     cuda_fragment: include_str!("cooperative.cuh"),
     state_words: layout::header_only,
+    launch_words: layout::header_only_per_launch,
     max_blocks: |_| None,
     needs_cuda_headers: true,
     watchdog: false,
@@ -149,6 +191,7 @@ static LBS: BarrierDescriptor = BarrierDescriptor {
     launch_mode: LaunchMode::Ordinary,
     cuda_fragment: concat!(include_str!("common.cuh"), include_str!("lbs.cuh")),
     state_words: layout::lbs_words,
+    launch_words: layout::lbs_launch_words,
     max_blocks: |_| None,
     needs_cuda_headers: false,
     watchdog: true,
@@ -160,6 +203,7 @@ static LFS: BarrierDescriptor = BarrierDescriptor {
     cuda_fragment: concat!(include_str!("common.cuh"), include_str!("lfs.cuh")),
     state_words: layout::lfs_words,
     // The master block gathers with one thread per block.
+    launch_words: layout::header_only_per_launch,
     max_blocks: Some,
     needs_cuda_headers: false,
     watchdog: true,
@@ -170,6 +214,7 @@ static ILBS: BarrierDescriptor = BarrierDescriptor {
     launch_mode: LaunchMode::Ordinary,
     cuda_fragment: concat!(include_str!("common.cuh"), include_str!("ilbs.cuh")),
     state_words: layout::ilbs_words,
+    launch_words: layout::ilbs_launch_words,
     max_blocks: |_| None,
     needs_cuda_headers: false,
     watchdog: true,
@@ -180,6 +225,18 @@ static ULFS: BarrierDescriptor = BarrierDescriptor {
     launch_mode: LaunchMode::Ordinary,
     cuda_fragment: concat!(include_str!("common.cuh"), include_str!("ulfs.cuh")),
     state_words: layout::ulfs_words,
+    launch_words: layout::header_only_per_launch,
+    max_blocks: |_| None,
+    needs_cuda_headers: false,
+    watchdog: true,
+};
+
+static RELAY: BarrierDescriptor = BarrierDescriptor {
+    name: "relay",
+    launch_mode: LaunchMode::Ordinary,
+    cuda_fragment: concat!(include_str!("common.cuh"), include_str!("relay.cuh")),
+    state_words: layout::relay_words,
+    launch_words: layout::relay_launch_words,
     max_blocks: |_| None,
     needs_cuda_headers: false,
     watchdog: true,
@@ -190,6 +247,7 @@ static MULTI_LAUNCH: BarrierDescriptor = BarrierDescriptor {
     launch_mode: LaunchMode::Segments,
     cuda_fragment: include_str!("multi_launch.cuh"),
     state_words: layout::header_only,
+    launch_words: layout::header_only_per_launch,
     max_blocks: |_| None,
     needs_cuda_headers: false,
     watchdog: false,
@@ -204,7 +262,7 @@ mod tests {
 
     #[test]
     fn every_device_barrier_defines_the_fragment_contract() {
-        for barrier in Barrier::ALL {
+        for barrier in Barrier::ALL.iter().filter(|&&barrier| barrier != Barrier::Auto) {
             let fragment = barrier.descriptor().cuda_fragment;
             assert!(fragment.contains("struct gsync_barrier_t"), "barrier {barrier} lacks gsync_barrier_t");
             assert!(fragment.contains(BEGIN), "barrier {barrier} lacks gsync_barrier_begin");
@@ -214,8 +272,15 @@ mod tests {
     }
 
     #[test]
-    fn cooperative_is_the_default_and_needs_a_cooperative_launch() {
-        let descriptor = Barrier::default().descriptor();
+    fn auto_is_the_default_and_has_no_code_of_its_own() {
+        assert_eq!(Barrier::default(), Barrier::Auto);
+        assert_eq!(Barrier::Auto.descriptor().cuda_fragment, "");
+        assert!(!Barrier::DEVICE.contains(&Barrier::Auto) && !Barrier::DEVICE.contains(&Barrier::MultiLaunch));
+    }
+
+    #[test]
+    fn cooperative_needs_a_cooperative_launch() {
+        let descriptor = Barrier::Cooperative.descriptor();
         assert_eq!(descriptor.name, "cooperative");
         assert_eq!(descriptor.launch_mode, LaunchMode::Cooperative);
         assert!(descriptor.cuda_fragment.contains("#include <cooperative_groups.h>"));
@@ -226,7 +291,7 @@ mod tests {
     #[test]
     fn software_barriers_share_the_common_code_and_launch_ordinarily() {
         let common = include_str!("common.cuh");
-        for barrier in [Barrier::Lbs, Barrier::Lfs, Barrier::Ilbs { groups: None }, Barrier::Ulfs] {
+        for barrier in [Barrier::Lbs, Barrier::Lfs, Barrier::Ilbs { groups: None }, Barrier::Ulfs, Barrier::Relay] {
             let descriptor = barrier.descriptor();
             assert!(descriptor.cuda_fragment.starts_with(common), "{barrier}");
             assert_eq!(descriptor.launch_mode, LaunchMode::Ordinary, "{barrier}");
@@ -244,10 +309,15 @@ mod tests {
     }
 
     #[test]
-    fn every_state_holds_at_least_the_header() {
+    fn every_state_holds_at_least_the_header_and_the_words_zeroed_per_launch() {
         for barrier in Barrier::ALL {
+            let descriptor = barrier.descriptor();
             for (blocks, threads) in [(1, 1), (7, 32), (264, 1024), (4224, 32)] {
-                assert!((barrier.descriptor().state_words)(blocks, threads) >= LINE_WORDS, "{barrier}");
+                let state = (descriptor.state_words)(blocks, threads);
+                let groups = barrier.groups_for(blocks).unwrap_or(0);
+                let per_launch = (descriptor.launch_words)(blocks, groups);
+                assert!(state >= LINE_WORDS && per_launch >= LINE_WORDS, "{barrier}");
+                assert!(per_launch <= state, "{barrier} {blocks}x{threads}: {per_launch} > {state}");
             }
         }
     }

@@ -6,7 +6,7 @@ use std::str::FromStr;
 use super::Barrier;
 
 /// The names [`Barrier::from_str`] accepts, as listed in its errors.
-const VALID_NAMES: &str = "cooperative, lbs, lfs, ilbs, ilbs:<groups>, ulfs, multi-launch";
+const VALID_NAMES: &str = "auto, cooperative, lbs, lfs, ilbs, ilbs:<groups>, ulfs, relay, multi-launch";
 
 impl fmt::Display for Barrier {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -81,7 +81,7 @@ mod tests {
     #[test]
     fn names_are_the_documented_ones() {
         let names: Vec<String> = Barrier::ALL.iter().map(Barrier::to_string).collect();
-        assert_eq!(names, ["cooperative", "lbs", "lfs", "ilbs", "ulfs", "multi-launch"]);
+        assert_eq!(names, ["auto", "cooperative", "lbs", "lfs", "ilbs", "ulfs", "relay", "multi-launch"]);
         assert_eq!(Barrier::Ilbs { groups: Some(6) }.to_string(), "ilbs:6");
         assert_eq!(Barrier::Ilbs { groups: Some(6) }.name(), "ilbs");
     }
@@ -98,7 +98,7 @@ mod tests {
         let error = "grid".parse::<Barrier>().expect_err("not a barrier");
         let message = error.to_string();
         assert!(message.starts_with("`grid`: unknown barrier"), "{message}");
-        assert!(message.contains("cooperative, lbs, lfs, ilbs, ilbs:<groups>, ulfs, multi-launch"), "{message}");
+        assert!(message.contains("auto, cooperative, lbs, lfs, ilbs, ilbs:<groups>, ulfs, relay, multi-launch"), "{message}");
     }
 
     #[test]

@@ -15,7 +15,8 @@ use crate::error::{Error, Result};
 use crate::gpu::{Backend, Device, Gpu};
 use crate::kernel::KernelSpec;
 use crate::launch::{Launch, LaunchReport};
-use crate::plan::{check_block_limit, checked_threads, resolve_grid, CoResidency, Residency};
+use crate::barrier::Barrier;
+use crate::plan::{check_block_limit, checked_threads, resolve_barrier, resolve_grid, CoResidency, Residency};
 
 /// Blocks per host core in an emulated grid when the launch does not say.
 pub(super) const BLOCKS_PER_CORE: u32 = 4;
@@ -64,7 +65,10 @@ impl Gpu {
         let threads = checked_threads(self.info(), &kernel, launch.threads_for(&kernel))?;
         // Any grid is co-resident here, but each barrier keeps its own limits, as on a GPU.
         let default_grid = Residency { blocks_per_sm: BLOCKS_PER_CORE, sm_count: emulator.info().sm_count };
-        let barrier = launch.selected_barrier();
+        let barrier =
+            resolve_barrier(launch.selected_barrier(), emulator.info(), launch.requested_blocks(), || {
+                Ok(default_grid.max_blocks())
+            })?;
         let grid =
             resolve_grid(&kernel, barrier, launch.requested_blocks(), threads, default_grid, CoResidency::Unchecked)?;
         check_block_limit(&kernel, grid, max_grid_blocks(threads), grid_limit_reason)?;
@@ -89,9 +93,9 @@ impl Gpu {
         let ran = grid::run(blocks, emulator.workers(), watchdog, &run_phase);
         // The futures reach `faults` through their contexts: they go before it is read.
         drop(runs);
-        ran.map_err(|stop| stop_error(&kernel, launch, stop))?;
-        faults.into_result(&kernel, launch.selected_barrier())?;
-        Ok(LaunchReport { gpu_time: started.elapsed(), blocks, threads, barrier: launch.selected_barrier() })
+        ran.map_err(|stop| stop_error(&kernel, launch, barrier, stop))?;
+        faults.into_result(&kernel, barrier)?;
+        Ok(LaunchReport { gpu_time: started.elapsed(), blocks, threads, barrier })
     }
 }
 
@@ -121,7 +125,7 @@ pub(super) fn grid_limit_reason() -> (String, String) {
 }
 
 /// The error of a grid that stopped.
-fn stop_error(kernel: &KernelSpec, launch: &Launch, stop: GridStop) -> Error {
+fn stop_error(kernel: &KernelSpec, launch: &Launch, barrier: Barrier, stop: GridStop) -> Error {
     let kernel = kernel.name.to_owned();
     match stop {
         GridStop::Stuck { block, why: Stuck::Deadlock(detail), grid_syncs } => {
@@ -138,7 +142,7 @@ fn stop_error(kernel: &KernelSpec, launch: &Launch, stop: GridStop) -> Error {
         },
         GridStop::TimedOut { block, grid_syncs } => Error::KernelTimeout {
             kernel,
-            barrier: launch.selected_barrier().to_string(),
+            barrier: barrier.to_string(),
             phase: grid_syncs + 1,
             block,
             limit: launch.watchdog_limit().unwrap_or_default(),
