@@ -33,7 +33,7 @@ struct Args {
     #[arg(long)]
     paper_only: bool,
     /// Block sizes of the tables beyond the paper's setting.
-    #[arg(long, value_delimiter = ',', default_values_t = [32u32, 64, 256, 1024])]
+    #[arg(long, value_delimiter = ',', default_values_t = [32u32, 64, 128, 256, 1024])]
     threads: Vec<u32>,
 }
 

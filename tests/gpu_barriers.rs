@@ -184,11 +184,11 @@ fn auto_runs_the_barrier_of_its_table_and_says_which() {
     let gpu = gpu();
     let sms = gpu.info().sm_count;
     let mut marker = gpu.zeros::<u32>(1).unwrap();
-    for threads in [32u32, 256] {
+    // The largest grid of 32 threads has 32 blocks per SM, of 256 threads 8.
+    for (threads, largest) in [(32u32, Barrier::Relay), (256, Barrier::Ilbs { groups: None })] {
         let auto = Launch::new().threads(threads);
         let max = gsync::kernels::empty_phases::max_coresident_blocks(&gpu, &auto).unwrap();
-        // One block per SM or fewer, 2 per SM, and the largest grid (8 per SM or more).
-        let cases = [(7, Barrier::Relay), (sms, Barrier::Relay), (2 * sms, Barrier::Cooperative), (max, Barrier::Relay)];
+        let cases = [(7, Barrier::Lbs), (sms, Barrier::Lbs), (2 * sms, Barrier::Cooperative), (max, largest)];
         for (blocks, expected) in cases {
             let report =
                 gsync::kernels::empty_phases::launch_with(&gpu, &auto.clone().blocks(blocks), &mut marker, 100).unwrap();
@@ -197,7 +197,7 @@ fn auto_runs_the_barrier_of_its_table_and_says_which() {
         }
         // Without a block count, Auto runs the largest grid.
         let report = gsync::kernels::empty_phases::launch_with(&gpu, &auto, &mut marker, 10).unwrap();
-        assert_eq!((report.blocks, report.barrier), (max, Barrier::Relay), "default grid of {threads}");
+        assert_eq!((report.blocks, report.barrier), (max, largest), "default grid of {threads}");
     }
 }
 

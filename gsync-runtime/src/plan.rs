@@ -207,7 +207,7 @@ mod tests {
             driver_cuda_version: None,
         };
         let never = || -> Result<u32> { panic!("the grid was given") };
-        assert_eq!(resolve_barrier(Barrier::Auto, &info, Some(60), never).ok(), Some(Barrier::Relay));
+        assert_eq!(resolve_barrier(Barrier::Auto, &info, Some(60), never).ok(), Some(Barrier::Lbs));
         assert_eq!(resolve_barrier(Barrier::Auto, &info, Some(264), never).ok(), Some(Barrier::Cooperative));
         assert_eq!(resolve_barrier(Barrier::Auto, &info, None, || Ok(4224)).ok(), Some(Barrier::Relay));
         assert_eq!(resolve_barrier(Barrier::Lfs, &info, None, never).ok(), Some(Barrier::Lfs), "a chosen barrier stays");

@@ -437,7 +437,7 @@ fn an_impossible_grid_times_out_in_about_the_limit_and_the_next_launch_works() {
 #[ignore = "needs a CUDA GPU"]
 fn the_driver_refuses_a_cooperative_grid_that_cannot_be_co_resident() {
     let gpu = gpu();
-    let launch = Launch::new().threads(256);
+    let launch = Launch::new().threads(256).barrier(Barrier::Cooperative);
     let max = gpu.max_coresident_blocks(&PHASES_KERNEL, &launch).expect("occupancy");
     let mut slots = gpu.zeros::<u32>(2 * (max + 1) as usize).expect("zeros");
     let mut errors = gpu.zeros::<u32>(5).expect("zeros");

@@ -14,13 +14,15 @@ struct Row {
     barrier: Barrier,
 }
 
-/// Hopper (compute capability 9.x), measured on an H200. Relay wins while there is at most one
-/// block per SM (one counter, one hop) and from 8 blocks per SM on (its per-SM release);
-/// between, the cooperative barrier's arrivals, which wait for their atomic's reply before
-/// polling, load the one counter less than Relay's direct mode does.
+/// Hopper (compute capability 9.x), measured on an H200 (docs/results.md, 2026-11-23). Up to
+/// one block per SM LBS wins: one counter, one release and one poll per block. Up to 4 the
+/// cooperative barrier does, whose arrivals wait for their atomic's reply before polling and
+/// so load the one counter less; at 8, ILBS's √N group counters; beyond, Relay's per-SM
+/// release.
 const HOPPER: &[Row] = &[
-    Row { blocks_per_sm: 1, barrier: Barrier::Relay },
+    Row { blocks_per_sm: 1, barrier: Barrier::Lbs },
     Row { blocks_per_sm: 4, barrier: Barrier::Cooperative },
+    Row { blocks_per_sm: 8, barrier: Barrier::Ilbs { groups: None } },
     Row { blocks_per_sm: u32::MAX, barrier: Barrier::Relay },
 ];
 
@@ -31,7 +33,7 @@ fn table(_compute_capability: (u32, u32)) -> &'static [Row] {
 }
 
 /// Auto's barrier for a grid of `blocks` on a GPU with `sm_count` SMs. A GPU without
-/// cooperative launch gets Relay where the table says cooperative.
+/// cooperative launch gets ILBS where the table says cooperative.
 pub(crate) fn choose(compute_capability: (u32, u32), sm_count: u32, cooperative_launch: bool, blocks: u32) -> Barrier {
     let sm_count = sm_count.max(1);
     let chosen = table(compute_capability)
@@ -39,7 +41,7 @@ pub(crate) fn choose(compute_capability: (u32, u32), sm_count: u32, cooperative_
         .find(|row| u64::from(blocks) <= u64::from(row.blocks_per_sm) * u64::from(sm_count))
         .map_or(Barrier::Relay, |row| row.barrier);
     if chosen == Barrier::Cooperative && !cooperative_launch {
-        Barrier::Relay
+        Barrier::Ilbs { groups: None }
     } else {
         chosen
     }
@@ -52,22 +54,28 @@ mod tests {
     const H200: (u32, u32) = (9, 0);
 
     #[test]
-    fn hopper_uses_relay_up_to_one_block_per_sm_and_beyond_four() {
-        for blocks in [1, 7, 60, 132] {
-            assert_eq!(choose(H200, 132, true, blocks), Barrier::Relay, "{blocks}");
-        }
-        for blocks in [133, 264, 528] {
-            assert_eq!(choose(H200, 132, true, blocks), Barrier::Cooperative, "{blocks}");
-        }
-        for blocks in [529, 1056, 2112, 4224, u32::MAX] {
-            assert_eq!(choose(H200, 132, true, blocks), Barrier::Relay, "{blocks}");
+    fn hopper_follows_the_measured_table() {
+        let ilbs = Barrier::Ilbs { groups: None };
+        for (blocks, barrier) in [
+            (1, Barrier::Lbs),
+            (60, Barrier::Lbs),
+            (132, Barrier::Lbs),
+            (133, Barrier::Cooperative),
+            (528, Barrier::Cooperative),
+            (529, ilbs),
+            (1056, ilbs),
+            (1057, Barrier::Relay),
+            (4224, Barrier::Relay),
+            (u32::MAX, Barrier::Relay),
+        ] {
+            assert_eq!(choose(H200, 132, true, blocks), barrier, "{blocks}");
         }
     }
 
     #[test]
     fn without_cooperative_launch_auto_never_picks_it() {
         for blocks in [1, 264, 4224] {
-            assert_eq!(choose(H200, 132, false, blocks), Barrier::Relay, "{blocks}");
+            assert_ne!(choose(H200, 132, false, blocks), Barrier::Cooperative, "{blocks}");
         }
     }
 
@@ -78,5 +86,6 @@ mod tests {
         }
         assert_eq!(HOPPER.last().map(|row| row.blocks_per_sm), Some(u32::MAX), "the table covers every grid");
         assert_eq!(choose((8, 0), 0, true, 3), Barrier::Cooperative, "a GPU reporting no SMs counts as one");
+        assert_eq!(choose((8, 0), 0, true, 1), Barrier::Lbs);
     }
 }
