@@ -31,7 +31,7 @@ struct Args {
     #[arg(long)]
     values: bool,
     /// Barrier: auto, cooperative, lbs, lfs, ilbs, ilbs:G, ulfs, relay, multi-launch, or `all` to compare.
-    #[arg(long, default_value = "cooperative")]
+    #[arg(long, default_value = "auto")]
     barrier: String,
     /// Blocks in the grid (default: one per tile, at most the largest co-resident grid).
     #[arg(long)]

@@ -52,7 +52,7 @@ struct Args {
     #[arg(long)]
     extend: Option<i32>,
     /// Barrier: auto, cooperative, lbs, lfs, ilbs, ilbs:G, ulfs, relay, multi-launch, or `all` to compare.
-    #[arg(long, default_value = "cooperative")]
+    #[arg(long, default_value = "auto")]
     barrier: String,
     /// Blocks in the grid (default: one per tile of the longest tile diagonal, at most the co-resident grid).
     #[arg(long)]

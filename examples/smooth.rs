@@ -28,7 +28,7 @@ struct Args {
     #[arg(long)]
     threads: Option<u32>,
     /// How phases are separated: auto, cooperative, lbs, lfs, ilbs, ilbs:G, ulfs, relay or multi-launch.
-    #[arg(long, default_value = "cooperative")]
+    #[arg(long, default_value = "auto")]
     barrier: Barrier,
     /// Timed repetitions after one warm-up launch; the median is reported.
     #[arg(long, default_value_t = 5)]

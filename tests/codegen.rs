@@ -101,7 +101,7 @@ fn cuda_source_names_the_kernel_and_its_barrier() {
     let source = gsync::kernels::smooth::cuda_source();
     assert!(source.contains("extern \"C\" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) smooth_("), "{source}");
     assert!(source.contains("grid_sync() #1"), "{source}");
-    assert!(source.contains("cooperative_groups"), "{source}");
+    assert!(source.contains("grid barrier: Relay"), "Auto's source is Relay's: {source}");
 }
 
 #[test]

@@ -78,8 +78,10 @@ impl KernelSpec {
     /// [`Barrier::MultiLaunch`] the segment kernels.
     ///
     /// The text depends on the barrier's kind only, not on its launch parameters (such as the
-    /// ILBS group count), so one compiled module serves every grid.
+    /// ILBS group count), so one compiled module serves every grid. [`Barrier::Auto`], which
+    /// each launch resolves to a barrier for its grid, gives Relay's text.
     pub fn source(&self, barrier: Barrier, threads: u32) -> String {
+        let barrier = if barrier == Barrier::Auto { Barrier::Relay } else { barrier };
         let fragment = barrier.descriptor().cuda_fragment;
         let body = self.body_for(barrier);
         let checks = if self.bounds_checks { "on" } else { "off" };

@@ -13,7 +13,7 @@
 //!         fn emulate(gpu, launch, a, n) -> …;                 // the CPU emulator's body
 //!         fn emulate_segment_0(segment) -> …;                 // … and each segment's
 //!         pub fn max_coresident_blocks(gpu, launch) -> Result<u32>;
-//!         pub fn cuda_source() -> String;                    // what runs by default
+//!         pub fn cuda_source() -> String;                    // the default barrier's CUDA
 //!     }
 //! }
 //! ```
@@ -104,7 +104,7 @@ pub fn module(
             mod functions {
 
             /// Runs the kernel with the default launch: the largest co-resident
-            /// grid and the default block size, separated by cooperative-groups barriers.
+            /// grid and the default block size, under the barrier Auto picks for it.
             pub fn launch(#gpu: &::gsync::Gpu, #(#params),*) -> ::gsync::Result<::gsync::LaunchReport> {
                 self::launch_with(#gpu, &::gsync::Launch::new(), #(#args),*)
             }
@@ -180,7 +180,8 @@ pub fn module(
                 #gpu.max_coresident_blocks(&#spec, #launch)
             }
 
-            /// The complete CUDA translation unit a default launch compiles.
+            /// The complete CUDA translation unit of the default barrier, Auto, which
+            /// compiles as Relay (each launch then resolves it for its grid).
             pub fn cuda_source() -> ::std::string::String {
                 #spec.source(::gsync::Barrier::default(), #spec.default_block_size())
             }
