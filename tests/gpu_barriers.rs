@@ -19,18 +19,9 @@ fn rng() -> StdRng {
     StdRng::seed_from_u64(seed)
 }
 
-/// Every barrier, Auto included, with a grid-size limit of its own applied.
+/// Every barrier, Auto and MultiLaunch included.
 fn barriers() -> Vec<Barrier> {
-    vec![
-        Barrier::Cooperative,
-        Barrier::Lbs,
-        Barrier::Lfs,
-        Barrier::Ilbs { groups: None },
-        Barrier::Ulfs,
-        Barrier::Relay,
-        Barrier::Auto,
-        Barrier::MultiLaunch,
-    ]
+    Barrier::ALL.to_vec()
 }
 
 /// Grids the stress covers for a block size: the research paper's 7 and 33

@@ -305,16 +305,10 @@ static PHASES_KERNEL: KernelSpec = KernelSpec {
     split: SplitSpec::NONE,
 };
 
-/// The device barriers: every barrier but multi-launch, and Auto, which becomes one of them.
-const DEVICE_BARRIERS: [Barrier; 7] = [
-    Barrier::Cooperative,
-    Barrier::Lbs,
-    Barrier::Lfs,
-    Barrier::Ilbs { groups: None },
-    Barrier::Ulfs,
-    Barrier::Relay,
-    Barrier::Auto,
-];
+/// The device barriers, and Auto, which becomes one of them.
+fn device_barriers() -> impl Iterator<Item = Barrier> {
+    Barrier::DEVICE.iter().copied().chain([Barrier::Auto])
+}
 
 /// Runs `phases` and returns the report and the error words.
 fn run_phases(
@@ -345,7 +339,7 @@ fn every_device_barrier_keeps_ten_thousand_phases_apart_on_every_grid() {
     println!("{:?}", gpu.info());
     println!("{:<12} {:>6} {:>7} {:>12}", "barrier", "blocks", "threads", "us/barrier");
     for threads in [32, 256, 1024] {
-        for barrier in DEVICE_BARRIERS {
+        for barrier in device_barriers() {
             let launch = Launch::new().threads(threads).barrier(barrier);
             let max = gpu.max_coresident_blocks(&PHASES_KERNEL, &launch).expect("occupancy");
             for blocks in [7, 33, gpu.info().sm_count, max] {
