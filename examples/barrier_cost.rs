@@ -83,7 +83,8 @@ fn run(args: &Args) -> Result<(), AnyError> {
     let sms = info.sm_count;
     for &threads in &args.threads {
         let max = empty_phases::max_coresident_blocks(&gpu, &Launch::new().threads(threads))?;
-        let mut grids: Vec<u32> = vec![sms / 4, sms / 2, sms, 2 * sms, 4 * sms, 8 * sms, 16 * sms, max];
+        // 7 and 10: either side of the step in cost between 9 and 10 blocks.
+        let mut grids: Vec<u32> = vec![7, 10, sms / 4, sms / 2, sms, 2 * sms, 4 * sms, 8 * sms, 16 * sms, max];
         grids.retain(|&g| g >= 1 && g <= max);
         grids.sort_unstable();
         grids.dedup();

@@ -41,14 +41,16 @@ fn every_barrier_makes_every_blocks_writes_visible_for_10000_phases() {
     let phases = 10_000;
     let mut failures = Vec::new();
     for threads in [32u32, 256, 1024] {
-        let fused = Launch::new().threads(threads);
-        let max = visibility_stress::max_coresident_blocks(&gpu, &fused).unwrap();
-        for blocks in stress_grids(&gpu, max) {
-            for barrier in barriers() {
+        for barrier in barriers() {
+            // Each barrier up to its own largest grid: the compiled kernels differ in
+            // registers, and so in how many blocks fit.
+            let fused = Launch::new().threads(threads).barrier(barrier);
+            let max = visibility_stress::max_coresident_blocks(&gpu, &fused).unwrap();
+            for blocks in stress_grids(&gpu, max) {
                 if barrier == Barrier::Lfs && blocks > threads {
                     continue; // beyond LFS's limit: refused, see below
                 }
-                let launch = fused.clone().blocks(blocks).barrier(barrier);
+                let launch = fused.clone().blocks(blocks);
                 let half = (blocks * threads) as usize;
                 let mut slots = gpu.upload(&vec![0u32; 2 * half]).unwrap();
                 let mut errors = gpu.zeros::<u32>(1).unwrap();
@@ -179,7 +181,8 @@ fn auto_runs_the_barrier_of_its_table_and_says_which() {
     for (threads, largest) in [(32u32, Barrier::Relay), (256, Barrier::Ilbs { groups: None })] {
         let auto = Launch::new().threads(threads);
         let max = gsync::kernels::empty_phases::max_coresident_blocks(&gpu, &auto).unwrap();
-        let cases = [(7, Barrier::Lbs), (sms, Barrier::Lbs), (2 * sms, Barrier::Cooperative), (max, largest)];
+        let ilbs = Barrier::Ilbs { groups: None };
+        let cases = [(7, Barrier::Lbs), (4 * sms, Barrier::Lbs), (4 * sms + 1, ilbs), (max, largest)];
         for (blocks, expected) in cases {
             let report =
                 gsync::kernels::empty_phases::launch_with(&gpu, &auto.clone().blocks(blocks), &mut marker, 100).unwrap();

@@ -65,7 +65,7 @@ impl CudaGpu {
             // into a CUDA graph (MultiLaunch's graph replay).
             let stream = context.new_stream().map_err(Error::driver("creating a stream"))?;
             let info = query_info(&context)?;
-            let scratch = Mutex::new(LaunchScratch::new(&stream)?);
+            let scratch = Mutex::new(LaunchScratch::new(&stream, info.sm_count)?);
             Ok((context, stream, info, scratch))
         })?;
         health::forget_loss(ordinal);

@@ -19,7 +19,10 @@ use crate::segments::check_split;
 struct Plan {
     function: CudaFunction,
     grid: Grid,
+    /// The barrier the launch reports.
     barrier: Barrier,
+    /// The barrier whose fragment `function` was compiled with, whose state it uses.
+    compiled: Barrier,
 }
 
 impl Gpu {
@@ -120,14 +123,14 @@ impl CudaGpu {
         let watchdog = launch.watchdog_limit();
         // One launch at a time may use the scratch words; `prepare` resets what it needs.
         let mut scratch = self.lock_scratch();
-        scratch.prepare(self.stream(), plan.barrier, plan.grid, plan.barrier.watchdog_ns(watchdog))?;
+        scratch.prepare(self.stream(), plan.compiled, plan.grid, plan.barrier.watchdog_ns(watchdog))?;
         // SAFETY: the caller vouches for `args`.
         let ran = unsafe { self.run(kernel, &plan, &args, &scratch) };
         let outcome = ran.and_then(|gpu_time| {
             scratch.read_status(self.stream())?.into_result(kernel, plan.barrier, watchdog)?;
             Ok(gpu_time)
         });
-        scratch.settle(self.stream(), plan.barrier, outcome.is_ok());
+        scratch.settle(self.stream(), plan.compiled, outcome.is_ok());
         let gpu_time = outcome.map_err(|error| self.health().absorb(error))?;
         Ok(LaunchReport { gpu_time, blocks: plan.grid.blocks, threads: plan.grid.threads, barrier: plan.barrier })
     }
@@ -207,7 +210,17 @@ impl CudaGpu {
         let residency = self.residency(kernel, &function, threads)?;
         let grid = resolve_grid(kernel, barrier, launch.requested_blocks(), threads, residency, co_residency)?;
         check_block_limit(kernel, grid, self.info().max_blocks_per_grid, || self.grid_limit_reason())?;
-        Ok(Plan { function, grid, barrier })
+        let compiled = barrier.compiled_for(grid.relay);
+        if compiled == barrier {
+            return Ok(Plan { function, grid, barrier, compiled });
+        }
+        // Relay's own kernel serves any grid: it stays where the other one would not be
+        // co-resident.
+        let other = self.function(kernel, compiled, threads)?;
+        if co_residency == CoResidency::Required && grid.blocks > self.residency(kernel, &other, threads)?.max_blocks() {
+            return Ok(Plan { function, grid, barrier, compiled: barrier });
+        }
+        Ok(Plan { function: other, grid, barrier, compiled })
     }
 
     /// Refuses buffers of another GPU or of the emulator, whose addresses mean nothing here.

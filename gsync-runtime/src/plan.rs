@@ -65,7 +65,7 @@ pub(crate) fn resolve_barrier(
         Some(blocks) => blocks,
         None => default_blocks()?,
     };
-    Ok(choose_auto(info.compute_capability, info.sm_count, info.cooperative_launch, blocks))
+    Ok(choose_auto(info.compute_capability, info.sm_count, blocks))
 }
 
 /// Decides the grid of a launch: the requested blocks, else the largest grid both the GPU and
@@ -208,7 +208,7 @@ mod tests {
         };
         let never = || -> Result<u32> { panic!("the grid was given") };
         assert_eq!(resolve_barrier(Barrier::Auto, &info, Some(60), never).ok(), Some(Barrier::Lbs));
-        assert_eq!(resolve_barrier(Barrier::Auto, &info, Some(264), never).ok(), Some(Barrier::Cooperative));
+        assert_eq!(resolve_barrier(Barrier::Auto, &info, Some(800), never).ok(), Some(Barrier::Ilbs { groups: None }));
         assert_eq!(resolve_barrier(Barrier::Auto, &info, None, || Ok(4224)).ok(), Some(Barrier::Relay));
         assert_eq!(resolve_barrier(Barrier::Lfs, &info, None, never).ok(), Some(Barrier::Lfs), "a chosen barrier stays");
         let failed = resolve_barrier(Barrier::Auto, &info, None, || Err(Error::EmptyGrid { kernel: "k".into() }));

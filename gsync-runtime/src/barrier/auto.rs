@@ -15,13 +15,11 @@ struct Row {
 }
 
 /// Hopper (compute capability 9.x), measured on an H200 (docs/results.md, 2026-11-23). Up to
-/// one block per SM LBS wins: one counter, one release and one poll per block. Up to 4 the
-/// cooperative barrier does, whose arrivals wait for their atomic's reply before polling and
-/// so load the one counter less; at 8, ILBS's √N group counters; beyond, Relay's per-SM
+/// 4 blocks per SM LBS wins: one counter, one acquire-release addition per block, and a poll
+/// by every block but the last. At 8, ILBS's √N group counters; beyond, Relay's per-SM
 /// release.
 const HOPPER: &[Row] = &[
-    Row { blocks_per_sm: 1, barrier: Barrier::Lbs },
-    Row { blocks_per_sm: 4, barrier: Barrier::Cooperative },
+    Row { blocks_per_sm: 4, barrier: Barrier::Lbs },
     Row { blocks_per_sm: 8, barrier: Barrier::Ilbs { groups: None } },
     Row { blocks_per_sm: u32::MAX, barrier: Barrier::Relay },
 ];
@@ -32,19 +30,13 @@ fn table(_compute_capability: (u32, u32)) -> &'static [Row] {
     HOPPER
 }
 
-/// Auto's barrier for a grid of `blocks` on a GPU with `sm_count` SMs. A GPU without
-/// cooperative launch gets ILBS where the table says cooperative.
-pub(crate) fn choose(compute_capability: (u32, u32), sm_count: u32, cooperative_launch: bool, blocks: u32) -> Barrier {
+/// Auto's barrier for a grid of `blocks` on a GPU with `sm_count` SMs.
+pub(crate) fn choose(compute_capability: (u32, u32), sm_count: u32, blocks: u32) -> Barrier {
     let sm_count = sm_count.max(1);
-    let chosen = table(compute_capability)
+    table(compute_capability)
         .iter()
         .find(|row| u64::from(blocks) <= u64::from(row.blocks_per_sm) * u64::from(sm_count))
-        .map_or(Barrier::Relay, |row| row.barrier);
-    if chosen == Barrier::Cooperative && !cooperative_launch {
-        Barrier::Ilbs { groups: None }
-    } else {
-        chosen
-    }
+        .map_or(Barrier::Relay, |row| row.barrier)
 }
 
 #[cfg(test)]
@@ -59,33 +51,25 @@ mod tests {
         for (blocks, barrier) in [
             (1, Barrier::Lbs),
             (60, Barrier::Lbs),
-            (132, Barrier::Lbs),
-            (133, Barrier::Cooperative),
-            (528, Barrier::Cooperative),
+            (528, Barrier::Lbs),
             (529, ilbs),
             (1056, ilbs),
             (1057, Barrier::Relay),
             (4224, Barrier::Relay),
             (u32::MAX, Barrier::Relay),
         ] {
-            assert_eq!(choose(H200, 132, true, blocks), barrier, "{blocks}");
+            assert_eq!(choose(H200, 132, blocks), barrier, "{blocks}");
         }
     }
 
     #[test]
-    fn without_cooperative_launch_auto_never_picks_it() {
-        for blocks in [1, 264, 4224] {
-            assert_ne!(choose(H200, 132, false, blocks), Barrier::Cooperative, "{blocks}");
-        }
-    }
-
-    #[test]
-    fn every_choice_is_a_device_barrier() {
+    fn every_choice_is_a_device_barrier_without_special_launch_needs() {
         for row in HOPPER {
             assert!(Barrier::DEVICE.contains(&row.barrier));
+            assert_ne!(row.barrier, Barrier::Cooperative, "needs cooperative launch, which not every GPU has");
         }
         assert_eq!(HOPPER.last().map(|row| row.blocks_per_sm), Some(u32::MAX), "the table covers every grid");
-        assert_eq!(choose((8, 0), 0, true, 3), Barrier::Cooperative, "a GPU reporting no SMs counts as one");
-        assert_eq!(choose((8, 0), 0, true, 1), Barrier::Lbs);
+        assert_eq!(choose((8, 0), 0, 5), Barrier::Ilbs { groups: None }, "a GPU reporting no SMs counts as one");
+        assert_eq!(choose((8, 0), 0, 4), Barrier::Lbs);
     }
 }

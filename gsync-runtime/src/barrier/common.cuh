@@ -28,12 +28,11 @@
 // u32 words, and u64 flag slots, in one 128-byte line.
 #define GSYNC_LINE_WORDS 32u
 #define GSYNC_LINE_SLOTS 16u
-// Header words (the host's barrier/header.rs writes the same layout).
+// Header words (the host's LaunchHeader in barrier/layout.rs writes the same layout).
 #define GSYNC_HEADER_SEQUENCE 0u  // u32: the launch's number, never 0
 #define GSYNC_HEADER_ABORT 1u     // u32: 0, until a block gives up waiting
 #define GSYNC_HEADER_TIMEOUT 2u   // u64 in words 2 and 3: watchdog limit in ns, 0 = off
 #define GSYNC_HEADER_GROUPS 4u    // u32: ILBS group count
-#define GSYNC_HEADER_MODE 5u      // u32: Relay's mode, GSYNC_RELAY_DIRECT or GSYNC_RELAY_PER_SM
 // A spinning thread checks the abort flag and the clock once every this many polls, so that
 // the checks cost nothing next to the polls themselves.
 #define GSYNC_POLLS_PER_CHECK 256u
@@ -67,6 +66,13 @@ __device__ __forceinline__ void gsync_store_release(unsigned long long* slot, un
 }
 __device__ __forceinline__ void gsync_add_release(unsigned int* word, unsigned int value) {
     asm volatile("red.release.gpu.add.u32 [%0], %1;" ::"l"(word), "r"(value) : "memory");
+}
+// Adds `value` and returns the count before the addition. The acquire half lets the block
+// that completes a count leave at once: it has read every earlier release addition.
+__device__ __forceinline__ unsigned int gsync_fetch_add_acq_rel(unsigned int* word, unsigned int value) {
+    unsigned int before;
+    asm volatile("atom.acq_rel.gpu.add.u32 %0, [%1], %2;" : "=r"(before) : "l"(word), "r"(value) : "memory");
+    return before;
 }
 // A fence.acq_rel followed by strong stores makes each of them a release.
 __device__ __forceinline__ void gsync_fence_acq_rel() {
@@ -151,11 +157,34 @@ __device__ __forceinline__ bool gsync_wait_for_count(const unsigned int* word, u
     return true;
 }
 
+// Arrives at a growing count with 1 and waits until it reaches `goal`; false when the wait
+// was abandoned. The block whose addition completes the count does not poll: with a
+// fire-and-forget addition it would have to read the count back, and that read queues at the
+// counter's L2 slice behind the polls of every waiting block, on the barrier's critical path.
+__device__ __forceinline__ bool gsync_arrive_and_wait(unsigned int* word, unsigned int goal, gsync_watch_t& watch) {
+    if (gsync_fetch_add_acq_rel(word, 1u) + 1u == goal) return true;
+    return gsync_wait_for_count(word, goal, watch);
+}
+
 // Spins until `*slot` holds `tag`; false when the wait was abandoned.
 __device__ __forceinline__ bool gsync_wait_for_tag(const unsigned long long* slot, unsigned long long tag, gsync_watch_t& watch) {
     while (gsync_load_acquire(slot) != tag) {
         if (gsync_give_up(watch)) return false;
     }
     return true;
+}
+// The lanes of the calling warp that hold `mine` wait, together, until their own slot holds
+// `tag`: the lanes stay converged, and a lane stops loading once it has seen its tag. The
+// lowest lane keeps the watchdog for all of them, so that they give up together. False in
+// every calling lane when the wait was abandoned.
+__device__ __forceinline__ bool gsync_warp_wait_for_tags(const unsigned long long* slot, bool mine, unsigned long long tag, gsync_watch_t& watch) {
+    const unsigned int lanes = __activemask();
+    const bool keeps_watch = (lanes & ((1u << (threadIdx.x % 32u)) - 1u)) == 0u;
+    bool seen = !mine;
+    while (true) {
+        if (!seen) seen = gsync_load_acquire(slot) == tag;
+        if (__all_sync(lanes, seen)) return true;
+        if (__any_sync(lanes, keeps_watch && gsync_give_up(watch))) return false;
+    }
 }
 // ---- end of shared barrier code --------------------------------------------------

@@ -9,13 +9,15 @@
 // header before each launch.
 //
 // Why this is a correct barrier (see the memory-order steps in the shared code above):
-// - Arrival: after gsync_sync_block(), thread 0's red.release on its group counter publishes
-//   the block's writes.
+// - Arrival: after gsync_sync_block(), thread 0's atom.acq_rel on its group counter
+//   publishes the block's writes.
 // - Observation order runs through the atomic additions to a counter, so a group's first
-//   block, once its ld.acquire reads the group's goal, has acquired the writes of its whole
-//   group; its red.release on the grid counter publishes all of them (release is
-//   cumulative). A block that reads the grid goal has therefore acquired every block's
-//   writes, and gsync_sync_block_any() hands them to the rest of its block.
+//   block, once its ld.acquire reads the group's goal (or its own addition completed the
+//   group), has acquired the writes of its whole group; its atom.acq_rel on the grid counter
+//   publishes all of them (release is cumulative). A block that reads the grid goal, or
+//   whose addition reached it, has therefore acquired every block's writes, and
+//   gsync_sync_block_any() hands them to the rest of its block. A block whose addition
+//   completes a count does not spin on it (gsync_arrive_and_wait).
 // - Reuse: a block adds for the next barrier only after it saw this one's grid goal, and a
 //   group adds to the grid counter only once all of its blocks arrived, so no count reaches a
 //   goal early.
@@ -65,11 +67,10 @@ __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_
     if (threadIdx.x == 0) {
         unsigned int* counter = barrier.state + GSYNC_ILBS_COUNTER;
         gsync_watch_t watch = gsync_watch(barrier.state, gsync_status, barrier.phase);
-        gsync_add_release(barrier.group_counter, 1u);
-        gave_up = !gsync_wait_for_count(barrier.group_counter, barrier.phase * barrier.group_size, watch);
+        gave_up = !gsync_arrive_and_wait(barrier.group_counter, barrier.phase * barrier.group_size, watch);
         if (!gave_up) {
-            if (barrier.first) gsync_add_release(counter, 1u);
-            gave_up = !gsync_wait_for_count(counter, barrier.phase * barrier.groups, watch);
+            const unsigned int goal = barrier.phase * barrier.groups;
+            gave_up = barrier.first ? !gsync_arrive_and_wait(counter, goal, watch) : !gsync_wait_for_count(counter, goal, watch);
         }
     }
     if (gsync_sync_block_any(gave_up)) gsync_leave();

@@ -18,22 +18,19 @@ const ABORT_WORD: usize = 1;
 const TIMEOUT_WORD: usize = 2;
 /// Header word: the ILBS group count (`GSYNC_HEADER_GROUPS`).
 const GROUPS_WORD: usize = 4;
-/// Header word: Relay's mode (`GSYNC_HEADER_MODE`).
-const MODE_WORD: usize = 5;
-
-/// Relay's arrival counters in per-SM mode (`GSYNC_RELAY_LINES`).
+/// Relay's arrival counters (`GSYNC_RELAY_LINES`).
 const RELAY_LINES: usize = 32;
 /// Relay's SM groups: census slots and release flags (`GSYNC_RELAY_GROUPS`).
 const RELAY_GROUPS: usize = 512;
 
-/// How Relay synchronizes a launch's grid (`GSYNC_RELAY_DIRECT`, `GSYNC_RELAY_PER_SM`).
+/// How Relay synchronizes a launch's grid: the host picks the kernel by grid size.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum RelayMode {
-    /// One counter that every block adds to and polls.
+    /// One counter that every block adds to and polls: the launch runs LBS's kernel.
     #[default]
     Direct,
     /// Arrivals spread over 32 counters, polled by one leader per SM, which releases the
-    /// blocks of its SM through a flag of their own.
+    /// blocks of its SM through a flag of their own: Relay's own kernel (`relay.cuh`).
     PerSm,
 }
 
@@ -51,14 +48,6 @@ impl RelayMode {
             RelayMode::Direct
         }
     }
-
-    /// The header word that selects the mode on the device.
-    fn word(self) -> u32 {
-        match self {
-            RelayMode::Direct => 0,
-            RelayMode::PerSm => 1,
-        }
-    }
 }
 
 /// What the host tells a launch's barrier: the first line of the barrier state.
@@ -70,8 +59,6 @@ pub(crate) struct LaunchHeader {
     pub watchdog_ns: u64,
     /// ILBS group count; 0 for other barriers.
     pub groups: u32,
-    /// Relay's mode; ignored by other barriers.
-    pub relay: RelayMode,
 }
 
 impl LaunchHeader {
@@ -84,7 +71,6 @@ impl LaunchHeader {
         words[TIMEOUT_WORD] = self.watchdog_ns as u32;
         words[TIMEOUT_WORD + 1] = (self.watchdog_ns >> 32) as u32;
         words[GROUPS_WORD] = self.groups;
-        words[MODE_WORD] = self.relay.word();
         words
     }
 }
@@ -125,15 +111,15 @@ pub(crate) fn ilbs_launch_words(_blocks: u32, groups: u32) -> usize {
     lines(2 + groups as usize)
 }
 
-/// Relay: the header, the direct counter, the per-SM counters, the census (packed words),
-/// and a release flag per SM group.
+/// Relay: the header, the arrival counters, the census (packed words), and a release flag per
+/// SM group.
 pub(crate) fn relay_words(_blocks: u32, _threads: u32) -> usize {
     relay_launch_words(0, 0) + lines(RELAY_GROUPS)
 }
 
 /// Relay zeroes its counters and the census before every launch; the flags carry tags.
 pub(crate) fn relay_launch_words(_blocks: u32, _groups: u32) -> usize {
-    lines(2 + RELAY_LINES) + RELAY_GROUPS
+    lines(1 + RELAY_LINES) + RELAY_GROUPS
 }
 
 /// LFS: the header, then an arrival and a release slot per block.
@@ -181,10 +167,10 @@ mod tests {
 
     #[test]
     fn the_header_encodes_each_field_in_its_word() {
-        let header = LaunchHeader { sequence: 7, watchdog_ns: 0x1_2345_6789, groups: 11, relay: RelayMode::PerSm };
+        let header = LaunchHeader { sequence: 7, watchdog_ns: 0x1_2345_6789, groups: 11 };
         let words = header.to_words();
-        assert_eq!(words[..7], [7, 0, 0x2345_6789, 1, 11, 1, 0]);
-        assert!(words[7..].iter().all(|&word| word == 0));
+        assert_eq!(words[..6], [7, 0, 0x2345_6789, 1, 11, 0]);
+        assert!(words[6..].iter().all(|&word| word == 0));
         assert_eq!(size_of_val(&words), 128, "the header is one line");
     }
 
@@ -196,14 +182,11 @@ mod tests {
             ("GSYNC_HEADER_ABORT 1u", ABORT_WORD),
             ("GSYNC_HEADER_TIMEOUT 2u", TIMEOUT_WORD),
             ("GSYNC_HEADER_GROUPS 4u", GROUPS_WORD),
-            ("GSYNC_HEADER_MODE 5u", MODE_WORD),
         ] {
             assert!(COMMON.contains(&format!("#define {define}")), "common.cuh lacks {define} ({word})");
         }
         let relay = include_str!("relay.cuh");
         for define in [
-            format!("GSYNC_RELAY_DIRECT {}u", RelayMode::Direct.word()),
-            format!("GSYNC_RELAY_PER_SM {}u", RelayMode::PerSm.word()),
             format!("GSYNC_RELAY_LINES {RELAY_LINES}u"),
             format!("GSYNC_RELAY_GROUPS {RELAY_GROUPS}u"),
         ] {
@@ -217,7 +200,7 @@ mod tests {
         assert_eq!(header_only(1000, 256), 32);
         assert_eq!(lbs_words(1000, 256), 2 * 32);
         assert_eq!(ilbs_words(100, 256), (2 + 100) * 32);
-        assert_eq!(relay_words(1000, 256), (2 + 32 + 16 + 512) * 32);
+        assert_eq!(relay_words(1000, 256), (1 + 32 + 16 + 512) * 32);
         assert_eq!(lfs_words(100, 256), (1 + 200) * 32);
         assert_eq!(ulfs_words(1, 256), 32, "one block needs no slots");
     }
@@ -228,7 +211,9 @@ mod tests {
         assert_eq!(ilbs_launch_words(100, 10), (2 + 10) * 32);
         assert!(ilbs_launch_words(100, 100) <= ilbs_words(100, 256), "one group per block at most");
         // The census ends where the flags begin: GSYNC_RELAY_FLAG_SLOT counts from line 1.
-        assert_eq!(relay_launch_words(0, 0), (1 + 1 + 32 + 16) * 32);
+        let flag_slot = "#define GSYNC_RELAY_FLAG_SLOT (GSYNC_RELAY_LINES + GSYNC_RELAY_GROUPS / GSYNC_LINE_WORDS)";
+        assert!(include_str!("relay.cuh").contains(flag_slot));
+        assert_eq!(relay_launch_words(0, 0), (1 + RELAY_LINES + RELAY_GROUPS / LINE_WORDS) * LINE_WORDS);
         assert!(relay_launch_words(0, 0) < relay_words(0, 0));
     }
 

@@ -1,15 +1,17 @@
 // ---- grid barrier: LBS, lock-based (Xiao & Feng; the paper's Algorithm 1) ------------
 // One counter for the grid. At each barrier thread 0 of each block adds 1 to it and spins
 // until it reaches the barrier's goal, phase x gridDim.x (the paper's goalVal, which grows by
-// the block count at every barrier). The counter only grows during a launch; the host zeroes
-// it with the header before each launch.
+// the block count at every barrier); the block whose addition reaches the goal sees so in
+// the addition's result and does not spin. The counter only grows during a launch; the host
+// zeroes it with the header before each launch.
 //
 // Why this is a correct barrier (see the memory-order steps in the shared code above):
-// - Arrival: after gsync_sync_block(), thread 0's red.release publishes the block's writes
+// - Arrival: after gsync_sync_block(), thread 0's atom.acq_rel publishes the block's writes
 //   (release is cumulative).
 // - The additions are atomic read-modify-writes of one word, and observation order in the
 //   PTX memory model runs through them: a waiter whose ld.acquire reads a count at or past
-//   the goal has observed every block's release of this barrier, so it has acquired every
+//   the goal, or the last block, whose addition acquires the count that all the others
+//   produced, has observed every block's release of this barrier, so it has acquired every
 //   block's writes; gsync_sync_block_any() hands them to the rest of its block.
 // - Reuse: a block adds for the next barrier only after it saw this one's goal, so the
 //   count cannot reach a goal before every block arrived for that barrier.
@@ -34,10 +36,8 @@ __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_
     gsync_sync_block();
     bool gave_up = false;
     if (threadIdx.x == 0) {
-        unsigned int* counter = barrier.state + GSYNC_LBS_COUNTER;
-        gsync_add_release(counter, 1u);
         gsync_watch_t watch = gsync_watch(barrier.state, gsync_status, barrier.phase);
-        gave_up = !gsync_wait_for_count(counter, barrier.phase * gridDim.x, watch);
+        gave_up = !gsync_arrive_and_wait(barrier.state + GSYNC_LBS_COUNTER, barrier.phase * gridDim.x, watch);
     }
     if (gsync_sync_block_any(gave_up)) gsync_leave();
 }

@@ -121,6 +121,16 @@ impl Barrier {
 
     /// The nanoseconds the device's watchdog waits for `limit`: 0 (off) for barriers without
     /// one and for `None`, at least 1 otherwise, so that a zero limit still times out.
+    /// The barrier whose CUDA fragment a launch of `self` on `grid` runs: LBS's for Relay in
+    /// direct mode (the same algorithm, and its own fragment keeps the path free of the
+    /// per-SM code), `self` otherwise.
+    pub(crate) fn compiled_for(&self, relay: RelayMode) -> Barrier {
+        match (self, relay) {
+            (Barrier::Relay, RelayMode::Direct) => Barrier::Lbs,
+            _ => *self,
+        }
+    }
+
     pub(crate) fn watchdog_ns(&self, limit: Option<Duration>) -> u64 {
         match limit {
             Some(limit) if self.descriptor().watchdog => u64::try_from(limit.as_nanos()).unwrap_or(u64::MAX).max(1),
@@ -259,6 +269,15 @@ mod tests {
 
     const BEGIN: &str = "gsync_barrier_t gsync_barrier_begin(unsigned int* gsync_barrier_state)";
     const GRID_SYNC: &str = "void gsync_grid_sync(gsync_barrier_t& barrier, gsync_status_t* gsync_status)";
+
+    #[test]
+    fn relay_runs_lbs_s_fragment_in_direct_mode_only() {
+        assert_eq!(Barrier::Relay.compiled_for(RelayMode::Direct), Barrier::Lbs);
+        assert_eq!(Barrier::Relay.compiled_for(RelayMode::PerSm), Barrier::Relay);
+        for &barrier in Barrier::ALL.iter().filter(|&&barrier| barrier != Barrier::Relay) {
+            assert_eq!(barrier.compiled_for(RelayMode::Direct), barrier);
+        }
+    }
 
     #[test]
     fn every_device_barrier_defines_the_fragment_contract() {

@@ -1,32 +1,27 @@
 // ---- grid barrier: Relay, gsync's own ------------------------------------------------
 // Built from measurements on Hopper: what a phase boundary costs there is the traffic on the
-// few words every block touches, so Relay keeps the path to one hop while the grid is small
-// and spreads the traffic once it is large. The host picks the mode per launch (header).
+// few words every block touches. While the grid is small (up to 4 blocks per SM) the host
+// runs LBS's kernel for a Relay launch: one counter is the shortest path. Larger grids run
+// this fragment, which spreads the traffic.
 //
-// Direct mode (grids of up to 4 blocks per SM): one counter that only grows. Thread 0 of each
-// block adds 1 with a fire-and-forget red.release and polls with ld.acquire until the count
-// reaches phase x gridDim.x. One release and one poll per block, nothing else on the path.
-//
-// Per-SM mode (larger grids): when many blocks add to and poll one word, its L2 slice
-// serializes them, and the cost grows with the block count. Here each block adds to one of
-// GSYNC_RELAY_LINES counters (by block index), and only one block per SM, its leader, polls
-// them, one counter per lane of its first warp. Once all have reached their goals the leader
-// writes its SM group's release flag, which the other blocks of that group poll: each flag
-// has a handful of pollers, and no word sees more than N / 32 additions. The groups come
-// from a census at the start of the launch: each block adds 1 to the slot of the SM it runs
-// on (%smid), and the block that finds 0 there leads that group. The census only labels
-// groups: a block that later runs elsewhere (after a preemption) keeps its group, which
-// costs speed, not correctness.
+// When many blocks add to and poll one word, its L2 slice serializes them, and the cost
+// grows with the block count. Here each block adds to one of GSYNC_RELAY_LINES counters (by
+// block index), and only one block per SM, its leader, polls them, one counter per lane of
+// its first warp. Once all have reached their goals the leader writes its SM group's release
+// flag, which the other blocks of that group poll: each flag has a handful of pollers, and
+// no word sees more than N / 32 additions. The groups come from a census at the start of the
+// launch: each block adds 1 to the slot of the SM it runs on (%smid), and the block that
+// finds 0 there leads that group. The census only labels groups: a block that later runs
+// elsewhere (after a preemption) keeps its group, which costs speed, not correctness.
 //
 // Why this is a correct barrier (see the memory-order steps in the shared code above):
 // - Arrival: after gsync_sync_block(), thread 0's red.release publishes the block's writes.
-// - Direct: observation order in the PTX memory model runs through the atomic additions to
-//   the counter, so a waiter whose ld.acquire reads the goal has acquired every block's
-//   writes; gsync_sync_block_any() hands them to the rest of its block.
-// - Per-SM: the same holds for each counter and the leader lane that reads it. __syncwarp()
-//   orders all those lanes before lane 0, whose st.release of the group's flag then covers
-//   every block's writes (release is cumulative). A block of the group acquires the flag
-//   and gsync_sync_block_any() orders the rest of it after that.
+// - Observation order in the PTX memory model runs through the atomic additions to each
+//   counter, so the leader lane whose ld.acquire reads a counter's goal has acquired the
+//   writes of every block that adds to it. __syncwarp() orders all those lanes before lane
+//   0, whose st.release of the group's flag then covers every block's writes (release is
+//   cumulative). A block of the group acquires the flag and gsync_sync_block_any() orders
+//   the rest of it after that.
 // - Reuse: counts only grow, and a block adds for the next barrier only after it was
 //   released from this one, which required every block's arrival here, so no count reaches a
 //   goal early. Flags hold (launch sequence << 32) | phase, compared for equality: a leader
@@ -37,27 +32,22 @@
 //   resident; otherwise the watchdog gives up and the launch ends at each block's next
 //   barrier. Every group has exactly one leader, a resident block of that group.
 
-#define GSYNC_RELAY_DIRECT 0u
-#define GSYNC_RELAY_PER_SM 1u
-// Arrival counters of the per-SM mode, one line each, one per lane of a leader's first warp.
+// Arrival counters, one line each, one per lane of a leader's first warp.
 #define GSYNC_RELAY_LINES 32u
 // SM groups: census slots (packed words) and release flags (one line each).
 #define GSYNC_RELAY_GROUPS 512u
-// Words of the state after the header line: the direct counter, the per-SM counters, the
-// census; then the flags, as u64 slots (gsync_slot counts slots from the line after the
-// header).
-#define GSYNC_RELAY_COUNTER (1u * GSYNC_LINE_WORDS)
-#define GSYNC_RELAY_ARRIVALS (2u * GSYNC_LINE_WORDS)
-#define GSYNC_RELAY_CENSUS ((2u + GSYNC_RELAY_LINES) * GSYNC_LINE_WORDS)
-#define GSYNC_RELAY_FLAG_SLOT (1u + GSYNC_RELAY_LINES + GSYNC_RELAY_GROUPS / GSYNC_LINE_WORDS)
+// Words of the state after the header line: the counters, then the census; then the flags,
+// as u64 slots (gsync_slot counts slots from the line after the header).
+#define GSYNC_RELAY_ARRIVALS (1u * GSYNC_LINE_WORDS)
+#define GSYNC_RELAY_CENSUS ((1u + GSYNC_RELAY_LINES) * GSYNC_LINE_WORDS)
+#define GSYNC_RELAY_FLAG_SLOT (GSYNC_RELAY_LINES + GSYNC_RELAY_GROUPS / GSYNC_LINE_WORDS)
 
 struct gsync_barrier_t {
     unsigned int* state;
     unsigned long long launch;  // (launch sequence << 32), or'ed with the phase to make tags
     unsigned int phase;         // grid_sync() calls so far
-    unsigned int mode;
-    unsigned int group;         // per-SM mode: this block's group (first warp only)
-    bool leads;                 // per-SM mode: whether this block releases its group (first warp only)
+    unsigned int group;         // this block's group (first warp only)
+    bool leads;                 // whether this block releases its group (first warp only)
 };
 
 // The lanes of the block's first warp, which may be partial.
@@ -70,10 +60,9 @@ __device__ __forceinline__ gsync_barrier_t gsync_barrier_begin(unsigned int* gsy
     barrier.state = gsync_barrier_state;
     barrier.launch = gsync_launch_tag(gsync_barrier_state);
     barrier.phase = 0u;
-    barrier.mode = gsync_barrier_state[GSYNC_HEADER_MODE];
     barrier.group = 0u;
     barrier.leads = false;
-    if (barrier.mode == GSYNC_RELAY_PER_SM && threadIdx.x < 32u) {
+    if (threadIdx.x < 32u) {
         unsigned int group = 0u;
         unsigned int leads = 0u;
         if (threadIdx.x == 0) {
@@ -108,8 +97,8 @@ __device__ __forceinline__ bool gsync_relay_wait_all(unsigned int* counters, uns
     }
 }
 
-// The per-SM mode, run by the first warp; false when the wait was abandoned.
-__device__ __forceinline__ bool gsync_relay_per_sm(gsync_barrier_t& barrier, gsync_status_t* gsync_status) {
+// The barrier, run by the first warp; false when the wait was abandoned.
+__device__ __forceinline__ bool gsync_relay_first_warp(gsync_barrier_t& barrier, gsync_status_t* gsync_status) {
     unsigned int* counters = barrier.state + GSYNC_RELAY_ARRIVALS;
     unsigned long long* flag = gsync_slot(barrier.state, GSYNC_RELAY_FLAG_SLOT + barrier.group);
     const unsigned long long tag = barrier.launch | barrier.phase;
@@ -126,14 +115,7 @@ __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_
     barrier.phase += 1u;
     gsync_sync_block();
     bool gave_up = false;
-    if (barrier.mode == GSYNC_RELAY_PER_SM) {
-        if (threadIdx.x < 32u) gave_up = !gsync_relay_per_sm(barrier, gsync_status);
-    } else if (threadIdx.x == 0) {
-        unsigned int* counter = barrier.state + GSYNC_RELAY_COUNTER;
-        gsync_add_release(counter, 1u);
-        gsync_watch_t watch = gsync_watch(barrier.state, gsync_status, barrier.phase);
-        gave_up = !gsync_wait_for_count(counter, barrier.phase * gridDim.x, watch);
-    }
+    if (threadIdx.x < 32u) gave_up = !gsync_relay_first_warp(barrier, gsync_status);
     if (gsync_sync_block_any(gave_up)) gsync_leave();
 }
 // ---- end of grid barrier --------------------------------------------------------------

@@ -24,7 +24,8 @@
 //   each slot has one writer and one reader, and a new tag is written only after the reader
 //   consumed the previous one, so no tag is missed and stale launches never match.
 // - Spinning: one thread per block, except while gathering, where each gathering thread
-//   polls a different member's slot. No thread waits for another thread of its own warp.
+//   polls a different member's slot and the lanes of a warp poll in step
+//   (gsync_warp_wait_for_tags), leaving together once every one has seen its member.
 
 // One gathering thread per member; at least 2 so that the tree shrinks even with one
 // thread per block (that thread then gathers its member itself).
@@ -92,10 +93,15 @@ __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_
     while (level.nodes > 1u && level.node % GSYNC_ULFS_FANOUT == 0u) {
         const unsigned int members = gsync_ulfs_members(level);
         gsync_watch_t watch = gsync_watch(barrier.state, gsync_status, barrier.phase);
-        // Member 0 is this block. With fan-out = block size each thread has one member;
-        // the stride only matters for one-thread blocks.
-        for (unsigned int m = threadIdx.x; m < members && !gave_up; m += blockDim.x) {
-            if (m != 0u) gave_up = !gsync_wait_for_tag(level.arrived + GSYNC_LINE_SLOTS * (level.node + m), tag, watch);
+        // Member 0 is this block. With fan-out = block size each thread has one member and
+        // the warps that hold members gather together; the stride only serves one-thread
+        // blocks.
+        if (blockDim.x == 1u) {
+            if (members > 1u) gave_up = !gsync_wait_for_tag(level.arrived + GSYNC_LINE_SLOTS * (level.node + 1u), tag, watch);
+        } else if (threadIdx.x < ((members + 31u) & ~31u)) {
+            const unsigned int m = threadIdx.x;
+            const bool mine = m != 0u && m < members;
+            gave_up = !gsync_warp_wait_for_tags(level.arrived + GSYNC_LINE_SLOTS * (level.node + (mine ? m : 0u)), mine, tag, watch);
         }
         if (gsync_sync_block_any(gave_up)) gsync_leave();
         level = gsync_ulfs_parent(level);

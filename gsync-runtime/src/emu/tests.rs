@@ -563,7 +563,7 @@ fn every_barrier_means_the_same_grid_barrier_and_the_report_says_what_ran() {
         let grid = gpu.info().sm_count * 4 * 256;
         assert_eq!(gpu.download(&counts).expect("download"), [grid, grid], "{barrier}");
         // Auto reports the barrier its table gives the emulator's grid of 4 blocks per "SM".
-        let ran = if barrier == Barrier::Auto { Barrier::Cooperative } else { barrier };
+        let ran = if barrier == Barrier::Auto { Barrier::Lbs } else { barrier };
         assert_eq!((report.blocks, report.threads, report.barrier), (gpu.info().sm_count * 4, 256, ran));
     }
 }
