@@ -141,7 +141,7 @@ fn the_watchdog_ends_an_impossible_launch_with_a_typed_error() {
     let limit = Duration::from_secs(1);
     // 1024 threads per block: twice the co-resident grid is still within LFS's
     // limit of one block per thread, so every software barrier can be tried. Relay
-    // runs its direct mode there (2 blocks per SM), and its per-SM mode with 256
+    // runs LBS's kernel there (2 blocks per SM), and its own per-SM kernel with 256
     // threads (16 blocks per SM).
     let cases = [
         (Barrier::Lbs, 1024),
