@@ -3,7 +3,7 @@
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaFunction, DriverError, LaunchConfig};
 
-use crate::barrier::{Barrier, LaunchMode};
+use crate::barrier::{Barrier, LaunchMode, RelayMode};
 use crate::cuda_gpu::CudaGpu;
 use crate::emu;
 use crate::error::{Error, Result};
@@ -210,7 +210,7 @@ impl CudaGpu {
         let residency = self.residency(kernel, &function, threads)?;
         let grid = resolve_grid(kernel, barrier, launch.requested_blocks(), threads, residency, co_residency)?;
         check_block_limit(kernel, grid, self.info().max_blocks_per_grid, || self.grid_limit_reason())?;
-        let compiled = barrier.compiled_for(grid.relay);
+        let compiled = barrier.compiled_for(RelayMode::for_grid(grid.blocks, self.info().sm_count));
         if compiled == barrier {
             return Ok(Plan { function, grid, barrier, compiled });
         }

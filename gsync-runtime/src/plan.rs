@@ -3,7 +3,7 @@
 
 use cudarc::driver::CudaFunction;
 
-use crate::barrier::{choose_auto, Barrier, RelayMode};
+use crate::barrier::{choose_auto, Barrier};
 use crate::cuda_gpu::CudaGpu;
 use crate::error::{Error, Result};
 use crate::gpu::DeviceInfo;
@@ -45,8 +45,6 @@ pub(crate) struct Grid {
     pub threads: u32,
     /// ILBS group count; 0 for other barriers.
     pub groups: u32,
-    /// Relay's mode for this grid; ignored by other barriers.
-    pub relay: RelayMode,
 }
 
 /// The barrier a launch uses: `barrier` itself, or for [`Barrier::Auto`] the barrier measured
@@ -109,7 +107,7 @@ pub(crate) fn resolve_grid(
         barrier: barrier.to_string(),
         reason,
     })?;
-    Ok(Grid { blocks, threads, groups, relay: RelayMode::for_grid(blocks, residency.sm_count) })
+    Ok(Grid { blocks, threads, groups })
 }
 
 /// Refuses a grid of more blocks than the device launches at all: `max` at this block size,
@@ -216,14 +214,6 @@ mod tests {
     }
 
     #[test]
-    fn relay_s_mode_follows_the_grid() {
-        assert_eq!(grid(Barrier::Relay, Some(264), 128).map(|grid| grid.relay).ok(), Some(RelayMode::Direct));
-        let wide = Residency { blocks_per_sm: 16, sm_count: 132 };
-        let grid = resolve_grid(&SMOOTH, Barrier::Relay, Some(2112), 128, wide, CoResidency::Required);
-        assert_eq!(grid.map(|grid| grid.relay).ok(), Some(RelayMode::PerSm));
-    }
-
-    #[test]
     fn residency_multiplies_without_overflow() {
         let residency = Residency { blocks_per_sm: u32::MAX, sm_count: 2 };
         assert_eq!(residency.max_blocks(), u32::MAX);
@@ -232,7 +222,7 @@ mod tests {
     #[test]
     fn the_default_grid_is_the_largest_co_resident_one() {
         let resolved = grid(Barrier::Lbs, None, 256).expect("valid");
-        assert_eq!(resolved, Grid { blocks: 264, threads: 256, groups: 0, relay: RelayMode::Direct });
+        assert_eq!(resolved, Grid { blocks: 264, threads: 256, groups: 0 });
     }
 
     #[test]
@@ -254,7 +244,7 @@ mod tests {
 
     #[test]
     fn a_grid_beyond_the_device_s_block_limit_is_refused_stating_it() {
-        let grid = Grid { blocks: u32::MAX, threads: 256, groups: 0, relay: RelayMode::PerSm };
+        let grid = Grid { blocks: u32::MAX, threads: 256, groups: 0 };
         let why = || ("GPU `H100`".to_owned(), "its largest gridDim.x".to_owned());
         let error = check_block_limit(&SMOOTH, grid, i32::MAX as u32, why).expect_err("over the limit");
         assert!(
