@@ -38,7 +38,8 @@ struct Args {
 }
 
 /// The software barriers, whose watchdog can be switched off.
-const SOFTWARE: [Barrier; 5] = [Barrier::Lbs, Barrier::Lfs, Barrier::Ilbs { groups: None }, Barrier::Ulfs, Barrier::Relay];
+const SOFTWARE: [Barrier; 5] =
+    [Barrier::Lbs, Barrier::Lfs, Barrier::Ilbs { groups: None }, Barrier::Ulfs, Barrier::Relay];
 
 /// One column: a name and its launch.
 struct Variant {
@@ -88,7 +89,13 @@ fn run(args: &Args) -> Result<(), AnyError> {
         grids.retain(|&g| g >= 1 && g <= max);
         grids.sort_unstable();
         grids.dedup();
-        table(&gpu, args, threads, &grids, &format!("{threads} threads per block, up to the largest co-resident grid"))?;
+        table(
+            &gpu,
+            args,
+            threads,
+            &grids,
+            &format!("{threads} threads per block, up to the largest co-resident grid"),
+        )?;
     }
     Ok(())
 }
@@ -106,7 +113,8 @@ fn table(gpu: &Gpu, args: &Args, threads: u32, grids: &[u32], title: &str) -> Re
             cells.push(measure(gpu, &launch, &mut marker, args)?);
         }
         let cooperative = cells[0].map(|cell| cell.micros);
-        let best = cells[..Barrier::DEVICE.len()].iter().flatten().map(|cell| cell.micros).fold(f64::INFINITY, f64::min);
+        let best =
+            cells[..Barrier::DEVICE.len()].iter().flatten().map(|cell| cell.micros).fold(f64::INFINITY, f64::min);
         let mut row: Vec<String> = cells.iter().map(|cell| show(*cell, cooperative)).collect();
         let auto = cells[Barrier::DEVICE.len()];
         if let Some(auto) = auto {

@@ -45,16 +45,6 @@ pub use gsync_runtime::*;
 
 pub mod kernels;
 
-/// Items the code `#[grid_phases]` generates refers to; not a public API.
-#[doc(hidden)]
-pub mod __private {
-    pub mod host_ops {
-        pub use crate::host_ops::*;
-    }
-}
-
-mod host_ops;
-
 /// Everything a kernel author needs: the attribute and the runtime's types.
 pub mod prelude {
     pub use crate::grid_phases;

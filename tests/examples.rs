@@ -1,9 +1,9 @@
 //! The examples run end to end — on the CPU emulator where there is no GPU —
 //! at small sizes, and verify their own output.
 
+use gsync::Barrier;
 use std::path::PathBuf;
 use std::process::Command;
-use gsync::Barrier;
 
 /// The example binary `cargo test` built next to this test's binary.
 fn example(name: &str) -> PathBuf {

@@ -158,7 +158,7 @@ fn the_watchdog_ends_an_impossible_launch_with_a_typed_error() {
         let (mut a, mut b) = (gpu.zeros::<u32>(1 << 16).unwrap(), gpu.zeros::<u32>(1 << 16).unwrap());
         let started = Instant::now();
         // SAFETY: deliberately not co-resident; the watchdog must end it.
-        let result = unsafe { rotate_rounds::launch_unchecked(&gpu, &launch, &mut a, &mut b, 7, 10) };
+        let result = unsafe { rotate_rounds::launch_oversubscribed(&gpu, &launch, &mut a, &mut b, 7, 10) };
         let took = started.elapsed();
         eprintln!("{barrier}: {} × {threads} (max {max}) ended after {took:?}: {result:?}", 2 * max);
         match result {
@@ -185,7 +185,8 @@ fn auto_runs_the_barrier_of_its_table_and_says_which() {
         let cases = [(7, Barrier::Lbs), (4 * sms, Barrier::Lbs), (4 * sms + 1, ilbs), (max, largest)];
         for (blocks, expected) in cases {
             let report =
-                gsync::kernels::empty_phases::launch_with(&gpu, &auto.clone().blocks(blocks), &mut marker, 100).unwrap();
+                gsync::kernels::empty_phases::launch_with(&gpu, &auto.clone().blocks(blocks), &mut marker, 100)
+                    .unwrap();
             assert_eq!(report.barrier, expected, "{blocks} × {threads}");
             assert_eq!(gpu.download(&marker).unwrap()[0], 99, "{blocks} × {threads}");
         }

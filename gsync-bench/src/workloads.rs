@@ -200,7 +200,13 @@ impl Problem {
                 Ok(vec![Measurement { phases, outcome }])
             }
             Problem::SmithWaterman { a, b, scoring, tile_cols, expected } => {
-                let alignment = sw::align_tiled(gpu, launch, a, b, scoring, *tile_cols)?;
+                let alignment = match sw::align_tiled(gpu, launch, a, b, scoring, *tile_cols) {
+                    Ok(alignment) => alignment,
+                    Err(sw::AlignError::Gpu(error)) => return Err(error),
+                    Err(refused @ sw::AlignError::Input(_)) => {
+                        return Ok(vec![Measurement { phases: 0, outcome: Outcome::Wrong(refused.to_string()) }]);
+                    }
+                };
                 let threads = alignment.report.threads;
                 let phases = sw::grid_syncs(a.len(), b.len(), threads, *tile_cols);
                 let got = alignment.hit();

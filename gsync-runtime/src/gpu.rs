@@ -1,57 +1,25 @@
-//! A GPU as kernels see it: a CUDA device, or the CPU emulator standing in for one.
+//! A GPU as kernels see it: a CUDA device, or the CPU emulator standing in for one. With
+//! [`DeviceBuffer`] and [`SplitRun`], this is the only code that picks a backend: every
+//! method matches on it once and hands the work to `cuda` or `emu`.
 
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Once;
 
-use crate::cuda_gpu::{require_gpu, CudaGpu};
-use crate::emu::Emulator;
-use crate::error::{Error, Result};
-
-/// What a GPU is and what it can do.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DeviceInfo {
-    /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
-    pub name: String,
-    /// The CUDA ordinal.
-    pub ordinal: usize,
-    /// Streaming multiprocessors.
-    pub sm_count: u32,
-    /// Compute capability as (major, minor); kernels are compiled for exactly this.
-    pub compute_capability: (u32, u32),
-    /// Whether the device supports cooperative launches.
-    pub cooperative_launch: bool,
-    /// The most threads a block may have.
-    pub max_threads_per_block: u32,
-    /// Shared memory available to one block, in bytes.
-    pub max_shared_memory_per_block: u32,
-    /// The most blocks one grid may have (`gridDim.x`). On the emulator, which keeps every
-    /// thread of a grid alive at once, the most for blocks of up to 64 threads: larger blocks
-    /// allow fewer (2^20 threads in all).
-    pub max_blocks_per_grid: u32,
-    /// Device memory, in bytes.
-    pub total_memory: u64,
-    /// The newest CUDA version the installed driver supports, as (major, minor)
-    /// (`cuDriverGetVersion`); `None` on the emulator.
-    pub driver_cuda_version: Option<(u32, u32)>,
-}
-
-/// Where a [`Gpu`] runs kernels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    /// An NVIDIA GPU, through the CUDA driver.
-    Cuda,
-    /// The CPU emulator: every thread a task on the host, with GPU semantics.
-    Emulator,
-}
-
-impl fmt::Display for Backend {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Backend::Cuda => "CUDA",
-            Backend::Emulator => "CPU emulator",
-        })
-    }
-}
+use crate::barrier::LaunchMode;
+use crate::buffer::{DeviceBuffer, DeviceScalar, Memory};
+use crate::core::args::KernelArgs;
+use crate::core::device::{Backend, DeviceInfo};
+use crate::core::error::{Error, Result};
+use crate::core::grid::{checked_threads, CoResidency};
+use crate::core::kernel::KernelSpec;
+use crate::core::launch::{Launch, LaunchReport};
+use crate::core::split::check_split;
+use crate::cuda::{self, require_gpu, CudaBuffer, CudaGpu, CudaSplitRun};
+use crate::emu::{self, EmuSegmentFn, EmuSlice, EmuSplitRun, Emulator, ThreadCtx};
+use crate::private::KernelForms;
+use crate::split::{Runner, SplitRun};
 
 /// One GPU, or the CPU emulator standing in for one: where buffers live and kernels run.
 ///
@@ -61,7 +29,7 @@ pub struct Gpu {
 }
 
 /// The backend's own state.
-pub(crate) enum Device {
+enum Device {
     /// A CUDA GPU (boxed: its state dwarfs the emulator's).
     Cuda(Box<CudaGpu>),
     /// The CPU emulator.
@@ -110,13 +78,224 @@ impl Gpu {
         }
     }
 
-    /// The backend's state.
-    pub(crate) fn device(&self) -> &Device {
-        &self.device
+    /// Copies `host` into a new device buffer.
+    pub fn upload<T: DeviceScalar>(&self, host: &[T]) -> Result<DeviceBuffer<T>> {
+        let memory = match &self.device {
+            Device::Cuda(cuda) => Memory::Cuda(CudaBuffer::upload(cuda, host)?),
+            Device::Emulator(_) => Memory::Emulator(EmuSlice::from_host(host)),
+        };
+        Ok(DeviceBuffer::new(memory))
+    }
+
+    /// A new device buffer of `len` zeros.
+    pub fn zeros<T: DeviceScalar>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        let memory = match &self.device {
+            Device::Cuda(cuda) => Memory::Cuda(CudaBuffer::zeros(cuda, len)?),
+            Device::Emulator(_) => Memory::Emulator(EmuSlice::zeroed(len)),
+        };
+        Ok(DeviceBuffer::new(memory))
+    }
+
+    /// Copies a device buffer into a new vector.
+    pub fn download<T: DeviceScalar>(&self, buffer: &DeviceBuffer<T>) -> Result<Vec<T>> {
+        let mut host = vec![T::default(); buffer.len()];
+        self.download_into(buffer, &mut host)?;
+        Ok(host)
+    }
+
+    /// Copies a device buffer into `out`, which must have the buffer's length.
+    pub fn download_into<T: DeviceScalar>(&self, buffer: &DeviceBuffer<T>, out: &mut [T]) -> Result<()> {
+        match &self.device {
+            Device::Cuda(cuda) => {
+                let memory = buffer.cuda()?;
+                buffer.check_length(out.len())?;
+                memory.download(cuda, out)
+            }
+            Device::Emulator(_) => {
+                let slice = buffer.emu()?;
+                buffer.check_length(out.len())?;
+                slice.copy_to(out);
+                Ok(())
+            }
+        }
+    }
+
+    /// Overwrites a device buffer with `host`, which must have the buffer's length.
+    pub fn write<T: DeviceScalar>(&self, buffer: &mut DeviceBuffer<T>, host: &[T]) -> Result<()> {
+        match &self.device {
+            Device::Cuda(cuda) => {
+                buffer.check_length(host.len())?;
+                buffer.cuda_mut()?.write(cuda, host)
+            }
+            Device::Emulator(_) => {
+                let slice = buffer.emu()?;
+                buffer.check_length(host.len())?;
+                slice.copy_from(host);
+                Ok(())
+            }
+        }
+    }
+
+    /// The most blocks of `kernel` that can be resident at once with `launch`'s block size and
+    /// barrier: the driver's occupancy for the compiled kernel times the SM count. For
+    /// [`Barrier::MultiLaunch`](crate::Barrier::MultiLaunch), that of the first segment kernel
+    /// (and [`Error::CannotSplit`] for a kernel that cannot be split, on either backend). On
+    /// the emulator, whose blocks all exist at once, its grid limit: 2^20 threads, at most
+    /// 2^14 blocks.
+    pub fn max_coresident_blocks(&self, kernel: &KernelSpec, launch: &Launch) -> Result<u32> {
+        match &self.device {
+            Device::Cuda(cuda) => cuda::fused::max_coresident_blocks(cuda, kernel, launch),
+            Device::Emulator(emulator) => {
+                let kernel = &launch.configure(kernel);
+                let threads = checked_threads(emulator.info(), kernel, launch.threads_for(kernel))?;
+                if launch.selected_barrier().descriptor().launch_mode == LaunchMode::Split {
+                    check_split(kernel)?;
+                }
+                Ok(emu::max_grid_blocks(threads))
+            }
+        }
+    }
+
+    /// Runs `kernel` once and waits for it.
+    ///
+    /// Fails before launching when the grid cannot be co-resident (a grid barrier would hang)
+    /// or the barrier cannot serve it; after, with [`Error::OutOfBounds`] when a
+    /// bounds-checked kernel indexed a slice out of bounds, and with
+    /// [`Error::BarrierTimeout`] when a software barrier waited past the launch's watchdog.
+    /// [`Barrier::MultiLaunch`](crate::Barrier::MultiLaunch) runs through
+    /// [`Gpu::begin_split`] instead. CUDA only: on the emulator, kernels run through
+    /// [`Gpu::emulate`], and this fails with [`Error::WrongBackend`].
+    ///
+    /// # Safety
+    /// `args` must match the kernel's C parameter list (the code `#[grid_phases]` generates
+    /// guarantees it).
+    pub unsafe fn launch_kernel(
+        &self,
+        kernel: &KernelSpec,
+        launch: &Launch,
+        args: KernelArgs<'_>,
+    ) -> Result<LaunchReport> {
+        let cuda = self.require_cuda("Gpu::launch_kernel")?;
+        // SAFETY: the caller vouches for `args`.
+        unsafe { cuda::fused::launch(cuda, kernel, launch, args, CoResidency::Required) }
+    }
+
+    /// Like [`launch_kernel`](Self::launch_kernel), but launches grids larger than can be
+    /// co-resident instead of refusing them with [`Error::GridTooLarge`].
+    ///
+    /// Meant for proving the watchdog. With a software barrier, the resident blocks wait for
+    /// blocks that cannot be scheduled until they leave, so the launch ends only through the
+    /// watchdog ([`Launch::watchdog`]), with [`Error::BarrierTimeout`]: with the watchdog off
+    /// it never ends, and the GPU stays busy until the process is killed. The driver itself
+    /// refuses a cooperative launch that is too large. CUDA only, like `launch_kernel`.
+    ///
+    /// # Safety
+    /// As [`launch_kernel`](Self::launch_kernel); and the caller accepts that a launch with
+    /// the watchdog off may never return.
+    pub unsafe fn launch_kernel_oversubscribed(
+        &self,
+        kernel: &KernelSpec,
+        launch: &Launch,
+        args: KernelArgs<'_>,
+    ) -> Result<LaunchReport> {
+        let cuda = self.require_cuda("Gpu::launch_kernel_oversubscribed")?;
+        // SAFETY: the caller vouches for `args` and accepts the risk.
+        unsafe { cuda::fused::launch(cuda, kernel, launch, args, CoResidency::Waived) }
+    }
+
+    /// Runs a kernel on the emulator: `make_shared` builds one block's shared memory, `body`
+    /// one thread's future. The code `#[grid_phases]` generates calls this on an emulator
+    /// [`Gpu`]; on a CUDA one it fails with [`Error::WrongBackend`].
+    ///
+    /// The grid has `launch`'s blocks, by default 4 per host core (the emulator's `sm_count`);
+    /// blocks have `launch`'s threads, by default the kernel's, from 1 to 1024. Each block's
+    /// threads run as futures polled in turn on one host thread, each until it awaits
+    /// [`ThreadCtx::sync_block`], [`ThreadCtx::grid_sync`] or [`ThreadCtx::shuffle`], or
+    /// finishes; blocks run in parallel on the host's cores from one `grid_sync()` to the
+    /// next. Every device [`Barrier`](crate::Barrier) means this same grid barrier. Threads
+    /// that can never meet fail the launch with [`Error::EmulatorDeadlock`] at once, and
+    /// threads that disagree on the number of barrier calls with [`Error::BarrierMismatch`].
+    /// A block that runs one phase longer than [`Launch::watchdog`] fails it with
+    /// [`Error::KernelTimeout`], whatever the barrier. A split kernel
+    /// ([`Barrier::MultiLaunch`](crate::Barrier::MultiLaunch)) runs through
+    /// [`Gpu::begin_split`] instead, one such launch per segment.
+    ///
+    /// Every thread of the grid lives from start to end, so a grid has at most 2^20 threads
+    /// and 2^14 blocks; more fail with [`Error::TooManyBlocks`] before anything is allocated.
+    ///
+    /// Fails after the run with [`Error::OutOfBounds`] for the first access out of bounds
+    /// ([`EmuSlice`](crate::EmuSlice) checks every access, whatever the build profile).
+    /// `gpu_time` in the report is the wall time of the emulation. A panic in `body`'s
+    /// futures (or `make_shared`) resumes on the calling thread once every block has stopped.
+    pub fn emulate<S, MakeShared, Body>(
+        &self,
+        kernel: &KernelSpec,
+        launch: &Launch,
+        make_shared: MakeShared,
+        body: Body,
+    ) -> Result<LaunchReport>
+    where
+        S: Sync,
+        MakeShared: Fn() -> S,
+        Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> + Sync,
+    {
+        match &self.device {
+            Device::Emulator(emulator) => emu::launch::run(emulator, kernel, launch, make_shared, body),
+            Device::Cuda(_) => Err(Error::WrongBackend { what: "Gpu::emulate", backend: Backend::Cuda }),
+        }
+    }
+
+    /// Starts a split run of `kernel`: resolves the grid like a fused launch (by default the
+    /// largest co-resident grid of the first segment; larger grids are allowed, since each
+    /// segment is a launch of its own), compiles and loads the segment kernels once, and
+    /// zeroes the status word.
+    ///
+    /// Fails with [`Error::CannotSplit`] when the kernel has no split version. On the
+    /// emulator, the same checks and errors; the default grid is the emulator's, and each
+    /// segment launch runs the segment's body from `emulated` (by segment number) as a grid of
+    /// its own. A CUDA GPU runs the compiled segment kernels and ignores `emulated`.
+    pub fn begin_split(
+        &self,
+        kernel: &KernelSpec,
+        launch: &Launch,
+        emulated: &'static [EmuSegmentFn],
+    ) -> Result<SplitRun<'_>> {
+        let runner = match &self.device {
+            Device::Cuda(cuda) => Runner::Cuda(cuda.health().guard(|| CudaSplitRun::begin(cuda, kernel, launch))?),
+            Device::Emulator(emulator) => Runner::Emulator(EmuSplitRun::begin(emulator, kernel, launch, emulated)?),
+        };
+        Ok(SplitRun::new(runner))
+    }
+
+    /// Runs one call of a `#[grid_phases]` kernel: the split form for a split barrier, else
+    /// the fused form, compiled for the device or run on the emulator. Grids that cannot be
+    /// co-resident are refused unless `co_residency` waives the check. For generated code.
+    #[doc(hidden)]
+    pub fn run(
+        &self,
+        kernel: &KernelSpec,
+        launch: &Launch,
+        co_residency: CoResidency,
+        forms: &mut dyn KernelForms,
+    ) -> Result<LaunchReport> {
+        if launch.selected_barrier().descriptor().launch_mode == LaunchMode::Split {
+            let mut run = self.begin_split(kernel, launch, forms.emulated_segments())?;
+            forms.run_split(&mut run)?;
+            return run.finish();
+        }
+        match &self.device {
+            Device::Emulator(_) => forms.emulate(self, launch),
+            Device::Cuda(cuda) => {
+                let mut args = KernelArgs::new();
+                forms.push_args(&mut args);
+                // SAFETY: `KernelForms` promises arguments that match the C parameters.
+                unsafe { cuda::fused::launch(cuda, kernel, launch, args, co_residency) }
+            }
+        }
     }
 
     /// The CUDA GPU, or [`Error::WrongBackend`] saying that `what` needs one.
-    pub(crate) fn require_cuda(&self, what: &'static str) -> Result<&CudaGpu> {
+    fn require_cuda(&self, what: &'static str) -> Result<&CudaGpu> {
         match &self.device {
             Device::Cuda(cuda) => Ok(cuda),
             Device::Emulator(_) => Err(Error::WrongBackend { what, backend: Backend::Emulator }),
@@ -155,7 +334,7 @@ fn fallback_notice(reason: &Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::discover;
+    use crate::cuda::discover;
 
     #[test]
     fn opening_a_cuda_gpu_without_a_driver_is_an_error_not_a_panic() {

@@ -62,44 +62,54 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Follow one kernel through the modules in this order: [`KernelSpec`] (what the macro emits,
-//! and its CUDA source), [`Barrier`] (the `grid_sync()` implementations, each a CUDA fragment
-//! with its memory-order argument), [`compile`] and its disk cache, [`Gpu`] (device, buffers,
-//! loaded kernels), [`Launch`] (the configuration), then the launch: [`Gpu::launch_kernel`]
-//! (the grid and co-residency checks, the per-launch barrier header, the watchdog's verdict)
-//! or, for [`Barrier::MultiLaunch`], [`Gpu::begin_segments`] and a [`SegmentRun`]. CUDA
-//! libraries are found by [`toolkit`]. On the emulator: [`ThreadCtx`] (a thread and its await
-//! points), [`EmuSlice`] (memory), then [`Gpu::emulate`] (blocks and the grid on host threads);
-//! a split kernel runs through the same [`SegmentRun`], each segment's body an [`EmuSegmentFn`].
+//! The crate is layered; each layer imports only those below it:
+//!
+//! 1. `barrier`: the grid barriers as data, each a CUDA fragment with its descriptor;
+//! 2. `core`: what every backend shares, with no backend in it: device facts, element types
+//!    and argument slots, the kernel description and its CUDA source, [`Launch`] and
+//!    [`LaunchReport`], grid resolution, the status word, [`Error`];
+//! 3. the backends: `cuda` (the only importer of the CUDA bindings: context, memory, fused and split
+//!    launches, occupancy, NVRTC discovery, compilation and its disk cache) and `emu` (the
+//!    CPU emulator and the DSL's host arithmetic);
+//! 4. [`Gpu`], [`DeviceBuffer`] and [`SplitRun`]: the only code that picks a backend.
+//!
+//! Follow one kernel in this order: [`KernelSpec`] (what the macro emits, and its CUDA
+//! source), [`Barrier`] (the `grid_sync()` implementations), [`compile`] and its disk cache,
+//! [`Gpu`] (device, buffers), [`Launch`] (the configuration), then the launch:
+//! [`Gpu::launch_kernel`] (the grid and co-residency checks, the per-launch barrier header,
+//! the watchdog's verdict) or, for [`Barrier::MultiLaunch`], [`Gpu::begin_split`] and a
+//! [`SplitRun`]. Generated code enters through one hidden method, `Gpu::run`, which picks
+//! the form. CUDA libraries are found by [`toolkit`]. On the emulator: [`ThreadCtx`] (a
+//! thread and its await points), [`EmuSlice`] (memory), then [`Gpu::emulate`] (blocks and the
+//! grid on host threads); a split kernel runs through the same [`SplitRun`], each segment's
+//! body an [`EmuSegmentFn`].
 
 mod barrier;
 mod buffer;
-mod cache;
-mod compile;
-mod cuda_gpu;
-mod discover;
+mod core;
+mod cuda;
 mod emu;
-mod error;
-mod fused;
 mod gpu;
-mod health;
-mod kernel;
-mod launch;
-mod plan;
-mod scratch;
-mod segments;
-mod status;
+mod split;
+
+/// What the code `#[grid_phases]` generates calls; not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::private::*;
+}
+mod private;
 
 #[cfg(test)]
 mod test_support;
 
+pub use crate::core::{
+    Backend, CoResidency, DeviceInfo, Error, ErrorKind, KernelArgs, KernelBuffer, KernelScalar, KernelSpec, Launch,
+    LaunchReport, Resource, Result, SourceError, SplitSpec, DEFAULT_THREADS, DEFAULT_WATCHDOG,
+};
 pub use barrier::{Barrier, BarrierDescriptor, LaunchMode, ParseBarrierError};
-pub use buffer::{DeviceBuffer, DeviceScalar, KernelScalar};
-pub use compile::{compile, nvrtc_version, Compiled};
-pub use discover::{toolkit, Toolkit};
+pub use buffer::{DeviceBuffer, DeviceScalar};
+pub use cuda::compile::{compile, nvrtc_version, Compiled};
+pub use cuda::discover::{toolkit, Toolkit};
 pub use emu::{EmuScalar, EmuSegment, EmuSegmentFn, EmuSlice, Shuffle, ShuffleScalar, ThreadCtx};
-pub use error::{Error, Resource, Result};
-pub use gpu::{Backend, DeviceInfo, Gpu};
-pub use kernel::{KernelArgs, KernelSpec, SplitSpec, DEFAULT_THREADS};
-pub use launch::{Launch, LaunchReport, DEFAULT_WATCHDOG};
-pub use segments::SegmentRun;
+pub use gpu::Gpu;
+pub use split::SplitRun;

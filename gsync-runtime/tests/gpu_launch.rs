@@ -409,7 +409,7 @@ fn an_impossible_grid_times_out_in_about_the_limit_and_the_next_launch_works() {
         args.scalar(false);
         let started = Instant::now();
         // SAFETY: the arguments match `phases`' parameters; the watchdog is on.
-        let result = unsafe { gpu.launch_kernel_unchecked(&PHASES_KERNEL, &launch.clone().blocks(blocks), args) };
+        let result = unsafe { gpu.launch_kernel_oversubscribed(&PHASES_KERNEL, &launch.clone().blocks(blocks), args) };
         let waited = started.elapsed();
         println!("{barrier}: {blocks} blocks (max {max}) gave up after {waited:?}");
         let error = result.expect_err("an impossible grid cannot pass a barrier");
@@ -441,7 +441,7 @@ fn the_driver_refuses_a_cooperative_grid_that_cannot_be_co_resident() {
     args.scalar(1u32);
     args.scalar(false);
     // SAFETY: the arguments match `phases`' parameters; the driver refuses the launch.
-    let result = unsafe { gpu.launch_kernel_unchecked(&PHASES_KERNEL, &launch.blocks(max + 1), args) };
+    let result = unsafe { gpu.launch_kernel_oversubscribed(&PHASES_KERNEL, &launch.blocks(max + 1), args) };
     let error = result.expect_err("too large for a cooperative launch");
     assert!(matches!(error, Error::Driver { .. }), "{error}");
     // The refusal leaves the GPU usable.
@@ -485,7 +485,6 @@ static COUNT_DOWN_KERNEL: KernelSpec = KernelSpec {
         segments: &["count_down_segment_0", "count_down_segment_1"],
         error: None,
         reads_device: true,
-        emulated: &[],
     },
 };
 
@@ -497,7 +496,7 @@ fn a_split_kernel_runs_segment_by_segment_under_host_control_flow() {
     let mut data = gpu.zeros::<u32>(n).expect("zeros");
     let mut counter = gpu.upload(&[25u32]).expect("upload");
     let launch = Launch::new().barrier(Barrier::MultiLaunch).blocks(n.div_ceil(128) as u32);
-    let mut run = gpu.begin_segments(&COUNT_DOWN_KERNEL, &launch).expect("begin");
+    let mut run = gpu.begin_split(&COUNT_DOWN_KERNEL, &launch, &[]).expect("begin");
     assert_eq!((run.blocks(), run.threads()), (n.div_ceil(128) as u32, 128));
     let mut rounds = 0;
     while run.read(&counter, 0, "counter", 3).expect("read") != 0 {
@@ -521,12 +520,13 @@ fn a_split_kernel_runs_segment_by_segment_under_host_control_flow() {
     assert!(report.gpu_time > Duration::ZERO);
     assert!(gpu.download(&data).expect("download").iter().all(|&x| x == 50));
 
-    let mut run = gpu.begin_segments(&COUNT_DOWN_KERNEL, &launch).expect("begin");
+    let mut run = gpu.begin_split(&COUNT_DOWN_KERNEL, &launch, &[]).expect("begin");
     let error = run.read(&counter, 1, "counter", 9).expect_err("out of bounds");
     assert!(matches!(error, Error::OutOfBounds { index: 1, len: 1, line: 9, .. }), "{error}");
     drop(run);
 
-    let default = gpu.begin_segments(&COUNT_DOWN_KERNEL, &Launch::new().barrier(Barrier::MultiLaunch)).expect("begin");
+    let default =
+        gpu.begin_split(&COUNT_DOWN_KERNEL, &Launch::new().barrier(Barrier::MultiLaunch), &[]).expect("begin");
     let max = gpu.max_coresident_blocks(&COUNT_DOWN_KERNEL, &Launch::new().barrier(Barrier::MultiLaunch)).expect("max");
     assert_eq!(default.blocks(), max, "the default grid is the first segment's co-resident maximum");
     drop(default);
@@ -535,7 +535,7 @@ fn a_split_kernel_runs_segment_by_segment_under_host_control_flow() {
         split: SplitSpec { error: Some("`x` (line 4) lives across a grid_sync()"), ..COUNT_DOWN_KERNEL.split },
         ..COUNT_DOWN_KERNEL
     };
-    let error = gpu.begin_segments(&unsplit, &launch).expect_err("cannot split");
+    let error = gpu.begin_split(&unsplit, &launch, &[]).expect_err("cannot split");
     assert!(matches!(&error, Error::CannotSplit { reason, .. } if reason.contains("line 4")), "{error}");
 }
 
@@ -610,7 +610,7 @@ fn a_sticky_error_loses_the_context_and_every_later_call_and_new_gpu_says_which_
     // SAFETY: the arguments match `trap`'s parameters.
     same(unsafe { gpu.launch_kernel(&TRAP_KERNEL, &launch, args) }.expect_err("launch"), "launch");
     let split = Launch::new().barrier(Barrier::MultiLaunch);
-    same(gpu.begin_segments(&COUNT_DOWN_KERNEL, &split).expect_err("split run"), "split run");
+    same(gpu.begin_split(&COUNT_DOWN_KERNEL, &split, &[]).expect_err("split run"), "split run");
 
     // A second Gpu of the device while the first still holds the context: lost as well.
     let second = Gpu::cuda(0).expect_err("the context is still lost");
@@ -688,14 +688,14 @@ fn grids_beyond_the_hardware_limit_are_typed_errors_stating_it() {
         }
         let launch = Launch::new().blocks(blocks).barrier(Barrier::Ulfs).watchdog(Some(Duration::from_millis(100)));
         // SAFETY: the arguments match `scalars`' parameters in size; the grid is refused.
-        let error = unsafe { gpu.launch_kernel_unchecked(&SCALARS_KERNEL, &launch, args) }.expect_err("too large");
+        let error = unsafe { gpu.launch_kernel_oversubscribed(&SCALARS_KERNEL, &launch, args) }.expect_err("too large");
         println!("{error}");
         assert!(
             matches!(error, Error::TooManyBlocks { requested, max, .. } if requested == blocks && max == max_grid),
             "{error}"
         );
         let split = Launch::new().blocks(blocks).barrier(Barrier::MultiLaunch);
-        let error = gpu.begin_segments(&COUNT_DOWN_KERNEL, &split).expect_err("too large");
+        let error = gpu.begin_split(&COUNT_DOWN_KERNEL, &split, &[]).expect_err("too large");
         assert!(matches!(error, Error::TooManyBlocks { max, .. } if max == max_grid), "{error}");
         // A fused launch refuses it earlier, for co-residency.
         let fused = Launch::new().blocks(blocks);
@@ -713,7 +713,7 @@ fn grids_beyond_the_hardware_limit_are_typed_errors_stating_it() {
     let mut data = gpu.zeros::<u32>(n).expect("zeros");
     let mut counter = gpu.upload(&[1u32]).expect("upload");
     let split = Launch::new().blocks(1_000_000).barrier(Barrier::MultiLaunch);
-    let mut run = gpu.begin_segments(&COUNT_DOWN_KERNEL, &split).expect("a million blocks");
+    let mut run = gpu.begin_split(&COUNT_DOWN_KERNEL, &split, &[]).expect("a million blocks");
     let mut args = KernelArgs::new();
     args.slice_mut(&mut data);
     args.slice_mut(&mut counter);

@@ -37,7 +37,7 @@ mod reference;
 mod scoring;
 
 pub use fasta::{parse_fasta, FastaRecord};
-pub use input::InputError;
+pub use input::{AlignError, InputError};
 pub use reference::{align_reference, align_reference_parallel, LocalHit};
 pub use scoring::{
     Scoring, BLOSUM62, BLOSUM62_EXTEND, BLOSUM62_OPEN, DNA_ALPHABET, DNA_EXTEND, DNA_MATCH, DNA_MISMATCH, DNA_OPEN,
@@ -45,7 +45,7 @@ pub use scoring::{
 };
 
 use crate::grid_phases;
-use crate::{DeviceBuffer, Error, Gpu, Launch, LaunchReport, Result};
+use crate::{DeviceBuffer, Gpu, Launch, LaunchReport, Result};
 use std::time::Duration;
 
 /// The most letters an alphabet may have: the kernel keeps the substitution
@@ -329,7 +329,13 @@ pub fn check_input(a: &[u8], b: &[u8], scoring: &Scoring) -> std::result::Result
 
 /// Aligns `a` against `b` on `gpu` with tiles [`DEFAULT_TILE_COLS`] wide
 /// (see [`align_tiled`]).
-pub fn align(gpu: &Gpu, launch: &Launch, a: &[u8], b: &[u8], scoring: &Scoring) -> Result<Alignment> {
+pub fn align(
+    gpu: &Gpu,
+    launch: &Launch,
+    a: &[u8],
+    b: &[u8],
+    scoring: &Scoring,
+) -> std::result::Result<Alignment, AlignError> {
     align_tiled(gpu, launch, a, b, scoring, DEFAULT_TILE_COLS)
 }
 
@@ -340,7 +346,7 @@ pub fn align(gpu: &Gpu, launch: &Launch, a: &[u8], b: &[u8], scoring: &Scoring) 
 /// grid (and, for LFS, at the block size). An empty sequence scores 0
 /// without a launch.
 ///
-/// Input that [`check_input`] refuses is `Error::InvalidInput`.
+/// Input that [`check_input`] refuses is [`AlignError::Input`].
 pub fn align_tiled(
     gpu: &Gpu,
     launch: &Launch,
@@ -348,10 +354,20 @@ pub fn align_tiled(
     b: &[u8],
     scoring: &Scoring,
     tile_cols: u32,
+) -> std::result::Result<Alignment, AlignError> {
+    check_input(a, b, scoring)?;
+    Ok(align_checked(gpu, launch, a, b, scoring, tile_cols)?)
+}
+
+/// [`align_tiled`] for input that [`check_input`] accepts.
+fn align_checked(
+    gpu: &Gpu,
+    launch: &Launch,
+    a: &[u8],
+    b: &[u8],
+    scoring: &Scoring,
+    tile_cols: u32,
 ) -> Result<Alignment> {
-    if let Err(e) = check_input(a, b, scoring) {
-        return Err(Error::InvalidInput { algorithm: "Smith-Waterman", reason: e.to_string() });
-    }
     let threads = launch.threads_for(&smith_waterman::KERNEL);
     if a.is_empty() || b.is_empty() {
         let report =

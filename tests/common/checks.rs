@@ -461,9 +461,9 @@ pub fn a_kernel_that_cannot_be_split_is_refused_under_multi_launch(gpu: &Gpu) {
     };
     refused(keeps_a_thread_value_across_the_barrier::launch_with(gpu, &split, &mut d).map(drop));
     // SAFETY: refused before anything runs.
-    refused(unsafe { keeps_a_thread_value_across_the_barrier::launch_unchecked(gpu, &split, &mut d) }.map(drop));
+    refused(unsafe { keeps_a_thread_value_across_the_barrier::launch_oversubscribed(gpu, &split, &mut d) }.map(drop));
     refused(gpu.max_coresident_blocks(kernel, &split).map(drop));
-    refused(gpu.begin_segments(kernel, &split).map(drop));
+    refused(gpu.begin_split(kernel, &split, &[]).map(drop));
     assert_eq!(gpu.download(&d).unwrap(), data, "nothing ran");
     keeps_a_thread_value_across_the_barrier::launch_with(gpu, &Launch::new(), &mut d).unwrap();
     assert_eq!(gpu.download(&d).unwrap(), data.iter().map(|x| x + 1).collect::<Vec<_>>());

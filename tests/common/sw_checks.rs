@@ -2,7 +2,9 @@
 //! position), shared by the GPU tests and the emulator tests.
 
 use super::checks::{rng, Scale};
-use gsync::kernels::smith_waterman::{align, align_reference, align_tiled, parse_fasta, Scoring, DNA_ALPHABET};
+use gsync::kernels::smith_waterman::{
+    align, align_reference, align_tiled, parse_fasta, AlignError, InputError, Scoring, DNA_ALPHABET,
+};
 use gsync::prelude::*;
 use rand::{rngs::StdRng, Rng};
 
@@ -197,7 +199,9 @@ pub fn smith_waterman_refuses_letters_outside_the_alphabet(gpu: &Gpu, _scale: Sc
     let a = dna.encode(b"ACGTACGT").unwrap();
     let unknown = [0u8, 1, 9];
     match align(gpu, &Launch::new(), &a, &unknown, &dna) {
-        Err(e @ Error::InvalidInput { .. }) => assert!(e.to_string().contains("position 2"), "{e}"),
-        other => panic!("expected Error::InvalidInput, got {other:?}"),
+        Err(e @ AlignError::Input(InputError::UnknownLetter { .. })) => {
+            assert!(e.to_string().contains("position 2"), "{e}")
+        }
+        other => panic!("expected AlignError::Input, got {other:?}"),
     }
 }

@@ -11,15 +11,13 @@ use crate::split::{HostStmt, SplitPlan};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
-/// The body of `multi_launch(gpu, launch, params…)`.
+/// The body of `split(run, params…)`, which the runtime calls between beginning and
+/// finishing the split run `run`.
 pub fn body(k: &Kernel, plan: Option<&SplitPlan>) -> TokenStream {
-    let gpu = gpu_ident();
-    let launch = Ident::new("launch", Span::mixed_site());
     let run = run_ident();
-    let spec = crate::emit::host::kernel_spec();
     let Some(plan) = plan else {
-        // Cannot be split: `begin_segments` reports why.
-        return quote!(#gpu.begin_segments(&#spec, #launch)?.finish());
+        // Cannot be split: `Gpu::begin_split` refuses the kernel, saying why, before this runs.
+        return quote!(::core::result::Result::Ok(()));
     };
     let d = Driver { k };
     let rebinds = k.params.iter().filter_map(|p| match p {
@@ -32,12 +30,11 @@ pub fn body(k: &Kernel, plan: Option<&SplitPlan>) -> TokenStream {
     let stmts = d.block(&plan.host, plan);
     let (block_dim, grid_dim) = (shape_ident("block_dim"), shape_ident("grid_dim"));
     quote! {
-        let mut #run = #gpu.begin_segments(&#spec, #launch)?;
         let #block_dim: u32 = #run.threads();
         let #grid_dim: u32 = #run.blocks();
         #(#rebinds)*
         #stmts
-        #run.finish()
+        ::core::result::Result::Ok(())
     }
 }
 
@@ -56,7 +53,7 @@ pub fn gpu_ident() -> Ident {
     Ident::new("gpu", Span::mixed_site())
 }
 
-fn run_ident() -> Ident {
+pub fn run_ident() -> Ident {
     Ident::new("run", Span::mixed_site())
 }
 

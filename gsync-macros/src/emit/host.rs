@@ -8,15 +8,20 @@
 //!     mod functions {
 //!         pub fn launch(gpu, a: &mut DeviceBuffer<f32>, n: u32) -> Result<LaunchReport>;
 //!         pub fn launch_with(gpu, launch: &Launch, a, n) -> Result<LaunchReport>;
-//!         pub unsafe fn launch_unchecked(gpu, launch, a, n) -> Result<LaunchReport>;
-//!         fn multi_launch(gpu, launch, a, n) -> …;            // MultiLaunch: host driver
-//!         fn emulate(gpu, launch, a, n) -> …;                 // the CPU emulator's body
-//!         fn emulate_segment_0(segment) -> …;                 // … and each segment's
+//!         pub unsafe fn launch_oversubscribed(gpu, launch, a, n) -> Result<LaunchReport>;
+//!         struct Call<'p> { a: &'p mut DeviceBuffer<f32>, n: u32 }
+//!         unsafe impl KernelForms for Call<'_> { … }         // the three forms, for Gpu::run
+//!         fn split(run: &mut SplitRun, a, n) -> …;           // the split form's host code
+//!         fn emulate(gpu, launch, a, n) -> …;                // the CPU emulator's body
+//!         fn emulate_segment_0(segment) -> …;                // … and each segment's
 //!         pub fn max_coresident_blocks(gpu, launch) -> Result<u32>;
 //!         pub fn cuda_source() -> String;                    // the default barrier's CUDA
 //!     }
 //! }
 //! ```
+//!
+//! The launch functions hand `Gpu::run` a `Call`; the runtime picks the form from the
+//! backend and the barrier, so nothing here branches on either.
 //!
 //! The user's parameter names appear as written, so that the functions read
 //! like the kernel. Nothing can shadow what the functions use: the module
@@ -49,7 +54,7 @@ pub fn module(
     sig: &Signature,
     k: &Kernel,
     src: &Sources,
-    driver_body: TokenStream,
+    split_body: TokenStream,
     emulator_body: TokenStream,
     emulated_segments: &[TokenStream],
 ) -> TokenStream {
@@ -57,7 +62,7 @@ pub fn module(
     let arrays: Vec<&str> = k.arrays.iter().map(|a| a.name.as_str()).collect();
     let grid_syncs = k.grid_syncs;
     let threads = k.default_threads;
-    let (params, pushes) = launch_params(sig, k);
+    let (params, fields) = call_params(sig, k);
     let args: Vec<_> = sig.params.iter().map(|p| &p.name).collect();
     let spec = kernel_spec();
     let (checked, unchecked, rust_signature) = (&src.checked, &src.unchecked, &src.rust_signature);
@@ -72,8 +77,15 @@ pub fn module(
     let gpu = driver::gpu_ident();
     let launch = Ident::new("launch", Span::mixed_site());
     let kernel_args = Ident::new("args", Span::mixed_site());
-    let pushes: Vec<_> = pushes.iter().map(|(method, ident)| quote!(#kernel_args.#method(#ident);)).collect();
-    let driver_params = driver_params(k);
+    let run = driver::run_ident();
+    let pushes = fields.iter().map(|field| field.push(&kernel_args));
+    let field_decls = fields.iter().map(|field| &field.decl);
+    let passed: Vec<TokenStream> = fields.iter().map(CallField::pass).collect();
+    let form_params = form_params(k);
+    let call = quote!(self::Call { #(#args),* });
+    // `Call` borrows the buffers for `'p`; a kernel without slices has no lifetime to name.
+    let has_slices = fields.iter().any(|field| !matches!(field.kind, FieldKind::Scalar));
+    let (call_generics, call_ty) = if has_slices { (quote!(<'p>), quote!(Call<'_>)) } else { (quote!(), quote!(Call)) };
     wrapper(
         sig,
         quote! {
@@ -94,11 +106,10 @@ pub fn module(
                     segments: &[#(#segments),*],
                     error: #split_error,
                     reads_device: #reads_device,
-                    emulated: &[#(self::functions::#emulated),*],
                 },
             };
 
-            pub use self::functions::{cuda_source, launch, launch_unchecked, launch_with, max_coresident_blocks};
+            pub use self::functions::{cuda_source, launch, launch_oversubscribed, launch_with, max_coresident_blocks};
 
             /// The kernel's functions, apart from `KERNEL` so that a parameter may take its name.
             mod functions {
@@ -115,17 +126,7 @@ pub fn module(
                 #launch: &::gsync::Launch,
                 #(#params),*
             ) -> ::gsync::Result<::gsync::LaunchReport> {
-                if #launch.selected_barrier() == ::gsync::Barrier::MultiLaunch {
-                    return self::multi_launch(#gpu, #launch, #(#args),*);
-                }
-                if #gpu.backend() == ::gsync::Backend::Emulator {
-                    return self::emulate(#gpu, #launch, #(#args),*);
-                }
-                let mut #kernel_args = ::gsync::KernelArgs::new();
-                #(#pushes)*
-                // SAFETY: the arguments follow the C parameter list that
-                // #[grid_phases] generated for this kernel from the same signature.
-                unsafe { #gpu.launch_kernel(&#spec, #launch, #kernel_args) }
+                #gpu.run(&#spec, #launch, ::gsync::CoResidency::Required, &mut #call)
             }
 
             /// Like [`launch_with`], without refusing grids that cannot be co-resident.
@@ -134,32 +135,49 @@ pub fn module(
             /// A software barrier waits for blocks that may never be scheduled: such a
             /// launch ends only through the barrier watchdog (`Launch::watchdog`), with
             /// `Error::BarrierTimeout`. Meant for testing that path.
-            pub unsafe fn launch_unchecked(
+            pub unsafe fn launch_oversubscribed(
                 #gpu: &::gsync::Gpu,
                 #launch: &::gsync::Launch,
                 #(#params),*
             ) -> ::gsync::Result<::gsync::LaunchReport> {
-                // A split kernel waits for no block: nothing to leave unchecked.
-                if #launch.selected_barrier() == ::gsync::Barrier::MultiLaunch {
-                    return self::multi_launch(#gpu, #launch, #(#args),*);
-                }
-                if #gpu.backend() == ::gsync::Backend::Emulator {
-                    return self::emulate(#gpu, #launch, #(#args),*);
-                }
-                let mut #kernel_args = ::gsync::KernelArgs::new();
-                #(#pushes)*
-                // SAFETY: as in `launch_with`; the caller accepts the risk above.
-                unsafe { #gpu.launch_kernel_unchecked(&#spec, #launch, #kernel_args) }
+                #gpu.run(&#spec, #launch, ::gsync::CoResidency::Waived, &mut #call)
             }
 
-            /// The kernel split at every `grid_sync()`: host control flow and one launch per segment.
+            /// One call's arguments, which the runtime runs in the form it picks.
+            struct Call #call_generics {
+                #(#field_decls),*
+            }
+
+            // SAFETY: the arguments follow the C parameter list that #[grid_phases]
+            // generated for the fused kernel from the same signature, and `split` launches
+            // each segment with the parameters it generated for that segment.
+            unsafe impl ::gsync::__private::KernelForms for #call_ty {
+                fn push_args<'a>(&'a mut self, #kernel_args: &mut ::gsync::KernelArgs<'a>) {
+                    #(#pushes)*
+                }
+
+                fn run_split(&mut self, #run: &mut ::gsync::SplitRun<'_>) -> ::gsync::Result<()> {
+                    self::split(#run, #(#passed),*)
+                }
+
+                fn emulated_segments(&self) -> &'static [::gsync::EmuSegmentFn] {
+                    const SEGMENTS: &[::gsync::EmuSegmentFn] = &[#(self::#emulated),*];
+                    SEGMENTS
+                }
+
+                fn emulate(&mut self, #gpu: &::gsync::Gpu, #launch: &::gsync::Launch) -> ::gsync::Result<::gsync::LaunchReport> {
+                    self::emulate(#gpu, #launch, #(#passed),*)
+                }
+            }
+
+            /// The split form's host code: the kernel's control flow between its
+            /// `grid_sync()` calls, with one launch per segment through `run`.
             #[allow(unused_mut, unused_variables, unused_assignments, unreachable_code, unused_parens, clippy::all)]
-            fn multi_launch(
-                #gpu: &::gsync::Gpu,
-                #launch: &::gsync::Launch,
-                #(#driver_params),*
-            ) -> ::gsync::Result<::gsync::LaunchReport> {
-                #driver_body
+            fn split(
+                #run: &mut ::gsync::SplitRun<'_>,
+                #(#form_params),*
+            ) -> ::gsync::Result<()> {
+                #split_body
             }
 
             /// The kernel on the CPU emulator: one async task per thread, barriers as await points.
@@ -167,7 +185,7 @@ pub fn module(
             fn emulate(
                 #gpu: &::gsync::Gpu,
                 #launch: &::gsync::Launch,
-                #(#driver_params),*
+                #(#form_params),*
             ) -> ::gsync::Result<::gsync::LaunchReport> {
                 #emulator_body
             }
@@ -190,8 +208,9 @@ pub fn module(
     )
 }
 
-/// The driver's parameters: the kernel's, named as the driver names them.
-fn driver_params(k: &Kernel) -> Vec<TokenStream> {
+/// The parameters of the split form and the emulator body: the kernel's, named as their
+/// bodies name them.
+fn form_params(k: &Kernel) -> Vec<TokenStream> {
     k.params
         .iter()
         .map(|p| match p {
@@ -233,31 +252,70 @@ pub fn kernel_spec() -> TokenStream {
     quote!(super::KERNEL)
 }
 
-/// The typed parameters of `launch` and the statements pushing each argument.
-fn launch_params(sig: &Signature, k: &Kernel) -> (Vec<TokenStream>, Vec<(Ident, Ident)>) {
+/// One parameter of the kernel as a field of the generated `Call`.
+struct CallField {
+    /// The field's declaration.
+    decl: TokenStream,
+    /// The field as a place, `self.name`.
+    place: TokenStream,
+    kind: FieldKind,
+}
+
+enum FieldKind {
+    Slice,
+    SliceMut,
+    Scalar,
+}
+
+impl CallField {
+    /// The statement that pushes the field onto the argument list `args`.
+    fn push(&self, args: &Ident) -> TokenStream {
+        let place = &self.place;
+        match self.kind {
+            FieldKind::Slice => quote!(#args.slice(#place);),
+            FieldKind::SliceMut => quote!(#args.slice_mut(&mut *#place);),
+            FieldKind::Scalar => quote!(#args.scalar(#place);),
+        }
+    }
+
+    /// The field passed on to a form's function: reborrowed, or copied.
+    fn pass(&self) -> TokenStream {
+        let place = &self.place;
+        match self.kind {
+            FieldKind::SliceMut => quote!(&mut *#place),
+            FieldKind::Slice | FieldKind::Scalar => quote!(#place),
+        }
+    }
+}
+
+/// The typed parameters of the launch functions, and the fields of `Call` that hold them.
+fn call_params(sig: &Signature, k: &Kernel) -> (Vec<TokenStream>, Vec<CallField>) {
     let mut params = Vec::new();
-    let mut pushes = Vec::new();
+    let mut fields = Vec::new();
     for (p, decl) in k.params.iter().zip(&sig.params) {
         let ident = decl.name.clone();
+        let place = quote!(self.#ident);
         match p {
             Param::Slice(a) => {
                 let a = k.array(*a);
                 let elem = format_ident!("{}", a.elem.name());
                 if a.mutable {
                     params.push(quote_spanned!(a.span=> #ident: &mut ::gsync::DeviceBuffer<#elem>));
-                    pushes.push((format_ident!("slice_mut"), ident));
+                    let decl = quote!(#ident: &'p mut ::gsync::DeviceBuffer<#elem>);
+                    fields.push(CallField { decl, place, kind: FieldKind::SliceMut });
                 } else {
                     params.push(quote_spanned!(a.span=> #ident: &::gsync::DeviceBuffer<#elem>));
-                    pushes.push((format_ident!("slice"), ident));
+                    let decl = quote!(#ident: &'p ::gsync::DeviceBuffer<#elem>);
+                    fields.push(CallField { decl, place, kind: FieldKind::Slice });
                 }
             }
             Param::Scalar(v) => {
                 let v = k.var(*v);
                 let ty = format_ident!("{}", k.ty(v.ty).name());
                 params.push(quote_spanned!(v.span=> #ident: #ty));
-                pushes.push((format_ident!("scalar"), ident));
+                fields.push(CallField { decl: quote!(#ident: #ty), place, kind: FieldKind::Scalar });
             }
         }
     }
-    (params, pushes)
+    (params, fields)
 }

@@ -120,7 +120,7 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
                     if #step_id == 0 {
                         #fault;
                     }
-                    ::gsync::__private::host_ops::step_by(#range_id, #step_id)
+                    ::gsync::__private::arith::step_by(#range_id, #step_id)
                 })
             }
             (None, true) => quote!(#range.rev()),
@@ -149,7 +149,7 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
 
     /// `l op r` with the DSL's meaning, operands of type `ty`.
     pub fn binary(&self, op: BinOp, ty: Scalar, l: TokenStream, r: TokenStream) -> TokenStream {
-        let ops = quote!(::gsync::__private::host_ops);
+        let ops = quote!(::gsync::__private::arith);
         if !is_infix(op, ty) {
             match op {
                 BinOp::Add => return quote!(#l.wrapping_add(#r)),
@@ -167,7 +167,7 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
     }
 
     fn call(&self, rust: &str, args: &[Expr]) -> TokenStream {
-        let ops = quote!(::gsync::__private::host_ops);
+        let ops = quote!(::gsync::__private::arith);
         let receiver_int = args.first().is_some_and(|a| self.k.ty(a.ty).is_int());
         let lowered: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
         if let Some(path) = rust.strip_suffix("::from_bits") {

@@ -186,10 +186,7 @@ mod tests {
             assert!(COMMON.contains(&format!("#define {define}")), "common.cuh lacks {define} ({word})");
         }
         let relay = include_str!("relay.cuh");
-        for define in [
-            format!("GSYNC_RELAY_LINES {RELAY_LINES}u"),
-            format!("GSYNC_RELAY_GROUPS {RELAY_GROUPS}u"),
-        ] {
+        for define in [format!("GSYNC_RELAY_LINES {RELAY_LINES}u"), format!("GSYNC_RELAY_GROUPS {RELAY_GROUPS}u")] {
             assert!(relay.contains(&format!("#define {define}")), "relay.cuh lacks {define}");
         }
         assert_eq!(TIMEOUT_WORD % 2, 0, "the u64 timeout is 8-byte aligned");

@@ -58,7 +58,7 @@ pub enum Barrier {
     /// released per SM once it is large (see [`RelayMode`]).
     Relay,
     /// No device barrier: the kernel is split at every `grid_sync()` and each segment is a
-    /// launch of its own (see [`Gpu::begin_segments`](crate::Gpu::begin_segments)).
+    /// launch of its own (see [`Gpu::begin_split`](crate::Gpu::begin_split)).
     MultiLaunch,
 }
 
@@ -147,7 +147,7 @@ pub enum LaunchMode {
     /// `cuLaunchKernel`: the runtime's co-residency check is the only guarantee.
     Ordinary,
     /// One `cuLaunchKernel` per segment of the split kernel; no grid needs to be co-resident.
-    Segments,
+    Split,
 }
 
 /// Everything the runtime knows about one barrier.
@@ -254,7 +254,7 @@ static RELAY: BarrierDescriptor = BarrierDescriptor {
 
 static MULTI_LAUNCH: BarrierDescriptor = BarrierDescriptor {
     name: "multi-launch",
-    launch_mode: LaunchMode::Segments,
+    launch_mode: LaunchMode::Split,
     cuda_fragment: include_str!("multi_launch.cuh"),
     state_words: layout::header_only,
     launch_words: layout::header_only_per_launch,
@@ -316,7 +316,7 @@ mod tests {
             assert_eq!(descriptor.launch_mode, LaunchMode::Ordinary, "{barrier}");
             assert!(descriptor.watchdog && !descriptor.needs_cuda_headers, "{barrier}");
         }
-        assert_eq!(Barrier::MultiLaunch.descriptor().launch_mode, LaunchMode::Segments);
+        assert_eq!(Barrier::MultiLaunch.descriptor().launch_mode, LaunchMode::Split);
     }
 
     #[test]

@@ -98,7 +98,10 @@ mod tests {
         let error = "grid".parse::<Barrier>().expect_err("not a barrier");
         let message = error.to_string();
         assert!(message.starts_with("`grid`: unknown barrier"), "{message}");
-        assert!(message.contains("auto, cooperative, lbs, lfs, ilbs, ilbs:<groups>, ulfs, relay, multi-launch"), "{message}");
+        assert!(
+            message.contains("auto, cooperative, lbs, lfs, ilbs, ilbs:<groups>, ulfs, relay, multi-launch"),
+            "{message}"
+        );
     }
 
     #[test]

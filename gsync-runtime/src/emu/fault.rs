@@ -6,9 +6,9 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::OnceLock;
 
 use crate::barrier::Barrier;
-use crate::error::Result;
-use crate::kernel::KernelSpec;
-use crate::status::DeviceStatus;
+use crate::core::error::Result;
+use crate::core::kernel::KernelSpec;
+use crate::core::status::DeviceStatus;
 
 /// The first fault any emulated thread of a launch reported; later ones are dropped, as the
 /// device's status word keeps only the first.
@@ -57,8 +57,8 @@ impl Faults {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Error;
-    use crate::kernel::tests::SMOOTH;
+    use crate::core::error::Error;
+    use crate::core::kernel::tests::SMOOTH;
 
     #[test]
     fn no_fault_is_ok_and_the_first_fault_wins() {

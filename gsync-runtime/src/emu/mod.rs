@@ -1,22 +1,25 @@
 //! The CPU emulator: any `#[grid_phases]` kernel, run on the host with GPU semantics.
 //!
 //! The macro emits, next to the CUDA, the kernel body as one async Rust function per thread;
-//! [`Gpu::emulate`](crate::Gpu::emulate) runs it. Follow a launch in this order: [`ThreadCtx`]
+//! [`Gpu::emulate`](crate::Gpu::emulate) runs it. Like the CUDA backend, this one imports
+//! only the core and the barrier table. Follow a launch in this order: [`ThreadCtx`]
 //! (a thread's indices, and its await points: `sync_block`, `grid_sync`, warp shuffles),
 //! [`EmuSlice`] (memory shared soundly between threads: relaxed atomics, bounds-checked),
 //! `block` (a block's threads polled round-robin on one host thread, its barriers released
 //! when every unfinished thread has arrived), `grid` (blocks in parallel on the host's cores
 //! from one grid barrier to the next), then `launch` (the configuration, the errors, the
-//! report). `segments` runs a split kernel ([`Barrier::MultiLaunch`](crate::Barrier::MultiLaunch)):
-//! one such launch per segment.
+//! report). `split` runs a split kernel ([`Barrier::MultiLaunch`](crate::Barrier::MultiLaunch)):
+//! one such launch per segment. `arith` is the DSL's arithmetic on the host, which the
+//! emulator body and the split form's host code share.
 
+pub mod arith;
 mod block;
 mod fault;
 mod grid;
-mod launch;
+pub(crate) mod launch;
 mod memory;
 mod scalar;
-mod segments;
+mod split;
 mod thread;
 
 #[cfg(test)]
@@ -24,11 +27,11 @@ mod tests;
 
 pub use memory::EmuSlice;
 pub use scalar::{EmuScalar, ShuffleScalar};
-pub(crate) use segments::EmuSegmentRun;
-pub use segments::{EmuSegment, EmuSegmentFn};
+pub(crate) use split::EmuSplitRun;
+pub use split::{EmuSegment, EmuSegmentFn};
 pub use thread::{Shuffle, ThreadCtx};
 
-use crate::gpu::DeviceInfo;
+use crate::core::device::DeviceInfo;
 
 /// The most threads an emulated grid may have: every thread of a grid is a future, alive from
 /// the launch to its end.

@@ -8,11 +8,12 @@ use std::pin::Pin;
 
 use crate::barrier::Barrier;
 use crate::buffer::DeviceBuffer;
+use crate::core::args::KernelArgs;
+use crate::core::error::{Error, Result};
+use crate::core::kernel::{KernelSpec, SplitSpec};
+use crate::core::launch::{Launch, LaunchReport};
 use crate::emu::{EmuSlice, Shuffle, ThreadCtx};
-use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::kernel::{KernelArgs, KernelSpec, SplitSpec};
-use crate::launch::{Launch, LaunchReport};
 
 /// A kernel description with no CUDA, for the emulator only.
 const fn spec(name: &'static str, arrays: &'static [&'static str]) -> KernelSpec {
@@ -595,9 +596,9 @@ fn cuda_launch_paths_on_the_emulator_are_typed_errors() {
         "Gpu::launch_kernel",
     );
     // SAFETY: as above.
-    let unchecked = unsafe { gpu.launch_kernel_unchecked(&MISUSE, &Launch::new(), KernelArgs::new()) };
-    wrong(unchecked.expect_err("CUDA only"), "Gpu::launch_kernel_unchecked");
-    let split = gpu.begin_segments(&MISUSE, &Launch::new().barrier(Barrier::MultiLaunch));
+    let unchecked = unsafe { gpu.launch_kernel_oversubscribed(&MISUSE, &Launch::new(), KernelArgs::new()) };
+    wrong(unchecked.expect_err("CUDA only"), "Gpu::launch_kernel_oversubscribed");
+    let split = gpu.begin_split(&MISUSE, &Launch::new().barrier(Barrier::MultiLaunch), &[]);
     assert!(matches!(split, Err(Error::CannotSplit { .. })), "{split:?}");
     assert_eq!(gpu.max_coresident_blocks(&MISUSE, &Launch::new()).ok(), Some(4096), "2^20 threads of 256");
     assert_eq!(gpu.max_coresident_blocks(&MISUSE, &Launch::new().threads(32)).ok(), Some(16384), "2^14 blocks");

@@ -86,3 +86,42 @@ impl fmt::Display for InputError {
 }
 
 impl std::error::Error for InputError {}
+
+/// Why an alignment failed: its input, or the GPU it ran on.
+#[derive(Debug)]
+pub enum AlignError {
+    /// The sequences or scoring that [`check_input`](super::check_input) refuses.
+    Input(InputError),
+    /// The GPU, or the runtime, failed.
+    Gpu(crate::Error),
+}
+
+impl fmt::Display for AlignError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AlignError::Input(error) => write!(f, "Smith-Waterman cannot take this input: {error}"),
+            AlignError::Gpu(error) => error.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for AlignError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            AlignError::Input(error) => Some(error),
+            AlignError::Gpu(error) => Some(error),
+        }
+    }
+}
+
+impl From<InputError> for AlignError {
+    fn from(error: InputError) -> Self {
+        AlignError::Input(error)
+    }
+}
+
+impl From<crate::Error> for AlignError {
+    fn from(error: crate::Error) -> Self {
+        AlignError::Gpu(error)
+    }
+}

@@ -102,13 +102,13 @@ pub fn module_names(
     args: u32,
     cuda_source: u32,
     max_coresident_blocks: u32,
-    launch_unchecked: u32,
+    launch_oversubscribed: u32,
     functions: u32,
     value: u32,
 ) {
     let i = global_id();
     let total = launch_with + emulate + launch + multi_launch + gpu + args;
-    let more = cuda_source + max_coresident_blocks + launch_unchecked + functions + value;
+    let more = cuda_source + max_coresident_blocks + launch_oversubscribed + functions + value;
     if i < KERNEL.len() as u32 {
         KERNEL[i] = total + more;
     }

@@ -8,13 +8,14 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverEr
 use cudarc::nvrtc::Ptx;
 
 use crate::barrier::Barrier;
-use crate::cache::compile_cached;
-use crate::discover;
-use crate::error::{Error, Result};
-use crate::gpu::DeviceInfo;
-use crate::health::{self, ContextHealth};
-use crate::kernel::KernelSpec;
-use crate::scratch::LaunchScratch;
+use crate::core::device::DeviceInfo;
+use crate::core::error::{Error, Result};
+use crate::core::kernel::KernelSpec;
+use crate::cuda::cache::compile_cached;
+use crate::cuda::discover;
+use crate::cuda::driver_error;
+use crate::cuda::health::{self, ContextHealth};
+use crate::cuda::scratch::LaunchScratch;
 
 /// Which compiled function serves a launch. Names can repeat across modules, so the body's
 /// address (a `&'static str` of generated code, one per kernel and bounds-check setting)
@@ -56,14 +57,14 @@ impl CudaGpu {
     pub(crate) fn open(ordinal: usize) -> Result<CudaGpu> {
         let health = ContextHealth::new(ordinal);
         let (context, stream, info, scratch) = health.guard(|| {
-            let context = CudaContext::new(ordinal).map_err(Error::driver("opening the GPU"))?;
+            let context = CudaContext::new(ordinal).map_err(driver_error("opening the GPU"))?;
             // SAFETY: event tracking orders work between streams; this runtime uses one stream
             // only, and no buffer has been allocated yet.
             unsafe { context.disable_event_tracking() };
-            context.synchronize().map_err(Error::driver("checking the GPU's context"))?;
+            context.synchronize().map_err(driver_error("checking the GPU's context"))?;
             // A stream of its own, not the legacy default stream, which cannot be captured
             // into a CUDA graph (MultiLaunch's graph replay).
-            let stream = context.new_stream().map_err(Error::driver("creating a stream"))?;
+            let stream = context.new_stream().map_err(driver_error("creating a stream"))?;
             let info = query_info(&context)?;
             let scratch = Mutex::new(LaunchScratch::new(&stream, info.sm_count)?);
             Ok((context, stream, info, scratch))
@@ -91,17 +92,11 @@ impl CudaGpu {
     pub(crate) fn function(&self, kernel: &KernelSpec, barrier: Barrier, threads: u32) -> Result<CudaFunction> {
         let mut functions = self.functions(kernel, barrier, threads, &[kernel.symbol])?;
         // `functions` returns one function per name asked for, so this is never `None`.
-        functions.pop().ok_or_else(|| Error::driver(format!("loading kernel `{}`", kernel.name))(not_found()))
-    }
-
-    /// The segment kernels of a split kernel, compiled for this GPU and a block size, in
-    /// segment order; the module is compiled and loaded once, on first use.
-    pub(crate) fn segment_functions(&self, kernel: &KernelSpec, threads: u32) -> Result<Vec<CudaFunction>> {
-        self.functions(kernel, Barrier::MultiLaunch, threads, kernel.split.segments)
+        functions.pop().ok_or_else(|| driver_error(format!("loading kernel `{}`", kernel.name))(not_found()))
     }
 
     /// The functions `names` of the module for `kernel`, `barrier` and `threads`.
-    fn functions(
+    pub(crate) fn functions(
         &self,
         kernel: &KernelSpec,
         barrier: Barrier,
@@ -123,7 +118,7 @@ impl CudaGpu {
         let context = format!("loading kernel `{}`", kernel.name);
         let functions = names
             .iter()
-            .map(|name| module.load_function(name).map_err(Error::driver(context.as_str())))
+            .map(|name| module.load_function(name).map_err(driver_error(context.as_str())))
             .collect::<Result<Vec<_>>>()?;
         let mut loaded = self.loaded();
         Ok(keys
@@ -140,7 +135,7 @@ impl CudaGpu {
         let source = kernel.source(barrier, threads);
         let cubin = compile_cached(&source, kernel.name, self.info.compute_capability)?;
         let context = format!("loading kernel `{}`", kernel.name);
-        self.context.load_module(Ptx::from_binary(cubin)).map_err(Error::driver(context))
+        self.context.load_module(Ptx::from_binary(cubin)).map_err(driver_error(context))
     }
 
     /// The status word and barrier state, for one launch at a time.
@@ -181,7 +176,7 @@ fn device_count() -> Result<usize> {
     match CudaContext::device_count() {
         Ok(count) => Ok(usize::try_from(count).unwrap_or(0)),
         Err(error) if error.0 == CUresult::CUDA_ERROR_NO_DEVICE => Ok(0),
-        Err(error) => Err(Error::driver("initialising the CUDA driver")(error)),
+        Err(error) => Err(driver_error("initialising the CUDA driver")(error)),
     }
 }
 
@@ -190,11 +185,11 @@ fn query_info(context: &Arc<CudaContext>) -> Result<DeviceInfo> {
         context
             .attribute(attribute)
             .map(|value| u32::try_from(value).unwrap_or(0))
-            .map_err(Error::driver(format!("querying {attribute:?}")))
+            .map_err(driver_error(format!("querying {attribute:?}")))
     };
-    let (major, minor) = context.compute_capability().map_err(Error::driver("querying the compute capability"))?;
+    let (major, minor) = context.compute_capability().map_err(driver_error("querying the compute capability"))?;
     Ok(DeviceInfo {
-        name: context.name().map_err(Error::driver("querying the device name"))?,
+        name: context.name().map_err(driver_error("querying the device name"))?,
         ordinal: context.ordinal(),
         sm_count: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
         compute_capability: (u32::try_from(major).unwrap_or(0), u32::try_from(minor).unwrap_or(0)),
@@ -202,7 +197,7 @@ fn query_info(context: &Arc<CudaContext>) -> Result<DeviceInfo> {
         max_threads_per_block: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
         max_shared_memory_per_block: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
         max_blocks_per_grid: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
-        total_memory: context.total_mem().map_err(Error::driver("querying the memory size"))? as u64,
+        total_memory: context.total_mem().map_err(driver_error("querying the memory size"))? as u64,
         driver_cuda_version: driver_cuda_version(),
     })
 }

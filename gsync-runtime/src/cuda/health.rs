@@ -10,9 +10,10 @@ use cudarc::driver::sys::CUresult;
 use cudarc::driver::DriverError;
 
 use crate::barrier::Barrier;
-use crate::error::{Error, Result};
-use crate::kernel::KernelSpec;
-use crate::plan::Grid;
+use crate::core::error::{Error, Result};
+use crate::core::grid::Grid;
+use crate::core::kernel::KernelSpec;
+use crate::cuda::DriverFailure;
 
 /// What a context that was lost records.
 #[derive(Clone, Debug)]
@@ -53,9 +54,12 @@ impl ContextHealth {
     /// Passes `error` on, unless it is a driver error that lost the context: then the loss is
     /// recorded (the first one stays) and the error becomes [`Error::ContextLost`].
     pub(crate) fn absorb(&self, error: Error) -> Error {
-        let source = match &error {
-            Error::Driver { source, .. } if is_sticky(source.0) => *source,
-            _ => return error,
+        let failure = match &error {
+            Error::Driver { source, .. } => source.downcast_ref::<DriverFailure>().copied(),
+            _ => None,
+        };
+        let Some(DriverFailure(source)) = failure.filter(|failure| is_sticky(failure.0 .0)) else {
+            return error;
         };
         let launch = self.last_launch.lock().unwrap_or_else(PoisonError::into_inner).clone();
         let launch = launch.or_else(|| earlier_loss(self.ordinal)).unwrap_or_else(|| EARLIER_LAUNCH.to_owned());
@@ -71,7 +75,11 @@ impl ContextHealth {
     }
 
     fn lost_error(&self, loss: &Loss) -> Error {
-        Error::ContextLost { gpu: self.ordinal, launch: loss.launch.clone(), source: loss.source }
+        Error::ContextLost {
+            gpu: self.ordinal,
+            launch: loss.launch.clone(),
+            source: Box::new(DriverFailure(loss.source)),
+        }
     }
 }
 
@@ -127,14 +135,16 @@ pub(crate) fn is_sticky(result: CUresult) -> bool {
 mod tests {
     use super::*;
 
+    use crate::cuda::{allocation_error, driver_error};
+
     fn driver(context: &str, result: CUresult) -> Error {
-        Error::driver(context)(DriverError(result))
+        driver_error(context)(DriverError(result))
     }
 
     #[test]
     fn a_launch_is_named_by_kernel_grid_and_barrier() {
         let grid = Grid { blocks: 60, threads: 32, groups: 8 };
-        let name = describe_launch(&crate::kernel::tests::SMOOTH, grid, Barrier::Ilbs { groups: Some(8) });
+        let name = describe_launch(&crate::core::kernel::tests::SMOOTH, grid, Barrier::Ilbs { groups: Some(8) });
         assert_eq!(name, "kernel `smooth` (60 blocks x 32 threads, barrier ilbs:8)");
     }
 
@@ -172,7 +182,8 @@ mod tests {
             panic!("expected ContextLost, got {first}");
         };
         assert_eq!((*gpu, launch.as_str()), (41, "kernel `trap` (1 block x 32 threads, barrier cooperative)"));
-        assert_eq!(source.0, CUresult::CUDA_ERROR_ILLEGAL_INSTRUCTION);
+        let failure = source.downcast_ref::<DriverFailure>().expect("the driver's error");
+        assert_eq!(failure.0 .0, CUresult::CUDA_ERROR_ILLEGAL_INSTRUCTION);
         let message = first.to_string();
         assert!(message.contains("context of GPU 41 is lost: kernel `trap`"), "{message}");
         assert!(message.contains("failed with CUDA_ERROR_ILLEGAL_INSTRUCTION"), "{message}");
@@ -188,7 +199,7 @@ mod tests {
         assert_eq!(later.expect_err("lost").to_string(), message);
         // What a later driver call reports is the loss, not "allocating N bytes".
         health.launching("kernel `other` (2 blocks x 64 threads, barrier lbs)".into());
-        let allocation = Error::allocation(4096)(DriverError(CUresult::CUDA_ERROR_ILLEGAL_INSTRUCTION));
+        let allocation = allocation_error(4096)(DriverError(CUresult::CUDA_ERROR_ILLEGAL_INSTRUCTION));
         assert_eq!(health.absorb(allocation).to_string(), message, "the first loss stays");
         forget_loss(41);
     }
@@ -196,7 +207,7 @@ mod tests {
     #[test]
     fn other_errors_pass_through_and_leave_the_context_working() {
         let health = ContextHealth::new(42);
-        let out_of_memory = health.absorb(Error::allocation(1 << 40)(DriverError(CUresult::CUDA_ERROR_OUT_OF_MEMORY)));
+        let out_of_memory = health.absorb(allocation_error(1 << 40)(DriverError(CUresult::CUDA_ERROR_OUT_OF_MEMORY)));
         assert!(matches!(out_of_memory, Error::OutOfMemory { bytes } if bytes == 1 << 40), "{out_of_memory}");
         let refused = health.absorb(driver("launching", CUresult::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE));
         assert!(matches!(refused, Error::Driver { .. }), "{refused}");

@@ -1,5 +1,5 @@
-//! [`Barrier::MultiLaunch`] on the emulator: the split kernel's generated host driver runs as
-//! on a GPU, and each segment launch is a grid run of its own ([`Gpu::emulate`]), so nothing
+//! A split run ([`Barrier::MultiLaunch`]) on the emulator: the split kernel's generated host
+//! code runs as on a GPU, and each segment launch is a grid run of its own, so nothing
 //! but global memory survives from one segment to the next: every thread starts the segment
 //! afresh, and each block's shared arrays are new (zeroed, as at the start of any emulated
 //! launch, never what an earlier segment left there).
@@ -9,27 +9,29 @@ use std::pin::Pin;
 use std::time::Instant;
 
 use crate::barrier::Barrier;
-use crate::buffer::{DeviceBuffer, DeviceScalar, KernelScalar};
-use crate::emu::launch::{grid_limit_reason, BLOCKS_PER_CORE};
+use crate::core::args::KernelArgs;
+use crate::core::device::Backend;
+use crate::core::error::{Error, Result};
+use crate::core::grid::{check_block_limit, checked_threads, Grid, Residency};
+use crate::core::kernel::KernelSpec;
+use crate::core::launch::{Launch, LaunchReport};
+use crate::core::scalar::KernelScalar;
+use crate::core::split::{check_read, check_split, missing_segment, split_grid};
+use crate::core::status::DeviceStatus;
+use crate::emu::launch::{grid_limit_reason, run, BLOCKS_PER_CORE};
+use crate::emu::scalar::EmuScalar;
 use crate::emu::{max_grid_blocks, EmuSlice, Emulator, ThreadCtx};
-use crate::error::{Error, Result};
-use crate::gpu::Gpu;
-use crate::kernel::{KernelArgs, KernelSpec};
-use crate::launch::{Launch, LaunchReport};
-use crate::plan::{check_block_limit, checked_threads, Grid, Residency};
-use crate::segments::{check_read, check_split, missing_segment, split_grid};
-use crate::status::DeviceStatus;
 
 /// A segment of a split kernel as a CPU-emulator body: reads its arguments from `segment`
 /// and runs its threads with [`EmuSegment::run`]. `#[grid_phases]` generates one per segment,
-/// listed in [`SplitSpec::emulated`](crate::SplitSpec::emulated).
+/// and hands them to the split run in segment order.
 pub type EmuSegmentFn = fn(&EmuSegment<'_>) -> Result<()>;
 
 /// One segment launch on the emulator, as the segment's generated body sees it: the arguments
 /// the driver passed, and the grid to run.
 #[doc(hidden)]
 pub struct EmuSegment<'r> {
-    gpu: &'r Gpu,
+    emulator: &'r Emulator,
     kernel: &'r KernelSpec,
     /// The run's launch, with its resolved grid.
     launch: &'r Launch,
@@ -38,9 +40,11 @@ pub struct EmuSegment<'r> {
 
 impl<'r> EmuSegment<'r> {
     /// Argument `param`, a slice of `T`, as the emulated threads share it.
-    pub fn slice<T: DeviceScalar>(&self, param: usize) -> Result<&'r EmuSlice<T>> {
-        let buffer: &'r DeviceBuffer<T> = self.args.buffer(param).ok_or_else(|| self.wrong_argument(param))?;
-        buffer.emu()
+    pub fn slice<T: EmuScalar>(&self, param: usize) -> Result<&'r EmuSlice<T>> {
+        let buffer = self.args.buffer(param).ok_or_else(|| self.wrong_argument(param))?;
+        let memory =
+            buffer.emulated().ok_or(Error::BufferBackendMismatch { buffer: Backend::Cuda, gpu: Backend::Emulator })?;
+        memory.downcast_ref().ok_or_else(|| self.wrong_argument(param))
     }
 
     /// Argument `param`, a value of type `T`: the bytes a GPU would receive, read back.
@@ -56,7 +60,7 @@ impl<'r> EmuSegment<'r> {
         MakeShared: Fn() -> S,
         Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> + Sync,
     {
-        self.gpu.emulate(self.kernel, self.launch, make_shared, body).map(drop)
+        run(self.emulator, self.kernel, self.launch, make_shared, body).map(drop)
     }
 
     fn wrong_argument(&self, param: usize) -> Error {
@@ -65,10 +69,12 @@ impl<'r> EmuSegment<'r> {
     }
 }
 
-/// A split run on the emulator; see [`SegmentRun`](crate::SegmentRun).
-pub(crate) struct EmuSegmentRun<'g> {
-    gpu: &'g Gpu,
+/// A split run on the emulator; see [`SplitRun`](crate::SplitRun).
+pub(crate) struct EmuSplitRun<'g> {
+    emulator: &'g Emulator,
     kernel: KernelSpec,
+    /// The segments' emulator bodies, in segment order.
+    bodies: &'static [EmuSegmentFn],
     /// The caller's launch with the run's grid filled in, for every segment.
     launch: Launch,
     grid: Grid,
@@ -78,18 +84,23 @@ pub(crate) struct EmuSegmentRun<'g> {
     zero_step: Option<u32>,
 }
 
-impl<'g> EmuSegmentRun<'g> {
-    /// Checks and resolves what [`Gpu::begin_segments`] does on a GPU, with the same errors;
-    /// the default grid is the emulator's (4 blocks per host core).
-    pub(crate) fn begin(gpu: &'g Gpu, emulator: &Emulator, kernel: &KernelSpec, launch: &Launch) -> Result<Self> {
+impl<'g> EmuSplitRun<'g> {
+    /// Checks and resolves what [`Gpu::begin_split`](crate::Gpu::begin_split) does on a GPU,
+    /// with the same errors; the default grid is the emulator's (4 blocks per host core).
+    pub(crate) fn begin(
+        emulator: &'g Emulator,
+        kernel: &KernelSpec,
+        launch: &Launch,
+        bodies: &'static [EmuSegmentFn],
+    ) -> Result<Self> {
         let kernel = launch.configure(kernel);
-        let threads = checked_threads(gpu.info(), &kernel, launch.threads_for(&kernel))?;
+        let threads = checked_threads(emulator.info(), &kernel, launch.threads_for(&kernel))?;
         check_split(&kernel)?;
         let residency = Residency { blocks_per_sm: BLOCKS_PER_CORE, sm_count: emulator.info().sm_count };
         let grid = split_grid(&kernel, launch, threads, residency)?;
         check_block_limit(&kernel, grid, max_grid_blocks(threads), grid_limit_reason)?;
         let launch = launch.clone().blocks(grid.blocks).threads(grid.threads);
-        Ok(EmuSegmentRun { gpu, kernel, launch, grid, started: Instant::now(), zero_step: None })
+        Ok(EmuSplitRun { emulator, kernel, bodies, launch, grid, started: Instant::now(), zero_step: None })
     }
 
     pub(crate) fn grid(&self) -> Grid {
@@ -102,27 +113,27 @@ impl<'g> EmuSegmentRun<'g> {
 
     /// Runs segment `segment` to the end: a grid run of its own.
     pub(crate) fn launch(&mut self, segment: usize, args: KernelArgs<'_>) -> Result<()> {
-        let Some(body) = self.kernel.split.emulated.get(segment) else {
-            return Err(missing_segment(&self.kernel, segment, self.kernel.split.emulated.len()));
+        let Some(body) = self.bodies.get(segment) else {
+            return Err(missing_segment(&self.kernel, segment, self.bodies.len()));
         };
-        body(&EmuSegment { gpu: self.gpu, kernel: &self.kernel, launch: &self.launch, args: &args })
+        body(&EmuSegment { emulator: self.emulator, kernel: &self.kernel, launch: &self.launch, args: &args })
     }
 
     /// `buf[index]`, read by the host between segments.
-    pub(crate) fn read<T: DeviceScalar>(&self, buf: &DeviceBuffer<T>, index: u64, array: &str, line: u32) -> Result<T> {
+    pub(crate) fn read<T: EmuScalar>(&self, buf: &EmuSlice<T>, index: u64, array: &str, line: u32) -> Result<T> {
         let index = check_read(&self.kernel, buf.len(), index, array, line)?;
-        let value = buf.emu()?.get(index);
+        let value = buf.get(index);
         // `check_read` keeps `index` below the length.
         Ok(value.unwrap_or_default())
     }
 
     /// The report: the wall time from the start of the run.
-    /// See [`SegmentRun::zero_step`](crate::SegmentRun::zero_step).
+    /// See [`SplitRun::zero_step`](crate::SplitRun::zero_step).
     pub(crate) fn zero_step(&mut self, line: u32) {
         self.zero_step.get_or_insert(line);
     }
 
-    /// See [`SegmentRun::finish`](crate::SegmentRun::finish).
+    /// See [`SplitRun::finish`](crate::SplitRun::finish).
     pub(crate) fn finish(self) -> Result<LaunchReport> {
         if let Some(line) = self.zero_step {
             DeviceStatus::zero_step(line).into_result(&self.kernel, Barrier::MultiLaunch, None)?;
@@ -141,7 +152,8 @@ mod tests {
     use std::marker::PhantomData;
 
     use super::*;
-    use crate::kernel::SplitSpec;
+    use crate::core::kernel::SplitSpec;
+    use crate::{DeviceBuffer, Gpu};
 
     /// `a[i] = i` in segment 0 and `b[i] = a[i] + a[n - 1 - i]` in segment 1, which reads
     /// what other blocks wrote in segment 0, with `n` a host value passed to segment 1. The
@@ -162,9 +174,11 @@ mod tests {
             segments: &["two_segments_segment_0", "two_segments_segment_1"],
             error: None,
             reads_device: false,
-            emulated: &[segment_0, segment_1],
         },
     };
+
+    /// The emulator bodies of `TWO_SEGMENTS`.
+    static BODIES: [EmuSegmentFn; 2] = [segment_0, segment_1];
 
     struct Memory<'g> {
         a: &'g EmuSlice<u32>,
@@ -231,7 +245,7 @@ mod tests {
 
     fn drive(gpu: &Gpu, launch: &Launch, buffers: &mut Buffers) -> Result<u32> {
         let n = buffers.a.len() as u32;
-        let mut run = gpu.begin_segments(&TWO_SEGMENTS, launch)?;
+        let mut run = gpu.begin_split(&TWO_SEGMENTS, launch, &BODIES)?;
         // SAFETY: the arguments are segment 0's: `a`, `b`, `seen`.
         unsafe { run.launch(0, buffers.args())? };
         let mut args = buffers.args();
@@ -259,12 +273,12 @@ mod tests {
     fn a_split_run_keeps_the_grid_limits_and_refusals_of_the_gpu() {
         let gpu = Gpu::emulator();
         let launch = Launch::new().barrier(Barrier::MultiLaunch);
-        let run = gpu.begin_segments(&TWO_SEGMENTS, &launch.clone().blocks(0));
+        let run = gpu.begin_split(&TWO_SEGMENTS, &launch.clone().blocks(0), &BODIES);
         assert!(matches!(run, Err(Error::EmptyGrid { .. })), "{run:?}");
-        let run = gpu.begin_segments(&TWO_SEGMENTS, &launch.clone().threads(1025));
+        let run = gpu.begin_split(&TWO_SEGMENTS, &launch.clone().threads(1025), &BODIES);
         assert!(matches!(run, Err(Error::InvalidBlockSize { .. })), "{run:?}");
         let unsplit = KernelSpec { split: SplitSpec::NONE, ..TWO_SEGMENTS };
-        let run = gpu.begin_segments(&unsplit, &launch);
+        let run = gpu.begin_split(&unsplit, &launch, &BODIES);
         assert!(
             matches!(&run, Err(Error::CannotSplit { reason, .. }) if reason.contains("no split version")),
             "{run:?}"
@@ -273,11 +287,11 @@ mod tests {
         assert!(matches!(blocks, Err(Error::CannotSplit { .. })), "{blocks:?}");
         assert_eq!(gpu.max_coresident_blocks(&TWO_SEGMENTS, &launch).ok(), Some(4096), "the emulator's grid limit");
         let reads = KernelSpec { split: SplitSpec { reads_device: true, ..TWO_SEGMENTS.split }, ..TWO_SEGMENTS };
-        let run = gpu.begin_segments(&reads, &launch.clone().graph(true));
+        let run = gpu.begin_split(&reads, &launch.clone().graph(true), &BODIES);
         assert!(matches!(run, Err(Error::InvalidBarrier { .. })), "{run:?}");
-        let run = gpu.begin_segments(&TWO_SEGMENTS, &launch.clone().blocks(16_384).threads(1)).unwrap();
+        let run = gpu.begin_split(&TWO_SEGMENTS, &launch.clone().blocks(16_384).threads(1), &BODIES).unwrap();
         assert_eq!((run.blocks(), run.threads()), (16_384, 1), "no co-residency limit, as on a GPU");
-        let run = gpu.begin_segments(&TWO_SEGMENTS, &launch.clone().blocks(100_000).threads(1));
+        let run = gpu.begin_split(&TWO_SEGMENTS, &launch.clone().blocks(100_000).threads(1), &BODIES);
         assert!(matches!(run, Err(Error::TooManyBlocks { requested: 100_000, .. })), "{run:?}");
     }
 
@@ -286,7 +300,7 @@ mod tests {
         let gpu = Gpu::emulator();
         let launch = Launch::new().barrier(Barrier::MultiLaunch).blocks(2).threads(32);
         let mut a = gpu.zeros::<u32>(3).unwrap();
-        let mut run = gpu.begin_segments(&TWO_SEGMENTS, &launch).unwrap();
+        let mut run = gpu.begin_split(&TWO_SEGMENTS, &launch, &BODIES).unwrap();
         let read = run.read(&a, 3, "a", 9);
         assert!(matches!(read, Err(Error::OutOfBounds { index: 3, len: 3, line: 9, .. })), "{read:?}");
         let read = run.read(&a, u64::MAX, "a", 9);

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use crate::barrier::Barrier;
-use crate::error::{Error, Result};
-use crate::kernel::KernelSpec;
+use crate::core::error::{Error, Result};
+use crate::core::kernel::KernelSpec;
 
 /// `gsync_status_t` is 32 bytes: four `u32` fields, then two `u64` fields.
 pub(crate) const STATUS_WORDS: usize = 8;
@@ -78,7 +78,7 @@ impl DeviceStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::tests::SMOOTH;
+    use crate::core::kernel::tests::SMOOTH;
 
     #[test]
     fn a_zeroed_status_is_ok() {

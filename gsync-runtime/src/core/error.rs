@@ -4,18 +4,20 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use cudarc::driver::DriverError;
-use cudarc::nvrtc::result::NvrtcError;
-
-use crate::gpu::Backend;
+use crate::core::device::Backend;
 
 /// The result type of every fallible runtime call.
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// The error of a library below the runtime (the CUDA driver, NVRTC, the dynamic loader),
+/// kept as the source of an [`Error`].
+pub type SourceError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// An error of the gsync runtime.
 #[non_exhaustive]
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    // ---- Installation: the driver, the GPU, NVRTC and the CUDA headers.
     /// The NVIDIA driver library (`libcuda`) could not be loaded.
     #[error(
         "the NVIDIA driver library was not found (tried {}); install the NVIDIA driver \
@@ -76,7 +78,7 @@ pub enum Error {
         /// The library file.
         path: PathBuf,
         /// Why the dynamic loader refused it.
-        source: libloading::Error,
+        source: SourceError,
     },
 
     /// The NVRTC library found is not one the CUDA bindings can use.
@@ -91,6 +93,7 @@ pub enum Error {
         path: PathBuf,
     },
 
+    // ---- Compilation of a kernel's CUDA.
     /// NVRTC rejected a kernel's CUDA source.
     #[error(
         "NVRTC could not compile kernel `{kernel}`; if the kernel comes from #[grid_phases], \
@@ -112,21 +115,28 @@ pub enum Error {
         /// What the runtime was doing.
         context: String,
         /// NVRTC's result code.
-        source: NvrtcError,
+        source: SourceError,
     },
 
-    /// The GPU cannot launch cooperative kernels, which the chosen barrier needs.
+    /// A kernel needs more of a per-block or per-thread resource than the GPU has; NVRTC
+    /// (its assembler, ptxas) refused to compile it.
     #[error(
-        "GPU `{gpu}` does not support cooperative launches, which barrier `{barrier}` needs; \
-         use a GPU of compute capability 6.0 or newer without MPS restrictions"
+        "kernel `{kernel}` needs more {resource} than the GPU allows: {detail}; {}\n\
+         --- NVRTC log ---\n{log}",
+        resource.advice()
     )]
-    CooperativeLaunchUnsupported {
-        /// The GPU's name.
-        gpu: String,
-        /// The barrier that needs it.
-        barrier: &'static str,
+    KernelResources {
+        /// The kernel's name.
+        kernel: String,
+        /// The resource that ran out.
+        resource: Resource,
+        /// The line of NVRTC's log that says so.
+        detail: String,
+        /// NVRTC's whole log.
+        log: String,
     },
 
+    // ---- The launch configuration, refused before anything runs.
     /// The block size is zero or larger than the GPU allows.
     #[error(
         "kernel `{kernel}` cannot run with {threads} threads per block: \
@@ -170,6 +180,27 @@ pub enum Error {
         threads: u32,
     },
 
+    /// More blocks were requested than the device launches in one grid at all.
+    #[error(
+        "kernel `{kernel}` asks for {requested} blocks of {threads} threads, but {device} \
+         launches at most {max} blocks of {threads} threads in one grid ({why}); launch at most \
+         {max} blocks"
+    )]
+    TooManyBlocks {
+        /// The kernel's name.
+        kernel: String,
+        /// The requested number of blocks.
+        requested: u32,
+        /// Threads per block.
+        threads: u32,
+        /// The most blocks the device launches at this block size.
+        max: u32,
+        /// The device, e.g. "GPU `NVIDIA H100`" or "the CPU emulator".
+        device: String,
+        /// Where the limit comes from.
+        why: String,
+    },
+
     /// More blocks were requested than the barrier's algorithm supports.
     #[error(
         "kernel `{kernel}` asks for {requested} blocks, but barrier `{barrier}` supports at most \
@@ -197,26 +228,32 @@ pub enum Error {
         reason: String,
     },
 
-    /// A block waited longer than the watchdog limit in a software grid barrier.
+    /// The GPU cannot launch cooperative kernels, which the chosen barrier needs.
     #[error(
-        "kernel `{kernel}`: barrier `{barrier}` timed out: block {block} waited more than {limit:?} \
-         in grid_sync() number {phase} of the launch; the grid was probably not co-resident \
-         (more blocks than fit on the GPU at once) or a thread skipped a grid_sync(); every block \
-         stopped at its next barrier, so the outputs are not to be trusted; if the phase is \
-         legitimately slow, raise the limit with Launch::watchdog(Some(duration)) or disable it \
-         with Launch::watchdog(None)"
+        "GPU `{gpu}` does not support cooperative launches, which barrier `{barrier}` needs; \
+         use a GPU of compute capability 6.0 or newer without MPS restrictions"
     )]
-    BarrierTimeout {
+    CooperativeLaunchUnsupported {
+        /// The GPU's name.
+        gpu: String,
+        /// The barrier that needs it.
+        barrier: &'static str,
+    },
+
+    /// A kernel uses more shared memory per block than the GPU gives one block.
+    #[error(
+        "kernel `{kernel}` needs {bytes} bytes of shared memory per block, but GPU `{gpu}` gives a \
+         block at most {max} bytes; make the kernel's shared arrays smaller (their sizes add up)"
+    )]
+    SharedMemoryLimit {
         /// The kernel's name.
         kernel: String,
-        /// The barrier, as `Display` writes it.
-        barrier: String,
-        /// Which `grid_sync()` of the launch, counting from 1, the block waited in.
-        phase: u32,
-        /// The block that gave up first.
-        block: u32,
-        /// The watchdog limit.
-        limit: Duration,
+        /// Shared memory one block of the kernel needs: static, plus dynamic.
+        bytes: u64,
+        /// The GPU's per-block limit.
+        max: u64,
+        /// The GPU's name.
+        gpu: String,
     },
 
     /// The kernel cannot run with [`Barrier::MultiLaunch`](crate::Barrier::MultiLaunch).
@@ -229,6 +266,26 @@ pub enum Error {
         kernel: String,
         /// Why it cannot be split.
         reason: String,
+    },
+
+    // ---- Buffers and backends.
+    /// A host slice and a device buffer differ in length.
+    #[error(
+        "the device buffer has {device} elements but the host slice has {host}; \
+         use slices of equal length"
+    )]
+    LengthMismatch {
+        /// The device buffer's length.
+        device: usize,
+        /// The host slice's length.
+        host: usize,
+    },
+
+    /// The GPU ran out of memory.
+    #[error("the GPU is out of memory allocating {bytes} bytes; free buffers or use smaller inputs")]
+    OutOfMemory {
+        /// The size of the failed allocation.
+        bytes: usize,
     },
 
     /// A kernel argument lives on a different GPU than the one launching.
@@ -245,15 +302,6 @@ pub enum Error {
         launch_gpu: usize,
     },
 
-    /// A call that needs one backend was made on a [`Gpu`](crate::Gpu) of the other.
-    #[error("{what} is not available on a {backend} Gpu; {}", backend_hint(*backend))]
-    WrongBackend {
-        /// The call, e.g. "Gpu::launch_kernel".
-        what: &'static str,
-        /// The backend of the [`Gpu`](crate::Gpu) it was called on.
-        backend: Backend,
-    },
-
     /// A buffer of one backend was used with a [`Gpu`](crate::Gpu) of the other.
     #[error(
         "a buffer of the {buffer} backend was used with a {gpu} Gpu; create buffers with the Gpu \
@@ -266,49 +314,16 @@ pub enum Error {
         gpu: Backend,
     },
 
-    /// The emulator found threads that can never meet: a barrier not every thread reaches.
-    #[error(
-        "kernel `{kernel}` can never finish: in block {block}, {detail}; on a GPU it would hang \
-         or time out. Every unfinished thread of a block must reach the same sync_block() or \
-         warp shuffle, and every block each grid_sync()"
-    )]
-    EmulatorDeadlock {
-        /// The kernel's name.
-        kernel: String,
-        /// A block that cannot go on.
-        block: u32,
-        /// Where its threads wait.
-        detail: String,
+    /// A call that needs one backend was made on a [`Gpu`](crate::Gpu) of the other.
+    #[error("{what} is not available on a {backend} Gpu; {}", backend_hint(*backend))]
+    WrongBackend {
+        /// The call, e.g. "Gpu::launch_kernel".
+        what: &'static str,
+        /// The backend of the [`Gpu`](crate::Gpu) it was called on.
+        backend: Backend,
     },
 
-    /// A host slice and a device buffer differ in length.
-    #[error(
-        "the device buffer has {device} elements but the host slice has {host}; \
-         use slices of equal length"
-    )]
-    LengthMismatch {
-        /// The device buffer's length.
-        device: usize,
-        /// The host slice's length.
-        host: usize,
-    },
-
-    /// An algorithm's input breaks its documented preconditions.
-    #[error("{algorithm} cannot take this input: {reason}")]
-    InvalidInput {
-        /// The algorithm refusing the input.
-        algorithm: &'static str,
-        /// What is wrong with it, and what would be accepted.
-        reason: String,
-    },
-
-    /// The GPU ran out of memory.
-    #[error("the GPU is out of memory allocating {bytes} bytes; free buffers or use smaller inputs")]
-    OutOfMemory {
-        /// The size of the failed allocation.
-        bytes: usize,
-    },
-
+    // ---- Faults a kernel reported while it ran.
     /// A kernel indexed a slice out of bounds (debug builds check every access).
     #[error(
         "kernel `{kernel}`: index out of bounds: the len of `{array}` is {len} but the index is \
@@ -341,101 +356,26 @@ pub enum Error {
         line: u32,
     },
 
-    /// The kernel reported a fault code this runtime does not know.
+    /// A block waited longer than the watchdog limit in a software grid barrier.
     #[error(
-        "kernel `{kernel}` reported device fault code {code}; this is a bug in gsync: \
-         please report it"
+        "kernel `{kernel}`: barrier `{barrier}` timed out: block {block} waited more than {limit:?} \
+         in grid_sync() number {phase} of the launch; the grid was probably not co-resident \
+         (more blocks than fit on the GPU at once) or a thread skipped a grid_sync(); every block \
+         stopped at its next barrier, so the outputs are not to be trusted; if the phase is \
+         legitimately slow, raise the limit with Launch::watchdog(Some(duration)) or disable it \
+         with Launch::watchdog(None)"
     )]
-    DeviceFault {
+    BarrierTimeout {
         /// The kernel's name.
         kernel: String,
-        /// The status word's code.
-        code: u32,
-    },
-
-    /// A CUDA driver call failed.
-    #[error("CUDA driver error while {context}: {source}")]
-    Driver {
-        /// What the runtime was doing.
-        context: String,
-        /// The driver's result code.
-        source: DriverError,
-    },
-
-    /// A kernel needs more of a per-block or per-thread resource than the GPU has; NVRTC
-    /// (its assembler, ptxas) refused to compile it.
-    #[error(
-        "kernel `{kernel}` needs more {resource} than the GPU allows: {detail}; {}\n\
-         --- NVRTC log ---\n{log}",
-        resource.advice()
-    )]
-    KernelResources {
-        /// The kernel's name.
-        kernel: String,
-        /// The resource that ran out.
-        resource: Resource,
-        /// The line of NVRTC's log that says so.
-        detail: String,
-        /// NVRTC's whole log.
-        log: String,
-    },
-
-    /// A kernel uses more shared memory per block than the GPU gives one block.
-    #[error(
-        "kernel `{kernel}` needs {bytes} bytes of shared memory per block, but GPU `{gpu}` gives a \
-         block at most {max} bytes; make the kernel's shared arrays smaller (their sizes add up)"
-    )]
-    SharedMemoryLimit {
-        /// The kernel's name.
-        kernel: String,
-        /// Shared memory one block of the kernel needs: static, plus dynamic.
-        bytes: u64,
-        /// The GPU's per-block limit.
-        max: u64,
-        /// The GPU's name.
-        gpu: String,
-    },
-
-    /// The CUDA context of a GPU was lost: a kernel hit a sticky error (an illegal address or
-    /// instruction, a trap, ...), after which the driver fails every call on the context.
-    #[error(
-        "the CUDA context of GPU {gpu} is lost: {launch} failed with {:?}, an error after which \
-         the driver refuses all further work on this GPU in this process; every later call on this \
-         Gpu returns this error, and so does opening the GPU again in this process (the driver \
-         keeps the error until the process ends): restart the process to use the GPU again. \
-         The kernel probably accessed memory it does not own: run it with \
-         Launch::bounds_checks(true), or on the emulator (Gpu::emulator()), to find the access",
-        source.0
-    )]
-    ContextLost {
-        /// The GPU's ordinal.
-        gpu: usize,
-        /// The launch that lost the context, e.g. "kernel `smooth` (60 blocks x 32 threads,
-        /// barrier ulfs)".
-        launch: String,
-        /// The driver's sticky error.
-        source: DriverError,
-    },
-
-    /// More blocks were requested than the device launches in one grid at all.
-    #[error(
-        "kernel `{kernel}` asks for {requested} blocks of {threads} threads, but {device} \
-         launches at most {max} blocks of {threads} threads in one grid ({why}); launch at most \
-         {max} blocks"
-    )]
-    TooManyBlocks {
-        /// The kernel's name.
-        kernel: String,
-        /// The requested number of blocks.
-        requested: u32,
-        /// Threads per block.
-        threads: u32,
-        /// The most blocks the device launches at this block size.
-        max: u32,
-        /// The device, e.g. "GPU `NVIDIA H100`" or "the CPU emulator".
-        device: String,
-        /// Where the limit comes from.
-        why: String,
+        /// The barrier, as `Display` writes it.
+        barrier: String,
+        /// Which `grid_sync()` of the launch, counting from 1, the block waited in.
+        phase: u32,
+        /// The block that gave up first.
+        block: u32,
+        /// The watchdog limit.
+        limit: Duration,
     },
 
     /// A launch ran longer than its watchdog limit without reaching a grid barrier or its end.
@@ -460,6 +400,21 @@ pub enum Error {
         limit: Duration,
     },
 
+    /// The emulator found threads that can never meet: a barrier not every thread reaches.
+    #[error(
+        "kernel `{kernel}` can never finish: in block {block}, {detail}; on a GPU it would hang \
+         or time out. Every unfinished thread of a block must reach the same sync_block() or \
+         warp shuffle, and every block each grid_sync()"
+    )]
+    EmulatorDeadlock {
+        /// The kernel's name.
+        kernel: String,
+        /// A block that cannot go on.
+        block: u32,
+        /// Where its threads wait.
+        detail: String,
+    },
+
     /// Threads or blocks of an emulated launch disagree on how many barriers they pass: on a
     /// GPU the barriers would pair up wrongly or hang.
     #[error(
@@ -478,6 +433,48 @@ pub enum Error {
         first: String,
         /// The other side, e.g. "thread 0 of block 0 finished after 3 calls".
         second: String,
+    },
+
+    /// The kernel reported a fault code this runtime does not know.
+    #[error(
+        "kernel `{kernel}` reported device fault code {code}; this is a bug in gsync: \
+         please report it"
+    )]
+    DeviceFault {
+        /// The kernel's name.
+        kernel: String,
+        /// The status word's code.
+        code: u32,
+    },
+
+    // ---- The CUDA driver and context.
+    /// A CUDA driver call failed.
+    #[error("CUDA driver error while {context}: {source}")]
+    Driver {
+        /// What the runtime was doing.
+        context: String,
+        /// The driver's result code.
+        source: SourceError,
+    },
+
+    /// The CUDA context of a GPU was lost: a kernel hit a sticky error (an illegal address or
+    /// instruction, a trap, ...), after which the driver fails every call on the context.
+    #[error(
+        "the CUDA context of GPU {gpu} is lost: {launch} failed with {source}, an error after which \
+         the driver refuses all further work on this GPU in this process; every later call on this \
+         Gpu returns this error, and so does opening the GPU again in this process (the driver \
+         keeps the error until the process ends): restart the process to use the GPU again. \
+         The kernel probably accessed memory it does not own: run it with \
+         Launch::bounds_checks(true), or on the emulator (Gpu::emulator()), to find the access"
+    )]
+    ContextLost {
+        /// The GPU's ordinal.
+        gpu: usize,
+        /// The launch that lost the context, e.g. "kernel `smooth` (60 blocks x 32 threads,
+        /// barrier ulfs)".
+        launch: String,
+        /// The driver's sticky error.
+        source: SourceError,
     },
 }
 
@@ -522,21 +519,57 @@ impl fmt::Display for Resource {
     }
 }
 
-impl Error {
-    /// Maps a failed driver call to [`Error::Driver`], saying what the runtime was doing.
-    pub(crate) fn driver(context: impl Into<String>) -> impl FnOnce(DriverError) -> Error {
-        let context = context.into();
-        move |source| Error::Driver { context, source }
-    }
+/// The domains of [`Error`], for callers that handle a whole domain alike.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Something is not installed: the driver, a GPU, NVRTC, the CUDA headers.
+    Installation,
+    /// A kernel's CUDA did not compile.
+    Compilation,
+    /// The launch configuration was refused before anything ran.
+    Configuration,
+    /// A buffer does not fit the call: its length, its GPU, its backend, or memory ran out.
+    Memory,
+    /// The kernel reported a fault while it ran; its outputs are not to be trusted.
+    KernelFault,
+    /// The CUDA driver failed, or the GPU's context is lost.
+    Driver,
+}
 
-    /// Maps a failed allocation of `bytes` to [`Error::OutOfMemory`] when memory ran out.
-    pub(crate) fn allocation(bytes: usize) -> impl FnOnce(DriverError) -> Error {
-        move |source| {
-            if source.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
-                Error::OutOfMemory { bytes }
-            } else {
-                Error::Driver { context: format!("allocating {bytes} bytes"), source }
-            }
+impl Error {
+    /// The domain of this error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::DriverNotFound { .. }
+            | Error::NoSuchGpu { .. }
+            | Error::NvrtcNotFound { .. }
+            | Error::CudaHeadersNotFound { .. }
+            | Error::LibraryLoad { .. }
+            | Error::UnsupportedNvrtc { .. } => ErrorKind::Installation,
+            Error::Compile { .. } | Error::Nvrtc { .. } | Error::KernelResources { .. } => ErrorKind::Compilation,
+            Error::InvalidBlockSize { .. }
+            | Error::EmptyGrid { .. }
+            | Error::GridTooLarge { .. }
+            | Error::TooManyBlocks { .. }
+            | Error::BarrierBlockLimit { .. }
+            | Error::InvalidBarrier { .. }
+            | Error::CooperativeLaunchUnsupported { .. }
+            | Error::SharedMemoryLimit { .. }
+            | Error::CannotSplit { .. } => ErrorKind::Configuration,
+            Error::LengthMismatch { .. }
+            | Error::OutOfMemory { .. }
+            | Error::BufferOnOtherGpu { .. }
+            | Error::BufferBackendMismatch { .. }
+            | Error::WrongBackend { .. } => ErrorKind::Memory,
+            Error::OutOfBounds { .. }
+            | Error::ZeroStep { .. }
+            | Error::BarrierTimeout { .. }
+            | Error::KernelTimeout { .. }
+            | Error::EmulatorDeadlock { .. }
+            | Error::BarrierMismatch { .. }
+            | Error::DeviceFault { .. } => ErrorKind::KernelFault,
+            Error::Driver { .. } | Error::ContextLost { .. } => ErrorKind::Driver,
         }
     }
 }
@@ -603,5 +636,14 @@ mod tests {
         assert!(message.contains("block 17 waited more than 250ms in grid_sync() number 3"), "{message}");
         assert!(message.contains("not co-resident") && message.contains("skipped a grid_sync()"), "{message}");
         assert!(message.contains("Launch::watchdog(None)"), "{message}");
+        assert_eq!(error.kind(), ErrorKind::KernelFault);
+    }
+
+    #[test]
+    fn a_boxed_source_stays_reachable() {
+        let error = Error::Nvrtc { context: "creating a program".into(), source: "NVRTC_ERROR_OUT_OF_MEMORY".into() };
+        let source = std::error::Error::source(&error).expect("a source");
+        assert_eq!(source.to_string(), "NVRTC_ERROR_OUT_OF_MEMORY");
+        assert_eq!(error.kind(), ErrorKind::Compilation);
     }
 }

@@ -13,9 +13,10 @@ use std::sync::Arc;
 use cudarc::driver::{CudaSlice, CudaStream, LaunchArgs, PushKernelArg};
 
 use crate::barrier::{Barrier, LaunchHeader, LINE_WORDS};
-use crate::error::{Error, Result};
-use crate::plan::Grid;
-use crate::status::{DeviceStatus, STATUS_WORDS};
+use crate::core::error::Result;
+use crate::core::grid::Grid;
+use crate::core::status::{DeviceStatus, STATUS_WORDS};
+use crate::cuda::{allocation_error, driver_error};
 
 /// Blocks per SM that the first barrier state is sized for: the most any GPU of compute
 /// capability 7.5 to 10 keeps resident.
@@ -81,24 +82,23 @@ impl LaunchScratch {
             self.condition = Condition::Zeroed;
         }
         if !matches!(self.condition, Condition::Zeroed) && self.condition != Condition::ReadyFor(name) {
-            stream.memset_zeros(&mut self.barrier_state).map_err(Error::driver("zeroing the barrier state"))?;
+            stream.memset_zeros(&mut self.barrier_state).map_err(driver_error("zeroing the barrier state"))?;
         }
         self.condition = Condition::Unknown;
-        let header =
-            LaunchHeader { sequence: self.next_sequence(), watchdog_ns, groups: grid.groups };
+        let header = LaunchHeader { sequence: self.next_sequence(), watchdog_ns, groups: grid.groups };
         // From pageable memory the copy is staged before it returns, so the array may go.
         let mut line = self.barrier_state.slice_mut(..LINE_WORDS);
-        stream.memcpy_htod(&header.to_words()[..], &mut line).map_err(Error::driver("writing the barrier header"))?;
+        stream.memcpy_htod(&header.to_words()[..], &mut line).map_err(driver_error("writing the barrier header"))?;
         let per_launch = (barrier.descriptor().launch_words)(grid.blocks, grid.groups).min(words);
         if per_launch > LINE_WORDS {
             let mut counters = self.barrier_state.slice_mut(LINE_WORDS..per_launch);
-            stream.memset_zeros(&mut counters).map_err(Error::driver("zeroing the barrier counters"))?;
+            stream.memset_zeros(&mut counters).map_err(driver_error("zeroing the barrier counters"))?;
         }
         self.zero_status(stream)
     }
 
     /// Prepares a split run: zeroes the status word. Segments use no barrier state.
-    pub(crate) fn prepare_segments(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
+    pub(crate) fn prepare_split(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
         self.zero_status(stream)
     }
 
@@ -117,7 +117,7 @@ impl LaunchScratch {
     /// Waits for the stream and reads the status word.
     pub(crate) fn read_status(&self, stream: &Arc<CudaStream>) -> Result<DeviceStatus> {
         let mut words = [0u32; STATUS_WORDS];
-        let read = Error::driver("reading the status word");
+        let read = driver_error("reading the status word");
         stream.memcpy_dtoh(&self.status, &mut words).and_then(|()| stream.synchronize()).map_err(read)?;
         Ok(DeviceStatus::from_words(&words))
     }
@@ -134,7 +134,7 @@ impl LaunchScratch {
     }
 
     fn zero_status(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
-        stream.memset_zeros(&mut self.status).map_err(Error::driver("zeroing the status word"))
+        stream.memset_zeros(&mut self.status).map_err(driver_error("zeroing the status word"))
     }
 }
 
@@ -144,7 +144,7 @@ fn sequence_after(sequence: u32) -> u32 {
 }
 
 fn zeroed_words(stream: &Arc<CudaStream>, words: usize) -> Result<CudaSlice<u32>> {
-    stream.alloc_zeros::<u32>(words).map_err(Error::allocation(words * size_of::<u32>()))
+    stream.alloc_zeros::<u32>(words).map_err(allocation_error(words * size_of::<u32>()))
 }
 
 #[cfg(test)]

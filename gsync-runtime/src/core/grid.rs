@@ -1,13 +1,10 @@
 //! Choosing and checking a launch's grid before anything runs: the co-residency check that
 //! makes device barriers safe, and each barrier's own limits.
 
-use cudarc::driver::CudaFunction;
-
 use crate::barrier::{choose_auto, Barrier};
-use crate::cuda_gpu::CudaGpu;
-use crate::error::{Error, Result};
-use crate::gpu::DeviceInfo;
-use crate::kernel::KernelSpec;
+use crate::core::device::DeviceInfo;
+use crate::core::error::{Error, Result};
+use crate::core::kernel::KernelSpec;
 
 /// How many blocks of a kernel fit on the GPU at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,13 +24,13 @@ impl Residency {
 
 /// Whether a grid larger than can be co-resident is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum CoResidency {
+pub enum CoResidency {
     /// Refused with [`Error::GridTooLarge`]: a device barrier would wait for blocks that
     /// cannot be scheduled until it lets others finish.
     Required,
     /// Allowed: for split kernels, whose launches wait for no block, and for tests of the
     /// watchdog.
-    Unchecked,
+    Waived,
 }
 
 /// A grid with every value resolved and checked.
@@ -156,32 +153,10 @@ pub(crate) fn checked_threads(info: &DeviceInfo, kernel: &KernelSpec, threads: u
 /// Dynamic shared memory per block: generated kernels declare all theirs statically.
 pub(crate) const DYNAMIC_SHARED_BYTES: u32 = 0;
 
-impl CudaGpu {
-    /// The device and the reason of its grid limit, for [`Error::TooManyBlocks`].
-    pub(crate) fn grid_limit_reason(&self) -> (String, String) {
-        (format!("GPU `{}`", self.info().name), "the largest gridDim.x the driver reports".to_owned())
-    }
-
-    /// Occupancy of a compiled kernel, after checking that one block fits at all: its shared
-    /// memory (static, as compiled, plus [`DYNAMIC_SHARED_BYTES`]) within the GPU's per-block
-    /// limit.
-    pub(crate) fn residency(&self, kernel: &KernelSpec, function: &CudaFunction, threads: u32) -> Result<Residency> {
-        let static_bytes = function
-            .shared_size_bytes()
-            .map_err(Error::driver(format!("reading the shared memory size of kernel `{}`", kernel.name)))?;
-        let bytes = u64::try_from(static_bytes).unwrap_or(0) + u64::from(DYNAMIC_SHARED_BYTES);
-        check_shared_memory(kernel, self.info(), bytes)?;
-        let blocks_per_sm = function
-            .occupancy_max_active_blocks_per_multiprocessor(threads, DYNAMIC_SHARED_BYTES as usize, None)
-            .map_err(Error::driver(format!("computing the occupancy of kernel `{}`", kernel.name)))?;
-        Ok(Residency { blocks_per_sm, sm_count: self.info().sm_count })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::tests::SMOOTH;
+    use crate::core::kernel::tests::SMOOTH;
 
     /// An H100-like GPU running 2 blocks per SM.
     const H100: Residency = Residency { blocks_per_sm: 2, sm_count: 132 };
@@ -190,9 +165,9 @@ mod tests {
         resolve_grid(&SMOOTH, barrier, blocks, threads, H100, CoResidency::Required)
     }
 
-    #[test]
-    fn auto_resolves_by_the_grid_and_asks_for_the_default_grid_only_without_one() {
-        let info = DeviceInfo {
+    /// An H200 as the driver describes it.
+    fn h200() -> DeviceInfo {
+        DeviceInfo {
             name: "H200".into(),
             ordinal: 0,
             sm_count: 132,
@@ -203,12 +178,21 @@ mod tests {
             max_blocks_per_grid: u32::MAX,
             total_memory: 0,
             driver_cuda_version: None,
-        };
+        }
+    }
+
+    #[test]
+    fn auto_resolves_by_the_grid_and_asks_for_the_default_grid_only_without_one() {
+        let info = h200();
         let never = || -> Result<u32> { panic!("the grid was given") };
         assert_eq!(resolve_barrier(Barrier::Auto, &info, Some(60), never).ok(), Some(Barrier::Lbs));
         assert_eq!(resolve_barrier(Barrier::Auto, &info, Some(800), never).ok(), Some(Barrier::Ilbs { groups: None }));
         assert_eq!(resolve_barrier(Barrier::Auto, &info, None, || Ok(4224)).ok(), Some(Barrier::Relay));
-        assert_eq!(resolve_barrier(Barrier::Lfs, &info, None, never).ok(), Some(Barrier::Lfs), "a chosen barrier stays");
+        assert_eq!(
+            resolve_barrier(Barrier::Lfs, &info, None, never).ok(),
+            Some(Barrier::Lfs),
+            "a chosen barrier stays"
+        );
         let failed = resolve_barrier(Barrier::Auto, &info, None, || Err(Error::EmptyGrid { kernel: "k".into() }));
         assert!(matches!(failed, Err(Error::EmptyGrid { .. })));
     }
@@ -238,7 +222,7 @@ mod tests {
     fn too_large_grids_are_refused_unless_unchecked() {
         let error = grid(Barrier::Ulfs, Some(265), 256).expect_err("not co-resident");
         assert!(matches!(error, Error::GridTooLarge { requested: 265, max: 264, .. }), "{error}");
-        let unchecked = resolve_grid(&SMOOTH, Barrier::Ulfs, Some(10_000), 256, H100, CoResidency::Unchecked);
+        let unchecked = resolve_grid(&SMOOTH, Barrier::Ulfs, Some(10_000), 256, H100, CoResidency::Waived);
         assert_eq!(unchecked.map(|grid| grid.blocks).ok(), Some(10_000));
     }
 
@@ -260,7 +244,7 @@ mod tests {
 
     #[test]
     fn shared_memory_beyond_the_per_block_limit_is_refused_with_both_numbers() {
-        let info = crate::Gpu::emulator().info().clone();
+        let info = h200();
         assert!(check_shared_memory(&SMOOTH, &info, 48 * 1024).is_ok());
         let error = check_shared_memory(&SMOOTH, &info, 64 * 1024).expect_err("too much");
         assert!(matches!(error, Error::SharedMemoryLimit { bytes: 65536, max: 49152, .. }), "{error}");

@@ -12,9 +12,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use sha2::{Digest, Sha256};
 
-use crate::compile::{self, compile};
-use crate::discover;
-use crate::error::Result;
+use crate::core::error::Result;
+use crate::cuda::compile::{self, compile};
+use crate::cuda::discover;
 
 /// Marks a cache file of this format.
 const MAGIC: &[u8; 8] = b"GSYNCCB1";

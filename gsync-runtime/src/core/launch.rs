@@ -2,10 +2,8 @@
 
 use std::time::Duration;
 
-use cudarc::driver::{CudaEvent, DriverError};
-
 use crate::barrier::Barrier;
-use crate::kernel::KernelSpec;
+use crate::core::kernel::KernelSpec;
 
 /// How long a block may wait in one software grid barrier unless the launch says otherwise.
 pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(5);
@@ -153,19 +151,10 @@ pub struct LaunchReport {
     pub barrier: Barrier,
 }
 
-/// The time between two events around work that has finished; zero without events.
-pub(crate) fn elapsed(events: Option<(CudaEvent, CudaEvent)>) -> Result<Duration, DriverError> {
-    let Some((start, end)) = events else {
-        return Ok(Duration::ZERO);
-    };
-    let ms = start.elapsed_ms(&end)?;
-    Ok(Duration::try_from_secs_f64(f64::from(ms) / 1e3).unwrap_or_default())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::tests::SMOOTH;
+    use crate::core::kernel::tests::SMOOTH;
 
     #[test]
     fn the_builder_records_what_was_asked() {

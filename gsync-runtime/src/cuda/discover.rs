@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use libloading::Library;
 
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
 
 /// Names of the driver library, most specific first.
 const DRIVER_NAMES: [&str; 2] = ["libcuda.so.1", "libcuda.so"];
@@ -109,7 +109,8 @@ fn load_nvrtc(nvrtc: &Path) -> Result<Vec<Library>> {
         .iter()
         .map(|path| {
             // SAFETY: NVRTC's initialisers have no preconditions.
-            unsafe { Library::new(path) }.map_err(|source| Error::LibraryLoad { path: path.clone(), source })
+            unsafe { Library::new(path) }
+                .map_err(|source| Error::LibraryLoad { path: path.clone(), source: Box::new(source) })
         })
         .collect::<Result<Vec<_>>>()?;
     // SAFETY: only probes names with dlopen; NVRTC is already loaded above.

@@ -1,6 +1,6 @@
-//! The DSL's meaning of the operations where Rust would panic, for the host
-//! half of split kernels (`MultiLaunch`): the same values the device prelude
-//! computes, so that host and device agree.
+//! The DSL's meaning of the operations where Rust would panic, for the Rust that
+//! `#[grid_phases]` generates: the emulator body and the host code of a split kernel. The
+//! same values the device prelude computes, so that host, emulator and device agree.
 
 /// Integer operations with the DSL's results where Rust's panic.
 pub trait DslInt: Copy + PartialOrd {

@@ -5,8 +5,8 @@ use std::ffi::{c_char, CString};
 use cudarc::nvrtc::result::{self as nvrtc, NvrtcError};
 use cudarc::nvrtc::sys;
 
-use crate::discover::{self, Toolkit};
-use crate::error::{Error, Resource, Result};
+use crate::core::error::{Error, Resource, Result};
+use crate::cuda::discover::{self, Toolkit};
 
 /// A kernel compiled for one GPU architecture.
 #[derive(Clone, Debug)]
@@ -162,7 +162,7 @@ pub(crate) fn number_lines(source: &str) -> String {
 }
 
 fn nvrtc_error(context: &str) -> impl FnOnce(NvrtcError) -> Error + '_ {
-    move |source| Error::Nvrtc { context: context.to_owned(), source }
+    move |source| Error::Nvrtc { context: context.to_owned(), source: Box::new(source) }
 }
 
 /// An NVRTC program, destroyed on drop.
@@ -211,7 +211,7 @@ fn c_chars_to_string(raw: &[c_char]) -> String {
 mod tests {
     use super::*;
     use crate::barrier::Barrier;
-    use crate::kernel::{KernelSpec, SplitSpec};
+    use crate::core::kernel::{KernelSpec, SplitSpec};
     use crate::test_support::nvrtc_available;
 
     const GRID_KERNEL: &str = r#"
@@ -289,7 +289,6 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_1(
             segments: &["halve_segment_0", "halve_segment_1"],
             error: None,
             reads_device: false,
-            emulated: &[],
         },
     };
 

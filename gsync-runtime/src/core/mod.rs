@@ -1,0 +1,31 @@
+//! The core of the runtime: what every backend shares, with no backend in it. Nothing here
+//! imports the CUDA bindings or the emulator.
+//!
+//! - `device`: what a GPU is ([`DeviceInfo`]) and which backend runs it ([`Backend`]);
+//! - `scalar`: the values a kernel takes by value and their 8-byte parameter slots;
+//! - `kernel`: what `#[grid_phases]` emits ([`KernelSpec`]) and its CUDA translation unit;
+//! - `args`: the arguments of one launch ([`KernelArgs`]), the buffers behind a
+//!   [`KernelBuffer`];
+//! - `launch`: how to launch ([`Launch`]) and what a launch did ([`LaunchReport`]);
+//! - `grid`: the grid of a launch, resolved and checked against the device and the barrier;
+//! - `split`: the checks of a split run, shared by the backends;
+//! - `status`: the device status word, decoded into an [`Error`];
+//! - `error`: every way the runtime can fail.
+
+pub(crate) mod args;
+pub(crate) mod device;
+pub(crate) mod error;
+pub(crate) mod grid;
+pub(crate) mod kernel;
+pub(crate) mod launch;
+pub(crate) mod scalar;
+pub(crate) mod split;
+pub(crate) mod status;
+
+pub use args::{KernelArgs, KernelBuffer};
+pub use device::{Backend, DeviceInfo};
+pub use error::{Error, ErrorKind, Resource, Result, SourceError};
+pub use grid::CoResidency;
+pub use kernel::{KernelSpec, SplitSpec, DEFAULT_THREADS};
+pub use launch::{Launch, LaunchReport, DEFAULT_WATCHDOG};
+pub use scalar::KernelScalar;

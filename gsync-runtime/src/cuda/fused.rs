@@ -1,0 +1,221 @@
+//! Running a fused kernel on a CUDA GPU: one launch whose `grid_sync()` calls are device
+//! barriers.
+
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaEvent, CudaFunction, DriverError, LaunchConfig};
+
+use crate::barrier::{Barrier, LaunchMode, RelayMode};
+use crate::core::args::KernelArgs;
+use crate::core::device::Backend;
+use crate::core::error::{Error, Result};
+use crate::core::grid::{check_block_limit, checked_threads, resolve_barrier, resolve_grid, CoResidency, Grid};
+use crate::core::kernel::KernelSpec;
+use crate::core::launch::{Launch, LaunchReport};
+use crate::cuda::args::push_args;
+use crate::cuda::context::CudaGpu;
+use crate::cuda::driver_error;
+use crate::cuda::health::describe_launch;
+use crate::cuda::occupancy::{grid_limit_reason, residency};
+use crate::cuda::scratch::LaunchScratch;
+use crate::cuda::split::first_segment;
+use crate::cuda::timing::elapsed;
+
+/// A launch with every value resolved and checked.
+struct FusedLaunch {
+    function: CudaFunction,
+    grid: Grid,
+    /// The barrier the launch reports.
+    barrier: Barrier,
+    /// The barrier whose fragment `function` was compiled with, whose state it uses.
+    compiled: Barrier,
+}
+
+/// See [`Gpu::max_coresident_blocks`](crate::Gpu::max_coresident_blocks).
+pub(crate) fn max_coresident_blocks(gpu: &CudaGpu, kernel: &KernelSpec, launch: &Launch) -> Result<u32> {
+    gpu.health().guard(|| {
+        let kernel = &launch.configure(kernel);
+        let threads = checked_threads(gpu.info(), kernel, launch.threads_for(kernel))?;
+        let barrier = resolve(gpu, kernel, launch.selected_barrier(), None, threads)?;
+        let function = match barrier.descriptor().launch_mode {
+            LaunchMode::Split => first_segment(gpu, kernel, threads)?,
+            LaunchMode::Cooperative | LaunchMode::Ordinary => gpu.function(kernel, barrier, threads)?,
+        };
+        Ok(residency(gpu, kernel, &function, threads)?.max_blocks())
+    })
+}
+
+/// Runs `kernel` once with `launch` and waits for it; see
+/// [`Gpu::launch_kernel`](crate::Gpu::launch_kernel).
+///
+/// # Safety
+/// `args` must match the kernel's C parameter list.
+pub(crate) unsafe fn launch(
+    gpu: &CudaGpu,
+    kernel: &KernelSpec,
+    launch: &Launch,
+    args: KernelArgs<'_>,
+    co_residency: CoResidency,
+) -> Result<LaunchReport> {
+    gpu.health().check()?;
+    let kernel = &launch.configure(kernel);
+    check_buffers(gpu, kernel, &args)?;
+    let fused = resolve_launch(gpu, kernel, launch, co_residency).map_err(|error| gpu.health().absorb(error))?;
+    gpu.health().launching(describe_launch(kernel, fused.grid, fused.barrier));
+    let watchdog = launch.watchdog_limit();
+    // One launch at a time may use the scratch words; `prepare` resets what it needs.
+    let mut scratch = gpu.lock_scratch();
+    scratch.prepare(gpu.stream(), fused.compiled, fused.grid, fused.barrier.watchdog_ns(watchdog))?;
+    // SAFETY: the caller vouches for `args`.
+    let ran = unsafe { run(gpu, kernel, &fused, &args, &scratch) };
+    let outcome = ran.and_then(|gpu_time| {
+        scratch.read_status(gpu.stream())?.into_result(kernel, fused.barrier, watchdog)?;
+        Ok(gpu_time)
+    });
+    scratch.settle(gpu.stream(), fused.compiled, outcome.is_ok());
+    let gpu_time = outcome.map_err(|error| gpu.health().absorb(error))?;
+    Ok(LaunchReport { gpu_time, blocks: fused.grid.blocks, threads: fused.grid.threads, barrier: fused.barrier })
+}
+
+/// Launches and waits, returning the kernel's time.
+///
+/// # Safety
+/// `args` must match the kernel's C parameter list.
+unsafe fn run(
+    gpu: &CudaGpu,
+    kernel: &KernelSpec,
+    fused: &FusedLaunch,
+    args: &KernelArgs<'_>,
+    scratch: &LaunchScratch,
+) -> Result<std::time::Duration> {
+    let running = format!("running kernel `{}`", kernel.name);
+    // SAFETY: the caller vouches for `args`.
+    let events = unsafe { enqueue(gpu, fused, args, scratch) }.map_err(driver_error(running.as_str()))?;
+    // Waiting here also ends the kernel's use of the buffers `args` borrows.
+    gpu.stream().synchronize().map_err(driver_error(running.as_str()))?;
+    elapsed(events).map_err(driver_error(running))
+}
+
+/// Queues the launch between two timing events.
+///
+/// # Safety
+/// `args` must match the kernel's C parameter list.
+unsafe fn enqueue(
+    gpu: &CudaGpu,
+    fused: &FusedLaunch,
+    args: &KernelArgs<'_>,
+    scratch: &LaunchScratch,
+) -> std::result::Result<Option<(CudaEvent, CudaEvent)>, DriverError> {
+    let mut builder = gpu.stream().launch_builder(&fused.function);
+    push_args(&mut builder, args);
+    scratch.push_trailing_args(&mut builder);
+    builder.record_kernel_launch(CUevent_flags::CU_EVENT_DEFAULT);
+    let config = LaunchConfig {
+        grid_dim: (fused.grid.blocks, 1, 1),
+        block_dim: (fused.grid.threads, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the caller vouches for `args`; the scratch words outlive the launch.
+    match fused.barrier.descriptor().launch_mode {
+        LaunchMode::Cooperative => unsafe { builder.launch_cooperative(config) },
+        LaunchMode::Ordinary | LaunchMode::Split => unsafe { builder.launch(config) },
+    }
+}
+
+/// The barrier a launch of `requested_blocks` (or the default grid) uses: Auto becomes the
+/// barrier measured fastest for the grid, whose default size is Relay's largest co-resident
+/// grid.
+fn resolve(
+    gpu: &CudaGpu,
+    kernel: &KernelSpec,
+    barrier: Barrier,
+    requested_blocks: Option<u32>,
+    threads: u32,
+) -> Result<Barrier> {
+    resolve_barrier(barrier, gpu.info(), requested_blocks, || {
+        let function = gpu.function(kernel, Barrier::Relay, threads)?;
+        Ok(residency(gpu, kernel, &function, threads)?.max_blocks())
+    })
+}
+
+/// Resolves the defaults of `launch` and checks everything that can be checked before
+/// launching.
+fn resolve_launch(
+    gpu: &CudaGpu,
+    kernel: &KernelSpec,
+    launch: &Launch,
+    co_residency: CoResidency,
+) -> Result<FusedLaunch> {
+    let threads = checked_threads(gpu.info(), kernel, launch.threads_for(kernel))?;
+    let barrier = resolve(gpu, kernel, launch.selected_barrier(), launch.requested_blocks(), threads)?;
+    let descriptor = barrier.descriptor();
+    match descriptor.launch_mode {
+        LaunchMode::Cooperative if !gpu.info().cooperative_launch => {
+            return Err(Error::CooperativeLaunchUnsupported { gpu: gpu.info().name.clone(), barrier: descriptor.name });
+        }
+        LaunchMode::Split => return Err(not_fused(kernel)),
+        LaunchMode::Cooperative | LaunchMode::Ordinary => {}
+    }
+    let function = gpu.function(kernel, barrier, threads)?;
+    let resident = residency(gpu, kernel, &function, threads)?;
+    let grid = resolve_grid(kernel, barrier, launch.requested_blocks(), threads, resident, co_residency)?;
+    check_block_limit(kernel, grid, gpu.info().max_blocks_per_grid, || grid_limit_reason(gpu))?;
+    let compiled = barrier.compiled_for(RelayMode::for_grid(grid.blocks, gpu.info().sm_count));
+    if compiled == barrier {
+        return Ok(FusedLaunch { function, grid, barrier, compiled });
+    }
+    // Relay's own kernel serves any grid: it stays where the other one would not be
+    // co-resident.
+    let other = gpu.function(kernel, compiled, threads)?;
+    if co_residency == CoResidency::Required && grid.blocks > residency(gpu, kernel, &other, threads)?.max_blocks() {
+        return Ok(FusedLaunch { function, grid, barrier, compiled: barrier });
+    }
+    Ok(FusedLaunch { function: other, grid, barrier, compiled })
+}
+
+/// Refuses buffers of another GPU or of the emulator, whose addresses mean nothing here.
+pub(crate) fn check_buffers(gpu: &CudaGpu, kernel: &KernelSpec, args: &KernelArgs<'_>) -> Result<()> {
+    let ordinal = gpu.info().ordinal;
+    for buffer in args.buffers() {
+        if buffer.device_address().is_none() {
+            return Err(Error::BufferBackendMismatch { buffer: Backend::Emulator, gpu: Backend::Cuda });
+        }
+        if buffer.gpu_ordinal() != ordinal {
+            return Err(Error::BufferOnOtherGpu {
+                kernel: kernel.name.to_owned(),
+                buffer_gpu: buffer.gpu_ordinal(),
+                launch_gpu: ordinal,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Why a split kernel cannot go through a fused launch.
+fn not_fused(kernel: &KernelSpec) -> Error {
+    match kernel.split.error {
+        Some(reason) => Error::CannotSplit { kernel: kernel.name.to_owned(), reason: reason.to_owned() },
+        None => Error::InvalidBarrier {
+            kernel: kernel.name.to_owned(),
+            barrier: Barrier::MultiLaunch.to_string(),
+            reason: "a split kernel runs through Gpu::begin_split, which the launch functions \
+                     #[grid_phases] generates call, not through launch_kernel"
+                .to_owned(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::kernel::tests::SMOOTH;
+    use crate::core::kernel::SplitSpec;
+
+    #[test]
+    fn a_multi_launch_through_launch_kernel_says_where_it_belongs() {
+        let error = not_fused(&SMOOTH);
+        assert!(matches!(&error, Error::InvalidBarrier { barrier, .. } if barrier == "multi-launch"), "{error}");
+        assert!(error.to_string().contains("Gpu::begin_split"), "{error}");
+        let unsplit = KernelSpec { split: SplitSpec::NONE, ..SMOOTH };
+        assert!(matches!(not_fused(&unsplit), Error::CannotSplit { .. }));
+    }
+}

@@ -1,0 +1,36 @@
+//! What the code `#[grid_phases]` generates calls; not a public API.
+//!
+//! A generated launch function hands [`Gpu::run`](crate::Gpu::run) its kernel's three forms
+//! over the caller's arguments, as a [`KernelForms`]; the runtime picks the form from the
+//! backend and the barrier, so generated code holds no backend or barrier branch.
+
+pub use crate::emu::arith;
+
+use crate::core::args::KernelArgs;
+use crate::core::error::Result;
+use crate::core::launch::{Launch, LaunchReport};
+use crate::emu::EmuSegmentFn;
+use crate::gpu::Gpu;
+use crate::split::SplitRun;
+
+/// One call of a `#[grid_phases]` kernel, in the three forms the macro generates: the fused
+/// kernel's argument list, the split form's host code, and the emulator body.
+///
+/// # Safety
+/// [`push_args`](Self::push_args) must push exactly the arguments of the fused kernel's C
+/// parameter list, and [`run_split`](Self::run_split) must launch each segment with
+/// exactly that segment's: the runtime launches device code with them.
+pub unsafe trait KernelForms {
+    /// Pushes the call's arguments, in the fused kernel's C parameter order.
+    fn push_args<'a>(&'a mut self, args: &mut KernelArgs<'a>);
+
+    /// Runs the split form's host code: its control flow, and one launch per segment
+    /// through `run`. The runtime begins the run before and finishes it after.
+    fn run_split(&mut self, run: &mut SplitRun<'_>) -> Result<()>;
+
+    /// The split form's segments as emulator bodies, in segment order.
+    fn emulated_segments(&self) -> &'static [EmuSegmentFn];
+
+    /// Runs the fused form on the emulator: `gpu` is an emulator.
+    fn emulate(&mut self, gpu: &Gpu, launch: &Launch) -> Result<LaunchReport>;
+}

@@ -1,0 +1,123 @@
+//! A split kernel being run ([`Barrier::MultiLaunch`](crate::Barrier::MultiLaunch)): one
+//! ordinary launch per segment, in the order the host code `#[grid_phases]` generates
+//! decides. The end of a launch is the barrier, so no grid needs to be co-resident. Each
+//! backend runs the segments its own way (`cuda::split`, `emu::split`); this is the one place
+//! that picks between them.
+
+use crate::buffer::{DeviceBuffer, DeviceScalar};
+use crate::core::args::KernelArgs;
+use crate::core::error::Result;
+use crate::core::grid::Grid;
+use crate::core::launch::LaunchReport;
+use crate::cuda::CudaSplitRun;
+use crate::emu::EmuSplitRun;
+
+/// A split kernel being run. Created by [`Gpu::begin_split`](crate::Gpu::begin_split); the
+/// generated host code launches segments and reads device values through it, and the runtime
+/// then calls [`finish`](Self::finish).
+///
+/// On CUDA it holds the GPU's status word for the whole run, so other launches on the same
+/// [`Gpu`](crate::Gpu) wait until it is finished or dropped. Dropping it waits for the
+/// launches made so far, so that the buffers they use stay borrowed until the device is done
+/// with them. On the emulator every launch has finished when [`launch`](Self::launch)
+/// returns.
+pub struct SplitRun<'g> {
+    runner: Runner<'g>,
+}
+
+/// The backend's split run.
+pub(crate) enum Runner<'g> {
+    Cuda(CudaSplitRun<'g>),
+    Emulator(EmuSplitRun<'g>),
+}
+
+impl<'g> SplitRun<'g> {
+    pub(crate) fn new(runner: Runner<'g>) -> Self {
+        SplitRun { runner }
+    }
+
+    /// Blocks per launch.
+    pub fn blocks(&self) -> u32 {
+        self.grid().blocks
+    }
+
+    /// Threads per block.
+    pub fn threads(&self) -> u32 {
+        self.grid().threads
+    }
+
+    fn grid(&self) -> Grid {
+        match &self.runner {
+            Runner::Cuda(cuda) => cuda.grid(),
+            Runner::Emulator(emulator) => emulator.grid(),
+        }
+    }
+
+    /// Queues one launch of segment `segment`, without waiting for it (on the emulator: runs
+    /// it to the end).
+    ///
+    /// # Safety
+    /// `args` must match segment `segment`'s C parameters (the user's parameters, then the
+    /// extra scalars the split passes), as the code `#[grid_phases]` generates guarantees.
+    /// The buffers behind `args` must stay borrowed until [`finish`](Self::finish).
+    pub unsafe fn launch(&mut self, segment: usize, args: KernelArgs<'_>) -> Result<()> {
+        match &mut self.runner {
+            // SAFETY: the caller vouches for `args`.
+            Runner::Cuda(cuda) => unsafe { cuda.launch(segment, args) },
+            Runner::Emulator(emulator) => emulator.launch(segment, args),
+        }
+    }
+
+    /// Waits for the launches so far and reads `buf[index]`: the host's view of a grid-uniform
+    /// load, such as the `flag[0]` of `while flag[0] != 0`.
+    ///
+    /// `array` and `line` name the access for messages. Fails with
+    /// [`Error::OutOfBounds`](crate::Error::OutOfBounds) when `index` is out of range, and
+    /// with the kernel's own error when a segment so far reported one, so that a faulty run
+    /// stops instead of steering the host by bad data.
+    pub fn read<T: DeviceScalar>(&mut self, buf: &DeviceBuffer<T>, index: u64, array: &str, line: u32) -> Result<T> {
+        match &mut self.runner {
+            Runner::Cuda(cuda) => cuda.read(buf.cuda()?, index, array, line),
+            Runner::Emulator(emulator) => emulator.read(buf.emu()?, index, array, line),
+        }
+    }
+
+    /// Records a host loop's `step_by(0)` on Rust source line `line`, as a segment's loop
+    /// records one in the status word: the generated loop runs no iteration, and
+    /// [`finish`](Self::finish) fails with [`Error::ZeroStep`](crate::Error::ZeroStep), or
+    /// with the fault a segment reported before it (the first fault wins, as in a fused
+    /// launch).
+    pub fn zero_step(&mut self, line: u32) -> Result<()> {
+        match &mut self.runner {
+            Runner::Cuda(cuda) => cuda.zero_step(line),
+            Runner::Emulator(emulator) => {
+                emulator.zero_step(line);
+                Ok(())
+            }
+        }
+    }
+
+    /// Waits for every launch, checks the status word, and reports the run; `gpu_time` spans
+    /// the first launch to the last (on the emulator: the wall time of the run).
+    pub fn finish(self) -> Result<LaunchReport> {
+        match self.runner {
+            Runner::Cuda(cuda) => cuda.finish(),
+            Runner::Emulator(emulator) => emulator.finish(),
+        }
+    }
+}
+
+impl std::fmt::Debug for SplitRun<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (kernel, backend) = match &self.runner {
+            Runner::Cuda(cuda) => (cuda.kernel_name(), "CUDA"),
+            Runner::Emulator(emulator) => (emulator.kernel_name(), "CPU emulator"),
+        };
+        f.debug_struct("SplitRun")
+            .field("kernel", &kernel)
+            .field("backend", &backend)
+            .field("blocks", &self.blocks())
+            .field("threads", &self.threads())
+            .finish_non_exhaustive()
+    }
+}
