@@ -8,20 +8,10 @@ mod common;
 #[path = "ui/pass/hostile_names.rs"]
 mod hostile_names;
 
+use gsync::__private::nvrtc_or_skip;
 use gsync::{Barrier, KernelSpec};
 
 const ARCHS: [(u32, u32); 2] = [(8, 0), (9, 0)];
-
-fn nvrtc_available() -> bool {
-    match gsync::toolkit() {
-        Ok(_) => true,
-        Err(e) if std::env::var("GSYNC_REQUIRE_NVRTC").as_deref() == Ok("1") => panic!("NVRTC is required: {e}"),
-        Err(e) => {
-            eprintln!("skipped: {e}");
-            false
-        }
-    }
-}
 
 /// The same kernel with the other body selected.
 fn with_checks(kernel: &KernelSpec, checks: bool) -> KernelSpec {
@@ -47,7 +37,7 @@ fn compile_all_configurations(kernel: &KernelSpec) -> Vec<String> {
 
 #[test]
 fn every_kernel_compiles_for_sm80_and_sm90() {
-    if !nvrtc_available() {
+    if !nvrtc_or_skip() {
         return;
     }
     let failures = compile_in_parallel(&common::kernels::all());
@@ -76,7 +66,7 @@ fn compile_in_parallel(kernels: &[&KernelSpec]) -> Vec<String> {
 
 #[test]
 fn kernels_named_like_cpp_cuda_and_prelude_names_compile() {
-    if !nvrtc_available() {
+    if !nvrtc_or_skip() {
         return;
     }
     use hostile_names as h;
@@ -106,7 +96,7 @@ fn cuda_source_names_the_kernel_and_its_barrier() {
 
 #[test]
 fn a_broken_kernel_reports_the_log_and_numbered_source() {
-    if !nvrtc_available() {
+    if !nvrtc_or_skip() {
         return;
     }
     let broken = KernelSpec {
@@ -147,7 +137,7 @@ fn segments_that_recompute_hoisted_thread_indices_compile() {
     let second = &source[source.find("hoisted_indices_segment_2_(").expect("segment 2")..];
     assert!(second.contains("const u32 lane_ = (threadIdx.x & 31u);"), "{second}");
     assert!(second.contains("const u32 from_ = "), "{second}");
-    if !nvrtc_available() {
+    if !nvrtc_or_skip() {
         return;
     }
     for checks in [true, false] {

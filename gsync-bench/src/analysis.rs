@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use gsync::Barrier;
 
-use crate::model::{sqrt_groups, Experiment, Run, Status, Workload};
+use crate::model::{Experiment, Run, Status, Workload};
 use crate::paper::{self, PaperBand};
 use crate::stats::{mean, relative_change, Summary};
 
@@ -429,7 +429,7 @@ pub fn group_sweeps(data: &Dataset, workload: Workload) -> Vec<GroupSweep> {
             continue;
         };
         let worst = points.iter().map(|p| p.1.median).fold(f64::MIN, f64::max);
-        let root = sqrt_groups(blocks);
+        let root = Barrier::default_ilbs_groups(blocks);
         let root_summary = points.iter().find(|p| p.0 == root).map(|p| p.1);
         sweeps.push(GroupSweep {
             blocks,

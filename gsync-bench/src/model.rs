@@ -198,14 +198,9 @@ impl Run {
 pub fn resolved_groups(barrier: Barrier, blocks: u32) -> Option<u32> {
     match barrier {
         Barrier::Ilbs { groups: Some(groups) } => Some(groups),
-        Barrier::Ilbs { groups: None } => Some(sqrt_groups(blocks)),
+        Barrier::Ilbs { groups: None } => Some(Barrier::default_ilbs_groups(blocks)),
         _ => None,
     }
-}
-
-/// round(√N), at least 1: ILBS's default group count and the paper's optimum.
-pub fn sqrt_groups(blocks: u32) -> u32 {
-    (f64::from(blocks).sqrt().round() as u32).max(1)
 }
 
 /// A barrier's name in tables and legends: ILBS's default reads "ilbs:√N".
@@ -264,7 +259,7 @@ mod tests {
         assert_eq!(resolved_groups(Barrier::Ilbs { groups: None }, 7), Some(3));
         assert_eq!(resolved_groups(Barrier::Ilbs { groups: Some(6) }, 60), Some(6));
         assert_eq!(resolved_groups(Barrier::Lbs, 60), None);
-        assert_eq!(sqrt_groups(1), 1);
+        assert_eq!(resolved_groups(Barrier::Ilbs { groups: None }, 1), Some(1));
         assert_eq!(barrier_label(Barrier::Ilbs { groups: None }), "ilbs:√N");
         assert_eq!(barrier_label(Barrier::Ilbs { groups: Some(6) }), "ilbs:6");
     }

@@ -4,7 +4,7 @@
 use gsync::Barrier;
 
 use crate::error::Result;
-use crate::model::{sqrt_groups, Experiment};
+use crate::model::Experiment;
 use crate::paper;
 use crate::workloads::ProblemSpec;
 
@@ -121,7 +121,7 @@ pub fn group_counts(blocks: u32) -> Vec<u32> {
     if blocks <= 64 {
         return (1..=blocks).collect();
     }
-    let root = sqrt_groups(blocks);
+    let root = Barrier::default_ilbs_groups(blocks);
     let mut counts: Vec<u32> = Vec::new();
     let mut g = 1u32;
     while g <= blocks {

@@ -314,7 +314,8 @@ pub fn multiples(workload: Workload, crossings: &[Crossing], block_size: u32) ->
     } else {
         Outcome::Different
     };
-    let tree_grows = |c: &Crossing| ulfs_levels(c.multiple + 1, block_size) > ulfs_levels(c.multiple, block_size);
+    let tree_grows =
+        |c: &Crossing| Barrier::ulfs_levels(c.multiple + 1, block_size) > Barrier::ulfs_levels(c.multiple, block_size);
     let follows_levels = crossings.iter().all(|c| is_jump(c) == tree_grows(c));
     let at: Vec<String> = jumps.iter().map(|c| (c.multiple + 1).to_string()).collect();
     let why = match outcome {
@@ -327,17 +328,6 @@ pub fn multiples(workload: Workload, crossings: &[Crossing], block_size: u32) ->
         _ => String::new(),
     };
     verdict(claim, outcome, evidence + &why)
-}
-
-/// Levels of ULFS's tree for `blocks` blocks of `block_size` threads: ⌈log_B N⌉ + 1
-/// (docs/barriers.md), which is 2 — plain LFS — up to B blocks.
-pub fn ulfs_levels(blocks: u32, block_size: u32) -> u32 {
-    let (mut levels, mut reach) = (1u32, 1u64);
-    while reach < u64::from(blocks.max(2)) {
-        reach *= u64::from(block_size.max(2));
-        levels += 1;
-    }
-    levels
 }
 
 /// Whether ULFS's step across a multiple counts as a jump: large enough, every run
@@ -627,7 +617,7 @@ mod tests {
         let points: Vec<(u32, Summary)> = medians.iter().map(|&(g, m)| (g, summary(&[m]))).collect();
         let &(best, best_summary) = points.iter().min_by(|a, b| a.1.median.total_cmp(&b.1.median)).expect("points");
         let worst = points.iter().map(|p| p.1.median).fold(f64::MIN, f64::max);
-        let root = crate::model::sqrt_groups(blocks);
+        let root = Barrier::default_ilbs_groups(blocks);
         GroupSweep {
             blocks,
             root_summary: points.iter().find(|p| p.0 == root).map(|p| p.1),
@@ -681,13 +671,6 @@ mod tests {
         limit.lfs_ran_beyond = 1;
         assert_eq!(lfs_limit(&limit).outcome, Outcome::Different);
         assert_eq!(lfs_limit(&LfsLimit::default()).outcome, Outcome::Untested);
-    }
-
-    #[test]
-    fn the_ulfs_tree_gains_levels_past_powers_of_the_block_size() {
-        let levels: Vec<u32> = [1, 2, 32, 33, 64, 1024, 1025, 4224].iter().map(|&n| ulfs_levels(n, 32)).collect();
-        assert_eq!(levels, [2, 2, 2, 3, 3, 3, 4, 4]);
-        assert_eq!(ulfs_levels(257, 256), 3);
     }
 
     #[test]

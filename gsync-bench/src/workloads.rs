@@ -110,6 +110,7 @@ pub fn sw_widest_diagonal(m: usize, n: usize, threads: u32, tile_cols: u32) -> u
 }
 
 /// A problem with its inputs and its CPU reference answer.
+#[derive(Debug)]
 pub enum Problem {
     /// Keys to sort and the CPU's sort of them.
     Bitonic {

@@ -9,9 +9,26 @@ pub use crate::emu::arith;
 use crate::core::args::KernelArgs;
 use crate::core::error::Result;
 use crate::core::launch::{Launch, LaunchReport};
+use crate::cuda::discover;
 use crate::emu::EmuSegmentFn;
 use crate::gpu::Gpu;
 use crate::split::SplitRun;
+
+/// Whether a test that compiles with NVRTC can run: `true` when NVRTC loads. Otherwise the
+/// test should return at once, after this prints why, unless `GSYNC_REQUIRE_NVRTC=1`, which
+/// turns the missing NVRTC into a panic. For the workspace's tests.
+pub fn nvrtc_or_skip() -> bool {
+    match discover::toolkit() {
+        Ok(_) => true,
+        Err(error) if std::env::var_os("GSYNC_REQUIRE_NVRTC").is_some_and(|value| value == "1") => {
+            panic!("GSYNC_REQUIRE_NVRTC=1 but NVRTC is unavailable: {error}")
+        }
+        Err(error) => {
+            eprintln!("skipping: NVRTC is unavailable ({error})");
+            false
+        }
+    }
+}
 
 /// One call of a `#[grid_phases]` kernel, in the three forms the macro generates: the fused
 /// kernel's argument list, the split form's host code, and the emulator body.

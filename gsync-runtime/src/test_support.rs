@@ -26,18 +26,3 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
-
-/// Whether NVRTC can be used. Without it the test should return early, after this prints a
-/// notice, unless `GSYNC_REQUIRE_NVRTC=1`, in which case this fails the test.
-pub fn nvrtc_available() -> bool {
-    match crate::cuda::discover::toolkit() {
-        Ok(_) => true,
-        Err(error) if std::env::var_os("GSYNC_REQUIRE_NVRTC").is_some_and(|v| v == "1") => {
-            panic!("GSYNC_REQUIRE_NVRTC=1 but NVRTC is unavailable: {error}")
-        }
-        Err(error) => {
-            eprintln!("skipping: NVRTC is unavailable ({error})");
-            false
-        }
-    }
-}

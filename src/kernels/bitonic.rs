@@ -291,9 +291,11 @@ impl SortKey for f32 {
 /// A sorted result and how the kernel ran.
 #[derive(Debug)]
 pub struct Sorted<K> {
+    /// The keys in order.
     pub keys: Vec<K>,
     /// The values, permuted with their keys (empty without values).
     pub values: Vec<u32>,
+    /// How the kernel ran.
     pub report: LaunchReport,
 }
 

@@ -96,14 +96,7 @@ const BATCH: usize = 60;
 
 /// Whether NVRTC can be loaded; with `GSYNC_REQUIRE_NVRTC=1` it must.
 pub fn available() -> bool {
-    match gsync_runtime::toolkit() {
-        Ok(_) => true,
-        Err(e) if std::env::var("GSYNC_REQUIRE_NVRTC").as_deref() == Ok("1") => panic!("NVRTC is required: {e}"),
-        Err(e) => {
-            eprintln!("NVRTC part skipped: {e}");
-            false
-        }
-    }
+    gsync_runtime::__private::nvrtc_or_skip()
 }
 
 /// One translation unit to compile: a version of some kernels for an architecture.

@@ -107,6 +107,19 @@ impl Barrier {
 
     /// The ILBS group count for a grid of `blocks` blocks (0 for other barriers, which have
     /// none), or why the requested count cannot work.
+    /// ILBS's default group count for a grid of `blocks`: round(√blocks), at least 1, which
+    /// minimises the ⌈N/g⌉ + g atomic additions of a barrier.
+    pub fn default_ilbs_groups(blocks: u32) -> u32 {
+        layout::default_ilbs_groups(blocks)
+    }
+
+    /// Levels of ULFS's tree for `blocks` blocks of `threads` threads, the root included:
+    /// the paper's ⌈log_B N⌉ + 1 with B = `threads`, so 2 (plain LFS) up to B blocks, and 1
+    /// for a single block, which waits for no one.
+    pub fn ulfs_levels(blocks: u32, threads: u32) -> u32 {
+        layout::ulfs_levels(blocks, threads).len() as u32 + 1
+    }
+
     pub(crate) fn groups_for(&self, blocks: u32) -> Result<u32, String> {
         match *self {
             Barrier::Ilbs { groups: None } => Ok(default_ilbs_groups(blocks)),
@@ -269,6 +282,16 @@ mod tests {
 
     const BEGIN: &str = "gsync_barrier_t gsync_barrier_begin(unsigned int* gsync_barrier_state)";
     const GRID_SYNC: &str = "void gsync_grid_sync(gsync_barrier_t& barrier, gsync_status_t* gsync_status)";
+
+    #[test]
+    fn the_public_barrier_arithmetic_follows_the_paper() {
+        assert_eq!([1, 2, 100, 1056].map(Barrier::default_ilbs_groups), [1, 1, 10, 32]);
+        assert_eq!(Barrier::ulfs_levels(1, 32), 1);
+        assert_eq!(Barrier::ulfs_levels(32, 32), 2, "plain LFS up to the block size");
+        assert_eq!(Barrier::ulfs_levels(33, 32), 3);
+        assert_eq!(Barrier::ulfs_levels(1024, 32), 3);
+        assert_eq!(Barrier::ulfs_levels(1025, 32), 4);
+    }
 
     #[test]
     fn relay_runs_lbs_s_fragment_in_direct_mode_only() {

@@ -135,7 +135,8 @@ fn write_atomically(path: &Path, parts: &[&[u8]]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{nvrtc_available, TempDir};
+    use crate::private::nvrtc_or_skip;
+    use crate::test_support::TempDir;
 
     fn key() -> CacheKey {
         CacheKey::new("src", &["-a".into(), "-b".into()], (8, 0), (13, 0))
@@ -203,7 +204,7 @@ mod tests {
 
     #[test]
     fn compiling_twice_reuses_the_cached_cubin_and_recovers_from_corruption() {
-        if !nvrtc_available() {
+        if !nvrtc_or_skip() {
             return;
         }
         let tmp = TempDir::new("cache-compile");

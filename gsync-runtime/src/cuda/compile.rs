@@ -212,7 +212,7 @@ mod tests {
     use super::*;
     use crate::barrier::Barrier;
     use crate::core::kernel::{KernelSpec, SplitSpec};
-    use crate::test_support::nvrtc_available;
+    use crate::private::nvrtc_or_skip;
 
     const GRID_KERNEL: &str = r#"
 #include <cooperative_groups.h>
@@ -233,7 +233,7 @@ extern "C" __global__ void __launch_bounds__(128) step(float* out, unsigned long
 
     #[test]
     fn compiles_a_grid_kernel_to_cubin_for_sm80_and_sm90() {
-        if !nvrtc_available() {
+        if !nvrtc_or_skip() {
             return;
         }
         for arch in [(8, 0), (9, 0)] {
@@ -294,7 +294,7 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_1(
 
     #[test]
     fn an_assembled_kernel_compiles_with_every_barrier_for_sm80_and_sm90() {
-        if !nvrtc_available() {
+        if !nvrtc_or_skip() {
             return;
         }
         for &barrier in Barrier::ALL.iter().filter(|&&barrier| barrier != Barrier::Auto) {
@@ -309,7 +309,7 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_1(
 
     #[test]
     fn software_barriers_compile_at_the_extreme_block_sizes() {
-        if !nvrtc_available() {
+        if !nvrtc_or_skip() {
             return;
         }
         // One thread per block takes ULFS's strided gathering path and gives Relay a one-lane
@@ -326,7 +326,7 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_1(
 
     #[test]
     fn software_barriers_compile_without_warnings() {
-        if !nvrtc_available() {
+        if !nvrtc_or_skip() {
             return;
         }
         for barrier in [Barrier::Lbs, Barrier::Lfs, Barrier::Ilbs { groups: None }, Barrier::Ulfs, Barrier::Relay] {
@@ -338,7 +338,7 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_1(
 
     #[test]
     fn a_syntax_error_returns_the_log_and_numbered_source() {
-        if !nvrtc_available() {
+        if !nvrtc_or_skip() {
             return;
         }
         let source = "extern \"C\" __global__ void broken() {\n    int x = ;\n}\n";
@@ -377,7 +377,7 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_1(
 
     #[test]
     fn too_much_shared_memory_is_a_resource_error_with_advice_not_a_bug() {
-        if !nvrtc_available() {
+        if !nvrtc_or_skip() {
             return;
         }
         let source = "extern \"C\" __global__ void big(float* out) {\n    __shared__ float tile[16384];\n    \
@@ -394,7 +394,7 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_1(
 
     #[test]
     fn a_header_nvrtc_cannot_open_is_a_missing_header_not_a_bug() {
-        if !nvrtc_available() {
+        if !nvrtc_or_skip() {
             return;
         }
         let source = "#include <gsync_no_such_header.h>\nextern \"C\" __global__ void k() {}\n";
@@ -408,7 +408,7 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_1(
 
     #[test]
     fn reports_the_nvrtc_version() {
-        if !nvrtc_available() {
+        if !nvrtc_or_skip() {
             return;
         }
         let (major, _) = nvrtc_version().expect("NVRTC answers");

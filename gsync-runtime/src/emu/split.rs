@@ -28,7 +28,7 @@ use crate::emu::{max_grid_blocks, EmuSlice, Emulator, ThreadCtx};
 pub type EmuSegmentFn = fn(&EmuSegment<'_>) -> Result<()>;
 
 /// One segment launch on the emulator, as the segment's generated body sees it: the arguments
-/// the driver passed, and the grid to run.
+/// the split form's host code passed, and the grid to run.
 #[doc(hidden)]
 pub struct EmuSegment<'r> {
     emulator: &'r Emulator,
@@ -66,6 +66,12 @@ impl<'r> EmuSegment<'r> {
     fn wrong_argument(&self, param: usize) -> Error {
         let reason = format!("argument {param} of a segment launch is not what its body reads; this is a bug in gsync");
         Error::CannotSplit { kernel: self.kernel.name.to_owned(), reason }
+    }
+}
+
+impl std::fmt::Debug for EmuSegment<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmuSegment").field("kernel", &self.kernel.name).field("args", self.args).finish_non_exhaustive()
     }
 }
 
