@@ -17,7 +17,7 @@ use crate::core::kernel::KernelSpec;
 use crate::core::launch::{Launch, LaunchReport};
 use crate::core::split::check_split;
 use crate::cuda::{self, require_gpu, CudaBuffer, CudaGpu, CudaSplitRun};
-use crate::emu::{self, EmuSegmentFn, EmuSlice, EmuSplitRun, Emulator, ThreadCtx};
+use crate::emu::{self, EmuLaunch, EmuSegmentFn, EmuSlice, EmuSplitRun, Emulator, ThreadCtx};
 use crate::private::KernelForms;
 use crate::split::{Runner, SplitRun};
 
@@ -284,7 +284,7 @@ impl Gpu {
             return run.finish();
         }
         match &self.device {
-            Device::Emulator(_) => forms.emulate(self, launch),
+            Device::Emulator(emulator) => forms.emulate(EmuLaunch::new(emulator, kernel, launch)),
             Device::Cuda(cuda) => {
                 let mut args = KernelArgs::new();
                 forms.push_args(&mut args);

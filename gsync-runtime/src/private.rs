@@ -1,6 +1,6 @@
 //! What the code `#[grid_phases]` generates calls; not a public API.
 //!
-//! A generated launch function hands [`Gpu::run`](crate::Gpu::run) its kernel's three forms
+//! A generated launch function hands `Gpu::run` its kernel's three forms
 //! over the caller's arguments, as a [`KernelForms`]; the runtime picks the form from the
 //! backend and the barrier, so generated code holds no backend or barrier branch.
 
@@ -8,10 +8,9 @@ pub use crate::emu::arith;
 
 use crate::core::args::KernelArgs;
 use crate::core::error::Result;
-use crate::core::launch::{Launch, LaunchReport};
+use crate::core::launch::LaunchReport;
 use crate::cuda::discover;
-use crate::emu::EmuSegmentFn;
-use crate::gpu::Gpu;
+use crate::emu::{EmuLaunch, EmuSegmentFn};
 use crate::split::SplitRun;
 
 /// Whether a test that compiles with NVRTC can run: `true` when NVRTC loads. Otherwise the
@@ -48,6 +47,6 @@ pub unsafe trait KernelForms {
     /// The split form's segments as emulator bodies, in segment order.
     fn emulated_segments(&self) -> &'static [EmuSegmentFn];
 
-    /// Runs the fused form on the emulator: `gpu` is an emulator.
-    fn emulate(&mut self, gpu: &Gpu, launch: &Launch) -> Result<LaunchReport>;
+    /// Runs the fused form on the emulator, through `launch`.
+    fn emulate(&mut self, launch: EmuLaunch<'_>) -> Result<LaunchReport>;
 }

@@ -3,7 +3,7 @@
 //! warp shuffles are await points; every array is an `EmuSlice` (relaxed
 //! atomics, so that threads share memory soundly), bounds-checked always.
 
-use crate::emit::driver::{array_ident, gpu_ident, var_ident};
+use crate::emit::driver::{array_ident, var_ident};
 use crate::emit::rust_expr::{scalar_type, RustContext, RustExpr};
 use crate::ir::*;
 use crate::ir_walk::{each_expr, each_stmt, stmt_exprs};
@@ -12,15 +12,13 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::HashSet;
 
-/// The body of `emulate(gpu, launch, params…)`.
+/// The body of `emulate(launch, params…)`, with `launch` the runtime's `EmuLaunch`.
 ///
 /// Each block gets a `Memory` value: views of the kernel's slices and its own
 /// shared arrays. Thread futures borrow memory only through it, so that their
 /// lifetime follows the scheduler's borrow of the block's `Memory`.
 pub fn body(k: &Kernel) -> TokenStream {
-    let gpu = gpu_ident();
     let launch = Ident::new("launch", Span::mixed_site());
-    let spec = crate::emit::host::kernel_spec();
     let views = k.params.iter().filter_map(|p| match p {
         Param::Slice(a) => {
             let (id, t) = (array_ident(k, *a), scalar_type(k.array(*a).elem));
@@ -32,13 +30,7 @@ pub fn body(k: &Kernel) -> TokenStream {
         k.params.iter().filter_map(|p| if let Param::Slice(a) = p { Some(*a) } else { None }).collect();
     let shared: Vec<ArrayId> =
         (0..k.arrays.len()).map(ArrayId).filter(|a| k.array(*a).space == ArraySpace::Shared).collect();
-    let grid = grid(
-        k,
-        &globals,
-        &shared,
-        &k.body,
-        |make_shared, thread| quote!(#gpu.emulate(&#spec, #launch, #make_shared, #thread)),
-    );
+    let grid = grid(k, &globals, &shared, &k.body, |make_shared, thread| quote!(#launch.run(#make_shared, #thread)));
     quote! {
         #(#views)*
         #grid

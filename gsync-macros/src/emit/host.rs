@@ -12,7 +12,7 @@
 //!         struct Call<'p> { a: &'p mut DeviceBuffer<f32>, n: u32 }
 //!         unsafe impl KernelForms for Call<'_> { … }         // the three forms, for Gpu::run
 //!         fn split(run: &mut SplitRun, a, n) -> …;           // the split form's host code
-//!         fn emulate(gpu, launch, a, n) -> …;                // the CPU emulator's body
+//!         fn emulate(launch: EmuLaunch, a, n) -> …;         // the CPU emulator's body
 //!         fn emulate_segment_0(segment) -> …;                // … and each segment's
 //!         pub fn max_coresident_blocks(gpu, launch) -> Result<u32>;
 //!         pub fn cuda_source() -> String;                    // the default barrier's CUDA
@@ -165,8 +165,8 @@ pub fn module(
                     SEGMENTS
                 }
 
-                fn emulate(&mut self, #gpu: &::gsync::Gpu, #launch: &::gsync::Launch) -> ::gsync::Result<::gsync::LaunchReport> {
-                    self::emulate(#gpu, #launch, #(#passed),*)
+                fn emulate(&mut self, #launch: ::gsync::EmuLaunch<'_>) -> ::gsync::Result<::gsync::LaunchReport> {
+                    self::emulate(#launch, #(#passed),*)
                 }
             }
 
@@ -183,8 +183,7 @@ pub fn module(
             /// The kernel on the CPU emulator: one async task per thread, barriers as await points.
             #[allow(unused_mut, unused_variables, unused_assignments, unreachable_code, unused_parens, clippy::all)]
             fn emulate(
-                #gpu: &::gsync::Gpu,
-                #launch: &::gsync::Launch,
+                #launch: ::gsync::EmuLaunch<'_>,
                 #(#form_params),*
             ) -> ::gsync::Result<::gsync::LaunchReport> {
                 #emulator_body

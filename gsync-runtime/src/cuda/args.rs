@@ -1,8 +1,13 @@
-//! A launch's argument slots as the CUDA driver takes them.
+//! A launch's arguments as the CUDA driver takes them, and the check that its buffers are
+//! this GPU's.
 
 use cudarc::driver::{DeviceRepr, LaunchArgs, PushKernelArg};
 
 use crate::core::args::{KernelArgs, Slot};
+use crate::core::device::Backend;
+use crate::core::error::{Error, Result};
+use crate::core::kernel::KernelSpec;
+use crate::cuda::context::CudaGpu;
 
 // SAFETY: plain bytes with C layout; the driver copies as many as the parameter's size.
 unsafe impl DeviceRepr for Slot {}
@@ -12,4 +17,22 @@ pub(crate) fn push_args<'b>(builder: &mut LaunchArgs<'b>, args: &'b KernelArgs<'
     for slot in args.slots() {
         builder.arg(slot);
     }
+}
+
+/// Refuses buffers of another GPU or of the emulator, whose addresses mean nothing here.
+pub(crate) fn check_buffers(gpu: &CudaGpu, kernel: &KernelSpec, args: &KernelArgs<'_>) -> Result<()> {
+    let ordinal = gpu.info().ordinal;
+    for buffer in args.buffers() {
+        if buffer.device_address().is_none() {
+            return Err(Error::BufferBackendMismatch { buffer: Backend::Emulator, gpu: Backend::Cuda });
+        }
+        if buffer.gpu_ordinal() != ordinal {
+            return Err(Error::BufferOnOtherGpu {
+                kernel: kernel.name.to_owned(),
+                buffer_gpu: buffer.gpu_ordinal(),
+                launch_gpu: ordinal,
+            });
+        }
+    }
+    Ok(())
 }

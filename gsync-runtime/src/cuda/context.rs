@@ -11,6 +11,7 @@ use crate::barrier::Barrier;
 use crate::core::device::DeviceInfo;
 use crate::core::error::{Error, Result};
 use crate::core::kernel::KernelSpec;
+use crate::core::split::{check_split, no_segments};
 use crate::cuda::cache::compile_cached;
 use crate::cuda::discover;
 use crate::cuda::driver_error;
@@ -95,8 +96,21 @@ impl CudaGpu {
         functions.pop().ok_or_else(|| driver_error(format!("loading kernel `{}`", kernel.name))(not_found()))
     }
 
+    /// The first segment kernel of a split kernel, whose occupancy stands for the split
+    /// kernel's.
+    pub(crate) fn first_segment(&self, kernel: &KernelSpec, threads: u32) -> Result<CudaFunction> {
+        self.segment_functions(kernel, threads)?.into_iter().next().ok_or_else(|| no_segments(kernel))
+    }
+
+    /// The segment kernels of a split kernel, compiled for this GPU and a block size, in
+    /// segment order, or why the kernel cannot be split.
+    pub(crate) fn segment_functions(&self, kernel: &KernelSpec, threads: u32) -> Result<Vec<CudaFunction>> {
+        check_split(kernel)?;
+        self.functions(kernel, Barrier::MultiLaunch, threads, kernel.split.segments)
+    }
+
     /// The functions `names` of the module for `kernel`, `barrier` and `threads`.
-    pub(crate) fn functions(
+    fn functions(
         &self,
         kernel: &KernelSpec,
         barrier: Barrier,

@@ -6,18 +6,16 @@ use cudarc::driver::{CudaEvent, CudaFunction, DriverError, LaunchConfig};
 
 use crate::barrier::{Barrier, LaunchMode, RelayMode};
 use crate::core::args::KernelArgs;
-use crate::core::device::Backend;
 use crate::core::error::{Error, Result};
 use crate::core::grid::{check_block_limit, checked_threads, resolve_barrier, resolve_grid, CoResidency, Grid};
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::{Launch, LaunchReport};
-use crate::cuda::args::push_args;
+use crate::cuda::args::{check_buffers, push_args};
 use crate::cuda::context::CudaGpu;
 use crate::cuda::driver_error;
 use crate::cuda::health::describe_launch;
 use crate::cuda::occupancy::{grid_limit_reason, residency};
 use crate::cuda::scratch::LaunchScratch;
-use crate::cuda::split::first_segment;
 use crate::cuda::timing::elapsed;
 
 /// A launch with every value resolved and checked.
@@ -37,7 +35,7 @@ pub(crate) fn max_coresident_blocks(gpu: &CudaGpu, kernel: &KernelSpec, launch: 
         let threads = checked_threads(gpu.info(), kernel, launch.threads_for(kernel))?;
         let barrier = resolve(gpu, kernel, launch.selected_barrier(), None, threads)?;
         let function = match barrier.descriptor().launch_mode {
-            LaunchMode::Split => first_segment(gpu, kernel, threads)?,
+            LaunchMode::Split => gpu.first_segment(kernel, threads)?,
             LaunchMode::Cooperative | LaunchMode::Ordinary => gpu.function(kernel, barrier, threads)?,
         };
         Ok(residency(gpu, kernel, &function, threads)?.max_blocks())
@@ -170,24 +168,6 @@ fn resolve_launch(
         return Ok(FusedLaunch { function, grid, barrier, compiled: barrier });
     }
     Ok(FusedLaunch { function: other, grid, barrier, compiled })
-}
-
-/// Refuses buffers of another GPU or of the emulator, whose addresses mean nothing here.
-pub(crate) fn check_buffers(gpu: &CudaGpu, kernel: &KernelSpec, args: &KernelArgs<'_>) -> Result<()> {
-    let ordinal = gpu.info().ordinal;
-    for buffer in args.buffers() {
-        if buffer.device_address().is_none() {
-            return Err(Error::BufferBackendMismatch { buffer: Backend::Emulator, gpu: Backend::Cuda });
-        }
-        if buffer.gpu_ordinal() != ordinal {
-            return Err(Error::BufferOnOtherGpu {
-                kernel: kernel.name.to_owned(),
-                buffer_gpu: buffer.gpu_ordinal(),
-                launch_gpu: ordinal,
-            });
-        }
-    }
-    Ok(())
 }
 
 /// Why a split kernel cannot go through a fused launch.

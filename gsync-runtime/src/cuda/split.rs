@@ -12,12 +12,11 @@ use crate::core::error::Result;
 use crate::core::grid::{check_block_limit, checked_threads, Grid};
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::{Launch, LaunchReport};
-use crate::core::split::{check_read, check_split, missing_segment, no_segments, split_grid};
+use crate::core::split::{check_read, missing_segment, no_segments, split_grid};
 use crate::core::status::DeviceStatus;
-use crate::cuda::args::push_args;
+use crate::cuda::args::{check_buffers, push_args};
 use crate::cuda::context::CudaGpu;
 use crate::cuda::driver_error;
-use crate::cuda::fused::check_buffers;
 use crate::cuda::health::describe_launch;
 use crate::cuda::memory::{CudaBuffer, CudaElement};
 use crate::cuda::occupancy::{grid_limit_reason, residency};
@@ -47,7 +46,7 @@ impl<'g> CudaSplitRun<'g> {
     pub(crate) fn begin(gpu: &'g CudaGpu, kernel: &KernelSpec, launch: &Launch) -> Result<Self> {
         let kernel = launch.configure(kernel);
         let threads = checked_threads(gpu.info(), &kernel, launch.threads_for(&kernel))?;
-        let functions = segment_functions(gpu, &kernel, threads)?;
+        let functions = gpu.segment_functions(&kernel, threads)?;
         let first = functions.first().ok_or_else(|| no_segments(&kernel))?;
         let residency = residency(gpu, &kernel, first, threads)?;
         let grid = split_grid(&kernel, launch, threads, residency)?;
@@ -83,17 +82,6 @@ impl<'g> CudaSplitRun<'g> {
     pub(crate) fn kernel_name(&self) -> &'static str {
         self.kernel.name
     }
-}
-
-/// The first segment kernel, whose occupancy stands for the split kernel's.
-pub(crate) fn first_segment(gpu: &CudaGpu, kernel: &KernelSpec, threads: u32) -> Result<CudaFunction> {
-    segment_functions(gpu, kernel, threads)?.into_iter().next().ok_or_else(|| no_segments(kernel))
-}
-
-/// The loaded segment kernels, or why the kernel cannot be split.
-fn segment_functions(gpu: &CudaGpu, kernel: &KernelSpec, threads: u32) -> Result<Vec<CudaFunction>> {
-    check_split(kernel)?;
-    gpu.functions(kernel, Barrier::MultiLaunch, threads, kernel.split.segments)
 }
 
 impl CudaSplitRun<'_> {

@@ -11,14 +11,50 @@ use crate::core::error::{Error, Result};
 use crate::core::grid::{check_block_limit, checked_threads, resolve_barrier, resolve_grid, CoResidency, Residency};
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::{Launch, LaunchReport};
-use crate::emu::block::{BlockRun, BlockSync, PhaseEnd, Stuck};
+use crate::emu::block::{BlockRun, PhaseEnd, Stuck};
 use crate::emu::fault::Faults;
 use crate::emu::grid::{self, GridStop, Watchdog};
 use crate::emu::thread::ThreadCtx;
+use crate::emu::warp::BlockSync;
 use crate::emu::{max_grid_blocks, Emulator, MAX_GRID_BLOCKS, MAX_GRID_THREADS};
 
 /// Blocks per host core in an emulated grid when the launch does not say.
 pub(super) const BLOCKS_PER_CORE: u32 = 4;
+
+/// A fused launch on the emulator, as the generated emulator body sees it: the kernel and
+/// launch to run.
+#[doc(hidden)]
+pub struct EmuLaunch<'r> {
+    emulator: &'r Emulator,
+    kernel: &'r KernelSpec,
+    launch: &'r Launch,
+}
+
+impl<'r> EmuLaunch<'r> {
+    pub(crate) fn new(emulator: &'r Emulator, kernel: &'r KernelSpec, launch: &'r Launch) -> Self {
+        EmuLaunch { emulator, kernel, launch }
+    }
+
+    /// Runs the kernel's threads, like [`Gpu::emulate`](crate::Gpu::emulate): `make_shared`
+    /// builds a block's shared arrays, `body` one thread's future.
+    pub fn run<S, MakeShared, Body>(&self, make_shared: MakeShared, body: Body) -> Result<LaunchReport>
+    where
+        S: Sync,
+        MakeShared: Fn() -> S,
+        Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> + Sync,
+    {
+        run(self.emulator, self.kernel, self.launch, make_shared, body)
+    }
+}
+
+impl std::fmt::Debug for EmuLaunch<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmuLaunch")
+            .field("kernel", &self.kernel.name)
+            .field("launch", self.launch)
+            .finish_non_exhaustive()
+    }
+}
 
 /// Runs `kernel` on the emulator: `make_shared` builds one block's shared memory, `body`
 /// one thread's future; see [`Gpu::emulate`](crate::Gpu::emulate).

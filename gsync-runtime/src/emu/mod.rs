@@ -21,10 +21,12 @@ mod memory;
 mod scalar;
 mod split;
 mod thread;
+mod warp;
 
 #[cfg(test)]
 mod tests;
 
+pub use launch::EmuLaunch;
 pub use memory::EmuSlice;
 pub use scalar::{EmuScalar, ShuffleScalar};
 pub(crate) use split::EmuSplitRun;

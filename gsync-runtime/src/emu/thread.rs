@@ -7,12 +7,9 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicU32, AtomicU8};
 use std::task::{Context, Poll};
 
-use crate::emu::block::BlockSync;
 use crate::emu::fault::Faults;
 use crate::emu::scalar::ShuffleScalar;
-
-/// Lanes in a warp.
-pub(crate) const WARP_SIZE: u32 = 32;
+use crate::emu::warp::{BlockSync, WARP_SIZE};
 
 /// Where a thread is, as the block scheduler sees it after polling it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
