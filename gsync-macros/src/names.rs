@@ -32,10 +32,9 @@
 //! The Rust module the macro emits keeps the user's parameter names in the
 //! public functions (they sit in their own module, where nothing else is
 //! declared); every other generated Rust name is either mixed-site hygienic
-//! or [`rust_local`]'s `v_<user name>`.
+//! or `v_<user name>` ([`crate::emit::rust_names`]).
 
 use proc_macro2::Ident;
-use quote::format_ident;
 use syn::ext::IdentExt;
 
 /// The roles of generated names: `gsync_<stem>_<role>`.
@@ -111,13 +110,6 @@ pub fn generated(c_name: &str, role: &str) -> String {
 /// `<kernel>_segment_<index>` (`smooth` → `smooth_segment_0_`).
 pub fn segment(kernel_c_name: &str, index: usize) -> String {
     format!("{}_segment_{index}_", kernel_c_name.strip_suffix('_').unwrap_or(kernel_c_name))
-}
-
-/// The Rust identifier of a kernel variable or array in the emulator and the
-/// host driver: `v_` and its CUDA name, so that it meets no Rust keyword
-/// and no name the generated code declares.
-pub fn rust_local(c_name: &str) -> Ident {
-    format_ident!("v_{}", c_name)
 }
 
 /// Undoes [`user`]'s escapes; `None` for text [`user`] never produces.

@@ -5,8 +5,8 @@
 //! shifts, saturating casts.
 
 use crate::emit::rust_expr::{scalar_type, RustContext, RustExpr};
+use crate::emit::rust_names::{array_ident, gpu_ident, var_ident};
 use crate::ir::*;
-use crate::names;
 use crate::split::{HostStmt, SplitPlan};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
@@ -39,21 +39,6 @@ pub fn body(k: &Kernel, plan: Option<&SplitPlan>) -> TokenStream {
         #stmts
         #run.finish()
     }
-}
-
-/// The Rust name of a kernel variable in the driver and the emulator
-/// ([`names::rust_local`]: no Rust keyword or generated name can collide with it).
-pub fn var_ident(k: &Kernel, v: VarId) -> Ident {
-    names::rust_local(&k.var(v).c_name)
-}
-
-/// The Rust name of a slice or array in the driver and the emulator.
-pub fn array_ident(k: &Kernel, a: ArrayId) -> Ident {
-    names::rust_local(&k.array(a).c_name)
-}
-
-pub fn gpu_ident() -> Ident {
-    Ident::new("gpu", Span::mixed_site())
 }
 
 fn run_ident() -> Ident {

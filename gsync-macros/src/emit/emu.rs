@@ -3,8 +3,8 @@
 //! warp shuffles are await points; every array is an `EmuSlice` (relaxed
 //! atomics, so that threads share memory soundly), bounds-checked always.
 
-use crate::emit::driver::{array_ident, gpu_ident, var_ident};
 use crate::emit::rust_expr::{scalar_type, RustContext, RustExpr};
+use crate::emit::rust_names::{array_ident, gpu_ident, var_ident};
 use crate::ir::*;
 use crate::ir_walk::{each_expr, each_stmt, stmt_exprs};
 use crate::split::Segment;

@@ -25,7 +25,7 @@
 //! where no static can capture a parameter named `KERNEL`, and the
 //! generated locals are mixed-site hygienic.
 
-use crate::emit::{driver, emu};
+use crate::emit::{emu, rust_names as driver};
 use crate::ir::{Kernel, Param};
 use crate::parse::Signature;
 use proc_macro2::{Ident, Span, TokenStream};

@@ -5,3 +5,4 @@ pub mod driver;
 pub mod emu;
 pub mod host;
 pub mod rust_expr;
+pub mod rust_names;

@@ -4,7 +4,7 @@
 //! differ only in how they read memory and where thread identity comes from.
 
 use crate::diagnostics::line_of;
-use crate::emit::driver::var_ident;
+use crate::emit::rust_names::var_ident;
 use crate::ir::*;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};

@@ -1,0 +1,28 @@
+//! The Rust identifiers that the emulator, the host driver and the host
+//! module share for the kernel's variables and arrays and for the GPU handle.
+
+use crate::ir::{ArrayId, Kernel, VarId};
+use proc_macro2::{Ident, Span};
+use quote::format_ident;
+
+/// The Rust name of a kernel variable in the driver and the emulator.
+pub fn var_ident(k: &Kernel, v: VarId) -> Ident {
+    local(&k.var(v).c_name)
+}
+
+/// The Rust name of a slice or array in the driver and the emulator.
+pub fn array_ident(k: &Kernel, a: ArrayId) -> Ident {
+    local(&k.array(a).c_name)
+}
+
+/// The `&Gpu` parameter of the generated functions (hygienic: a kernel
+/// parameter may be named `gpu`).
+pub fn gpu_ident() -> Ident {
+    Ident::new("gpu", Span::mixed_site())
+}
+
+/// `v_` and the name's CUDA spelling, so that it meets no Rust keyword and no
+/// name the generated code declares.
+fn local(c_name: &str) -> Ident {
+    format_ident!("v_{}", c_name)
+}
