@@ -4,6 +4,7 @@
 //! expression carries a [`TyId`] that [`crate::lower::types::TypeTable`]
 //! resolves to a [`Scalar`] once inference is done.
 
+pub use crate::ir_math::MathFn;
 use proc_macro2::Span;
 
 /// Rust's primitive scalar types that kernels may use.
@@ -112,12 +113,36 @@ pub struct ArrayId(pub usize);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LoopId(pub usize);
 
+/// A name the kernel declares, made unique in it: the Rust name and which
+/// declaration of that name it is. Each emitter spells it in its own way.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct UniqueName {
+    /// The Rust name (`index` for the counter of a `for _` loop).
+    pub base: String,
+    /// 1 for the first declaration of `base`; a later one (shadowing, a second
+    /// loop over `i`) counts up, skipping numbers whose
+    /// [`spelling`](UniqueName::spelling) another name of the kernel took.
+    pub ordinal: u32,
+}
+
+impl UniqueName {
+    /// `base`, or `base_<ordinal>` after the first declaration: no two names
+    /// of a kernel share it.
+    pub fn spelling(&self) -> String {
+        if self.ordinal <= 1 {
+            self.base.clone()
+        } else {
+            format!("{}_{}", self.base, self.ordinal)
+        }
+    }
+}
+
 /// A scalar variable.
 #[derive(Clone, Debug)]
 pub struct Var {
+    /// The Rust name, as messages quote it (`_` for a `for _` loop's counter).
     pub name: String,
-    /// Unique C identifier (shadowed Rust names get a suffix).
-    pub c_name: String,
+    pub unique: UniqueName,
     pub ty: TyId,
     pub mutable: bool,
     pub is_param: bool,
@@ -139,7 +164,7 @@ pub enum ArraySpace {
 #[derive(Clone, Debug)]
 pub struct Array {
     pub name: String,
-    pub c_name: String,
+    pub unique: UniqueName,
     pub elem: Scalar,
     pub space: ArraySpace,
     /// Compile-time length (shared and local arrays).
@@ -158,8 +183,8 @@ pub enum Param {
 /// The whole kernel.
 #[derive(Clone, Debug)]
 pub struct Kernel {
+    /// The function's Rust name.
     pub name: String,
-    pub c_name: String,
     pub params: Vec<Param>,
     pub vars: Vec<Var>,
     pub arrays: Vec<Array>,
@@ -291,11 +316,10 @@ pub enum ExprKind {
     },
     Len(ArrayId),
     Builtin(Builtin),
-    /// A method or function from the math table, e.g. `x.min(y)`: `func` is
-    /// its CUDA template, `rust` its Rust name (receiver first in `args`).
+    /// A method or function from the math table, e.g. `x.min(y)` (receiver
+    /// first in `args`).
     Call {
-        func: &'static str,
-        rust: &'static str,
+        func: MathFn,
         args: Vec<Expr>,
     },
     Atomic {
@@ -393,6 +417,8 @@ pub enum Builtin {
     WarpSize,
 }
 
+/// An atomic read-modify-write of an array element (`a.atomic_add(i, v)`, …),
+/// which returns the element's old value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AtomicOp {
     Add,
@@ -402,35 +428,13 @@ pub enum AtomicOp {
     Cas,
 }
 
-impl AtomicOp {
-    pub fn helper(self) -> &'static str {
-        match self {
-            AtomicOp::Add => "gsync::atomic_add",
-            AtomicOp::Min => "gsync::atomic_min",
-            AtomicOp::Max => "gsync::atomic_max",
-            AtomicOp::Exch => "gsync::atomic_exch",
-            AtomicOp::Cas => "gsync::atomic_cas",
-        }
-    }
-}
-
+/// A warp shuffle (`shfl_up`, `shfl_down`, `shfl_xor`, `shfl`): whose value each lane reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ShuffleOp {
     Up,
     Down,
     Xor,
     Idx,
-}
-
-impl ShuffleOp {
-    pub fn helper(self) -> &'static str {
-        match self {
-            ShuffleOp::Up => "gsync::shfl_up",
-            ShuffleOp::Down => "gsync::shfl_down",
-            ShuffleOp::Xor => "gsync::shfl_xor",
-            ShuffleOp::Idx => "gsync::shfl",
-        }
-    }
 }
 
 /// The operations that a group of threads must execute together: the one

@@ -11,6 +11,7 @@ mod check;
 mod diagnostics;
 mod emit;
 mod ir;
+mod ir_math;
 mod ir_walk;
 mod lower;
 mod names;
@@ -59,7 +60,7 @@ fn expand(args: proc_macro2::TokenStream, func: &syn::ItemFn) -> proc_macro2::To
                 split_unchecked: split_source(false),
                 segments: plan
                     .as_ref()
-                    .map(|p| p.segments.iter().map(|s| s.c_name.clone()).collect())
+                    .map(|p| (0..p.segments.len()).map(|i| emit::cuda_names::segment_symbol(&k, i)).collect())
                     .unwrap_or_default(),
                 split_error: plan.as_ref().err().cloned(),
                 split_reads_device: plan.as_ref().is_ok_and(|p| p.reads_device),

@@ -25,7 +25,7 @@
 //! where no static can capture a parameter named `KERNEL`, and the
 //! generated locals are mixed-site hygienic.
 
-use crate::emit::{emu, rust_names as driver};
+use crate::emit::{cuda_names, emu, rust_names as driver};
 use crate::ir::{Kernel, Param};
 use crate::parse::Signature;
 use proc_macro2::{Ident, Span, TokenStream};
@@ -53,7 +53,7 @@ pub fn module(
     emulator_body: TokenStream,
     emulated_segments: &[TokenStream],
 ) -> TokenStream {
-    let (name, symbol) = (&k.name, &k.c_name);
+    let (name, symbol) = (&k.name, cuda_names::kernel_symbol(k));
     let arrays: Vec<&str> = k.arrays.iter().map(|a| a.name.as_str()).collect();
     let grid_syncs = k.grid_syncs;
     let threads = k.default_threads;

@@ -78,7 +78,7 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
             }
             ExprKind::Len(a) => self.ctx.len(*a),
             ExprKind::Builtin(b) => self.ctx.builtin(*b),
-            ExprKind::Call { rust, args, .. } => self.call(rust, args),
+            ExprKind::Call { func, args } => self.call(*func, ty, args),
             ExprKind::Select { cond, then, otherwise } => {
                 let (c, t, o) = (self.expr(cond), self.expr(then), self.expr(otherwise));
                 quote!((if #c { #t } else { #o }))
@@ -166,28 +166,32 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
         quote!((#l #sym #r))
     }
 
-    fn call(&self, rust: &str, args: &[Expr]) -> TokenStream {
+    /// A math-table call giving a `ty`.
+    fn call(&self, func: MathFn, ty: Scalar, args: &[Expr]) -> TokenStream {
         let ops = quote!(::gsync::__private::host_ops);
         let receiver_int = args.first().is_some_and(|a| self.k.ty(a.ty).is_int());
         let lowered: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
-        if let Some(path) = rust.strip_suffix("::from_bits") {
-            let ty = format_ident!("{path}");
-            let a = &lowered[0];
-            return quote!(#ty::from_bits(#a));
+        if func == MathFn::FromBits {
+            let t = scalar_type(ty);
+            return quote!(#t::from_bits(#(#lowered),*));
         }
         // Methods whose Rust version panics where the DSL defines a value.
-        let helper = match rust {
-            "clamp" | "div_ceil" | "next_power_of_two" | "ilog2" | "wrapping_div" | "wrapping_rem" => Some(rust),
-            _ => None,
-        };
-        if let Some(h) = helper {
-            let f = format_ident!("{h}");
+        if matches!(
+            func,
+            MathFn::Clamp
+                | MathFn::DivCeil
+                | MathFn::NextPowerOfTwo
+                | MathFn::Ilog2
+                | MathFn::WrappingDiv
+                | MathFn::WrappingRem
+        ) {
+            let f = format_ident!("{}", func.name());
             return quote!(#ops::#f(#(#lowered),*));
         }
-        let name = match rust {
-            "abs" if receiver_int => "wrapping_abs",
-            "pow" => "wrapping_pow",
-            other => other,
+        let name = match func {
+            MathFn::Abs if receiver_int => "wrapping_abs",
+            MathFn::Pow => "wrapping_pow",
+            other => other.name(),
         };
         let method = format_ident!("{name}");
         let (receiver, rest) = lowered.split_first().map(|(r, rest)| (r.clone(), rest.to_vec())).unwrap_or_default();

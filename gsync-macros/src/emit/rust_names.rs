@@ -1,18 +1,19 @@
 //! The Rust identifiers that the emulator, the host driver and the host
 //! module share for the kernel's variables and arrays and for the GPU handle.
 
-use crate::ir::{ArrayId, Kernel, VarId};
+use crate::ir::{ArrayId, Kernel, UniqueName, VarId};
+use crate::names;
 use proc_macro2::{Ident, Span};
 use quote::format_ident;
 
 /// The Rust name of a kernel variable in the driver and the emulator.
 pub fn var_ident(k: &Kernel, v: VarId) -> Ident {
-    local(&k.var(v).c_name)
+    local(&k.var(v).unique)
 }
 
 /// The Rust name of a slice or array in the driver and the emulator.
 pub fn array_ident(k: &Kernel, a: ArrayId) -> Ident {
-    local(&k.array(a).c_name)
+    local(&k.array(a).unique)
 }
 
 /// The `&Gpu` parameter of the generated functions (hygienic: a kernel
@@ -21,8 +22,9 @@ pub fn gpu_ident() -> Ident {
     Ident::new("gpu", Span::mixed_site())
 }
 
-/// `v_` and the name's CUDA spelling, so that it meets no Rust keyword and no
-/// name the generated code declares.
-fn local(c_name: &str) -> Ident {
-    format_ident!("v_{}", c_name)
+/// `v_` and the name's spelling with [`names::stem`]'s escapes: ASCII, so
+/// that it draws no lint on unusual characters, and meeting no Rust keyword
+/// and no name the generated code declares.
+fn local(name: &UniqueName) -> Ident {
+    format_ident!("v_{}", names::stem(&name.spelling()))
 }

@@ -48,7 +48,8 @@ pub struct Lowerer<'d> {
     vars: Vec<Var>,
     arrays: Vec<Array>,
     scopes: Vec<HashMap<String, Binding>>,
-    c_names: HashSet<String>,
+    /// The [`UniqueName::spelling`]s taken so far.
+    spellings: HashSet<String>,
     loops: Vec<LoopFrame>,
     loop_count: usize,
     grid_syncs: u32,
@@ -66,14 +67,13 @@ pub fn kernel(sig: &Signature, body: &syn::Block, default_threads: u32, diag: &m
         vars: Vec::new(),
         arrays: Vec::new(),
         scopes: vec![HashMap::new()],
-        c_names: HashSet::new(),
+        spellings: HashSet::new(),
         loops: Vec::new(),
         loop_count: 0,
         grid_syncs: 0,
         depth: 0,
         local_elem_types: Vec::new(),
     };
-    let c_name = names::user(&names::rust_name(&sig.name));
     let params = sig.params.iter().map(|p| l.param(p)).collect();
     let body = l.block_in_scope(&body.stmts);
     if l.diag.has_errors() {
@@ -86,7 +86,6 @@ pub fn kernel(sig: &Signature, body: &syn::Block, default_threads: u32, diag: &m
     }
     Some(Kernel {
         name: names::rust_name(&sig.name),
-        c_name,
         params,
         vars: l.vars,
         arrays,
@@ -99,27 +98,23 @@ pub fn kernel(sig: &Signature, body: &syn::Block, default_threads: u32, diag: &m
 }
 
 impl Lowerer<'_> {
-    /// The CUDA name of a Rust name declared in the kernel, unique in it
-    /// (see [`crate::names`]).
-    fn fresh_c_name(&mut self, rust: &str) -> String {
-        let mut n = 1;
-        loop {
-            let candidate = names::numbered(rust, n);
-            if self.c_names.insert(candidate.clone()) {
-                return candidate;
-            }
-            n += 1;
+    /// The unique name of a Rust name declared in the kernel.
+    fn fresh_name(&mut self, rust: &str) -> UniqueName {
+        let mut candidate = UniqueName { base: rust.to_owned(), ordinal: 1 };
+        while !self.spellings.insert(candidate.spelling()) {
+            candidate.ordinal += 1;
         }
+        candidate
     }
 
     fn param(&mut self, p: &crate::parse::ParamDecl) -> Param {
         let name = names::rust_name(&p.name);
-        let c_name = self.fresh_c_name(&name);
+        let unique = self.fresh_name(&name);
         match p.kind {
             ParamKind::Slice { elem, mutable } => {
                 let id = self.new_array(Array {
                     name: name.clone(),
-                    c_name,
+                    unique,
                     elem,
                     space: ArraySpace::Global,
                     len: None,
@@ -133,7 +128,7 @@ impl Lowerer<'_> {
                 let ty = self.types.known(s);
                 let id = self.new_var(Var {
                     name: name.clone(),
-                    c_name,
+                    unique,
                     ty,
                     mutable: p.mutable_binding,
                     is_param: true,
@@ -158,8 +153,8 @@ impl Lowerer<'_> {
     /// Declares a local variable in the innermost scope.
     fn declare_var(&mut self, ident: &syn::Ident, ty: TyId, mutable: bool) -> VarId {
         let name = names::rust_name(ident);
-        let c_name = self.fresh_c_name(&name);
-        let id = self.new_var(Var { name: name.clone(), c_name, ty, mutable, is_param: false, span: ident.span() });
+        let unique = self.fresh_name(&name);
+        let id = self.new_var(Var { name: name.clone(), unique, ty, mutable, is_param: false, span: ident.span() });
         self.bind(name, Binding::Var(id));
         id
     }
