@@ -1,8 +1,10 @@
 //! The typed kernel IR: what the checks analyse and every emitter walks.
 //!
-//! Lowering (`crate::lower`) builds it from the user's function; each
-//! expression carries a [`TyId`] that [`crate::lower::types::TypeTable`]
-//! resolves to a [`Scalar`] once inference is done.
+//! Lowering (`crate::lower`) builds it from the user's function. The
+//! expressions and variables of a [`Kernel`] carry their resolved [`Scalar`]
+//! types; the IR's types take the type as a parameter `T` so that lowering
+//! can build them with inference variables first, which it resolves once
+//! inference is done.
 
 pub use crate::ir_math::MathFn;
 use proc_macro2::Span;
@@ -97,10 +99,6 @@ impl Scalar {
     }
 }
 
-/// Index of an expression's type in the kernel's type table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct TyId(pub usize);
-
 /// Index of a scalar variable (parameter or local) in [`Kernel::vars`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct VarId(pub usize);
@@ -137,13 +135,13 @@ impl UniqueName {
     }
 }
 
-/// A scalar variable.
+/// A scalar variable of type `T`.
 #[derive(Clone, Debug)]
-pub struct Var {
+pub struct Var<T = Scalar> {
     /// The Rust name, as messages quote it (`_` for a `for _` loop's counter).
     pub name: String,
     pub unique: UniqueName,
-    pub ty: TyId,
+    pub ty: T,
     pub mutable: bool,
     pub is_param: bool,
     pub span: Span,
@@ -189,7 +187,6 @@ pub struct Kernel {
     pub vars: Vec<Var>,
     pub arrays: Vec<Array>,
     pub body: Block,
-    pub types: Vec<Scalar>,
     /// Number of `grid_sync()` call sites.
     pub grid_syncs: u32,
     pub loops: usize,
@@ -198,63 +195,68 @@ pub struct Kernel {
 }
 
 impl Kernel {
-    pub fn ty(&self, id: TyId) -> Scalar {
-        self.types[id.0]
+    /// A type of the kernel: types are resolved in place, so `ty` itself.
+    pub fn ty(&self, ty: Scalar) -> Scalar {
+        ty
     }
+    /// A variable by its id.
     pub fn var(&self, id: VarId) -> &Var {
         &self.vars[id.0]
     }
+    /// An array by its id.
     pub fn array(&self, id: ArrayId) -> &Array {
         &self.arrays[id.0]
     }
 }
 
-pub type Block = Vec<Stmt>;
+/// A sequence of statements.
+pub type Block<T = Scalar> = Vec<Stmt<T>>;
 
 /// A statement with the span of the source it came from.
 #[derive(Clone, Debug)]
-pub struct Stmt {
-    pub kind: StmtKind,
+pub struct Stmt<T = Scalar> {
+    pub kind: StmtKind<T>,
     pub span: Span,
 }
 
+/// What a statement does.
 #[derive(Clone, Debug)]
-pub enum StmtKind {
+pub enum StmtKind<T = Scalar> {
     Let {
         var: VarId,
-        init: Option<Expr>,
+        init: Option<Expr<T>>,
     },
     /// A local array `[init; len]` or `[a, b, c]`.
     LetArray {
         array: ArrayId,
-        init: ArrayInit,
+        init: ArrayInit<T>,
     },
     Assign {
-        place: Place,
+        place: Place<T>,
         op: Option<BinOp>,
-        value: Expr,
+        value: Expr<T>,
     },
     /// An expression evaluated for its effect (an atomic).
-    Expr(Expr),
+    Expr(Expr<T>),
     If {
-        cond: Expr,
-        then: Block,
-        otherwise: Option<Block>,
+        cond: Expr<T>,
+        then: Block<T>,
+        otherwise: Option<Block<T>>,
     },
     While {
         id: LoopId,
-        cond: Expr,
-        body: Block,
+        cond: Expr<T>,
+        body: Block<T>,
     },
     Loop {
         id: LoopId,
-        body: Block,
+        body: Block<T>,
     },
     For {
         id: LoopId,
         var: VarId,
-        range: ForRange,
-        body: Block,
+        range: ForRange<T>,
+        body: Block<T>,
     },
     Break(LoopId),
     Continue(LoopId),
@@ -265,53 +267,56 @@ pub enum StmtKind {
         line: u32,
     },
     SyncBlock,
-    Block(Block),
+    Block(Block<T>),
 }
 
+/// A local array's initializer.
 #[derive(Clone, Debug)]
-pub enum ArrayInit {
-    Repeat(Expr),
-    List(Vec<Expr>),
+pub enum ArrayInit<T = Scalar> {
+    Repeat(Expr<T>),
+    List(Vec<Expr<T>>),
 }
 
 /// What a `for` loop iterates over.
 #[derive(Clone, Debug)]
-pub enum ForRange {
+pub enum ForRange<T = Scalar> {
     /// `a..b`, `a..=b`, `(a..b).step_by(s)`, `(a..b).rev()`.
-    Seq { start: Expr, end: Expr, inclusive: bool, step: Option<Expr>, reverse: bool },
+    Seq { start: Expr<T>, end: Expr<T>, inclusive: bool, step: Option<Expr<T>>, reverse: bool },
     /// `grid_stride(a..b)`: every thread of the grid takes every grid_size()-th index.
-    GridStride { start: Expr, end: Expr },
+    GridStride { start: Expr<T>, end: Expr<T> },
     /// `block_stride(a..b)`: every thread of a block takes every block_dim()-th index.
-    BlockStride { start: Expr, end: Expr },
+    BlockStride { start: Expr<T>, end: Expr<T> },
 }
 
 /// An assignable place.
 #[derive(Clone, Debug)]
-pub enum Place {
+pub enum Place<T = Scalar> {
     Var(VarId),
-    Elem { array: ArrayId, index: Box<Expr>, line: u32 },
+    Elem { array: ArrayId, index: Box<Expr<T>>, line: u32 },
 }
 
+/// An expression of type `ty`.
 #[derive(Clone, Debug)]
-pub struct Expr {
-    pub kind: ExprKind,
-    pub ty: TyId,
+pub struct Expr<T = Scalar> {
+    pub kind: ExprKind<T>,
+    pub ty: T,
     pub span: Span,
 }
 
+/// What an expression computes.
 #[derive(Clone, Debug)]
-pub enum ExprKind {
+pub enum ExprKind<T = Scalar> {
     Int(i128),
     Float(f64),
     Bool(bool),
     Var(VarId),
-    Unary(UnOp, Box<Expr>),
-    Binary(BinOp, Box<Expr>, Box<Expr>),
+    Unary(UnOp, Box<Expr<T>>),
+    Binary(BinOp, Box<Expr<T>>, Box<Expr<T>>),
     /// `e as T`, T being the expression's own type.
-    Cast(Box<Expr>),
+    Cast(Box<Expr<T>>),
     Load {
         array: ArrayId,
-        index: Box<Expr>,
+        index: Box<Expr<T>>,
         line: u32,
     },
     Len(ArrayId),
@@ -320,25 +325,25 @@ pub enum ExprKind {
     /// first in `args`).
     Call {
         func: MathFn,
-        args: Vec<Expr>,
+        args: Vec<Expr<T>>,
     },
     Atomic {
         op: AtomicOp,
         array: ArrayId,
-        index: Box<Expr>,
-        args: Vec<Expr>,
+        index: Box<Expr<T>>,
+        args: Vec<Expr<T>>,
         line: u32,
     },
     Shuffle {
         op: ShuffleOp,
-        value: Box<Expr>,
-        lane: Box<Expr>,
+        value: Box<Expr<T>>,
+        lane: Box<Expr<T>>,
     },
     /// `if c { a } else { b }` with pure branches.
     Select {
-        cond: Box<Expr>,
-        then: Box<Expr>,
-        otherwise: Box<Expr>,
+        cond: Box<Expr<T>>,
+        then: Box<Expr<T>>,
+        otherwise: Box<Expr<T>>,
     },
 }
 
@@ -450,7 +455,7 @@ pub enum Collective {
 
 impl Collective {
     /// The collective a statement is, if any.
-    pub fn of_stmt(s: &StmtKind) -> Option<Collective> {
+    pub fn of_stmt<T>(s: &StmtKind<T>) -> Option<Collective> {
         match s {
             StmtKind::GridSync { .. } => Some(Collective::GridSync),
             StmtKind::SyncBlock => Some(Collective::SyncBlock),
@@ -459,7 +464,7 @@ impl Collective {
     }
 
     /// The collective an expression is (not its operands), if any.
-    pub fn of_expr(e: &ExprKind) -> Option<Collective> {
+    pub fn of_expr<T>(e: &ExprKind<T>) -> Option<Collective> {
         match e {
             ExprKind::Shuffle { .. } => Some(Collective::Shuffle),
             _ => None,
@@ -467,7 +472,7 @@ impl Collective {
     }
 
     /// The first collective in an expression or its operands.
-    pub fn in_expr(e: &Expr) -> Option<(Collective, Span)> {
+    pub fn in_expr<T>(e: &Expr<T>) -> Option<(Collective, Span)> {
         let mut found = None;
         crate::ir_walk::each_expr(e, &mut |x| {
             if found.is_none() {

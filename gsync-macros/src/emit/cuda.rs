@@ -156,13 +156,13 @@ impl CudaEmitter<'_> {
                 Param::Scalar(id) => {
                     let v = k.var(*id);
                     let constness = if v.mutable { "" } else { "const " };
-                    params.push(format!("{constness}{} {}", k.ty(v.ty).name(), cuda_names::var(k, *id)));
+                    params.push(format!("{constness}{} {}", v.ty.name(), cuda_names::var(k, *id)));
                 }
             }
         }
         for id in f.extra {
             let v = k.var(*id);
-            params.push(format!("const {} {}", k.ty(v.ty).name(), cuda_names::var(k, *id)));
+            params.push(format!("const {} {}", v.ty.name(), cuda_names::var(k, *id)));
         }
         params.push("u32* __restrict__ gsync_barrier_state".into());
         params.push("gsync_status_t* __restrict__ gsync_status".into());
@@ -223,7 +223,7 @@ impl CudaEmitter<'_> {
         match &s.kind {
             StmtKind::Let { var, init } => {
                 let v = self.k.var(*var);
-                let (ty, name) = (self.k.ty(v.ty).name(), cuda_names::var(self.k, *var));
+                let (ty, name) = (v.ty.name(), cuda_names::var(self.k, *var));
                 match init {
                     Some(e) => {
                         let constness = if v.mutable { "" } else { "const " };
@@ -339,7 +339,7 @@ impl CudaEmitter<'_> {
         match place {
             Place::Var(v) => {
                 let var = self.k.var(*v);
-                let ty = self.k.ty(var.ty);
+                let ty = var.ty;
                 let name = cuda_names::var(self.k, *v);
                 let code = self.expr(value);
                 let stmt = self.assignment(&name, ty, op, value, code);
@@ -360,7 +360,7 @@ impl CudaEmitter<'_> {
                 let code = if value_first {
                     let v = self.expr(value).text;
                     let once = names::generated(&array_name, "value");
-                    self.line(&format!("const {} {once} = {v};", self.k.ty(value.ty).name()));
+                    self.line(&format!("const {} {once} = {v};", value.ty.name()));
                     Code::primary(once)
                 } else {
                     self.expr(value)
@@ -368,7 +368,7 @@ impl CudaEmitter<'_> {
                 let idx = if index_once {
                     let i = self.expr(index).text;
                     let once = names::generated(&array_name, "index");
-                    self.line(&format!("const {} {once} = {i};", self.k.ty(index.ty).name()));
+                    self.line(&format!("const {} {once} = {i};", index.ty.name()));
                     once
                 } else {
                     self.expr(index).text
@@ -445,7 +445,7 @@ impl CudaEmitter<'_> {
 
     fn for_loop(&mut self, var: VarId, range: &ForRange, body: &Block) {
         let v = self.k.var(var);
-        let ty = self.k.ty(v.ty);
+        let ty = v.ty;
         let (t, x) = (ty.name(), cuda_names::var(self.k, var));
         let helper = |role: &str| names::generated(&x, role);
         match range {
@@ -573,7 +573,7 @@ impl CudaEmitter<'_> {
     }
 
     fn expr_inner(&mut self, e: &Expr) -> Code {
-        let ty = self.k.ty(e.ty);
+        let ty = e.ty;
         match &e.kind {
             ExprKind::Int(v) => int_literal(*v, ty),
             ExprKind::Float(v) => float_literal(*v, ty),
@@ -595,12 +595,12 @@ impl CudaEmitter<'_> {
             ExprKind::Len(a) => Code::primary(self.len_of(*a)),
             ExprKind::Unary(op, a) => self.unary(*op, ty, a),
             ExprKind::Binary(op, a, b) => {
-                let operand_ty = self.k.ty(a.ty);
+                let operand_ty = a.ty;
                 let (l, r) = (self.expr(a), self.expr(b));
                 self.binary_code(*op, operand_ty, l, r, b)
             }
             ExprKind::Cast(inner) => {
-                let from = self.k.ty(inner.ty);
+                let from = inner.ty;
                 let code = self.expr(inner);
                 if from == ty {
                     code
@@ -624,7 +624,7 @@ impl CudaEmitter<'_> {
                 }
             }
             ExprKind::Call { func, args } => {
-                let operand = args.first().map_or(ty, |a| self.k.ty(a.ty));
+                let operand = args.first().map_or(ty, |a| a.ty);
                 let template = cuda_ops::math_template(*func, operand, ty);
                 let args: Vec<Code> = args.iter().map(|a| self.expr(a)).collect();
                 fill_template(template, args)
@@ -703,8 +703,7 @@ impl CudaEmitter<'_> {
                 if natural {
                     return self.infix(op, l, r);
                 }
-                let amount =
-                    if self.k.ty(rhs.ty) == Scalar::U32 { r.text } else { format!("(u32){}", r.at(prec::UNARY)) };
+                let amount = if rhs.ty == Scalar::U32 { r.text } else { format!("(u32){}", r.at(prec::UNARY)) };
                 let name = if op == BinOp::Shl { "shl" } else { "shr" };
                 Code::primary(format!("gsync::{name}({}, {amount})", l.text))
             }

@@ -68,7 +68,7 @@ impl Driver<'_> {
         match s {
             HostStmt::Let { var, init } => {
                 let id = var_ident(k, *var);
-                let ty = scalar_type(k.ty(k.var(*var).ty));
+                let ty = scalar_type(k.var(*var).ty);
                 let mutability = if k.var(*var).mutable || init.is_none() { quote!(mut) } else { quote!() };
                 match init {
                     Some(e) => {
@@ -80,7 +80,7 @@ impl Driver<'_> {
             }
             HostStmt::Assign { var, op, value } => {
                 let id = var_ident(k, *var);
-                let ty = k.ty(k.var(*var).ty);
+                let ty = k.var(*var).ty;
                 let value = match op {
                     None => self.expr(value),
                     Some(op) => {

@@ -93,7 +93,7 @@ pub fn segment_fn(index: usize) -> Ident {
 
 /// `let v: T = segment.value::<T>(param)?;`
 fn value_read(k: &Kernel, v: VarId, param: usize, launch: &Ident) -> TokenStream {
-    let (id, t) = (var_ident(k, v), scalar_type(k.ty(k.var(v).ty)));
+    let (id, t) = (var_ident(k, v), scalar_type(k.var(v).ty));
     quote!(let #id: #t = #launch.value::<#t>(#param)?;)
 }
 
@@ -208,7 +208,7 @@ impl Emu<'_> {
         match &s.kind {
             StmtKind::Let { var, init } => {
                 let id = var_ident(k, *var);
-                let ty = scalar_type(k.ty(k.var(*var).ty));
+                let ty = scalar_type(k.var(*var).ty);
                 let mutability = if k.var(*var).mutable || init.is_none() { quote!(mut) } else { quote!() };
                 match init {
                     Some(e) => {
@@ -300,7 +300,7 @@ impl Emu<'_> {
                 let id = var_ident(k, *v);
                 let value = match op {
                     None => self.expr(value),
-                    Some(op) => rust.binary(op, k.ty(k.var(*v).ty), quote!(#id), self.expr(value)),
+                    Some(op) => rust.binary(op, k.var(*v).ty, quote!(#id), self.expr(value)),
                 };
                 quote!(#id = #value;)
             }
@@ -329,7 +329,7 @@ impl Emu<'_> {
         let k = self.k;
         let ctx = ctx_ident();
         let id = var_ident(k, var);
-        let ty = k.ty(k.var(var).ty);
+        let ty = k.var(var).ty;
         let t = scalar_type(ty);
         let b = self.loop_body(body);
         match range {

@@ -45,7 +45,7 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
 
     fn expr_inner(&self, e: &Expr) -> TokenStream {
         let k = self.k;
-        let ty = k.ty(e.ty);
+        let ty = e.ty;
         match &e.kind {
             ExprKind::Int(v) => int_literal(*v, ty),
             ExprKind::Float(v) => float_literal(*v, ty),
@@ -63,7 +63,7 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
                 }
             }
             ExprKind::Binary(op, a, b) => {
-                let operand = k.ty(a.ty);
+                let operand = a.ty;
                 let (l, r) = (self.left_operand(*op, a), self.expr(b));
                 self.binary(*op, operand, l, r)
             }
@@ -134,10 +134,10 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
     /// nesting a group per term, which rustc's parser would recurse into.
     fn left_operand(&self, op: BinOp, a: &Expr) -> TokenStream {
         crate::stack::deep(|| {
-            let operand_ty = self.k.ty(a.ty);
+            let operand_ty = a.ty;
             if let ExprKind::Binary(inner, x, y) = &a.kind {
                 let same_level = infix_level(op).is_some() && infix_level(op) == infix_level(*inner);
-                if same_level && is_infix(op, operand_ty) && is_infix(*inner, self.k.ty(x.ty)) {
+                if same_level && is_infix(op, operand_ty) && is_infix(*inner, x.ty) {
                     let (l, r) = (self.left_operand(*inner, x), self.expr(y));
                     let sym: TokenStream = inner.symbol().parse().unwrap_or_default();
                     return quote!(#l #sym #r);
@@ -169,7 +169,7 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
     /// A math-table call giving a `ty`.
     fn call(&self, func: MathFn, ty: Scalar, args: &[Expr]) -> TokenStream {
         let ops = quote!(::gsync::__private::host_ops);
-        let receiver_int = args.first().is_some_and(|a| self.k.ty(a.ty).is_int());
+        let receiver_int = args.first().is_some_and(|a| a.ty.is_int());
         let lowered: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
         if func == MathFn::FromBits {
             let t = scalar_type(ty);

@@ -2,6 +2,7 @@
 
 use super::methods::{self, ArgTy, MethodSig, RetTy};
 use super::{Binding, ConstValue, Lowerer};
+use super::{Expr, ExprKind};
 use crate::ir::*;
 use crate::names;
 use crate::parse::scalar_type;

@@ -7,16 +7,29 @@
 
 mod expr;
 mod methods;
+mod resolve;
 mod stmt;
 pub mod types;
 
 use crate::diagnostics::{line_of, Diagnostics};
-use crate::ir::*;
+use crate::ir::{self, *};
 use crate::names;
 use crate::parse::{ParamKind, Signature};
 use proc_macro2::Span;
 use std::collections::{HashMap, HashSet};
-use types::{Inferred, TypeTable};
+use types::{Inferred, TyId, TypeTable};
+
+// The IR while lowering builds it: typed by inference variables, which
+// `resolve` replaces with scalars once inference is done.
+type ArrayInit = ir::ArrayInit<TyId>;
+type Block = ir::Block<TyId>;
+type Expr = ir::Expr<TyId>;
+type ExprKind = ir::ExprKind<TyId>;
+type ForRange = ir::ForRange<TyId>;
+type Place = ir::Place<TyId>;
+type Stmt = ir::Stmt<TyId>;
+type StmtKind = ir::StmtKind<TyId>;
+type Var = ir::Var<TyId>;
 
 /// What a name in scope stands for.
 #[derive(Clone, Copy)]
@@ -84,13 +97,13 @@ pub fn kernel(sig: &Signature, body: &syn::Block, default_threads: u32, diag: &m
     for (array, ty) in l.local_elem_types {
         arrays[array.0].elem = types[ty.0];
     }
+    let resolver = resolve::Resolver { types: &types };
     Some(Kernel {
         name: names::rust_name(&sig.name),
         params,
-        vars: l.vars,
+        vars: l.vars.into_iter().map(|v| resolver.var(v)).collect(),
         arrays,
-        body,
-        types,
+        body: resolver.block(body),
         grid_syncs: l.grid_syncs,
         loops: l.loop_count,
         default_threads,

@@ -1,6 +1,8 @@
 //! Statements: `let`, assignment, control flow, loops and the barriers.
 
 use super::expr::expr_has_effects;
+use super::types::TyId;
+use super::{ArrayInit, Block, Expr, ExprKind, ForRange, Place, StmtKind};
 use super::{Binding, ConstValue, LoopFrame, Lowerer};
 use crate::ir::*;
 use crate::names;
