@@ -4,8 +4,9 @@
 //! host: wrapping integer arithmetic, division by zero giving 0, masked
 //! shifts, saturating casts.
 
-use crate::emit::rust_expr::{scalar_type, RustContext, RustExpr};
+use crate::emit::rust_expr::RustContext;
 use crate::emit::rust_names::{array_ident, gpu_ident, var_ident};
+use crate::emit::rust_stmt::{self, RustStmts, View};
 use crate::ir::*;
 use crate::split::{HostStmt, SplitPlan};
 use proc_macro2::{Ident, Span, TokenStream};
@@ -21,7 +22,7 @@ pub fn body(k: &Kernel, plan: Option<&SplitPlan>) -> TokenStream {
         // Cannot be split: `begin_segments` reports why.
         return quote!(#gpu.begin_segments(&#spec, #launch)?.finish());
     };
-    let d = Driver { k };
+    let d = Driver { k, plan };
     let rebinds = k.params.iter().filter_map(|p| match p {
         Param::Scalar(v) if k.var(*v).mutable => {
             let id = var_ident(k, *v);
@@ -29,7 +30,7 @@ pub fn body(k: &Kernel, plan: Option<&SplitPlan>) -> TokenStream {
         }
         _ => None,
     });
-    let stmts = d.block(&plan.host, plan);
+    let stmts = rust_stmt::block(&d, &plan.host);
     let (block_dim, grid_dim) = (shape_ident("block_dim"), shape_ident("grid_dim"));
     quote! {
         let mut #run = #gpu.begin_segments(&#spec, #launch)?;
@@ -51,83 +52,46 @@ fn shape_ident(name: &str) -> Ident {
 
 struct Driver<'k> {
     k: &'k Kernel,
+    plan: &'k SplitPlan,
 }
 
-impl Driver<'_> {
-    fn block(&self, stmts: &[HostStmt], plan: &SplitPlan) -> TokenStream {
-        let stmts = stmts.iter().map(|s| self.stmt(s, plan));
-        quote!(#(#stmts)*)
+/// The host program's statements: the shared ones, and the launches.
+impl RustStmts for Driver<'_> {
+    type Stmt = HostStmt;
+
+    fn kernel(&self) -> &Kernel {
+        self.k
     }
 
-    fn stmt(&self, s: &HostStmt, plan: &SplitPlan) -> TokenStream {
-        crate::stack::deep(|| self.stmt_inner(s, plan))
-    }
-
-    fn stmt_inner(&self, s: &HostStmt, plan: &SplitPlan) -> TokenStream {
-        let k = self.k;
+    fn view<'s>(&self, s: &'s HostStmt) -> View<'s, HostStmt> {
         match s {
-            HostStmt::Let { var, init } => {
-                let id = var_ident(k, *var);
-                let ty = scalar_type(k.var(*var).ty);
-                let mutability = if k.var(*var).mutable || init.is_none() { quote!(mut) } else { quote!() };
-                match init {
-                    Some(e) => {
-                        let e = self.expr(e);
-                        quote!(let #mutability #id: #ty = #e;)
-                    }
-                    None => quote!(let #mutability #id: #ty;),
-                }
-            }
-            HostStmt::Assign { var, op, value } => {
-                let id = var_ident(k, *var);
-                let ty = k.var(*var).ty;
-                let value = match op {
-                    None => self.expr(value),
-                    Some(op) => {
-                        let rhs = self.expr(value);
-                        self.binary(*op, ty, quote!(#id), rhs)
-                    }
-                };
-                quote!(#id = #value;)
-            }
-            HostStmt::If { cond, then, otherwise } => {
-                let (c, t) = (self.expr(cond), self.block(then, plan));
-                match otherwise {
-                    Some(o) => {
-                        let o = self.block(o, plan);
-                        quote!(if #c { #t } else { #o })
-                    }
-                    None => quote!(if #c { #t }),
-                }
-            }
-            HostStmt::While { cond, body } => {
-                let (c, b) = (self.expr(cond), self.block(body, plan));
-                quote!(while #c { #b })
-            }
-            HostStmt::Loop { body } => {
-                let b = self.block(body, plan);
-                quote!(loop { #b })
-            }
-            HostStmt::For { var, range, body } => {
-                let id = var_ident(k, *var);
-                let b = self.block(body, plan);
-                let ForRange::Seq { start, end, inclusive, step, reverse } = range else {
-                    return quote!(compile_error!("gsync: a strided loop cannot be host control flow"););
-                };
-                let iter = RustExpr { k: self.k, ctx: self }.seq_iter(start, end, *inclusive, step.as_ref(), *reverse);
-                quote!(for #id in #iter { #b })
-            }
-            HostStmt::Break => quote!(break;),
-            HostStmt::Continue => quote!(continue;),
-            HostStmt::Block(b) => {
-                let b = self.block(b, plan);
-                quote!({ #b })
-            }
-            HostStmt::Launch(i) => self.launch(*i, plan),
+            HostStmt::Let { var, init } => View::Let { var: *var, init: init.as_ref() },
+            HostStmt::Assign { var, op, value } => View::Assign { var: *var, op: *op, value },
+            HostStmt::If { cond, then, otherwise } => View::If { cond, then, otherwise: otherwise.as_deref() },
+            HostStmt::While { cond, body } => View::While { cond, body },
+            HostStmt::Loop { body } => View::Loop { body },
+            HostStmt::For { var, range, body } => View::For { var: *var, range, body },
+            HostStmt::Break => View::Break,
+            HostStmt::Continue => View::Continue,
+            HostStmt::Block(b) => View::Block(b),
+            HostStmt::Launch(_) => View::Own,
         }
     }
 
-    fn launch(&self, index: usize, plan: &SplitPlan) -> TokenStream {
+    fn own(&self, s: &HostStmt) -> TokenStream {
+        match s {
+            HostStmt::Launch(i) => self.launch(*i),
+            _ => quote!(compile_error!("gsync: a launch is the driver's only statement of its own");),
+        }
+    }
+
+    fn strided_for(&self, _: VarId, _: &ForRange, _: TokenStream) -> TokenStream {
+        quote!(compile_error!("gsync: a strided loop cannot be host control flow");)
+    }
+}
+
+impl Driver<'_> {
+    fn launch(&self, index: usize) -> TokenStream {
         let k = self.k;
         let run = run_ident();
         let args = Ident::new("args", Span::mixed_site());
@@ -148,7 +112,7 @@ impl Driver<'_> {
                 }
             }
         }
-        for v in &plan.segments[index].host_values {
+        for v in &self.plan.segments[index].host_values {
             let id = var_ident(k, *v);
             pushes.push(quote!(#args.scalar(#id);));
         }
@@ -161,14 +125,6 @@ impl Driver<'_> {
                 unsafe { #run.launch(#index, #args)?; }
             }
         }
-    }
-
-    fn expr(&self, e: &Expr) -> TokenStream {
-        RustExpr { k: self.k, ctx: self }.expr(e)
-    }
-
-    fn binary(&self, op: BinOp, ty: Scalar, l: TokenStream, r: TokenStream) -> TokenStream {
-        RustExpr { k: self.k, ctx: self }.binary(op, ty, l, r)
     }
 }
 

@@ -8,3 +8,4 @@ pub mod emu;
 pub mod host;
 pub mod rust_expr;
 pub mod rust_names;
+pub mod rust_stmt;
