@@ -1,9 +1,12 @@
 //! The typed kernel IR: what the checks analyse and every emitter walks.
 //!
-//! Lowering (`crate::lower`) builds it from the user's function; each
-//! expression carries a [`TyId`] that [`crate::lower::types::TypeTable`]
-//! resolves to a [`Scalar`] once inference is done.
+//! Lowering (`crate::lower`) builds it from the user's function. The
+//! expressions and variables of a [`Kernel`] carry their resolved [`Scalar`]
+//! types; the IR's types take the type as a parameter `T` so that lowering
+//! can build them with inference variables first, which it resolves once
+//! inference is done.
 
+pub use crate::ir_math::MathFn;
 use proc_macro2::Span;
 
 /// Rust's primitive scalar types that kernels may use.
@@ -96,10 +99,6 @@ impl Scalar {
     }
 }
 
-/// Index of an expression's type in the kernel's type table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct TyId(pub usize);
-
 /// Index of a scalar variable (parameter or local) in [`Kernel::vars`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct VarId(pub usize);
@@ -112,13 +111,37 @@ pub struct ArrayId(pub usize);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LoopId(pub usize);
 
-/// A scalar variable.
+/// A name the kernel declares, made unique in it: the Rust name and which
+/// declaration of that name it is. Each emitter spells it in its own way.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct UniqueName {
+    /// The Rust name (`index` for the counter of a `for _` loop).
+    pub base: String,
+    /// 1 for the first declaration of `base`; a later one (shadowing, a second
+    /// loop over `i`) counts up, skipping numbers whose
+    /// [`spelling`](UniqueName::spelling) another name of the kernel took.
+    pub ordinal: u32,
+}
+
+impl UniqueName {
+    /// `base`, or `base_<ordinal>` after the first declaration: no two names
+    /// of a kernel share it.
+    pub fn spelling(&self) -> String {
+        if self.ordinal <= 1 {
+            self.base.clone()
+        } else {
+            format!("{}_{}", self.base, self.ordinal)
+        }
+    }
+}
+
+/// A scalar variable of type `T`.
 #[derive(Clone, Debug)]
-pub struct Var {
+pub struct Var<T = Scalar> {
+    /// The Rust name, as messages quote it (`_` for a `for _` loop's counter).
     pub name: String,
-    /// Unique C identifier (shadowed Rust names get a suffix).
-    pub c_name: String,
-    pub ty: TyId,
+    pub unique: UniqueName,
+    pub ty: T,
     pub mutable: bool,
     pub is_param: bool,
     pub span: Span,
@@ -139,7 +162,7 @@ pub enum ArraySpace {
 #[derive(Clone, Debug)]
 pub struct Array {
     pub name: String,
-    pub c_name: String,
+    pub unique: UniqueName,
     pub elem: Scalar,
     pub space: ArraySpace,
     /// Compile-time length (shared and local arrays).
@@ -158,13 +181,12 @@ pub enum Param {
 /// The whole kernel.
 #[derive(Clone, Debug)]
 pub struct Kernel {
+    /// The function's Rust name.
     pub name: String,
-    pub c_name: String,
     pub params: Vec<Param>,
     pub vars: Vec<Var>,
     pub arrays: Vec<Array>,
     pub body: Block,
-    pub types: Vec<Scalar>,
     /// Number of `grid_sync()` call sites.
     pub grid_syncs: u32,
     pub loops: usize,
@@ -173,63 +195,64 @@ pub struct Kernel {
 }
 
 impl Kernel {
-    pub fn ty(&self, id: TyId) -> Scalar {
-        self.types[id.0]
-    }
+    /// A variable by its id.
     pub fn var(&self, id: VarId) -> &Var {
         &self.vars[id.0]
     }
+    /// An array by its id.
     pub fn array(&self, id: ArrayId) -> &Array {
         &self.arrays[id.0]
     }
 }
 
-pub type Block = Vec<Stmt>;
+/// A sequence of statements.
+pub type Block<T = Scalar> = Vec<Stmt<T>>;
 
 /// A statement with the span of the source it came from.
 #[derive(Clone, Debug)]
-pub struct Stmt {
-    pub kind: StmtKind,
+pub struct Stmt<T = Scalar> {
+    pub kind: StmtKind<T>,
     pub span: Span,
 }
 
+/// What a statement does.
 #[derive(Clone, Debug)]
-pub enum StmtKind {
+pub enum StmtKind<T = Scalar> {
     Let {
         var: VarId,
-        init: Option<Expr>,
+        init: Option<Expr<T>>,
     },
     /// A local array `[init; len]` or `[a, b, c]`.
     LetArray {
         array: ArrayId,
-        init: ArrayInit,
+        init: ArrayInit<T>,
     },
     Assign {
-        place: Place,
+        place: Place<T>,
         op: Option<BinOp>,
-        value: Expr,
+        value: Expr<T>,
     },
     /// An expression evaluated for its effect (an atomic).
-    Expr(Expr),
+    Expr(Expr<T>),
     If {
-        cond: Expr,
-        then: Block,
-        otherwise: Option<Block>,
+        cond: Expr<T>,
+        then: Block<T>,
+        otherwise: Option<Block<T>>,
     },
     While {
         id: LoopId,
-        cond: Expr,
-        body: Block,
+        cond: Expr<T>,
+        body: Block<T>,
     },
     Loop {
         id: LoopId,
-        body: Block,
+        body: Block<T>,
     },
     For {
         id: LoopId,
         var: VarId,
-        range: ForRange,
-        body: Block,
+        range: ForRange<T>,
+        body: Block<T>,
     },
     Break(LoopId),
     Continue(LoopId),
@@ -240,81 +263,83 @@ pub enum StmtKind {
         line: u32,
     },
     SyncBlock,
-    Block(Block),
+    Block(Block<T>),
 }
 
+/// A local array's initializer.
 #[derive(Clone, Debug)]
-pub enum ArrayInit {
-    Repeat(Expr),
-    List(Vec<Expr>),
+pub enum ArrayInit<T = Scalar> {
+    Repeat(Expr<T>),
+    List(Vec<Expr<T>>),
 }
 
 /// What a `for` loop iterates over.
 #[derive(Clone, Debug)]
-pub enum ForRange {
+pub enum ForRange<T = Scalar> {
     /// `a..b`, `a..=b`, `(a..b).step_by(s)`, `(a..b).rev()`.
-    Seq { start: Expr, end: Expr, inclusive: bool, step: Option<Expr>, reverse: bool },
+    Seq { start: Expr<T>, end: Expr<T>, inclusive: bool, step: Option<Expr<T>>, reverse: bool },
     /// `grid_stride(a..b)`: every thread of the grid takes every grid_size()-th index.
-    GridStride { start: Expr, end: Expr },
+    GridStride { start: Expr<T>, end: Expr<T> },
     /// `block_stride(a..b)`: every thread of a block takes every block_dim()-th index.
-    BlockStride { start: Expr, end: Expr },
+    BlockStride { start: Expr<T>, end: Expr<T> },
 }
 
 /// An assignable place.
 #[derive(Clone, Debug)]
-pub enum Place {
+pub enum Place<T = Scalar> {
     Var(VarId),
-    Elem { array: ArrayId, index: Box<Expr>, line: u32 },
+    Elem { array: ArrayId, index: Box<Expr<T>>, line: u32 },
 }
 
+/// An expression of type `ty`.
 #[derive(Clone, Debug)]
-pub struct Expr {
-    pub kind: ExprKind,
-    pub ty: TyId,
+pub struct Expr<T = Scalar> {
+    pub kind: ExprKind<T>,
+    pub ty: T,
     pub span: Span,
 }
 
+/// What an expression computes.
 #[derive(Clone, Debug)]
-pub enum ExprKind {
+pub enum ExprKind<T = Scalar> {
     Int(i128),
     Float(f64),
     Bool(bool),
     Var(VarId),
-    Unary(UnOp, Box<Expr>),
-    Binary(BinOp, Box<Expr>, Box<Expr>),
+    Unary(UnOp, Box<Expr<T>>),
+    Binary(BinOp, Box<Expr<T>>, Box<Expr<T>>),
     /// `e as T`, T being the expression's own type.
-    Cast(Box<Expr>),
+    Cast(Box<Expr<T>>),
     Load {
         array: ArrayId,
-        index: Box<Expr>,
+        index: Box<Expr<T>>,
         line: u32,
     },
     Len(ArrayId),
     Builtin(Builtin),
-    /// A method or function from the math table, e.g. `x.min(y)`: `func` is
-    /// its CUDA template, `rust` its Rust name (receiver first in `args`).
+    /// A method or function from the math table, e.g. `x.min(y)` (receiver
+    /// first in `args`).
     Call {
-        func: &'static str,
-        rust: &'static str,
-        args: Vec<Expr>,
+        func: MathFn,
+        args: Vec<Expr<T>>,
     },
     Atomic {
         op: AtomicOp,
         array: ArrayId,
-        index: Box<Expr>,
-        args: Vec<Expr>,
+        index: Box<Expr<T>>,
+        args: Vec<Expr<T>>,
         line: u32,
     },
     Shuffle {
         op: ShuffleOp,
-        value: Box<Expr>,
-        lane: Box<Expr>,
+        value: Box<Expr<T>>,
+        lane: Box<Expr<T>>,
     },
     /// `if c { a } else { b }` with pure branches.
     Select {
-        cond: Box<Expr>,
-        then: Box<Expr>,
-        otherwise: Box<Expr>,
+        cond: Box<Expr<T>>,
+        then: Box<Expr<T>>,
+        otherwise: Box<Expr<T>>,
     },
 }
 
@@ -393,6 +418,8 @@ pub enum Builtin {
     WarpSize,
 }
 
+/// An atomic read-modify-write of an array element (`a.atomic_add(i, v)`, …),
+/// which returns the element's old value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AtomicOp {
     Add,
@@ -402,35 +429,13 @@ pub enum AtomicOp {
     Cas,
 }
 
-impl AtomicOp {
-    pub fn helper(self) -> &'static str {
-        match self {
-            AtomicOp::Add => "gsync::atomic_add",
-            AtomicOp::Min => "gsync::atomic_min",
-            AtomicOp::Max => "gsync::atomic_max",
-            AtomicOp::Exch => "gsync::atomic_exch",
-            AtomicOp::Cas => "gsync::atomic_cas",
-        }
-    }
-}
-
+/// A warp shuffle (`shfl_up`, `shfl_down`, `shfl_xor`, `shfl`): whose value each lane reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ShuffleOp {
     Up,
     Down,
     Xor,
     Idx,
-}
-
-impl ShuffleOp {
-    pub fn helper(self) -> &'static str {
-        match self {
-            ShuffleOp::Up => "gsync::shfl_up",
-            ShuffleOp::Down => "gsync::shfl_down",
-            ShuffleOp::Xor => "gsync::shfl_xor",
-            ShuffleOp::Idx => "gsync::shfl",
-        }
-    }
 }
 
 /// The operations that a group of threads must execute together: the one
@@ -446,7 +451,7 @@ pub enum Collective {
 
 impl Collective {
     /// The collective a statement is, if any.
-    pub fn of_stmt(s: &StmtKind) -> Option<Collective> {
+    pub fn of_stmt<T>(s: &StmtKind<T>) -> Option<Collective> {
         match s {
             StmtKind::GridSync { .. } => Some(Collective::GridSync),
             StmtKind::SyncBlock => Some(Collective::SyncBlock),
@@ -455,7 +460,7 @@ impl Collective {
     }
 
     /// The collective an expression is (not its operands), if any.
-    pub fn of_expr(e: &ExprKind) -> Option<Collective> {
+    pub fn of_expr<T>(e: &ExprKind<T>) -> Option<Collective> {
         match e {
             ExprKind::Shuffle { .. } => Some(Collective::Shuffle),
             _ => None,
@@ -463,7 +468,7 @@ impl Collective {
     }
 
     /// The first collective in an expression or its operands.
-    pub fn in_expr(e: &Expr) -> Option<(Collective, Span)> {
+    pub fn in_expr<T>(e: &Expr<T>) -> Option<(Collective, Span)> {
         let mut found = None;
         crate::ir_walk::each_expr(e, &mut |x| {
             if found.is_none() {

@@ -3,11 +3,11 @@
 use crate::ir::{Block, Expr, ExprKind, ForRange, Place, Stmt, StmtKind};
 
 /// Calls `f` on every statement, outer before inner.
-pub fn each_stmt(block: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
+pub fn each_stmt<T>(block: &[Stmt<T>], f: &mut dyn FnMut(&Stmt<T>)) {
     crate::stack::deep(|| each_stmt_inner(block, f))
 }
 
-fn each_stmt_inner(block: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
+fn each_stmt_inner<T>(block: &[Stmt<T>], f: &mut dyn FnMut(&Stmt<T>)) {
     for s in block {
         f(s);
         for child in child_blocks(s) {
@@ -17,7 +17,7 @@ fn each_stmt_inner(block: &[Stmt], f: &mut dyn FnMut(&Stmt)) {
 }
 
 /// The blocks nested directly in a statement.
-pub fn child_blocks(s: &Stmt) -> Vec<&Block> {
+pub fn child_blocks<T>(s: &Stmt<T>) -> Vec<&Block<T>> {
     match &s.kind {
         StmtKind::If { then, otherwise, .. } => std::iter::once(then).chain(otherwise).collect(),
         StmtKind::While { body, .. }
@@ -29,7 +29,7 @@ pub fn child_blocks(s: &Stmt) -> Vec<&Block> {
 }
 
 /// The expressions a statement evaluates directly (not those of nested blocks).
-pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
+pub fn stmt_exprs<T>(s: &Stmt<T>) -> Vec<&Expr<T>> {
     match &s.kind {
         StmtKind::Let { init, .. } => init.iter().collect(),
         StmtKind::LetArray { init, .. } => match init {
@@ -58,11 +58,11 @@ pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
 }
 
 /// Calls `f` on an expression and every sub-expression, outer first.
-pub fn each_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+pub fn each_expr<T>(e: &Expr<T>, f: &mut dyn FnMut(&Expr<T>)) {
     crate::stack::deep(|| each_expr_inner(e, f))
 }
 
-fn each_expr_inner(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+fn each_expr_inner<T>(e: &Expr<T>, f: &mut dyn FnMut(&Expr<T>)) {
     f(e);
     match &e.kind {
         ExprKind::Unary(_, a) | ExprKind::Cast(a) => each_expr(a, f),

@@ -4,13 +4,15 @@
 //! The stages, in the order a kernel passes through them:
 //! [`parse`] (options and signature) → [`lower`] (body to typed IR, with
 //! type inference) → [`check`] (operand rules, uniformity, `return`) →
-//! [`emit`] (CUDA C for the device, a Rust module for the host).
+//! [`emit`] (CUDA C for the device; Rust for the emulator, the split form's
+//! host code and the module that replaces the function).
 //! All errors are collected and reported together, each on its span.
 
 mod check;
 mod diagnostics;
 mod emit;
 mod ir;
+mod ir_math;
 mod ir_walk;
 mod lower;
 mod names;
@@ -52,32 +54,32 @@ fn expand(args: proc_macro2::TokenStream, func: &syn::ItemFn) -> proc_macro2::To
             let plan = split::plan(&k);
             let split_source =
                 |checks| plan.as_ref().map(|p| emit::cuda::split_source(&k, p, checks)).unwrap_or_default();
-            let sources = emit::host::Sources {
+            let sources = emit::module::Sources {
                 checked: emit::cuda::kernel_source(&k, true),
                 unchecked: emit::cuda::kernel_source(&k, false),
                 split_checked: split_source(true),
                 split_unchecked: split_source(false),
                 segments: plan
                     .as_ref()
-                    .map(|p| p.segments.iter().map(|s| s.c_name.clone()).collect())
+                    .map(|p| (0..p.segments.len()).map(|i| emit::cuda_names::segment_symbol(&k, i)).collect())
                     .unwrap_or_default(),
                 split_error: plan.as_ref().err().cloned(),
                 split_reads_device: plan.as_ref().is_ok_and(|p| p.reads_device),
                 rust_signature: rust_signature(func),
             };
-            let driver = emit::driver::body(&k, plan.as_ref().ok());
+            let split_host = emit::split_host::body(&k, plan.as_ref().ok());
             let emulator = emit::emu::body(&k);
             let emulated_segments: Vec<_> = plan
                 .as_ref()
                 .map(|p| p.segments.iter().enumerate().map(|(i, s)| emit::emu::segment(&k, i, s)).collect())
                 .unwrap_or_default();
-            emit::host::module(&sig, &k, &sources, driver, emulator, &emulated_segments)
+            emit::module::module(&sig, &k, &sources, split_host, emulator, &emulated_segments)
         }
         (_, error) => {
             // An empty module with the kernel's name keeps follow-on errors
             // ("cannot find `smooth`") out of the user's way.
             let errors = error.map(|e| e.to_compile_error());
-            let module = emit::host::wrapper(&sig, quote!());
+            let module = emit::module::wrapper(&sig, quote!());
             quote!(#errors #module)
         }
     }

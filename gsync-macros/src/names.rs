@@ -26,16 +26,17 @@
 //!
 //! A name declared twice in one kernel (shadowing, a second loop over `i`)
 //! takes a `_2`, `_3`, … before its final `_` (`x_`, `x_2_`); the lowering
-//! skips numbers another name already took, so that every variable of a
-//! kernel has its own name.
+//! numbers declarations so that no two share a spelling (`x_2` is taken by
+//! a variable of that name: [`crate::ir::UniqueName`]), and the escapes
+//! keep distinct spellings apart, so every variable of a kernel has its own
+//! name. The CUDA emitter applies the scheme ([`crate::emit::cuda_names`]).
 //!
 //! The Rust module the macro emits keeps the user's parameter names in the
 //! public functions (they sit in their own module, where nothing else is
 //! declared); every other generated Rust name is either mixed-site hygienic
-//! or [`rust_local`]'s `v_<user name>`.
+//! or `v_` and the [`stem`] of its unique spelling ([`crate::emit::rust_names`]).
 
 use proc_macro2::Ident;
-use quote::format_ident;
 use syn::ext::IdentExt;
 
 /// The roles of generated names: `gsync_<stem>_<role>`.
@@ -66,7 +67,8 @@ pub fn user(rust: &str) -> String {
 }
 
 /// A user name's stem: its CUDA spelling without the final `_`. Ends in an
-/// ASCII letter or digit, never starts with `_`, never contains `__`.
+/// ASCII letter or digit, never starts with `_`, never contains `__`; two
+/// names never share it.
 pub fn stem(rust: &str) -> String {
     let rust = rust.strip_prefix("r#").unwrap_or(rust);
     let chars: Vec<char> = rust.chars().collect();
@@ -111,13 +113,6 @@ pub fn generated(c_name: &str, role: &str) -> String {
 /// `<kernel>_segment_<index>` (`smooth` → `smooth_segment_0_`).
 pub fn segment(kernel_c_name: &str, index: usize) -> String {
     format!("{}_segment_{index}_", kernel_c_name.strip_suffix('_').unwrap_or(kernel_c_name))
-}
-
-/// The Rust identifier of a kernel variable or array in the emulator and the
-/// host driver: `v_` and its CUDA name, so that it meets no Rust keyword
-/// and no name the generated code declares.
-pub fn rust_local(c_name: &str) -> Ident {
-    format_ident!("v_{}", c_name)
 }
 
 /// Undoes [`user`]'s escapes; `None` for text [`user`] never produces.

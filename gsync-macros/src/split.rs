@@ -34,7 +34,6 @@ pub struct SplitPlan {
 /// One kernel launch between barriers.
 #[derive(Debug)]
 pub struct Segment {
-    pub c_name: String,
     pub body: Block,
     /// Host values the segment reads, passed after the kernel's own parameters.
     pub host_values: Vec<VarId>,
@@ -420,14 +419,7 @@ impl Splitter<'_> {
         let index = self.segments.len();
         let first_line = body.iter().map(|s| line_of(s.span)).min().unwrap_or(0);
         let last_line = body.iter().map(|s| line_of(s.span)).max().unwrap_or(0);
-        self.segments.push(Segment {
-            c_name: crate::names::segment(&self.k.c_name, index),
-            body,
-            host_values,
-            shared,
-            first_line,
-            last_line,
-        });
+        self.segments.push(Segment { body, host_values, shared, first_line, last_line });
         out.push(HostStmt::Launch(index));
     }
 }

@@ -24,8 +24,8 @@ pub fn deep_expressions(x: u32, y: f32, z: i32, w: i8, ints: &mut [u32], floats:
 /// CPU reference of `deep_expressions`: (ints, floats, signed, bytes).
 pub fn deep_expressions_reference(x: u32, y: f32, z: i32, w: i8) -> (Vec<u32>, Vec<f32>, Vec<i32>, Vec<i8>) {
     let float_sum = (1..3000).fold(y, |sum, _| sum + y);
-    let nots = if 400 % 2 == 0 { x } else { !x };
-    let negs = if 400 % 2 == 0 { z } else { z.wrapping_neg() };
+    let nots = x; // an even number (400) of `!`s cancels
+    let negs = z; // and so does an even number of negations
     let ifs = if x > 1 { x } else { 2 };
     (
         vec![x.wrapping_mul(3000), x, nots, ifs, x],

@@ -8,7 +8,7 @@ use crate::ir_walk::{each_expr, each_stmt, stmt_exprs};
 pub fn check(k: &Kernel, diag: &mut Diagnostics) {
     each_stmt(&k.body, &mut |s| {
         for e in stmt_exprs(s) {
-            each_expr(e, &mut |e| expr(k, e, diag));
+            each_expr(e, &mut |e| expr(e, diag));
         }
         stmt(k, s, diag);
     });
@@ -18,13 +18,13 @@ fn stmt(k: &Kernel, s: &Stmt, diag: &mut Diagnostics) {
     match &s.kind {
         StmtKind::Assign { place, op: Some(op), value } => {
             let ty = match place {
-                Place::Var(v) => k.ty(k.var(*v).ty),
+                Place::Var(v) => k.var(*v).ty,
                 Place::Elem { array, .. } => k.array(*array).elem,
             };
-            binary_operands(*op, ty, k.ty(value.ty), s.span, diag);
+            binary_operands(*op, ty, value.ty, s.span, diag);
         }
         StmtKind::For { var, range, .. } => {
-            let ty = k.ty(k.var(*var).ty);
+            let ty = k.var(*var).ty;
             let strided = !matches!(range, ForRange::Seq { .. });
             if !ty.is_int() {
                 diag.error(s.span, format!("a `for` loop counts over integers, not `{}`", ty.name()));
@@ -47,8 +47,8 @@ fn stmt(k: &Kernel, s: &Stmt, diag: &mut Diagnostics) {
     }
 }
 
-fn expr(k: &Kernel, e: &Expr, diag: &mut Diagnostics) {
-    let ty = k.ty(e.ty);
+fn expr(e: &Expr, diag: &mut Diagnostics) {
+    let ty = e.ty;
     match &e.kind {
         ExprKind::Int(v) => {
             if !ty.is_int() {
@@ -64,7 +64,7 @@ fn expr(k: &Kernel, e: &Expr, diag: &mut Diagnostics) {
             diag.error(e.span, "literal out of range for `f32`: it would be infinite");
         }
         ExprKind::Unary(op, a) => {
-            let at = k.ty(a.ty);
+            let at = a.ty;
             match op {
                 UnOp::Neg if !(at.is_signed_int() || at.is_float()) => {
                     diag.error(e.span, format!("cannot apply unary `-` to `{}`", at.name()));
@@ -73,9 +73,9 @@ fn expr(k: &Kernel, e: &Expr, diag: &mut Diagnostics) {
                 _ => {}
             }
         }
-        ExprKind::Binary(op, a, b) => binary_operands(*op, k.ty(a.ty), k.ty(b.ty), e.span, diag),
+        ExprKind::Binary(op, a, b) => binary_operands(*op, a.ty, b.ty, e.span, diag),
         ExprKind::Cast(inner) => {
-            let from = k.ty(inner.ty);
+            let from = inner.ty;
             let bad = (ty == Scalar::Bool && from != Scalar::Bool) || (from == Scalar::Bool && ty.is_float());
             if bad {
                 diag.error(e.span, format!("cannot cast `{}` as `{}`", from.name(), ty.name()));

@@ -2,6 +2,7 @@
 //! indented, with Rust names, using the prelude's helpers wherever C++ would
 //! give an operation a meaning other than Rust's.
 
+use crate::emit::{cuda_names, cuda_ops};
 use crate::ir::*;
 use crate::names;
 use crate::split::SplitPlan;
@@ -16,7 +17,7 @@ pub fn kernel_source(k: &Kernel, bounds_checks: bool) -> String {
     let checks = if bounds_checks { " with bounds checks" } else { "" };
     let shared: Vec<ArrayId> = shared_arrays(k).collect();
     e.function(&Function {
-        name: &k.c_name,
+        name: &cuda_names::kernel_symbol(k),
         comment: &format!("Rust `fn {}`, compiled by #[grid_phases]{checks}.", k.name),
         extra: &[],
         shared: &shared,
@@ -31,6 +32,7 @@ pub fn split_source(k: &Kernel, plan: &SplitPlan, bounds_checks: bool) -> String
     let mut e = CudaEmitter { k, checked: bounds_checks, out: String::new(), indent: 1 };
     let checks = if bounds_checks { " with bounds checks" } else { "" };
     for (i, segment) in plan.segments.iter().enumerate() {
+        let name = cuda_names::segment_symbol(k, i);
         if i > 0 {
             e.out.push('\n');
         }
@@ -40,7 +42,7 @@ pub fn split_source(k: &Kernel, plan: &SplitPlan, bounds_checks: bool) -> String
             (a, b) => format!("lines {a}-{b}"),
         };
         e.function(&Function {
-            name: &segment.c_name,
+            name: &name,
             comment: &format!("Segment {i} of Rust `fn {}` ({lines}), one launch between barriers{checks}.", k.name),
             extra: &segment.host_values,
             shared: &segment.shared,
@@ -145,26 +147,22 @@ impl CudaEmitter<'_> {
         let mut params = Vec::new();
         for p in &k.params {
             match p {
-                Param::Slice(a) => {
-                    let a = k.array(*a);
+                Param::Slice(id) => {
+                    let (a, name) = (k.array(*id), cuda_names::array(k, *id));
                     let constness = if a.mutable { "" } else { "const " };
-                    params.push(format!(
-                        "{constness}{}* __restrict__ {}, const usize {}",
-                        a.elem.name(),
-                        a.c_name,
-                        names::generated(&a.c_name, "len")
-                    ));
+                    let len = names::generated(&name, "len");
+                    params.push(format!("{constness}{}* __restrict__ {name}, const usize {len}", a.elem.name()));
                 }
-                Param::Scalar(v) => {
-                    let v = k.var(*v);
+                Param::Scalar(id) => {
+                    let v = k.var(*id);
                     let constness = if v.mutable { "" } else { "const " };
-                    params.push(format!("{constness}{} {}", k.ty(v.ty).name(), v.c_name));
+                    params.push(format!("{constness}{} {}", v.ty.name(), cuda_names::var(k, *id)));
                 }
             }
         }
-        for v in f.extra {
-            let v = k.var(*v);
-            params.push(format!("const {} {}", k.ty(v.ty).name(), v.c_name));
+        for id in f.extra {
+            let v = k.var(*id);
+            params.push(format!("const {} {}", v.ty.name(), cuda_names::var(k, *id)));
         }
         params.push("u32* __restrict__ gsync_barrier_state".into());
         params.push("gsync_status_t* __restrict__ gsync_status".into());
@@ -173,9 +171,9 @@ impl CudaEmitter<'_> {
             let _ = writeln!(self.out, "    {p}{}", if i == last { ")" } else { "," });
         }
         self.out.push_str("{\n");
-        for a in f.shared {
-            let a = k.array(*a);
-            let text = format!("__shared__ {} {}[{}];", a.elem.name(), a.c_name, a.len.unwrap_or(1));
+        for id in f.shared {
+            let a = k.array(*id);
+            let text = format!("__shared__ {} {}[{}];", a.elem.name(), cuda_names::array(k, *id), a.len.unwrap_or(1));
             self.line(&text);
         }
         if f.barrier {
@@ -225,14 +223,14 @@ impl CudaEmitter<'_> {
         match &s.kind {
             StmtKind::Let { var, init } => {
                 let v = self.k.var(*var);
-                let ty = self.k.ty(v.ty).name();
+                let (ty, name) = (v.ty.name(), cuda_names::var(self.k, *var));
                 match init {
                     Some(e) => {
                         let constness = if v.mutable { "" } else { "const " };
                         let value = self.expr(e).text;
-                        self.line(&format!("{constness}{ty} {} = {value};", v.c_name));
+                        self.line(&format!("{constness}{ty} {name} = {value};"));
                     }
-                    None => self.line(&format!("{ty} {};", v.c_name)),
+                    None => self.line(&format!("{ty} {name};")),
                 }
             }
             StmtKind::LetArray { array, init } => self.let_array(*array, init),
@@ -270,12 +268,10 @@ impl CudaEmitter<'_> {
     /// past it. Handing the slices to an empty `asm` that clobbers memory,
     /// before and after, tells it the barrier may read and write them.
     fn around_barrier(&mut self, barrier: &str) {
-        let slices: Vec<String> = self
-            .k
-            .arrays
-            .iter()
-            .filter(|a| a.space == ArraySpace::Global && a.mutable)
-            .map(|a| format!("\"l\"({})", a.c_name))
+        let slices: Vec<String> = (0..self.k.arrays.len())
+            .map(ArrayId)
+            .filter(|a| self.k.array(*a).space == ArraySpace::Global && self.k.array(*a).mutable)
+            .map(|a| format!("\"l\"({})", cuda_names::array(self.k, a)))
             .collect();
         if slices.is_empty() {
             self.line(barrier);
@@ -317,7 +313,7 @@ impl CudaEmitter<'_> {
 
     fn let_array(&mut self, array: ArrayId, init: &ArrayInit) {
         let a = self.k.array(array);
-        let (ty, name, len) = (a.elem.name(), a.c_name.clone(), a.len.unwrap_or(1));
+        let (ty, name, len) = (a.elem.name(), cuda_names::array(self.k, array), a.len.unwrap_or(1));
         match init {
             ArrayInit::List(values) => {
                 let items: Vec<String> = values.iter().map(|v| self.expr(v).text).collect();
@@ -343,15 +339,15 @@ impl CudaEmitter<'_> {
         match place {
             Place::Var(v) => {
                 let var = self.k.var(*v);
-                let ty = self.k.ty(var.ty);
-                let name = var.c_name.clone();
+                let ty = var.ty;
+                let name = cuda_names::var(self.k, *v);
                 let code = self.expr(value);
                 let stmt = self.assignment(&name, ty, op, value, code);
                 self.line(&stmt);
             }
             Place::Elem { array, index, line } => {
                 let a = self.k.array(*array);
-                let (ty, array_name) = (a.elem, a.c_name.clone());
+                let (ty, array_name) = (a.elem, cuda_names::array(self.k, *array));
                 // The element's index appears twice (bounds check, access), and
                 // the value runs only in bounds: one that must run exactly once,
                 // in every thread, is bound first, value before index as in Rust.
@@ -364,7 +360,7 @@ impl CudaEmitter<'_> {
                 let code = if value_first {
                     let v = self.expr(value).text;
                     let once = names::generated(&array_name, "value");
-                    self.line(&format!("const {} {once} = {v};", self.k.ty(value.ty).name()));
+                    self.line(&format!("const {} {once} = {v};", value.ty.name()));
                     Code::primary(once)
                 } else {
                     self.expr(value)
@@ -372,7 +368,7 @@ impl CudaEmitter<'_> {
                 let idx = if index_once {
                     let i = self.expr(index).text;
                     let once = names::generated(&array_name, "index");
-                    self.line(&format!("const {} {once} = {i};", self.k.ty(index.ty).name()));
+                    self.line(&format!("const {} {once} = {i};", index.ty.name()));
                     once
                 } else {
                     self.expr(index).text
@@ -418,7 +414,7 @@ impl CudaEmitter<'_> {
     fn len_of(&self, array: ArrayId) -> String {
         let a = self.k.array(array);
         match a.space {
-            ArraySpace::Global => names::generated(&a.c_name, "len"),
+            ArraySpace::Global => names::generated(&cuda_names::array(self.k, array), "len"),
             _ => format!("{}ull", a.len.unwrap_or(0)),
         }
     }
@@ -442,15 +438,15 @@ impl CudaEmitter<'_> {
 
     fn atomic_call(&mut self, op: AtomicOp, array: ArrayId, index: &Expr, args: &[Expr]) -> String {
         let idx = self.expr(index).text;
-        let mut parts = vec![format!("&{}[{idx}]", self.k.array(array).c_name)];
+        let mut parts = vec![format!("&{}[{idx}]", cuda_names::array(self.k, array))];
         parts.extend(args.iter().map(|a| self.expr(a).text));
-        format!("{}({})", op.helper(), parts.join(", "))
+        format!("{}({})", cuda_ops::atomic_helper(op), parts.join(", "))
     }
 
     fn for_loop(&mut self, var: VarId, range: &ForRange, body: &Block) {
         let v = self.k.var(var);
-        let ty = self.k.ty(v.ty);
-        let (t, x) = (ty.name(), v.c_name.clone());
+        let ty = v.ty;
+        let (t, x) = (ty.name(), cuda_names::var(self.k, var));
         let helper = |role: &str| names::generated(&x, role);
         match range {
             ForRange::Seq { start, end, inclusive: false, step: None, reverse: false } => {
@@ -577,12 +573,12 @@ impl CudaEmitter<'_> {
     }
 
     fn expr_inner(&mut self, e: &Expr) -> Code {
-        let ty = self.k.ty(e.ty);
+        let ty = e.ty;
         match &e.kind {
             ExprKind::Int(v) => int_literal(*v, ty),
             ExprKind::Float(v) => float_literal(*v, ty),
             ExprKind::Bool(b) => Code::primary(b.to_string()),
-            ExprKind::Var(v) => Code::primary(self.k.var(*v).c_name.clone()),
+            ExprKind::Var(v) => Code::primary(cuda_names::var(self.k, *v)),
             ExprKind::Builtin(b) => Code::primary(
                 match b {
                     Builtin::ThreadIdx => "threadIdx.x",
@@ -599,12 +595,12 @@ impl CudaEmitter<'_> {
             ExprKind::Len(a) => Code::primary(self.len_of(*a)),
             ExprKind::Unary(op, a) => self.unary(*op, ty, a),
             ExprKind::Binary(op, a, b) => {
-                let operand_ty = self.k.ty(a.ty);
+                let operand_ty = a.ty;
                 let (l, r) = (self.expr(a), self.expr(b));
                 self.binary_code(*op, operand_ty, l, r, b)
             }
             ExprKind::Cast(inner) => {
-                let from = self.k.ty(inner.ty);
+                let from = inner.ty;
                 let code = self.expr(inner);
                 if from == ty {
                     code
@@ -615,8 +611,7 @@ impl CudaEmitter<'_> {
                 }
             }
             ExprKind::Load { array, index, line } => {
-                let a = self.k.array(*array);
-                let name = a.c_name.clone();
+                let name = cuda_names::array(self.k, *array);
                 let idx = self.expr(index).text;
                 if self.checked {
                     Code::primary(format!(
@@ -628,9 +623,11 @@ impl CudaEmitter<'_> {
                     Code::primary(format!("{name}[{idx}]"))
                 }
             }
-            ExprKind::Call { func, args, .. } => {
+            ExprKind::Call { func, args } => {
+                let operand = args.first().map_or(ty, |a| a.ty);
+                let template = cuda_ops::math_template(*func, operand, ty);
                 let args: Vec<Code> = args.iter().map(|a| self.expr(a)).collect();
-                fill_template(func, args)
+                fill_template(template, args)
             }
             ExprKind::Atomic { op, array, index, args, line } => {
                 let call = self.atomic_call(*op, *array, index, args);
@@ -644,7 +641,7 @@ impl CudaEmitter<'_> {
             }
             ExprKind::Shuffle { op, value, lane } => {
                 let (v, l) = (self.expr(value).text, self.expr(lane).text);
-                Code::primary(format!("{}({v}, {l})", op.helper()))
+                Code::primary(format!("{}({v}, {l})", cuda_ops::shuffle_helper(*op)))
             }
             ExprKind::Select { cond, then, otherwise } => {
                 let c = self.expr(cond);
@@ -706,8 +703,7 @@ impl CudaEmitter<'_> {
                 if natural {
                     return self.infix(op, l, r);
                 }
-                let amount =
-                    if self.k.ty(rhs.ty) == Scalar::U32 { r.text } else { format!("(u32){}", r.at(prec::UNARY)) };
+                let amount = if rhs.ty == Scalar::U32 { r.text } else { format!("(u32){}", r.at(prec::UNARY)) };
                 let name = if op == BinOp::Shl { "shl" } else { "shr" };
                 Code::primary(format!("gsync::{name}({}, {amount})", l.text))
             }

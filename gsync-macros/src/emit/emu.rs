@@ -3,8 +3,9 @@
 //! warp shuffles are await points; every array is an `EmuSlice` (relaxed
 //! atomics, so that threads share memory soundly), bounds-checked always.
 
-use crate::emit::driver::{array_ident, var_ident};
 use crate::emit::rust_expr::{scalar_type, RustContext, RustExpr};
+use crate::emit::rust_names::{array_ident, var_ident};
+use crate::emit::rust_stmt::{self, RustStmts, View};
 use crate::ir::*;
 use crate::ir_walk::{each_expr, each_stmt, stmt_exprs};
 use crate::split::Segment;
@@ -39,7 +40,7 @@ pub fn body(k: &Kernel) -> TokenStream {
 
 /// `fn emulate_segment_<i>(segment)`: segment `i` of a split kernel as an
 /// emulator body, for `SplitSpec::emulated`. It reads its arguments back from
-/// the launch, in the driver's order (the kernel's parameters, then the
+/// the launch, in the host code's order (the kernel's parameters, then the
 /// segment's host values), and runs as a grid of its own: its shared arrays
 /// are new for every launch.
 pub fn segment(k: &Kernel, index: usize, segment: &Segment) -> TokenStream {
@@ -85,7 +86,7 @@ pub fn segment_fn(index: usize) -> Ident {
 
 /// `let v: T = segment.value::<T>(param)?;`
 fn value_read(k: &Kernel, v: VarId, param: usize, launch: &Ident) -> TokenStream {
-    let (id, t) = (var_ident(k, v), scalar_type(k.ty(k.var(v).ty)));
+    let (id, t) = (var_ident(k, v), scalar_type(k.var(v).ty));
     quote!(let #id: #t = #launch.value::<#t>(#param)?;)
 }
 
@@ -139,7 +140,7 @@ fn grid(
         }
         _ => None,
     });
-    let stmts = Emu { k }.block(body);
+    let stmts = rust_stmt::block(&Emu { k }, body);
     let make_shared = quote!(|| Memory { #(#inits,)* _kernel: ::core::marker::PhantomData });
     let thread = quote! {
         |#ctx: &::gsync::ThreadCtx<'_>, #memory: &Memory<'_>| {
@@ -185,164 +186,131 @@ impl Emu<'_> {
         }
     }
 
-    fn block(&self, stmts: &[Stmt]) -> TokenStream {
-        let stmts = stmts.iter().map(|s| self.stmt(s));
-        quote!(#(#stmts)*)
+    /// `let a = [v; N];` or `let a = [x, y, …];`: a zeroed `EmuSlice`, then filled.
+    fn let_array(&self, array: ArrayId, init: &ArrayInit) -> TokenStream {
+        let (info, ctx) = (self.k.array(array), ctx_ident());
+        let id = array_ident(self.k, array);
+        let (t, len) = (scalar_type(info.elem), info.len.unwrap_or(1) as usize);
+        let id_num = array.0 as u32;
+        let fill = match init {
+            ArrayInit::Repeat(v) => {
+                let v = self.expr(v);
+                quote! {
+                    let value: #t = #v;
+                    for i in 0..#len as u64 { #id.store(i, value, #ctx, #id_num, 0); }
+                }
+            }
+            ArrayInit::List(values) => {
+                let stores = values.iter().enumerate().map(|(i, v)| {
+                    let (v, i) = (self.expr(v), i as u64);
+                    quote!(#id.store(#i, #v, #ctx, #id_num, 0);)
+                });
+                quote!(#(#stores)*)
+            }
+        };
+        quote! {
+            let #id: ::gsync::EmuSlice<#t> = ::gsync::EmuSlice::zeroed(#len);
+            #fill
+        }
     }
 
-    fn stmt(&self, s: &Stmt) -> TokenStream {
-        crate::stack::deep(|| self.stmt_inner(s))
+    /// `array[index] = value` or `array[index] op= value`.
+    fn store(&self, array: ArrayId, index: &Expr, line: u32, op: Option<BinOp>, value: &Expr) -> TokenStream {
+        let (slice, ctx) = (self.slice(array), ctx_ident());
+        let id_num = array.0 as u32;
+        let (index, v) = (self.expr(index), self.expr(value));
+        let stored = match op {
+            None => quote!(value),
+            Some(op) => {
+                let current = quote!(#slice.load(index, #ctx, #id_num, #line));
+                RustExpr { k: self.k, ctx: self }.binary(op, self.k.array(array).elem, current, quote!(value))
+            }
+        };
+        // Rust evaluates the assigned value before the place.
+        quote! {{
+            let value = #v;
+            let index = (#index) as u64;
+            #slice.store(index, #stored, #ctx, #id_num, #line);
+        }}
+    }
+}
+
+/// A thread's statements: the shared ones, and its stores, thread-local
+/// arrays, barriers and `return`.
+impl RustStmts for Emu<'_> {
+    type Stmt = Stmt;
+
+    fn kernel(&self) -> &Kernel {
+        self.k
     }
 
-    fn stmt_inner(&self, s: &Stmt) -> TokenStream {
-        let k = self.k;
+    fn view<'s>(&self, s: &'s Stmt) -> View<'s, Stmt> {
+        match &s.kind {
+            StmtKind::Let { var, init } => View::Let { var: *var, init: init.as_ref() },
+            StmtKind::Assign { place: Place::Var(var), op, value } => View::Assign { var: *var, op: *op, value },
+            StmtKind::If { cond, then, otherwise } => View::If { cond, then, otherwise: otherwise.as_deref() },
+            StmtKind::While { cond, body, .. } => View::While { cond, body },
+            StmtKind::Loop { body, .. } => View::Loop { body },
+            StmtKind::For { var, range, body, .. } => View::For { var: *var, range, body },
+            StmtKind::Break(_) => View::Break,
+            StmtKind::Continue(_) => View::Continue,
+            StmtKind::Block(b) => View::Block(b),
+            StmtKind::LetArray { .. }
+            | StmtKind::Assign { .. }
+            | StmtKind::Expr(_)
+            | StmtKind::Return
+            | StmtKind::GridSync { .. }
+            | StmtKind::SyncBlock => View::Own,
+        }
+    }
+
+    fn own(&self, s: &Stmt) -> TokenStream {
         let ctx = ctx_ident();
         match &s.kind {
-            StmtKind::Let { var, init } => {
-                let id = var_ident(k, *var);
-                let ty = scalar_type(k.ty(k.var(*var).ty));
-                let mutability = if k.var(*var).mutable || init.is_none() { quote!(mut) } else { quote!() };
-                match init {
-                    Some(e) => {
-                        let e = self.expr(e);
-                        quote!(let #mutability #id: #ty = #e;)
-                    }
-                    None => quote!(let #mutability #id: #ty;),
-                }
+            StmtKind::LetArray { array, init } => self.let_array(*array, init),
+            StmtKind::Assign { place: Place::Elem { array, index, line }, op, value } => {
+                self.store(*array, index, *line, *op, value)
             }
-            StmtKind::LetArray { array, init } => {
-                let info = k.array(*array);
-                let id = array_ident(k, *array);
-                let (t, len) = (scalar_type(info.elem), info.len.unwrap_or(1) as usize);
-                let id_num = array.0 as u32;
-                let fill = match init {
-                    ArrayInit::Repeat(v) => {
-                        let v = self.expr(v);
-                        quote! {
-                            let value: #t = #v;
-                            for i in 0..#len as u64 { #id.store(i, value, #ctx, #id_num, 0); }
-                        }
-                    }
-                    ArrayInit::List(values) => {
-                        let stores = values.iter().enumerate().map(|(i, v)| {
-                            let (v, i) = (self.expr(v), i as u64);
-                            quote!(#id.store(#i, #v, #ctx, #id_num, 0);)
-                        });
-                        quote!(#(#stores)*)
-                    }
-                };
-                quote! {
-                    let #id: ::gsync::EmuSlice<#t> = ::gsync::EmuSlice::zeroed(#len);
-                    #fill
-                }
-            }
-            StmtKind::Assign { place, op, value } => self.assign(place, *op, value),
             StmtKind::Expr(e) => {
                 let e = self.expr(e);
                 quote!(let _ = #e;)
             }
-            StmtKind::If { cond, then, otherwise } => {
-                let (c, t) = (self.expr(cond), self.block(then));
-                match otherwise {
-                    Some(o) => {
-                        let o = self.block(o);
-                        quote!(if #c { #t } else { #o })
-                    }
-                    None => quote!(if #c { #t }),
-                }
-            }
-            StmtKind::While { cond, body, .. } => {
-                let (c, b) = (self.expr(cond), self.loop_body(body));
-                quote!(while #c { #b })
-            }
-            StmtKind::Loop { body, .. } => {
-                let b = self.loop_body(body);
-                quote!(loop { #b })
-            }
-            StmtKind::For { var, range, body, .. } => self.for_loop(*var, range, body),
-            StmtKind::Break(_) => quote!(break;),
-            StmtKind::Continue(_) => quote!(continue;),
             StmtKind::Return => quote!(return;),
             StmtKind::GridSync { .. } => quote!(#ctx.grid_sync().await;),
             StmtKind::SyncBlock => quote!(#ctx.sync_block().await;),
-            StmtKind::Block(b) => {
-                let b = self.block(b);
-                quote!({ #b })
-            }
+            _ => quote!(compile_error!("gsync: a shared statement as the emulator's own");),
         }
     }
 
-    /// A loop's body, which first ends the thread if the launch's watchdog stopped it, so
-    /// that an endless loop cannot hang the emulator.
-    fn loop_body(&self, body: &Block) -> TokenStream {
+    /// First ends the thread if the launch's watchdog stopped it, so that an
+    /// endless loop cannot hang the emulator.
+    fn loop_body(&self, body: TokenStream) -> TokenStream {
         let ctx = ctx_ident();
-        let b = self.block(body);
         quote! {
             if #ctx.stopped() { return; }
-            #b
+            #body
         }
     }
 
-    fn assign(&self, place: &Place, op: Option<BinOp>, value: &Expr) -> TokenStream {
-        let k = self.k;
+    fn strided_for(&self, var: VarId, range: &ForRange, body: TokenStream) -> TokenStream {
         let ctx = ctx_ident();
-        let rust = RustExpr { k, ctx: self };
-        match place {
-            Place::Var(v) => {
-                let id = var_ident(k, *v);
-                let value = match op {
-                    None => self.expr(value),
-                    Some(op) => rust.binary(op, k.ty(k.var(*v).ty), quote!(#id), self.expr(value)),
-                };
-                quote!(#id = #value;)
-            }
-            Place::Elem { array, index, line } => {
-                let slice = self.slice(*array);
-                let id_num = array.0 as u32;
-                let (index, v) = (self.expr(index), self.expr(value));
-                let stored = match op {
-                    None => quote!(value),
-                    Some(op) => {
-                        let current = quote!(#slice.load(index, #ctx, #id_num, #line));
-                        rust.binary(op, k.array(*array).elem, current, quote!(value))
-                    }
-                };
-                // Rust evaluates the assigned value before the place.
-                quote! {{
-                    let value = #v;
-                    let index = (#index) as u64;
-                    #slice.store(index, #stored, #ctx, #id_num, #line);
-                }}
-            }
-        }
-    }
-
-    fn for_loop(&self, var: VarId, range: &ForRange, body: &Block) -> TokenStream {
-        let k = self.k;
-        let ctx = ctx_ident();
-        let id = var_ident(k, var);
-        let ty = k.ty(k.var(var).ty);
+        let id = var_ident(self.k, var);
+        let ty = self.k.var(var).ty;
         let t = scalar_type(ty);
-        let b = self.loop_body(body);
-        match range {
-            ForRange::Seq { start, end, inclusive, step, reverse } => {
-                let iter = RustExpr { k: self.k, ctx: self }.seq_iter(start, end, *inclusive, step.as_ref(), *reverse);
-                quote!(for #id in #iter { #b })
-            }
-            ForRange::GridStride { start, end } | ForRange::BlockStride { start, end } => {
-                let (first, stride) = match range {
-                    ForRange::GridStride { .. } => (quote!(#ctx.global_id()), quote!(#ctx.grid_size())),
-                    _ => (quote!(#ctx.thread_idx()), quote!(#ctx.block_dim())),
-                };
-                // A wide counter, as on the device: `+ stride` never wraps past `end`.
-                let wide = if ty.is_signed_int() { format_ident!("i64") } else { format_ident!("u64") };
-                let (s, e) = (self.expr(start), self.expr(end));
-                quote! {
-                    for wide in ((#s as #wide + #first as #wide)..(#e as #wide)).step_by(#stride as usize) {
-                        let #id = wide as #t;
-                        #b
-                    }
-                }
+        let (first, stride) = match range {
+            ForRange::GridStride { .. } => (quote!(#ctx.global_id()), quote!(#ctx.grid_size())),
+            _ => (quote!(#ctx.thread_idx()), quote!(#ctx.block_dim())),
+        };
+        let (ForRange::Seq { start, end, .. }
+        | ForRange::GridStride { start, end }
+        | ForRange::BlockStride { start, end }) = range;
+        // A wide counter, as on the device: `+ stride` never wraps past `end`.
+        let wide = if ty.is_signed_int() { format_ident!("i64") } else { format_ident!("u64") };
+        let (s, e) = (self.expr(start), self.expr(end));
+        quote! {
+            for wide in ((#s as #wide + #first as #wide)..(#e as #wide)).step_by(#stride as usize) {
+                let #id = wide as #t;
+                #body
             }
         }
     }

@@ -1,7 +1,11 @@
 //! Stage 4: emitters walking the typed IR.
 
 pub mod cuda;
-pub mod driver;
+pub mod cuda_names;
+pub mod cuda_ops;
 pub mod emu;
-pub mod host;
+pub mod module;
 pub mod rust_expr;
+pub mod rust_names;
+pub mod rust_stmt;
+pub mod split_host;

@@ -1,10 +1,10 @@
 //! Kernel expressions as Rust with the DSL's meaning: wrapping integer
 //! arithmetic, division by zero giving 0, masked shifts, saturating casts.
-//! Shared by the split kernel's host driver and the CPU emulator, which
+//! Shared by the split form's host code and the CPU emulator, which
 //! differ only in how they read memory and where thread identity comes from.
 
 use crate::diagnostics::line_of;
-use crate::emit::driver::var_ident;
+use crate::emit::rust_names::var_ident;
 use crate::ir::*;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
@@ -45,7 +45,7 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
 
     fn expr_inner(&self, e: &Expr) -> TokenStream {
         let k = self.k;
-        let ty = k.ty(e.ty);
+        let ty = e.ty;
         match &e.kind {
             ExprKind::Int(v) => int_literal(*v, ty),
             ExprKind::Float(v) => float_literal(*v, ty),
@@ -63,7 +63,7 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
                 }
             }
             ExprKind::Binary(op, a, b) => {
-                let operand = k.ty(a.ty);
+                let operand = a.ty;
                 let (l, r) = (self.left_operand(*op, a), self.expr(b));
                 self.binary(*op, operand, l, r)
             }
@@ -78,7 +78,7 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
             }
             ExprKind::Len(a) => self.ctx.len(*a),
             ExprKind::Builtin(b) => self.ctx.builtin(*b),
-            ExprKind::Call { rust, args, .. } => self.call(rust, args),
+            ExprKind::Call { func, args } => self.call(*func, ty, args),
             ExprKind::Select { cond, then, otherwise } => {
                 let (c, t, o) = (self.expr(cond), self.expr(then), self.expr(otherwise));
                 quote!((if #c { #t } else { #o }))
@@ -134,10 +134,10 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
     /// nesting a group per term, which rustc's parser would recurse into.
     fn left_operand(&self, op: BinOp, a: &Expr) -> TokenStream {
         crate::stack::deep(|| {
-            let operand_ty = self.k.ty(a.ty);
+            let operand_ty = a.ty;
             if let ExprKind::Binary(inner, x, y) = &a.kind {
                 let same_level = infix_level(op).is_some() && infix_level(op) == infix_level(*inner);
-                if same_level && is_infix(op, operand_ty) && is_infix(*inner, self.k.ty(x.ty)) {
+                if same_level && is_infix(op, operand_ty) && is_infix(*inner, x.ty) {
                     let (l, r) = (self.left_operand(*inner, x), self.expr(y));
                     let sym: TokenStream = inner.symbol().parse().unwrap_or_default();
                     return quote!(#l #sym #r);
@@ -166,28 +166,32 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
         quote!((#l #sym #r))
     }
 
-    fn call(&self, rust: &str, args: &[Expr]) -> TokenStream {
+    /// A math-table call giving a `ty`.
+    fn call(&self, func: MathFn, ty: Scalar, args: &[Expr]) -> TokenStream {
         let ops = quote!(::gsync::__private::arith);
-        let receiver_int = args.first().is_some_and(|a| self.k.ty(a.ty).is_int());
+        let receiver_int = args.first().is_some_and(|a| a.ty.is_int());
         let lowered: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
-        if let Some(path) = rust.strip_suffix("::from_bits") {
-            let ty = format_ident!("{path}");
-            let a = &lowered[0];
-            return quote!(#ty::from_bits(#a));
+        if func == MathFn::FromBits {
+            let t = scalar_type(ty);
+            return quote!(#t::from_bits(#(#lowered),*));
         }
         // Methods whose Rust version panics where the DSL defines a value.
-        let helper = match rust {
-            "clamp" | "div_ceil" | "next_power_of_two" | "ilog2" | "wrapping_div" | "wrapping_rem" => Some(rust),
-            _ => None,
-        };
-        if let Some(h) = helper {
-            let f = format_ident!("{h}");
+        if matches!(
+            func,
+            MathFn::Clamp
+                | MathFn::DivCeil
+                | MathFn::NextPowerOfTwo
+                | MathFn::Ilog2
+                | MathFn::WrappingDiv
+                | MathFn::WrappingRem
+        ) {
+            let f = format_ident!("{}", func.name());
             return quote!(#ops::#f(#(#lowered),*));
         }
-        let name = match rust {
-            "abs" if receiver_int => "wrapping_abs",
-            "pow" => "wrapping_pow",
-            other => other,
+        let name = match func {
+            MathFn::Abs if receiver_int => "wrapping_abs",
+            MathFn::Pow => "wrapping_pow",
+            other => other.name(),
         };
         let method = format_ident!("{name}");
         let (receiver, rest) = lowered.split_first().map(|(r, rest)| (r.clone(), rest.to_vec())).unwrap_or_default();

@@ -2,6 +2,7 @@
 
 use super::methods::{self, ArgTy, MethodSig, RetTy};
 use super::{Binding, ConstValue, Lowerer};
+use super::{Expr, ExprKind};
 use crate::ir::*;
 use crate::names;
 use crate::parse::scalar_type;
@@ -414,7 +415,7 @@ impl Lowerer<'_> {
             RetTy::Same => self.types.known(recv),
             RetTy::Scalar(s) => self.types.known(s),
         };
-        Some(self.expr_of(ExprKind::Call { func: sig.c_template, rust: sig.rust, args }, ty, span))
+        Some(self.expr_of(ExprKind::Call { func: sig.func, args }, ty, span))
     }
 
     fn array_method(&mut self, array: ArrayId, name: &str, m: &syn::ExprMethodCall, span: Span) -> Option<Expr> {
@@ -557,12 +558,7 @@ impl Lowerer<'_> {
         let lowered: Vec<Expr> = args.iter().map(|a| self.expr(a)).collect::<Option<_>>()?;
         if name == "from_bits" && ty.is_float() && lowered.len() == 1 {
             let bits = if ty == Scalar::F32 { Scalar::U32 } else { Scalar::U64 };
-            let sig = MethodSig {
-                c_template: if ty == Scalar::F32 { "__uint_as_float({0})" } else { "__longlong_as_double((i64){0})" },
-                rust: if ty == Scalar::F32 { "f32::from_bits" } else { "f64::from_bits" },
-                args: vec![ArgTy::Scalar(bits)],
-                ret: RetTy::Scalar(ty),
-            };
+            let sig = MethodSig { func: MathFn::FromBits, args: vec![ArgTy::Scalar(bits)], ret: RetTy::Scalar(ty) };
             return self.apply_sig_static(name, sig, lowered, span);
         }
         // `u32::max(a, b)`, `f32::sqrt(x)`: method call syntax in disguise.
@@ -588,7 +584,7 @@ impl Lowerer<'_> {
         }
         let RetTy::Scalar(ret) = sig.ret else { return None };
         let ty = self.types.known(ret);
-        Some(self.expr_of(ExprKind::Call { func: sig.c_template, rust: sig.rust, args }, ty, span))
+        Some(self.expr_of(ExprKind::Call { func: sig.func, args }, ty, span))
     }
 
     fn shuffle(&mut self, name: &str, args: &[&syn::Expr], span: Span) -> Option<Expr> {

@@ -1,8 +1,8 @@
-//! The tables of builtins, methods and constants kernels may use, with the
-//! CUDA each becomes. `{0}` is the receiver, `{1}`… the arguments.
+//! The tables of builtins, methods and constants kernels may use: which
+//! exist for which types, and how their arguments and results are typed.
 
 use super::ConstValue;
-use crate::ir::{AtomicOp, Builtin, Scalar};
+use crate::ir::{AtomicOp, Builtin, MathFn, Scalar};
 
 /// An argument's required type.
 #[derive(Clone, Copy)]
@@ -19,192 +19,71 @@ pub enum RetTy {
     Scalar(Scalar),
 }
 
-/// A method: the CUDA template and the types (receiver first).
+/// A method: the function and its types (receiver first).
 pub struct MethodSig {
-    pub c_template: &'static str,
-    /// The Rust method (or `Type::function`) with the same meaning, for host code.
-    pub rust: &'static str,
+    pub func: MathFn,
     pub args: Vec<ArgTy>,
     pub ret: RetTy,
 }
 
-fn sig(c_template: &'static str, args: &[ArgTy], ret: RetTy) -> Option<MethodSig> {
-    Some(MethodSig { c_template, rust: "", args: args.to_vec(), ret })
+fn sig(func: MathFn, args: &[ArgTy], ret: RetTy) -> Option<MethodSig> {
+    Some(MethodSig { func, args: args.to_vec(), ret })
 }
 
-/// Looks up `receiver.name(...)` for a receiver type, with its Rust name.
+/// Looks up `receiver.name(...)` for a receiver type.
 pub fn method(name: &str, recv: Scalar) -> Option<MethodSig> {
-    let sig = if recv.is_float() {
-        float_method(name, recv == Scalar::F32)
+    let func = MathFn::from_name(name)?;
+    if recv.is_float() {
+        float_method(func, recv)
     } else if recv.is_int() {
-        int_method(name, recv)
+        int_method(func, recv)
     } else {
         None
-    }?;
-    let rust = METHOD_NAMES.iter().find(|n| **n == name)?;
-    Some(MethodSig { rust, ..sig })
+    }
 }
-
-/// Every method name of the tables below, as `'static` strings for the IR.
-const METHOD_NAMES: &[&str] = &[
-    "sqrt",
-    "abs",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "exp",
-    "exp2",
-    "ln",
-    "log2",
-    "log10",
-    "sin",
-    "cos",
-    "tan",
-    "asin",
-    "acos",
-    "atan",
-    "sinh",
-    "cosh",
-    "tanh",
-    "cbrt",
-    "recip",
-    "signum",
-    "min",
-    "max",
-    "powf",
-    "atan2",
-    "hypot",
-    "copysign",
-    "powi",
-    "mul_add",
-    "clamp",
-    "is_nan",
-    "is_finite",
-    "is_infinite",
-    "is_sign_negative",
-    "to_bits",
-    "wrapping_abs",
-    "abs_diff",
-    "pow",
-    "wrapping_pow",
-    "wrapping_add",
-    "wrapping_sub",
-    "wrapping_mul",
-    "wrapping_div",
-    "wrapping_rem",
-    "wrapping_neg",
-    "wrapping_shl",
-    "wrapping_shr",
-    "saturating_add",
-    "saturating_sub",
-    "div_ceil",
-    "next_power_of_two",
-    "is_multiple_of",
-    "is_power_of_two",
-    "count_ones",
-    "leading_zeros",
-    "trailing_zeros",
-    "ilog2",
-    "rotate_left",
-    "rotate_right",
-];
 
 use ArgTy::Same as S;
 const U32: ArgTy = ArgTy::Scalar(Scalar::U32);
 
-fn float_method(name: &str, f32: bool) -> Option<MethodSig> {
+fn float_method(f: MathFn, recv: Scalar) -> Option<MethodSig> {
+    use MathFn::*;
     let same = RetTy::Same;
-    let pick = |a: &'static str, b: &'static str| if f32 { a } else { b };
-    let unary = |a, b| sig(pick(a, b), &[S], same);
-    let binary = |a, b| sig(pick(a, b), &[S, S], same);
     let bool_ret = RetTy::Scalar(Scalar::Bool);
-    match name {
-        "sqrt" => unary("sqrtf({0})", "sqrt({0})"),
-        "abs" => unary("fabsf({0})", "fabs({0})"),
-        "floor" => unary("floorf({0})", "floor({0})"),
-        "ceil" => unary("ceilf({0})", "ceil({0})"),
-        "round" => unary("roundf({0})", "round({0})"),
-        "trunc" => unary("truncf({0})", "trunc({0})"),
-        "exp" => unary("expf({0})", "exp({0})"),
-        "exp2" => unary("exp2f({0})", "exp2({0})"),
-        "ln" => unary("logf({0})", "log({0})"),
-        "log2" => unary("log2f({0})", "log2({0})"),
-        "log10" => unary("log10f({0})", "log10({0})"),
-        "sin" => unary("sinf({0})", "sin({0})"),
-        "cos" => unary("cosf({0})", "cos({0})"),
-        "tan" => unary("tanf({0})", "tan({0})"),
-        "asin" => unary("asinf({0})", "asin({0})"),
-        "acos" => unary("acosf({0})", "acos({0})"),
-        "atan" => unary("atanf({0})", "atan({0})"),
-        "sinh" => unary("sinhf({0})", "sinh({0})"),
-        "cosh" => unary("coshf({0})", "cosh({0})"),
-        "tanh" => unary("tanhf({0})", "tanh({0})"),
-        "cbrt" => unary("cbrtf({0})", "cbrt({0})"),
-        "recip" => unary("(1.0f / {0})", "(1.0 / {0})"),
-        "signum" => unary("gsync::signum({0})", "gsync::signum({0})"),
-        "min" => binary("fminf({0}, {1})", "fmin({0}, {1})"),
-        "max" => binary("fmaxf({0}, {1})", "fmax({0}, {1})"),
-        "powf" => binary("powf({0}, {1})", "pow({0}, {1})"),
-        "atan2" => binary("atan2f({0}, {1})", "atan2({0}, {1})"),
-        "hypot" => binary("hypotf({0}, {1})", "hypot({0}, {1})"),
-        "copysign" => binary("copysignf({0}, {1})", "copysign({0}, {1})"),
-        "powi" => sig(pick("powf({0}, (f32){1})", "pow({0}, (f64){1})"), &[S, ArgTy::Scalar(Scalar::I32)], same),
-        "mul_add" => sig(pick("fmaf({0}, {1}, {2})", "fma({0}, {1}, {2})"), &[S, S, S], same),
-        "clamp" => sig("gsync::clamp({0}, {1}, {2})", &[S, S, S], same),
-        "is_nan" => sig("isnan({0})", &[S], bool_ret),
-        "is_finite" => sig("isfinite({0})", &[S], bool_ret),
-        "is_infinite" => sig("isinf({0})", &[S], bool_ret),
-        "is_sign_negative" => sig("signbit({0})", &[S], bool_ret),
-        "to_bits" if f32 => sig("__float_as_uint({0})", &[S], RetTy::Scalar(Scalar::U32)),
-        "to_bits" => sig("(u64)__double_as_longlong({0})", &[S], RetTy::Scalar(Scalar::U64)),
+    match f {
+        Sqrt | Abs | Floor | Ceil | Round | Trunc | Exp | Exp2 | Ln | Log2 | Log10 | Sin | Cos | Tan | Asin | Acos
+        | Atan | Sinh | Cosh | Tanh | Cbrt | Recip | Signum => sig(f, &[S], same),
+        Min | Max | Powf | Atan2 | Hypot | Copysign => sig(f, &[S, S], same),
+        Powi => sig(f, &[S, ArgTy::Scalar(Scalar::I32)], same),
+        MulAdd | Clamp => sig(f, &[S, S, S], same),
+        IsNan | IsFinite | IsInfinite | IsSignNegative => sig(f, &[S], bool_ret),
+        ToBits if recv == Scalar::F32 => sig(f, &[S], RetTy::Scalar(Scalar::U32)),
+        ToBits => sig(f, &[S], RetTy::Scalar(Scalar::U64)),
         _ => None,
     }
 }
 
-fn int_method(name: &str, recv: Scalar) -> Option<MethodSig> {
+fn int_method(f: MathFn, recv: Scalar) -> Option<MethodSig> {
+    use MathFn::*;
     let same = RetTy::Same;
     let u32_ret = RetTy::Scalar(Scalar::U32);
+    let bool_ret = RetTy::Scalar(Scalar::Bool);
     let signed = recv.is_signed_int();
-    match name {
-        "min" => sig("gsync::min({0}, {1})", &[S, S], same),
-        "max" => sig("gsync::max({0}, {1})", &[S, S], same),
-        "clamp" => sig("gsync::clamp({0}, {1}, {2})", &[S, S, S], same),
-        "abs" | "wrapping_abs" if signed => sig("gsync::abs({0})", &[S], same),
-        "signum" if signed => sig("gsync::signum({0})", &[S], same),
-        "abs_diff" => sig(abs_diff_template(recv), &[S, S], RetTy::Scalar(unsigned_of(recv))),
-        "pow" | "wrapping_pow" => sig("gsync::pow({0}, {1})", &[S, U32], same),
-        "wrapping_add" => sig("gsync::add({0}, {1})", &[S, S], same),
-        "wrapping_sub" => sig("gsync::sub({0}, {1})", &[S, S], same),
-        "wrapping_mul" => sig("gsync::mul({0}, {1})", &[S, S], same),
-        "wrapping_div" => sig("gsync::div({0}, {1})", &[S, S], same),
-        "wrapping_rem" => sig("gsync::rem({0}, {1})", &[S, S], same),
-        "wrapping_neg" => sig("gsync::neg({0})", &[S], same),
-        "wrapping_shl" => sig("gsync::shl({0}, {1})", &[S, U32], same),
-        "wrapping_shr" => sig("gsync::shr({0}, {1})", &[S, U32], same),
-        "saturating_add" => sig("gsync::saturating_add({0}, {1})", &[S, S], same),
-        "saturating_sub" => sig("gsync::saturating_sub({0}, {1})", &[S, S], same),
-        "div_ceil" if !signed => sig("gsync::div_ceil({0}, {1})", &[S, S], same),
-        "next_power_of_two" if !signed => sig("gsync::next_power_of_two({0})", &[S], same),
-        "is_multiple_of" if !signed => sig("gsync::is_multiple_of({0}, {1})", &[S, S], RetTy::Scalar(Scalar::Bool)),
-        "is_power_of_two" if !signed => sig("gsync::is_power_of_two({0})", &[S], RetTy::Scalar(Scalar::Bool)),
-        "count_ones" => sig("gsync::count_ones({0})", &[S], u32_ret),
-        "leading_zeros" => sig("gsync::leading_zeros({0})", &[S], u32_ret),
-        "trailing_zeros" => sig("gsync::trailing_zeros({0})", &[S], u32_ret),
-        "ilog2" => sig("gsync::ilog2({0})", &[S], u32_ret),
-        "rotate_left" => sig("gsync::rotate_left({0}, {1})", &[S, U32], same),
-        "rotate_right" => sig("gsync::rotate_right({0}, {1})", &[S, U32], same),
+    match f {
+        Min | Max => sig(f, &[S, S], same),
+        Clamp => sig(f, &[S, S, S], same),
+        Abs | WrappingAbs | Signum if signed => sig(f, &[S], same),
+        AbsDiff => sig(f, &[S, S], RetTy::Scalar(unsigned_of(recv))),
+        Pow | WrappingPow | WrappingShl | WrappingShr | RotateLeft | RotateRight => sig(f, &[S, U32], same),
+        WrappingAdd | WrappingSub | WrappingMul | WrappingDiv | WrappingRem | SaturatingAdd | SaturatingSub => {
+            sig(f, &[S, S], same)
+        }
+        WrappingNeg => sig(f, &[S], same),
+        DivCeil if !signed => sig(f, &[S, S], same),
+        NextPowerOfTwo if !signed => sig(f, &[S], same),
+        IsMultipleOf if !signed => sig(f, &[S, S], bool_ret),
+        IsPowerOfTwo if !signed => sig(f, &[S], bool_ret),
+        CountOnes | LeadingZeros | TrailingZeros | Ilog2 => sig(f, &[S], u32_ret),
         _ => None,
-    }
-}
-
-fn abs_diff_template(recv: Scalar) -> &'static str {
-    match unsigned_of(recv) {
-        Scalar::U8 => "(u8)gsync::abs_diff({0}, {1})",
-        Scalar::U16 => "(u16)gsync::abs_diff({0}, {1})",
-        Scalar::U32 => "(u32)gsync::abs_diff({0}, {1})",
-        Scalar::Usize => "(usize)gsync::abs_diff({0}, {1})",
-        _ => "(u64)gsync::abs_diff({0}, {1})",
     }
 }
 

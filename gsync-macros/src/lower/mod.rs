@@ -7,16 +7,29 @@
 
 mod expr;
 mod methods;
+mod resolve;
 mod stmt;
 pub mod types;
 
 use crate::diagnostics::{line_of, Diagnostics};
-use crate::ir::*;
+use crate::ir::{self, *};
 use crate::names;
 use crate::parse::{ParamKind, Signature};
 use proc_macro2::Span;
 use std::collections::{HashMap, HashSet};
-use types::{Inferred, TypeTable};
+use types::{Inferred, TyId, TypeTable};
+
+// The IR while lowering builds it: typed by inference variables, which
+// `resolve` replaces with scalars once inference is done.
+type ArrayInit = ir::ArrayInit<TyId>;
+type Block = ir::Block<TyId>;
+type Expr = ir::Expr<TyId>;
+type ExprKind = ir::ExprKind<TyId>;
+type ForRange = ir::ForRange<TyId>;
+type Place = ir::Place<TyId>;
+type Stmt = ir::Stmt<TyId>;
+type StmtKind = ir::StmtKind<TyId>;
+type Var = ir::Var<TyId>;
 
 /// What a name in scope stands for.
 #[derive(Clone, Copy)]
@@ -48,7 +61,8 @@ pub struct Lowerer<'d> {
     vars: Vec<Var>,
     arrays: Vec<Array>,
     scopes: Vec<HashMap<String, Binding>>,
-    c_names: HashSet<String>,
+    /// The [`UniqueName::spelling`]s taken so far.
+    spellings: HashSet<String>,
     loops: Vec<LoopFrame>,
     loop_count: usize,
     grid_syncs: u32,
@@ -66,14 +80,13 @@ pub fn kernel(sig: &Signature, body: &syn::Block, default_threads: u32, diag: &m
         vars: Vec::new(),
         arrays: Vec::new(),
         scopes: vec![HashMap::new()],
-        c_names: HashSet::new(),
+        spellings: HashSet::new(),
         loops: Vec::new(),
         loop_count: 0,
         grid_syncs: 0,
         depth: 0,
         local_elem_types: Vec::new(),
     };
-    let c_name = names::user(&names::rust_name(&sig.name));
     let params = sig.params.iter().map(|p| l.param(p)).collect();
     let body = l.block_in_scope(&body.stmts);
     if l.diag.has_errors() {
@@ -84,14 +97,13 @@ pub fn kernel(sig: &Signature, body: &syn::Block, default_threads: u32, diag: &m
     for (array, ty) in l.local_elem_types {
         arrays[array.0].elem = types[ty.0];
     }
+    let resolver = resolve::Resolver { types: &types };
     Some(Kernel {
         name: names::rust_name(&sig.name),
-        c_name,
         params,
-        vars: l.vars,
+        vars: l.vars.into_iter().map(|v| resolver.var(v)).collect(),
         arrays,
-        body,
-        types,
+        body: resolver.block(body),
         grid_syncs: l.grid_syncs,
         loops: l.loop_count,
         default_threads,
@@ -99,27 +111,23 @@ pub fn kernel(sig: &Signature, body: &syn::Block, default_threads: u32, diag: &m
 }
 
 impl Lowerer<'_> {
-    /// The CUDA name of a Rust name declared in the kernel, unique in it
-    /// (see [`crate::names`]).
-    fn fresh_c_name(&mut self, rust: &str) -> String {
-        let mut n = 1;
-        loop {
-            let candidate = names::numbered(rust, n);
-            if self.c_names.insert(candidate.clone()) {
-                return candidate;
-            }
-            n += 1;
+    /// The unique name of a Rust name declared in the kernel.
+    fn fresh_name(&mut self, rust: &str) -> UniqueName {
+        let mut candidate = UniqueName { base: rust.to_owned(), ordinal: 1 };
+        while !self.spellings.insert(candidate.spelling()) {
+            candidate.ordinal += 1;
         }
+        candidate
     }
 
     fn param(&mut self, p: &crate::parse::ParamDecl) -> Param {
         let name = names::rust_name(&p.name);
-        let c_name = self.fresh_c_name(&name);
+        let unique = self.fresh_name(&name);
         match p.kind {
             ParamKind::Slice { elem, mutable } => {
                 let id = self.new_array(Array {
                     name: name.clone(),
-                    c_name,
+                    unique,
                     elem,
                     space: ArraySpace::Global,
                     len: None,
@@ -133,7 +141,7 @@ impl Lowerer<'_> {
                 let ty = self.types.known(s);
                 let id = self.new_var(Var {
                     name: name.clone(),
-                    c_name,
+                    unique,
                     ty,
                     mutable: p.mutable_binding,
                     is_param: true,
@@ -158,8 +166,8 @@ impl Lowerer<'_> {
     /// Declares a local variable in the innermost scope.
     fn declare_var(&mut self, ident: &syn::Ident, ty: TyId, mutable: bool) -> VarId {
         let name = names::rust_name(ident);
-        let c_name = self.fresh_c_name(&name);
-        let id = self.new_var(Var { name: name.clone(), c_name, ty, mutable, is_param: false, span: ident.span() });
+        let unique = self.fresh_name(&name);
+        let id = self.new_var(Var { name: name.clone(), unique, ty, mutable, is_param: false, span: ident.span() });
         self.bind(name, Binding::Var(id));
         id
     }

@@ -1,6 +1,8 @@
 //! Statements: `let`, assignment, control flow, loops and the barriers.
 
 use super::expr::expr_has_effects;
+use super::types::TyId;
+use super::{ArrayInit, Block, Expr, ExprKind, ForRange, Place, StmtKind};
 use super::{Binding, ConstValue, LoopFrame, Lowerer};
 use crate::ir::*;
 use crate::names;
@@ -250,8 +252,8 @@ impl Lowerer<'_> {
     /// Declares a variable whose name is bound only after its initialiser.
     fn declare_var_hidden(&mut self, ident: &syn::Ident, ty: TyId, mutable: bool) -> VarId {
         let name = names::rust_name(ident);
-        let c_name = self.fresh_c_name(&name);
-        self.new_var(Var { name, c_name, ty, mutable, is_param: false, span: ident.span() })
+        let unique = self.fresh_name(&name);
+        self.new_var(Var { name, unique, ty, mutable, is_param: false, span: ident.span() })
     }
 
     /// Lowers `place = <if/block with statements>` into assignments in each branch.
@@ -373,10 +375,10 @@ impl Lowerer<'_> {
         // through its first element's type variable at emission time.
         let elem_ty = first.ty;
         let name = names::rust_name(ident);
-        let c_name = self.fresh_c_name(&name);
+        let unique = self.fresh_name(&name);
         let array = self.new_array(Array {
             name: name.clone(),
-            c_name,
+            unique,
             elem: Scalar::I32,
             space: ArraySpace::Local,
             len: Some(len),
@@ -422,10 +424,10 @@ impl Lowerer<'_> {
             return;
         }
         let name = names::rust_name(ident);
-        let c_name = self.fresh_c_name(&name);
+        let unique = self.fresh_name(&name);
         let array = self.new_array(Array {
             name: name.clone(),
-            c_name,
+            unique,
             elem,
             space: ArraySpace::Shared,
             len: Some(len),
@@ -637,8 +639,8 @@ impl Lowerer<'_> {
         let id = self.new_loop();
         self.scopes.push(Default::default());
         let var = if ident == "_" {
-            let c_name = self.fresh_c_name("index");
-            self.new_var(Var { name: "_".into(), c_name, ty, mutable: false, is_param: false, span: ident.span() })
+            let unique = self.fresh_name("index");
+            self.new_var(Var { name: "_".into(), unique, ty, mutable: false, is_param: false, span: ident.span() })
         } else {
             self.declare_var(&ident, ty, false)
         };

@@ -2,7 +2,12 @@
 //! an unsuffixed literal gets a type variable that later uses pin down;
 //! what stays unconstrained defaults to `i32` or `f64`.
 
-use crate::ir::{Scalar, TyId};
+use crate::ir::Scalar;
+
+/// An inference variable: the type of an expression or variable while
+/// lowering, an index into the [`TypeTable`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TyId(pub usize);
 
 #[derive(Clone, Copy, Debug)]
 enum Slot {

@@ -491,7 +491,7 @@ impl Generator<'_> {
             5 => "fn inner() {}".into(),
             6 => format!("{name};"),
             7 => format!("let {name} = match 1u32 {{ _ => 2u32 }};"),
-            8 => format!("'outer: loop {{ break 'outer; }}"),
+            8 => "'outer: loop { break 'outer; }".to_owned(),
             _ => format!("let {name} = unknown_function(1u32);"),
         };
         self.line(text);

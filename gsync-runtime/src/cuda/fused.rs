@@ -112,9 +112,10 @@ unsafe fn enqueue(
         block_dim: (fused.grid.threads, 1, 1),
         shared_mem_bytes: 0,
     };
-    // SAFETY: the caller vouches for `args`; the scratch words outlive the launch.
     match fused.barrier.descriptor().launch_mode {
+        // SAFETY: the caller vouches for `args`; the scratch words outlive the launch.
         LaunchMode::Cooperative => unsafe { builder.launch_cooperative(config) },
+        // SAFETY: as above.
         LaunchMode::Ordinary | LaunchMode::Split => unsafe { builder.launch(config) },
     }
 }

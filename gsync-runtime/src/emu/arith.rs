@@ -83,6 +83,12 @@ pub fn clamp<T: PartialOrd>(x: T, lo: T, hi: T) -> T {
     }
 }
 
+/// `range.step_by(step)`, except that a zero step, where Rust would panic, yields nothing
+/// (the caller records the fault first).
+pub fn step_by<I: Iterator>(range: I, step: usize) -> impl Iterator<Item = I::Item> {
+    (step != 0).then(|| range.step_by(step)).into_iter().flatten()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,10 +110,4 @@ mod tests {
         assert_eq!(ilog2(1024u64), 10);
         assert_eq!(clamp(5, 10, 1), 10);
     }
-}
-
-/// `range.step_by(step)`, except that a zero step, where Rust would panic, yields nothing
-/// (the caller records the fault first).
-pub fn step_by<I: Iterator>(range: I, step: usize) -> impl Iterator<Item = I::Item> {
-    (step != 0).then(|| range.step_by(step)).into_iter().flatten()
 }

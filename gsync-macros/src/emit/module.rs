@@ -1,4 +1,4 @@
-//! The host emitter: the Rust module that replaces the user's function.
+//! The module emitter: the Rust module that replaces the user's function.
 //!
 //! For `fn smooth(a: &mut [f32], n: u32)` it emits
 //! ```ignore
@@ -30,7 +30,7 @@
 //! where no static can capture a parameter named `KERNEL`, and the
 //! generated locals are mixed-site hygienic.
 
-use crate::emit::{driver, emu};
+use crate::emit::{cuda_names, emu, rust_names};
 use crate::ir::{Kernel, Param};
 use crate::parse::Signature;
 use proc_macro2::{Ident, Span, TokenStream};
@@ -58,7 +58,7 @@ pub fn module(
     emulator_body: TokenStream,
     emulated_segments: &[TokenStream],
 ) -> TokenStream {
-    let (name, symbol) = (&k.name, &k.c_name);
+    let (name, symbol) = (&k.name, cuda_names::kernel_symbol(k));
     let arrays: Vec<&str> = k.arrays.iter().map(|a| a.name.as_str()).collect();
     let grid_syncs = k.grid_syncs;
     let threads = k.default_threads;
@@ -74,10 +74,10 @@ pub fn module(
     let reads_device = src.split_reads_device;
     let emulated = (0..emulated_segments.len()).map(emu::segment_fn);
     // Mixed-site hygiene keeps these apart from user parameters of the same name.
-    let gpu = driver::gpu_ident();
+    let gpu = rust_names::gpu_ident();
     let launch = Ident::new("launch", Span::mixed_site());
     let kernel_args = Ident::new("args", Span::mixed_site());
-    let run = driver::run_ident();
+    let run = rust_names::run_ident();
     let pushes = fields.iter().map(|field| field.push(&kernel_args));
     let field_decls = fields.iter().map(|field| &field.decl);
     let passed: Vec<TokenStream> = fields.iter().map(CallField::pass).collect();
@@ -215,7 +215,7 @@ fn form_params(k: &Kernel) -> Vec<TokenStream> {
         .map(|p| match p {
             Param::Slice(a) => {
                 let info = k.array(*a);
-                let id = driver::array_ident(k, *a);
+                let id = rust_names::array_ident(k, *a);
                 let elem = format_ident!("{}", info.elem.name());
                 if info.mutable {
                     quote!(#id: &mut ::gsync::DeviceBuffer<#elem>)
@@ -224,8 +224,8 @@ fn form_params(k: &Kernel) -> Vec<TokenStream> {
                 }
             }
             Param::Scalar(v) => {
-                let id = driver::var_ident(k, *v);
-                let ty = format_ident!("{}", k.ty(k.var(*v).ty).name());
+                let id = rust_names::var_ident(k, *v);
+                let ty = format_ident!("{}", k.var(*v).ty.name());
                 quote!(#id: #ty)
             }
         })
@@ -310,7 +310,7 @@ fn call_params(sig: &Signature, k: &Kernel) -> (Vec<TokenStream>, Vec<CallField>
             }
             Param::Scalar(v) => {
                 let v = k.var(*v);
-                let ty = format_ident!("{}", k.ty(v.ty).name());
+                let ty = format_ident!("{}", v.ty.name());
                 params.push(quote_spanned!(v.span=> #ident: #ty));
                 fields.push(CallField { decl: quote!(#ident: #ty), place, kind: FieldKind::Scalar });
             }

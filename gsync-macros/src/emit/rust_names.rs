@@ -1,0 +1,35 @@
+//! The Rust identifiers that the emulator body, the split form's host code and the
+//! generated module share for the kernel's variables and arrays and for the GPU handle.
+
+use crate::ir::{ArrayId, Kernel, UniqueName, VarId};
+use crate::names;
+use proc_macro2::{Ident, Span};
+use quote::format_ident;
+
+/// The Rust name of a kernel variable in the split form's host code and the emulator.
+pub fn var_ident(k: &Kernel, v: VarId) -> Ident {
+    local(&k.var(v).unique)
+}
+
+/// The Rust name of a slice or array in the split form's host code and the emulator.
+pub fn array_ident(k: &Kernel, a: ArrayId) -> Ident {
+    local(&k.array(a).unique)
+}
+
+/// The `&Gpu` parameter of the generated functions (hygienic: a kernel
+/// parameter may be named `gpu`).
+pub fn gpu_ident() -> Ident {
+    Ident::new("gpu", Span::mixed_site())
+}
+
+/// The split run (`&mut SplitRun`) that the split form's host code launches through.
+pub fn run_ident() -> Ident {
+    Ident::new("run", Span::mixed_site())
+}
+
+/// `v_` and the name's spelling with [`names::stem`]'s escapes: ASCII, so
+/// that it draws no lint on unusual characters, and meeting no Rust keyword
+/// and no name the generated code declares.
+fn local(name: &UniqueName) -> Ident {
+    format_ident!("v_{}", names::stem(&name.spelling()))
+}
