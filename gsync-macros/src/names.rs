@@ -285,6 +285,7 @@ mod tests {
         include_str!("../../gsync-runtime/src/barrier/lbs.cuh"),
         include_str!("../../gsync-runtime/src/barrier/lfs.cuh"),
         include_str!("../../gsync-runtime/src/barrier/multi_launch.cuh"),
+        include_str!("../../gsync-runtime/src/barrier/relay.cuh"),
         include_str!("../../gsync-runtime/src/barrier/ulfs.cuh"),
     ];
 

@@ -22,7 +22,7 @@ use crate::ir_walk::{each_expr, each_stmt, stmt_exprs};
 use recompute::{Definitions, Unrecomputable};
 use std::collections::{HashMap, HashSet};
 
-/// The host program and the segments it launches.
+/// The host code and the segments it launches.
 #[derive(Debug)]
 pub struct SplitPlan {
     pub host: Vec<HostStmt>,

@@ -204,8 +204,8 @@ impl Gpu {
     }
 
     /// Runs a kernel on the emulator: `make_shared` builds one block's shared memory, `body`
-    /// one thread's future. The code `#[grid_phases]` generates calls this on an emulator
-    /// [`Gpu`]; on a CUDA one it fails with [`Error::WrongBackend`].
+    /// one thread's future; the emulator body `#[grid_phases]` generates runs the same way
+    /// (through `Gpu::run`). On a CUDA [`Gpu`] this fails with [`Error::WrongBackend`].
     ///
     /// The grid has `launch`'s blocks, by default 4 per host core (the emulator's `sm_count`);
     /// blocks have `launch`'s threads, by default the kernel's, from 1 to 1024. Each block's
@@ -270,8 +270,13 @@ impl Gpu {
     /// Runs one call of a `#[grid_phases]` kernel: the split form for a split barrier, else
     /// the fused form, compiled for the device or run on the emulator. Grids that cannot be
     /// co-resident are refused unless `co_residency` waives the check. For generated code.
+    ///
+    /// # Safety
+    /// `forms` must have been generated for `kernel` (their C parameters match), and with
+    /// [`CoResidency::Waived`] the caller accepts that a software barrier may wait until its
+    /// watchdog, or forever without one.
     #[doc(hidden)]
-    pub fn run(
+    pub unsafe fn run(
         &self,
         kernel: &KernelSpec,
         launch: &Launch,
@@ -288,7 +293,8 @@ impl Gpu {
             Device::Cuda(cuda) => {
                 let mut args = KernelArgs::new();
                 forms.push_args(&mut args);
-                // SAFETY: `KernelForms` promises arguments that match the C parameters.
+                // SAFETY: `KernelForms` promises arguments that match the C parameters of the
+                // kernel it was generated for, which the caller vouches is `kernel`.
                 unsafe { cuda::fused::launch(cuda, kernel, launch, args, co_residency) }
             }
         }

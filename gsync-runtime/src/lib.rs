@@ -36,7 +36,8 @@
 //! ```
 //!
 //! Without a GPU, [`Gpu::new`] falls back to the CPU emulator, and the generated code runs the
-//! kernel body, compiled as async Rust with one future per thread, through [`Gpu::emulate`]:
+//! kernel body, compiled as async Rust with one future per thread, the way [`Gpu::emulate`]
+//! does:
 //!
 //! ```
 //! # fn main() -> gsync_runtime::Result<()> {

@@ -39,7 +39,7 @@ pub fn body(k: &Kernel) -> TokenStream {
 }
 
 /// `fn emulate_segment_<i>(segment)`: segment `i` of a split kernel as an
-/// emulator body, for `SplitSpec::emulated`. It reads its arguments back from
+/// emulator body, for `KernelForms::emulated_segments`. It reads its arguments back from
 /// the launch, in the host code's order (the kernel's parameters, then the
 /// segment's host values), and runs as a grid of its own: its shared arrays
 /// are new for every launch.

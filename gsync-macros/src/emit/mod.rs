@@ -1,4 +1,4 @@
-//! Stage 4: emitters walking the typed IR.
+//! Stage 5: emitters walking the typed IR.
 
 pub mod cuda;
 pub mod cuda_names;

@@ -126,7 +126,8 @@ pub fn module(
                 #launch: &::gsync::Launch,
                 #(#params),*
             ) -> ::gsync::Result<::gsync::LaunchReport> {
-                #gpu.run(&#spec, #launch, ::gsync::CoResidency::Required, &mut #call)
+                // SAFETY: `Call`'s forms were generated for this kernel, from the same signature.
+                unsafe { #gpu.run(&#spec, #launch, ::gsync::CoResidency::Required, &mut #call) }
             }
 
             /// Like [`launch_with`], without refusing grids that cannot be co-resident.
@@ -140,7 +141,8 @@ pub fn module(
                 #launch: &::gsync::Launch,
                 #(#params),*
             ) -> ::gsync::Result<::gsync::LaunchReport> {
-                #gpu.run(&#spec, #launch, ::gsync::CoResidency::Waived, &mut #call)
+                // SAFETY: as in `launch_with`; the caller accepts the risk above.
+                unsafe { #gpu.run(&#spec, #launch, ::gsync::CoResidency::Waived, &mut #call) }
             }
 
             /// One call's arguments, which the runtime runs in the form it picks.
@@ -150,7 +152,8 @@ pub fn module(
 
             // SAFETY: the arguments follow the C parameter list that #[grid_phases]
             // generated for the fused kernel from the same signature, and `split` launches
-            // each segment with the parameters it generated for that segment.
+            // each segment with the parameters it generated for that segment; the buffers
+            // stay borrowed by `Call` until `Gpu::run`, which finishes the split run, returns.
             unsafe impl ::gsync::__private::KernelForms for #call_ty {
                 fn push_args<'a>(&'a mut self, #kernel_args: &mut ::gsync::KernelArgs<'a>) {
                     #(#pushes)*

@@ -20,7 +20,7 @@ pub fn body(k: &Kernel, plan: Option<&SplitPlan>) -> TokenStream {
         // Cannot be split: `Gpu::begin_split` refuses the kernel, saying why, before this runs.
         return quote!(::core::result::Result::Ok(()));
     };
-    let d = SplitHost { k, plan };
+    let host = SplitHost { k, plan };
     let rebinds = k.params.iter().filter_map(|p| match p {
         Param::Scalar(v) if k.var(*v).mutable => {
             let id = var_ident(k, *v);
@@ -28,7 +28,7 @@ pub fn body(k: &Kernel, plan: Option<&SplitPlan>) -> TokenStream {
         }
         _ => None,
     });
-    let stmts = rust_stmt::block(&d, &plan.host);
+    let stmts = rust_stmt::block(&host, &plan.host);
     let (block_dim, grid_dim) = (shape_ident("block_dim"), shape_ident("grid_dim"));
     quote! {
         let #block_dim: u32 = #run.threads();
@@ -48,7 +48,7 @@ struct SplitHost<'k> {
     plan: &'k SplitPlan,
 }
 
-/// The host program's statements: the shared ones, and the launches.
+/// The host code's statements: the shared ones, and the launches.
 impl RustStmts for SplitHost<'_> {
     type Stmt = HostStmt;
 

@@ -105,8 +105,6 @@ impl Barrier {
         self.descriptor().name
     }
 
-    /// The ILBS group count for a grid of `blocks` blocks (0 for other barriers, which have
-    /// none), or why the requested count cannot work.
     /// ILBS's default group count for a grid of `blocks`: round(√blocks), at least 1, which
     /// minimises the ⌈N/g⌉ + g atomic additions of a barrier.
     pub fn default_ilbs_groups(blocks: u32) -> u32 {
@@ -120,6 +118,8 @@ impl Barrier {
         layout::ulfs_levels(blocks, threads).len() as u32 + 1
     }
 
+    /// The ILBS group count for a grid of `blocks` blocks (0 for other barriers, which have
+    /// none), or why the requested count cannot work.
     pub(crate) fn groups_for(&self, blocks: u32) -> Result<u32, String> {
         match *self {
             Barrier::Ilbs { groups: None } => Ok(default_ilbs_groups(blocks)),

@@ -1,7 +1,6 @@
 //! The arguments of one launch: one 8-byte slot per C parameter, and the buffers behind them.
 
 use std::any::Any;
-use std::marker::PhantomData;
 
 use crate::core::scalar::{from_slot_bytes, slot_bytes, KernelScalar};
 
@@ -45,7 +44,6 @@ pub struct KernelArgs<'a> {
     slots: Vec<Slot>,
     /// Each argument as passed, in order, for the emulator and the buffer checks.
     params: Vec<Arg<'a>>,
-    buffers: PhantomData<&'a ()>,
 }
 
 /// One argument of a launch.

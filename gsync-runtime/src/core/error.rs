@@ -527,9 +527,10 @@ pub enum ErrorKind {
     Installation,
     /// A kernel's CUDA did not compile.
     Compilation,
-    /// The launch configuration was refused before anything ran.
+    /// The launch configuration was refused before anything ran, or the call needs the other
+    /// backend.
     Configuration,
-    /// A buffer does not fit the call: its length, its GPU, its backend, or memory ran out.
+    /// A buffer does not fit the call (its length, its GPU, its backend), or memory ran out.
     Memory,
     /// The kernel reported a fault while it ran; its outputs are not to be trusted.
     KernelFault,
@@ -556,12 +557,12 @@ impl Error {
             | Error::InvalidBarrier { .. }
             | Error::CooperativeLaunchUnsupported { .. }
             | Error::SharedMemoryLimit { .. }
-            | Error::CannotSplit { .. } => ErrorKind::Configuration,
+            | Error::CannotSplit { .. }
+            | Error::WrongBackend { .. } => ErrorKind::Configuration,
             Error::LengthMismatch { .. }
             | Error::OutOfMemory { .. }
             | Error::BufferOnOtherGpu { .. }
-            | Error::BufferBackendMismatch { .. }
-            | Error::WrongBackend { .. } => ErrorKind::Memory,
+            | Error::BufferBackendMismatch { .. } => ErrorKind::Memory,
             Error::OutOfBounds { .. }
             | Error::ZeroStep { .. }
             | Error::BarrierTimeout { .. }
@@ -578,8 +579,8 @@ impl Error {
 fn backend_hint(backend: Backend) -> &'static str {
     match backend {
         Backend::Emulator => {
-            "kernels from #[grid_phases] run on the emulator through their own launch functions, \
-             which call Gpu::emulate; open a CUDA GPU with Gpu::cuda to launch CUDA code"
+            "kernels from #[grid_phases] run on the emulator through their own launch functions; \
+             open a CUDA GPU with Gpu::cuda to launch CUDA code"
         }
         Backend::Cuda => "open the emulator with Gpu::emulator() to run kernels on the CPU",
     }

@@ -219,11 +219,11 @@ mod tests {
     }
 
     #[test]
-    fn too_large_grids_are_refused_unless_unchecked() {
+    fn too_large_grids_are_refused_unless_co_residency_is_waived() {
         let error = grid(Barrier::Ulfs, Some(265), 256).expect_err("not co-resident");
         assert!(matches!(error, Error::GridTooLarge { requested: 265, max: 264, .. }), "{error}");
-        let unchecked = resolve_grid(&SMOOTH, Barrier::Ulfs, Some(10_000), 256, H100, CoResidency::Waived);
-        assert_eq!(unchecked.map(|grid| grid.blocks).ok(), Some(10_000));
+        let waived = resolve_grid(&SMOOTH, Barrier::Ulfs, Some(10_000), 256, H100, CoResidency::Waived);
+        assert_eq!(waived.map(|grid| grid.blocks).ok(), Some(10_000));
     }
 
     #[test]

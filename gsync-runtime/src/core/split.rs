@@ -54,7 +54,7 @@ pub(crate) fn check_read(kernel: &KernelSpec, len: usize, index: u64, array: &st
     }
 }
 
-/// The driver launched a segment the kernel does not have.
+/// The host code launched a segment the kernel does not have.
 pub(crate) fn missing_segment(kernel: &KernelSpec, segment: usize, count: usize) -> Error {
     let reason = format!("it has no segment {segment} (it has {count}); this is a bug in gsync");
     Error::CannotSplit { kernel: kernel.name.to_owned(), reason }

@@ -135,7 +135,7 @@ fn write_atomically(path: &Path, parts: &[&[u8]]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::private::nvrtc_or_skip;
+    use crate::cuda::discover::nvrtc_or_skip;
     use crate::test_support::TempDir;
 
     fn key() -> CacheKey {

@@ -212,7 +212,7 @@ mod tests {
     use super::*;
     use crate::barrier::Barrier;
     use crate::core::kernel::{KernelSpec, SplitSpec};
-    use crate::private::nvrtc_or_skip;
+    use crate::cuda::discover::nvrtc_or_skip;
 
     const GRID_KERNEL: &str = r#"
 #include <cooperative_groups.h>

@@ -279,6 +279,22 @@ fn python_dirs(prefix: &Path, kinds: &[&str]) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Whether a test that compiles with NVRTC can run: `true` when NVRTC loads. Otherwise the
+/// test should return at once, after this prints why, unless `GSYNC_REQUIRE_NVRTC=1`, which
+/// turns the missing NVRTC into a panic. For the workspace's tests.
+pub fn nvrtc_or_skip() -> bool {
+    match toolkit() {
+        Ok(_) => true,
+        Err(error) if std::env::var_os("GSYNC_REQUIRE_NVRTC").is_some_and(|value| value == "1") => {
+            panic!("GSYNC_REQUIRE_NVRTC=1 but NVRTC is unavailable: {error}")
+        }
+        Err(error) => {
+            eprintln!("skipping: NVRTC is unavailable ({error})");
+            false
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -178,8 +178,8 @@ fn not_fused(kernel: &KernelSpec) -> Error {
         None => Error::InvalidBarrier {
             kernel: kernel.name.to_owned(),
             barrier: Barrier::MultiLaunch.to_string(),
-            reason: "a split kernel runs through Gpu::begin_split, which the launch functions \
-                     #[grid_phases] generates call, not through launch_kernel"
+            reason: "a split kernel runs through Gpu::begin_split (the launch functions \
+                     #[grid_phases] generates route it there), not through launch_kernel"
                 .to_owned(),
         },
     }

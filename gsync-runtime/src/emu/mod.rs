@@ -1,7 +1,8 @@
 //! The CPU emulator: any `#[grid_phases]` kernel, run on the host with GPU semantics.
 //!
 //! The macro emits, next to the CUDA, the kernel body as one async Rust function per thread;
-//! [`Gpu::emulate`](crate::Gpu::emulate) runs it. Like the CUDA backend, this one imports
+//! the hidden `Gpu::run` runs it through an [`EmuLaunch`], as [`Gpu::emulate`](crate::Gpu::emulate)
+//! runs a hand-written one. Like the CUDA backend, this one imports
 //! only the core and the barrier table. Follow a launch in this order: [`ThreadCtx`]
 //! (a thread's indices, and its await points: `sync_block`, `grid_sync`, warp shuffles),
 //! [`EmuSlice`] (memory shared soundly between threads: relaxed atomics, bounds-checked),

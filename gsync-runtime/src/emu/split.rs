@@ -133,13 +133,13 @@ impl<'g> EmuSplitRun<'g> {
         Ok(value.unwrap_or_default())
     }
 
-    /// The report: the wall time from the start of the run.
     /// See [`SplitRun::zero_step`](crate::SplitRun::zero_step).
     pub(crate) fn zero_step(&mut self, line: u32) {
         self.zero_step.get_or_insert(line);
     }
 
-    /// See [`SplitRun::finish`](crate::SplitRun::finish).
+    /// The report, with the wall time from the start of the run; see
+    /// [`SplitRun::finish`](crate::SplitRun::finish).
     pub(crate) fn finish(self) -> Result<LaunchReport> {
         if let Some(line) = self.zero_step {
             DeviceStatus::zero_step(line).into_result(&self.kernel, Barrier::MultiLaunch, None)?;

@@ -596,8 +596,8 @@ fn cuda_launch_paths_on_the_emulator_are_typed_errors() {
         "Gpu::launch_kernel",
     );
     // SAFETY: as above.
-    let unchecked = unsafe { gpu.launch_kernel_oversubscribed(&MISUSE, &Launch::new(), KernelArgs::new()) };
-    wrong(unchecked.expect_err("CUDA only"), "Gpu::launch_kernel_oversubscribed");
+    let oversubscribed = unsafe { gpu.launch_kernel_oversubscribed(&MISUSE, &Launch::new(), KernelArgs::new()) };
+    wrong(oversubscribed.expect_err("CUDA only"), "Gpu::launch_kernel_oversubscribed");
     let split = gpu.begin_split(&MISUSE, &Launch::new().barrier(Barrier::MultiLaunch), &[]);
     assert!(matches!(split, Err(Error::CannotSplit { .. })), "{split:?}");
     assert_eq!(gpu.max_coresident_blocks(&MISUSE, &Launch::new()).ok(), Some(4096), "2^20 threads of 256");

@@ -63,7 +63,7 @@ impl Shuffle {
 }
 
 /// One emulated thread's view: its indices and the launch shape, all `u32` as on the device.
-/// The code `#[grid_phases]` generates gets one per thread from [`Gpu::emulate`](crate::Gpu::emulate).
+/// The code `#[grid_phases]` generates gets one per thread from the emulator's grid run.
 pub struct ThreadCtx<'a> {
     thread_idx: u32,
     block_idx: u32,

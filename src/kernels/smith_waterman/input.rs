@@ -109,7 +109,7 @@ impl std::error::Error for AlignError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             AlignError::Input(error) => Some(error),
-            AlignError::Gpu(error) => Some(error),
+            AlignError::Gpu(error) => error.source(),
         }
     }
 }
