@@ -3,8 +3,6 @@
 //! method matches on it once and hands the work to `cuda` or `emu`.
 
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Once;
 
 use crate::barrier::LaunchMode;
@@ -17,7 +15,7 @@ use crate::core::kernel::KernelSpec;
 use crate::core::launch::{Launch, LaunchReport};
 use crate::core::split::check_split;
 use crate::cuda::{self, require_gpu, CudaBuffer, CudaGpu, CudaSplitRun};
-use crate::emu::{self, EmuLaunch, EmuSegmentFn, EmuSlice, EmuSplitRun, Emulator, ThreadCtx};
+use crate::emu::{self, EmuLaunch, EmuSegmentFn, EmuSlice, EmuSplitRun, Emulator, ThreadCtx, ThreadFuture};
 use crate::private::KernelForms;
 use crate::split::{Runner, SplitRun};
 
@@ -237,7 +235,7 @@ impl Gpu {
     where
         S: Sync,
         MakeShared: Fn() -> S,
-        Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> + Sync,
+        Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> ThreadFuture<'a> + Sync,
     {
         match &self.device {
             Device::Emulator(emulator) => emu::launch::run(emulator, kernel, launch, make_shared, body),

@@ -111,6 +111,8 @@ pub use barrier::{Barrier, BarrierDescriptor, LaunchMode, ParseBarrierError};
 pub use buffer::{DeviceBuffer, DeviceScalar};
 pub use cuda::compile::{compile, nvrtc_version, Compiled};
 pub use cuda::discover::{toolkit, Toolkit};
-pub use emu::{EmuLaunch, EmuScalar, EmuSegment, EmuSegmentFn, EmuSlice, Shuffle, ShuffleScalar, ThreadCtx};
+pub use emu::{
+    EmuLaunch, EmuScalar, EmuSegment, EmuSegmentFn, EmuSlice, Shuffle, ShuffleScalar, ThreadCtx, ThreadFuture,
+};
 pub use gpu::Gpu;
 pub use split::SplitRun;

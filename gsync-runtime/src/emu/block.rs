@@ -10,7 +10,7 @@ use crate::emu::thread::{ThreadCtx, Wait};
 use crate::emu::warp::{BlockSync, WARP_SIZE};
 
 /// One emulated thread: the kernel body's future, boxed once per launch.
-pub(crate) type ThreadFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+pub type ThreadFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 
 /// How a block's part of a grid phase ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,8 +1,6 @@
 //! A launch on the CPU emulator, from the launch configuration to the report; what
 //! [`Gpu::emulate`](crate::Gpu::emulate) runs.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
@@ -16,7 +14,7 @@ use crate::emu::fault::Faults;
 use crate::emu::grid::{self, GridStop, Watchdog};
 use crate::emu::thread::ThreadCtx;
 use crate::emu::warp::BlockSync;
-use crate::emu::{max_grid_blocks, Emulator, MAX_GRID_BLOCKS, MAX_GRID_THREADS};
+use crate::emu::{max_grid_blocks, Emulator, ThreadFuture, MAX_GRID_BLOCKS, MAX_GRID_THREADS};
 
 /// Blocks per host core in an emulated grid when the launch does not say.
 pub(super) const BLOCKS_PER_CORE: u32 = 4;
@@ -41,7 +39,7 @@ impl<'r> EmuLaunch<'r> {
     where
         S: Sync,
         MakeShared: Fn() -> S,
-        Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> + Sync,
+        Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> ThreadFuture<'a> + Sync,
     {
         run(self.emulator, self.kernel, self.launch, make_shared, body)
     }
@@ -68,7 +66,7 @@ pub(crate) fn run<S, MakeShared, Body>(
 where
     S: Sync,
     MakeShared: Fn() -> S,
-    Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> + Sync,
+    Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> ThreadFuture<'a> + Sync,
 {
     let kernel = launch.configure(kernel);
     let threads = checked_threads(emulator.info(), &kernel, launch.threads_for(&kernel))?;

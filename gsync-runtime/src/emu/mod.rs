@@ -27,6 +27,7 @@ mod warp;
 #[cfg(test)]
 mod tests;
 
+pub use block::ThreadFuture;
 pub use launch::EmuLaunch;
 pub use memory::EmuSlice;
 pub use scalar::{EmuScalar, ShuffleScalar};

@@ -4,8 +4,6 @@
 //! afresh, and each block's shared arrays are new (zeroed, as at the start of any emulated
 //! launch, never what an earlier segment left there).
 
-use std::future::Future;
-use std::pin::Pin;
 use std::time::Instant;
 
 use crate::barrier::Barrier;
@@ -20,7 +18,7 @@ use crate::core::split::{check_read, check_split, missing_segment, split_grid};
 use crate::core::status::DeviceStatus;
 use crate::emu::launch::{grid_limit_reason, run, BLOCKS_PER_CORE};
 use crate::emu::scalar::EmuScalar;
-use crate::emu::{max_grid_blocks, EmuSlice, Emulator, ThreadCtx};
+use crate::emu::{max_grid_blocks, EmuSlice, Emulator, ThreadCtx, ThreadFuture};
 
 /// A segment of a split kernel as a CPU-emulator body: reads its arguments from `segment`
 /// and runs its threads with [`EmuSegment::run`]. `#[grid_phases]` generates one per segment,
@@ -58,7 +56,7 @@ impl<'r> EmuSegment<'r> {
     where
         S: Sync,
         MakeShared: Fn() -> S,
-        Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> + Sync,
+        Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> ThreadFuture<'a> + Sync,
     {
         run(self.emulator, self.kernel, self.launch, make_shared, body).map(drop)
     }
