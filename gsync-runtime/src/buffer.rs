@@ -119,6 +119,10 @@ impl<T: DeviceScalar> KernelBuffer for DeviceBuffer<T> {
         DeviceBuffer::len(self)
     }
 
+    fn element_bytes(&self) -> usize {
+        size_of::<T>()
+    }
+
     fn device_address(&self) -> Option<u64> {
         self.cuda().ok().map(CudaBuffer::device_address)
     }

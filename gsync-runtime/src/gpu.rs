@@ -13,6 +13,7 @@ use crate::core::error::{Error, Result};
 use crate::core::grid::{checked_threads, CoResidency};
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::{Launch, LaunchReport};
+use crate::core::shape::{LaunchShape, SizeClass};
 use crate::core::split::check_split;
 use crate::cuda::{self, require_gpu, CudaBuffer, CudaGpu, CudaSplitRun};
 use crate::emu::{self, EmuLaunch, EmuSegmentFn, EmuSlice, EmuSplitRun, Emulator, ThreadCtx, ThreadFuture};
@@ -151,6 +152,45 @@ impl Gpu {
                 }
                 Ok(emu::max_grid_blocks(threads))
             }
+        }
+    }
+
+    /// The shape — blocks × threads × barrier — that a launch of `kernel` with `launch` runs
+    /// when its longest buffer has `len` elements, known before anything is allocated: for a
+    /// kernel whose buffers' sizes depend on the grid (per-block partial results, a histogram
+    /// per block), size them from this.
+    ///
+    /// A launch that names its grid and block size runs them. One that leaves them open runs
+    /// the shape tuned for the kernel, this GPU and the size class of `len` if there is one
+    /// (remembered on disk); otherwise this returns the heuristic's shape
+    /// ([`ShapeChoice::Heuristic`](crate::ShapeChoice::Heuristic)), and asking fixes it:
+    /// until the process ends, such launches for that size class run it instead of tuning.
+    /// [`Launch::shape`] pins a shape whatever the size class. On the emulator, its default
+    /// grid: 4 blocks per host core, within the barrier's limit; a split barrier's grid is
+    /// the largest co-resident one of its first segment on a GPU.
+    pub fn launch_shape(&self, kernel: &KernelSpec, launch: &Launch, len: usize) -> Result<LaunchShape> {
+        let kernel = &launch.configure(kernel);
+        if launch.selected_barrier().descriptor().launch_mode == LaunchMode::Split {
+            let threads = checked_threads(self.info(), kernel, launch.threads_for(kernel))?;
+            let blocks = match launch.requested_blocks() {
+                Some(blocks) => blocks,
+                None => self.max_coresident_blocks(kernel, launch)?,
+            };
+            return Ok(LaunchShape { blocks, threads, barrier: launch.selected_barrier() });
+        }
+        match &self.device {
+            Device::Emulator(emulator) => {
+                let (grid, barrier) = emu::launch::resolve(emulator, kernel, launch)?;
+                Ok(LaunchShape { blocks: grid.blocks, threads: grid.threads, barrier })
+            }
+            Device::Cuda(cuda) => cuda.health().guard(|| {
+                let open = launch.requested_blocks().is_none() || launch.requested_threads().is_none();
+                let promised = if open { cuda::tune::promise(cuda, kernel, launch, SizeClass::of(len))? } else { None };
+                match promised {
+                    Some(shape) => Ok(shape),
+                    None => cuda::fused::resolved_shape(cuda, kernel, launch),
+                }
+            }),
         }
     }
 

@@ -105,7 +105,8 @@ mod test_support;
 
 pub use crate::core::{
     Backend, CoResidency, DeviceInfo, Error, ErrorKind, KernelArgs, KernelBuffer, KernelScalar, KernelSpec, Launch,
-    LaunchReport, Resource, Result, SourceError, SplitSpec, DEFAULT_THREADS, DEFAULT_WATCHDOG,
+    LaunchReport, LaunchShape, Resource, Result, ShapeChoice, SizeClass, SourceError, SplitSpec, DEFAULT_THREADS,
+    DEFAULT_WATCHDOG, TUNE_VAR, TUNING_BUDGET,
 };
 pub use barrier::{Barrier, BarrierDescriptor, LaunchMode, ParseBarrierError};
 pub use buffer::{DeviceBuffer, DeviceScalar};

@@ -14,6 +14,8 @@ pub(crate) mod sealed {
 pub trait KernelBuffer: sealed::Buffer + Sync {
     /// The number of elements.
     fn len(&self) -> usize;
+    /// The size of one element in bytes.
+    fn element_bytes(&self) -> usize;
     /// Whether the buffer has no elements.
     fn is_empty(&self) -> bool {
         self.len() == 0
@@ -48,7 +50,8 @@ pub struct KernelArgs<'a> {
 
 /// One argument of a launch.
 enum Arg<'a> {
-    Buffer(&'a dyn KernelBuffer),
+    /// A slice, and whether the kernel may write it.
+    Buffer(&'a dyn KernelBuffer, bool),
     Scalar(Slot),
 }
 
@@ -60,12 +63,12 @@ impl<'a> KernelArgs<'a> {
 
     /// A read-only slice: its device address, then its length as a `u64`.
     pub fn slice<B: KernelBuffer>(&mut self, buffer: &'a B) {
-        self.push_buffer(buffer);
+        self.push_buffer(buffer, false);
     }
 
     /// A slice the kernel may write: its device address, then its length as a `u64`.
     pub fn slice_mut<B: KernelBuffer>(&mut self, buffer: &'a mut B) {
-        self.push_buffer(buffer);
+        self.push_buffer(buffer, true);
     }
 
     /// A value passed by value, in its own slot.
@@ -83,7 +86,7 @@ impl<'a> KernelArgs<'a> {
     /// Argument `param`, if it is a buffer.
     pub(crate) fn buffer(&self, param: usize) -> Option<&'a dyn KernelBuffer> {
         match self.params.get(param) {
-            Some(&Arg::Buffer(buffer)) => Some(buffer),
+            Some(&Arg::Buffer(buffer, _)) => Some(buffer),
             _ => None,
         }
     }
@@ -99,13 +102,52 @@ impl<'a> KernelArgs<'a> {
     /// The buffers, in order.
     pub(crate) fn buffers(&self) -> impl Iterator<Item = &'a dyn KernelBuffer> + '_ {
         self.params.iter().filter_map(|arg| match *arg {
-            Arg::Buffer(buffer) => Some(buffer),
+            Arg::Buffer(buffer, _) => Some(buffer),
             Arg::Scalar(_) => None,
         })
     }
 
-    fn push_buffer(&mut self, buffer: &'a dyn KernelBuffer) {
-        self.params.push(Arg::Buffer(buffer));
+    /// The buffers the kernel may write, in order.
+    pub(crate) fn mutable_buffers(&self) -> impl Iterator<Item = &'a dyn KernelBuffer> + '_ {
+        self.params.iter().filter_map(|arg| match *arg {
+            Arg::Buffer(buffer, true) => Some(buffer),
+            Arg::Buffer(_, false) | Arg::Scalar(_) => None,
+        })
+    }
+
+    /// The same arguments with the buffers the kernel may write replaced, in order, by
+    /// `replacements` (one per [`mutable_buffers`](Self::mutable_buffers) item, of the same
+    /// length): a launch on copies, which leaves the originals untouched.
+    pub(crate) fn with_mutable_replaced<'b>(&self, replacements: &[&'b dyn KernelBuffer]) -> KernelArgs<'b>
+    where
+        'a: 'b,
+    {
+        let mut replaced = KernelArgs::new();
+        let mut replacements = replacements.iter();
+        for arg in &self.params {
+            match *arg {
+                Arg::Buffer(buffer, true) => {
+                    let copy = replacements.next().copied().unwrap_or(buffer);
+                    debug_assert_eq!(copy.len(), buffer.len());
+                    replaced.push_buffer(copy, true);
+                }
+                Arg::Buffer(buffer, false) => replaced.push_buffer(buffer, false),
+                Arg::Scalar(slot) => {
+                    replaced.slots.push(slot);
+                    replaced.params.push(Arg::Scalar(slot));
+                }
+            }
+        }
+        replaced
+    }
+
+    /// The length of the longest buffer: what a launch's size class is measured by.
+    pub(crate) fn longest_buffer(&self) -> usize {
+        self.buffers().map(|buffer| buffer.len()).max().unwrap_or(0)
+    }
+
+    fn push_buffer(&mut self, buffer: &'a dyn KernelBuffer, mutable: bool) {
+        self.params.push(Arg::Buffer(buffer, mutable));
         // An emulator buffer has no device address; a device launch refuses it before using
         // the 0.
         self.push_slice_parts(buffer.device_address().unwrap_or(0), buffer.len());

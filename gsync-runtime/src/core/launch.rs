@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use crate::barrier::Barrier;
 use crate::core::kernel::KernelSpec;
+use crate::core::shape::{LaunchShape, ShapeChoice};
 
 /// How long a block may wait in one software grid barrier unless the launch says otherwise.
 pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(5);
@@ -25,6 +26,7 @@ pub struct Launch {
     bounds_checks: Option<bool>,
     watchdog: Option<Duration>,
     graph: bool,
+    tune: bool,
 }
 
 impl Default for Launch {
@@ -36,13 +38,15 @@ impl Default for Launch {
             bounds_checks: None,
             watchdog: Some(DEFAULT_WATCHDOG),
             graph: false,
+            tune: true,
         }
     }
 }
 
 impl Launch {
-    /// The default launch: the largest co-resident grid, the kernel's block size, the
-    /// default barrier, and a watchdog of [`DEFAULT_WATCHDOG`].
+    /// The default launch: the shape (blocks × threads × barrier) measured fastest for the
+    /// kernel, GPU and size class on its first launch ([`Launch::tune`]), the default
+    /// barrier, and a watchdog of [`DEFAULT_WATCHDOG`].
     pub fn new() -> Self {
         Self::default()
     }
@@ -101,6 +105,37 @@ impl Launch {
         self
     }
 
+    /// Whether a fused launch that leaves its grid or block size open may measure candidate
+    /// shapes (default: yes).
+    ///
+    /// On a CUDA GPU, the first such launch of a kernel for a size class (⌈log₂⌉ of its
+    /// longest buffer) runs a handful of shapes — blocks per SM, block sizes unless the kernel
+    /// declares one, with the launch's barrier (Auto resolves per grid) — on copies of the
+    /// buffers the kernel writes, so that the caller's data is written once, by the real
+    /// launch. It prints one line, stays within [`TUNING_BUDGET`](crate::TUNING_BUDGET)
+    /// unless one run of the kernel takes longer, and remembers the fastest shape in memory
+    /// and beside the kernel cache on disk. With `false` (or `GSYNC_TUNE=off` in the
+    /// environment) the launch takes the heuristic's shape instead; see
+    /// [`ShapeChoice::Heuristic`]. A kernel whose buffers' sizes depend on the grid asks
+    /// [`Gpu::launch_shape`](crate::Gpu::launch_shape) for the shape before allocating and
+    /// launches with [`Launch::shape`].
+    #[must_use]
+    pub fn tune(mut self, tune: bool) -> Self {
+        self.tune = tune;
+        self
+    }
+
+    /// Launches exactly `shape`: its blocks, threads and barrier.
+    #[must_use]
+    pub fn shape(self, shape: LaunchShape) -> Self {
+        self.blocks(shape.blocks).threads(shape.threads).barrier(shape.barrier)
+    }
+
+    /// Whether the launch may tune its shape ([`Launch::tune`]).
+    pub fn tunes(&self) -> bool {
+        self.tune
+    }
+
     /// Whether a split run is replayed as a CUDA graph.
     pub fn replays_graph(&self) -> bool {
         self.graph
@@ -149,6 +184,15 @@ pub struct LaunchReport {
     pub threads: u32,
     /// The barrier used.
     pub barrier: Barrier,
+    /// How blocks, threads and barrier were chosen.
+    pub choice: ShapeChoice,
+}
+
+impl LaunchReport {
+    /// The shape that ran.
+    pub fn shape(&self) -> LaunchShape {
+        LaunchShape { blocks: self.blocks, threads: self.threads, barrier: self.barrier }
+    }
 }
 
 #[cfg(test)]

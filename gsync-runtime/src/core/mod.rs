@@ -8,17 +8,23 @@
 //!   [`KernelBuffer`];
 //! - `launch`: how to launch ([`Launch`]) and what a launch did ([`LaunchReport`]);
 //! - `grid`: the grid of a launch, resolved and checked against the device and the barrier;
+//! - `shape`: the shape of a launch that leaves it open ([`LaunchShape`]): candidates,
+//!   heuristic, size class; `shape_cache` remembers tuned shapes in memory and on disk;
+//! - `disk`: the cache directory and atomic writes, shared by the kernel and shape caches;
 //! - `split`: the checks of a split run, shared by the backends;
 //! - `status`: the device status word, decoded into an [`Error`];
 //! - `error`: every way the runtime can fail.
 
 pub(crate) mod args;
 pub(crate) mod device;
+pub(crate) mod disk;
 pub(crate) mod error;
 pub(crate) mod grid;
 pub(crate) mod kernel;
 pub(crate) mod launch;
 pub(crate) mod scalar;
+pub(crate) mod shape;
+pub(crate) mod shape_cache;
 pub(crate) mod split;
 pub(crate) mod status;
 
@@ -29,3 +35,4 @@ pub use grid::CoResidency;
 pub use kernel::{KernelSpec, SplitSpec, DEFAULT_THREADS};
 pub use launch::{Launch, LaunchReport, DEFAULT_WATCHDOG};
 pub use scalar::KernelScalar;
+pub use shape::{LaunchShape, ShapeChoice, SizeClass, TUNE_VAR, TUNING_BUDGET};

@@ -4,14 +4,12 @@
 //! architecture and the NVRTC version. The cache is an optimisation only: an unreadable,
 //! corrupt or unwritable cache means compiling again, never an error.
 
-use std::ffi::OsString;
 use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::PathBuf;
 
 use sha2::{Digest, Sha256};
 
+use crate::core::disk::{cache_dir_from_env, write_atomically};
 use crate::core::error::Result;
 use crate::cuda::compile::{self, compile};
 use crate::cuda::discover;
@@ -59,7 +57,7 @@ pub(crate) struct DiskCache {
 impl DiskCache {
     /// The cache in `GSYNC_CACHE_DIR`, else `$XDG_CACHE_HOME/gsync`, else `~/.cache/gsync`.
     pub fn from_env() -> Self {
-        DiskCache { dir: cache_dir(|name| std::env::var_os(name).filter(|value| !value.is_empty())) }
+        DiskCache { dir: cache_dir_from_env() }
     }
 
     /// The cache in `dir`.
@@ -101,35 +99,6 @@ impl DiskCache {
     fn path(&self, key: &CacheKey) -> Option<PathBuf> {
         Some(self.dir.as_ref()?.join(format!("{}.cubin", key.0)))
     }
-}
-
-fn cache_dir(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    if let Some(dir) = var("GSYNC_CACHE_DIR") {
-        return Some(dir.into());
-    }
-    if let Some(xdg) = var("XDG_CACHE_HOME") {
-        return Some(Path::new(&xdg).join("gsync"));
-    }
-    var("HOME").map(|home| Path::new(&home).join(".cache").join("gsync"))
-}
-
-/// Writes a temporary file and renames it over `path`, so that readers, including other
-/// processes, see either no entry or a whole one.
-fn write_atomically(path: &Path, parts: &[&[u8]]) -> std::io::Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
-    let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let temp = dir.join(format!(".tmp-{}-{unique}", std::process::id()));
-    let written = fs::File::create(&temp).and_then(|mut file| {
-        parts.iter().try_for_each(|part| file.write_all(part))?;
-        file.sync_all()
-    });
-    let renamed = written.and_then(|()| fs::rename(&temp, path));
-    if renamed.is_err() {
-        let _ = fs::remove_file(&temp);
-    }
-    renamed
 }
 
 #[cfg(test)]
@@ -226,18 +195,5 @@ mod tests {
         assert_eq!(cache.compile(source, "noop", (8, 0)).expect("hit"), b"cached");
         fs::write(key_path, b"garbage").expect("corrupt the entry");
         assert_eq!(cache.compile(source, "noop", (8, 0)).expect("recompiles"), first);
-    }
-
-    #[test]
-    fn the_cache_directory_follows_the_environment() {
-        let env = |vars: &'static [(&'static str, &'static str)]| {
-            move |name: &str| vars.iter().find(|(var, _)| *var == name).map(|(_, value)| OsString::from(value))
-        };
-        let all = env(&[("GSYNC_CACHE_DIR", "/g"), ("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]);
-        assert_eq!(cache_dir(all), Some(PathBuf::from("/g")));
-        let xdg = env(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]);
-        assert_eq!(cache_dir(xdg), Some(PathBuf::from("/x/gsync")));
-        assert_eq!(cache_dir(env(&[("HOME", "/h")])), Some(PathBuf::from("/h/.cache/gsync")));
-        assert_eq!(cache_dir(env(&[])), None);
     }
 }

@@ -11,6 +11,7 @@ use crate::barrier::Barrier;
 use crate::core::device::DeviceInfo;
 use crate::core::error::{Error, Result};
 use crate::core::kernel::KernelSpec;
+use crate::core::shape_cache::ShapeCache;
 use crate::core::split::{check_split, no_segments};
 use crate::cuda::cache::compile_cached;
 use crate::cuda::discover;
@@ -46,6 +47,8 @@ pub(crate) struct CudaGpu {
     info: DeviceInfo,
     functions: Mutex<HashMap<FunctionKey, CudaFunction>>,
     scratch: Mutex<LaunchScratch>,
+    /// Shapes tuned for this GPU, in memory and on disk.
+    shapes: ShapeCache,
     health: ContextHealth,
 }
 
@@ -71,7 +74,15 @@ impl CudaGpu {
             Ok((context, stream, info, scratch))
         })?;
         health::forget_loss(ordinal);
-        Ok(CudaGpu { context, stream, info, functions: Mutex::new(HashMap::new()), scratch, health })
+        Ok(CudaGpu {
+            context,
+            stream,
+            info,
+            functions: Mutex::new(HashMap::new()),
+            scratch,
+            shapes: ShapeCache::from_env(),
+            health,
+        })
     }
 
     /// What this GPU is and what it can do.
@@ -150,6 +161,11 @@ impl CudaGpu {
         let cubin = compile_cached(&source, kernel.name, self.info.compute_capability)?;
         let context = format!("loading kernel `{}`", kernel.name);
         self.context.load_module(Ptx::from_binary(cubin)).map_err(driver_error(context))
+    }
+
+    /// The shapes tuned for this GPU.
+    pub(crate) fn shapes(&self) -> &ShapeCache {
+        &self.shapes
     }
 
     /// The status word and barrier state, for one launch at a time.

@@ -10,6 +10,7 @@ use crate::core::error::{Error, Result};
 use crate::core::grid::{check_block_limit, checked_threads, resolve_barrier, resolve_grid, CoResidency, Grid};
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::{Launch, LaunchReport};
+use crate::core::shape::{untuned_choice, LaunchShape};
 use crate::cuda::args::{check_buffers, push_args};
 use crate::cuda::context::CudaGpu;
 use crate::cuda::driver_error;
@@ -17,6 +18,7 @@ use crate::cuda::health::describe_launch;
 use crate::cuda::occupancy::{grid_limit_reason, residency};
 use crate::cuda::scratch::LaunchScratch;
 use crate::cuda::timing::elapsed;
+use crate::cuda::tune;
 
 /// A launch with every value resolved and checked.
 struct FusedLaunch {
@@ -42,8 +44,16 @@ pub(crate) fn max_coresident_blocks(gpu: &CudaGpu, kernel: &KernelSpec, launch: 
     })
 }
 
+/// The shape a launch of `kernel` (configured by `launch`) with `launch` runs when it names
+/// its grid and block size, or lets them default without tuning.
+pub(crate) fn resolved_shape(gpu: &CudaGpu, kernel: &KernelSpec, launch: &Launch) -> Result<LaunchShape> {
+    let fused = resolve_launch(gpu, kernel, launch, CoResidency::Required)?;
+    Ok(LaunchShape { blocks: fused.grid.blocks, threads: fused.grid.threads, barrier: fused.barrier })
+}
+
 /// Runs `kernel` once with `launch` and waits for it; see
-/// [`Gpu::launch_kernel`](crate::Gpu::launch_kernel).
+/// [`Gpu::launch_kernel`](crate::Gpu::launch_kernel). A launch that must be co-resident and
+/// leaves its shape open gets one first ([`tune::choose`]).
 ///
 /// # Safety
 /// `args` must match the kernel's C parameter list.
@@ -57,6 +67,29 @@ pub(crate) unsafe fn launch(
     gpu.health().check()?;
     let kernel = &launch.configure(kernel);
     check_buffers(gpu, kernel, &args)?;
+    let (shaped, choice) = match co_residency {
+        CoResidency::Required => {
+            tune::choose(gpu, kernel, launch, &args).map_err(|error| gpu.health().absorb(error))?
+        }
+        CoResidency::Waived => (launch.clone(), untuned_choice(launch)),
+    };
+    // SAFETY: the caller vouches for `args`.
+    let report = unsafe { launch_shaped(gpu, kernel, &shaped, &args, co_residency) }?;
+    Ok(LaunchReport { choice, ..report })
+}
+
+/// One launch of `kernel` (configured by `launch`) with buffers already checked, its shape as
+/// `launch` says or the default grid.
+///
+/// # Safety
+/// `args` must match the kernel's C parameter list.
+pub(crate) unsafe fn launch_shaped(
+    gpu: &CudaGpu,
+    kernel: &KernelSpec,
+    launch: &Launch,
+    args: &KernelArgs<'_>,
+    co_residency: CoResidency,
+) -> Result<LaunchReport> {
     let fused = resolve_launch(gpu, kernel, launch, co_residency).map_err(|error| gpu.health().absorb(error))?;
     gpu.health().launching(describe_launch(kernel, fused.grid, fused.barrier));
     let watchdog = launch.watchdog_limit();
@@ -64,14 +97,20 @@ pub(crate) unsafe fn launch(
     let mut scratch = gpu.lock_scratch();
     scratch.prepare(gpu.stream(), fused.compiled, fused.grid, fused.barrier.watchdog_ns(watchdog))?;
     // SAFETY: the caller vouches for `args`.
-    let ran = unsafe { run(gpu, kernel, &fused, &args, &scratch) };
+    let ran = unsafe { run(gpu, kernel, &fused, args, &scratch) };
     let outcome = ran.and_then(|gpu_time| {
         scratch.read_status(gpu.stream())?.into_result(kernel, fused.barrier, watchdog)?;
         Ok(gpu_time)
     });
     scratch.settle(gpu.stream(), fused.compiled, outcome.is_ok());
     let gpu_time = outcome.map_err(|error| gpu.health().absorb(error))?;
-    Ok(LaunchReport { gpu_time, blocks: fused.grid.blocks, threads: fused.grid.threads, barrier: fused.barrier })
+    Ok(LaunchReport {
+        gpu_time,
+        blocks: fused.grid.blocks,
+        threads: fused.grid.threads,
+        barrier: fused.barrier,
+        choice: untuned_choice(launch),
+    })
 }
 
 /// Launches and waits, returning the kernel's time.

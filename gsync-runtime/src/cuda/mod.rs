@@ -3,7 +3,8 @@
 //! Follow a launch in this order: `discover` (finding the driver, NVRTC and the CUDA
 //! headers), `compile` and `cache` (NVRTC, and its cubins on disk), `context` (an opened
 //! GPU: its stream, its loaded kernels, its launch scratch), `memory` (buffers), `occupancy`
-//! (how many blocks fit), then `fused` (one cooperative or ordinary launch) or `split` (one
+//! (how many blocks fit), `tune` (the shape of a launch that leaves it open), then `fused`
+//! (one cooperative or ordinary launch) or `split` (one
 //! launch per segment, or a CUDA graph of them). `scratch` holds the status word and the
 //! barrier state every launch passes, and `health` records a lost context.
 
@@ -19,6 +20,7 @@ pub(crate) mod occupancy;
 pub(crate) mod scratch;
 pub(crate) mod split;
 pub(crate) mod timing;
+pub(crate) mod tune;
 
 pub(crate) use context::{require_gpu, CudaGpu};
 pub(crate) use memory::{CudaBuffer, CudaElement};

@@ -12,6 +12,7 @@ use crate::core::error::Result;
 use crate::core::grid::{check_block_limit, checked_threads, Grid};
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::{Launch, LaunchReport};
+use crate::core::shape::{untuned_choice, ShapeChoice};
 use crate::core::split::{check_read, missing_segment, no_segments, split_grid};
 use crate::core::status::DeviceStatus;
 use crate::cuda::args::{check_buffers, push_args};
@@ -29,6 +30,8 @@ pub(crate) struct CudaSplitRun<'g> {
     kernel: KernelSpec,
     functions: Vec<CudaFunction>,
     grid: Grid,
+    /// How the grid was chosen, for the report.
+    choice: ShapeChoice,
     scratch: MutexGuard<'g, LaunchScratch>,
     /// Recorded just before the first launch.
     start: Option<CudaEvent>,
@@ -65,6 +68,7 @@ impl<'g> CudaSplitRun<'g> {
             kernel,
             functions,
             grid,
+            choice: untuned_choice(launch),
             scratch,
             start: None,
             capturing,
@@ -194,6 +198,7 @@ impl CudaSplitRun<'_> {
             blocks: self.grid.blocks,
             threads: self.grid.threads,
             barrier: Barrier::MultiLaunch,
+            choice: self.choice,
         })
     }
 }

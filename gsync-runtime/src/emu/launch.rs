@@ -6,9 +6,12 @@ use std::time::Instant;
 
 use crate::barrier::Barrier;
 use crate::core::error::{Error, Result};
-use crate::core::grid::{check_block_limit, checked_threads, resolve_barrier, resolve_grid, CoResidency, Residency};
+use crate::core::grid::{
+    check_block_limit, checked_threads, resolve_barrier, resolve_grid, CoResidency, Grid, Residency,
+};
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::{Launch, LaunchReport};
+use crate::core::shape::untuned_choice;
 use crate::emu::block::{BlockRun, PhaseEnd, Stuck};
 use crate::emu::fault::Faults;
 use crate::emu::grid::{self, GridStop, Watchdog};
@@ -69,15 +72,8 @@ where
     Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> ThreadFuture<'a> + Sync,
 {
     let kernel = launch.configure(kernel);
-    let threads = checked_threads(emulator.info(), &kernel, launch.threads_for(&kernel))?;
-    // Any grid is co-resident here, but each barrier keeps its own limits, as on a GPU.
-    let default_grid = Residency { blocks_per_sm: BLOCKS_PER_CORE, sm_count: emulator.info().sm_count };
-    let barrier = resolve_barrier(launch.selected_barrier(), emulator.info(), launch.requested_blocks(), || {
-        Ok(default_grid.max_blocks())
-    })?;
-    let grid = resolve_grid(&kernel, barrier, launch.requested_blocks(), threads, default_grid, CoResidency::Waived)?;
-    check_block_limit(&kernel, grid, max_grid_blocks(threads), grid_limit_reason)?;
-    let blocks = grid.blocks;
+    let (grid, barrier) = resolve(emulator, &kernel, launch)?;
+    let (blocks, threads) = (grid.blocks, grid.threads);
     let started = Instant::now();
     let faults = Faults::default();
     let watchdog = launch.watchdog_limit().map(|limit| Watchdog { limit, stop: faults.stop_flag() });
@@ -100,7 +96,23 @@ where
     drop(runs);
     ran.map_err(|stop| stop_error(&kernel, launch, barrier, stop))?;
     faults.into_result(&kernel, barrier)?;
-    Ok(LaunchReport { gpu_time: started.elapsed(), blocks, threads, barrier })
+    Ok(LaunchReport { gpu_time: started.elapsed(), blocks, threads, barrier, choice: untuned_choice(launch) })
+}
+
+/// The grid and barrier of a fused launch of `kernel` (as `launch` configures it): the
+/// requested grid, else [`BLOCKS_PER_CORE`] blocks per host core within the barrier's limit.
+/// No shape is tuned here: the host's timing says nothing about a GPU's.
+pub(crate) fn resolve(emulator: &Emulator, kernel: &KernelSpec, launch: &Launch) -> Result<(Grid, Barrier)> {
+    let threads = checked_threads(emulator.info(), kernel, launch.threads_for(kernel))?;
+    // Any grid is co-resident here, but each barrier keeps its own limits, as on a GPU.
+    let default_grid = Residency { blocks_per_sm: BLOCKS_PER_CORE, sm_count: emulator.info().sm_count };
+    let barrier = resolve_barrier(launch.selected_barrier(), emulator.info(), launch.requested_blocks(), || {
+        let limit = (launch.selected_barrier().descriptor().max_blocks)(threads);
+        Ok(limit.map_or(default_grid.max_blocks(), |limit| limit.min(default_grid.max_blocks())))
+    })?;
+    let grid = resolve_grid(kernel, barrier, launch.requested_blocks(), threads, default_grid, CoResidency::Waived)?;
+    check_block_limit(kernel, grid, max_grid_blocks(threads), grid_limit_reason)?;
+    Ok((grid, barrier))
 }
 
 /// Every thread's context, block after block.

@@ -14,6 +14,7 @@ use crate::core::grid::{check_block_limit, checked_threads, Grid, Residency};
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::{Launch, LaunchReport};
 use crate::core::scalar::KernelScalar;
+use crate::core::shape::{untuned_choice, ShapeChoice};
 use crate::core::split::{check_read, check_split, missing_segment, split_grid};
 use crate::core::status::DeviceStatus;
 use crate::emu::launch::{grid_limit_reason, run, BLOCKS_PER_CORE};
@@ -82,6 +83,8 @@ pub(crate) struct EmuSplitRun<'g> {
     /// The caller's launch with the run's grid filled in, for every segment.
     launch: Launch,
     grid: Grid,
+    /// How the grid was chosen, for the report.
+    choice: ShapeChoice,
     started: Instant,
     /// The Rust line of a host loop's `step_by(0)`, the run's first fault (a segment's fault
     /// ends the run at its launch).
@@ -103,8 +106,9 @@ impl<'g> EmuSplitRun<'g> {
         let residency = Residency { blocks_per_sm: BLOCKS_PER_CORE, sm_count: emulator.info().sm_count };
         let grid = split_grid(&kernel, launch, threads, residency)?;
         check_block_limit(&kernel, grid, max_grid_blocks(threads), grid_limit_reason)?;
+        let choice = untuned_choice(launch);
         let launch = launch.clone().blocks(grid.blocks).threads(grid.threads);
-        Ok(EmuSplitRun { emulator, kernel, bodies, launch, grid, started: Instant::now(), zero_step: None })
+        Ok(EmuSplitRun { emulator, kernel, bodies, launch, grid, choice, started: Instant::now(), zero_step: None })
     }
 
     pub(crate) fn grid(&self) -> Grid {
@@ -147,6 +151,7 @@ impl<'g> EmuSplitRun<'g> {
             blocks: self.grid.blocks,
             threads: self.grid.threads,
             barrier: Barrier::MultiLaunch,
+            choice: self.choice,
         })
     }
 }

@@ -1,0 +1,334 @@
+//! A launch's shape — blocks × threads × barrier — when the launch leaves it open: the
+//! candidates the tuner measures, the heuristic that stands in for tuning, and the size class a
+//! shape is chosen for.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use crate::barrier::{choose_auto, Barrier};
+use crate::core::device::DeviceInfo;
+use crate::core::kernel::KernelSpec;
+use crate::core::launch::Launch;
+
+/// Blocks × threads × barrier: what a launch's speed depends on, apart from the kernel.
+///
+/// ```
+/// use gsync_runtime::{Barrier, Launch, LaunchShape};
+/// let shape = LaunchShape { blocks: 132, threads: 1024, barrier: Barrier::Lbs };
+/// assert_eq!(shape.to_string(), "132 × 1024, lbs");
+/// let launch = Launch::new().shape(shape);
+/// assert_eq!((launch.requested_blocks(), launch.requested_threads()), (Some(132), Some(1024)));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LaunchShape {
+    /// Blocks in the grid.
+    pub blocks: u32,
+    /// Threads per block.
+    pub threads: u32,
+    /// The barrier between phases, resolved ([`Barrier::Auto`] never appears here).
+    pub barrier: Barrier,
+}
+
+impl fmt::Display for LaunchShape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} × {}, {}", self.blocks, self.threads, self.barrier)
+    }
+}
+
+/// How the shape of a launch was chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShapeChoice {
+    /// The launch named both the grid and the block size.
+    Requested,
+    /// The backend's default grid, which no tuning applies to: the emulator's, a split run's
+    /// (the first segment's largest co-resident grid), or an oversubscribed launch's.
+    Default,
+    /// The heuristic, with tuning off ([`Launch::tune`], or `GSYNC_TUNE=off`): about 1024
+    /// threads per SM, with the largest of 1024, 512, 256 and 128 threads per block that the
+    /// kernel fits, unless the kernel or the launch fixes the block size.
+    Heuristic,
+    /// Measured by this launch: the fastest of `shapes` candidates, run on copies of the
+    /// buffers the kernel writes, in `took` (compilation included).
+    Tuned {
+        /// Candidates measured.
+        shapes: u32,
+        /// Wall time of the tuning, from the first compilation to the last measurement.
+        took: Duration,
+    },
+    /// Tuned before, for the same kernel, GPU, launch and size class; remembered in this
+    /// process or in the on-disk cache beside the compiled kernels.
+    Remembered,
+}
+
+/// The size class of a launch, ⌈log₂⌉ of its longest buffer's length: a shape is tuned and
+/// remembered once per class.
+///
+/// ```
+/// use gsync_runtime::SizeClass;
+/// assert_eq!(SizeClass::of(1 << 20), SizeClass::of((1 << 19) + 1));
+/// assert_ne!(SizeClass::of(1 << 20), SizeClass::of((1 << 20) + 1));
+/// assert_eq!(SizeClass::of(1000).log2(), 10);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SizeClass(u32);
+
+impl SizeClass {
+    /// The class of a launch whose longest buffer has `len` elements.
+    pub fn of(len: usize) -> SizeClass {
+        SizeClass(len.max(1).next_power_of_two().trailing_zeros())
+    }
+
+    /// ⌈log₂⌉ of the longest buffer's length; buffers of up to `2^log2()` elements share it.
+    pub fn log2(self) -> u32 {
+        self.0
+    }
+}
+
+/// How long the first launch of a kernel and size class may spend tuning, compilation
+/// included; a candidate that would start past it is not measured.
+pub const TUNING_BUDGET: Duration = Duration::from_secs(2);
+
+/// The variable that switches tuning off for the process (`0`, `off`, `false` or `no`).
+pub const TUNE_VAR: &str = "GSYNC_TUNE";
+
+/// Block sizes the tuner tries for a kernel that fixes none, the heuristic's order.
+const TUNED_THREADS: [u32; 4] = [1024, 512, 256, 128];
+
+/// Blocks per SM the tuner tries, besides the largest co-resident grid.
+const TUNED_BLOCKS_PER_SM: [u32; 4] = [1, 2, 4, 8];
+
+/// Threads per SM the heuristic aims for: a block per SM of 1024 threads, four of 256. Fewer
+/// blocks make every barrier cheaper (docs/results.md), and 1024 threads per SM keep enough
+/// loads in flight for the phases' work.
+const HEURISTIC_THREADS_PER_SM: u32 = 1024;
+
+/// How a launch that is never tuned got its shape: as asked, or the backend's default grid.
+pub(crate) fn untuned_choice(launch: &Launch) -> ShapeChoice {
+    match (launch.requested_blocks(), launch.requested_threads()) {
+        (Some(_), Some(_)) => ShapeChoice::Requested,
+        _ => ShapeChoice::Default,
+    }
+}
+
+/// Whether a launch may tune: its own switch, and [`TUNE_VAR`] not saying `off`.
+pub(crate) fn tuning_enabled(launch: &Launch) -> bool {
+    launch.tunes() && !switched_off(std::env::var(TUNE_VAR).ok().as_deref())
+}
+
+/// Whether a value of [`TUNE_VAR`] switches tuning off.
+fn switched_off(value: Option<&str>) -> bool {
+    value.is_some_and(|value| matches!(value.trim().to_ascii_lowercase().as_str(), "0" | "off" | "false" | "no"))
+}
+
+/// The shapes open to a launch: what it fixes, and the GPU it runs on.
+#[derive(Clone, Debug)]
+pub(crate) struct ShapeSpace {
+    /// The barrier asked for; [`Barrier::Auto`] resolves per grid.
+    barrier: Barrier,
+    /// The grid asked for, if any.
+    blocks: Option<u32>,
+    sm_count: u32,
+    compute_capability: (u32, u32),
+    max_threads_per_block: u32,
+    /// The block size the kernel or the launch fixes, if any.
+    fixed_threads: Option<u32>,
+}
+
+impl ShapeSpace {
+    /// The space of `launch` (with `kernel` as the launch configures it) on `info`'s GPU.
+    pub fn new(kernel: &KernelSpec, launch: &Launch, info: &DeviceInfo) -> ShapeSpace {
+        let declared = (kernel.default_threads != 0).then_some(kernel.default_threads);
+        ShapeSpace {
+            barrier: launch.selected_barrier(),
+            blocks: launch.requested_blocks(),
+            sm_count: info.sm_count.max(1),
+            compute_capability: info.compute_capability,
+            max_threads_per_block: info.max_threads_per_block,
+            fixed_threads: launch.requested_threads().or(declared),
+        }
+    }
+
+    /// Block sizes to try, the heuristic's first. A kernel that declares its block size
+    /// (`#[grid_phases(threads = N)]`) may rely on it, so only that one.
+    pub fn thread_options(&self) -> Vec<u32> {
+        match self.fixed_threads {
+            Some(threads) => vec![threads],
+            None => TUNED_THREADS.into_iter().filter(|&threads| threads <= self.max_threads_per_block).collect(),
+        }
+    }
+
+    /// The heuristic's shape for `threads` threads per block, of which `blocks_per_sm` are
+    /// co-resident: about [`HEURISTIC_THREADS_PER_SM`] threads per SM; `None` when no block
+    /// fits.
+    pub fn heuristic(&self, threads: u32, blocks_per_sm: u32) -> Option<LaunchShape> {
+        if blocks_per_sm == 0 {
+            return None;
+        }
+        let per_sm = (HEURISTIC_THREADS_PER_SM / threads.max(1)).clamp(1, blocks_per_sm);
+        Some(self.shape(threads, self.blocks.unwrap_or(per_sm.saturating_mul(self.sm_count))))
+    }
+
+    /// Every candidate with `threads` threads per block, of which `blocks_per_sm` are
+    /// co-resident: the heuristic's first, then 1, 2, 4, 8 blocks per SM and the largest
+    /// co-resident grid, each within the barrier's own limit.
+    pub fn candidates(&self, threads: u32, blocks_per_sm: u32) -> Vec<LaunchShape> {
+        let Some(first) = self.heuristic(threads, blocks_per_sm) else {
+            return Vec::new();
+        };
+        let mut shapes = vec![first];
+        if self.blocks.is_none() {
+            let per_sm = TUNED_BLOCKS_PER_SM.into_iter().filter(|&per_sm| per_sm < blocks_per_sm);
+            for per_sm in per_sm.chain([blocks_per_sm]) {
+                let shape = self.shape(threads, per_sm.saturating_mul(self.sm_count));
+                if !shapes.contains(&shape) {
+                    shapes.push(shape);
+                }
+            }
+        }
+        shapes
+    }
+
+    /// The shape of `blocks` (capped at the barrier's limit) × `threads`, with the barrier
+    /// resolved for that grid.
+    fn shape(&self, threads: u32, blocks: u32) -> LaunchShape {
+        let limit = (self.barrier.descriptor().max_blocks)(threads);
+        let blocks = if self.blocks.is_some() { blocks } else { limit.map_or(blocks, |limit| blocks.min(limit)) };
+        let barrier = match self.barrier {
+            Barrier::Auto => choose_auto(self.compute_capability, self.sm_count, blocks),
+            barrier => barrier,
+        };
+        LaunchShape { blocks, threads, barrier }
+    }
+}
+
+/// The measurements of one tuning: the fastest shape so far, and whether there is time for
+/// another candidate.
+#[derive(Debug)]
+pub(crate) struct Contest {
+    started: Instant,
+    budget: Duration,
+    best: Option<(LaunchShape, Duration)>,
+    measured: u32,
+}
+
+impl Contest {
+    /// A contest that may run for `budget`.
+    pub fn new(budget: Duration) -> Contest {
+        Contest { started: Instant::now(), budget, best: None, measured: 0 }
+    }
+
+    /// Whether a candidate expected to take `expected` still fits the budget. The first always
+    /// does: the launch needs a shape.
+    pub fn has_time_for(&self, expected: Duration) -> bool {
+        self.measured == 0 || self.started.elapsed() + expected <= self.budget
+    }
+
+    /// Records that `shape` ran in `time`.
+    pub fn record(&mut self, shape: LaunchShape, time: Duration) {
+        self.measured += 1;
+        if self.best.is_none_or(|(_, best)| time < best) {
+            self.best = Some((shape, time));
+        }
+    }
+
+    /// The fastest shape, and how the choice was made; `None` when nothing was measured.
+    pub fn winner(&self) -> Option<(LaunchShape, ShapeChoice)> {
+        let (shape, _) = self.best?;
+        Some((shape, ShapeChoice::Tuned { shapes: self.measured, took: self.started.elapsed() }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::kernel::tests::SMOOTH;
+
+    fn h200() -> DeviceInfo {
+        DeviceInfo {
+            name: "H200".into(),
+            ordinal: 0,
+            sm_count: 132,
+            compute_capability: (9, 0),
+            cooperative_launch: true,
+            max_threads_per_block: 1024,
+            max_shared_memory_per_block: 48 * 1024,
+            max_blocks_per_grid: u32::MAX,
+            total_memory: 0,
+            driver_cuda_version: None,
+        }
+    }
+
+    fn space(launch: &Launch) -> ShapeSpace {
+        ShapeSpace::new(&KernelSpec { default_threads: 0, ..SMOOTH }, launch, &h200())
+    }
+
+    #[test]
+    fn the_heuristic_aims_for_1024_threads_per_sm_with_auto_s_barrier() {
+        let space = space(&Launch::new());
+        assert_eq!(space.thread_options(), [1024, 512, 256, 128]);
+        assert_eq!(space.heuristic(1024, 2), Some(LaunchShape { blocks: 132, threads: 1024, barrier: Barrier::Lbs }));
+        assert_eq!(space.heuristic(256, 8), Some(LaunchShape { blocks: 528, threads: 256, barrier: Barrier::Lbs }));
+        let capped = space.heuristic(128, 3).expect("a block fits");
+        assert_eq!(capped.blocks, 396, "at most what is co-resident");
+        assert_eq!(space.heuristic(1024, 0), None, "no block fits");
+    }
+
+    #[test]
+    fn candidates_start_with_the_heuristic_and_end_with_the_co_resident_grid() {
+        let space = space(&Launch::new());
+        let blocks: Vec<u32> = space.candidates(256, 8).iter().map(|shape| shape.blocks).collect();
+        assert_eq!(blocks, [528, 132, 264, 1056]);
+        let shapes = space.candidates(128, 16);
+        assert_eq!(shapes.last().map(|shape| shape.barrier), Some(Barrier::Relay), "Auto resolves per grid");
+        assert!(shapes.iter().all(|shape| shape.barrier != Barrier::Auto));
+    }
+
+    #[test]
+    fn what_the_launch_or_kernel_fixes_stays_fixed() {
+        let fixed = space(&Launch::new().blocks(60).barrier(Barrier::Ulfs));
+        assert_eq!(fixed.candidates(512, 4), [LaunchShape { blocks: 60, threads: 512, barrier: Barrier::Ulfs }]);
+        assert_eq!(space(&Launch::new().threads(64)).thread_options(), [64]);
+        let declared = ShapeSpace::new(&KernelSpec { default_threads: 128, ..SMOOTH }, &Launch::new(), &h200());
+        assert_eq!(declared.thread_options(), [128], "a declared block size may be relied on");
+    }
+
+    #[test]
+    fn a_barrier_s_own_limit_caps_the_candidates() {
+        let lfs = space(&Launch::new().barrier(Barrier::Lfs));
+        assert!(lfs.candidates(128, 16).iter().all(|shape| shape.blocks <= 128 && shape.barrier == Barrier::Lfs));
+    }
+
+    #[test]
+    fn the_contest_keeps_the_fastest_and_stops_at_the_budget() {
+        let shape = |blocks| LaunchShape { blocks, threads: 256, barrier: Barrier::Lbs };
+        let mut contest = Contest::new(Duration::from_millis(50));
+        assert!(contest.has_time_for(Duration::from_secs(10)), "the first candidate always runs");
+        contest.record(shape(132), Duration::from_micros(30));
+        contest.record(shape(264), Duration::from_micros(20));
+        contest.record(shape(528), Duration::from_micros(20));
+        assert!(!contest.has_time_for(Duration::from_secs(1)));
+        assert!(contest.has_time_for(Duration::ZERO));
+        let (winner, choice) = contest.winner().expect("measured");
+        assert_eq!(winner, shape(264), "ties keep the earlier shape");
+        assert!(matches!(choice, ShapeChoice::Tuned { shapes: 3, .. }));
+        assert!(Contest::new(Duration::ZERO).winner().is_none());
+    }
+
+    #[test]
+    fn the_variable_switches_tuning_off() {
+        for off in ["0", "off", "OFF", " false", "no"] {
+            assert!(switched_off(Some(off)), "{off}");
+        }
+        for on in [None, Some("1"), Some("on"), Some("")] {
+            assert!(!switched_off(on), "{on:?}");
+        }
+    }
+
+    #[test]
+    fn size_classes_round_up_to_powers_of_two() {
+        assert_eq!(SizeClass::of(0).log2(), 0);
+        assert_eq!(SizeClass::of(1).log2(), 0);
+        assert_eq!(SizeClass::of(3).log2(), 2);
+        assert_eq!(SizeClass::of(1 << 24).log2(), 24);
+    }
+}

@@ -1,0 +1,235 @@
+//! Tuned shapes remembered: in memory for the process, and on disk beside the compiled kernels
+//! (`<cache dir>/shapes/`), so that a kernel is tuned once per machine.
+//!
+//! Like the kernel cache, this is an optimisation only: an unreadable, corrupt or unwritable
+//! entry means tuning again, never an error.
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::PathBuf;
+use std::sync::{Mutex, PoisonError};
+
+use sha2::{Digest, Sha256};
+
+use crate::barrier::Barrier;
+use crate::core::device::DeviceInfo;
+use crate::core::disk::{cache_dir_from_env, write_atomically};
+use crate::core::kernel::KernelSpec;
+use crate::core::launch::Launch;
+use crate::core::shape::{LaunchShape, SizeClass};
+
+/// The first line of an entry, naming its format.
+const HEADER: &str = "gsync launch shape 1";
+
+/// The hex SHA-256 naming one remembered shape: everything that decides the best shape.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct ShapeKey(String);
+
+impl ShapeKey {
+    /// The key of `kernel` (as the launch configures it) launched with `launch` on `info`'s
+    /// GPU, for buffers of size class `class`.
+    pub fn new(kernel: &KernelSpec, info: &DeviceInfo, launch: &Launch, class: SizeClass) -> ShapeKey {
+        let mut hasher = Sha256::new();
+        let mut field = |bytes: &[u8]| {
+            hasher.update((bytes.len() as u64).to_le_bytes());
+            hasher.update(bytes);
+        };
+        field(HEADER.as_bytes());
+        field(kernel.symbol.as_bytes());
+        field(kernel.rust_signature.as_bytes());
+        field(if kernel.bounds_checks { kernel.checked_body } else { kernel.unchecked_body }.as_bytes());
+        field(&kernel.default_threads.to_le_bytes());
+        field(info.name.as_bytes());
+        field(format!("sm_{}{} × {}", info.compute_capability.0, info.compute_capability.1, info.sm_count).as_bytes());
+        field(launch.selected_barrier().to_string().as_bytes());
+        field(format!("{:?} {:?}", launch.requested_blocks(), launch.requested_threads()).as_bytes());
+        field(&class.log2().to_le_bytes());
+        let digest = hasher.finalize();
+        ShapeKey(digest.iter().map(|byte| format!("{byte:02x}")).collect())
+    }
+}
+
+/// Shapes remembered in memory and, where there is a cache directory, on disk.
+#[derive(Debug)]
+pub(crate) struct ShapeCache {
+    dir: Option<PathBuf>,
+    memory: Mutex<HashMap<ShapeKey, LaunchShape>>,
+}
+
+impl ShapeCache {
+    /// The cache in the kernel cache's directory (see `GSYNC_CACHE_DIR`).
+    pub fn from_env() -> ShapeCache {
+        ShapeCache::in_dir(cache_dir_from_env())
+    }
+
+    /// The cache under `dir`; with `None`, in memory only.
+    pub fn in_dir(dir: Option<PathBuf>) -> ShapeCache {
+        ShapeCache { dir: dir.map(|dir| dir.join("shapes")), memory: Mutex::new(HashMap::new()) }
+    }
+
+    /// The shape remembered under `key`, from memory or disk.
+    pub fn get(&self, key: &ShapeKey) -> Option<LaunchShape> {
+        if let Some(shape) = self.memory().get(key) {
+            return Some(*shape);
+        }
+        let shape = parse(&fs::read_to_string(self.path(key)?).ok()?)?;
+        self.memory().insert(key.clone(), shape);
+        Some(shape)
+    }
+
+    /// Remembers `shape` under `key`; a disk that refuses it is ignored.
+    pub fn put(&self, key: &ShapeKey, shape: LaunchShape) {
+        self.remember(key, shape);
+        if let Some(path) = self.path(key) {
+            let _ = write_atomically(&path, &[render(shape).as_bytes()]);
+        }
+    }
+
+    /// Remembers `shape` under `key` for this process only.
+    pub fn remember(&self, key: &ShapeKey, shape: LaunchShape) {
+        self.memory().insert(key.clone(), shape);
+    }
+
+    fn path(&self, key: &ShapeKey) -> Option<PathBuf> {
+        Some(self.dir.as_ref()?.join(format!("{}.shape", key.0)))
+    }
+
+    fn memory(&self) -> std::sync::MutexGuard<'_, HashMap<ShapeKey, LaunchShape>> {
+        // Entries are inserted whole, so the map is valid after any panic.
+        self.memory.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// An entry's text: the header, then `blocks threads barrier`.
+fn render(shape: LaunchShape) -> String {
+    format!("{HEADER}\n{} {} {}\n", shape.blocks, shape.threads, shape.barrier)
+}
+
+/// The shape in an entry's text, if it is whole and valid.
+fn parse(text: &str) -> Option<LaunchShape> {
+    let mut lines = text.lines();
+    if lines.next()? != HEADER {
+        return None;
+    }
+    let mut fields = lines.next()?.split(' ');
+    let blocks: u32 = fields.next()?.parse().ok()?;
+    let threads: u32 = fields.next()?.parse().ok()?;
+    let barrier: Barrier = fields.next()?.parse().ok()?;
+    let valid = blocks > 0 && threads > 0 && barrier != Barrier::Auto && fields.next().is_none();
+    valid.then_some(LaunchShape { blocks, threads, barrier })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::kernel::tests::SMOOTH;
+    use crate::test_support::TempDir;
+
+    fn info(name: &str) -> DeviceInfo {
+        DeviceInfo {
+            name: name.into(),
+            ordinal: 0,
+            sm_count: 132,
+            compute_capability: (9, 0),
+            cooperative_launch: true,
+            max_threads_per_block: 1024,
+            max_shared_memory_per_block: 48 * 1024,
+            max_blocks_per_grid: u32::MAX,
+            total_memory: 0,
+            driver_cuda_version: None,
+        }
+    }
+
+    fn key() -> ShapeKey {
+        ShapeKey::new(&SMOOTH, &info("H200"), &Launch::new(), SizeClass::of(1 << 20))
+    }
+
+    const SHAPE: LaunchShape = LaunchShape { blocks: 132, threads: 1024, barrier: Barrier::Ilbs { groups: Some(6) } };
+
+    #[test]
+    fn the_key_changes_with_whatever_decides_the_shape() {
+        let variants = [
+            ShapeKey::new(&SMOOTH, &info("H100"), &Launch::new(), SizeClass::of(1 << 20)),
+            ShapeKey::new(&SMOOTH, &info("H200"), &Launch::new(), SizeClass::of(1 << 21)),
+            ShapeKey::new(&SMOOTH, &info("H200"), &Launch::new().barrier(Barrier::Lbs), SizeClass::of(1 << 20)),
+            ShapeKey::new(&SMOOTH, &info("H200"), &Launch::new().threads(128), SizeClass::of(1 << 20)),
+            ShapeKey::new(&SMOOTH, &info("H200"), &Launch::new().blocks(7), SizeClass::of(1 << 20)),
+            ShapeKey::new(
+                &KernelSpec { bounds_checks: !SMOOTH.bounds_checks, ..SMOOTH },
+                &info("H200"),
+                &Launch::new(),
+                SizeClass::of(1 << 20),
+            ),
+            ShapeKey::new(
+                &KernelSpec { symbol: "other_", ..SMOOTH },
+                &info("H200"),
+                &Launch::new(),
+                SizeClass::of(1 << 20),
+            ),
+        ];
+        assert_eq!(key(), key(), "the key is deterministic");
+        for (i, variant) in variants.iter().enumerate() {
+            assert_ne!(&key(), variant, "variant {i}");
+        }
+        let same_class = ShapeKey::new(&SMOOTH, &info("H200"), &Launch::new(), SizeClass::of((1 << 19) + 1));
+        assert_eq!(key(), same_class, "one class per power of two");
+    }
+
+    #[test]
+    fn a_remembered_shape_survives_the_process_on_disk() {
+        let tmp = TempDir::new("shape-cache");
+        ShapeCache::in_dir(Some(tmp.path().to_owned())).put(&key(), SHAPE);
+        let fresh = ShapeCache::in_dir(Some(tmp.path().to_owned()));
+        assert_eq!(fresh.get(&key()), Some(SHAPE));
+        let other = ShapeKey::new(&SMOOTH, &info("H100"), &Launch::new(), SizeClass::of(1 << 20));
+        assert_eq!(fresh.get(&other), None);
+    }
+
+    #[test]
+    fn without_a_directory_shapes_are_remembered_in_memory_only() {
+        let cache = ShapeCache::in_dir(None);
+        assert_eq!(cache.get(&key()), None);
+        cache.put(&key(), SHAPE);
+        assert_eq!(cache.get(&key()), Some(SHAPE));
+    }
+
+    #[test]
+    fn a_promised_shape_is_not_written_to_disk() {
+        let tmp = TempDir::new("shape-promise");
+        let cache = ShapeCache::in_dir(Some(tmp.path().to_owned()));
+        cache.remember(&key(), SHAPE);
+        assert_eq!(cache.get(&key()), Some(SHAPE));
+        assert_eq!(ShapeCache::in_dir(Some(tmp.path().to_owned())).get(&key()), None);
+    }
+
+    #[test]
+    fn corrupt_or_foreign_entries_are_misses() {
+        let tmp = TempDir::new("shape-corrupt");
+        let cache = ShapeCache::in_dir(Some(tmp.path().to_owned()));
+        cache.put(&key(), SHAPE);
+        let path = cache.path(&key()).expect("a directory");
+        for text in [
+            "",
+            "gsync launch shape 1\n",
+            "gsync launch shape 0\n132 1024 lbs\n",
+            "gsync launch shape 1\n0 1024 lbs\n",
+            "gsync launch shape 1\n132 1024 auto\n",
+            "gsync launch shape 1\n132 1024 nonsense\n",
+            "gsync launch shape 1\n132 1024 lbs extra\n",
+        ] {
+            fs::write(&path, text).expect("overwrite the entry");
+            assert_eq!(ShapeCache::in_dir(Some(tmp.path().to_owned())).get(&key()), None, "{text:?}");
+        }
+        assert_eq!(parse(&render(SHAPE)), Some(SHAPE), "what is written reads back");
+    }
+
+    #[test]
+    fn an_unwritable_directory_still_remembers_in_memory() {
+        let tmp = TempDir::new("shape-unwritable");
+        let file = tmp.path().join("not-a-dir");
+        fs::write(&file, b"").expect("create a file");
+        let cache = ShapeCache::in_dir(Some(file));
+        cache.put(&key(), SHAPE);
+        assert_eq!(cache.get(&key()), Some(SHAPE));
+    }
+}

@@ -1,0 +1,66 @@
+//! The launch-shape query and the shape a launch reports, on the CPU emulator (CI): the query
+//! answers before anything is allocated, with the emulator's real default grid, and a launch
+//! runs exactly what it answered.
+
+#[path = "common/tuning.rs"]
+mod tuning;
+
+use gsync::prelude::*;
+use gsync::{LaunchShape, ShapeChoice};
+use tuning::{add_one, block_sums, sum};
+
+fn input(n: usize) -> Vec<u32> {
+    (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) >> 7).collect()
+}
+
+#[test]
+fn the_emulator_s_shape_is_its_real_default_grid() {
+    let gpu = Gpu::emulator();
+    let shape = gpu.launch_shape(&block_sums::KERNEL, &Launch::new(), 4096).expect("a shape");
+    assert_eq!(shape.blocks, 4 * gpu.info().sm_count, "4 blocks per host core");
+    assert_eq!(shape.threads, gsync::DEFAULT_THREADS);
+    assert_ne!(shape.barrier, Barrier::Auto, "the barrier is resolved");
+    let lfs = gpu.launch_shape(&block_sums::KERNEL, &Launch::new().barrier(Barrier::Lfs).threads(2), 4096);
+    assert_eq!(lfs.map(|shape| shape.blocks).ok(), Some(2), "within the barrier's limit");
+}
+
+#[test]
+fn buffers_sized_from_the_query_fit_the_launch() {
+    let gpu = Gpu::emulator();
+    let data = input(5000);
+    for launch in [Launch::new(), Launch::new().blocks(3), Launch::new().threads(32).barrier(Barrier::Ulfs)] {
+        let shape = gpu.launch_shape(&block_sums::KERNEL, &launch, data.len()).expect("a shape");
+        let device_input = gpu.upload(&data).expect("upload");
+        let mut partials = gpu.zeros::<u32>(shape.blocks as usize).expect("partials");
+        let mut total = gpu.zeros::<u32>(1).expect("total");
+        let report =
+            block_sums::launch_with(&gpu, &launch, &device_input, &mut partials, &mut total).expect("fits the grid");
+        assert_eq!(report.shape(), shape, "{launch:?}");
+        assert_eq!(gpu.download(&total).expect("download"), [sum(&data)]);
+    }
+}
+
+#[test]
+fn a_buffer_sized_for_a_smaller_grid_is_caught_not_written_past() {
+    let gpu = Gpu::emulator();
+    let shape = gpu.launch_shape(&block_sums::KERNEL, &Launch::new(), 100).expect("a shape");
+    let device_input = gpu.upload(&input(100)).expect("upload");
+    let mut partials = gpu.zeros::<u32>(shape.blocks as usize - 1).expect("partials");
+    let mut total = gpu.zeros::<u32>(1).expect("total");
+    let error = block_sums::launch(&gpu, &device_input, &mut partials, &mut total).expect_err("one slot short");
+    assert!(matches!(error, Error::OutOfBounds { .. }), "{error}");
+}
+
+#[test]
+fn a_pinned_shape_runs_as_given_and_says_so() {
+    let gpu = Gpu::emulator();
+    let shape = LaunchShape { blocks: 5, threads: 64, barrier: Barrier::Lbs };
+    let mut data = gpu.upload(&input(1000)).expect("upload");
+    let mut staging = gpu.zeros::<u32>(1000).expect("staging");
+    let report = add_one::launch_with(&gpu, &Launch::new().shape(shape), &mut data, &mut staging).expect("runs");
+    assert_eq!((report.shape(), report.choice), (shape, ShapeChoice::Requested));
+    let report = add_one::launch(&gpu, &mut data, &mut staging).expect("runs");
+    assert_eq!(report.choice, ShapeChoice::Default, "the emulator does not tune");
+    let expected: Vec<u32> = input(1000).iter().map(|x| x + 2).collect();
+    assert_eq!(gpu.download(&data).expect("download"), expected);
+}
