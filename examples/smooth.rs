@@ -21,10 +21,10 @@ struct Args {
     /// Number of smoothing rounds, one phase each (default 1000 on a GPU, 100 on the emulator).
     #[arg(long)]
     rounds: Option<u32>,
-    /// Blocks in the grid (default: the largest co-resident grid).
+    /// Blocks in the grid (default: tuned on the first launch).
     #[arg(long)]
     blocks: Option<u32>,
-    /// Threads per block (default: 256).
+    /// Threads per block (default: tuned on the first launch).
     #[arg(long)]
     threads: Option<u32>,
     /// How phases are separated: auto, cooperative, lbs, lfs, ilbs, ilbs:G, ulfs, relay or multi-launch.

@@ -15,6 +15,7 @@
 //!         fn emulate(launch: EmuLaunch, a, n) -> …;         // the CPU emulator's body
 //!         fn emulate_segment_0(segment) -> …;                // … and each segment's
 //!         pub fn max_coresident_blocks(gpu, launch) -> Result<u32>;
+//!         pub fn launch_shape(gpu, launch, len) -> Result<LaunchShape>; // before allocating
 //!         pub fn cuda_source() -> String;                    // the default barrier's CUDA
 //!     }
 //! }
@@ -109,13 +110,15 @@ pub fn module(
                 },
             };
 
-            pub use self::functions::{cuda_source, launch, launch_oversubscribed, launch_with, max_coresident_blocks};
+            pub use self::functions::{
+                cuda_source, launch, launch_oversubscribed, launch_shape, launch_with, max_coresident_blocks,
+            };
 
             /// The kernel's functions, apart from `KERNEL` so that a parameter may take its name.
             mod functions {
 
-            /// Runs the kernel with the default launch: the largest co-resident
-            /// grid and the default block size, under the barrier Auto picks for it.
+            /// Runs the kernel with the default launch: the shape tuned for this kernel, GPU
+            /// and size class, under the barrier Auto picks for its grid.
             pub fn launch(#gpu: &::gsync::Gpu, #(#params),*) -> ::gsync::Result<::gsync::LaunchReport> {
                 self::launch_with(#gpu, &::gsync::Launch::new(), #(#args),*)
             }
@@ -198,6 +201,16 @@ pub fn module(
             /// block size: the most blocks a grid-wide barrier can wait for.
             pub fn max_coresident_blocks(#gpu: &::gsync::Gpu, #launch: &::gsync::Launch) -> ::gsync::Result<u32> {
                 #gpu.max_coresident_blocks(&#spec, #launch)
+            }
+
+            /// The shape (blocks × threads × barrier) a launch with `launch` runs when the
+            /// longest buffer has `len` elements; see `Gpu::launch_shape`.
+            pub fn launch_shape(
+                #gpu: &::gsync::Gpu,
+                #launch: &::gsync::Launch,
+                len: usize,
+            ) -> ::gsync::Result<::gsync::LaunchShape> {
+                #gpu.launch_shape(&#spec, #launch, len)
             }
 
             /// The complete CUDA translation unit of the default barrier, Auto, which

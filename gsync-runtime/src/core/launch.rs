@@ -51,7 +51,7 @@ impl Launch {
         Self::default()
     }
 
-    /// Launches `blocks` blocks instead of the largest co-resident grid.
+    /// Launches `blocks` blocks instead of the tuned grid (see [`Launch::tune`]).
     #[must_use]
     pub fn blocks(mut self, blocks: u32) -> Self {
         self.blocks = Some(blocks);

@@ -1,0 +1,406 @@
+//! Fusion against splitting, for every shipped workload: the fused kernel with the default
+//! launch (its shape tuned on the first launch), the fused kernel with the best shape of an
+//! exhaustive sweep (blocks × threads × barrier), and the same source split into one launch per
+//! phase, launched on the stream and replayed as a CUDA graph. Every timed run is verified.
+//!
+//! ```text
+//! cargo run --release --example fusion                        # every workload, GPU sizes
+//! cargo run --release --example fusion -- --workload smooth --sizes 16,20,24
+//! ```
+
+mod common;
+
+use clap::Parser;
+use common::AnyError;
+use gsync::kernels::bitonic;
+use gsync::kernels::smith_waterman::{self as sw, Scoring};
+use gsync::kernels::{empty_phases, smooth, smooth_reference};
+use gsync::prelude::*;
+use gsync::{KernelSpec, LaunchShape};
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Compares the fused kernel with its split form on every workload.
+#[derive(Parser)]
+struct Args {
+    /// Workloads: smooth, bitonic, smith-waterman, empty-phases (default: all).
+    #[arg(long, value_delimiter = ',')]
+    workload: Vec<String>,
+    /// log₂ of the sizes (elements, keys, residues); default per workload.
+    #[arg(long, value_delimiter = ',')]
+    sizes: Vec<u32>,
+    /// Timed runs per configuration after a warm-up; the median is reported.
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+    /// Timed runs per configuration of the shape sweep.
+    #[arg(long, default_value_t = 3)]
+    sweep_reps: usize,
+}
+
+fn main() -> ExitCode {
+    common::exit_code(run(&Args::parse()))
+}
+
+/// One configuration of a workload: how to launch it, and the workload's own knob (bitonic's
+/// tile, Smith-Waterman's tile columns), if any.
+#[derive(Clone, Debug)]
+struct Config {
+    launch: Launch,
+    knob: Option<u32>,
+}
+
+impl Config {
+    fn new(launch: Launch) -> Config {
+        Config { launch, knob: None }
+    }
+}
+
+/// A workload at one size: runs a configuration and verifies it.
+trait Workload {
+    /// What runs, at which size.
+    fn label(&self) -> String;
+    /// The kernel, for occupancy in the sweep.
+    fn kernel(&self) -> &'static KernelSpec;
+    /// The workload's own knob values to sweep besides blocks × threads × barrier.
+    fn knobs(&self) -> Vec<Option<u32>> {
+        vec![None]
+    }
+    /// Block sizes to sweep.
+    fn threads(&self) -> Vec<u32> {
+        vec![128, 256, 512, 1024]
+    }
+    /// Whether the sweep tries grids itself; else the workload's own (one block per unit of
+    /// parallel work, at most the co-resident grid).
+    fn sweeps_blocks(&self) -> bool {
+        true
+    }
+    /// Runs `config` once, checks the result, and returns the report.
+    fn run(&mut self, gpu: &Gpu, config: &Config) -> Result<LaunchReport, AnyError>;
+}
+
+fn run(args: &Args) -> Result<(), AnyError> {
+    let gpu = Gpu::new(0)?;
+    let emulated = gpu.backend() == Backend::Emulator;
+    let info = gpu.info();
+    println!("{} ({} SMs, sm_{}{})", info.name, info.sm_count, info.compute_capability.0, info.compute_capability.1);
+    let chosen = |name: &str| args.workload.is_empty() || args.workload.iter().any(|w| w == name);
+    let sizes = |default: &[u32]| if args.sizes.is_empty() { default.to_vec() } else { args.sizes.clone() };
+    let mut workloads: Vec<Box<dyn Workload>> = Vec::new();
+    if chosen("smooth") {
+        for log2 in sizes(if emulated { &[10] } else { &[16, 20, 24] }) {
+            let rounds = if emulated {
+                20
+            } else if log2 >= 24 {
+                200
+            } else {
+                1000
+            };
+            workloads.push(Box::new(Smooth::new(1 << log2, rounds)));
+        }
+    }
+    if chosen("empty-phases") {
+        workloads.push(Box::new(EmptyPhases { phases: if emulated { 20 } else { 1000 } }));
+    }
+    if chosen("bitonic") {
+        for log2 in sizes(if emulated { &[12] } else { &[16, 20, 24] }) {
+            workloads.push(Box::new(Bitonic::new(1 << log2)));
+        }
+    }
+    if chosen("smith-waterman") {
+        for log2 in sizes(if emulated { &[8] } else { &[15, 17] }) {
+            workloads.push(Box::new(SmithWaterman::new(1 << log2)));
+        }
+    }
+    println!();
+    println!(
+        "| workload | fused, default | fused, best of sweep | split, stream | split, graph | default ÷ best split |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|");
+    for workload in &mut workloads {
+        row(&gpu, workload.as_mut(), args, emulated)?;
+    }
+    Ok(())
+}
+
+/// Measures and prints one workload's row.
+fn row(gpu: &Gpu, workload: &mut dyn Workload, args: &Args, emulated: bool) -> Result<(), AnyError> {
+    let (default, report) = median(gpu, workload, &Config::new(Launch::new()), args.reps)?;
+    let default_cell = format!("{} ({}, {:?})", show(default), report.shape(), report.choice);
+    let best = if emulated { None } else { sweep(gpu, workload, args)? };
+    let best_cell = best.map_or("–".to_owned(), |(time, shape, knob)| {
+        format!("{} ({shape}{})", show(time), knob.map_or(String::new(), |knob| format!(", knob {knob}")))
+    });
+    let mut split = |graph: bool| -> Result<Option<Duration>, AnyError> {
+        let launch = Launch::new().barrier(Barrier::MultiLaunch).graph(graph);
+        let mut fastest: Option<Duration> = None;
+        for threads in split_threads(workload) {
+            let config = Config::new(match threads {
+                Some(threads) => launch.clone().threads(threads),
+                None => launch.clone(),
+            });
+            match median(gpu, workload, &config, args.reps) {
+                Ok((time, _)) => fastest = Some(fastest.map_or(time, |best| best.min(time))),
+                Err(e) if refused(e.as_ref()) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(fastest)
+    };
+    let stream = split(false)?;
+    let graph = split(true)?;
+    let best_split = [stream, graph].into_iter().flatten().min();
+    let ratio =
+        best_split.map_or("–".to_owned(), |split| format!("{:.2}", default.as_secs_f64() / split.as_secs_f64()));
+    let cell = |time: Option<Duration>| time.map_or("–".to_owned(), show);
+    println!("| {} | {default_cell} | {best_cell} | {} | {} | {ratio} |", workload.label(), cell(stream), cell(graph));
+    Ok(())
+}
+
+/// Block sizes the split rows try: the kernel's own, and on a GPU 256 and 1024 too when the
+/// kernel does not fix one.
+fn split_threads(workload: &dyn Workload) -> Vec<Option<u32>> {
+    if workload.kernel().default_threads != 0 {
+        vec![None]
+    } else {
+        vec![Some(256), Some(1024)]
+    }
+}
+
+/// The fastest shape of blocks (1 to 16 per SM, and the largest co-resident grid) × threads ×
+/// barrier (LBS, ILBS, Relay, cooperative) × the workload's knob.
+fn sweep(
+    gpu: &Gpu,
+    workload: &mut dyn Workload,
+    args: &Args,
+) -> Result<Option<(Duration, LaunchShape, Option<u32>)>, AnyError> {
+    let barriers = [Barrier::Lbs, Barrier::Ilbs { groups: None }, Barrier::Relay, Barrier::Cooperative];
+    let sms = gpu.info().sm_count;
+    let mut best: Option<(Duration, LaunchShape, Option<u32>)> = None;
+    for knob in workload.knobs() {
+        for threads in workload.threads() {
+            for barrier in barriers {
+                let launch = Launch::new().threads(threads).barrier(barrier);
+                let Ok(max) = gpu.max_coresident_blocks(workload.kernel(), &launch) else { continue };
+                let mut grids: Vec<Option<u32>> = [1, 2, 3, 4, 6, 8, 12, 16]
+                    .iter()
+                    .map(|per_sm| per_sm * sms)
+                    .filter(|&blocks| blocks <= max)
+                    .chain([max])
+                    .map(Some)
+                    .collect();
+                grids.dedup();
+                if !workload.sweeps_blocks() {
+                    grids = vec![None];
+                }
+                for blocks in grids {
+                    let launch = blocks.map_or(launch.clone(), |blocks| launch.clone().blocks(blocks));
+                    let config = Config { launch, knob };
+                    match median(gpu, workload, &config, args.sweep_reps) {
+                        Ok((time, report)) => {
+                            if best.is_none_or(|(fastest, _, _)| time < fastest) {
+                                best = Some((time, report.shape(), knob));
+                            }
+                        }
+                        Err(e) if refused(e.as_ref()) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+        }
+    }
+    Ok(best)
+}
+
+/// A warm-up run, then the median kernel time of `reps` verified runs, with the last report.
+fn median(
+    gpu: &Gpu,
+    workload: &mut dyn Workload,
+    config: &Config,
+    reps: usize,
+) -> Result<(Duration, LaunchReport), AnyError> {
+    let mut report = workload.run(gpu, config)?;
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        report = workload.run(gpu, config)?;
+        times.push(report.gpu_time);
+    }
+    times.sort();
+    Ok((times.get(times.len() / 2).copied().unwrap_or(report.gpu_time), report))
+}
+
+/// Whether `e` is a shape the barrier or GPU refuses: a cell to skip, not a failure.
+fn refused(e: &(dyn std::error::Error + 'static)) -> bool {
+    common::barrier_refused(e)
+        || matches!(
+            e.downcast_ref::<Error>(),
+            Some(Error::GridTooLarge { .. } | Error::CannotSplit { .. } | Error::SharedMemoryLimit { .. })
+        )
+}
+
+fn show(time: Duration) -> String {
+    let micros = time.as_secs_f64() * 1e6;
+    if micros >= 10_000.0 {
+        format!("{:.2} ms", micros / 1e3)
+    } else {
+        format!("{micros:.1} µs")
+    }
+}
+
+/// Random `f32`s in [0, 1).
+fn random_floats(n: usize, seed: u64) -> Vec<f32> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    (0..n).map(|_| rng.gen::<f32>()).collect()
+}
+
+/// Repeated 3-point smoothing (`gsync::kernels::smooth`), verified bit for bit.
+struct Smooth {
+    input: Vec<f32>,
+    rounds: u32,
+    expected: Vec<f32>,
+}
+
+impl Smooth {
+    fn new(n: usize, rounds: u32) -> Smooth {
+        let input = random_floats(n, 7);
+        let expected = smooth_reference(&input, rounds);
+        Smooth { input, rounds, expected }
+    }
+}
+
+impl Workload for Smooth {
+    fn label(&self) -> String {
+        format!("smooth 2^{} × {} rounds", self.input.len().ilog2(), self.rounds)
+    }
+    fn kernel(&self) -> &'static KernelSpec {
+        &smooth::KERNEL
+    }
+    fn run(&mut self, gpu: &Gpu, config: &Config) -> Result<LaunchReport, AnyError> {
+        let mut a = gpu.upload(&self.input)?;
+        let mut b = gpu.zeros::<f32>(self.input.len())?;
+        let report = smooth::launch_with(gpu, &config.launch, &mut a, &mut b, self.rounds)?;
+        let result = gpu.download(if self.rounds.is_multiple_of(2) { &a } else { &b })?;
+        if result.iter().zip(&self.expected).any(|(x, y)| x.to_bits() != y.to_bits()) {
+            return Err(format!("smooth: {config:?} differs from the CPU").into());
+        }
+        Ok(report)
+    }
+}
+
+/// Phases that do next to nothing (`gsync::kernels::empty_phases`): the boundary's own cost.
+struct EmptyPhases {
+    phases: u32,
+}
+
+impl Workload for EmptyPhases {
+    fn label(&self) -> String {
+        format!("empty phases × {}", self.phases)
+    }
+    fn kernel(&self) -> &'static KernelSpec {
+        &empty_phases::KERNEL
+    }
+    fn threads(&self) -> Vec<u32> {
+        vec![32, 256, 1024]
+    }
+    fn run(&mut self, gpu: &Gpu, config: &Config) -> Result<LaunchReport, AnyError> {
+        let mut marker = gpu.zeros::<u32>(1)?;
+        let report = empty_phases::launch_with(gpu, &config.launch, &mut marker, self.phases)?;
+        if gpu.download(&marker)?[0] != self.phases - 1 {
+            return Err(format!("empty phases: {config:?} left the wrong marker").into());
+        }
+        Ok(report)
+    }
+}
+
+/// Bitonic sort of random `u32` keys (`gsync::kernels::bitonic`), verified against the CPU's
+/// sort; the knob is the tile (keys per block in shared memory).
+struct Bitonic {
+    keys: Vec<u32>,
+    expected: Vec<u32>,
+}
+
+impl Bitonic {
+    fn new(n: usize) -> Bitonic {
+        let mut rng = StdRng::seed_from_u64(3);
+        let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+        let mut expected = keys.clone();
+        expected.sort_unstable();
+        Bitonic { keys, expected }
+    }
+}
+
+impl Workload for Bitonic {
+    fn label(&self) -> String {
+        format!("bitonic 2^{} keys", self.keys.len().ilog2())
+    }
+    fn kernel(&self) -> &'static KernelSpec {
+        &bitonic::bitonic_sort::KERNEL
+    }
+    fn knobs(&self) -> Vec<Option<u32>> {
+        vec![Some(1024), Some(2048), Some(4096), Some(8192)]
+    }
+    fn threads(&self) -> Vec<u32> {
+        vec![256, 512, 1024]
+    }
+    fn sweeps_blocks(&self) -> bool {
+        false
+    }
+    fn run(&mut self, gpu: &Gpu, config: &Config) -> Result<LaunchReport, AnyError> {
+        let sorted = match config.knob {
+            Some(tile) => bitonic::sort_in_tiles(gpu, &config.launch, &self.keys, None, false, tile as usize)?,
+            None => bitonic::sort(gpu, &config.launch, &self.keys, None, false)?,
+        };
+        if sorted.keys != self.expected {
+            return Err(format!("bitonic: {config:?} did not sort").into());
+        }
+        Ok(sorted.report)
+    }
+}
+
+/// Smith-Waterman on random protein pairs (`gsync::kernels::smith_waterman`), verified
+/// against the CPU reference; the knob is the tile's width in columns.
+struct SmithWaterman {
+    a: Vec<u8>,
+    b: Vec<u8>,
+    scoring: Scoring,
+    expected: sw::LocalHit,
+}
+
+impl SmithWaterman {
+    fn new(n: usize) -> SmithWaterman {
+        let mut rng = StdRng::seed_from_u64(11);
+        let scoring = Scoring::blosum62(sw::BLOSUM62_OPEN, sw::BLOSUM62_EXTEND).expect("BLOSUM62 is valid");
+        let letters = scoring.alphabet().len() - 4; // the 20 amino acids, no ambiguity codes
+        let mut sequence = || -> Vec<u8> { (0..n).map(|_| rng.gen_range(0..letters) as u8).collect() };
+        let (a, b) = (sequence(), sequence());
+        let workers = std::thread::available_parallelism().map_or(1, |cores| cores.get());
+        let expected = sw::align_reference_parallel(&a, &b, &scoring, workers);
+        SmithWaterman { a, b, scoring, expected }
+    }
+}
+
+impl Workload for SmithWaterman {
+    fn label(&self) -> String {
+        format!("smith-waterman 2^{} × 2^{}", self.a.len().ilog2(), self.b.len().ilog2())
+    }
+    fn kernel(&self) -> &'static KernelSpec {
+        &sw::smith_waterman::KERNEL
+    }
+    fn knobs(&self) -> Vec<Option<u32>> {
+        vec![Some(128), Some(256), Some(512)]
+    }
+    fn threads(&self) -> Vec<u32> {
+        vec![32, 64, 128]
+    }
+    fn sweeps_blocks(&self) -> bool {
+        false
+    }
+    fn run(&mut self, gpu: &Gpu, config: &Config) -> Result<LaunchReport, AnyError> {
+        let tile_cols = config.knob.unwrap_or(sw::DEFAULT_TILE_COLS);
+        let alignment = sw::align_tiled(gpu, &config.launch, &self.a, &self.b, &self.scoring, tile_cols)?;
+        if alignment.hit() != self.expected {
+            return Err(format!("smith-waterman: {config:?} found {:?}", alignment.hit()).into());
+        }
+        Ok(alignment.report)
+    }
+}
