@@ -47,14 +47,23 @@ fn tuning_writes_the_caller_s_data_once_and_remembers_the_winner() {
     assert_eq!((third.choice, third.shape()), (ShapeChoice::Remembered, first.shape()), "read back from disk");
     assert_eq!(reopened.download(&fresh).expect("download"), once);
 
-    // Off: the heuristic, which the query announces.
+    // Off: the heuristic, which the query then answers too.
     let off = Launch::new().tune(false);
     let small = input(3000);
-    let promised = gpu.launch_shape(&add_one::KERNEL, &off, small.len()).expect("a shape");
     let mut data = gpu.upload(&small).expect("upload");
     let mut staging = gpu.zeros::<u32>(small.len()).expect("staging");
     let report = add_one::launch_with(&gpu, &off, &mut data, &mut staging).expect("runs");
-    assert_eq!((report.choice, report.shape()), (ShapeChoice::Heuristic, promised));
+    assert_eq!(report.choice, ShapeChoice::Heuristic);
+    let answered = gpu.launch_shape(&add_one::KERNEL, &off, small.len()).expect("a shape");
+    assert_eq!(report.shape(), answered);
+    assert_eq!(report.threads, 1024, "the largest block size that fits, one block per SM");
+    assert_eq!(report.blocks, gpu.info().sm_count);
+
+    // A launch that names its block size keeps the largest co-resident grid, as before tuning.
+    let named = Launch::new().threads(256);
+    let report = add_one::launch_with(&gpu, &named, &mut data, &mut staging).expect("runs");
+    let max = add_one::max_coresident_blocks(&gpu, &named).expect("occupancy");
+    assert_eq!((report.blocks, report.threads, report.choice), (max, 256, ShapeChoice::Default));
 
     // A grid-dependent buffer sized from the query, with tuning on: the launch keeps the promise.
     for len in [1 << 16, 1 << 22] {

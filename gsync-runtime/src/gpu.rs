@@ -13,7 +13,7 @@ use crate::core::error::{Error, Result};
 use crate::core::grid::{checked_threads, CoResidency};
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::{Launch, LaunchReport};
-use crate::core::shape::{LaunchShape, SizeClass};
+use crate::core::shape::{is_open, LaunchShape, SizeClass};
 use crate::core::split::check_split;
 use crate::cuda::{self, require_gpu, CudaBuffer, CudaGpu, CudaSplitRun};
 use crate::emu::{self, EmuLaunch, EmuSegmentFn, EmuSlice, EmuSplitRun, Emulator, ThreadCtx, ThreadFuture};
@@ -160,7 +160,8 @@ impl Gpu {
     /// kernel whose buffers' sizes depend on the grid (per-block partial results, a histogram
     /// per block), size them from this.
     ///
-    /// A launch that names its grid and block size runs them. One that leaves them open runs
+    /// A launch that names its grid or block size runs them (the other defaulting to the
+    /// largest co-resident grid, or the kernel's block size). One that names neither runs
     /// the shape tuned for the kernel, this GPU and the size class of `len` if there is one
     /// (remembered on disk); otherwise this returns the heuristic's shape
     /// ([`ShapeChoice::Heuristic`](crate::ShapeChoice::Heuristic)), and asking fixes it:
@@ -184,8 +185,8 @@ impl Gpu {
                 Ok(LaunchShape { blocks: grid.blocks, threads: grid.threads, barrier })
             }
             Device::Cuda(cuda) => cuda.health().guard(|| {
-                let open = launch.requested_blocks().is_none() || launch.requested_threads().is_none();
-                let promised = if open { cuda::tune::promise(cuda, kernel, launch, SizeClass::of(len))? } else { None };
+                let promised =
+                    if is_open(launch) { cuda::tune::promise(cuda, kernel, launch, SizeClass::of(len))? } else { None };
                 match promised {
                     Some(shape) => Ok(shape),
                     None => cuda::fused::resolved_shape(cuda, kernel, launch),

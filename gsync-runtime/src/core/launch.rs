@@ -51,14 +51,16 @@ impl Launch {
         Self::default()
     }
 
-    /// Launches `blocks` blocks instead of the tuned grid (see [`Launch::tune`]).
+    /// Launches `blocks` blocks instead of the tuned grid (see [`Launch::tune`]); the block
+    /// size then defaults to the kernel's.
     #[must_use]
     pub fn blocks(mut self, blocks: u32) -> Self {
         self.blocks = Some(blocks);
         self
     }
 
-    /// Uses `threads` threads per block instead of the kernel's default.
+    /// Uses `threads` threads per block instead of the tuned block size (see
+    /// [`Launch::tune`]); the grid then defaults to the largest co-resident one.
     #[must_use]
     pub fn threads(mut self, threads: u32) -> Self {
         self.threads = Some(threads);
@@ -105,8 +107,9 @@ impl Launch {
         self
     }
 
-    /// Whether a fused launch that leaves its grid or block size open may measure candidate
-    /// shapes (default: yes).
+    /// Whether a fused launch that names neither its grid nor its block size may measure
+    /// candidate shapes (default: yes). A launch that names one of them keeps the other's
+    /// default: the largest co-resident grid, or the kernel's block size.
     ///
     /// On a CUDA GPU, the first such launch of a kernel for a size class (⌈log₂⌉ of its
     /// longest buffer) runs a handful of shapes — blocks per SM, block sizes unless the kernel

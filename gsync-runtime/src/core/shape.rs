@@ -45,7 +45,7 @@ pub enum ShapeChoice {
     Default,
     /// The heuristic, with tuning off ([`Launch::tune`], or `GSYNC_TUNE=off`): about 1024
     /// threads per SM, with the largest of 1024, 512, 256 and 128 threads per block that the
-    /// kernel fits, unless the kernel or the launch fixes the block size.
+    /// kernel fits, unless the kernel declares its block size.
     Heuristic,
     /// Measured by this launch: the fastest of `shapes` candidates, run on copies of the
     /// buffers the kernel writes, in `took` (compilation included).
@@ -102,6 +102,14 @@ const TUNED_BLOCKS_PER_SM: [u32; 4] = [1, 2, 4, 8];
 /// loads in flight for the phases' work.
 const HEURISTIC_THREADS_PER_SM: u32 = 1024;
 
+/// Whether a launch leaves its shape to the runtime: it names neither grid nor block size. A
+/// launch that names one keeps the other's default (the kernel's block size; the largest
+/// co-resident grid), so that [`Gpu::max_coresident_blocks`](crate::Gpu::max_coresident_blocks)
+/// describes it.
+pub(crate) fn is_open(launch: &Launch) -> bool {
+    launch.requested_blocks().is_none() && launch.requested_threads().is_none()
+}
+
 /// How a launch that is never tuned got its shape: as asked, or the backend's default grid.
 pub(crate) fn untuned_choice(launch: &Launch) -> ShapeChoice {
     match (launch.requested_blocks(), launch.requested_threads()) {
@@ -125,34 +133,32 @@ fn switched_off(value: Option<&str>) -> bool {
 pub(crate) struct ShapeSpace {
     /// The barrier asked for; [`Barrier::Auto`] resolves per grid.
     barrier: Barrier,
-    /// The grid asked for, if any.
-    blocks: Option<u32>,
     sm_count: u32,
     compute_capability: (u32, u32),
     max_threads_per_block: u32,
-    /// The block size the kernel or the launch fixes, if any.
+    /// The block size the kernel declares, if any.
     fixed_threads: Option<u32>,
 }
 
 impl ShapeSpace {
-    /// The space of `launch` (with `kernel` as the launch configures it) on `info`'s GPU.
+    /// The space of `launch` (with `kernel` as the launch configures it) on `info`'s GPU; only
+    /// a launch that names neither grid nor block size has one (see [`is_open`]).
     pub fn new(kernel: &KernelSpec, launch: &Launch, info: &DeviceInfo) -> ShapeSpace {
-        let declared = (kernel.default_threads != 0).then_some(kernel.default_threads);
         ShapeSpace {
             barrier: launch.selected_barrier(),
-            blocks: launch.requested_blocks(),
             sm_count: info.sm_count.max(1),
             compute_capability: info.compute_capability,
             max_threads_per_block: info.max_threads_per_block,
-            fixed_threads: launch.requested_threads().or(declared),
+            fixed_threads: (kernel.default_threads != 0).then_some(kernel.default_threads),
         }
     }
 
     /// Block sizes to try, the heuristic's first. A kernel that declares its block size
-    /// (`#[grid_phases(threads = N)]`) may rely on it, so only that one.
+    /// (`#[grid_phases(threads = N)]`) may rely on it, so only that one. Every size is at most
+    /// the GPU's limit.
     pub fn thread_options(&self) -> Vec<u32> {
         match self.fixed_threads {
-            Some(threads) => vec![threads],
+            Some(threads) => vec![threads.min(self.max_threads_per_block)],
             None => TUNED_THREADS.into_iter().filter(|&threads| threads <= self.max_threads_per_block).collect(),
         }
     }
@@ -165,7 +171,7 @@ impl ShapeSpace {
             return None;
         }
         let per_sm = (HEURISTIC_THREADS_PER_SM / threads.max(1)).clamp(1, blocks_per_sm);
-        Some(self.shape(threads, self.blocks.unwrap_or(per_sm.saturating_mul(self.sm_count))))
+        Some(self.shape(threads, per_sm.saturating_mul(self.sm_count)))
     }
 
     /// Every candidate with `threads` threads per block, of which `blocks_per_sm` are
@@ -176,13 +182,11 @@ impl ShapeSpace {
             return Vec::new();
         };
         let mut shapes = vec![first];
-        if self.blocks.is_none() {
-            let per_sm = TUNED_BLOCKS_PER_SM.into_iter().filter(|&per_sm| per_sm < blocks_per_sm);
-            for per_sm in per_sm.chain([blocks_per_sm]) {
-                let shape = self.shape(threads, per_sm.saturating_mul(self.sm_count));
-                if !shapes.contains(&shape) {
-                    shapes.push(shape);
-                }
+        let per_sm = TUNED_BLOCKS_PER_SM.into_iter().filter(|&per_sm| per_sm < blocks_per_sm);
+        for per_sm in per_sm.chain([blocks_per_sm]) {
+            let shape = self.shape(threads, per_sm.saturating_mul(self.sm_count));
+            if !shapes.contains(&shape) {
+                shapes.push(shape);
             }
         }
         shapes
@@ -192,7 +196,7 @@ impl ShapeSpace {
     /// resolved for that grid.
     fn shape(&self, threads: u32, blocks: u32) -> LaunchShape {
         let limit = (self.barrier.descriptor().max_blocks)(threads);
-        let blocks = if self.blocks.is_some() { blocks } else { limit.map_or(blocks, |limit| blocks.min(limit)) };
+        let blocks = limit.map_or(blocks, |limit| blocks.min(limit));
         let barrier = match self.barrier {
             Barrier::Auto => choose_auto(self.compute_capability, self.sm_count, blocks),
             barrier => barrier,
@@ -285,11 +289,13 @@ mod tests {
 
     #[test]
     fn what_the_launch_or_kernel_fixes_stays_fixed() {
-        let fixed = space(&Launch::new().blocks(60).barrier(Barrier::Ulfs));
-        assert_eq!(fixed.candidates(512, 4), [LaunchShape { blocks: 60, threads: 512, barrier: Barrier::Ulfs }]);
-        assert_eq!(space(&Launch::new().threads(64)).thread_options(), [64]);
+        assert!(is_open(&Launch::new().barrier(Barrier::Ulfs)));
+        assert!(!is_open(&Launch::new().blocks(60)), "a grid keeps the kernel's block size");
+        assert!(!is_open(&Launch::new().threads(64)), "a block size keeps the largest grid");
         let declared = ShapeSpace::new(&KernelSpec { default_threads: 128, ..SMOOTH }, &Launch::new(), &h200());
         assert_eq!(declared.thread_options(), [128], "a declared block size may be relied on");
+        let ulfs = space(&Launch::new().barrier(Barrier::Ulfs));
+        assert!(ulfs.candidates(512, 4).iter().all(|shape| shape.barrier == Barrier::Ulfs));
     }
 
     #[test]

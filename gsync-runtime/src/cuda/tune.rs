@@ -12,7 +12,9 @@ use crate::core::error::{Error, Result};
 use crate::core::grid::CoResidency;
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::Launch;
-use crate::core::shape::{tuning_enabled, Contest, LaunchShape, ShapeChoice, ShapeSpace, SizeClass, TUNING_BUDGET};
+use crate::core::shape::{
+    is_open, tuning_enabled, untuned_choice, Contest, LaunchShape, ShapeChoice, ShapeSpace, SizeClass, TUNING_BUDGET,
+};
 use crate::core::shape_cache::ShapeKey;
 use crate::cuda::context::CudaGpu;
 use crate::cuda::occupancy::residency;
@@ -30,8 +32,8 @@ pub(crate) fn choose(
     launch: &Launch,
     args: &KernelArgs<'_>,
 ) -> Result<(Launch, ShapeChoice)> {
-    if launch.requested_blocks().is_some() && launch.requested_threads().is_some() {
-        return Ok((launch.clone(), ShapeChoice::Requested));
+    if !is_open(launch) {
+        return Ok((launch.clone(), untuned_choice(launch)));
     }
     let class = SizeClass::of(args.longest_buffer());
     let key = ShapeKey::new(kernel, gpu.info(), launch, class);
@@ -62,8 +64,8 @@ pub(crate) fn choose(
     Ok((launch.clone().shape(shape), choice))
 }
 
-/// See [`Gpu::launch_shape`](crate::Gpu::launch_shape): for a launch that leaves its shape
-/// open, the remembered shape, else the heuristic's, which from then on this process's
+/// See [`Gpu::launch_shape`](crate::Gpu::launch_shape): for an open launch ([`is_open`]),
+/// the remembered shape, else the heuristic's, which from then on this process's
 /// launches for `class` run instead of tuning. `None` when no block size fits (the launch fails).
 pub(crate) fn promise(
     gpu: &CudaGpu,
@@ -92,8 +94,9 @@ fn heuristic(gpu: &CudaGpu, kernel: &KernelSpec, launch: &Launch, space: &ShapeS
     Ok(None)
 }
 
-/// Measures the candidates within [`TUNING_BUDGET`]; `None` when there was nothing to measure
-/// or no memory for the copies.
+/// Measures the candidates within [`TUNING_BUDGET`]; `None` when there was nothing to measure,
+/// no memory for the copies, or a candidate failed for another reason than its shape (a fault,
+/// a timeout): the caller's own launch then runs as it would untuned, and reports it.
 fn tune(
     gpu: &CudaGpu,
     kernel: &KernelSpec,
@@ -121,7 +124,7 @@ fn tune(
             match measure(gpu, kernel, launch, args, &copies, &on_copies, shape) {
                 Ok(time) => contest.record(shape, time),
                 Err(error) if refuses_shape(&error) => {}
-                Err(error) => return Err(error),
+                Err(_) => return Ok(None),
             }
             expected = started.elapsed();
         }
