@@ -97,6 +97,11 @@ const TUNED_THREADS: [u32; 4] = [1024, 512, 256, 128];
 /// Blocks per SM the tuner tries, besides the largest co-resident grid.
 const TUNED_BLOCKS_PER_SM: [u32; 4] = [1, 2, 4, 8];
 
+/// Grids smaller than one block per SM the tuner tries last, as fractions of the SM count:
+/// where phases do little work, the barrier's cost decides, and it is lowest on a few blocks
+/// (LBS: 0.60 µs at 7–9 blocks against 0.89 µs at 132–264 on an H200, docs/results.md).
+const TUNED_SM_DIVISORS: [u32; 2] = [4, 16];
+
 /// Threads per SM the heuristic aims for: a block per SM of 1024 threads, four of 256. Fewer
 /// blocks make every barrier cheaper (docs/results.md), and 1024 threads per SM keep enough
 /// loads in flight for the phases' work.
@@ -175,16 +180,19 @@ impl ShapeSpace {
     }
 
     /// Every candidate with `threads` threads per block, of which `blocks_per_sm` are
-    /// co-resident: the heuristic's first, then 1, 2, 4, 8 blocks per SM and the largest
-    /// co-resident grid, each within the barrier's own limit.
+    /// co-resident: the heuristic's first, then 1, 2, 4, 8 blocks per SM, the largest
+    /// co-resident grid, and a quarter and a sixteenth of the SM count, each within the
+    /// barrier's own limit.
     pub fn candidates(&self, threads: u32, blocks_per_sm: u32) -> Vec<LaunchShape> {
         let Some(first) = self.heuristic(threads, blocks_per_sm) else {
             return Vec::new();
         };
         let mut shapes = vec![first];
         let per_sm = TUNED_BLOCKS_PER_SM.into_iter().filter(|&per_sm| per_sm < blocks_per_sm);
-        for per_sm in per_sm.chain([blocks_per_sm]) {
-            let shape = self.shape(threads, per_sm.saturating_mul(self.sm_count));
+        let grids = per_sm.chain([blocks_per_sm]).map(|per_sm| per_sm.saturating_mul(self.sm_count));
+        let small = TUNED_SM_DIVISORS.into_iter().map(|divisor| (self.sm_count / divisor).max(1));
+        for blocks in grids.chain(small) {
+            let shape = self.shape(threads, blocks);
             if !shapes.contains(&shape) {
                 shapes.push(shape);
             }
@@ -281,9 +289,10 @@ mod tests {
     fn candidates_start_with_the_heuristic_and_end_with_the_co_resident_grid() {
         let space = space(&Launch::new());
         let blocks: Vec<u32> = space.candidates(256, 8).iter().map(|shape| shape.blocks).collect();
-        assert_eq!(blocks, [528, 132, 264, 1056]);
+        assert_eq!(blocks, [528, 132, 264, 1056, 33, 8]);
         let shapes = space.candidates(128, 16);
-        assert_eq!(shapes.last().map(|shape| shape.barrier), Some(Barrier::Relay), "Auto resolves per grid");
+        let largest = shapes.iter().max_by_key(|shape| shape.blocks).map(|shape| (shape.blocks, shape.barrier));
+        assert_eq!(largest, Some((2112, Barrier::Relay)), "Auto resolves per grid");
         assert!(shapes.iter().all(|shape| shape.barrier != Barrier::Auto));
     }
 
