@@ -1,0 +1,487 @@
+//! The 2-D heat equation, explicit 5-point scheme, on an `n × n` field of
+//! `f32` (row-major): the model problem of a grid barrier with neighbours in
+//! two dimensions. The boundary cells (first and last row and column) hold
+//! fixed (Dirichlet) values and are never written; every interior cell takes
+//!
+//! ```text
+//! u' = u + r * ((((up + down) + left) + right) - 4 * u)
+//! ```
+//!
+//! in exactly this order of `f32` operations, without fused multiply-adds,
+//! where `up` is the cell one row above (index `i − n`), `down` one row below,
+//! `left` and `right` the cells beside it. The scheme is stable for
+//! `r ≤ 0.25`. Both kernels and the CPU reference [`heat_reference`]
+//! evaluate it identically, so their results agree bit for bit.
+//!
+//! Two kernels compute it:
+//!
+//! - [`heat_global`] ping-pongs the whole field between two arrays in
+//!   global memory, one `grid_stride` sweep and one `grid_sync()` per step.
+//!   It also runs split into one launch per step (`Barrier::MultiLaunch`).
+//! - [`heat_resident`] keeps each block's strip of rows in shared memory for
+//!   all the steps and exchanges only the strip's edge rows through global
+//!   memory. It needs the whole field resident at once, so its grid depends
+//!   on the field ([`resident_grid`]), and it cannot be split into launches.
+
+use crate::grid_phases;
+use crate::{DeviceBuffer, Gpu, Launch, LaunchReport};
+use std::fmt;
+use std::time::Duration;
+
+/// Cells of one block's tile in [`heat_resident`]: 8192 `f32`, 32 KiB of shared memory.
+pub const TILE_CELLS: usize = 8192;
+
+/// New values each thread of [`heat_resident`] holds in registers per step:
+/// a block needs at least `tile cells / SLOTS_PER_THREAD` threads.
+pub const SLOTS_PER_THREAD: usize = 32;
+
+/// The widest field the kernels take: cell indices are `u32`, so `n² < 2^32`.
+pub const MAX_N: usize = 65_535;
+
+/// `steps` steps of the heat equation on the `n × n` field in `a`,
+/// ping-ponging between `a` and `b`: step `s` reads `a` and writes `b` when
+/// `s` is even, the other way round when it is odd. After an even number of
+/// steps the result is in `a`, after an odd number in `b`. Neither array's
+/// boundary cells are written, so both must hold the boundary values.
+///
+/// Each step sweeps the interior rows as one range of cells, `n` to
+/// `n · (n − 1)`, skipping the first and last column; `grid_sync()` then
+/// makes the step visible to every block.
+#[grid_phases(threads = 256)]
+pub fn heat_global(a: &mut [f32], b: &mut [f32], n: u32, steps: u32, r: f32) {
+    let last = n.saturating_sub(1);
+    for s in 0..steps {
+        for c in grid_stride(n..n * last) {
+            let col = c % n;
+            if col != 0 && col != last {
+                if s % 2 == 0 {
+                    let u = a[c];
+                    b[c] = u + r * (a[c - n] + a[c + n] + a[c - 1] + a[c + 1] - 4.0 * u);
+                } else {
+                    let u = b[c];
+                    a[c] = u + r * (b[c - n] + b[c + n] + b[c - 1] + b[c + 1] - 4.0 * u);
+                }
+            }
+        }
+        grid_sync(); // every block sees the whole step before the next one starts
+    }
+}
+
+/// `steps` steps of the heat equation on the `n × n` field `input`, with the
+/// field resident in shared memory: the result goes to `output`. `rows`
+/// rows per block, `halo` of `4 · grid_dim() · n` cells, and at least
+/// `rows · n / 32` threads per block, at most [`TILE_CELLS`] cells per
+/// block: [`resident_grid`] chooses them.
+///
+/// **Tiles.** Block `b` owns the strip of rows `b · rows …` (fewer in the
+/// last block, none in blocks past the field): whole rows, so that the
+/// strip is one contiguous range of the field and its halo is two rows,
+/// read and written with coalesced accesses (a 2-D tile would add left and
+/// right halo columns, one cell per row, strided in memory). It loads the
+/// strip into the shared array `tile` once, and writes it to `output` once
+/// at the end.
+///
+/// **A step.** Thread `t` owns the tile cells `t + k · block_dim()`,
+/// `k < 32`. It computes their new values from `tile` (and, for the strip's
+/// first and last row, from the neighbouring strips' edge rows) into the
+/// local array `next`, whose constant indices keep it in registers;
+/// `sync_block()`; then it writes them into `tile`, and the strip's first
+/// and last row also to its slots of `halo`.
+///
+/// **Halo.** `halo` holds, per parity `p`, per block `b`, the strip's first
+/// row (`((p · grid_dim() + b) · 2) · n …`) and last row (the next `n`
+/// cells). Step `s` reads the neighbours' rows of the field after `s` steps
+/// from parity `s % 2` (at `s = 0`, from `input`) and writes its own new
+/// edge rows to parity `(s + 1) % 2`.
+///
+/// **Why one `grid_sync()` per step is race-free.**
+/// - `tile`: in step `s` every thread reads the tile (its own cells and
+///   their neighbours) before the step's `sync_block()` and writes only its
+///   own cells after it; the next reads follow the `grid_sync()`, which
+///   holds the whole block too.
+/// - `halo`: in step `s` the blocks read parity `s % 2` and write parity
+///   `(s + 1) % 2`, never the same cell. Parity `(s + 1) % 2` was last read
+///   in step `s − 1`, before the `grid_sync()` that ended it, and is read
+///   next in step `s + 1`, after the `grid_sync()` that ends step `s`; the
+///   rows read in step `s` were written in step `s − 1`, before that same
+///   earlier `grid_sync()`. So a `grid_sync()` separates every write from
+///   every read of the same cell.
+/// - `input` is only read, and each cell of `output` is written once, by its
+///   owner, and never read.
+///
+/// Shared memory does not survive a kernel boundary, so this kernel cannot
+/// run as one launch per step (`Barrier::MultiLaunch` fails with
+/// `Error::CannotSplit`).
+#[grid_phases(threads = 256)]
+pub fn heat_resident(input: &[f32], output: &mut [f32], halo: &mut [f32], n: u32, rows: u32, steps: u32, r: f32) {
+    const CELLS: usize = 8192; // TILE_CELLS
+    let mut tile = shared_array::<f32, CELLS>();
+    let b = block_idx();
+    let first = b * rows; // the strip's first row in the field
+    let mine = if first < n { rows.min(n - first) } else { 0 };
+    let base = first * n;
+    let cells = mine * n;
+    for c in block_stride(0..cells) {
+        tile[c] = input[base + c];
+    }
+    // A thread's cells lie `block_dim()` apart: `row_step` rows and
+    // `col_step` columns, plus one row when the column passes the edge.
+    let row_step = block_dim() / n;
+    let col_step = block_dim() % n;
+    let first_row = thread_idx() / n;
+    let first_col = thread_idx() % n;
+    let last = n - 1;
+    sync_block();
+    for s in 0..steps {
+        let read = (s % 2) * grid_dim();
+        let write = ((s + 1) % 2) * grid_dim();
+        let mut next = [0.0f32; 32]; // SLOTS_PER_THREAD
+        let mut c = thread_idx();
+        let mut row = first_row;
+        let mut col = first_col;
+        for k in 0..32u32 {
+            if row < mine {
+                let u = tile[c];
+                next[k] = u;
+                let g = first + row;
+                if g != 0 && g != last && col != 0 && col != last {
+                    let up = if row != 0 {
+                        tile[c - n]
+                    } else if s == 0 {
+                        input[base + c - n]
+                    } else {
+                        halo[((read + b - 1) * 2 + 1) * n + col]
+                    };
+                    let down = if row + 1 != mine {
+                        tile[c + n]
+                    } else if s == 0 {
+                        input[base + c + n]
+                    } else {
+                        halo[(read + b + 1) * 2 * n + col]
+                    };
+                    next[k] = u + r * (up + down + tile[c - 1] + tile[c + 1] - 4.0 * u);
+                }
+            }
+            c += block_dim();
+            row += row_step;
+            col += col_step;
+            if col >= n {
+                col -= n;
+                row += 1;
+            }
+        }
+        sync_block(); // the whole tile of step s has been read
+        c = thread_idx();
+        row = first_row;
+        col = first_col;
+        for k in 0..32u32 {
+            if row < mine {
+                tile[c] = next[k];
+                if row == 0 {
+                    halo[(write + b) * 2 * n + col] = next[k];
+                }
+                if row + 1 == mine {
+                    halo[((write + b) * 2 + 1) * n + col] = next[k];
+                }
+            }
+            c += block_dim();
+            row += row_step;
+            col += col_step;
+            if col >= n {
+                col -= n;
+                row += 1;
+            }
+        }
+        grid_sync(); // the edge rows of step s + 1 are visible to the neighbours
+    }
+    for c in block_stride(0..cells) {
+        output[base + c] = tile[c];
+    }
+}
+
+/// Why a heat-equation run could not be done.
+#[derive(Debug)]
+pub enum HeatError {
+    /// The field does not have `n × n` cells, or `n` is above [`MAX_N`].
+    Shape {
+        /// The side length given.
+        n: usize,
+        /// The number of cells given.
+        len: usize,
+    },
+    /// One row of the field is wider than a tile of [`TILE_CELLS`] cells.
+    RowTooWide {
+        /// The side length.
+        n: usize,
+    },
+    /// The grid asked for gives a block more rows than its tile holds.
+    TooFewBlocks {
+        /// The side length.
+        n: usize,
+        /// The blocks asked for.
+        blocks: u32,
+        /// Rows each block would own.
+        rows: usize,
+    },
+    /// The block size is too small to hold a tile's new values in registers
+    /// ([`SLOTS_PER_THREAD`] per thread).
+    TooFewThreads {
+        /// Threads per block.
+        threads: u32,
+        /// Cells of one block's tile.
+        cells: usize,
+        /// The fewest threads that hold them.
+        needed: usize,
+    },
+    /// The grid that holds the field cannot be resident on this GPU at once.
+    NotCoresident {
+        /// The side length.
+        n: usize,
+        /// Blocks the field needs.
+        blocks: u32,
+        /// Threads per block.
+        threads: u32,
+        /// The most blocks of that size that can be resident at once.
+        max: u32,
+    },
+    /// The GPU, or the runtime, failed.
+    Gpu(crate::Error),
+}
+
+impl fmt::Display for HeatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeatError::Shape { n, .. } if *n > MAX_N => {
+                write!(f, "a {n} × {n} field is too large: the kernels index at most {MAX_N} × {MAX_N} cells")
+            }
+            HeatError::Shape { n: 0, .. } => write!(f, "a 0 × 0 field has no cells to keep resident"),
+            HeatError::Shape { n, len } => write!(f, "a {n} × {n} field has {} cells, but {len} were given", n * n),
+            HeatError::RowTooWide { n } => write!(
+                f,
+                "a {n} × {n} field cannot be resident: one row of {n} cells is wider than a tile of \
+                 {TILE_CELLS} cells"
+            ),
+            HeatError::TooFewBlocks { n, blocks, rows } => write!(
+                f,
+                "a {n} × {n} field cannot be resident on {blocks} blocks: each would hold {rows} rows, \
+                 {} cells, more than a tile of {TILE_CELLS}; use more blocks, or leave Launch::blocks unset",
+                rows * n
+            ),
+            HeatError::TooFewThreads { threads, cells, needed } => write!(
+                f,
+                "blocks of {threads} threads cannot hold tiles of {cells} cells ({SLOTS_PER_THREAD} per thread); \
+                 use at least {needed} threads per block"
+            ),
+            HeatError::NotCoresident { n, blocks, threads, max } => write!(
+                f,
+                "a {n} × {n} field cannot be resident: it needs {blocks} blocks of {threads} threads, but only \
+                 {max} can be resident at once on this GPU"
+            ),
+            HeatError::Gpu(error) => error.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for HeatError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            HeatError::Gpu(error) => error.source(),
+            _ => None,
+        }
+    }
+}
+
+impl From<crate::Error> for HeatError {
+    fn from(error: crate::Error) -> Self {
+        HeatError::Gpu(error)
+    }
+}
+
+/// A field after the steps, and how the kernel ran.
+#[derive(Debug)]
+pub struct Heated {
+    /// The `n × n` field, row-major.
+    pub field: Vec<f32>,
+    /// How the kernel ran (no blocks and no time for an empty field).
+    pub report: LaunchReport,
+}
+
+/// The grid [`heat_resident`] runs on for an `n × n` field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResidentGrid {
+    /// Blocks in the grid.
+    pub blocks: u32,
+    /// Threads per block.
+    pub threads: u32,
+    /// Rows of the field each block holds (the last block holds the rest).
+    pub rows: u32,
+}
+
+impl ResidentGrid {
+    /// `launch` with this grid pinned.
+    pub fn pin(&self, launch: &Launch) -> Launch {
+        launch.clone().blocks(self.blocks).threads(self.threads)
+    }
+}
+
+/// The grid that keeps an `n × n` field resident (`n ≥ 1`) with `launch`'s
+/// block size (by default 256). With `Launch::blocks` the field is spread
+/// over that many blocks; otherwise over one block per SM, or more where a
+/// tile of [`TILE_CELLS`] cells cannot hold that many rows. Fails with a
+/// [`HeatError`] naming the limit when the tile, the threads or the
+/// co-resident grid are too small (with `Barrier::MultiLaunch`, with
+/// `Error::CannotSplit`).
+pub fn resident_grid(gpu: &Gpu, launch: &Launch, n: usize) -> Result<ResidentGrid, HeatError> {
+    if n == 0 || n > MAX_N {
+        return Err(HeatError::Shape { n, len: n.saturating_mul(n) });
+    }
+    let most_rows = TILE_CELLS / n;
+    if most_rows == 0 {
+        return Err(HeatError::RowTooWide { n });
+    }
+    let rows = match launch.requested_blocks() {
+        Some(0) => 1, // the runtime refuses the empty grid
+        Some(blocks) => {
+            let rows = n.div_ceil(blocks as usize);
+            if rows > most_rows {
+                return Err(HeatError::TooFewBlocks { n, blocks, rows });
+            }
+            rows
+        }
+        None => n.div_ceil((gpu.info().sm_count as usize).clamp(1, n)).min(most_rows),
+    };
+    let blocks = launch.requested_blocks().unwrap_or(n.div_ceil(rows) as u32);
+    let threads = launch.threads_for(&heat_resident::KERNEL);
+    let cells = rows * n;
+    let needed = cells.div_ceil(SLOTS_PER_THREAD);
+    if (threads as usize) < needed {
+        return Err(HeatError::TooFewThreads { threads, cells, needed });
+    }
+    let grid = ResidentGrid { blocks, threads, rows: rows as u32 };
+    let max = gpu.max_coresident_blocks(&heat_resident::KERNEL, &grid.pin(launch))?;
+    if blocks > max {
+        return Err(HeatError::NotCoresident { n, blocks, threads, max });
+    }
+    Ok(grid)
+}
+
+/// Runs `steps` steps of [`heat_global`] on the `n × n` field `input` on
+/// `gpu` with `launch` (by default the largest co-resident grid; any barrier,
+/// `Barrier::MultiLaunch` included) and returns the field.
+pub fn run_global(
+    gpu: &Gpu,
+    launch: &Launch,
+    input: &[f32],
+    n: usize,
+    steps: u32,
+    r: f32,
+) -> Result<Heated, HeatError> {
+    check_shape(input, n)?;
+    if n == 0 {
+        return Ok(empty(launch));
+    }
+    let mut a = gpu.upload(input)?;
+    let mut b = gpu.upload(input)?;
+    let report = heat_global::launch_with(gpu, launch, &mut a, &mut b, n as u32, steps, r)?;
+    let field = gpu.download(if steps.is_multiple_of(2) { &a } else { &b })?;
+    Ok(Heated { field, report })
+}
+
+/// Runs `steps` steps of [`heat_resident`] on the `n × n` field `input` on
+/// `gpu`, on the grid [`resident_grid`] chooses for `launch`, and returns
+/// the field.
+pub fn run_resident(
+    gpu: &Gpu,
+    launch: &Launch,
+    input: &[f32],
+    n: usize,
+    steps: u32,
+    r: f32,
+) -> Result<Heated, HeatError> {
+    check_shape(input, n)?;
+    if n == 0 {
+        return Ok(empty(launch));
+    }
+    let grid = resident_grid(gpu, launch, n)?;
+    let device_input = gpu.upload(input)?;
+    let mut output: DeviceBuffer<f32> = gpu.zeros(input.len())?;
+    let mut halo: DeviceBuffer<f32> = gpu.zeros(4 * grid.blocks as usize * n)?;
+    let report = heat_resident::launch_with(
+        gpu,
+        &grid.pin(launch),
+        &device_input,
+        &mut output,
+        &mut halo,
+        n as u32,
+        grid.rows,
+        steps,
+        r,
+    )?;
+    Ok(Heated { field: gpu.download(&output)?, report })
+}
+
+/// The same computation on the CPU, for verification: the field after
+/// `steps` steps, bit for bit what both kernels compute.
+pub fn heat_reference(input: &[f32], n: usize, steps: u32, r: f32) -> Result<Vec<f32>, HeatError> {
+    heat_reference_parallel(input, n, steps, r, 1)
+}
+
+/// [`heat_reference`] with each step's interior rows shared among `workers`
+/// threads: the same result, sooner on large fields.
+pub fn heat_reference_parallel(
+    input: &[f32],
+    n: usize,
+    steps: u32,
+    r: f32,
+    workers: usize,
+) -> Result<Vec<f32>, HeatError> {
+    check_shape(input, n)?;
+    let mut src = input.to_vec();
+    let mut dst = input.to_vec();
+    if n < 3 {
+        return Ok(src);
+    }
+    let interior = n - 2;
+    let band = interior.div_ceil(workers.clamp(1, interior));
+    for _ in 0..steps {
+        let rows = dst[n..n * (n - 1)].chunks_mut(band * n);
+        if band == interior {
+            rows.enumerate().for_each(|(i, out)| step_rows(&src, out, n, 1 + i * band, r));
+        } else {
+            std::thread::scope(|scope| {
+                for (i, out) in rows.enumerate() {
+                    let src = &src;
+                    scope.spawn(move || step_rows(src, out, n, 1 + i * band, r));
+                }
+            });
+        }
+        std::mem::swap(&mut src, &mut dst);
+    }
+    Ok(src)
+}
+
+/// One step for the interior rows from `first` on that `out` holds.
+fn step_rows(src: &[f32], out: &mut [f32], n: usize, first: usize, r: f32) {
+    for (k, row) in out.chunks_mut(n).enumerate() {
+        let i = first + k;
+        let (up, mid, down) = (&src[(i - 1) * n..i * n], &src[i * n..(i + 1) * n], &src[(i + 1) * n..(i + 2) * n]);
+        for j in 1..n - 1 {
+            let u = mid[j];
+            row[j] = u + r * (up[j] + down[j] + mid[j - 1] + mid[j + 1] - 4.0 * u);
+        }
+    }
+}
+
+/// Whether `input` is an `n × n` field the kernels can index.
+fn check_shape(input: &[f32], n: usize) -> Result<(), HeatError> {
+    if n > MAX_N || input.len() != n * n {
+        return Err(HeatError::Shape { n, len: input.len() });
+    }
+    Ok(())
+}
+
+/// The result of stepping an empty field: nothing, without a launch.
+fn empty(launch: &Launch) -> Heated {
+    let report = LaunchReport { gpu_time: Duration::ZERO, blocks: 0, threads: 0, barrier: launch.selected_barrier() };
+    Heated { field: Vec::new(), report }
+}
