@@ -38,7 +38,6 @@ struct Args {
 #[derive(Clone)]
 struct Row {
     variant: &'static str,
-    launch: Launch,
     grid: String,
     barrier: Barrier,
     time: Duration,
@@ -106,16 +105,30 @@ fn run(args: &Args) -> Result<(), AnyError> {
     let graph_time = split_graph.time.as_secs_f64();
     rows.push(split_graph);
 
+    // The resident kernel pins its grid; its default block size under Auto,
+    // then the device barriers and the other block sizes whose grid fits.
     let resident = |launch: &Launch| heat::run_resident(&gpu, launch, &input, n, steps, args.r);
     let grid = heat::resident_grid(&gpu, &Launch::new(), n)?;
     println!("resident grid: {} blocks × {} threads, {} rows per block", grid.blocks, grid.threads, grid.rows);
-    let barriers = [Barrier::Auto, Barrier::Lbs, Barrier::Relay, Barrier::Cooperative];
-    let pinned: Vec<Launch> = barriers.into_iter().map(|b| Launch::new().barrier(b)).collect();
-    let mut measured = bench.measure("resident, fused", &pinned, resident)?;
-    let auto = measured.iter().position(|r| r.launch.selected_barrier() == Barrier::Auto);
-    let auto = auto.map(|i| measured.swap_remove(i)).ok_or("resident, fused: Auto was refused")?;
-    let best = fastest("resident, fused best", measured.into_iter().chain([auto.clone()]))?;
-    rows.push(Row { variant: "resident, fused auto", ..auto });
+    let resident_threads: &[u32] = if emulated { &[64, 256] } else { &[128, 256, 512, 1024] };
+    let default = Launch::new();
+    let mut pinned = Vec::new();
+    for &t in resident_threads {
+        let sized = if t == grid.threads { default.clone() } else { default.clone().threads(t) };
+        match heat::resident_grid(&gpu, &sized, n) {
+            Err(HeatError::NotCoresident { .. }) => continue, // too many blocks of this size
+            other => other?,
+        };
+        for barrier in [Barrier::Auto, Barrier::Lbs, Barrier::Relay, Barrier::Cooperative] {
+            if t != grid.threads || barrier != Barrier::Auto {
+                pinned.push(sized.clone().barrier(barrier));
+            }
+        }
+    }
+    let auto = bench.best("resident, fused auto", std::slice::from_ref(&default), resident)?;
+    let others = bench.measure("resident, fused best", &pinned, resident)?;
+    let best = fastest("resident, fused best", others.into_iter().chain([auto.clone()]))?;
+    rows.push(auto);
     rows.push(best);
 
     println!("| variant | grid | barrier | total | per step | ÷ split graph |");
@@ -175,7 +188,7 @@ impl Bench<'_> {
             let time = times.get(times.len() / 2).copied().unwrap_or_default();
             let grid = format!("{} × {}", report.blocks, report.threads);
             let grid = if launch.replays_graph() { format!("{grid}, graph") } else { grid };
-            rows.push(Row { variant, launch: launch.clone(), grid, barrier: report.barrier, time });
+            rows.push(Row { variant, grid, barrier: report.barrier, time });
         }
         Ok(rows)
     }

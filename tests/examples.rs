@@ -53,3 +53,19 @@ fn the_smith_waterman_example_verifies_its_alignment() {
     let out = run("smith_waterman", &["--lengths", "150", "333", "--reps", "1"]);
     assert!(out.contains("| yes |"), "{out}");
 }
+
+#[test]
+fn the_heat_example_verifies_every_variant() {
+    let out = run("heat", &["--n", "37", "--steps", "7", "--reps", "1"]);
+    for variant in [
+        "| global, fused default |",
+        "| global, fused best shape |",
+        "| global, split stream |",
+        "| global, split graph |",
+        "| resident, fused auto |",
+        "| resident, fused best |",
+    ] {
+        assert_eq!(out.matches(variant).count(), 1, "{variant}:\n{out}");
+    }
+    assert!(out.contains("verified: every run matches the CPU reference bit for bit (1369 cells)"), "{out}");
+}

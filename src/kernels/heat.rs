@@ -28,12 +28,9 @@ use crate::{DeviceBuffer, Gpu, Launch, LaunchReport};
 use std::fmt;
 use std::time::Duration;
 
-/// Cells of one block's tile in [`heat_resident`]: 8192 `f32`, 32 KiB of shared memory.
-pub const TILE_CELLS: usize = 8192;
-
-/// New values each thread of [`heat_resident`] holds in registers per step:
-/// a block needs at least `tile cells / SLOTS_PER_THREAD` threads.
-pub const SLOTS_PER_THREAD: usize = 32;
+/// Cells of one block's tile in [`heat_resident`]: 10,240 `f32`, 40 KiB of
+/// shared memory, holding a strip of rows plus one spare row.
+pub const TILE_CELLS: usize = 10_240;
 
 /// The widest field the kernels take: cell indices are `u32`, so `n² < 2^32`.
 pub const MAX_N: usize = 65_535;
@@ -68,134 +65,117 @@ pub fn heat_global(a: &mut [f32], b: &mut [f32], n: u32, steps: u32, r: f32) {
 }
 
 /// `steps` steps of the heat equation on the `n × n` field `input`, with the
-/// field resident in shared memory: the result goes to `output`. `rows`
-/// rows per block, `halo` of `4 · grid_dim() · n` cells, and at least
-/// `rows · n / 32` threads per block, at most [`TILE_CELLS`] cells per
-/// block: [`resident_grid`] chooses them.
+/// field resident in shared memory: the result goes to `output`. Each block
+/// holds `rows` rows, `(rows + 1) · n` cells at most [`TILE_CELLS`]; `halo`
+/// has `4 · grid_dim() · n` cells. [`resident_grid`] chooses the grid.
 ///
 /// **Tiles.** Block `b` owns the strip of rows `b · rows …` (fewer in the
 /// last block, none in blocks past the field): whole rows, so that the
 /// strip is one contiguous range of the field and its halo is two rows,
 /// read and written with coalesced accesses (a 2-D tile would add left and
 /// right halo columns, one cell per row, strided in memory). It loads the
-/// strip into the shared array `tile` once, and writes it to `output` once
+/// strip into the shared array `tile` once and writes it to `output` once
 /// at the end.
 ///
-/// **A step.** Thread `t` owns the tile cells `t + k · block_dim()`,
-/// `k < 32`. It computes their new values from `tile` (and, for the strip's
-/// first and last row, from the neighbouring strips' edge rows) into the
-/// local array `next`, whose constant indices keep it in registers;
-/// `sync_block()`; then it writes them into `tile`, and the strip's first
-/// and last row also to its slots of `halo`.
+/// **A step, in place.** `tile` has one spare row, and the strip moves by
+/// one tile row per step: before an even step, strip row `i` is in tile row
+/// `i + 1`; the step sweeps down, `i = 0, 1, …`, and writes the new row `i`
+/// into tile row `i`, where the old row `i − 1` was. The odd step sweeps up
+/// and moves it back. A thread computes the cells of its columns
+/// (`block_stride`) of one row and stores each new value at once, one
+/// register per cell; a `sync_block()` after each row makes the sweep safe:
+/// - Row `i` (tile row `f`) writes tile row `t = f ∓ 1`. In the same row,
+///   every thread reads tile row `t` only in its own columns (`up` going
+///   down, `down` going up), before it writes them; tile row `f` is read
+///   across columns but written by no one.
+/// - The row before read tile row `t` across columns (it held that row);
+///   the `sync_block()` between the rows orders those reads before these
+///   writes. The old row `i − 1` (or `i + 1`) that row `i` needs is still in
+///   tile row `t` in the thread's own columns, since only that thread writes them.
+///
+/// Holding a whole step's new values in registers instead would need one
+/// `sync_block()` per step, not per row, but 32 registers per thread for
+/// them alone; the compiler then schedules up to 167 registers per thread
+/// (NVRTC, 256 threads), one block per SM, too few blocks for a 2048 × 2048
+/// field. This kernel takes 39 to 48, five blocks per SM.
 ///
 /// **Halo.** `halo` holds, per parity `p`, per block `b`, the strip's first
-/// row (`((p · grid_dim() + b) · 2) · n …`) and last row (the next `n`
+/// row (cells `(p · grid_dim() + b) · 2n …`) and its last row (the next `n`
 /// cells). Step `s` reads the neighbours' rows of the field after `s` steps
 /// from parity `s % 2` (at `s = 0`, from `input`) and writes its own new
 /// edge rows to parity `(s + 1) % 2`.
 ///
-/// **Why one `grid_sync()` per step is race-free.**
-/// - `tile`: in step `s` every thread reads the tile (its own cells and
-///   their neighbours) before the step's `sync_block()` and writes only its
-///   own cells after it; the next reads follow the `grid_sync()`, which
-///   holds the whole block too.
-/// - `halo`: in step `s` the blocks read parity `s % 2` and write parity
-///   `(s + 1) % 2`, never the same cell. Parity `(s + 1) % 2` was last read
-///   in step `s − 1`, before the `grid_sync()` that ended it, and is read
-///   next in step `s + 1`, after the `grid_sync()` that ends step `s`; the
-///   rows read in step `s` were written in step `s − 1`, before that same
-///   earlier `grid_sync()`. So a `grid_sync()` separates every write from
-///   every read of the same cell.
-/// - `input` is only read, and each cell of `output` is written once, by its
-///   owner, and never read.
+/// **Why one `grid_sync()` per step is race-free.** In step `s` the blocks
+/// read parity `s % 2` and write parity `(s + 1) % 2`, never the same cell.
+/// Parity `(s + 1) % 2` was last read in step `s − 1`, before the
+/// `grid_sync()` that ended it, and is read next in step `s + 1`, after the
+/// `grid_sync()` that ends step `s`; the rows read in step `s` were written
+/// in step `s − 1`, before that earlier `grid_sync()`. So a `grid_sync()`
+/// separates every halo write from every read of the same cell. The
+/// `grid_sync()` also holds the whole block, which orders the last row of a
+/// step before the first of the next. `input` is only read, and each cell
+/// of `output` is written once, by its owner, and never read.
 ///
 /// Shared memory does not survive a kernel boundary, so this kernel cannot
 /// run as one launch per step (`Barrier::MultiLaunch` fails with
 /// `Error::CannotSplit`).
 #[grid_phases(threads = 256)]
 pub fn heat_resident(input: &[f32], output: &mut [f32], halo: &mut [f32], n: u32, rows: u32, steps: u32, r: f32) {
-    const CELLS: usize = 8192; // TILE_CELLS
+    const CELLS: usize = 10240; // TILE_CELLS
     let mut tile = shared_array::<f32, CELLS>();
     let b = block_idx();
     let first = b * rows; // the strip's first row in the field
     let mine = if first < n { rows.min(n - first) } else { 0 };
     let base = first * n;
-    let cells = mine * n;
-    for c in block_stride(0..cells) {
-        tile[c] = input[base + c];
-    }
-    // A thread's cells lie `block_dim()` apart: `row_step` rows and
-    // `col_step` columns, plus one row when the column passes the edge.
-    let row_step = block_dim() / n;
-    let col_step = block_dim() % n;
-    let first_row = thread_idx() / n;
-    let first_col = thread_idx() % n;
     let last = n - 1;
+    for c in block_stride(0..mine * n) {
+        tile[n + c] = input[base + c];
+    }
     sync_block();
     for s in 0..steps {
         let read = (s % 2) * grid_dim();
         let write = ((s + 1) % 2) * grid_dim();
-        let mut next = [0.0f32; 32]; // SLOTS_PER_THREAD
-        let mut c = thread_idx();
-        let mut row = first_row;
-        let mut col = first_col;
-        for k in 0..32u32 {
-            if row < mine {
-                let u = tile[c];
-                next[k] = u;
-                let g = first + row;
+        let down_sweep = s % 2 == 0;
+        for k in 0..mine {
+            let i = if down_sweep { k } else { mine - 1 - k };
+            let from = if down_sweep { (i + 1) * n } else { i * n }; // the old row i in the tile
+            let to = if down_sweep { i * n } else { (i + 1) * n };
+            let g = first + i;
+            for col in block_stride(0..n) {
+                let u = tile[from + col];
+                let mut v = u;
                 if g != 0 && g != last && col != 0 && col != last {
-                    let up = if row != 0 {
-                        tile[c - n]
+                    let up = if i != 0 {
+                        tile[from - n + col]
                     } else if s == 0 {
-                        input[base + c - n]
+                        input[base - n + col]
                     } else {
                         halo[((read + b - 1) * 2 + 1) * n + col]
                     };
-                    let down = if row + 1 != mine {
-                        tile[c + n]
+                    let down = if i + 1 != mine {
+                        tile[from + n + col]
                     } else if s == 0 {
-                        input[base + c + n]
+                        input[base + mine * n + col]
                     } else {
                         halo[(read + b + 1) * 2 * n + col]
                     };
-                    next[k] = u + r * (up + down + tile[c - 1] + tile[c + 1] - 4.0 * u);
+                    v = u + r * (up + down + tile[from + col - 1] + tile[from + col + 1] - 4.0 * u);
+                }
+                tile[to + col] = v;
+                if i == 0 {
+                    halo[(write + b) * 2 * n + col] = v;
+                }
+                if i + 1 == mine {
+                    halo[((write + b) * 2 + 1) * n + col] = v;
                 }
             }
-            c += block_dim();
-            row += row_step;
-            col += col_step;
-            if col >= n {
-                col -= n;
-                row += 1;
-            }
+            sync_block(); // every thread has read the row before the next one overwrites it
         }
-        sync_block(); // the whole tile of step s has been read
-        c = thread_idx();
-        row = first_row;
-        col = first_col;
-        for k in 0..32u32 {
-            if row < mine {
-                tile[c] = next[k];
-                if row == 0 {
-                    halo[(write + b) * 2 * n + col] = next[k];
-                }
-                if row + 1 == mine {
-                    halo[((write + b) * 2 + 1) * n + col] = next[k];
-                }
-            }
-            c += block_dim();
-            row += row_step;
-            col += col_step;
-            if col >= n {
-                col -= n;
-                row += 1;
-            }
-        }
-        grid_sync(); // the edge rows of step s + 1 are visible to the neighbours
+        grid_sync(); // the new edge rows are visible to the neighbours
     }
-    for c in block_stride(0..cells) {
-        output[base + c] = tile[c];
+    let offset = if steps % 2 == 0 { n } else { 0 };
+    for c in block_stride(0..mine * n) {
+        output[base + c] = tile[offset + c];
     }
 }
 
@@ -209,7 +189,7 @@ pub enum HeatError {
         /// The number of cells given.
         len: usize,
     },
-    /// One row of the field is wider than a tile of [`TILE_CELLS`] cells.
+    /// Two rows of the field (one and the spare) are wider than a tile of [`TILE_CELLS`] cells.
     RowTooWide {
         /// The side length.
         n: usize,
@@ -222,16 +202,6 @@ pub enum HeatError {
         blocks: u32,
         /// Rows each block would own.
         rows: usize,
-    },
-    /// The block size is too small to hold a tile's new values in registers
-    /// ([`SLOTS_PER_THREAD`] per thread).
-    TooFewThreads {
-        /// Threads per block.
-        threads: u32,
-        /// Cells of one block's tile.
-        cells: usize,
-        /// The fewest threads that hold them.
-        needed: usize,
     },
     /// The grid that holds the field cannot be resident on this GPU at once.
     NotCoresident {
@@ -258,19 +228,15 @@ impl fmt::Display for HeatError {
             HeatError::Shape { n, len } => write!(f, "a {n} × {n} field has {} cells, but {len} were given", n * n),
             HeatError::RowTooWide { n } => write!(
                 f,
-                "a {n} × {n} field cannot be resident: one row of {n} cells is wider than a tile of \
-                 {TILE_CELLS} cells"
+                "a {n} × {n} field cannot be resident: a tile of {TILE_CELLS} cells holds fewer than two \
+                 rows of {n} cells (one row and the spare)"
             ),
             HeatError::TooFewBlocks { n, blocks, rows } => write!(
                 f,
                 "a {n} × {n} field cannot be resident on {blocks} blocks: each would hold {rows} rows, \
-                 {} cells, more than a tile of {TILE_CELLS}; use more blocks, or leave Launch::blocks unset",
-                rows * n
-            ),
-            HeatError::TooFewThreads { threads, cells, needed } => write!(
-                f,
-                "blocks of {threads} threads cannot hold tiles of {cells} cells ({SLOTS_PER_THREAD} per thread); \
-                 use at least {needed} threads per block"
+                 {} cells with the spare row, more than a tile of {TILE_CELLS}; use more blocks, or leave \
+                 Launch::blocks unset",
+                (rows + 1) * n
             ),
             HeatError::NotCoresident { n, blocks, threads, max } => write!(
                 f,
@@ -328,14 +294,14 @@ impl ResidentGrid {
 /// block size (by default 256). With `Launch::blocks` the field is spread
 /// over that many blocks; otherwise over one block per SM, or more where a
 /// tile of [`TILE_CELLS`] cells cannot hold that many rows. Fails with a
-/// [`HeatError`] naming the limit when the tile, the threads or the
-/// co-resident grid are too small (with `Barrier::MultiLaunch`, with
-/// `Error::CannotSplit`).
+/// [`HeatError`] naming the limit when the tile or the co-resident grid is
+/// too small (with `Barrier::MultiLaunch`, with `Error::CannotSplit`).
 pub fn resident_grid(gpu: &Gpu, launch: &Launch, n: usize) -> Result<ResidentGrid, HeatError> {
     if n == 0 || n > MAX_N {
         return Err(HeatError::Shape { n, len: n.saturating_mul(n) });
     }
-    let most_rows = TILE_CELLS / n;
+    // A strip of `rows` rows takes `rows + 1` rows of the tile.
+    let most_rows = (TILE_CELLS / n).saturating_sub(1);
     if most_rows == 0 {
         return Err(HeatError::RowTooWide { n });
     }
@@ -352,11 +318,6 @@ pub fn resident_grid(gpu: &Gpu, launch: &Launch, n: usize) -> Result<ResidentGri
     };
     let blocks = launch.requested_blocks().unwrap_or(n.div_ceil(rows) as u32);
     let threads = launch.threads_for(&heat_resident::KERNEL);
-    let cells = rows * n;
-    let needed = cells.div_ceil(SLOTS_PER_THREAD);
-    if (threads as usize) < needed {
-        return Err(HeatError::TooFewThreads { threads, cells, needed });
-    }
     let grid = ResidentGrid { blocks, threads, rows: rows as u32 };
     let max = gpu.max_coresident_blocks(&heat_resident::KERNEL, &grid.pin(launch))?;
     if blocks > max {
@@ -484,4 +445,53 @@ fn check_shape(input: &[f32], n: usize) -> Result<(), HeatError> {
 fn empty(launch: &Launch) -> Heated {
     let report = LaunchReport { gpu_time: Duration::ZERO, blocks: 0, threads: 0, barrier: launch.selected_barrier() };
     Heated { field: Vec::new(), report }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_step_updates_the_interior_in_the_documented_order() {
+        // Up 2, down 3, left 4, right 5 around a centre of 1: ((2 + 3) + 4) + 5 − 4 = 10.
+        let input = [0.0, 2.0, 0.0, 4.0, 1.0, 5.0, 0.0, 3.0, 0.0];
+        let out = heat_reference(&input, 3, 1, 0.25).unwrap();
+        assert_eq!(out, [0.0, 2.0, 0.0, 4.0, 3.5, 5.0, 0.0, 3.0, 0.0]);
+        // An order that rounds differently from another: the sum's order is part of the scheme.
+        let (up, down, left, right, u) = (1.0e8f32, -1.0e8, 3.0, 0.5, 0.25);
+        let input = [0.0, up, 0.0, left, u, right, 0.0, down, 0.0];
+        let out = heat_reference(&input, 3, 1, 0.2).unwrap();
+        assert_eq!(out[4].to_bits(), (u + 0.2 * (((up + down) + left) + right - 4.0 * u)).to_bits());
+        assert_ne!(out[4].to_bits(), (u + 0.2 * (((left + right) + up) + down - 4.0 * u)).to_bits());
+    }
+
+    #[test]
+    fn the_parallel_reference_matches_the_serial_one() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for n in [0, 1, 2, 3, 4, 17, 40] {
+            let input: Vec<f32> = (0..n * n)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    (state >> 40) as f32 / (1u64 << 24) as f32
+                })
+                .collect();
+            let serial = heat_reference(&input, n, 9, 0.2).unwrap();
+            if n >= 3 {
+                assert_ne!(serial, input, "{n}: the interior changes");
+            }
+            for workers in [2, 3, 7, 64] {
+                let parallel = heat_reference_parallel(&input, n, 9, 0.2, workers).unwrap();
+                assert_eq!(parallel, serial, "{n}, {workers} workers");
+            }
+        }
+    }
+
+    #[test]
+    fn a_field_of_the_wrong_size_is_an_error() {
+        assert!(matches!(heat_reference(&[1.0; 5], 2, 1, 0.2), Err(HeatError::Shape { n: 2, len: 5 })));
+        let too_wide = HeatError::Shape { n: MAX_N + 1, len: 0 };
+        assert!(too_wide.to_string().contains("too large"), "{too_wide}");
+    }
 }
