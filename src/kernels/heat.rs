@@ -79,19 +79,21 @@ pub fn heat_global(a: &mut [f32], b: &mut [f32], n: u32, steps: u32, r: f32) {
 ///
 /// **A step, in place.** `tile` has one spare row, and the strip moves by
 /// one tile row per step: before an even step, strip row `i` is in tile row
-/// `i + 1`; the step sweeps down, `i = 0, 1, …`, and writes the new row `i`
-/// into tile row `i`, where the old row `i − 1` was. The odd step sweeps up
-/// and moves it back. A thread computes the cells of its columns
-/// (`block_stride`) of one row and stores each new value at once, one
-/// register per cell; a `sync_block()` after each row makes the sweep safe:
-/// - Row `i` (tile row `f`) writes tile row `t = f ∓ 1`. In the same row,
-///   every thread reads tile row `t` only in its own columns (`up` going
-///   down, `down` going up), before it writes them; tile row `f` is read
-///   across columns but written by no one.
-/// - The row before read tile row `t` across columns (it held that row);
-///   the `sync_block()` between the rows orders those reads before these
-///   writes. The old row `i − 1` (or `i + 1`) that row `i` needs is still in
-///   tile row `t` in the thread's own columns, since only that thread writes them.
+/// `i + 1`; the step sweeps down, `i = 0, 1, …`, reading row `i` from tile
+/// row `f = i + 1` and writing its new values into tile row `t = i`, where
+/// the old row `i − 1` was. The odd step sweeps up, `f = i`, `t = i + 1`,
+/// and moves the strip back. A thread computes the cells of its columns
+/// (`block_stride`) of one row and stores each new value at once; one
+/// `sync_block()` after each row makes the sweep race-free:
+/// - Within row `i`, tile row `f` is read across columns (`left`, `right`)
+///   and written by no one; tile row `t` holds the old neighbour row (`up`
+///   going down, `down` going up), which each thread reads and then
+///   overwrites in its own columns only; the other neighbour row, `f ± 1`,
+///   is read in the thread's own columns and not written.
+/// - Across rows, row `i` writes tile row `t`, which the row before read
+///   across columns (it was that row's `f`), and its own `f` is written by
+///   the row after: the `sync_block()` between two rows orders each such
+///   read before the write.
 ///
 /// Holding a whole step's new values in registers instead would need one
 /// `sync_block()` per step, not per row, but 32 registers per thread for
