@@ -26,6 +26,7 @@
 use crate::grid_phases;
 use crate::{DeviceBuffer, Gpu, Launch, LaunchReport};
 use std::fmt;
+use std::sync::{Barrier, Mutex, PoisonError};
 use std::time::Duration;
 
 /// Cells of one block's tile in [`heat_resident`]: 10,240 `f32`, 40 KiB of
@@ -389,8 +390,13 @@ pub fn heat_reference(input: &[f32], n: usize, steps: u32, r: f32) -> Result<Vec
     heat_reference_parallel(input, n, steps, r, 1)
 }
 
-/// [`heat_reference`] with each step's interior rows shared among `workers`
-/// threads: the same result, sooner on large fields.
+/// [`heat_reference`] with the interior rows shared among `workers` threads:
+/// the same result, sooner on large fields.
+///
+/// Each thread steps its own band of rows, with a copy of the row on either
+/// side, and after each step hands its new first and last rows to its
+/// neighbours: the resident kernel's exchange, double-buffered by step
+/// parity, with a [`Barrier`](std::sync::Barrier) between the steps.
 pub fn heat_reference_parallel(
     input: &[f32],
     n: usize,
@@ -399,28 +405,80 @@ pub fn heat_reference_parallel(
     workers: usize,
 ) -> Result<Vec<f32>, HeatError> {
     check_shape(input, n)?;
-    let mut src = input.to_vec();
-    let mut dst = input.to_vec();
-    if n < 3 {
-        return Ok(src);
+    let interior = n.saturating_sub(2);
+    if interior == 0 || steps == 0 {
+        return Ok(input.to_vec());
     }
-    let interior = n - 2;
-    let band = interior.div_ceil(workers.clamp(1, interior));
-    for _ in 0..steps {
-        let rows = dst[n..n * (n - 1)].chunks_mut(band * n);
-        if band == interior {
-            rows.enumerate().for_each(|(i, out)| step_rows(&src, out, n, 1 + i * band, r));
-        } else {
-            std::thread::scope(|scope| {
-                for (i, out) in rows.enumerate() {
-                    let src = &src;
-                    scope.spawn(move || step_rows(src, out, n, 1 + i * band, r));
-                }
-            });
+    let height = interior.div_ceil(workers.clamp(1, interior));
+    let bands: Vec<(usize, usize)> =
+        (1..n - 1).step_by(height).map(|first| (first, (first + height).min(n - 1))).collect();
+    if bands.len() == 1 {
+        return Ok(step_band(input, n, 1, n - 1, steps, r, None));
+    }
+    let exchange = Exchange {
+        edges: [(); 2].map(|_| bands.iter().map(|_| Mutex::new((Vec::new(), Vec::new()))).collect()),
+        barrier: Barrier::new(bands.len()),
+    };
+    let mut field = input.to_vec();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = bands
+            .iter()
+            .enumerate()
+            .map(|(w, &(first, end))| {
+                let exchange = &exchange;
+                scope.spawn(move || step_band(input, n, first, end, steps, r, Some((exchange, w))))
+            })
+            .collect();
+        for (worker, &(first, end)) in workers.into_iter().zip(&bands) {
+            let band = worker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            field[first * n..end * n].copy_from_slice(&band[n..(end - first + 1) * n]);
         }
-        std::mem::swap(&mut src, &mut dst);
+    });
+    Ok(field)
+}
+
+/// A band's first and last row after a step.
+type Edges = Mutex<(Vec<f32>, Vec<f32>)>;
+
+/// How the bands of [`heat_reference_parallel`] meet: per step parity, per
+/// band, its [`Edges`] after that step.
+struct Exchange {
+    edges: [Vec<Edges>; 2],
+    barrier: Barrier,
+}
+
+/// `steps` steps of rows `first..end` of the field `input`; returns them
+/// with the row on either side. Alone, the rows beside the band are the
+/// boundary's; with `exchange`, band `w`'s neighbours' after each step.
+fn step_band(
+    input: &[f32],
+    n: usize,
+    first: usize,
+    end: usize,
+    steps: u32,
+    r: f32,
+    exchange: Option<(&Exchange, usize)>,
+) -> Vec<f32> {
+    let rows = end - first;
+    let mut cur = input[(first - 1) * n..(end + 1) * n].to_vec();
+    let mut next = cur.clone();
+    for s in 0..steps {
+        step_rows(&cur, &mut next[n..(rows + 1) * n], n, 1, r);
+        if let Some((exchange, w)) = exchange {
+            let edges = &exchange.edges[(s as usize + 1) % 2];
+            let lock = |w: usize| edges[w].lock().unwrap_or_else(PoisonError::into_inner);
+            *lock(w) = (next[n..2 * n].to_vec(), next[rows * n..(rows + 1) * n].to_vec());
+            exchange.barrier.wait();
+            if w > 0 {
+                next[..n].copy_from_slice(&lock(w - 1).1);
+            }
+            if w + 1 < edges.len() {
+                next[(rows + 1) * n..].copy_from_slice(&lock(w + 1).0);
+            }
+        }
+        std::mem::swap(&mut cur, &mut next);
     }
-    Ok(src)
+    cur
 }
 
 /// One step for the interior rows from `first` on that `out` holds.
