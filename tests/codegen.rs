@@ -121,11 +121,18 @@ fn the_library_kernels_also_split_into_one_launch_per_phase() {
         &gsync::kernels::empty_phases::KERNEL,
         &gsync::kernels::bitonic::bitonic_sort::KERNEL,
         &gsync::kernels::smith_waterman::smith_waterman::KERNEL,
+        &gsync::kernels::heat::heat_global::KERNEL,
     ];
     for kernel in library {
         assert_eq!(kernel.split.error, None, "{} cannot run under Barrier::MultiLaunch", kernel.name);
         assert!(!kernel.split.segments.is_empty(), "{}: {:?}", kernel.name, kernel.split.segments);
     }
+}
+
+#[test]
+fn the_resident_heat_kernel_is_not_split_since_its_tile_lives_in_shared_memory() {
+    let error = gsync::kernels::heat::heat_resident::KERNEL.split.error.expect("heat_resident cannot be split");
+    assert!(error.contains("shared array `tile`"), "{error}");
 }
 
 #[test]

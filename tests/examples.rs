@@ -64,3 +64,19 @@ fn the_fusion_table_has_a_verified_row_per_workload() {
         assert!(row.contains("µs") || row.contains("ms"), "{row}");
     }
 }
+
+#[test]
+fn the_heat_example_verifies_every_variant() {
+    let out = run("heat", &["--n", "37", "--steps", "7", "--reps", "1"]);
+    for variant in [
+        "| global, fused default |",
+        "| global, fused best shape |",
+        "| global, split stream |",
+        "| global, split graph |",
+        "| resident, fused auto |",
+        "| resident, fused best |",
+    ] {
+        assert_eq!(out.matches(variant).count(), 1, "{variant}:\n{out}");
+    }
+    assert!(out.contains("verified: every run matches the CPU reference bit for bit (1369 cells)"), "{out}");
+}

@@ -2,6 +2,7 @@
 //! that tests check exactly the code the examples launch.
 
 pub mod bitonic;
+pub mod heat;
 mod phases;
 pub mod smith_waterman;
 mod smoothing;

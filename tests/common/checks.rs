@@ -2,6 +2,8 @@
 //! shared by the GPU tests and the emulator tests so that both backends are
 //! held to the same references.
 
+#[allow(unused_imports)] // the heat-equation checks, under the same path
+pub use super::heat_checks::*;
 use super::kernels::*;
 #[allow(unused_imports)] // the Smith-Waterman checks, under the same path
 pub use super::sw_checks::*;

@@ -533,5 +533,7 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
         &gsync::kernels::empty_phases::KERNEL,
         &gsync::kernels::bitonic::bitonic_sort::KERNEL,
         &gsync::kernels::smith_waterman::smith_waterman::KERNEL,
+        &gsync::kernels::heat::heat_global::KERNEL,
+        &gsync::kernels::heat::heat_resident::KERNEL,
     ]
 }

@@ -4,6 +4,7 @@
 
 pub mod checks;
 pub mod deep;
+pub mod heat_checks;
 pub mod kernels;
 pub mod radix;
 pub mod sw_checks;
@@ -41,6 +42,10 @@ macro_rules! with_every_check {
             smith_waterman_aligns_sequences_read_from_fasta,
             smith_waterman_breaks_ties_by_row_major_order,
             smith_waterman_refuses_letters_outside_the_alphabet,
+            heat_global_matches_the_reference_bit_for_bit,
+            heat_resident_matches_the_reference_bit_for_bit,
+            heat_resident_exchanges_halos_between_blocks,
+            heat_resident_refuses_fields_it_cannot_hold,
         );
     };
 }

@@ -1,0 +1,563 @@
+//! The 2-D heat equation, explicit 5-point scheme, on an `n × n` field of
+//! `f32` (row-major): the model problem of a grid barrier with neighbours in
+//! two dimensions. The boundary cells (first and last row and column) hold
+//! fixed (Dirichlet) values and are never written; every interior cell takes
+//!
+//! ```text
+//! u' = u + r * ((((up + down) + left) + right) - 4 * u)
+//! ```
+//!
+//! in exactly this order of `f32` operations, without fused multiply-adds,
+//! where `up` is the cell one row above (index `i − n`), `down` one row below,
+//! `left` and `right` the cells beside it. The scheme is stable for
+//! `r ≤ 0.25`. Both kernels and the CPU reference [`heat_reference`]
+//! evaluate it identically, so their results agree bit for bit.
+//!
+//! Two kernels compute it:
+//!
+//! - [`heat_global`] ping-pongs the whole field between two arrays in
+//!   global memory, one `grid_stride` sweep and one `grid_sync()` per step.
+//!   It also runs split into one launch per step (`Barrier::MultiLaunch`).
+//! - [`heat_resident`] keeps each block's strip of rows in shared memory for
+//!   all the steps and exchanges only the strip's edge rows through global
+//!   memory. It needs the whole field resident at once, so its grid depends
+//!   on the field ([`resident_grid`]), and it cannot be split into launches.
+
+use crate::grid_phases;
+use crate::{DeviceBuffer, Gpu, Launch, LaunchReport, ShapeChoice};
+use std::fmt;
+use std::sync::{Barrier, Mutex, PoisonError};
+use std::time::Duration;
+
+/// Cells of one block's tile in [`heat_resident`]: 10,240 `f32`, 40 KiB of
+/// shared memory, holding a strip of rows plus one spare row.
+pub const TILE_CELLS: usize = 10_240;
+
+/// The widest field the kernels take: cell indices are `u32`, so `n² < 2^32`.
+pub const MAX_N: usize = 65_535;
+
+/// `steps` steps of the heat equation on the `n × n` field in `a`,
+/// ping-ponging between `a` and `b`: step `s` reads `a` and writes `b` when
+/// `s` is even, the other way round when it is odd. After an even number of
+/// steps the result is in `a`, after an odd number in `b`. Neither array's
+/// boundary cells are written, so both must hold the boundary values.
+///
+/// Each step sweeps the interior rows as one range of cells, `n` to
+/// `n · (n − 1)`, skipping the first and last column; `grid_sync()` then
+/// makes the step visible to every block.
+#[grid_phases]
+pub fn heat_global(a: &mut [f32], b: &mut [f32], n: u32, steps: u32, r: f32) {
+    let last = n.saturating_sub(1);
+    for s in 0..steps {
+        for c in grid_stride(n..n * last) {
+            let col = c % n;
+            if col != 0 && col != last {
+                if s % 2 == 0 {
+                    let u = a[c];
+                    b[c] = u + r * (a[c - n] + a[c + n] + a[c - 1] + a[c + 1] - 4.0 * u);
+                } else {
+                    let u = b[c];
+                    a[c] = u + r * (b[c - n] + b[c + n] + b[c - 1] + b[c + 1] - 4.0 * u);
+                }
+            }
+        }
+        grid_sync(); // every block sees the whole step before the next one starts
+    }
+}
+
+/// `steps` steps of the heat equation on the `n × n` field `input`, with the
+/// field resident in shared memory: the result goes to `output`. Each block
+/// holds `rows` rows, `(rows + 1) · n` cells at most [`TILE_CELLS`]; `halo`
+/// has `4 · grid_dim() · n` cells. [`resident_grid`] chooses the grid.
+///
+/// **Tiles.** Block `b` owns the strip of rows `b · rows …` (fewer in the
+/// last block, none in blocks past the field): whole rows, so that the
+/// strip is one contiguous range of the field and its halo is two rows,
+/// read and written with coalesced accesses (a 2-D tile would add left and
+/// right halo columns, one cell per row, strided in memory). It loads the
+/// strip into the shared array `tile` once and writes it to `output` once
+/// at the end.
+///
+/// **A step, in place.** `tile` has one spare row, and the strip moves by
+/// one tile row per step: before an even step, strip row `i` is in tile row
+/// `i + 1`; the step sweeps down, `i = 0, 1, …`, reading row `i` from tile
+/// row `f = i + 1` and writing its new values into tile row `t = i`, where
+/// the old row `i − 1` was. The odd step sweeps up, `f = i`, `t = i + 1`,
+/// and moves the strip back. A thread computes the cells of its columns
+/// (`block_stride`) of one row and stores each new value at once; one
+/// `sync_block()` after each row makes the sweep race-free:
+/// - Within row `i`, tile row `f` is read across columns (`left`, `right`)
+///   and written by no one; tile row `t` holds the old neighbour row (`up`
+///   going down, `down` going up), which each thread reads and then
+///   overwrites in its own columns only; the other neighbour row, `f ± 1`,
+///   is read in the thread's own columns and not written.
+/// - Across rows, row `i` writes tile row `t`, which the row before read
+///   across columns (it was that row's `f`), and its own `f` is written by
+///   the row after: the `sync_block()` between two rows orders each such
+///   read before the write.
+///
+/// Holding a whole step's new values in registers instead would need one
+/// `sync_block()` per step, not per row, but 32 registers per thread for
+/// them alone; the compiler then schedules up to 167 registers per thread
+/// (NVRTC, 256 threads), one block per SM, too few blocks for a 2048 × 2048
+/// field. This kernel takes 39 to 48, five blocks per SM.
+///
+/// **Halo.** `halo` holds, per parity `p`, per block `b`, the strip's first
+/// row (cells `(p · grid_dim() + b) · 2n …`) and its last row (the next `n`
+/// cells). Step `s` reads the neighbours' rows of the field after `s` steps
+/// from parity `s % 2` (at `s = 0`, from `input`) and writes its own new
+/// edge rows to parity `(s + 1) % 2`.
+///
+/// **Why one `grid_sync()` per step is race-free.** In step `s` the blocks
+/// read parity `s % 2` and write parity `(s + 1) % 2`, never the same cell.
+/// Parity `(s + 1) % 2` was last read in step `s − 1`, before the
+/// `grid_sync()` that ended it, and is read next in step `s + 1`, after the
+/// `grid_sync()` that ends step `s`; the rows read in step `s` were written
+/// in step `s − 1`, before that earlier `grid_sync()`. So a `grid_sync()`
+/// separates every halo write from every read of the same cell. The
+/// `grid_sync()` also holds the whole block, which orders the last row of a
+/// step before the first of the next. `input` is only read, and each cell
+/// of `output` is written once, by its owner, and never read.
+///
+/// Shared memory does not survive a kernel boundary, so this kernel cannot
+/// run as one launch per step (`Barrier::MultiLaunch` fails with
+/// `Error::CannotSplit`).
+#[grid_phases(threads = 256)]
+pub fn heat_resident(input: &[f32], output: &mut [f32], halo: &mut [f32], n: u32, rows: u32, steps: u32, r: f32) {
+    const CELLS: usize = 10240; // TILE_CELLS
+    let mut tile = shared_array::<f32, CELLS>();
+    let b = block_idx();
+    let first = b * rows; // the strip's first row in the field
+    let mine = if first < n { rows.min(n - first) } else { 0 };
+    let base = first * n;
+    let last = n - 1;
+    for c in block_stride(0..mine * n) {
+        tile[n + c] = input[base + c];
+    }
+    sync_block();
+    for s in 0..steps {
+        let read = (s % 2) * grid_dim();
+        let write = ((s + 1) % 2) * grid_dim();
+        let down_sweep = s % 2 == 0;
+        for k in 0..mine {
+            let i = if down_sweep { k } else { mine - 1 - k };
+            let from = if down_sweep { (i + 1) * n } else { i * n }; // the old row i in the tile
+            let to = if down_sweep { i * n } else { (i + 1) * n };
+            let g = first + i;
+            for col in block_stride(0..n) {
+                let u = tile[from + col];
+                let mut v = u;
+                if g != 0 && g != last && col != 0 && col != last {
+                    let up = if i != 0 {
+                        tile[from - n + col]
+                    } else if s == 0 {
+                        input[base - n + col]
+                    } else {
+                        halo[((read + b - 1) * 2 + 1) * n + col]
+                    };
+                    let down = if i + 1 != mine {
+                        tile[from + n + col]
+                    } else if s == 0 {
+                        input[base + mine * n + col]
+                    } else {
+                        halo[(read + b + 1) * 2 * n + col]
+                    };
+                    v = u + r * (up + down + tile[from + col - 1] + tile[from + col + 1] - 4.0 * u);
+                }
+                tile[to + col] = v;
+                if i == 0 {
+                    halo[(write + b) * 2 * n + col] = v;
+                }
+                if i + 1 == mine {
+                    halo[((write + b) * 2 + 1) * n + col] = v;
+                }
+            }
+            sync_block(); // every thread has read the row before the next one overwrites it
+        }
+        grid_sync(); // the new edge rows are visible to the neighbours
+    }
+    let offset = if steps % 2 == 0 { n } else { 0 };
+    for c in block_stride(0..mine * n) {
+        output[base + c] = tile[offset + c];
+    }
+}
+
+/// Why a heat-equation run could not be done.
+#[derive(Debug)]
+pub enum HeatError {
+    /// The field does not have `n × n` cells, or `n` is above [`MAX_N`].
+    Shape {
+        /// The side length given.
+        n: usize,
+        /// The number of cells given.
+        len: usize,
+    },
+    /// Two rows of the field (one and the spare) are wider than a tile of [`TILE_CELLS`] cells.
+    RowTooWide {
+        /// The side length.
+        n: usize,
+    },
+    /// The grid asked for gives a block more rows than its tile holds.
+    TooFewBlocks {
+        /// The side length.
+        n: usize,
+        /// The blocks asked for.
+        blocks: u32,
+        /// Rows each block would own.
+        rows: usize,
+    },
+    /// The grid that holds the field cannot be resident on this GPU at once.
+    NotCoresident {
+        /// The side length.
+        n: usize,
+        /// Blocks the field needs.
+        blocks: u32,
+        /// Threads per block.
+        threads: u32,
+        /// The most blocks of that size that can be resident at once.
+        max: u32,
+    },
+    /// The GPU, or the runtime, failed.
+    Gpu(crate::Error),
+}
+
+impl fmt::Display for HeatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeatError::Shape { n, .. } if *n > MAX_N => {
+                write!(f, "a {n} × {n} field is too large: the kernels index at most {MAX_N} × {MAX_N} cells")
+            }
+            HeatError::Shape { n: 0, .. } => write!(f, "a 0 × 0 field has no cells to keep resident"),
+            HeatError::Shape { n, len } => write!(f, "a {n} × {n} field has {} cells, but {len} were given", n * n),
+            HeatError::RowTooWide { n } => write!(
+                f,
+                "a {n} × {n} field cannot be resident: a tile of {TILE_CELLS} cells holds fewer than two \
+                 rows of {n} cells (one row and the spare)"
+            ),
+            HeatError::TooFewBlocks { n, blocks, rows } => write!(
+                f,
+                "a {n} × {n} field cannot be resident on {blocks} blocks: each would hold {rows} rows, \
+                 {} cells with the spare row, more than a tile of {TILE_CELLS}; use more blocks, or leave \
+                 Launch::blocks unset",
+                (rows + 1) * n
+            ),
+            HeatError::NotCoresident { n, blocks, threads, max } => write!(
+                f,
+                "a {n} × {n} field cannot be resident: it needs {blocks} blocks of {threads} threads, but only \
+                 {max} can be resident at once on this GPU"
+            ),
+            HeatError::Gpu(error) => error.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for HeatError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            HeatError::Gpu(error) => error.source(),
+            _ => None,
+        }
+    }
+}
+
+impl From<crate::Error> for HeatError {
+    fn from(error: crate::Error) -> Self {
+        HeatError::Gpu(error)
+    }
+}
+
+/// A field after the steps, and how the kernel ran.
+#[derive(Debug)]
+pub struct Heated {
+    /// The `n × n` field, row-major.
+    pub field: Vec<f32>,
+    /// How the kernel ran (no blocks and no time for an empty field).
+    pub report: LaunchReport,
+}
+
+/// The grid [`heat_resident`] runs on for an `n × n` field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResidentGrid {
+    /// Blocks in the grid.
+    pub blocks: u32,
+    /// Threads per block.
+    pub threads: u32,
+    /// Rows of the field each block holds (the last block holds the rest).
+    pub rows: u32,
+}
+
+impl ResidentGrid {
+    /// `launch` with this grid pinned.
+    pub fn pin(&self, launch: &Launch) -> Launch {
+        launch.clone().blocks(self.blocks).threads(self.threads)
+    }
+}
+
+/// The grid that keeps an `n × n` field resident (`n ≥ 1`) with `launch`'s
+/// block size (by default 256). With `Launch::blocks` the field is spread
+/// over that many blocks; otherwise over one block per SM, or more where a
+/// tile of [`TILE_CELLS`] cells cannot hold that many rows. Fails with a
+/// [`HeatError`] naming the limit when the tile or the co-resident grid is
+/// too small (with `Barrier::MultiLaunch`, with `Error::CannotSplit`).
+pub fn resident_grid(gpu: &Gpu, launch: &Launch, n: usize) -> Result<ResidentGrid, HeatError> {
+    if n == 0 || n > MAX_N {
+        return Err(HeatError::Shape { n, len: n.saturating_mul(n) });
+    }
+    // A strip of `rows` rows takes `rows + 1` rows of the tile.
+    let most_rows = (TILE_CELLS / n).saturating_sub(1);
+    if most_rows == 0 {
+        return Err(HeatError::RowTooWide { n });
+    }
+    let rows = match launch.requested_blocks() {
+        Some(0) => 1, // the runtime refuses the empty grid
+        Some(blocks) => {
+            let rows = n.div_ceil(blocks as usize);
+            if rows > most_rows {
+                return Err(HeatError::TooFewBlocks { n, blocks, rows });
+            }
+            rows
+        }
+        None => n.div_ceil((gpu.info().sm_count as usize).clamp(1, n)).min(most_rows),
+    };
+    let blocks = launch.requested_blocks().unwrap_or(n.div_ceil(rows) as u32);
+    let threads = launch.threads_for(&heat_resident::KERNEL);
+    let grid = ResidentGrid { blocks, threads, rows: rows as u32 };
+    let max = gpu.max_coresident_blocks(&heat_resident::KERNEL, &grid.pin(launch))?;
+    if blocks > max {
+        return Err(HeatError::NotCoresident { n, blocks, threads, max });
+    }
+    Ok(grid)
+}
+
+/// Runs `steps` steps of [`heat_global`] on the `n × n` field `input` on
+/// `gpu` with `launch` (by default the largest co-resident grid; any barrier,
+/// `Barrier::MultiLaunch` included) and returns the field.
+pub fn run_global(
+    gpu: &Gpu,
+    launch: &Launch,
+    input: &[f32],
+    n: usize,
+    steps: u32,
+    r: f32,
+) -> Result<Heated, HeatError> {
+    check_shape(input, n)?;
+    if n == 0 {
+        return Ok(empty(launch));
+    }
+    let mut a = gpu.upload(input)?;
+    let mut b = gpu.upload(input)?;
+    let report = heat_global::launch_with(gpu, launch, &mut a, &mut b, n as u32, steps, r)?;
+    let field = gpu.download(if steps.is_multiple_of(2) { &a } else { &b })?;
+    Ok(Heated { field, report })
+}
+
+/// Runs `steps` steps of [`heat_resident`] on the `n × n` field `input` on
+/// `gpu`, on the grid [`resident_grid`] chooses for `launch`, and returns
+/// the field.
+pub fn run_resident(
+    gpu: &Gpu,
+    launch: &Launch,
+    input: &[f32],
+    n: usize,
+    steps: u32,
+    r: f32,
+) -> Result<Heated, HeatError> {
+    check_shape(input, n)?;
+    if n == 0 {
+        return Ok(empty(launch));
+    }
+    let grid = resident_grid(gpu, launch, n)?;
+    let device_input = gpu.upload(input)?;
+    let mut output: DeviceBuffer<f32> = gpu.zeros(input.len())?;
+    let mut halo: DeviceBuffer<f32> = gpu.zeros(4 * grid.blocks as usize * n)?;
+    let report = heat_resident::launch_with(
+        gpu,
+        &grid.pin(launch),
+        &device_input,
+        &mut output,
+        &mut halo,
+        n as u32,
+        grid.rows,
+        steps,
+        r,
+    )?;
+    Ok(Heated { field: gpu.download(&output)?, report })
+}
+
+/// The same computation on the CPU, for verification: the field after
+/// `steps` steps, bit for bit what both kernels compute.
+pub fn heat_reference(input: &[f32], n: usize, steps: u32, r: f32) -> Result<Vec<f32>, HeatError> {
+    heat_reference_parallel(input, n, steps, r, 1)
+}
+
+/// [`heat_reference`] with the interior rows shared among `workers` threads:
+/// the same result, sooner on large fields.
+///
+/// Each thread steps its own band of rows, with a copy of the row on either
+/// side, and after each step hands its new first and last rows to its
+/// neighbours: the resident kernel's exchange, double-buffered by step
+/// parity, with a [`Barrier`](std::sync::Barrier) between the steps.
+pub fn heat_reference_parallel(
+    input: &[f32],
+    n: usize,
+    steps: u32,
+    r: f32,
+    workers: usize,
+) -> Result<Vec<f32>, HeatError> {
+    check_shape(input, n)?;
+    let interior = n.saturating_sub(2);
+    if interior == 0 || steps == 0 {
+        return Ok(input.to_vec());
+    }
+    let height = interior.div_ceil(workers.clamp(1, interior));
+    let bands: Vec<(usize, usize)> =
+        (1..n - 1).step_by(height).map(|first| (first, (first + height).min(n - 1))).collect();
+    if bands.len() == 1 {
+        return Ok(step_band(input, n, 1, n - 1, steps, r, None));
+    }
+    let exchange = Exchange {
+        edges: [(); 2].map(|_| bands.iter().map(|_| Mutex::new((Vec::new(), Vec::new()))).collect()),
+        barrier: Barrier::new(bands.len()),
+    };
+    let mut field = input.to_vec();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = bands
+            .iter()
+            .enumerate()
+            .map(|(w, &(first, end))| {
+                let exchange = &exchange;
+                scope.spawn(move || step_band(input, n, first, end, steps, r, Some((exchange, w))))
+            })
+            .collect();
+        for (worker, &(first, end)) in workers.into_iter().zip(&bands) {
+            let band = worker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            field[first * n..end * n].copy_from_slice(&band[n..(end - first + 1) * n]);
+        }
+    });
+    Ok(field)
+}
+
+/// A band's first and last row after a step.
+type Edges = Mutex<(Vec<f32>, Vec<f32>)>;
+
+/// How the bands of [`heat_reference_parallel`] meet: per step parity, per
+/// band, its [`Edges`] after that step.
+struct Exchange {
+    edges: [Vec<Edges>; 2],
+    barrier: Barrier,
+}
+
+/// `steps` steps of rows `first..end` of the field `input`; returns them
+/// with the row on either side. Alone, the rows beside the band are the
+/// boundary's; with `exchange`, band `w`'s neighbours' after each step.
+fn step_band(
+    input: &[f32],
+    n: usize,
+    first: usize,
+    end: usize,
+    steps: u32,
+    r: f32,
+    exchange: Option<(&Exchange, usize)>,
+) -> Vec<f32> {
+    let rows = end - first;
+    let mut cur = input[(first - 1) * n..(end + 1) * n].to_vec();
+    let mut next = cur.clone();
+    for s in 0..steps {
+        step_rows(&cur, &mut next[n..(rows + 1) * n], n, 1, r);
+        if let Some((exchange, w)) = exchange {
+            let edges = &exchange.edges[(s as usize + 1) % 2];
+            let lock = |w: usize| edges[w].lock().unwrap_or_else(PoisonError::into_inner);
+            *lock(w) = (next[n..2 * n].to_vec(), next[rows * n..(rows + 1) * n].to_vec());
+            exchange.barrier.wait();
+            if w > 0 {
+                next[..n].copy_from_slice(&lock(w - 1).1);
+            }
+            if w + 1 < edges.len() {
+                next[(rows + 1) * n..].copy_from_slice(&lock(w + 1).0);
+            }
+        }
+        std::mem::swap(&mut cur, &mut next);
+    }
+    cur
+}
+
+/// One step for the interior rows from `first` on that `out` holds.
+fn step_rows(src: &[f32], out: &mut [f32], n: usize, first: usize, r: f32) {
+    for (k, row) in out.chunks_mut(n).enumerate() {
+        let i = first + k;
+        let (up, mid, down) = (&src[(i - 1) * n..i * n], &src[i * n..(i + 1) * n], &src[(i + 1) * n..(i + 2) * n]);
+        for j in 1..n - 1 {
+            let u = mid[j];
+            row[j] = u + r * (up[j] + down[j] + mid[j - 1] + mid[j + 1] - 4.0 * u);
+        }
+    }
+}
+
+/// Whether `input` is an `n × n` field the kernels can index.
+fn check_shape(input: &[f32], n: usize) -> Result<(), HeatError> {
+    if n > MAX_N || input.len() != n * n {
+        return Err(HeatError::Shape { n, len: input.len() });
+    }
+    Ok(())
+}
+
+/// The result of stepping an empty field: nothing, without a launch.
+fn empty(launch: &Launch) -> Heated {
+    let report = LaunchReport {
+        gpu_time: Duration::ZERO,
+        blocks: 0,
+        threads: 0,
+        barrier: launch.selected_barrier(),
+        choice: ShapeChoice::Requested,
+    };
+    Heated { field: Vec::new(), report }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_step_updates_the_interior_in_the_documented_order() {
+        // Up 2, down 3, left 4, right 5 around a centre of 1: ((2 + 3) + 4) + 5 − 4 = 10.
+        let input = [0.0, 2.0, 0.0, 4.0, 1.0, 5.0, 0.0, 3.0, 0.0];
+        let out = heat_reference(&input, 3, 1, 0.25).unwrap();
+        assert_eq!(out, [0.0, 2.0, 0.0, 4.0, 3.5, 5.0, 0.0, 3.0, 0.0]);
+        // An order that rounds differently from another: the sum's order is part of the scheme.
+        let (up, down, left, right, u) = (1.0e8f32, -1.0e8, 3.0, 0.5, 0.25);
+        let input = [0.0, up, 0.0, left, u, right, 0.0, down, 0.0];
+        let out = heat_reference(&input, 3, 1, 0.2).unwrap();
+        assert_eq!(out[4].to_bits(), (u + 0.2 * (((up + down) + left) + right - 4.0 * u)).to_bits());
+        assert_ne!(out[4].to_bits(), (u + 0.2 * (((left + right) + up) + down - 4.0 * u)).to_bits());
+    }
+
+    #[test]
+    fn the_parallel_reference_matches_the_serial_one() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for n in [0, 1, 2, 3, 4, 17, 40] {
+            let input: Vec<f32> = (0..n * n)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    (state >> 40) as f32 / (1u64 << 24) as f32
+                })
+                .collect();
+            let serial = heat_reference(&input, n, 9, 0.2).unwrap();
+            if n >= 3 {
+                assert_ne!(serial, input, "{n}: the interior changes");
+            }
+            for workers in [2, 3, 7, 64] {
+                let parallel = heat_reference_parallel(&input, n, 9, 0.2, workers).unwrap();
+                assert_eq!(parallel, serial, "{n}, {workers} workers");
+            }
+        }
+    }
+
+    #[test]
+    fn a_field_of_the_wrong_size_is_an_error() {
+        assert!(matches!(heat_reference(&[1.0; 5], 2, 1, 0.2), Err(HeatError::Shape { n: 2, len: 5 })));
+        let too_wide = HeatError::Shape { n: MAX_N + 1, len: 0 };
+        assert!(too_wide.to_string().contains("too large"), "{too_wide}");
+    }
+}
