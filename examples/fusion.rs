@@ -13,6 +13,7 @@ mod common;
 use clap::Parser;
 use common::AnyError;
 use gsync::kernels::bitonic;
+use gsync::kernels::heat::{self, HeatError};
 use gsync::kernels::smith_waterman::{self as sw, Scoring};
 use gsync::kernels::{empty_phases, smooth, smooth_reference};
 use gsync::prelude::*;
@@ -24,7 +25,7 @@ use std::time::Duration;
 /// Compares the fused kernel with its split form on every workload.
 #[derive(Parser)]
 struct Args {
-    /// Workloads: smooth, bitonic, smith-waterman, empty-phases (default: all).
+    /// Workloads: smooth, heat, heat-resident, empty-phases, bitonic, smith-waterman (default: all).
     #[arg(long, value_delimiter = ',')]
     workload: Vec<String>,
     /// log₂ of the sizes (elements, keys, residues); default per workload.
@@ -97,6 +98,26 @@ fn run(args: &Args) -> Result<(), AnyError> {
                 1000
             };
             workloads.push(Box::new(Smooth::new(1 << log2, rounds)));
+        }
+    }
+    for (name, resident) in [("heat", false), ("heat-resident", true)] {
+        if chosen(name) {
+            for log2 in sizes(if emulated {
+                &[10]
+            } else if resident {
+                &[16, 20, 22]
+            } else {
+                &[16, 20, 24]
+            }) {
+                let steps = if emulated {
+                    20
+                } else if log2 >= 24 {
+                    200
+                } else {
+                    1000
+                };
+                workloads.push(Box::new(Heat::new(1 << (log2 / 2), steps, resident)));
+            }
         }
     }
     if chosen("empty-phases") {
@@ -402,5 +423,56 @@ impl Workload for SmithWaterman {
             return Err(format!("smith-waterman: {config:?} found {:?}", alignment.hit()).into());
         }
         Ok(alignment.report)
+    }
+}
+
+/// The 2-D heat equation (`gsync::kernels::heat`), verified bit for bit: the field ping-ponged
+/// through global memory, or kept resident in shared memory (whose wrapper picks the grid, and
+/// which cannot be split: shared memory does not outlive a launch).
+struct Heat {
+    n: usize,
+    steps: u32,
+    resident: bool,
+    input: Vec<f32>,
+    expected: Vec<f32>,
+}
+
+/// The heat equation's diffusion number: stable up to 0.25.
+const HEAT_R: f32 = 0.2;
+
+impl Heat {
+    fn new(n: usize, steps: u32, resident: bool) -> Heat {
+        let input = random_floats(n * n, 5);
+        let workers = std::thread::available_parallelism().map_or(1, |cores| cores.get());
+        let expected = heat::heat_reference_parallel(&input, n, steps, HEAT_R, workers).expect("a square field");
+        Heat { n, steps, resident, input, expected }
+    }
+}
+
+impl Workload for Heat {
+    fn label(&self) -> String {
+        let form = if self.resident { "resident" } else { "global" };
+        format!("heat {form} {}² × {} steps", self.n, self.steps)
+    }
+    fn kernel(&self) -> &'static KernelSpec {
+        if self.resident {
+            &heat::heat_resident::KERNEL
+        } else {
+            &heat::heat_global::KERNEL
+        }
+    }
+    fn sweeps_blocks(&self) -> bool {
+        !self.resident
+    }
+    fn run(&mut self, gpu: &Gpu, config: &Config) -> Result<LaunchReport, AnyError> {
+        let run = if self.resident { heat::run_resident } else { heat::run_global };
+        let heated = run(gpu, &config.launch, &self.input, self.n, self.steps, HEAT_R).map_err(|e| match e {
+            HeatError::Gpu(error) => AnyError::from(error),
+            other => AnyError::from(other),
+        })?;
+        if heated.field.iter().zip(&self.expected).any(|(x, y)| x.to_bits() != y.to_bits()) {
+            return Err(format!("heat: {config:?} differs from the CPU").into());
+        }
+        Ok(heated.report)
     }
 }

@@ -330,8 +330,8 @@ pub fn resident_grid(gpu: &Gpu, launch: &Launch, n: usize) -> Result<ResidentGri
 }
 
 /// Runs `steps` steps of [`heat_global`] on the `n × n` field `input` on
-/// `gpu` with `launch` (by default the largest co-resident grid; any barrier,
-/// `Barrier::MultiLaunch` included) and returns the field.
+/// `gpu` with `launch` (by default the shape tuned on the first launch; any
+/// barrier, `Barrier::MultiLaunch` included) and returns the field.
 pub fn run_global(
     gpu: &Gpu,
     launch: &Launch,
