@@ -8,7 +8,7 @@ mod tuning;
 
 use gsync::prelude::*;
 use gsync::ShapeChoice;
-use tuning::{add_one, block_sums, sum};
+use tuning::{add_one, block_reverse, block_sums, sum};
 
 fn input(n: usize) -> Vec<u32> {
     (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) >> 7).collect()
@@ -76,5 +76,13 @@ fn tuning_writes_the_caller_s_data_once_and_remembers_the_winner() {
         assert_eq!(report.shape(), shape, "2^{}", len.ilog2());
         assert_eq!(gpu.download(&total).expect("download"), [sum(&values)]);
     }
+
+    // A kernel whose shared array assumes 256 threads keeps them, whatever the tuner tries.
+    let data = input(1 << 16);
+    let mut device = gpu.upload(&data).expect("upload");
+    let report = block_reverse::launch(&gpu, &mut device).expect("runs");
+    assert_eq!(report.threads, 256);
+    let expected: Vec<u32> = data.chunks(256).flat_map(|chunk| chunk.iter().rev().copied()).collect();
+    assert_eq!(gpu.download(&device).expect("download"), expected);
     let _ = std::fs::remove_dir_all(&cache);
 }

@@ -7,7 +7,7 @@ mod tuning;
 
 use gsync::prelude::*;
 use gsync::{LaunchShape, ShapeChoice};
-use tuning::{add_one, block_sums, sum};
+use tuning::{add_one, block_reverse, block_sums, sum};
 
 fn input(n: usize) -> Vec<u32> {
     (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) >> 7).collect()
@@ -63,4 +63,27 @@ fn a_pinned_shape_runs_as_given_and_says_so() {
     assert_eq!(report.choice, ShapeChoice::Default, "the emulator does not tune");
     let expected: Vec<u32> = input(1000).iter().map(|x| x + 2).collect();
     assert_eq!(gpu.download(&data).expect("download"), expected);
+}
+
+#[test]
+fn a_split_run_s_shape_is_the_one_it_runs() {
+    let gpu = Gpu::emulator();
+    let split = Launch::new().barrier(Barrier::MultiLaunch);
+    let shape = gpu.launch_shape(&add_one::KERNEL, &split, 1000).expect("a shape");
+    let mut data = gpu.upload(&input(1000)).expect("upload");
+    let mut staging = gpu.zeros::<u32>(1000).expect("staging");
+    let report = add_one::launch_with(&gpu, &split, &mut data, &mut staging).expect("runs");
+    assert_eq!(report.shape(), shape);
+}
+
+#[test]
+fn a_kernel_that_may_assume_its_block_size_keeps_the_default() {
+    assert_eq!(block_reverse::KERNEL.default_threads, gsync::DEFAULT_THREADS, "shared arrays pin it");
+    assert_eq!(add_one::KERNEL.default_threads, 0, "grid-stride loops leave it to the tuner");
+    let gpu = Gpu::emulator();
+    let data = input(4 * 256);
+    let mut device = gpu.upload(&data).expect("upload");
+    block_reverse::launch(&gpu, &mut device).expect("runs");
+    let expected: Vec<u32> = data.chunks(256).flat_map(|chunk| chunk.iter().rev().copied()).collect();
+    assert_eq!(gpu.download(&device).expect("download"), expected);
 }

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::sync::Once;
 
-use crate::barrier::LaunchMode;
+use crate::barrier::{Barrier, LaunchMode};
 use crate::buffer::{DeviceBuffer, DeviceScalar, Memory};
 use crate::core::args::KernelArgs;
 use crate::core::device::{Backend, DeviceInfo};
@@ -166,20 +166,27 @@ impl Gpu {
     /// (remembered on disk); otherwise this returns the heuristic's shape
     /// ([`ShapeChoice::Heuristic`](crate::ShapeChoice::Heuristic)), and asking fixes it:
     /// until the process ends, such launches for that size class run it instead of tuning.
-    /// [`Launch::shape`] pins a shape whatever the size class. On the emulator, its default
+    /// The size class is that of the longest buffer the launch gets: where a buffer sized from
+    /// the answer may be the longest, launch with [`Launch::shape`], which pins a shape
+    /// whatever the size class. On the emulator, its default
     /// grid: 4 blocks per host core, within the barrier's limit; a split barrier's grid is
     /// the largest co-resident one of its first segment on a GPU.
     pub fn launch_shape(&self, kernel: &KernelSpec, launch: &Launch, len: usize) -> Result<LaunchShape> {
         let kernel = &launch.configure(kernel);
-        if launch.selected_barrier().descriptor().launch_mode == LaunchMode::Split {
-            let threads = checked_threads(self.info(), kernel, launch.threads_for(kernel))?;
-            let blocks = match launch.requested_blocks() {
-                Some(blocks) => blocks,
-                None => self.max_coresident_blocks(kernel, launch)?,
-            };
-            return Ok(LaunchShape { blocks, threads, barrier: launch.selected_barrier() });
-        }
+        let split = launch.selected_barrier().descriptor().launch_mode == LaunchMode::Split;
         match &self.device {
+            Device::Emulator(emulator) if split => {
+                let grid = EmuSplitRun::grid_for(emulator, kernel, launch)?;
+                Ok(LaunchShape { blocks: grid.blocks, threads: grid.threads, barrier: Barrier::MultiLaunch })
+            }
+            Device::Cuda(_) if split => {
+                let threads = checked_threads(self.info(), kernel, launch.threads_for(kernel))?;
+                let blocks = match launch.requested_blocks() {
+                    Some(blocks) => blocks,
+                    None => self.max_coresident_blocks(kernel, launch)?,
+                };
+                Ok(LaunchShape { blocks, threads, barrier: Barrier::MultiLaunch })
+            }
             Device::Emulator(emulator) => {
                 let (grid, barrier) = emu::launch::resolve(emulator, kernel, launch)?;
                 Ok(LaunchShape { blocks: grid.blocks, threads: grid.threads, barrier })
@@ -207,7 +214,8 @@ impl Gpu {
     ///
     /// # Safety
     /// `args` must match the kernel's C parameter list (the code `#[grid_phases]` generates
-    /// guarantees it).
+    /// guarantees it), and every buffer the kernel writes must be passed with
+    /// [`KernelArgs::slice_mut`]: tuning runs candidates on copies of those only.
     pub unsafe fn launch_kernel(
         &self,
         kernel: &KernelSpec,

@@ -37,3 +37,20 @@ pub fn add_one(data: &mut [u32], staging: &mut [u32]) {
 pub fn sum(input: &[u32]) -> u32 {
     input.iter().fold(0u32, |sum, &x| sum.wrapping_add(x))
 }
+
+/// Reverses each run of 256 elements of `data` through a shared array indexed by
+/// `thread_idx()`: correct only with blocks of 256 threads, the default it declares by
+/// using them.
+#[grid_phases]
+pub fn block_reverse(data: &mut [u32]) {
+    let mut tile = shared_array::<u32, 256>();
+    let mut base = block_idx() as usize * 256;
+    while base < data.len() {
+        tile[thread_idx() as usize] = data[base + thread_idx() as usize];
+        sync_block();
+        data[base + thread_idx() as usize] = tile[255 - thread_idx() as usize];
+        sync_block();
+        base += grid_dim() as usize * 256;
+    }
+    grid_sync();
+}

@@ -32,7 +32,8 @@
 //! generated locals are mixed-site hygienic.
 
 use crate::emit::{cuda_names, emu, rust_names};
-use crate::ir::{Kernel, Param};
+use crate::ir::{ArraySpace, Builtin, ExprKind, Kernel, Param};
+use crate::ir_walk::{each_expr, each_stmt, stmt_exprs};
 use crate::parse::Signature;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -62,7 +63,11 @@ pub fn module(
     let (name, symbol) = (&k.name, cuda_names::kernel_symbol(k));
     let arrays: Vec<&str> = k.arrays.iter().map(|a| a.name.as_str()).collect();
     let grid_syncs = k.grid_syncs;
-    let threads = k.default_threads;
+    let threads = match declared_threads(k) {
+        DeclaredThreads::Attribute(threads) => quote!(#threads),
+        DeclaredThreads::RuntimeDefault => quote!(::gsync::DEFAULT_THREADS),
+        DeclaredThreads::Free => quote!(0u32),
+    };
     let (params, fields) = call_params(sig, k);
     let args: Vec<_> = sig.params.iter().map(|p| &p.name).collect();
     let spec = kernel_spec();
@@ -333,4 +338,67 @@ fn call_params(sig: &Signature, k: &Kernel) -> (Vec<TokenStream>, Vec<CallField>
         }
     }
     (params, fields)
+}
+
+/// What a kernel says about its block size.
+#[derive(Debug, PartialEq, Eq)]
+enum DeclaredThreads {
+    /// `#[grid_phases(threads = N)]`.
+    Attribute(u32),
+    /// No attribute, but the code may assume a block size (shared arrays, `thread_idx()`,
+    /// `block_dim()`): the runtime's default, which it always ran with, so that the
+    /// launch-shape tuner varies the block size only of kernels that cannot tell sizes apart.
+    RuntimeDefault,
+    /// No attribute, and nothing that depends on the block size.
+    Free,
+}
+
+fn declared_threads(k: &Kernel) -> DeclaredThreads {
+    if k.default_threads != 0 {
+        return DeclaredThreads::Attribute(k.default_threads);
+    }
+    let shared = k.arrays.iter().any(|array| array.space == ArraySpace::Shared);
+    let mut block_sized = false;
+    each_stmt(&k.body, &mut |stmt| {
+        for expr in stmt_exprs(stmt) {
+            each_expr(expr, &mut |e| {
+                block_sized |= matches!(e.kind, ExprKind::Builtin(Builtin::ThreadIdx | Builtin::BlockDim));
+            });
+        }
+    });
+    if shared || block_sized {
+        DeclaredThreads::RuntimeDefault
+    } else {
+        DeclaredThreads::Free
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostics::Diagnostics;
+    use crate::{lower, parse};
+    use quote::quote;
+
+    fn declared(func: TokenStream, attribute: u32) -> DeclaredThreads {
+        let func: syn::ItemFn = syn::parse2(func).expect("a function");
+        let mut diag = Diagnostics::default();
+        let sig = parse::signature(&func, &mut diag);
+        let kernel = lower::kernel(&sig, &func.block, attribute, &mut diag).expect("lowers");
+        declared_threads(&kernel)
+    }
+
+    #[test]
+    fn only_kernels_that_cannot_tell_block_sizes_apart_leave_theirs_to_the_tuner() {
+        let strided = quote! { fn k(a: &mut [f32]) { for i in grid_stride(0..a.len()) { a[i] = 1.0; } grid_sync(); } };
+        assert_eq!(declared(strided.clone(), 0), DeclaredThreads::Free);
+        assert_eq!(declared(strided, 128), DeclaredThreads::Attribute(128));
+        let shared = quote! { fn k(a: &mut [f32]) { let mut t = shared_array::<f32, 256>(); t[0] = a[0]; sync_block(); a[0] = t[0]; } };
+        assert_eq!(declared(shared, 0), DeclaredThreads::RuntimeDefault);
+        let indexed =
+            quote! { fn k(a: &mut [u32]) { if global_id() < 4 { a[block_idx() * 256 + thread_idx()] = 1; } } };
+        assert_eq!(declared(indexed, 0), DeclaredThreads::RuntimeDefault);
+        let sized = quote! { fn k(a: &mut [u32]) { if global_id() == 0 { a[0] = block_dim(); } } };
+        assert_eq!(declared(sized, 0), DeclaredThreads::RuntimeDefault);
+    }
 }

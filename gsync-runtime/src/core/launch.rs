@@ -113,15 +113,17 @@ impl Launch {
     ///
     /// On a CUDA GPU, the first such launch of a kernel for a size class (⌈log₂⌉ of its
     /// longest buffer) runs a handful of shapes — blocks per SM, block sizes unless the kernel
-    /// declares one, with the launch's barrier (Auto resolves per grid) — on copies of the
+    /// may assume one, with the launch's barrier (Auto resolves per grid) — on copies of the
     /// buffers the kernel writes, so that the caller's data is written once, by the real
-    /// launch. It prints one line, stays within [`TUNING_BUDGET`](crate::TUNING_BUDGET)
-    /// unless one run of the kernel takes longer, and remembers the fastest shape in memory
-    /// and beside the kernel cache on disk. With `false` (or `GSYNC_TUNE=off` in the
-    /// environment) the launch takes the heuristic's shape instead; see
-    /// [`ShapeChoice::Heuristic`]. A kernel whose buffers' sizes depend on the grid asks
-    /// [`Gpu::launch_shape`](crate::Gpu::launch_shape) for the shape before allocating and
-    /// launches with [`Launch::shape`].
+    /// launch. It prints one line, starts no candidate past
+    /// [`TUNING_BUDGET`](crate::TUNING_BUDGET) (so a kernel that runs longer than that costs
+    /// one extra run), and remembers the fastest shape in memory and beside the kernel cache
+    /// on disk, keyed by kernel, GPU, compiler, driver and size class but not by scalar
+    /// arguments. A remembered shape is used whatever this switch says; with `false` (or
+    /// `GSYNC_TUNE=off` in the environment) a launch with none takes the heuristic's shape
+    /// instead of measuring (see [`ShapeChoice::Heuristic`]). A kernel whose buffers' sizes
+    /// depend on the grid asks [`Gpu::launch_shape`](crate::Gpu::launch_shape) for the shape
+    /// before allocating and launches with [`Launch::shape`].
     #[must_use]
     pub fn tune(mut self, tune: bool) -> Self {
         self.tune = tune;

@@ -40,10 +40,13 @@ impl fmt::Display for LaunchShape {
 pub enum ShapeChoice {
     /// The launch named both the grid and the block size.
     Requested,
-    /// The backend's default grid, which no tuning applies to: the emulator's, a split run's
-    /// (the first segment's largest co-resident grid), or an oversubscribed launch's.
+    /// The backend's default for what the launch did not name, which no tuning applies to: a
+    /// launch that names only its grid or only its block size, the emulator's grid, a split
+    /// run's (the first segment's largest co-resident grid), or an oversubscribed launch's.
     Default,
-    /// The heuristic, with tuning off ([`Launch::tune`], or `GSYNC_TUNE=off`): about 1024
+    /// The heuristic, with tuning off ([`Launch::tune`], or `GSYNC_TUNE=off`), or when a
+    /// candidate's kernel faulted or timed out while tuning (the launch then reports its own
+    /// error as it would untuned): about 1024
     /// threads per SM, with the largest of 1024, 512, 256 and 128 threads per block that the
     /// kernel fits, unless the kernel declares its block size.
     Heuristic,
@@ -55,8 +58,9 @@ pub enum ShapeChoice {
         /// Wall time of the tuning, from the first compilation to the last measurement.
         took: Duration,
     },
-    /// Tuned before, for the same kernel, GPU, launch and size class; remembered in this
-    /// process or in the on-disk cache beside the compiled kernels.
+    /// Chosen before, for the same kernel, GPU, launch and size class: tuned (remembered in
+    /// this process or in the on-disk cache beside the compiled kernels), or answered by
+    /// [`Gpu::launch_shape`](crate::Gpu::launch_shape), which fixes its answer.
     Remembered,
 }
 
@@ -316,16 +320,19 @@ mod tests {
     #[test]
     fn the_contest_keeps_the_fastest_and_stops_at_the_budget() {
         let shape = |blocks| LaunchShape { blocks, threads: 256, barrier: Barrier::Lbs };
-        let mut contest = Contest::new(Duration::from_millis(50));
-        assert!(contest.has_time_for(Duration::from_secs(10)), "the first candidate always runs");
+        let mut contest = Contest::new(Duration::from_secs(3600));
         contest.record(shape(132), Duration::from_micros(30));
         contest.record(shape(264), Duration::from_micros(20));
         contest.record(shape(528), Duration::from_micros(20));
-        assert!(!contest.has_time_for(Duration::from_secs(1)));
-        assert!(contest.has_time_for(Duration::ZERO));
+        assert!(contest.has_time_for(Duration::from_secs(1)));
+        assert!(!contest.has_time_for(Duration::from_secs(3600)));
         let (winner, choice) = contest.winner().expect("measured");
         assert_eq!(winner, shape(264), "ties keep the earlier shape");
         assert!(matches!(choice, ShapeChoice::Tuned { shapes: 3, .. }));
+        let mut spent = Contest::new(Duration::ZERO);
+        assert!(spent.has_time_for(Duration::from_secs(10)), "the first candidate always runs");
+        spent.record(shape(132), Duration::from_micros(30));
+        assert!(!spent.has_time_for(Duration::ZERO) || spent.started.elapsed().is_zero());
         assert!(Contest::new(Duration::ZERO).winner().is_none());
     }
 

@@ -26,15 +26,19 @@ const HEADER: &str = "gsync launch shape 1";
 pub(crate) struct ShapeKey(String);
 
 impl ShapeKey {
-    /// The key of `kernel` (as the launch configures it) launched with `launch` on `info`'s
-    /// GPU, for buffers of size class `class`.
-    pub fn new(kernel: &KernelSpec, info: &DeviceInfo, launch: &Launch, class: SizeClass) -> ShapeKey {
+    /// The key of `kernel` (as the launch configures it) launched with `launch` (which names
+    /// no shape) on `info`'s GPU, for buffers of size class `class`, compiled and run by
+    /// `toolchain` (the NVRTC and driver versions); this crate's version stands for the
+    /// prelude, the barrier fragments and Auto's table.
+    pub fn new(kernel: &KernelSpec, info: &DeviceInfo, launch: &Launch, class: SizeClass, toolchain: &str) -> ShapeKey {
         let mut hasher = Sha256::new();
         let mut field = |bytes: &[u8]| {
             hasher.update((bytes.len() as u64).to_le_bytes());
             hasher.update(bytes);
         };
         field(HEADER.as_bytes());
+        field(env!("CARGO_PKG_VERSION").as_bytes());
+        field(toolchain.as_bytes());
         field(kernel.symbol.as_bytes());
         field(kernel.rust_signature.as_bytes());
         field(if kernel.bounds_checks { kernel.checked_body } else { kernel.unchecked_body }.as_bytes());
@@ -42,7 +46,6 @@ impl ShapeKey {
         field(info.name.as_bytes());
         field(format!("sm_{}{} × {}", info.compute_capability.0, info.compute_capability.1, info.sm_count).as_bytes());
         field(launch.selected_barrier().to_string().as_bytes());
-        field(format!("{:?} {:?}", launch.requested_blocks(), launch.requested_threads()).as_bytes());
         field(&class.log2().to_le_bytes());
         let digest = hasher.finalize();
         ShapeKey(digest.iter().map(|byte| format!("{byte:02x}")).collect())
@@ -88,6 +91,29 @@ impl ShapeCache {
     /// Remembers `shape` under `key` for this process only.
     pub fn remember(&self, key: &ShapeKey, shape: LaunchShape) {
         self.memory().insert(key.clone(), shape);
+    }
+
+    /// Remembers `shape` under `key` for this process unless a shape is there already; the
+    /// shape that is there after.
+    pub fn remember_first(&self, key: &ShapeKey, shape: LaunchShape) -> LaunchShape {
+        *self.memory().entry(key.clone()).or_insert(shape)
+    }
+
+    /// [`put`](Self::put) unless a shape is remembered already; the shape that is there after.
+    pub fn put_first(&self, key: &ShapeKey, shape: LaunchShape) -> LaunchShape {
+        let kept = self.remember_first(key, shape);
+        if kept == shape {
+            self.put(key, shape);
+        }
+        kept
+    }
+
+    /// Forgets the shape under `key`, in memory and on disk.
+    pub fn forget(&self, key: &ShapeKey) {
+        self.memory().remove(key);
+        if let Some(path) = self.path(key) {
+            let _ = fs::remove_file(path);
+        }
     }
 
     fn path(&self, key: &ShapeKey) -> Option<PathBuf> {
@@ -140,38 +166,36 @@ mod tests {
         }
     }
 
+    const TOOLCHAIN: &str = "nvrtc (13, 0), driver Some((13, 0))";
+
     fn key() -> ShapeKey {
-        ShapeKey::new(&SMOOTH, &info("H200"), &Launch::new(), SizeClass::of(1 << 20))
+        key_of(&SMOOTH, "H200", &Launch::new(), 1 << 20)
+    }
+
+    fn key_of(kernel: &KernelSpec, gpu: &str, launch: &Launch, len: usize) -> ShapeKey {
+        ShapeKey::new(kernel, &info(gpu), launch, SizeClass::of(len), TOOLCHAIN)
     }
 
     const SHAPE: LaunchShape = LaunchShape { blocks: 132, threads: 1024, barrier: Barrier::Ilbs { groups: Some(6) } };
 
     #[test]
     fn the_key_changes_with_whatever_decides_the_shape() {
+        let other_toolchain =
+            ShapeKey::new(&SMOOTH, &info("H200"), &Launch::new(), SizeClass::of(1 << 20), "nvrtc (13, 1)");
         let variants = [
-            ShapeKey::new(&SMOOTH, &info("H100"), &Launch::new(), SizeClass::of(1 << 20)),
-            ShapeKey::new(&SMOOTH, &info("H200"), &Launch::new(), SizeClass::of(1 << 21)),
-            ShapeKey::new(&SMOOTH, &info("H200"), &Launch::new().barrier(Barrier::Lbs), SizeClass::of(1 << 20)),
-            ShapeKey::new(&SMOOTH, &info("H200"), &Launch::new().threads(128), SizeClass::of(1 << 20)),
-            ShapeKey::new(&SMOOTH, &info("H200"), &Launch::new().blocks(7), SizeClass::of(1 << 20)),
-            ShapeKey::new(
-                &KernelSpec { bounds_checks: !SMOOTH.bounds_checks, ..SMOOTH },
-                &info("H200"),
-                &Launch::new(),
-                SizeClass::of(1 << 20),
-            ),
-            ShapeKey::new(
-                &KernelSpec { symbol: "other_", ..SMOOTH },
-                &info("H200"),
-                &Launch::new(),
-                SizeClass::of(1 << 20),
-            ),
+            key_of(&SMOOTH, "H100", &Launch::new(), 1 << 20),
+            key_of(&SMOOTH, "H200", &Launch::new(), 1 << 21),
+            key_of(&SMOOTH, "H200", &Launch::new().barrier(Barrier::Lbs), 1 << 20),
+            key_of(&KernelSpec { bounds_checks: !SMOOTH.bounds_checks, ..SMOOTH }, "H200", &Launch::new(), 1 << 20),
+            key_of(&KernelSpec { symbol: "other_", ..SMOOTH }, "H200", &Launch::new(), 1 << 20),
+            key_of(&KernelSpec { default_threads: 64, ..SMOOTH }, "H200", &Launch::new(), 1 << 20),
+            other_toolchain,
         ];
         assert_eq!(key(), key(), "the key is deterministic");
         for (i, variant) in variants.iter().enumerate() {
             assert_ne!(&key(), variant, "variant {i}");
         }
-        let same_class = ShapeKey::new(&SMOOTH, &info("H200"), &Launch::new(), SizeClass::of((1 << 19) + 1));
+        let same_class = key_of(&SMOOTH, "H200", &Launch::new(), (1 << 19) + 1);
         assert_eq!(key(), same_class, "one class per power of two");
     }
 
@@ -181,7 +205,7 @@ mod tests {
         ShapeCache::in_dir(Some(tmp.path().to_owned())).put(&key(), SHAPE);
         let fresh = ShapeCache::in_dir(Some(tmp.path().to_owned()));
         assert_eq!(fresh.get(&key()), Some(SHAPE));
-        let other = ShapeKey::new(&SMOOTH, &info("H100"), &Launch::new(), SizeClass::of(1 << 20));
+        let other = key_of(&SMOOTH, "H100", &Launch::new(), 1 << 20);
         assert_eq!(fresh.get(&other), None);
     }
 
@@ -191,6 +215,21 @@ mod tests {
         assert_eq!(cache.get(&key()), None);
         cache.put(&key(), SHAPE);
         assert_eq!(cache.get(&key()), Some(SHAPE));
+    }
+
+    #[test]
+    fn the_first_shape_remembered_stays_and_a_forgotten_one_goes_from_disk_too() {
+        let tmp = TempDir::new("shape-first");
+        let cache = ShapeCache::in_dir(Some(tmp.path().to_owned()));
+        let other = LaunchShape { blocks: 8, ..SHAPE };
+        assert_eq!(cache.remember_first(&key(), SHAPE), SHAPE);
+        assert_eq!(cache.put_first(&key(), other), SHAPE, "a promise is kept");
+        assert_eq!(ShapeCache::in_dir(Some(tmp.path().to_owned())).get(&key()), None, "and not written");
+        cache.forget(&key());
+        assert_eq!(cache.put_first(&key(), other), other);
+        assert_eq!(ShapeCache::in_dir(Some(tmp.path().to_owned())).get(&key()), Some(other));
+        cache.forget(&key());
+        assert_eq!(ShapeCache::in_dir(Some(tmp.path().to_owned())).get(&key()), None);
     }
 
     #[test]

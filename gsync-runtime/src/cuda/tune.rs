@@ -8,7 +8,7 @@ use cudarc::driver::{result, CudaSlice};
 
 use crate::barrier::Barrier;
 use crate::core::args::{sealed, KernelArgs, KernelBuffer};
-use crate::core::error::{Error, Result};
+use crate::core::error::{Error, ErrorKind, Result};
 use crate::core::grid::CoResidency;
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::Launch;
@@ -16,6 +16,7 @@ use crate::core::shape::{
     is_open, tuning_enabled, untuned_choice, Contest, LaunchShape, ShapeChoice, ShapeSpace, SizeClass, TUNING_BUDGET,
 };
 use crate::core::shape_cache::ShapeKey;
+use crate::cuda::compile::nvrtc_version;
 use crate::cuda::context::CudaGpu;
 use crate::cuda::occupancy::residency;
 use crate::cuda::{allocation_error, driver_error, fused};
@@ -36,9 +37,14 @@ pub(crate) fn choose(
         return Ok((launch.clone(), untuned_choice(launch)));
     }
     let class = SizeClass::of(args.longest_buffer());
-    let key = ShapeKey::new(kernel, gpu.info(), launch, class);
+    let key = key(gpu, kernel, launch, class)?;
     if let Some(shape) = gpu.shapes().get(&key) {
-        return Ok((launch.clone().shape(shape), ShapeChoice::Remembered));
+        // A shape remembered on disk may no longer fit (another compiler, more registers).
+        match fused::resolved_shape(gpu, kernel, &launch.clone().shape(shape)) {
+            Ok(_) => return Ok((launch.clone().shape(shape), ShapeChoice::Remembered)),
+            Err(error) if refuses_shape(&error) => gpu.shapes().forget(&key),
+            Err(error) => return Err(error),
+        }
     }
     let space = ShapeSpace::new(kernel, launch, gpu.info());
     let tuned = if tuning_enabled(launch) { tune(gpu, kernel, launch, args, &space)? } else { None };
@@ -49,7 +55,11 @@ pub(crate) fn choose(
             None => (launch.clone(), ShapeChoice::Default),
         });
     };
-    gpu.shapes().put(&key, shape);
+    // A thread that asked `launch_shape` meanwhile was promised its answer: that one stays.
+    let kept = gpu.shapes().put_first(&key, shape);
+    if kept != shape {
+        return Ok((launch.clone().shape(kept), ShapeChoice::Remembered));
+    }
     if let ShapeChoice::Tuned { shapes, took } = choice {
         eprintln!(
             "gsync: tuned `{}` for buffers of up to 2^{} elements on {}: {shape} ({shapes} shapes in {:.2} s; \
@@ -73,15 +83,19 @@ pub(crate) fn promise(
     launch: &Launch,
     class: SizeClass,
 ) -> Result<Option<LaunchShape>> {
-    let key = ShapeKey::new(kernel, gpu.info(), launch, class);
+    let key = key(gpu, kernel, launch, class)?;
     if let Some(shape) = gpu.shapes().get(&key) {
         return Ok(Some(shape));
     }
     let shape = heuristic(gpu, kernel, launch, &ShapeSpace::new(kernel, launch, gpu.info()))?;
-    if let Some(shape) = shape {
-        gpu.shapes().remember(&key, shape);
-    }
-    Ok(shape)
+    Ok(shape.map(|shape| gpu.shapes().remember_first(&key, shape)))
+}
+
+/// The key of a shape: the kernel, the GPU, the launch, the size class, and the compiler and
+/// driver that decide the compiled kernel's registers.
+fn key(gpu: &CudaGpu, kernel: &KernelSpec, launch: &Launch, class: SizeClass) -> Result<ShapeKey> {
+    let toolchain = format!("nvrtc {:?}, driver {:?}", nvrtc_version()?, gpu.info().driver_cuda_version);
+    Ok(ShapeKey::new(kernel, gpu.info(), launch, class, &toolchain))
 }
 
 /// The heuristic's shape: the first block size that fits, with about 1024 threads per SM.
@@ -95,8 +109,9 @@ fn heuristic(gpu: &CudaGpu, kernel: &KernelSpec, launch: &Launch, space: &ShapeS
 }
 
 /// Measures the candidates within [`TUNING_BUDGET`]; `None` when there was nothing to measure,
-/// no memory for the copies, or a candidate failed for another reason than its shape (a fault,
-/// a timeout): the caller's own launch then runs as it would untuned, and reports it.
+/// no memory for the copies, or a candidate's kernel faulted or timed out (not for its shape):
+/// the caller's own launch then runs untuned, with the heuristic's shape, and reports it. A
+/// failure of the driver or the installation is returned.
 fn tune(
     gpu: &CudaGpu,
     kernel: &KernelSpec,
@@ -122,11 +137,17 @@ fn tune(
             }
             let started = Instant::now();
             match measure(gpu, kernel, launch, args, &copies, &on_copies, shape) {
-                Ok(time) => contest.record(shape, time),
+                Ok(time) => {
+                    contest.record(shape, time);
+                    expected = started.elapsed();
+                }
                 Err(error) if refuses_shape(&error) => {}
+                // The driver or the installation failed: the caller's launch would too.
+                Err(error) if matches!(error.kind(), ErrorKind::Driver | ErrorKind::Installation) => return Err(error),
+                // The kernel faulted or timed out on this input: its own launch reports it,
+                // untuned, exactly as without tuning.
                 Err(_) => return Ok(None),
             }
-            expected = started.elapsed();
         }
     }
     Ok(contest.winner())

@@ -101,14 +101,20 @@ impl<'g> EmuSplitRun<'g> {
         bodies: &'static [EmuSegmentFn],
     ) -> Result<Self> {
         let kernel = launch.configure(kernel);
-        let threads = checked_threads(emulator.info(), &kernel, launch.threads_for(&kernel))?;
-        check_split(&kernel)?;
-        let residency = Residency { blocks_per_sm: BLOCKS_PER_CORE, sm_count: emulator.info().sm_count };
-        let grid = split_grid(&kernel, launch, threads, residency)?;
-        check_block_limit(&kernel, grid, max_grid_blocks(threads), grid_limit_reason)?;
+        let grid = Self::grid_for(emulator, &kernel, launch)?;
         let choice = untuned_choice(launch);
         let launch = launch.clone().blocks(grid.blocks).threads(grid.threads);
         Ok(EmuSplitRun { emulator, kernel, bodies, launch, grid, choice, started: Instant::now(), zero_step: None })
+    }
+
+    /// The grid of a split run of `kernel` (as `launch` configures it), checked.
+    pub(crate) fn grid_for(emulator: &Emulator, kernel: &KernelSpec, launch: &Launch) -> Result<Grid> {
+        let threads = checked_threads(emulator.info(), kernel, launch.threads_for(kernel))?;
+        check_split(kernel)?;
+        let residency = Residency { blocks_per_sm: BLOCKS_PER_CORE, sm_count: emulator.info().sm_count };
+        let grid = split_grid(kernel, launch, threads, residency)?;
+        check_block_limit(kernel, grid, max_grid_blocks(threads), grid_limit_reason)?;
+        Ok(grid)
     }
 
     pub(crate) fn grid(&self) -> Grid {
