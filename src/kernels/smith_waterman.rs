@@ -370,8 +370,13 @@ fn align_checked(
 ) -> Result<Alignment> {
     let threads = launch.threads_for(&smith_waterman::KERNEL);
     if a.is_empty() || b.is_empty() {
-        let report =
-            LaunchReport { gpu_time: Duration::ZERO, blocks: 0, threads: 0, barrier: launch.selected_barrier() };
+        let report = LaunchReport {
+            gpu_time: Duration::ZERO,
+            blocks: 0,
+            threads: 0,
+            barrier: launch.selected_barrier(),
+            profile: None,
+        };
         return Ok(Alignment { score: 0, end_a: 0, end_b: 0, report });
     }
     let tile_cols = tile_cols.clamp(1, MAX_TILE_COLS);

@@ -7,6 +7,8 @@
 //! - `args`: the arguments of one launch ([`KernelArgs`]), the buffers behind a
 //!   [`KernelBuffer`];
 //! - `launch`: how to launch ([`Launch`]) and what a launch did ([`LaunchReport`]);
+//! - `profile`: a launch's per-phase profile ([`PhaseProfile`]), its record layout and
+//!   export;
 //! - `grid`: the grid of a launch, resolved and checked against the device and the barrier;
 //! - `split`: the checks of a split run, shared by the backends;
 //! - `status`: the device status word, decoded into an [`Error`];
@@ -18,6 +20,7 @@ pub(crate) mod error;
 pub(crate) mod grid;
 pub(crate) mod kernel;
 pub(crate) mod launch;
+pub(crate) mod profile;
 pub(crate) mod scalar;
 pub(crate) mod split;
 pub(crate) mod status;
@@ -28,4 +31,7 @@ pub use error::{Error, ErrorKind, Resource, Result, SourceError};
 pub use grid::CoResidency;
 pub use kernel::{KernelSpec, SplitSpec, DEFAULT_THREADS};
 pub use launch::{Launch, LaunchReport, DEFAULT_WATCHDOG};
+pub use profile::{
+    BarrierFigures, BarrierVisit, BlockTimeline, PhaseFigures, PhaseProfile, ProfileClock, DEFAULT_PROFILE_PHASES,
+};
 pub use scalar::KernelScalar;

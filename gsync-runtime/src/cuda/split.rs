@@ -194,6 +194,7 @@ impl CudaSplitRun<'_> {
             blocks: self.grid.blocks,
             threads: self.grid.threads,
             barrier: Barrier::MultiLaunch,
+            profile: None,
         })
     }
 }
