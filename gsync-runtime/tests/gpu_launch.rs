@@ -366,6 +366,26 @@ fn every_device_barrier_keeps_ten_thousand_phases_apart_on_every_grid() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn a_profiled_launch_of_a_kernel_without_profile_hooks_runs_and_reports_no_profile() {
+    let gpu = gpu();
+    let blocks = 7;
+    let mut slots = gpu.zeros::<u32>(2 * blocks as usize).expect("zeros");
+    let mut errors = gpu.zeros::<u32>(5).expect("zeros");
+    let mut args = KernelArgs::new();
+    args.slice_mut(&mut slots);
+    args.slice_mut(&mut errors);
+    args.scalar(100u32);
+    args.scalar(true);
+    let launch = Launch::new().blocks(blocks).threads(64).barrier(Barrier::Lbs).profile(true);
+    // SAFETY: the arguments match `phases`' parameters; the profile's trailing two are the
+    // runtime's, and a kernel that declares none ignores them.
+    let report = unsafe { gpu.launch_kernel(&PHASES_KERNEL, &launch, args) }.expect("the launch runs");
+    assert_eq!(gpu.download(&errors).expect("download"), [0; 5]);
+    assert!(report.profile.is_none(), "a hand-written kernel records nothing: {:?}", report.profile);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn ilbs_works_with_any_group_count_from_one_to_the_block_count() {
     let gpu = gpu();
     let blocks = 2 * gpu.info().sm_count;
