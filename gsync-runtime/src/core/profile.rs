@@ -413,9 +413,16 @@ fn barrier_figures(blocks: &[BlockTimeline], index: usize, last_arrival: u64) ->
     }
 }
 
-/// A duration in microseconds, to the nanosecond.
+/// A duration to the nanosecond, in µs below a millisecond, else in ms or s.
 fn micros(duration: Duration) -> String {
-    format!("{:.3} µs", duration.as_nanos() as f64 / 1e3)
+    let ns = duration.as_nanos() as f64;
+    if ns < 1e6 {
+        format!("{:.3} µs", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.3} ms", ns / 1e6)
+    } else {
+        format!("{:.3} s", ns / 1e9)
+    }
 }
 
 fn table_header() -> String {
