@@ -177,7 +177,7 @@ fn plot(profile: &PhaseProfile, path: &Path) -> Result<(), Box<dyn std::error::E
     }
     let axis = TOP + plot_h;
     root.draw(&PathElement::new(vec![(LEFT, TOP), (LEFT, axis), (LEFT + plot_w, axis)], BLACK))?;
-    let labels = bars.len().min(10).max(1);
+    let labels = bars.len().min(10);
     for label in 0..labels {
         let index = label * bars.len() / labels;
         let x = LEFT + ((index as f64 + 0.5) * slot).round() as i32;

@@ -293,18 +293,18 @@ impl PhaseProfile {
         });
         write!(out, "{{\"displayTimeUnit\":\"ns\",\"otherData\":")?;
         serde_json::to_writer(&mut out, &other)?;
-        write!(out, ",\"traceEvents\":[\n")?;
+        writeln!(out, ",\"traceEvents\":[")?;
         let name = format!("{} ({} barrier)", self.kernel, self.barrier);
         serde_json::to_writer(&mut out, &json!({"name": "process_name", "ph": "M", "pid": 1, "args": {"name": name}}))?;
         for block in &self.blocks {
             let tid = block.block;
             let label = format!("block {tid}");
-            write!(out, ",\n")?;
+            writeln!(out, ",")?;
             serde_json::to_writer(
                 &mut out,
                 &json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": tid, "args": {"name": label}}),
             )?;
-            write!(out, ",\n")?;
+            writeln!(out, ",")?;
             serde_json::to_writer(
                 &mut out,
                 &json!({"name": "thread_sort_index", "ph": "M", "pid": 1, "tid": tid, "args": {"sort_index": tid}}),
@@ -352,7 +352,7 @@ fn slice(out: &mut impl Write, name: &str, tid: u32, from: u64, to: u64, args: s
         "dur": to.saturating_sub(from) as f64 / 1e3,
         "args": args,
     });
-    write!(out, ",\n")?;
+    writeln!(out, ",")?;
     serde_json::to_writer(out, &event)?;
     Ok(())
 }
@@ -585,8 +585,11 @@ impl BlockRecorder {
 mod tests {
     use super::*;
 
-    /// Block regions as the device writes them: (start, end, [(arrive, leave)], passed).
-    fn words(capacity: u32, blocks: &[(u64, u64, &[(u64, u64)], u64)]) -> Vec<u64> {
+    /// One block's records: (start, end, [(arrive, leave)], calls passed).
+    type Records<'a> = (u64, u64, &'a [(u64, u64)], u64);
+
+    /// Block regions as the device writes them.
+    fn words(capacity: u32, blocks: &[Records<'_>]) -> Vec<u64> {
         let stride = record_words(capacity);
         let mut words = vec![0u64; stride * blocks.len()];
         for (region, (start, end, visits, passed)) in words.chunks_exact_mut(stride).zip(blocks) {
