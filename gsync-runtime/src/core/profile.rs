@@ -334,7 +334,7 @@ impl PhaseProfile {
             writeln!(out, "{}", table_row(phase))?;
         }
         if self.truncated {
-            writeln!(out, "(not recorded after barrier {}: {})", self.phases.len(), micros(self.unrecorded))?;
+            writeln!(out, "(not recorded after barrier {}: {})", self.phases.len(), readable(self.unrecorded))?;
         }
         Ok(())
     }
@@ -414,7 +414,7 @@ fn barrier_figures(blocks: &[BlockTimeline], index: usize, last_arrival: u64) ->
 }
 
 /// A duration to the nanosecond, in µs below a millisecond, else in ms or s.
-fn micros(duration: Duration) -> String {
+fn readable(duration: Duration) -> String {
     let ns = duration.as_nanos() as f64;
     if ns < 1e6 {
         format!("{:.3} µs", ns / 1e3)
@@ -471,14 +471,14 @@ impl fmt::Display for PhaseProfile {
         write!(
             f,
             "kernel {} = phases {} ({:.1}%) + barriers {} ({:.1}%)",
-            micros(self.total),
-            micros(spans),
+            readable(self.total),
+            readable(spans),
             share(spans),
-            micros(barriers),
+            readable(barriers),
             share(barriers),
         )?;
         if self.truncated {
-            write!(f, " + not recorded {} ({:.1}%)", micros(self.unrecorded), share(self.unrecorded))?;
+            write!(f, " + not recorded {} ({:.1}%)", readable(self.unrecorded), share(self.unrecorded))?;
         }
         writeln!(f)?;
         writeln!(f, "blocks wait in barriers {:.1}% of their time on average", 100.0 * self.mean_wait_share())?;
