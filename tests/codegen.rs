@@ -40,12 +40,48 @@ fn every_kernel_compiles_for_sm80_and_sm90() {
     if !nvrtc_or_skip() {
         return;
     }
-    let failures = compile_in_parallel(&common::kernels::all());
+    let failures = compile_in_parallel(&common::kernels::all(), compile_all_configurations);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-/// Compiles kernels on all cores; returns the failures.
-fn compile_in_parallel(kernels: &[&KernelSpec]) -> Vec<String> {
+/// Compiles a kernel's profiled variant (the recording compiled in) under a software barrier
+/// and the cooperative one; returns the failures.
+fn compile_profiled(kernel: &KernelSpec) -> Vec<String> {
+    let spec = KernelSpec { profile: true, ..with_checks(kernel, false) };
+    let mut failures = Vec::new();
+    for barrier in [Barrier::Lbs, Barrier::Cooperative] {
+        let source = spec.source(barrier, spec.default_block_size());
+        if let Err(e) = gsync::compile(&source, spec.name, (9, 0)) {
+            failures.push(format!("{} (profiled, {barrier}): {e}", spec.name));
+        }
+    }
+    failures
+}
+
+#[test]
+fn every_kernel_compiles_with_a_profile() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    let failures = compile_in_parallel(&common::kernels::all(), compile_profiled);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn without_a_profile_no_recording_is_compiled_in() {
+    for kernel in common::kernels::all() {
+        let plain = with_checks(kernel, false).source(Barrier::Cooperative, 256);
+        // The cooperative barrier reads no timer, and the hooks are empty macros.
+        assert!(!plain.contains("globaltimer") && !plain.contains("gsync_profile_t"), "{}", kernel.name);
+        assert!(plain.contains("#define GSYNC_PROFILE_ARRIVE()\n"), "{}", kernel.name);
+        assert!(!plain.contains("#define GSYNC_PROFILE\n"), "{}", kernel.name);
+        let profiled = KernelSpec { profile: true, ..with_checks(kernel, false) }.source(Barrier::Cooperative, 256);
+        assert!(profiled.contains("mov.u64 %0, %%globaltimer;"), "{}", kernel.name);
+    }
+}
+
+/// Compiles kernels on all cores, each with `compile`; returns the failures.
+fn compile_in_parallel(kernels: &[&KernelSpec], compile: fn(&KernelSpec) -> Vec<String>) -> Vec<String> {
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
     let next = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|scope| {
@@ -54,7 +90,7 @@ fn compile_in_parallel(kernels: &[&KernelSpec]) -> Vec<String> {
                 scope.spawn(|| {
                     let mut failures = Vec::new();
                     while let Some(kernel) = kernels.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
-                        failures.extend(compile_all_configurations(kernel));
+                        failures.extend(compile(kernel));
                     }
                     failures
                 })
@@ -82,7 +118,7 @@ fn kernels_named_like_cpp_cuda_and_prelude_names_compile() {
         &h::sqrtf::KERNEL,
     ];
     assert!(h::prelude_names::KERNEL.split.error.is_none(), "the split version is compiled too");
-    let failures = compile_in_parallel(&kernels);
+    let failures = compile_in_parallel(&kernels, compile_all_configurations);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 

@@ -37,6 +37,29 @@ fn the_smoothing_example_prints_its_cuda() {
 }
 
 #[test]
+fn the_profile_example_writes_a_chrome_trace_and_a_plot() {
+    let dir = std::env::temp_dir().join(format!("gsync-profile-example-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let (trace, svg) = (dir.join("smooth.json"), dir.join("smooth.svg"));
+    let args = ["--n", "3000", "--rounds", "12", "--blocks", "3", "--threads", "64", "--barrier", "lbs"];
+    let files = ["--trace", trace.to_str().expect("a UTF-8 path"), "--svg", svg.to_str().expect("a UTF-8 path")];
+    let out = run("profile", &[&args[..], &files[..]].concat());
+    assert!(out.contains("verified: 3000 elements"), "{out}");
+    assert!(out.contains("3 blocks, 12 grid_sync() calls, 13 phases recorded"), "{out}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&trace).expect("the trace")).expect("the trace is JSON");
+    let events = json["traceEvents"].as_array().expect("trace events");
+    // Per block: 13 phases of work and 12 barriers.
+    assert_eq!(events.iter().filter(|event| event["ph"] == "X").count(), 3 * (13 + 12));
+    let plot = std::fs::read_to_string(&svg).expect("the plot");
+    assert!(plot.starts_with("<svg") && plot.contains("smooth on 3 blocks, lbs barrier: 13 phases"), "{plot}");
+    // A capacity below the rounds truncates the profile and says so.
+    let out = run("profile", &[&args[..], &["--phases", "4"]].concat());
+    assert!(out.contains("4 phases recorded (truncated at 4 per block)"), "{out}");
+    std::fs::remove_dir_all(&dir).expect("the temporary directory goes");
+}
+
+#[test]
 fn the_bitonic_example_verifies_its_sort() {
     // Six blocks, so that ILBS with the paper's 6 groups runs too: every barrier, Auto, and ILBS:6.
     let out = run("bitonic", &["--n", "3001", "--reps", "1", "--barrier", "all", "--blocks", "6"]);

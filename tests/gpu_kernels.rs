@@ -142,3 +142,28 @@ fn hoisted_thread_indices_split_and_match_the_cpu_under_multi_launch() {
     checks::split_and_fused_runs_agree(&gpu, Scale::Full);
     checks::a_kernel_that_cannot_be_split_is_refused_under_multi_launch(&gpu);
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_truncated_profile_records_its_capacity_and_counts_the_rest() {
+    let gpu = gpu();
+    let (rounds, blocks, threads, shift, spin) = (40u32, 33u32, 128u32, 389u32, 100u32);
+    let n = (blocks * threads) as usize * 2 + 17;
+    let input: Vec<u32> = random_vec(&mut rng(), n);
+    let mut a = gpu.upload(&input).unwrap();
+    let mut b = gpu.zeros::<u32>(n).unwrap();
+    let mut slow = gpu.zeros::<u32>(rounds as usize).unwrap();
+    let launch = Launch::new().blocks(blocks).threads(threads).profile(true).profile_phases(5);
+    let report = one_slow_block::launch_with(&gpu, &launch, &mut a, &mut b, &mut slow, shift, spin).unwrap();
+    assert_eq!(gpu.download(&a).unwrap(), rotate_rounds_reference(&input, shift, rounds));
+    assert_eq!(gpu.download(&slow).unwrap(), one_slow_block_reference(rounds, spin));
+    let profile = report.profile.expect("a profile");
+    assert!(profile.is_truncated());
+    assert_eq!((profile.grid_syncs(), profile.phases().len()), (u64::from(rounds), 5));
+    for block in profile.blocks() {
+        assert_eq!((block.visits.len(), block.grid_syncs), (5, u64::from(rounds)), "block {}", block.block);
+        assert!(block.visits.last().is_some_and(|visit| visit.leave <= block.end), "block {}", block.block);
+    }
+    assert_eq!(profile.total_span() + profile.total_barrier_latency() + profile.unrecorded(), profile.total());
+    eprintln!("{profile}");
+}

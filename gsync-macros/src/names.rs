@@ -276,9 +276,12 @@ mod tests {
         }
     }
 
-    /// The prelude and every barrier fragment: the names a generated name must not take.
+    /// The prelude, the profile hooks and every barrier fragment: the names a generated name
+    /// must not take.
     const RUNTIME_CUDA: &[&str] = &[
         include_str!("../../gsync-runtime/src/core/prelude.cuh"),
+        include_str!("../../gsync-runtime/src/core/profile.cuh"),
+        include_str!("../../gsync-runtime/src/core/no_profile.cuh"),
         include_str!("../../gsync-runtime/src/barrier/common.cuh"),
         include_str!("../../gsync-runtime/src/barrier/cooperative.cuh"),
         include_str!("../../gsync-runtime/src/barrier/ilbs.cuh"),

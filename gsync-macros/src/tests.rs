@@ -447,6 +447,64 @@ fn split_smoothing_runs_the_round_loop_on_the_host() {
 }
 
 #[test]
+fn the_fused_kernel_has_profile_hooks_around_every_barrier_and_at_its_end() {
+    let src = cuda(quote! {
+        fn two(a: &mut [u32]) {
+            let i = global_id();
+            let n = a.len() as u32;
+            if i < n { a[i] = 1; }
+            grid_sync();
+            if i < n { a[i] = a[i] + 1; }
+            grid_sync();
+        }
+    });
+    assert!(src.contains("gsync_status_t* __restrict__ gsync_status\n    GSYNC_PROFILE_PARAMETERS)\n{"), "{src}");
+    let hooks: Vec<&str> =
+        src.lines().map(str::trim).filter(|line| line.ends_with("();") && line.starts_with("GSYNC_PROFILE_")).collect();
+    let expected =
+        ["GSYNC_PROFILE_BEGIN();", "GSYNC_PROFILE_ARRIVE();", "GSYNC_PROFILE_LEAVE();", "GSYNC_PROFILE_ARRIVE();"];
+    assert_eq!(hooks[..4], expected, "{src}");
+    assert_eq!(hooks[4..], ["GSYNC_PROFILE_LEAVE();", "GSYNC_PROFILE_END();"], "{src}");
+    let arrive = src.find("GSYNC_PROFILE_ARRIVE();").expect("an arrival");
+    let sync = src.find("gsync_grid_sync(gsync_barrier, gsync_status);").expect("a barrier");
+    let leave = src.find("GSYNC_PROFILE_LEAVE();").expect("a leave");
+    assert!(arrive < sync && sync < leave, "{src}");
+    assert!(src.trim_end().ends_with("GSYNC_PROFILE_END();\n}"), "{src}");
+    // Only the hooks: what they do is the runtime's, and only when it profiles.
+    assert!(!src.contains("globaltimer") && !src.contains("gsync_profile"), "{src}");
+}
+
+#[test]
+fn a_kernel_without_grid_sync_records_each_thread_s_end_at_every_return() {
+    let src = cuda(quote! {
+        fn k(a: &mut [u32]) {
+            let i = global_id();
+            if i >= a.len() as u32 { return; }
+            a[i] = 1;
+        }
+    });
+    let exits = src.matches("GSYNC_PROFILE_EXIT();").count();
+    assert_eq!(exits, 2, "one before the return, one at the end: {src}");
+    assert!(src.contains("GSYNC_PROFILE_EXIT();\n        return;"), "{src}");
+    assert!(!src.contains("GSYNC_PROFILE_END()"), "{src}");
+}
+
+#[test]
+fn segments_have_no_profile_hooks() {
+    let (k, plan) = split_of(quote! {
+        fn two(a: &mut [u32]) {
+            let i = global_id();
+            let n = a.len() as u32;
+            if i < n { a[i] = 1; }
+            grid_sync();
+            if i < n { a[i] = a[i] + 1; }
+        }
+    });
+    let src = crate::emit::cuda::split_source(&k, &plan.expect("splittable"), false);
+    assert!(!src.contains("GSYNC_PROFILE"), "{src}");
+}
+
+#[test]
 fn split_fixed_phases_become_one_launch_each() {
     let (_, plan) = split_of(quote! {
         fn k(a: &mut [u32], b: &mut [u32]) {

@@ -19,7 +19,7 @@
 //! use gsync_runtime::{Barrier, Gpu, KernelArgs, KernelSpec, Launch, SplitSpec};
 //! # static SMOOTH: KernelSpec = KernelSpec {
 //! #     name: "smooth", symbol: "smooth", rust_signature: "fn smooth(a: &mut [f32], rounds: u32)",
-//! #     checked_body: "", unchecked_body: "", bounds_checks: true, arrays: &["a"],
+//! #     checked_body: "", unchecked_body: "", bounds_checks: true, profile: false, arrays: &["a"],
 //! #     grid_syncs: 1, default_threads: 0, split: SplitSpec::NONE,
 //! # };
 //! let gpu = Gpu::cuda(0)?;
@@ -44,7 +44,7 @@
 //! use gsync_runtime::{EmuSlice, Gpu, KernelSpec, Launch, SplitSpec, ThreadCtx};
 //! # static DOUBLE: KernelSpec = KernelSpec {
 //! #     name: "double", symbol: "double", rust_signature: "fn double(a: &mut [u32])",
-//! #     checked_body: "", unchecked_body: "", bounds_checks: true, arrays: &["a"],
+//! #     checked_body: "", unchecked_body: "", bounds_checks: true, profile: false, arrays: &["a"],
 //! #     grid_syncs: 1, default_threads: 0, split: SplitSpec::NONE,
 //! # };
 //! let gpu = Gpu::emulator();
@@ -68,7 +68,8 @@
 //! 1. `barrier`: the grid barriers as data, each a CUDA fragment with its descriptor;
 //! 2. `core`: what every backend shares, with no backend in it: device facts, element types
 //!    and argument slots, the kernel description and its CUDA source, [`Launch`] and
-//!    [`LaunchReport`], grid resolution, the status word, [`Error`];
+//!    [`LaunchReport`], a launch's [`PhaseProfile`], grid resolution, the status word,
+//!    [`Error`];
 //! 3. the backends: `cuda` (the only importer of the CUDA bindings: context, memory, fused and split
 //!    launches, occupancy, NVRTC discovery, compilation and its disk cache) and `emu` (the
 //!    CPU emulator and the DSL's host arithmetic);
@@ -104,9 +105,10 @@ mod private;
 mod test_support;
 
 pub use crate::core::{
-    Backend, CoResidency, DeviceInfo, Error, ErrorKind, KernelArgs, KernelBuffer, KernelScalar, KernelSpec, Launch,
-    LaunchReport, LaunchShape, Resource, Result, ShapeChoice, SizeClass, SourceError, SplitSpec, DEFAULT_THREADS,
-    DEFAULT_WATCHDOG, TUNE_VAR, TUNING_BUDGET,
+    Backend, BarrierFigures, BarrierVisit, BlockTimeline, CoResidency, DeviceInfo, Error, ErrorKind, KernelArgs,
+    KernelBuffer, KernelScalar, KernelSpec, Launch, LaunchReport, LaunchShape, PhaseFigures, PhaseProfile,
+    ProfileClock, Resource, Result, ShapeChoice, SizeClass, SourceError, SplitSpec, DEFAULT_PROFILE_PHASES,
+    DEFAULT_THREADS, DEFAULT_WATCHDOG, TUNE_VAR, TUNING_BUDGET,
 };
 pub use barrier::{Barrier, BarrierDescriptor, LaunchMode, ParseBarrierError};
 pub use buffer::{DeviceBuffer, DeviceScalar};

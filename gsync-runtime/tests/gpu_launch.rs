@@ -31,6 +31,7 @@ static ROTATE_KERNEL: KernelSpec = KernelSpec {
     checked_body: ROTATE,
     unchecked_body: ROTATE,
     bounds_checks: false,
+    profile: false,
     arrays: &["a", "b"],
     grid_syncs: 2,
     default_threads: 0,
@@ -63,6 +64,7 @@ static SCALARS_KERNEL: KernelSpec = KernelSpec {
     checked_body: SCALARS,
     unchecked_body: SCALARS,
     bounds_checks: false,
+    profile: false,
     arrays: &["out"],
     grid_syncs: 1,
     default_threads: 64,
@@ -89,6 +91,7 @@ static OVERRUN_KERNEL: KernelSpec = KernelSpec {
     checked_body: OVERRUN,
     unchecked_body: OVERRUN,
     bounds_checks: true,
+    profile: false,
     arrays: &["a", "b"],
     grid_syncs: 1,
     default_threads: 0,
@@ -299,6 +302,7 @@ static PHASES_KERNEL: KernelSpec = KernelSpec {
     checked_body: PHASES,
     unchecked_body: PHASES,
     bounds_checks: false,
+    profile: false,
     arrays: &["slots", "errors"],
     grid_syncs: 1,
     default_threads: 0,
@@ -358,6 +362,26 @@ fn every_device_barrier_keeps_ten_thousand_phases_apart_on_every_grid() {
             }
         }
     }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_profiled_launch_of_a_kernel_without_profile_hooks_runs_and_reports_no_profile() {
+    let gpu = gpu();
+    let blocks = 7;
+    let mut slots = gpu.zeros::<u32>(2 * blocks as usize).expect("zeros");
+    let mut errors = gpu.zeros::<u32>(5).expect("zeros");
+    let mut args = KernelArgs::new();
+    args.slice_mut(&mut slots);
+    args.slice_mut(&mut errors);
+    args.scalar(100u32);
+    args.scalar(true);
+    let launch = Launch::new().blocks(blocks).threads(64).barrier(Barrier::Lbs).profile(true);
+    // SAFETY: the arguments match `phases`' parameters; the profile's trailing two are the
+    // runtime's, and a kernel that declares none ignores them.
+    let report = unsafe { gpu.launch_kernel(&PHASES_KERNEL, &launch, args) }.expect("the launch runs");
+    assert_eq!(gpu.download(&errors).expect("download"), [0; 5]);
+    assert!(report.profile.is_none(), "a hand-written kernel records nothing: {:?}", report.profile);
 }
 
 #[test]
@@ -476,6 +500,7 @@ static COUNT_DOWN_KERNEL: KernelSpec = KernelSpec {
     checked_body: "",
     unchecked_body: "",
     bounds_checks: false,
+    profile: false,
     arrays: &["data", "counter"],
     grid_syncs: 2,
     default_threads: 128,
@@ -559,6 +584,7 @@ static TRAP_KERNEL: KernelSpec = KernelSpec {
     checked_body: TRAP,
     unchecked_body: TRAP,
     bounds_checks: false,
+    profile: false,
     arrays: &["out"],
     grid_syncs: 1,
     default_threads: 32,
@@ -647,6 +673,7 @@ static BIG_TILE_KERNEL: KernelSpec = KernelSpec {
     checked_body: BIG_TILE,
     unchecked_body: BIG_TILE,
     bounds_checks: false,
+    profile: false,
     arrays: &["out"],
     grid_syncs: 1,
     default_threads: 64,

@@ -509,6 +509,7 @@ fn empty(launch: &Launch) -> Heated {
         threads: 0,
         barrier: launch.selected_barrier(),
         choice: ShapeChoice::Requested,
+        profile: None,
     };
     Heated { field: Vec::new(), report }
 }

@@ -376,6 +376,7 @@ fn align_checked(
             threads: 0,
             barrier: launch.selected_barrier(),
             choice: ShapeChoice::Requested,
+            profile: None,
         };
         return Ok(Alignment { score: 0, end_a: 0, end_b: 0, report });
     }

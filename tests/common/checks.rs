@@ -115,6 +115,68 @@ pub fn many_phases_each_see_every_blocks_writes(gpu: &Gpu, scale: Scale) {
     }
 }
 
+/// Under every device barrier, a profiled run of `one_slow_block` computes what an unprofiled
+/// one does, and its profile shows what a grid barrier guarantees: no block leaves
+/// `grid_sync()` number k before every block has arrived at it. Without the barrier, the
+/// blocks that wait for each round's slow block would leave before it arrives.
+pub fn a_profile_shows_every_barrier_holding_every_block(gpu: &Gpu, scale: Scale) {
+    let mut rng = rng();
+    let rounds = scale.pick(100, 12) as u32;
+    let spin = scale.pick(20_000, 50) as u32;
+    let threads = 128;
+    let max = one_slow_block::max_coresident_blocks(gpu, &Launch::new().threads(threads)).unwrap();
+    // LFS serves at most as many blocks as a block has threads.
+    let blocks = max.min(scale.pick(threads as usize, 7) as u32);
+    let n = (blocks * threads) as usize * 2 + 17;
+    let input: Vec<u32> = random_vec(&mut rng, n);
+    let shift = threads * 3 + 5;
+    let expected = (rotate_rounds_reference(&input, shift, rounds), one_slow_block_reference(rounds, spin));
+    let run = |launch: &Launch| {
+        let mut a = gpu.upload(&input).unwrap();
+        let mut b = gpu.zeros::<u32>(n).unwrap();
+        let mut slow = gpu.zeros::<u32>(rounds as usize).unwrap();
+        let report = one_slow_block::launch_with(gpu, launch, &mut a, &mut b, &mut slow, shift, spin).unwrap();
+        let result = gpu.download(if rounds.is_multiple_of(2) { &a } else { &b }).unwrap();
+        (report, (result, gpu.download(&slow).unwrap()))
+    };
+    for &barrier in Barrier::ALL.iter().filter(|&&barrier| barrier != Barrier::MultiLaunch) {
+        let launch = Launch::new().blocks(blocks).threads(threads).barrier(barrier);
+        let (plain, plain_result) = run(&launch);
+        assert!(plain.profile.is_none(), "{barrier}: no profile unless asked for");
+        assert!(plain_result == expected, "{barrier}: the unprofiled run is wrong");
+        let (report, result) = run(&launch.clone().profile(true));
+        assert!(result == expected, "{barrier}: the profiled run is wrong");
+        let profile = report.profile.unwrap_or_else(|| panic!("{barrier}: no profile"));
+        assert_eq!((profile.blocks().len(), profile.phases().len()), (blocks as usize, rounds as usize + 1));
+        assert!(!profile.is_truncated(), "{barrier}");
+        for block in profile.blocks() {
+            assert_eq!(block.visits.len(), rounds as usize, "{barrier}, block {}", block.block);
+            let mut times = vec![block.start];
+            times.extend(block.visits.iter().flat_map(|visit| [visit.arrive, visit.leave]));
+            times.push(block.end);
+            assert!(times.is_sorted(), "{barrier}, block {}: its times go back: {times:?}", block.block);
+        }
+        for k in 0..rounds as usize {
+            let (last, arrived) =
+                profile.blocks().iter().map(|block| (block.visits[k].arrive, block.block)).max().unwrap();
+            let (first, left) =
+                profile.blocks().iter().map(|block| (block.visits[k].leave, block.block)).min().unwrap();
+            assert!(
+                first >= last,
+                "{barrier}: block {left} left grid_sync() {k} at {first} ns, before block {arrived} arrived at {last} ns"
+            );
+        }
+        assert_eq!(profile.total_span() + profile.total_barrier_latency(), profile.total(), "{barrier}");
+        if matches!(scale, Scale::Full) {
+            // Tens of microseconds of spinning make each round's slow block the slowest.
+            for phase in &profile.phases()[..rounds as usize] {
+                assert_eq!(phase.slowest_block, phase.phase % blocks, "{barrier}, phase {}", phase.phase);
+            }
+        }
+        eprintln!("{profile}");
+    }
+}
+
 pub fn the_library_smoothing_kernel_matches_the_cpu_bit_for_bit(gpu: &Gpu, scale: Scale) {
     let mut rng = rng();
     let n = scale.pick(100_000, 5_000);

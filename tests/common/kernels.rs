@@ -84,6 +84,43 @@ pub fn rotate_rounds_reference(input: &[u32], shift: u32, rounds: u32) -> Vec<u3
     v
 }
 
+/// `rotate_rounds` with one slow block per round: in round `r`, block `r % grid_dim()`
+/// first runs `spin` steps of a linear congruential generator from `r` and stores the result
+/// in `slow[r]`, so that every other block waits for it at the round's barrier. The rounds
+/// are `slow.len()`.
+#[grid_phases(threads = 128)]
+pub fn one_slow_block(a: &mut [u32], b: &mut [u32], slow: &mut [u32], shift: u32, spin: u32) {
+    let n = a.len() as u32;
+    let rounds = slow.len() as u32;
+    for r in 0..rounds {
+        if block_idx() == r % grid_dim() {
+            let mut x = r;
+            for s in 0..spin {
+                x = x * 1664525 + 1013904223 + s;
+            }
+            if thread_idx() == 0 {
+                slow[r] = x;
+            }
+        }
+        for i in grid_stride(0..n) {
+            let from = (i + shift) % n;
+            if r % 2 == 0 {
+                b[i] = a[from] + 1;
+            } else {
+                a[i] = b[from] + 1;
+            }
+        }
+        grid_sync();
+    }
+}
+
+/// What `one_slow_block` stores in `slow`.
+pub fn one_slow_block_reference(rounds: u32, spin: u32) -> Vec<u32> {
+    (0..rounds)
+        .map(|r| (0..spin).fold(r, |x, s| x.wrapping_mul(1664525).wrapping_add(1013904223).wrapping_add(s)))
+        .collect()
+}
+
 /// Block sums in shared memory with `sync_block()`, then a grid-wide total
 /// of the partial sums after `grid_sync()`.
 #[grid_phases(threads = 256)]
@@ -503,6 +540,7 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
         &three_phases::KERNEL,
         &rotate_rounds::KERNEL,
         &rotate_rounds_without_barrier::KERNEL,
+        &one_slow_block::KERNEL,
         &block_sums::KERNEL,
         &atomics::KERNEL,
         &warp_ops::KERNEL,

@@ -18,6 +18,7 @@ macro_rules! with_every_check {
             saxpy_matches_the_cpu,
             fixed_phases_pass_data_between_blocks,
             many_phases_each_see_every_blocks_writes,
+            a_profile_shows_every_barrier_holding_every_block,
             the_library_smoothing_kernel_matches_the_cpu_bit_for_bit,
             shared_memory_block_sums_and_a_grid_total,
             atomics_add_min_max_exchange_and_compare_and_swap,

@@ -11,9 +11,11 @@ use std::fmt::Write;
 /// Constant `for` ranges up to this many iterations are marked `#pragma unroll`.
 const MAX_UNROLLED_TRIPS: i128 = 32;
 
-/// The fused kernel's definition, with or without bounds checks.
+/// The fused kernel's definition, with or without bounds checks. Its profile hooks
+/// (`GSYNC_PROFILE_*`, from the runtime's `profile.cuh` or `no_profile.cuh`) record a
+/// per-phase profile when the runtime compiles it for one, and are empty otherwise.
 pub fn kernel_source(k: &Kernel, bounds_checks: bool) -> String {
-    let mut e = CudaEmitter { k, checked: bounds_checks, out: String::new(), indent: 1 };
+    let mut e = CudaEmitter { k, checked: bounds_checks, profiled: true, out: String::new(), indent: 1 };
     let checks = if bounds_checks { " with bounds checks" } else { "" };
     let shared: Vec<ArrayId> = shared_arrays(k).collect();
     e.function(&Function {
@@ -29,7 +31,7 @@ pub fn kernel_source(k: &Kernel, bounds_checks: bool) -> String {
 
 /// The kernel split at its barriers: one function per segment.
 pub fn split_source(k: &Kernel, plan: &SplitPlan, bounds_checks: bool) -> String {
-    let mut e = CudaEmitter { k, checked: bounds_checks, out: String::new(), indent: 1 };
+    let mut e = CudaEmitter { k, checked: bounds_checks, profiled: false, out: String::new(), indent: 1 };
     let checks = if bounds_checks { " with bounds checks" } else { "" };
     for (i, segment) in plan.segments.iter().enumerate() {
         let name = cuda_names::segment_symbol(k, i);
@@ -71,6 +73,8 @@ struct Function<'a> {
 struct CudaEmitter<'k> {
     k: &'k Kernel,
     checked: bool,
+    /// Whether the profile hooks are emitted: in the fused kernel, not in the segments.
+    profiled: bool,
     out: String,
     indent: usize,
 }
@@ -139,7 +143,8 @@ impl CudaEmitter<'_> {
     }
 
     /// One `extern "C" __global__` function: the kernel's parameters, then
-    /// `extra` scalars passed by value, then the barrier state and status.
+    /// `extra` scalars passed by value, then the barrier state and status, then
+    /// in the fused kernel the profile's parameters (none unless profiled).
     fn function(&mut self, f: &Function<'_>) {
         let k = self.k;
         let _ = writeln!(self.out, "// {}", f.comment);
@@ -168,7 +173,15 @@ impl CudaEmitter<'_> {
         params.push("gsync_status_t* __restrict__ gsync_status".into());
         let last = params.len() - 1;
         for (i, p) in params.iter().enumerate() {
-            let _ = writeln!(self.out, "    {p}{}", if i == last { ")" } else { "," });
+            let end = match (i == last, self.profiled) {
+                (false, _) => ",",
+                (true, true) => "",
+                (true, false) => ")",
+            };
+            let _ = writeln!(self.out, "    {p}{end}");
+        }
+        if self.profiled {
+            self.out.push_str("    GSYNC_PROFILE_PARAMETERS)\n");
         }
         self.out.push_str("{\n");
         for id in f.shared {
@@ -176,11 +189,27 @@ impl CudaEmitter<'_> {
             let text = format!("__shared__ {} {}[{}];", a.elem.name(), cuda_names::array(k, *id), a.len.unwrap_or(1));
             self.line(&text);
         }
+        if self.profiled {
+            self.line("GSYNC_PROFILE_BEGIN();");
+        }
         if f.barrier {
             self.line("gsync_barrier_t gsync_barrier = gsync_barrier_begin(gsync_barrier_state);");
         }
         self.block_body(f.body);
+        if self.profiled {
+            self.line(self.profile_end());
+        }
         self.out.push_str("}\n");
+    }
+
+    /// The profile hook at a thread's end. A kernel with `grid_sync()` has no `return`, so
+    /// the whole block reaches its end together; in any other, each thread records its own.
+    fn profile_end(&self) -> &'static str {
+        if self.k.grid_syncs > 0 {
+            "GSYNC_PROFILE_END();"
+        } else {
+            "GSYNC_PROFILE_EXIT();"
+        }
     }
 
     fn block_body(&mut self, block: &Block) {
@@ -250,12 +279,23 @@ impl CudaEmitter<'_> {
             StmtKind::For { var, range, body, .. } => self.for_loop(*var, range, body),
             StmtKind::Break(_) => self.line("break;"),
             StmtKind::Continue(_) => self.line("continue;"),
-            StmtKind::Return => self.line("return;"),
+            StmtKind::Return => {
+                if self.profiled {
+                    self.line(self.profile_end());
+                }
+                self.line("return;");
+            }
             StmtKind::GridSync { index, line } => {
                 self.line(&format!(
                     "// grid_sync() #{index}, line {line}: every block's writes above are visible below"
                 ));
+                if self.profiled {
+                    self.line("GSYNC_PROFILE_ARRIVE();");
+                }
                 self.around_barrier("gsync_grid_sync(gsync_barrier, gsync_status);");
+                if self.profiled {
+                    self.line("GSYNC_PROFILE_LEAVE();");
+                }
             }
             StmtKind::SyncBlock => self.around_barrier("gsync_sync_block();"),
             StmtKind::Block(b) => self.nested("", b),

@@ -103,6 +103,7 @@ pub fn module(
                 checked_body: #checked,
                 unchecked_body: #unchecked,
                 bounds_checks: ::core::cfg!(debug_assertions),
+                profile: false,
                 arrays: &[#(#arrays),*],
                 grid_syncs: #grid_syncs,
                 default_threads: #threads,

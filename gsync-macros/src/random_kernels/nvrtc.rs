@@ -183,6 +183,7 @@ fn compile(body: String, job: &Job) -> Result<(), String> {
         checked_body: body,
         unchecked_body: body,
         bounds_checks: checked,
+        profile: false,
         arrays: &[],
         grid_syncs: 1,
         default_threads: 0,

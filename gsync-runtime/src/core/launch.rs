@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use crate::barrier::Barrier;
 use crate::core::kernel::KernelSpec;
+use crate::core::profile::{PhaseProfile, DEFAULT_PROFILE_PHASES};
 use crate::core::shape::{LaunchShape, ShapeChoice};
 
 /// How long a block may wait in one software grid barrier unless the launch says otherwise.
@@ -27,6 +28,8 @@ pub struct Launch {
     watchdog: Option<Duration>,
     graph: bool,
     tune: bool,
+    profile: bool,
+    profile_phases: u32,
 }
 
 impl Default for Launch {
@@ -39,6 +42,8 @@ impl Default for Launch {
             watchdog: Some(DEFAULT_WATCHDOG),
             graph: false,
             tune: true,
+            profile: false,
+            profile_phases: DEFAULT_PROFILE_PHASES,
         }
     }
 }
@@ -146,9 +151,48 @@ impl Launch {
         self.graph
     }
 
-    /// The kernel as this launch runs it: with the bounds-check choice applied.
+    /// Records a per-phase profile ([`LaunchReport::profile`]): per block, when it started,
+    /// arrived at and left each `grid_sync()`, and ended.
+    ///
+    /// On a GPU the kernel is compiled, and cached, a second time with the recording in it
+    /// (without a profile nothing of it is compiled in): thread 0 of each block reads the
+    /// global timer after a block barrier at each arrival, so a profiled phase boundary costs
+    /// a little more than an unprofiled one. On the emulator the host's clock is read as each
+    /// block's part of a phase starts and ends. A split run ([`Barrier::MultiLaunch`]) has no
+    /// `grid_sync()` on the device to record, and fails with
+    /// [`Error::InvalidBarrier`](crate::Error::InvalidBarrier).
+    #[must_use]
+    pub fn profile(mut self, record: bool) -> Self {
+        self.profile = record;
+        self
+    }
+
+    /// Records at most `max` `grid_sync()` calls per block in a profile (default
+    /// [`DEFAULT_PROFILE_PHASES`]); a block counts later ones without recording them, and the
+    /// profile says it is truncated. The buffer takes `8 × (3 + 2 × max)` bytes per block.
+    #[must_use]
+    pub fn profile_phases(mut self, max: u32) -> Self {
+        self.profile_phases = max;
+        self
+    }
+
+    /// Whether the launch records a profile.
+    pub fn records_profile(&self) -> bool {
+        self.profile
+    }
+
+    /// The most `grid_sync()` calls a profile records per block.
+    pub fn profile_capacity(&self) -> u32 {
+        self.profile_phases
+    }
+
+    /// The kernel as this launch runs it: with the bounds-check and profile choices applied.
     pub fn configure(&self, kernel: &KernelSpec) -> KernelSpec {
-        KernelSpec { bounds_checks: self.bounds_checks.unwrap_or(kernel.bounds_checks), ..*kernel }
+        KernelSpec {
+            bounds_checks: self.bounds_checks.unwrap_or(kernel.bounds_checks),
+            profile: self.profile,
+            ..*kernel
+        }
     }
 
     /// The number of blocks asked for, if any.
@@ -191,6 +235,10 @@ pub struct LaunchReport {
     pub barrier: Barrier,
     /// How blocks, threads and barrier were chosen.
     pub choice: ShapeChoice,
+    /// The per-phase profile, when the launch asked for one ([`Launch::profile`]); `None`
+    /// otherwise, and for a kernel that records nothing (one written by hand, without the
+    /// profile hooks `#[grid_phases]` emits).
+    pub profile: Option<PhaseProfile>,
 }
 
 impl LaunchReport {
@@ -226,5 +274,17 @@ mod tests {
         assert_eq!(Launch::new().watchdog_limit(), Some(Duration::from_secs(5)));
         assert_eq!(Launch::default().watchdog_limit(), Some(DEFAULT_WATCHDOG));
         assert_eq!(Launch::new().watchdog(None).watchdog_limit(), None);
+    }
+
+    #[test]
+    fn a_profiled_launch_configures_a_profiled_kernel() {
+        assert!(!Launch::new().configure(&SMOOTH).profile);
+        let launch = Launch::new().profile(true).profile_phases(7);
+        assert!(launch.records_profile());
+        assert_eq!(launch.profile_capacity(), 7);
+        assert_eq!(Launch::new().profile_capacity(), DEFAULT_PROFILE_PHASES);
+        let kernel = launch.configure(&SMOOTH);
+        assert!(kernel.profile);
+        assert_eq!(kernel.bounds_checks, SMOOTH.bounds_checks);
     }
 }

@@ -7,6 +7,8 @@
 //! - `args`: the arguments of one launch ([`KernelArgs`]), the buffers behind a
 //!   [`KernelBuffer`];
 //! - `launch`: how to launch ([`Launch`]) and what a launch did ([`LaunchReport`]);
+//! - `profile`: a launch's per-phase profile ([`PhaseProfile`]), its record layout and
+//!   export;
 //! - `grid`: the grid of a launch, resolved and checked against the device and the barrier;
 //! - `shape`: the shape of a launch that leaves it open ([`LaunchShape`]): candidates,
 //!   heuristic, size class; `shape_cache` remembers tuned shapes in memory and on disk;
@@ -22,6 +24,7 @@ pub(crate) mod error;
 pub(crate) mod grid;
 pub(crate) mod kernel;
 pub(crate) mod launch;
+pub(crate) mod profile;
 pub(crate) mod scalar;
 pub(crate) mod shape;
 pub(crate) mod shape_cache;
@@ -34,5 +37,8 @@ pub use error::{Error, ErrorKind, Resource, Result, SourceError};
 pub use grid::CoResidency;
 pub use kernel::{KernelSpec, SplitSpec, DEFAULT_THREADS};
 pub use launch::{Launch, LaunchReport, DEFAULT_WATCHDOG};
+pub use profile::{
+    BarrierFigures, BarrierVisit, BlockTimeline, PhaseFigures, PhaseProfile, ProfileClock, DEFAULT_PROFILE_PHASES,
+};
 pub use scalar::KernelScalar;
 pub use shape::{LaunchShape, ShapeChoice, SizeClass, TUNE_VAR, TUNING_BUDGET};

@@ -6,8 +6,19 @@ use crate::core::grid::{resolve_grid, CoResidency, Grid, Residency};
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::Launch;
 
-/// Refuses a kernel that cannot be split, with the reason the macro gave.
+/// Refuses a kernel that cannot be split, with the reason the macro gave, and a profiled
+/// split run.
 pub(crate) fn check_split(kernel: &KernelSpec) -> Result<()> {
+    if kernel.profile {
+        return Err(Error::InvalidBarrier {
+            kernel: kernel.name.to_owned(),
+            barrier: Barrier::MultiLaunch.to_string(),
+            reason: "a profile records every block at each grid_sync() of the fused kernel, and a split run has \
+                     none on the device (each segment is a launch of its own, timed by the report's gpu_time); \
+                     profile the kernel under a device barrier"
+                .to_owned(),
+        });
+    }
     if let Some(reason) = kernel.split.error {
         return Err(Error::CannotSplit { kernel: kernel.name.to_owned(), reason: reason.to_owned() });
     }

@@ -243,18 +243,41 @@ extern "C" __global__ void __launch_bounds__(128) step(float* out, unsigned long
         }
     }
 
-    /// A body shaped like `#[grid_phases]` output: user parameters, then the two trailing ones,
-    /// the barrier context opened first and passed to every `grid_sync()`.
+    /// A body shaped like `#[grid_phases]` output: user parameters, then the two trailing ones
+    /// and the profile's, the barrier context opened first and passed to every `grid_sync()`,
+    /// and the profile hooks at the start, around each `grid_sync()` and at the end.
     const HALVE: &str = r#"
 extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve(
     f32* __restrict__ a, unsigned long long a_len, u32 rounds,
-    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status) {
+    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status
+    GSYNC_PROFILE_PARAMETERS) {
+    GSYNC_PROFILE_BEGIN();
     gsync_barrier_t gsync_barrier = gsync_barrier_begin(gsync_barrier_state);
     const u64 i = (u64)blockIdx.x * GSYNC_BLOCK_SIZE + threadIdx.x;
     for (u32 round = 0; round < rounds; ++round) {
         if (gsync::in_bounds(i, a_len, gsync_status, 0u, 4u)) a[i] = a[i] * 0.5f;
+        GSYNC_PROFILE_ARRIVE();
         gsync_grid_sync(gsync_barrier, gsync_status);
+        GSYNC_PROFILE_LEAVE();
     }
+    GSYNC_PROFILE_END();
+}
+"#;
+
+    /// A kernel without `grid_sync()` whose threads return early, each recording its end.
+    const CLAMP: &str = r#"
+extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) clamp(
+    f32* __restrict__ a, unsigned long long a_len,
+    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status
+    GSYNC_PROFILE_PARAMETERS) {
+    GSYNC_PROFILE_BEGIN();
+    const u64 i = (u64)blockIdx.x * GSYNC_BLOCK_SIZE + threadIdx.x;
+    if (i >= a_len) {
+        GSYNC_PROFILE_EXIT();
+        return;
+    }
+    a[i] = fminf(a[i], 1.0f);
+    GSYNC_PROFILE_EXIT();
 }
 "#;
 
@@ -280,6 +303,7 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_1(
         checked_body: HALVE,
         unchecked_body: HALVE,
         bounds_checks: true,
+        profile: false,
         arrays: &["a"],
         grid_syncs: 1,
         default_threads: 0,
@@ -303,6 +327,30 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_1(
                 if let Err(error) = compile(&source, HALVE_KERNEL.name, arch) {
                     panic!("{barrier} on sm_{}{}: {error}", arch.0, arch.1);
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn a_profiled_kernel_compiles_with_every_device_barrier_for_sm80_and_sm90() {
+        if !nvrtc_or_skip() {
+            return;
+        }
+        let profiled = KernelSpec { profile: true, ..HALVE_KERNEL };
+        for &barrier in Barrier::DEVICE {
+            for arch in [(8, 0), (9, 0)] {
+                let source = profiled.source(barrier, 128);
+                assert!(source.contains("%%globaltimer"), "{barrier}: the recording is in the unit");
+                let compiled = compile(&source, profiled.name, arch)
+                    .unwrap_or_else(|error| panic!("{barrier} on sm_{}{}: {error}", arch.0, arch.1));
+                assert_eq!(compiled.log, "", "{barrier} on sm_{}{}", arch.0, arch.1);
+            }
+        }
+        let clamp = KernelSpec { checked_body: CLAMP, unchecked_body: CLAMP, grid_syncs: 0, ..profiled };
+        for profile in [true, false] {
+            let source = KernelSpec { profile, ..clamp }.source(Barrier::Lbs, 64);
+            if let Err(error) = compile(&source, "clamp", (9, 0)) {
+                panic!("profile {profile}: {error}");
             }
         }
     }

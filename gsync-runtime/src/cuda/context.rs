@@ -21,12 +21,13 @@ use crate::cuda::scratch::LaunchScratch;
 
 /// Which compiled function serves a launch. Names can repeat across modules, so the body's
 /// address (a `&'static str` of generated code, one per kernel and bounds-check setting)
-/// tells kernels apart. The barrier counts by name: launch parameters such as the ILBS group
-/// count do not change the code.
+/// tells kernels apart, and a profiled kernel is compiled apart. The barrier counts by name:
+/// launch parameters such as the ILBS group count do not change the code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct FunctionKey {
     name: &'static str,
     body: usize,
+    profile: bool,
     barrier: &'static str,
     threads: u32,
 }
@@ -34,7 +35,8 @@ struct FunctionKey {
 impl FunctionKey {
     /// The key of function `name` in the module compiled for `kernel`, `barrier` and `threads`.
     fn new(name: &'static str, kernel: &KernelSpec, barrier: Barrier, threads: u32) -> Self {
-        FunctionKey { name, body: kernel.body_for(barrier).as_ptr() as usize, barrier: barrier.name(), threads }
+        let body = kernel.body_for(barrier).as_ptr() as usize;
+        FunctionKey { name, body, profile: kernel.profile, barrier: barrier.name(), threads }
     }
 }
 

@@ -16,6 +16,7 @@ use crate::cuda::context::CudaGpu;
 use crate::cuda::driver_error;
 use crate::cuda::health::describe_launch;
 use crate::cuda::occupancy::{grid_limit_reason, residency};
+use crate::cuda::profile::ProfileBuffer;
 use crate::cuda::scratch::LaunchScratch;
 use crate::cuda::timing::elapsed;
 use crate::cuda::tune;
@@ -91,25 +92,34 @@ pub(crate) unsafe fn launch_shaped(
     co_residency: CoResidency,
 ) -> Result<LaunchReport> {
     let fused = resolve_launch(gpu, kernel, launch, co_residency).map_err(|error| gpu.health().absorb(error))?;
+    let profile = kernel.profile.then(|| ProfileBuffer::new(gpu.stream(), fused.grid, launch.profile_capacity()));
+    let profile = profile.transpose().map_err(|error| gpu.health().absorb(error))?;
     gpu.health().launching(describe_launch(kernel, fused.grid, fused.barrier));
     let watchdog = launch.watchdog_limit();
     // One launch at a time may use the scratch words; `prepare` resets what it needs.
     let mut scratch = gpu.lock_scratch();
     scratch.prepare(gpu.stream(), fused.compiled, fused.grid, fused.barrier.watchdog_ns(watchdog))?;
     // SAFETY: the caller vouches for `args`.
-    let ran = unsafe { run(gpu, kernel, &fused, args, &scratch) };
+    let ran = unsafe { run(gpu, kernel, &fused, args, &scratch, profile.as_ref()) };
     let outcome = ran.and_then(|gpu_time| {
         scratch.read_status(gpu.stream())?.into_result(kernel, fused.barrier, watchdog)?;
         Ok(gpu_time)
     });
     scratch.settle(gpu.stream(), fused.compiled, outcome.is_ok());
     let gpu_time = outcome.map_err(|error| gpu.health().absorb(error))?;
+    let profile = match &profile {
+        Some(records) => {
+            records.read(gpu.stream(), kernel, fused.barrier).map_err(|error| gpu.health().absorb(error))?
+        }
+        None => None,
+    };
     Ok(LaunchReport {
         gpu_time,
         blocks: fused.grid.blocks,
         threads: fused.grid.threads,
         barrier: fused.barrier,
         choice: untuned_choice(launch),
+        profile,
     })
 }
 
@@ -123,10 +133,11 @@ unsafe fn run(
     fused: &FusedLaunch,
     args: &KernelArgs<'_>,
     scratch: &LaunchScratch,
+    profile: Option<&ProfileBuffer>,
 ) -> Result<std::time::Duration> {
     let running = format!("running kernel `{}`", kernel.name);
     // SAFETY: the caller vouches for `args`.
-    let events = unsafe { enqueue(gpu, fused, args, scratch) }.map_err(driver_error(running.as_str()))?;
+    let events = unsafe { enqueue(gpu, fused, args, scratch, profile) }.map_err(driver_error(running.as_str()))?;
     // Waiting here also ends the kernel's use of the buffers `args` borrows.
     gpu.stream().synchronize().map_err(driver_error(running.as_str()))?;
     elapsed(events).map_err(driver_error(running))
@@ -135,16 +146,21 @@ unsafe fn run(
 /// Queues the launch between two timing events.
 ///
 /// # Safety
-/// `args` must match the kernel's C parameter list.
+/// `args` must match the kernel's C parameter list; a profiled kernel takes the profile's
+/// two parameters after the scratch words.
 unsafe fn enqueue(
     gpu: &CudaGpu,
     fused: &FusedLaunch,
     args: &KernelArgs<'_>,
     scratch: &LaunchScratch,
+    profile: Option<&ProfileBuffer>,
 ) -> std::result::Result<Option<(CudaEvent, CudaEvent)>, DriverError> {
     let mut builder = gpu.stream().launch_builder(&fused.function);
     push_args(&mut builder, args);
     scratch.push_trailing_args(&mut builder);
+    if let Some(profile) = profile {
+        profile.push_args(&mut builder);
+    }
     builder.record_kernel_launch(CUevent_flags::CU_EVENT_DEFAULT);
     let config = LaunchConfig {
         grid_dim: (fused.grid.blocks, 1, 1),

@@ -6,7 +6,8 @@
 //! (how many blocks fit), `tune` (the shape of a launch that leaves it open), then `fused`
 //! (one cooperative or ordinary launch) or `split` (one
 //! launch per segment, or a CUDA graph of them). `scratch` holds the status word and the
-//! barrier state every launch passes, and `health` records a lost context.
+//! barrier state every launch passes, `profile` the records of a profiled launch, and
+//! `health` records a lost context.
 
 pub(crate) mod args;
 pub(crate) mod cache;
@@ -17,6 +18,7 @@ pub(crate) mod fused;
 pub(crate) mod health;
 pub(crate) mod memory;
 pub(crate) mod occupancy;
+pub(crate) mod profile;
 pub(crate) mod scratch;
 pub(crate) mod split;
 pub(crate) mod timing;

@@ -199,6 +199,7 @@ impl CudaSplitRun<'_> {
             threads: self.grid.threads,
             barrier: Barrier::MultiLaunch,
             choice: self.choice,
+            profile: None,
         })
     }
 }

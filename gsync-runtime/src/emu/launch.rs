@@ -11,6 +11,7 @@ use crate::core::grid::{
 };
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::{Launch, LaunchReport};
+use crate::core::profile::{BlockRecorder, PhaseProfile, ProfileClock};
 use crate::core::shape::untuned_choice;
 use crate::emu::block::{BlockRun, PhaseEnd, Stuck};
 use crate::emu::fault::Faults;
@@ -80,6 +81,10 @@ where
     let syncs: Vec<BlockSync> = (0..blocks).map(|_| BlockSync::new(threads)).collect();
     let shared: Vec<S> = (0..blocks).map(|_| make_shared()).collect();
     let ctxs = thread_contexts(blocks, threads, &syncs, &faults);
+    let recorders: Option<Vec<Mutex<BlockRecorder>>> = kernel
+        .profile
+        .then(|| (0..blocks).map(|_| Mutex::new(BlockRecorder::new(launch.profile_capacity()))).collect());
+    let now = || u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     // Declared after what its futures borrow, so that it is dropped first.
     let runs: Vec<Mutex<Option<BlockRun<'_>>>> = (0..blocks).map(|_| Mutex::new(None)).collect();
     let run_phase = |block: u32| -> std::result::Result<PhaseEnd, Stuck> {
@@ -89,14 +94,36 @@ where
         // Each thread's future is boxed once, by the worker that first runs its block.
         let run =
             run.get_or_insert_with(|| BlockRun::new(block_ctxs.iter().map(|ctx| body(ctx, &shared[index])).collect()));
-        run.run_phase(block_ctxs, &syncs[index])
+        // A block leaves a grid barrier when a worker runs it again.
+        let recorder = recorders.as_ref().map(|recorders| &recorders[index]);
+        if let Some(recorder) = recorder {
+            recorder.lock().unwrap_or_else(PoisonError::into_inner).resume(now());
+        }
+        let ended = run.run_phase(block_ctxs, &syncs[index]);
+        if let Some(recorder) = recorder {
+            let mut recorder = recorder.lock().unwrap_or_else(PoisonError::into_inner);
+            match ended {
+                Ok(PhaseEnd::AtGridSync) => recorder.arrive(now()),
+                Ok(PhaseEnd::Finished) => recorder.finish(now()),
+                Err(_) => {}
+            }
+        }
+        ended
     };
     let ran = grid::run(blocks, emulator.info().sm_count as usize, watchdog, &run_phase);
     // The futures reach `faults` through their contexts: they go before it is read.
     drop(runs);
     ran.map_err(|stop| stop_error(&kernel, launch, barrier, stop))?;
     faults.into_result(&kernel, barrier)?;
-    Ok(LaunchReport { gpu_time: started.elapsed(), blocks, threads, barrier, choice: untuned_choice(launch) })
+    let gpu_time = started.elapsed();
+    let profile = recorders.map(|recorders| {
+        let timelines = (0..blocks)
+            .zip(recorders)
+            .map(|(block, recorder)| recorder.into_inner().unwrap_or_else(PoisonError::into_inner).timeline(block))
+            .collect();
+        PhaseProfile::new(kernel.name, barrier, ProfileClock::HostWallTime, launch.profile_capacity(), timelines)
+    });
+    Ok(LaunchReport { gpu_time, blocks, threads, barrier, choice: untuned_choice(launch), profile })
 }
 
 /// The grid and barrier of a fused launch of `kernel` (as `launch` configures it): the

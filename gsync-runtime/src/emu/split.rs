@@ -158,6 +158,7 @@ impl<'g> EmuSplitRun<'g> {
             threads: self.grid.threads,
             barrier: Barrier::MultiLaunch,
             choice: self.choice,
+            profile: None,
         })
     }
 }
@@ -180,6 +181,7 @@ mod tests {
         checked_body: "",
         unchecked_body: "",
         bounds_checks: true,
+        profile: false,
         arrays: &["a", "b", "seen", "tile"],
         grid_syncs: 1,
         default_threads: 0,
@@ -308,6 +310,22 @@ mod tests {
         assert_eq!((run.blocks(), run.threads()), (16_384, 1), "no co-residency limit, as on a GPU");
         let run = gpu.begin_split(&TWO_SEGMENTS, &launch.clone().blocks(100_000).threads(1), &BODIES);
         assert!(matches!(run, Err(Error::TooManyBlocks { requested: 100_000, .. })), "{run:?}");
+    }
+
+    #[test]
+    fn a_profiled_split_run_is_refused_with_the_reason() {
+        let gpu = Gpu::emulator();
+        let launch = Launch::new().barrier(Barrier::MultiLaunch).blocks(2).threads(32).profile(true);
+        let run = gpu.begin_split(&TWO_SEGMENTS, &launch, &BODIES);
+        let Err(Error::InvalidBarrier { barrier, reason, .. }) = &run else {
+            panic!("expected InvalidBarrier, got {run:?}");
+        };
+        assert_eq!(barrier, "multi-launch");
+        assert!(reason.contains("device barrier"), "{reason}");
+        let blocks = gpu.max_coresident_blocks(&TWO_SEGMENTS, &launch);
+        assert!(matches!(blocks, Err(Error::InvalidBarrier { .. })), "{blocks:?}");
+        let mut buffers = Buffers::new(&gpu, 10);
+        assert!(drive(&gpu, &launch.profile(false), &mut buffers).is_ok(), "unprofiled, it runs");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
+use std::time::Duration;
 
 use crate::barrier::Barrier;
 use crate::buffer::DeviceBuffer;
@@ -12,6 +13,7 @@ use crate::core::args::KernelArgs;
 use crate::core::error::{Error, Result};
 use crate::core::kernel::{KernelSpec, SplitSpec};
 use crate::core::launch::{Launch, LaunchReport};
+use crate::core::profile::ProfileClock;
 use crate::emu::{EmuSlice, Shuffle, ThreadCtx};
 use crate::gpu::Gpu;
 
@@ -24,6 +26,7 @@ const fn spec(name: &'static str, arrays: &'static [&'static str]) -> KernelSpec
         checked_body: "",
         unchecked_body: "",
         bounds_checks: true,
+        profile: false,
         arrays,
         grid_syncs: 1,
         default_threads: 0,
@@ -91,6 +94,68 @@ fn grid_stride_phases_see_every_block_s_writes_of_the_phase_before() {
         expected.rotate_left(rounds as usize);
         assert_eq!(gpu.download(&a).expect("download"), expected, "{launch:?}");
     }
+}
+
+#[test]
+fn a_profile_records_every_block_at_every_grid_sync_in_order() {
+    let gpu = Gpu::emulator();
+    let input: Vec<u32> = (0..500).collect();
+    let rounds = 4;
+    let run = |launch: &Launch| {
+        let mut a = gpu.upload(&input).expect("upload");
+        let mut b = gpu.zeros::<u32>(input.len()).expect("zeros");
+        let report = rotate(&gpu, launch, &mut a, &mut b, rounds).expect("the launch runs");
+        (report, gpu.download(&a).expect("download"))
+    };
+    let launch = Launch::new().blocks(5).threads(32);
+    let (plain, expected) = run(&launch);
+    assert!(plain.profile.is_none(), "no profile unless asked for");
+    let (report, result) = run(&launch.clone().profile(true));
+    assert_eq!(result, expected, "a profiled run computes the same");
+    let profile = report.profile.expect("a profile");
+    let grid_syncs = 2 * rounds as usize;
+    assert_eq!((profile.blocks().len(), profile.phases().len()), (5, grid_syncs + 1));
+    assert_eq!(profile.clock(), ProfileClock::HostWallTime);
+    assert!(!profile.is_truncated());
+    for block in profile.blocks() {
+        assert_eq!((block.visits.len(), block.grid_syncs), (grid_syncs, grid_syncs as u64));
+        let mut times = vec![block.start];
+        times.extend(block.visits.iter().flat_map(|visit| [visit.arrive, visit.leave]));
+        times.push(block.end);
+        assert!(times.is_sorted(), "block {}: {times:?}", block.block);
+    }
+    for k in 0..grid_syncs {
+        let last_arrival = profile.blocks().iter().map(|block| block.visits[k].arrive).max().unwrap();
+        let first_leave = profile.blocks().iter().map(|block| block.visits[k].leave).min().unwrap();
+        assert!(first_leave >= last_arrival, "grid_sync {k}: a block left before every block arrived");
+    }
+    assert_eq!(profile.total_span() + profile.total_barrier_latency(), profile.total());
+    assert!(profile.total() <= report.gpu_time, "{:?} > {:?}", profile.total(), report.gpu_time);
+    assert!(profile.phases().iter().all(|phase| phase.slowest_work <= profile.total()));
+    assert!(profile.to_string().contains("5 blocks, 8 grid_sync() calls, 9 phases recorded"), "{profile}");
+}
+
+#[test]
+fn a_profile_past_its_capacity_is_truncated_and_the_run_unharmed() {
+    let gpu = Gpu::emulator();
+    let input: Vec<u32> = (0..300).collect();
+    let mut a = gpu.upload(&input).expect("upload");
+    let mut b = gpu.zeros::<u32>(input.len()).expect("zeros");
+    let launch = Launch::new().blocks(3).threads(32).profile(true).profile_phases(3);
+    let report = rotate(&gpu, &launch, &mut a, &mut b, 5).expect("the launch runs");
+    let mut expected = input.clone();
+    expected.rotate_left(5);
+    assert_eq!(gpu.download(&a).expect("download"), expected);
+    let profile = report.profile.expect("a profile");
+    assert!(profile.is_truncated());
+    assert_eq!((profile.capacity(), profile.grid_syncs(), profile.phases().len()), (3, 10, 3));
+    assert!(profile.blocks().iter().all(|block| block.visits.len() == 3));
+    assert!(profile.unrecorded() > Duration::ZERO);
+    assert_eq!(profile.total_span() + profile.total_barrier_latency() + profile.unrecorded(), profile.total());
+    let none = Launch::new().blocks(3).threads(32).profile(true).profile_phases(0);
+    let report = rotate(&gpu, &none, &mut a, &mut b, 1).expect("the launch runs");
+    let profile = report.profile.expect("a profile");
+    assert!(profile.is_truncated() && profile.phases().is_empty(), "{profile}");
 }
 
 static BLOCK_SUMS: KernelSpec = spec("block_sums", &["input", "sums", "total", "tile"]);
