@@ -37,6 +37,10 @@ struct Args {
     /// Timed runs per configuration of the shape sweep.
     #[arg(long, default_value_t = 3)]
     sweep_reps: usize,
+    /// After the table, profile each workload's default launch once (`Launch::profile`): how
+    /// its time splits into the phases' work and the barriers.
+    #[arg(long)]
+    profile: bool,
 }
 
 fn main() -> ExitCode {
@@ -141,6 +145,42 @@ fn run(args: &Args) -> Result<(), AnyError> {
     for workload in &mut workloads {
         row(&gpu, workload.as_mut(), args, emulated)?;
     }
+    if args.profile {
+        println!();
+        println!("| workload (default launch, profiled) | kernel | phases' work | barriers | slowest phase work, mean | blocks' mean wait share |");
+        println!("|---|---:|---:|---:|---:|---:|");
+        for workload in &mut workloads {
+            profile_row(&gpu, workload.as_mut())?;
+        }
+    }
+    Ok(())
+}
+
+/// The most `grid_sync()` calls a profiled block records: more than any workload here crosses.
+const PROFILED_PHASES: u32 = 4096;
+
+/// Profiles one run of a workload's default launch and prints how its time splits.
+fn profile_row(gpu: &Gpu, workload: &mut dyn Workload) -> Result<(), AnyError> {
+    let config = Config::new(Launch::new().profile(true).profile_phases(PROFILED_PHASES));
+    let report = workload.run(gpu, &config)?;
+    let Some(profile) = &report.profile else {
+        println!("| {} | {} | – | – | – | (no profile) |", workload.label(), show(report.gpu_time));
+        return Ok(());
+    };
+    let phases = profile.phases();
+    let mean_slowest = phases.iter().map(|phase| phase.slowest_work).sum::<Duration>() / phases.len().max(1) as u32;
+    println!(
+        "| {} ({}, {} phases{}) | {} | {} | {} | {} | {:.0}% |",
+        workload.label(),
+        report.shape(),
+        phases.len(),
+        if profile.is_truncated() { ", truncated" } else { "" },
+        show(profile.total()),
+        show(profile.total_span()),
+        show(profile.total_barrier_latency()),
+        show(mean_slowest),
+        100.0 * profile.mean_wait_share(),
+    );
     Ok(())
 }
 
