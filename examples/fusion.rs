@@ -290,9 +290,12 @@ fn median(
     Ok((times.get(times.len() / 2).copied().unwrap_or(report.gpu_time), report))
 }
 
-/// Whether `e` is a shape the barrier or GPU refuses: a cell to skip, not a failure.
+/// Whether `e` is a shape the barrier or GPU refuses (or, for the resident heat kernel, a block
+/// size whose grid cannot hold the field): a cell to skip, not a failure.
 fn refused(e: &(dyn std::error::Error + 'static)) -> bool {
-    common::barrier_refused(e)
+    let not_resident = matches!(e.downcast_ref::<HeatError>(), Some(HeatError::NotCoresident { .. }));
+    not_resident
+        || common::barrier_refused(e)
         || matches!(
             e.downcast_ref::<Error>(),
             Some(Error::GridTooLarge { .. } | Error::CannotSplit { .. } | Error::SharedMemoryLimit { .. })

@@ -173,8 +173,15 @@ impl Bench<'_> {
             let mut ran = None;
             for rep in 0..=self.args.reps {
                 let heated = match run(launch) {
-                    // LFS beyond its block size, ILBS with more groups than blocks.
-                    Err(HeatError::Gpu(e)) if common::barrier_refused(&e) => break,
+                    // LFS beyond its block size, ILBS with more groups than blocks, a grid
+                    // that the barrier's own kernel cannot keep co-resident.
+                    Err(HeatError::Gpu(e))
+                        if common::barrier_refused(&e) || matches!(e, Error::GridTooLarge { .. }) =>
+                    {
+                        break
+                    }
+                    // A block size whose grid cannot keep the field resident.
+                    Err(HeatError::NotCoresident { .. } | HeatError::TooFewBlocks { .. }) => break,
                     result => result?,
                 };
                 self.verify(&heated.field, variant, &heated.report)?;

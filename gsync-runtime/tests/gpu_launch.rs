@@ -171,7 +171,8 @@ fn a_cooperative_launch_keeps_phases_apart_across_the_whole_grid() {
     let mut a = gpu.upload(&host).expect("upload a");
     let mut b = gpu.zeros::<u32>(n as usize).expect("zeros b");
     let rounds = 37u32;
-    let launch = Launch::new();
+    // A launch that names its block size gets the largest co-resident grid.
+    let launch = Launch::new().threads(256);
     let max = gpu.max_coresident_blocks(&ROTATE_KERNEL, &launch).expect("occupancy");
     assert!(max >= info.sm_count, "at least one block per SM");
     let mut args = KernelArgs::new();
