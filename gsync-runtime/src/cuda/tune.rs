@@ -23,7 +23,7 @@ use crate::cuda::{allocation_error, driver_error, fused};
 
 /// A candidate whose first run takes longer than this runs once; faster ones run twice and
 /// count their faster run, so that a cold first run does not decide.
-const SECOND_RUN_BELOW: Duration = Duration::from_millis(100);
+const SECOND_RUN_BELOW: Duration = Duration::from_millis(10);
 
 /// The launch to run, with its shape settled, and how it was chosen. `kernel` is configured by
 /// `launch`, and `args` are the launch's own (checked to be this GPU's).
@@ -125,14 +125,18 @@ fn tune(
     };
     let replacements: Vec<&dyn KernelBuffer> = copies.buffers.iter().map(|copy| copy as &dyn KernelBuffer).collect();
     let on_copies = args.with_mutable_replaced(&replacements);
-    let mut expected = Duration::ZERO;
+    // What the next candidate is expected to take: the last one's measurement, and a
+    // compilation (a new block size or barrier compiles a kernel) as long as the last took.
+    let (mut expected, mut compile) = (Duration::ZERO, Duration::ZERO);
     'sizes: for threads in space.thread_options() {
-        if !contest.has_time_for(expected) {
+        if !contest.has_time_for(expected + compile) {
             break;
         }
+        let compiling = Instant::now();
         let resident = blocks_per_sm(gpu, kernel, launch, threads)?;
+        compile = compile.max(compiling.elapsed());
         for shape in space.candidates(threads, resident) {
-            if !contest.has_time_for(expected) {
+            if !contest.has_time_for(expected + compile) {
                 break 'sizes;
             }
             let started = Instant::now();
