@@ -1,6 +1,8 @@
 //! Helpers shared by the unit tests.
 
 use std::path::{Path, PathBuf};
+
+use crate::core::device::DeviceInfo;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A fresh directory under the system temp dir, removed on drop.
@@ -24,5 +26,21 @@ impl TempDir {
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// An H200 as the driver describes it.
+pub fn h200() -> DeviceInfo {
+    DeviceInfo {
+        name: "H200".into(),
+        ordinal: 0,
+        sm_count: 132,
+        compute_capability: (9, 0),
+        cooperative_launch: true,
+        max_threads_per_block: 1024,
+        max_shared_memory_per_block: 48 * 1024,
+        max_blocks_per_grid: u32::MAX,
+        total_memory: 0,
+        driver_cuda_version: None,
     }
 }

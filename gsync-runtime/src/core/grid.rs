@@ -157,28 +157,13 @@ pub(crate) const DYNAMIC_SHARED_BYTES: u32 = 0;
 mod tests {
     use super::*;
     use crate::core::kernel::tests::SMOOTH;
+    use crate::test_support::h200;
 
     /// An H100-like GPU running 2 blocks per SM.
     const H100: Residency = Residency { blocks_per_sm: 2, sm_count: 132 };
 
     fn grid(barrier: Barrier, blocks: Option<u32>, threads: u32) -> Result<Grid> {
         resolve_grid(&SMOOTH, barrier, blocks, threads, H100, CoResidency::Required)
-    }
-
-    /// An H200 as the driver describes it.
-    fn h200() -> DeviceInfo {
-        DeviceInfo {
-            name: "H200".into(),
-            ordinal: 0,
-            sm_count: 132,
-            compute_capability: (9, 0),
-            cooperative_launch: true,
-            max_threads_per_block: 1024,
-            max_shared_memory_per_block: 48 * 1024,
-            max_blocks_per_grid: u32::MAX,
-            total_memory: 0,
-            driver_cuda_version: None,
-        }
     }
 
     #[test]

@@ -258,21 +258,7 @@ impl Contest {
 mod tests {
     use super::*;
     use crate::core::kernel::tests::SMOOTH;
-
-    fn h200() -> DeviceInfo {
-        DeviceInfo {
-            name: "H200".into(),
-            ordinal: 0,
-            sm_count: 132,
-            compute_capability: (9, 0),
-            cooperative_launch: true,
-            max_threads_per_block: 1024,
-            max_shared_memory_per_block: 48 * 1024,
-            max_blocks_per_grid: u32::MAX,
-            total_memory: 0,
-            driver_cuda_version: None,
-        }
-    }
+    use crate::test_support::h200;
 
     fn space(launch: &Launch) -> ShapeSpace {
         ShapeSpace::new(&KernelSpec { default_threads: 0, ..SMOOTH }, launch, &h200())

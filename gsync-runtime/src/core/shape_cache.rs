@@ -149,21 +149,10 @@ fn parse(text: &str) -> Option<LaunchShape> {
 mod tests {
     use super::*;
     use crate::core::kernel::tests::SMOOTH;
-    use crate::test_support::TempDir;
+    use crate::test_support::{h200, TempDir};
 
     fn info(name: &str) -> DeviceInfo {
-        DeviceInfo {
-            name: name.into(),
-            ordinal: 0,
-            sm_count: 132,
-            compute_capability: (9, 0),
-            cooperative_launch: true,
-            max_threads_per_block: 1024,
-            max_shared_memory_per_block: 48 * 1024,
-            max_blocks_per_grid: u32::MAX,
-            total_memory: 0,
-            driver_cuda_version: None,
-        }
+        DeviceInfo { name: name.into(), ..h200() }
     }
 
     const TOOLCHAIN: &str = "nvrtc (13, 0), driver Some((13, 0))";
