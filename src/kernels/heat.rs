@@ -295,7 +295,8 @@ impl ResidentGrid {
 
 /// The grid that keeps an `n × n` field resident (`n ≥ 1`) with `launch`'s
 /// block size (by default, on a GPU, the first of 1024, 512, 256 and 128
-/// threads whose grid is co-resident; on the emulator the kernel's 256). With `Launch::blocks` the field is spread
+/// threads, no more than a row's cells rounded up to a warp, whose grid is
+/// co-resident; on the emulator the kernel's 256). With `Launch::blocks` the field is spread
 /// over that many blocks; otherwise over one block per SM, or more where a
 /// tile of [`TILE_CELLS`] cells cannot hold that many rows. Fails with a
 /// [`HeatError`] naming the limit when the tile or the co-resident grid is
@@ -321,14 +322,20 @@ pub fn resident_grid(gpu: &Gpu, launch: &Launch, n: usize) -> Result<ResidentGri
         None => n.div_ceil((gpu.info().sm_count as usize).clamp(1, n)).min(most_rows),
     };
     let blocks = launch.requested_blocks().unwrap_or(n.div_ceil(rows) as u32);
-    // More threads per block take the strip's rows in fewer steps of the sweep (on an H200,
-    // 1024² × 10,000 steps: 48.3 ms with 1024 threads, 66.9 ms with 256), as long as the grid
-    // stays co-resident. The emulator keeps the kernel's block size: its threads are futures.
+    // The sweep gives each thread one cell of a row, so up to a row's width more threads per
+    // block take it in fewer rounds (on an H200, 1024² × 10,000 steps: 48.3 ms with 1024
+    // threads, 66.9 ms with 256; 256² × 1000 steps: 1.68 ms with 256, 1.84 ms with 1024), as
+    // long as the grid stays co-resident. The emulator keeps the kernel's block size: its
+    // threads are futures.
+    let row_width = u32::try_from(n.next_multiple_of(32)).unwrap_or(u32::MAX);
     let candidates = match launch.requested_threads() {
         Some(threads) => vec![threads],
-        None if gpu.backend() == Backend::Cuda => {
-            RESIDENT_THREADS.iter().copied().filter(|&threads| threads <= gpu.info().max_threads_per_block).collect()
-        }
+        None if gpu.backend() == Backend::Cuda => RESIDENT_THREADS
+            .iter()
+            .copied()
+            .filter(|&threads| threads <= gpu.info().max_threads_per_block)
+            .filter(|&threads| threads <= row_width.max(RESIDENT_THREADS[RESIDENT_THREADS.len() - 1]))
+            .collect(),
         None => vec![launch.threads_for(&heat_resident::KERNEL)],
     };
     let mut refusal = None;
