@@ -57,10 +57,10 @@ struct Args {
     /// Blocks in the grid (default: one per tile of the longest tile diagonal, at most the co-resident grid).
     #[arg(long)]
     blocks: Option<u32>,
-    /// Threads per block; a tile is eight rows per thread tall (default: 64).
+    /// Threads per block; a tile is eight rows per thread tall (default: 128).
     #[arg(long)]
     threads: Option<u32>,
-    /// Tile width in columns, 1 to 1024 (default: 256).
+    /// Tile width in columns, 1 to 1024 (default: 512).
     #[arg(long)]
     tile_cols: Option<u32>,
     /// Timed repetitions after one warm-up; the median is reported.

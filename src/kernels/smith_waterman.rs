@@ -70,7 +70,7 @@ pub const MAX_TILE_COLS: u32 = 1024;
 /// wavefront filling and draining (a tile of T threads and C columns takes
 /// T + C − 1 steps); narrower ones give more tiles per diagonal and a
 /// shorter critical path.
-pub const DEFAULT_TILE_COLS: u32 = 256;
+pub const DEFAULT_TILE_COLS: u32 = 512;
 
 /// Smith-Waterman-Gotoh scores of `a` (rows) against `b` (columns): writes
 /// the best score to `result_score[0]` and the row-major position
@@ -130,7 +130,7 @@ pub const DEFAULT_TILE_COLS: u32 = 256;
 /// Per-thread state lives in global memory across every `grid_sync()`, and
 /// each phase fills its shared arrays before reading them, so the kernel
 /// also runs split into launches (`Barrier::MultiLaunch`).
-#[grid_phases(threads = 64)]
+#[grid_phases(threads = 128)]
 pub fn smith_waterman(
     a: &[u8],
     b: &[u8],
