@@ -61,15 +61,7 @@ fn run(args: &Args) -> Result<(), AnyError> {
     let sm = gpu.info().sm_count.max(1);
     println!("{} — {n} × {n} field, {steps} steps, r = {}", gpu.info().name, args.r);
 
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let input: Vec<f32> = (0..n * n)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 40) as f32 / (1u64 << 24) as f32
-        })
-        .collect();
+    let input = common::xorshift_floats(n * n);
     let workers = std::thread::available_parallelism().map_or(1, |w| w.get());
     let expected = heat::heat_reference_parallel(&input, n, steps, args.r, workers)?;
     let bench = Bench { args, input: &input, expected: &expected, n, steps };

@@ -62,15 +62,7 @@ fn run(args: &Args) -> Result<(), common::AnyError> {
     let n = args.n.unwrap_or(if emulated { 1 << 14 } else { 1 << 20 });
     let rounds = args.rounds.unwrap_or(if emulated { 100 } else { 1000 });
 
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let input: Vec<f32> = (0..n)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 40) as f32 / (1u64 << 24) as f32
-        })
-        .collect();
+    let input = common::xorshift_floats(n);
 
     let launch = common::launch(args.barrier, args.blocks, args.threads);
     let mut times = Vec::new();

@@ -48,3 +48,17 @@ pub fn launch(barrier: Barrier, blocks: Option<u32>, threads: Option<u32>) -> La
     }
     launch
 }
+
+/// `n` pseudo-random floats in [0, 1) from a fixed xorshift sequence: the same input on every
+/// run and machine.
+pub fn xorshift_floats(n: usize) -> Vec<f32> {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    (0..n)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32
+        })
+        .collect()
+}

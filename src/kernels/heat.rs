@@ -24,10 +24,9 @@
 //!   on the field ([`resident_grid`]), and it cannot be split into launches.
 
 use crate::grid_phases;
-use crate::{Backend, DeviceBuffer, Gpu, Launch, LaunchReport, ShapeChoice};
+use crate::{Backend, DeviceBuffer, Gpu, Launch, LaunchReport};
 use std::fmt;
 use std::sync::{Barrier, Mutex, PoisonError};
-use std::time::Duration;
 
 /// Cells of one block's tile in [`heat_resident`]: 10,240 `f32`, 40 KiB of
 /// shared memory, holding a strip of rows plus one spare row.
@@ -527,15 +526,7 @@ fn check_shape(input: &[f32], n: usize) -> Result<(), HeatError> {
 
 /// The result of stepping an empty field: nothing, without a launch.
 fn empty(launch: &Launch) -> Heated {
-    let report = LaunchReport {
-        gpu_time: Duration::ZERO,
-        blocks: 0,
-        threads: 0,
-        barrier: launch.selected_barrier(),
-        choice: ShapeChoice::Requested,
-        profile: None,
-    };
-    Heated { field: Vec::new(), report }
+    Heated { field: Vec::new(), report: LaunchReport::no_launch(launch.selected_barrier()) }
 }
 
 #[cfg(test)]

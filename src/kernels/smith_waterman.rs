@@ -45,8 +45,7 @@ pub use scoring::{
 };
 
 use crate::grid_phases;
-use crate::{DeviceBuffer, Gpu, Launch, LaunchReport, Result, ShapeChoice};
-use std::time::Duration;
+use crate::{DeviceBuffer, Gpu, Launch, LaunchReport, Result};
 
 /// The most letters an alphabet may have: the kernel keeps the substitution
 /// matrix (at most 32 × 32 scores) in shared memory.
@@ -370,14 +369,7 @@ fn align_checked(
 ) -> Result<Alignment> {
     let threads = launch.threads_for(&smith_waterman::KERNEL);
     if a.is_empty() || b.is_empty() {
-        let report = LaunchReport {
-            gpu_time: Duration::ZERO,
-            blocks: 0,
-            threads: 0,
-            barrier: launch.selected_barrier(),
-            choice: ShapeChoice::Requested,
-            profile: None,
-        };
+        let report = LaunchReport::no_launch(launch.selected_barrier());
         return Ok(Alignment { score: 0, end_a: 0, end_b: 0, report });
     }
     let tile_cols = tile_cols.clamp(1, MAX_TILE_COLS);

@@ -246,6 +246,18 @@ impl LaunchReport {
     pub fn shape(&self) -> LaunchShape {
         LaunchShape { blocks: self.blocks, threads: self.threads, barrier: self.barrier }
     }
+
+    /// The report of a call that had nothing to run (an empty input): no blocks, no time.
+    pub fn no_launch(barrier: Barrier) -> LaunchReport {
+        LaunchReport {
+            gpu_time: Duration::ZERO,
+            blocks: 0,
+            threads: 0,
+            barrier,
+            choice: ShapeChoice::Requested,
+            profile: None,
+        }
+    }
 }
 
 #[cfg(test)]

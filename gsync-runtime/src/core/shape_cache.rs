@@ -21,42 +21,95 @@ use crate::core::shape::{LaunchShape, SizeClass};
 /// The first line of an entry, naming its format.
 const HEADER: &str = "gsync launch shape 1";
 
-/// The hex SHA-256 naming one remembered shape: everything that decides the best shape.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct ShapeKey(String);
+/// Everything that decides the best shape of a launch that names none: the kernel (as the
+/// launch configures it), the GPU, the launch's barrier, the size class, and the `toolchain`
+/// that compiles and runs it (the NVRTC and driver versions); this crate's version stands for
+/// the prelude, the barrier fragments and Auto's table.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ShapeKey<'a> {
+    kernel: &'a KernelSpec,
+    info: &'a DeviceInfo,
+    barrier: Barrier,
+    class: SizeClass,
+    toolchain: &'a str,
+}
 
-impl ShapeKey {
+/// A [`ShapeKey`] within one GPU's cache in one process, where the GPU and the toolchain never
+/// change: cheap to build and compare on every launch. The kernel's texts are told apart by
+/// address and length: the same address and length are the same text, and the same text at
+/// another address only costs a read of the disk cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct ShapeId {
+    symbol: (usize, usize),
+    body: (usize, usize),
+    bounds_checks: bool,
+    default_threads: u32,
+    barrier: Barrier,
+    class: SizeClass,
+}
+
+impl<'a> ShapeKey<'a> {
     /// The key of `kernel` (as the launch configures it) launched with `launch` (which names
-    /// no shape) on `info`'s GPU, for buffers of size class `class`, compiled and run by
-    /// `toolchain` (the NVRTC and driver versions); this crate's version stands for the
-    /// prelude, the barrier fragments and Auto's table.
-    pub fn new(kernel: &KernelSpec, info: &DeviceInfo, launch: &Launch, class: SizeClass, toolchain: &str) -> ShapeKey {
+    /// no shape) on `info`'s GPU, for buffers of size class `class`, with `toolchain`.
+    pub fn new(
+        kernel: &'a KernelSpec,
+        info: &'a DeviceInfo,
+        launch: &Launch,
+        class: SizeClass,
+        toolchain: &'a str,
+    ) -> ShapeKey<'a> {
+        ShapeKey { kernel, info, barrier: launch.selected_barrier(), class, toolchain }
+    }
+
+    fn body(&self) -> &'a str {
+        if self.kernel.bounds_checks {
+            self.kernel.checked_body
+        } else {
+            self.kernel.unchecked_body
+        }
+    }
+
+    fn id(&self) -> ShapeId {
+        let text = |text: &str| (text.as_ptr() as usize, text.len());
+        ShapeId {
+            symbol: text(self.kernel.symbol),
+            body: text(self.body()),
+            bounds_checks: self.kernel.bounds_checks,
+            default_threads: self.kernel.default_threads,
+            barrier: self.barrier,
+            class: self.class,
+        }
+    }
+
+    /// The hex SHA-256 of every input, which names the entry on disk.
+    fn digest(&self) -> String {
         let mut hasher = Sha256::new();
         let mut field = |bytes: &[u8]| {
             hasher.update((bytes.len() as u64).to_le_bytes());
             hasher.update(bytes);
         };
+        let info = self.info;
         field(HEADER.as_bytes());
         field(env!("CARGO_PKG_VERSION").as_bytes());
-        field(toolchain.as_bytes());
-        field(kernel.symbol.as_bytes());
-        field(kernel.rust_signature.as_bytes());
-        field(if kernel.bounds_checks { kernel.checked_body } else { kernel.unchecked_body }.as_bytes());
-        field(&kernel.default_threads.to_le_bytes());
+        field(self.toolchain.as_bytes());
+        field(self.kernel.symbol.as_bytes());
+        field(self.kernel.rust_signature.as_bytes());
+        field(self.body().as_bytes());
+        field(&self.kernel.default_threads.to_le_bytes());
         field(info.name.as_bytes());
         field(format!("sm_{}{} × {}", info.compute_capability.0, info.compute_capability.1, info.sm_count).as_bytes());
-        field(launch.selected_barrier().to_string().as_bytes());
-        field(&class.log2().to_le_bytes());
-        let digest = hasher.finalize();
-        ShapeKey(digest.iter().map(|byte| format!("{byte:02x}")).collect())
+        field(self.barrier.to_string().as_bytes());
+        field(&self.class.log2().to_le_bytes());
+        hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect()
     }
 }
 
-/// Shapes remembered in memory and, where there is a cache directory, on disk.
+/// Shapes remembered in memory and, where there is a cache directory, on disk. One cache
+/// serves one GPU.
 #[derive(Debug)]
 pub(crate) struct ShapeCache {
     dir: Option<PathBuf>,
-    memory: Mutex<HashMap<ShapeKey, LaunchShape>>,
+    memory: Mutex<HashMap<ShapeId, LaunchShape>>,
 }
 
 impl ShapeCache {
@@ -70,18 +123,23 @@ impl ShapeCache {
         ShapeCache { dir: dir.map(|dir| dir.join("shapes")), memory: Mutex::new(HashMap::new()) }
     }
 
-    /// The shape remembered under `key`, from memory or disk.
-    pub fn get(&self, key: &ShapeKey) -> Option<LaunchShape> {
-        if let Some(shape) = self.memory().get(key) {
-            return Some(*shape);
-        }
-        let shape = parse(&fs::read_to_string(self.path(key)?).ok()?)?;
-        self.memory().insert(key.clone(), shape);
-        Some(shape)
+    /// The shape remembered under `key` in this process.
+    pub fn in_memory(&self, key: &ShapeKey<'_>) -> Option<LaunchShape> {
+        self.memory().get(&key.id()).copied()
+    }
+
+    /// The shape stored under `key` on disk, if the entry is whole and valid.
+    pub fn on_disk(&self, key: &ShapeKey<'_>) -> Option<LaunchShape> {
+        parse(&fs::read_to_string(self.path(key)?).ok()?)
+    }
+
+    /// The shape remembered under `key`, from memory or else from disk (then remembered).
+    pub fn get(&self, key: &ShapeKey<'_>) -> Option<LaunchShape> {
+        self.in_memory(key).or_else(|| Some(self.remember_first(key, self.on_disk(key)?)))
     }
 
     /// Remembers `shape` under `key`; a disk that refuses it is ignored.
-    pub fn put(&self, key: &ShapeKey, shape: LaunchShape) {
+    pub fn put(&self, key: &ShapeKey<'_>, shape: LaunchShape) {
         self.remember(key, shape);
         if let Some(path) = self.path(key) {
             let _ = write_atomically(&path, &[render(shape).as_bytes()]);
@@ -89,18 +147,18 @@ impl ShapeCache {
     }
 
     /// Remembers `shape` under `key` for this process only.
-    pub fn remember(&self, key: &ShapeKey, shape: LaunchShape) {
-        self.memory().insert(key.clone(), shape);
+    pub fn remember(&self, key: &ShapeKey<'_>, shape: LaunchShape) {
+        self.memory().insert(key.id(), shape);
     }
 
     /// Remembers `shape` under `key` for this process unless a shape is there already; the
     /// shape that is there after.
-    pub fn remember_first(&self, key: &ShapeKey, shape: LaunchShape) -> LaunchShape {
-        *self.memory().entry(key.clone()).or_insert(shape)
+    pub fn remember_first(&self, key: &ShapeKey<'_>, shape: LaunchShape) -> LaunchShape {
+        *self.memory().entry(key.id()).or_insert(shape)
     }
 
     /// [`put`](Self::put) unless a shape is remembered already; the shape that is there after.
-    pub fn put_first(&self, key: &ShapeKey, shape: LaunchShape) -> LaunchShape {
+    pub fn put_first(&self, key: &ShapeKey<'_>, shape: LaunchShape) -> LaunchShape {
         let kept = self.remember_first(key, shape);
         if kept == shape {
             self.put(key, shape);
@@ -109,18 +167,18 @@ impl ShapeCache {
     }
 
     /// Forgets the shape under `key`, in memory and on disk.
-    pub fn forget(&self, key: &ShapeKey) {
-        self.memory().remove(key);
+    pub fn forget(&self, key: &ShapeKey<'_>) {
+        self.memory().remove(&key.id());
         if let Some(path) = self.path(key) {
             let _ = fs::remove_file(path);
         }
     }
 
-    fn path(&self, key: &ShapeKey) -> Option<PathBuf> {
-        Some(self.dir.as_ref()?.join(format!("{}.shape", key.0)))
+    fn path(&self, key: &ShapeKey<'_>) -> Option<PathBuf> {
+        Some(self.dir.as_ref()?.join(format!("{}.shape", key.digest())))
     }
 
-    fn memory(&self) -> std::sync::MutexGuard<'_, HashMap<ShapeKey, LaunchShape>> {
+    fn memory(&self) -> std::sync::MutexGuard<'_, HashMap<ShapeId, LaunchShape>> {
         // Entries are inserted whole, so the map is valid after any panic.
         self.memory.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -150,42 +208,58 @@ mod tests {
     use super::*;
     use crate::core::kernel::tests::SMOOTH;
     use crate::test_support::{h200, TempDir};
+    use std::sync::LazyLock;
 
     fn info(name: &str) -> DeviceInfo {
         DeviceInfo { name: name.into(), ..h200() }
     }
 
+    static H200: LazyLock<DeviceInfo> = LazyLock::new(|| info("H200"));
+
     const TOOLCHAIN: &str = "nvrtc (13, 0), driver Some((13, 0))";
 
-    fn key() -> ShapeKey {
-        key_of(&SMOOTH, "H200", &Launch::new(), 1 << 20)
+    fn key() -> ShapeKey<'static> {
+        ShapeKey::new(&SMOOTH, &H200, &Launch::new(), SizeClass::of(1 << 20), TOOLCHAIN)
     }
 
-    fn key_of(kernel: &KernelSpec, gpu: &str, launch: &Launch, len: usize) -> ShapeKey {
-        ShapeKey::new(kernel, &info(gpu), launch, SizeClass::of(len), TOOLCHAIN)
+    /// The digest and the in-process id of a key.
+    fn names(kernel: &KernelSpec, gpu: &str, launch: &Launch, len: usize, toolchain: &str) -> (String, ShapeId) {
+        let info = info(gpu);
+        let key = ShapeKey::new(kernel, &info, launch, SizeClass::of(len), toolchain);
+        (key.digest(), key.id())
     }
 
     const SHAPE: LaunchShape = LaunchShape { blocks: 132, threads: 1024, barrier: Barrier::Ilbs { groups: Some(6) } };
 
     #[test]
     fn the_key_changes_with_whatever_decides_the_shape() {
-        let other_toolchain =
-            ShapeKey::new(&SMOOTH, &info("H200"), &Launch::new(), SizeClass::of(1 << 20), "nvrtc (13, 1)");
-        let variants = [
-            key_of(&SMOOTH, "H100", &Launch::new(), 1 << 20),
-            key_of(&SMOOTH, "H200", &Launch::new(), 1 << 21),
-            key_of(&SMOOTH, "H200", &Launch::new().barrier(Barrier::Lbs), 1 << 20),
-            key_of(&KernelSpec { bounds_checks: !SMOOTH.bounds_checks, ..SMOOTH }, "H200", &Launch::new(), 1 << 20),
-            key_of(&KernelSpec { symbol: "other_", ..SMOOTH }, "H200", &Launch::new(), 1 << 20),
-            key_of(&KernelSpec { default_threads: 64, ..SMOOTH }, "H200", &Launch::new(), 1 << 20),
-            other_toolchain,
+        let base = || names(&SMOOTH, "H200", &Launch::new(), 1 << 20, TOOLCHAIN);
+        let unchecked = KernelSpec { bounds_checks: !SMOOTH.bounds_checks, ..SMOOTH };
+        let renamed = KernelSpec { symbol: "other_", ..SMOOTH };
+        let declared = KernelSpec { default_threads: 64, ..SMOOTH };
+        // Within one process and GPU, the id tells these apart; on disk, the digest.
+        let in_process = [
+            names(&SMOOTH, "H200", &Launch::new(), 1 << 21, TOOLCHAIN),
+            names(&SMOOTH, "H200", &Launch::new().barrier(Barrier::Lbs), 1 << 20, TOOLCHAIN),
+            names(&unchecked, "H200", &Launch::new(), 1 << 20, TOOLCHAIN),
+            names(&renamed, "H200", &Launch::new(), 1 << 20, TOOLCHAIN),
+            names(&declared, "H200", &Launch::new(), 1 << 20, TOOLCHAIN),
         ];
-        assert_eq!(key(), key(), "the key is deterministic");
-        for (i, variant) in variants.iter().enumerate() {
-            assert_ne!(&key(), variant, "variant {i}");
+        for (i, (digest, id)) in in_process.iter().enumerate() {
+            assert_ne!((&base().0, base().1), (digest, *id), "variant {i}");
+            assert_ne!(&base().0, digest, "variant {i} on disk");
+            assert_ne!(base().1, *id, "variant {i} in memory");
         }
-        let same_class = key_of(&SMOOTH, "H200", &Launch::new(), (1 << 19) + 1);
-        assert_eq!(key(), same_class, "one class per power of two");
+        let other_gpu = names(&SMOOTH, "H100", &Launch::new(), 1 << 20, TOOLCHAIN);
+        let other_toolchain = names(&SMOOTH, "H200", &Launch::new(), 1 << 20, "nvrtc (13, 1)");
+        assert_ne!(base().0, other_gpu.0);
+        assert_ne!(base().0, other_toolchain.0);
+        assert_eq!(base(), base(), "the key is deterministic");
+        assert_eq!(
+            base(),
+            names(&SMOOTH, "H200", &Launch::new(), (1 << 19) + 1, TOOLCHAIN),
+            "one class per power of two"
+        );
     }
 
     #[test]
@@ -193,9 +267,12 @@ mod tests {
         let tmp = TempDir::new("shape-cache");
         ShapeCache::in_dir(Some(tmp.path().to_owned())).put(&key(), SHAPE);
         let fresh = ShapeCache::in_dir(Some(tmp.path().to_owned()));
+        assert_eq!(fresh.in_memory(&key()), None);
         assert_eq!(fresh.get(&key()), Some(SHAPE));
-        let other = key_of(&SMOOTH, "H100", &Launch::new(), 1 << 20);
-        assert_eq!(fresh.get(&other), None);
+        assert_eq!(fresh.in_memory(&key()), Some(SHAPE), "read once, then remembered");
+        let h100 = info("H100");
+        let other = ShapeKey::new(&SMOOTH, &h100, &Launch::new(), SizeClass::of(1 << 20), TOOLCHAIN);
+        assert_eq!(fresh.on_disk(&other), None);
     }
 
     #[test]

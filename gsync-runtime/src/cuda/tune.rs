@@ -2,6 +2,7 @@
 //! now on copies of the buffers the kernel writes, or the heuristic's.
 
 use std::any::Any;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use cudarc::driver::{result, CudaSlice};
@@ -37,11 +38,16 @@ pub(crate) fn choose(
         return Ok((launch.clone(), untuned_choice(launch)));
     }
     let class = SizeClass::of(args.longest_buffer());
-    let key = key(gpu, kernel, launch, class)?;
-    if let Some(shape) = gpu.shapes().get(&key) {
-        // A shape remembered on disk may no longer fit (another compiler, more registers).
+    let key = ShapeKey::new(kernel, gpu.info(), launch, class, toolchain(gpu)?);
+    if let Some(shape) = gpu.shapes().in_memory(&key) {
+        return Ok((launch.clone().shape(shape), ShapeChoice::Remembered));
+    }
+    if let Some(shape) = gpu.shapes().on_disk(&key) {
+        // A shape stored by another run may no longer fit (another compiler, more registers).
         match fused::resolved_shape(gpu, kernel, &launch.clone().shape(shape)) {
-            Ok(_) => return Ok((launch.clone().shape(shape), ShapeChoice::Remembered)),
+            Ok(_) => {
+                return Ok((launch.clone().shape(gpu.shapes().remember_first(&key, shape)), ShapeChoice::Remembered))
+            }
             Err(error) if refuses_shape(&error) => gpu.shapes().forget(&key),
             Err(error) => return Err(error),
         }
@@ -83,7 +89,7 @@ pub(crate) fn promise(
     launch: &Launch,
     class: SizeClass,
 ) -> Result<Option<LaunchShape>> {
-    let key = key(gpu, kernel, launch, class)?;
+    let key = ShapeKey::new(kernel, gpu.info(), launch, class, toolchain(gpu)?);
     if let Some(shape) = gpu.shapes().get(&key) {
         return Ok(Some(shape));
     }
@@ -91,11 +97,15 @@ pub(crate) fn promise(
     Ok(shape.map(|shape| gpu.shapes().remember_first(&key, shape)))
 }
 
-/// The key of a shape: the kernel, the GPU, the launch, the size class, and the compiler and
-/// driver that decide the compiled kernel's registers.
-fn key(gpu: &CudaGpu, kernel: &KernelSpec, launch: &Launch, class: SizeClass) -> Result<ShapeKey> {
+/// The compiler and driver that decide a compiled kernel's registers, for [`ShapeKey`]; the
+/// same for every GPU of the process, so asked once.
+fn toolchain(gpu: &CudaGpu) -> Result<&'static str> {
+    static TOOLCHAIN: OnceLock<String> = OnceLock::new();
+    if let Some(toolchain) = TOOLCHAIN.get() {
+        return Ok(toolchain);
+    }
     let toolchain = format!("nvrtc {:?}, driver {:?}", nvrtc_version()?, gpu.info().driver_cuda_version);
-    Ok(ShapeKey::new(kernel, gpu.info(), launch, class, &toolchain))
+    Ok(TOOLCHAIN.get_or_init(|| toolchain))
 }
 
 /// The heuristic's shape: the first block size that fits, with about 1024 threads per SM.
@@ -184,18 +194,10 @@ fn measure(
 }
 
 /// Whether a candidate failed only because this shape cannot run (not co-resident, beyond a
-/// barrier's limit, no cooperative launch): the next candidate may.
+/// barrier's limit, no cooperative launch): a configuration error, which the next candidate
+/// may not have.
 fn refuses_shape(error: &Error) -> bool {
-    matches!(
-        error,
-        Error::GridTooLarge { .. }
-            | Error::BarrierBlockLimit { .. }
-            | Error::InvalidBarrier { .. }
-            | Error::TooManyBlocks { .. }
-            | Error::InvalidBlockSize { .. }
-            | Error::SharedMemoryLimit { .. }
-            | Error::CooperativeLaunchUnsupported { .. }
-    )
+    error.kind() == ErrorKind::Configuration
 }
 
 /// Co-resident blocks per SM of `kernel` with `threads` threads per block, compiled for the
