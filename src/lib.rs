@@ -40,13 +40,17 @@
 // Lets the crate's own modules use `#[grid_phases]`, whose expansion names `::gsync`.
 extern crate self as gsync;
 
-pub use gsync_macros::grid_phases;
+pub use gsync_macros::{device, grid_phases, kernels};
 pub use gsync_runtime::*;
 
+mod elements;
 pub mod kernels;
+
+pub use elements::{Float, Int, Num};
 
 /// Everything a kernel author needs: the attribute and the runtime's types.
 pub mod prelude {
-    pub use crate::grid_phases;
+    pub use crate::{device, grid_phases};
     pub use crate::{Backend, Barrier, DeviceBuffer, Error, Gpu, Launch, LaunchReport};
+    pub use crate::{Float, Int, Num};
 }

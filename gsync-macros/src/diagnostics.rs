@@ -22,6 +22,15 @@ impl Diagnostics {
         self.errors.push(e);
     }
 
+    /// An error with notes on other spans, in order.
+    pub fn error_with_notes(&mut self, span: Span, message: impl Display, notes: Vec<(Span, String)>) {
+        let mut e = syn::Error::new(span, message);
+        for (at, note) in notes {
+            e.combine(syn::Error::new(at, note));
+        }
+        self.errors.push(e);
+    }
+
     pub fn push(&mut self, e: syn::Error) {
         self.errors.push(e);
     }

@@ -111,6 +111,22 @@ pub struct ArrayId(pub usize);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LoopId(pub usize);
 
+/// Index of an inlined call of a device function, in [`Kernel::calls`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CallId(pub usize);
+
+/// A call of a device function, whose body the kernel holds inlined
+/// ([`StmtKind::Inline`]).
+#[derive(Clone, Debug)]
+pub struct InlinedCall {
+    /// The function's Rust name.
+    pub function: String,
+    /// The call in the caller's source.
+    pub span: Span,
+    /// Whether the body has a `return` before its end ([`StmtKind::Leave`]).
+    pub leaves: bool,
+}
+
 /// A name the kernel declares, made unique in it: the Rust name and which
 /// declaration of that name it is. Each emitter spells it in its own way.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -192,6 +208,8 @@ pub struct Kernel {
     pub loops: usize,
     /// Default block size from `#[grid_phases(threads = N)]`, 0 if unset.
     pub default_threads: u32,
+    /// The device-function calls inlined in `body`, by [`CallId`].
+    pub calls: Vec<InlinedCall>,
 }
 
 impl Kernel {
@@ -202,6 +220,10 @@ impl Kernel {
     /// An array by its id.
     pub fn array(&self, id: ArrayId) -> &Array {
         &self.arrays[id.0]
+    }
+    /// An inlined call by its id.
+    pub fn call(&self, id: CallId) -> &InlinedCall {
+        &self.calls[id.0]
     }
 }
 
@@ -264,6 +286,14 @@ pub enum StmtKind<T = Scalar> {
     },
     SyncBlock,
     Block(Block<T>),
+    /// A device function's body, inlined at a call: its parameters are
+    /// `let`s at its start, its result a variable declared before it.
+    Inline {
+        call: CallId,
+        body: Block<T>,
+    },
+    /// `return` in a device function: leaves the inlined body of `call`.
+    Leave(CallId),
 }
 
 /// A local array's initializer.

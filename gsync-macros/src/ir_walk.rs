@@ -23,7 +23,8 @@ pub fn child_blocks<T>(s: &Stmt<T>) -> Vec<&Block<T>> {
         StmtKind::While { body, .. }
         | StmtKind::Loop { body, .. }
         | StmtKind::For { body, .. }
-        | StmtKind::Block(body) => vec![body],
+        | StmtKind::Block(body)
+        | StmtKind::Inline { body, .. } => vec![body],
         _ => Vec::new(),
     }
 }

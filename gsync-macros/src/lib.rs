@@ -12,9 +12,11 @@
 mod check;
 mod diagnostics;
 mod emit;
+mod generic;
 mod ir;
 mod ir_math;
 mod ir_walk;
+mod kernels_module;
 mod lower;
 mod names;
 mod parse;
@@ -24,6 +26,7 @@ mod stack;
 use diagnostics::Diagnostics;
 use proc_macro::TokenStream;
 use quote::quote;
+use syn::spanned::Spanned;
 
 /// Turns a Rust function into a fused multi-phase CUDA kernel.
 ///
@@ -38,15 +41,84 @@ pub fn grid_phases(args: TokenStream, item: TokenStream) -> TokenStream {
                 return e.to_compile_error().into();
             }
         };
-        expand(args.into(), &func).into()
+        kernel(args.into(), &func, &lower::ModuleItems::default()).into()
     })
 }
 
-fn expand(args: proc_macro2::TokenStream, func: &syn::ItemFn) -> proc_macro2::TokenStream {
+/// A module of kernels and the `#[device]` functions and `const`s they share.
+///
+/// See the `gsync` crate for the language and the generated modules.
+#[proc_macro_attribute]
+pub fn kernels(args: TokenStream, item: TokenStream) -> TokenStream {
+    stack::expansion(|| kernels_module::expand(args.into(), item.into()).into())
+}
+
+/// Marks a device function inside a `#[gsync::kernels]` module; anywhere else, an error.
+#[proc_macro_attribute]
+pub fn device(_args: TokenStream, item: TokenStream) -> TokenStream {
+    let item = proc_macro2::TokenStream::from(item);
+    let error = syn::Error::new(
+        proc_macro2::Span::call_site(),
+        "a `#[device]` function lives in a `#[gsync::kernels]` module, beside the kernels that call it",
+    )
+    .to_compile_error();
+    quote!(#error #item).into()
+}
+
+/// Expands one `#[grid_phases]` kernel that sees `items` (its module's
+/// device functions and constants): one module, or one per element type of
+/// a generic kernel with a module that dispatches on the type.
+fn kernel(args: proc_macro2::TokenStream, func: &syn::ItemFn, items: &lower::ModuleItems) -> proc_macro2::TokenStream {
     let mut diag = Diagnostics::default();
     let options = parse::options(args, &mut diag);
-    let sig = parse::signature(func, &mut diag);
-    let kernel = lower::kernel(&sig, &func.block, options.threads, &mut diag);
+    let generics = parse::generics(&func.sig.generics, "a `#[grid_phases]` kernel", &mut diag);
+    if generics.len() > 1 {
+        diag.error(func.sig.generics.span(), "a `#[grid_phases]` kernel takes at most one type parameter, its element type");
+    }
+    let Some(param) = generics.first().filter(|_| !diag.has_errors()) else {
+        if let Some(e) = diag.into_error() {
+            let sig = parse::signature(func, &parse::Substitution::default(), &mut Diagnostics::default());
+            let errors = e.to_compile_error();
+            let module = emit::module::wrapper(&sig, quote!());
+            return quote!(#errors #module);
+        }
+        return instance(&options, func, items, &parse::Substitution::default()).unwrap_or_else(|(sig, e)| {
+            let errors = e.to_compile_error();
+            let module = emit::module::wrapper(&sig, quote!());
+            quote!(#errors #module)
+        });
+    };
+    let mut modules = Vec::new();
+    let mut errors = generic::Errors::default();
+    for ty in param.bound.slice_types() {
+        let subst = parse::Substitution { types: vec![(param.ident.to_string(), ty)] };
+        match instance(&options, func, items, &subst) {
+            Ok(items) => modules.push((ty, items)),
+            Err((_, e)) => errors.add(&param.ident, ty, e),
+        }
+    }
+    let sig = parse::signature(func, &parse::Substitution::default(), &mut Diagnostics::default());
+    match errors.into_error(&param.ident, param.bound.slice_types().len()) {
+        Some(e) => {
+            let errors = e.to_compile_error();
+            let module = emit::module::wrapper(&sig, quote!());
+            quote!(#errors #module)
+        }
+        None => generic::module(func, &sig, param, &modules),
+    }
+}
+
+/// One kernel for one element type (the only one, if it is not generic):
+/// the items of its module, or its errors.
+fn instance(
+    options: &parse::Options,
+    func: &syn::ItemFn,
+    items: &lower::ModuleItems,
+    subst: &parse::Substitution,
+) -> Result<proc_macro2::TokenStream, (parse::Signature, syn::Error)> {
+    let mut diag = Diagnostics::default();
+    let sig = parse::signature(func, subst, &mut diag);
+    let kernel = lower::kernel(&sig, &func.block, options.threads, items, subst, &mut diag);
     if let Some(k) = &kernel {
         check::kernel(k, &mut diag);
     }
@@ -66,7 +138,7 @@ fn expand(args: proc_macro2::TokenStream, func: &syn::ItemFn) -> proc_macro2::To
                     .unwrap_or_default(),
                 split_error: plan.as_ref().err().cloned(),
                 split_reads_device: plan.as_ref().is_ok_and(|p| p.reads_device),
-                rust_signature: rust_signature(func),
+                rust_signature: rust_signature(func, subst),
             };
             let split_host = emit::split_host::body(&k, plan.as_ref().ok());
             let emulator = emit::emu::body(&k);
@@ -74,24 +146,26 @@ fn expand(args: proc_macro2::TokenStream, func: &syn::ItemFn) -> proc_macro2::To
                 .as_ref()
                 .map(|p| p.segments.iter().enumerate().map(|(i, s)| emit::emu::segment(&k, i, s)).collect())
                 .unwrap_or_default();
-            emit::module::module(&sig, &k, &sources, split_host, emulator, &emulated_segments)
+            let module_items = emit::module::items(&sig, &k, &sources, split_host, emulator, &emulated_segments);
+            if subst.types.is_empty() {
+                Ok(emit::module::wrapper(&sig, module_items))
+            } else {
+                Ok(module_items)
+            }
         }
-        (_, error) => {
-            // An empty module with the kernel's name keeps follow-on errors
-            // ("cannot find `smooth`") out of the user's way.
-            let errors = error.map(|e| e.to_compile_error());
-            let module = emit::module::wrapper(&sig, quote!());
-            quote!(#errors #module)
-        }
+        (_, error) => Err((sig, error.unwrap_or_else(|| syn::Error::new(func.sig.ident.span(), "the kernel did not lower")))),
     }
 }
 
-/// `fn name(a: &mut [f32], n: u32)`, for the header of the generated CUDA.
-fn rust_signature(func: &syn::ItemFn) -> String {
+/// `fn name(a: &mut [f32], n: u32)`, for the header of the generated CUDA
+/// (`fn name::<f32>(a: &mut [T], …)` for an instance of a generic kernel).
+fn rust_signature(func: &syn::ItemFn, subst: &parse::Substitution) -> String {
     let sig = &func.sig;
     let name = &sig.ident;
     let inputs = &sig.inputs;
-    let text = quote!(fn #name(#inputs)).to_string();
+    let instance = subst.types.iter().map(|(_, s)| quote::format_ident!("{}", s.name()));
+    let turbofish = if subst.types.is_empty() { quote!() } else { quote!(::<#(#instance),*>) };
+    let text = quote!(fn #name #turbofish(#inputs)).to_string();
     text.split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")

@@ -63,8 +63,10 @@ pub struct Signature {
 
 const SLICE_ELEMS: &str = "u8, i8, u16, i16, u32, i32, u64, i64, f32 or f64";
 
-/// Reads the signature, reporting everything a kernel cannot have.
-pub fn signature(func: &syn::ItemFn, diag: &mut Diagnostics) -> Signature {
+/// Reads the signature, reporting everything a kernel cannot have. `generics`
+/// gives each type parameter of a generic kernel the type of the instance
+/// being expanded (its bounds were read by [`generics`]).
+pub fn signature(func: &syn::ItemFn, generics: &Substitution, diag: &mut Diagnostics) -> Signature {
     let sig = &func.sig;
     if let Some(t) = &sig.asyncness {
         diag.error(t.span(), "a `#[grid_phases]` kernel cannot be `async`");
@@ -75,23 +77,17 @@ pub fn signature(func: &syn::ItemFn, diag: &mut Diagnostics) -> Signature {
     if let Some(t) = &sig.unsafety {
         diag.error(t.span(), "a `#[grid_phases]` kernel cannot be `unsafe`: the DSL has no unsafe operations");
     }
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        diag.error(
-            sig.generics.span(),
-            "a `#[grid_phases]` kernel cannot be generic: write one kernel per element type",
-        );
-    }
     if let syn::ReturnType::Type(_, ty) = &sig.output {
         diag.error(ty.span(), "a `#[grid_phases]` kernel returns nothing: write results into a `&mut [T]` parameter");
     }
     if let Some(v) = &sig.variadic {
         diag.error(v.span(), "a `#[grid_phases]` kernel cannot be variadic");
     }
-    let params = sig.inputs.iter().filter_map(|arg| param(arg, diag)).collect();
+    let params = sig.inputs.iter().filter_map(|arg| param(arg, generics, diag)).collect();
     Signature { name: sig.ident.clone(), vis: func.vis.clone(), attrs: func.attrs.clone(), params }
 }
 
-fn param(arg: &syn::FnArg, diag: &mut Diagnostics) -> Option<ParamDecl> {
+fn param(arg: &syn::FnArg, generics: &Substitution, diag: &mut Diagnostics) -> Option<ParamDecl> {
     let syn::FnArg::Typed(pat_ty) = arg else {
         diag.error(arg.span(), "a `#[grid_phases]` kernel is a free function: `self` is not allowed");
         return None;
@@ -104,7 +100,7 @@ fn param(arg: &syn::FnArg, diag: &mut Diagnostics) -> Option<ParamDecl> {
         diag.error(pat.span(), "kernel parameters must be plain names, e.g. `data: &mut [f32]`");
         return None;
     }
-    let kind = param_kind(&pat_ty.ty, diag)?;
+    let kind = param_kind(&pat_ty.ty, generics, diag)?;
     if pat.mutability.is_some() && matches!(kind, ParamKind::Slice { .. }) {
         diag.error(
             pat.mutability.span(),
@@ -115,9 +111,9 @@ fn param(arg: &syn::FnArg, diag: &mut Diagnostics) -> Option<ParamDecl> {
     Some(ParamDecl { name: pat.ident.clone(), kind, mutable_binding: pat.mutability.is_some(), span: pat_ty.span() })
 }
 
-fn param_kind(ty: &syn::Type, diag: &mut Diagnostics) -> Option<ParamKind> {
+fn param_kind(ty: &syn::Type, generics: &Substitution, diag: &mut Diagnostics) -> Option<ParamKind> {
     match ty {
-        syn::Type::Group(g) => param_kind(&g.elem, diag),
+        syn::Type::Group(g) => param_kind(&g.elem, generics, diag),
         syn::Type::Reference(r) => {
             let syn::Type::Slice(slice) = &*r.elem else {
                 diag.error(ty.span(), "a reference parameter must be a slice, `&[T]` or `&mut [T]`");
@@ -127,7 +123,7 @@ fn param_kind(ty: &syn::Type, diag: &mut Diagnostics) -> Option<ParamKind> {
                 diag.error(r.lifetime.span(), "kernel slices take no lifetime");
                 return None;
             }
-            match scalar_type(&slice.elem) {
+            match generics.scalar_type(&slice.elem) {
                 Some(elem) if elem != Scalar::Bool && elem != Scalar::Usize => {
                     Some(ParamKind::Slice { elem, mutable: r.mutability.is_some() })
                 }
@@ -140,7 +136,7 @@ fn param_kind(ty: &syn::Type, diag: &mut Diagnostics) -> Option<ParamKind> {
                 }
             }
         }
-        _ => match scalar_type(ty) {
+        _ => match generics.scalar_type(ty) {
             Some(s) => Some(ParamKind::Scalar(s)),
             None => {
                 diag.error(
@@ -161,4 +157,220 @@ pub fn scalar_type(ty: &syn::Type) -> Option<Scalar> {
         syn::Type::Group(g) => scalar_type(&g.elem),
         _ => None,
     }
+}
+
+/// A bound on a type parameter: the element types it admits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    /// `T: Int`: the integer types.
+    Int,
+    /// `T: Float`: `f32` and `f64`.
+    Float,
+    /// `T: Num`: the integer and float types.
+    Num,
+}
+
+impl Bound {
+    /// The bound's name, as written.
+    pub fn name(self) -> &'static str {
+        match self {
+            Bound::Int => "Int",
+            Bound::Float => "Float",
+            Bound::Num => "Num",
+        }
+    }
+
+    /// Whether `s` satisfies the bound.
+    pub fn admits(self, s: Scalar) -> bool {
+        match self {
+            Bound::Int => s.is_int(),
+            Bound::Float => s.is_float(),
+            Bound::Num => s != Scalar::Bool,
+        }
+    }
+
+    /// The element types a generic kernel is instantiated for: every type the
+    /// bound admits that a slice can hold.
+    pub fn slice_types(self) -> Vec<Scalar> {
+        Scalar::ALL.into_iter().filter(|s| self.admits(*s) && *s != Scalar::Usize).collect()
+    }
+}
+
+/// A type parameter `T: Bound`.
+#[derive(Clone, Debug)]
+pub struct GenericParam {
+    pub ident: syn::Ident,
+    pub bound: Bound,
+}
+
+/// Reads `<T: Int, U: Float>`: type parameters with one gsync bound each.
+pub fn generics(g: &syn::Generics, what: &str, diag: &mut Diagnostics) -> Vec<GenericParam> {
+    if let Some(w) = &g.where_clause {
+        diag.error(w.span(), format!("{what} takes its bounds inline, e.g. `<T: Float>`, not in a `where` clause"));
+    }
+    let mut out = Vec::new();
+    for p in &g.params {
+        let syn::GenericParam::Type(t) = p else {
+            diag.error(p.span(), format!("{what} is generic only over element types, e.g. `<T: Num>`"));
+            continue;
+        };
+        if let Some(d) = &t.default {
+            diag.error(d.span(), "a type parameter of a kernel or device function takes no default");
+        }
+        let bounds: Vec<_> = t.bounds.iter().collect();
+        let bound = match bounds.as_slice() {
+            [syn::TypeParamBound::Trait(tr)] if tr.lifetimes.is_none() => {
+                match tr.path.segments.last().map(|s| s.ident.to_string()).as_deref() {
+                    Some("Int") => Some(Bound::Int),
+                    Some("Float") => Some(Bound::Float),
+                    Some("Num") => Some(Bound::Num),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        match bound {
+            Some(bound) => out.push(GenericParam { ident: t.ident.clone(), bound }),
+            None => diag.error(
+                t.span(),
+                format!("bound `{}` by one of `Int`, `Float` or `Num`, e.g. `{}: Float`: the bound says which element types and operations the body may use", t.ident, t.ident),
+            ),
+        }
+    }
+    out
+}
+
+/// The element type each type parameter stands for, in one instance.
+#[derive(Clone, Debug, Default)]
+pub struct Substitution {
+    pub types: Vec<(String, Scalar)>,
+}
+
+impl Substitution {
+    /// The type a parameter name stands for.
+    pub fn get(&self, name: &str) -> Option<Scalar> {
+        self.types.iter().find(|(n, _)| n == name).map(|(_, s)| *s)
+    }
+
+    /// A scalar type written as a bare path, a type parameter included.
+    pub fn scalar_type(&self, ty: &syn::Type) -> Option<Scalar> {
+        match ty {
+            syn::Type::Path(p) if p.qself.is_none() => {
+                let name = p.path.get_ident()?.to_string();
+                self.get(&name).or_else(|| Scalar::from_name(&name))
+            }
+            syn::Type::Paren(p) => self.scalar_type(&p.elem),
+            syn::Type::Group(g) => self.scalar_type(&g.elem),
+            _ => None,
+        }
+    }
+}
+
+/// A `#[device]` function: inlined into the kernels that call it.
+pub struct DeviceFn {
+    pub ident: syn::Ident,
+    pub generics: Vec<GenericParam>,
+    pub inputs: Vec<DeviceParam>,
+    /// The return type, `None` for `()`.
+    pub output: Option<syn::Type>,
+    pub body: syn::Block,
+    pub span: Span,
+}
+
+/// A device function's parameter: its pattern and type, read when a call is
+/// lowered (its types may name the function's type parameters).
+pub struct DeviceParam {
+    pub ident: syn::Ident,
+    pub mutable_binding: bool,
+    pub ty: syn::Type,
+    pub span: Span,
+}
+
+impl DeviceParam {
+    /// Whether the parameter is a slice (`Some(true)`) or a scalar under
+    /// `subst`; `None` if its type is not one a device function takes.
+    fn is_slice(&self, subst: &Substitution) -> Option<bool> {
+        match strip_group(&self.ty) {
+            syn::Type::Reference(r) => {
+                let syn::Type::Slice(slice) = strip_group(&r.elem) else { return None };
+                subst.scalar_type(&slice.elem).filter(|s| *s != Scalar::Bool).map(|_| true)
+            }
+            ty => subst.scalar_type(ty).map(|_| false),
+        }
+    }
+}
+
+fn strip_group(ty: &syn::Type) -> &syn::Type {
+    match ty {
+        syn::Type::Group(g) => strip_group(&g.elem),
+        syn::Type::Paren(p) => strip_group(&p.elem),
+        other => other,
+    }
+}
+
+/// Reads a `#[device]` function, reporting what a device function cannot have.
+pub fn device_fn(func: &syn::ItemFn, diag: &mut Diagnostics) -> DeviceFn {
+    let sig = &func.sig;
+    let what = "a `#[device]` function";
+    if let Some(t) = &sig.asyncness {
+        diag.error(t.span(), format!("{what} cannot be `async`"));
+    }
+    if let Some(t) = &sig.unsafety {
+        diag.error(t.span(), format!("{what} cannot be `unsafe`: the DSL has no unsafe operations"));
+    }
+    if let Some(t) = &sig.constness {
+        diag.error(t.span(), format!("{what} cannot be `const`"));
+    }
+    if let Some(v) = &sig.variadic {
+        diag.error(v.span(), format!("{what} cannot be variadic"));
+    }
+    let generics = generics(&sig.generics, what, diag);
+    let mut subst = Substitution::default();
+    for g in &generics {
+        // Any admitted type checks the parameter's shape.
+        let example = if g.bound == Bound::Float { Scalar::F32 } else { Scalar::U32 };
+        subst.types.push((g.ident.to_string(), example));
+    }
+    let mut inputs = Vec::new();
+    for arg in &sig.inputs {
+        let syn::FnArg::Typed(pat_ty) = arg else {
+            diag.error(arg.span(), format!("{what} is a free function: `self` is not allowed"));
+            continue;
+        };
+        let syn::Pat::Ident(pat) = &*pat_ty.pat else {
+            diag.error(pat_ty.pat.span(), "parameters must be plain names, e.g. `data: &mut [f32]`");
+            continue;
+        };
+        if pat.by_ref.is_some() || pat.subpat.is_some() {
+            diag.error(pat.span(), "parameters must be plain names, e.g. `data: &mut [f32]`");
+            continue;
+        }
+        let param = DeviceParam {
+            ident: pat.ident.clone(),
+            mutable_binding: pat.mutability.is_some(),
+            ty: (*pat_ty.ty).clone(),
+            span: pat_ty.span(),
+        };
+        match param.is_slice(&subst) {
+            None => diag.error(
+                pat_ty.ty.span(),
+                "unsupported parameter type: device functions take `&[T]`, `&mut [T]` and scalars (`u32`, `f32`, `bool`, …, or a type parameter)",
+            ),
+            Some(true) if param.mutable_binding => diag.error(
+                pat.mutability.span(),
+                "a slice parameter cannot be a `mut` binding; write `name: &mut [T]` to write into it",
+            ),
+            Some(_) => inputs.push(param),
+        }
+    }
+    let output = match &sig.output {
+        syn::ReturnType::Default => None,
+        syn::ReturnType::Type(_, ty) => {
+            if subst.scalar_type(ty).is_none() {
+                diag.error(ty.span(), "a device function returns a scalar (`u32`, `f32`, `bool`, …, or a type parameter) or nothing");
+            }
+            Some((**ty).clone())
+        }
+    };
+    DeviceFn { ident: sig.ident.clone(), generics, inputs, output, body: (*func.block).clone(), span: sig.ident.span() }
 }

@@ -76,6 +76,13 @@ pub enum HostStmt {
     /// Launch the segment with this index.
     Launch(usize),
     Block(Vec<HostStmt>),
+    /// A device function's inlined body, when it holds a barrier or runs on the host.
+    Inline {
+        call: CallId,
+        body: Vec<HostStmt>,
+    },
+    /// `return` out of an inlined body on the host.
+    Leave(CallId),
 }
 
 /// Splits a kernel at its barriers, or explains why it cannot be split.
@@ -195,6 +202,8 @@ impl Splitter<'_> {
                 HostStmt::For { var: *var, range: range.clone(), body: self.host_block(body)? }
             }
             StmtKind::Block(b) => HostStmt::Block(self.host_block(b)?),
+            StmtKind::Inline { call, body } => HostStmt::Inline { call: *call, body: self.host_block(body)? },
+            StmtKind::Leave(call) => HostStmt::Leave(*call),
             StmtKind::Break(_) => HostStmt::Break,
             StmtKind::Continue(_) => HostStmt::Continue,
             _ => return Err(format!("the statement at line {line} mixes per-thread work with a barrier")),
@@ -235,6 +244,10 @@ impl Splitter<'_> {
                 Some(HostStmt::If { cond: cond.clone(), then, otherwise })
             }
             StmtKind::Block(b) => Some(HostStmt::Block(self.try_host_block(b, local)?)),
+            StmtKind::Inline { call, body } => {
+                Some(HostStmt::Inline { call: *call, body: self.try_host_block(body, local)? })
+            }
+            StmtKind::Leave(call) => Some(HostStmt::Leave(*call)),
             _ => None,
         }
     }
@@ -480,6 +493,7 @@ fn first_access_is_write(body: &[Stmt], array: ArrayId) -> bool {
 /// A barrier inside, or a `break`/`continue` that leaves the statement.
 fn is_host_control(s: &Stmt) -> bool {
     let mut inner_loops = HashSet::new();
+    let mut inner_calls = HashSet::new();
     let mut sync = false;
     let mut escapes = false;
     each_stmt(std::slice::from_ref(s), &mut |x| match &x.kind {
@@ -487,12 +501,15 @@ fn is_host_control(s: &Stmt) -> bool {
         StmtKind::While { id, .. } | StmtKind::Loop { id, .. } | StmtKind::For { id, .. } => {
             inner_loops.insert(*id);
         }
+        StmtKind::Inline { call, .. } => {
+            inner_calls.insert(*call);
+        }
         _ => {}
     });
-    each_stmt(std::slice::from_ref(s), &mut |x| {
-        if let StmtKind::Break(l) | StmtKind::Continue(l) = &x.kind {
-            escapes |= !inner_loops.contains(l);
-        }
+    each_stmt(std::slice::from_ref(s), &mut |x| match &x.kind {
+        StmtKind::Break(l) | StmtKind::Continue(l) => escapes |= !inner_loops.contains(l),
+        StmtKind::Leave(c) => escapes |= !inner_calls.contains(c),
+        _ => {}
     });
     sync || escapes
 }

@@ -9,8 +9,9 @@ use quote::quote;
 pub(crate) fn compile(func: proc_macro2::TokenStream) -> Result<String, Vec<String>> {
     let func: syn::ItemFn = syn::parse2(func).expect("test input is a function");
     let mut diag = Diagnostics::default();
-    let sig = parse::signature(&func, &mut diag);
-    let kernel = lower::kernel(&sig, &func.block, 0, &mut diag);
+    let none = parse::Substitution::default();
+    let sig = parse::signature(&func, &none, &mut diag);
+    let kernel = lower::kernel(&sig, &func.block, 0, &Default::default(), &none, &mut diag);
     if let Some(k) = &kernel {
         check::kernel(k, &mut diag);
     }
@@ -398,8 +399,9 @@ fn shared_arrays_beyond_48_kib_are_rejected_on_the_array_that_crosses() {
 fn split_of(func: proc_macro2::TokenStream) -> (crate::ir::Kernel, Result<crate::split::SplitPlan, String>) {
     let func: syn::ItemFn = syn::parse2(func).expect("test input is a function");
     let mut diag = Diagnostics::default();
-    let sig = parse::signature(&func, &mut diag);
-    let k = lower::kernel(&sig, &func.block, 0, &mut diag).expect("the kernel lowers");
+    let none = parse::Substitution::default();
+    let sig = parse::signature(&func, &none, &mut diag);
+    let k = lower::kernel(&sig, &func.block, 0, &Default::default(), &none, &mut diag).expect("the kernel lowers");
     check::kernel(&k, &mut diag);
     assert!(!diag.has_errors(), "the kernel checks");
     let plan = crate::split::plan(&k);

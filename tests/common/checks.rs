@@ -3,6 +3,10 @@
 //! held to the same references.
 
 #[allow(unused_imports)] // the heat-equation checks, under the same path
+pub use super::functions::{
+    a_device_function_holds_a_grid_barrier, a_generic_kernel_reduces_every_element_type,
+    device_functions_return_early_and_short_circuit,
+};
 pub use super::heat_checks::*;
 use super::kernels::*;
 #[allow(unused_imports)] // the Smith-Waterman checks, under the same path
@@ -20,7 +24,7 @@ pub enum Scale {
 }
 
 impl Scale {
-    fn pick(self, full: usize, small: usize) -> usize {
+    pub fn pick(self, full: usize, small: usize) -> usize {
         match self {
             Scale::Full => full,
             Scale::Small => small,

@@ -573,5 +573,12 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
         &gsync::kernels::smith_waterman::smith_waterman::KERNEL,
         &gsync::kernels::heat::heat_global::KERNEL,
         &gsync::kernels::heat::heat_resident::KERNEL,
+        &super::functions::kernels::next_match::KERNEL,
+        &super::functions::kernels::pair_rounds::KERNEL,
+        &super::functions::kernels::reduce::__u8::KERNEL,
+        &super::functions::kernels::reduce::__i16::KERNEL,
+        &super::functions::kernels::reduce::__u64::KERNEL,
+        &super::functions::kernels::reduce::__f32::KERNEL,
+        &super::functions::kernels::reduce::__f64::KERNEL,
     ]
 }

@@ -4,6 +4,7 @@
 
 pub mod checks;
 pub mod deep;
+pub mod functions;
 pub mod heat_checks;
 pub mod kernels;
 pub mod radix;
@@ -47,6 +48,9 @@ macro_rules! with_every_check {
             heat_resident_matches_the_reference_bit_for_bit,
             heat_resident_exchanges_halos_between_blocks,
             heat_resident_refuses_fields_it_cannot_hold,
+            a_generic_kernel_reduces_every_element_type,
+            device_functions_return_early_and_short_circuit,
+            a_device_function_holds_a_grid_barrier,
         );
     };
 }

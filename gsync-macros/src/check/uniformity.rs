@@ -64,6 +64,24 @@ fn tolerates(c: Collective) -> Level {
     }
 }
 
+/// How the messages name a collective.
+fn collective_name(c: Collective) -> &'static str {
+    match c {
+        Collective::GridSync => "`grid_sync()`",
+        Collective::SyncBlock => "`sync_block()`",
+        Collective::Shuffle => "a warp shuffle",
+    }
+}
+
+/// What goes wrong when some threads skip a collective.
+fn consequence(c: Collective) -> &'static str {
+    match c {
+        Collective::GridSync => "the threads that skip it leave all others waiting forever",
+        Collective::SyncBlock => "threads that skip it leave the others waiting forever",
+        Collective::Shuffle => "warp shuffles exchange values among all 32 lanes, so every thread of the block must take part",
+    }
+}
+
 /// The error for a collective under control that depends on `scope` identity.
 fn message(c: Collective, scope: &str) -> String {
     match c {
@@ -80,6 +98,17 @@ fn message(c: Collective, scope: &str) -> String {
     }
 }
 
+/// An inlined device-function call being analysed.
+struct CallFrame {
+    call: CallId,
+    /// The control level at the call.
+    entry: Taint,
+    /// Loops open outside the call (its `return` leaves only those inside).
+    outer_loops: usize,
+    /// After a `return` under varying control, the rest of the body runs divergent.
+    left: Taint,
+}
+
 struct Analysis<'k> {
     kernel: &'k Kernel,
     vars: Vec<Taint>,
@@ -89,9 +118,18 @@ struct Analysis<'k> {
     open_loops: Vec<LoopId>,
     /// After a `return` under varying control, the rest runs divergent.
     returned: Taint,
+    /// The device-function calls being analysed, innermost last.
+    calls: Vec<CallFrame>,
     changed: bool,
     report: bool,
-    errors: Vec<(Span, String, Span, String)>,
+    errors: Vec<Report>,
+}
+
+/// An error with its notes, each on its own span.
+struct Report {
+    span: Span,
+    message: String,
+    notes: Vec<(Span, String)>,
 }
 
 pub fn check(k: &Kernel, diag: &mut Diagnostics) {
@@ -99,8 +137,8 @@ pub fn check(k: &Kernel, diag: &mut Diagnostics) {
     a.report = true;
     a.returned = Taint::UNIFORM;
     a.block(&k.body, Taint::UNIFORM);
-    for (span, message, note_span, note) in a.errors {
-        diag.error_with_note(span, message, note_span, note);
+    for r in a.errors {
+        diag.error_with_notes(r.span, r.message, r.notes);
     }
 }
 
@@ -118,6 +156,7 @@ fn analyse(k: &Kernel) -> Analysis<'_> {
         loop_exits: vec![Taint::UNIFORM; k.loops],
         open_loops: Vec::new(),
         returned: Taint::UNIFORM,
+        calls: Vec::new(),
         changed: true,
         report: false,
         errors: Vec::new(),
@@ -158,7 +197,10 @@ impl Analysis<'_> {
 
     fn block_inner(&mut self, block: &Block, ctx: Taint) {
         for s in block {
-            let ctx = ctx.join(self.returned);
+            let mut ctx = ctx.join(self.returned);
+            if let Some(frame) = self.calls.last() {
+                ctx = ctx.join(frame.left);
+            }
             self.stmt(s, ctx);
         }
     }
@@ -243,6 +285,22 @@ impl Analysis<'_> {
             }
             StmtKind::GridSync { .. } | StmtKind::SyncBlock => {}
             StmtKind::Block(b) => self.block(b, ctx),
+            StmtKind::Inline { call, body } => {
+                let outer_loops = self.open_loops.len();
+                self.calls.push(CallFrame { call: *call, entry: ctx, outer_loops, left: Taint::UNIFORM });
+                self.block(body, ctx);
+                self.calls.pop();
+            }
+            StmtKind::Leave(_) => {
+                let frame = self.calls.last_mut().expect("a `return` leaves the call it is in");
+                if ctx.level > frame.left.level {
+                    frame.left = ctx;
+                }
+                let inner_loops = self.open_loops[frame.outer_loops..].to_vec();
+                for l in inner_loops {
+                    self.raise_exit(l, ctx);
+                }
+            }
         }
         if let Some(c) = Collective::of_stmt(&s.kind) {
             self.collective(c, s.span, ctx);
@@ -255,18 +313,37 @@ impl Analysis<'_> {
         self.open_loops.pop();
     }
 
-    /// Reports a collective reached under control more divergent than it tolerates.
+    /// Reports a collective reached under control more divergent than it
+    /// tolerates. Inside a device function, the call that brought the
+    /// divergence in (the outermost whose own control is too divergent) is
+    /// where the error is, with a note at the collective in the function.
     fn collective(&mut self, c: Collective, span: Span, ctx: Taint) {
-        if ctx.level > tolerates(c) {
-            let scope = if ctx.level == Level::Block { "block" } else { "thread" };
-            self.error(span, message(c, scope), ctx, format!("this depends on {scope} identity"));
+        if ctx.level <= tolerates(c) || !self.report {
+            return;
         }
-    }
-
-    fn error(&mut self, span: Span, message: impl Into<String>, ctx: Taint, note: impl Into<String>) {
-        if self.report {
-            self.errors.push((span, message.into(), ctx.cause.unwrap_or(span), note.into()));
-        }
+        let scope = if ctx.level == Level::Block { "block" } else { "thread" };
+        let blamed = self.calls.iter().find(|f| f.entry.level > tolerates(c));
+        let mut notes = Vec::new();
+        let at = match blamed {
+            Some(frame) => {
+                let call = self.kernel.call(frame.call);
+                let what = collective_name(c);
+                notes.push((span, format!("`{}` runs {what} here", call.function)));
+                let message = format!(
+                    "this call runs {what} (inside `{}`) in control flow that depends on {scope} identity: {}",
+                    call.function,
+                    consequence(c)
+                );
+                self.errors.push(Report { span: call.span, message, notes: Vec::new() });
+                frame.entry
+            }
+            None => {
+                self.errors.push(Report { span, message: message(c, scope), notes: Vec::new() });
+                ctx
+            }
+        };
+        notes.push((at.cause.unwrap_or(span), format!("this depends on {scope} identity")));
+        self.errors.last_mut().expect("just pushed").notes = notes;
     }
 
     /// The level of an expression's value; `ctx` is the control under which

@@ -299,6 +299,16 @@ impl CudaEmitter<'_> {
             }
             StmtKind::SyncBlock => self.around_barrier("gsync_sync_block();"),
             StmtKind::Block(b) => self.nested("", b),
+            StmtKind::Inline { call, body } => {
+                let info = self.k.call(*call);
+                self.line(&format!("// {}(…), line {}, inlined", info.function, crate::diagnostics::line_of(info.span)));
+                self.nested("", body);
+                if info.leaves {
+                    // A label after the block: `return` jumps out of the function's scope, past nothing.
+                    self.line(&format!("{}: ;", cuda_names::leave_label(self.k, *call)));
+                }
+            }
+            StmtKind::Leave(call) => self.line(&format!("goto {};", cuda_names::leave_label(self.k, *call))),
         }
     }
 

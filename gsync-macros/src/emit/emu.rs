@@ -255,6 +255,8 @@ impl RustStmts for Emu<'_> {
             StmtKind::Break(_) => View::Break,
             StmtKind::Continue(_) => View::Continue,
             StmtKind::Block(b) => View::Block(b),
+            StmtKind::Inline { call, body } => View::Inline { call: *call, body },
+            StmtKind::Leave(call) => View::Leave(*call),
             StmtKind::LetArray { .. }
             | StmtKind::Assign { .. }
             | StmtKind::Expr(_)

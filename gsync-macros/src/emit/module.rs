@@ -51,8 +51,9 @@ pub struct Sources {
     pub rust_signature: String,
 }
 
-/// The module for a kernel whose CUDA has been generated.
-pub fn module(
+/// The items of the module for a kernel whose CUDA has been generated
+/// (which [`wrapper`] puts in the module).
+pub fn items(
     sig: &Signature,
     k: &Kernel,
     src: &Sources,
@@ -92,9 +93,7 @@ pub fn module(
     // `Call` borrows the buffers for `'p`; a kernel without slices has no lifetime to name.
     let has_slices = fields.iter().any(|field| !matches!(field.kind, FieldKind::Scalar));
     let (call_generics, call_ty) = if has_slices { (quote!(<'p>), quote!(Call<'_>)) } else { (quote!(), quote!(Call)) };
-    wrapper(
-        sig,
-        quote! {
+    quote! {
             /// The kernel as the runtime sees it: its CUDA, fused and split, and its shape.
             pub static KERNEL: ::gsync::KernelSpec = ::gsync::KernelSpec {
                 name: #name,
@@ -225,8 +224,7 @@ pub fn module(
                 #spec.source(::gsync::Barrier::default(), #spec.default_block_size())
             }
             }
-        },
-    )
+    }
 }
 
 /// The parameters of the split form and the emulator body: the kernel's, named as their
@@ -384,8 +382,9 @@ mod tests {
     fn declared(func: TokenStream, attribute: u32) -> DeclaredThreads {
         let func: syn::ItemFn = syn::parse2(func).expect("a function");
         let mut diag = Diagnostics::default();
-        let sig = parse::signature(&func, &mut diag);
-        let kernel = lower::kernel(&sig, &func.block, attribute, &mut diag).expect("lowers");
+        let none = parse::Substitution::default();
+        let sig = parse::signature(&func, &none, &mut diag);
+        let kernel = lower::kernel(&sig, &func.block, attribute, &Default::default(), &none, &mut diag).expect("lowers");
         declared_threads(&kernel)
     }
 

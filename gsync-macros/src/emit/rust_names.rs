@@ -1,7 +1,7 @@
 //! The Rust identifiers that the emulator body, the split form's host code and the
 //! generated module share for the kernel's variables and arrays and for the GPU handle.
 
-use crate::ir::{ArrayId, Kernel, UniqueName, VarId};
+use crate::ir::{ArrayId, CallId, Kernel, UniqueName, VarId};
 use crate::names;
 use proc_macro2::{Ident, Span};
 use quote::format_ident;
@@ -14,6 +14,11 @@ pub fn var_ident(k: &Kernel, v: VarId) -> Ident {
 /// The Rust name of a slice or array in the split form's host code and the emulator.
 pub fn array_ident(k: &Kernel, a: ArrayId) -> Ident {
     local(&k.array(a).unique)
+}
+
+/// The label of an inlined call's block, which its `return`s break out of.
+pub fn leave_label(k: &Kernel, call: CallId) -> syn::Lifetime {
+    syn::Lifetime::new(&format!("'gsync_return_{}_{}", names::stem(&k.call(call).function), call.0), Span::call_site())
 }
 
 /// The `&Gpu` parameter of the generated functions (hygienic: a kernel

@@ -5,8 +5,8 @@
 //! thread-local arrays and barriers, the host code its segment launches.
 
 use crate::emit::rust_expr::{scalar_type, RustContext, RustExpr};
-use crate::emit::rust_names::var_ident;
-use crate::ir::{BinOp, Expr, ForRange, Kernel, VarId};
+use crate::emit::rust_names::{leave_label, var_ident};
+use crate::ir::{BinOp, CallId, Expr, ForRange, Kernel, VarId};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -43,6 +43,13 @@ pub enum View<'s, S> {
     Break,
     Continue,
     Block(&'s [S]),
+    /// A device function's inlined body: a block, labeled when a `return` leaves it.
+    Inline {
+        call: CallId,
+        body: &'s [S],
+    },
+    /// `return` in a device function: `break` out of its labeled block.
+    Leave(CallId),
     /// A statement only this emitter has: [`RustStmts::own`] writes it.
     Own,
 }
@@ -140,6 +147,19 @@ fn stmt_inner<E: RustStmts>(e: &E, s: &E::Stmt) -> TokenStream {
         View::Block(b) => {
             let b = block(e, b);
             quote!({ #b })
+        }
+        View::Inline { call, body } => {
+            let b = block(e, body);
+            if k.call(call).leaves {
+                let label = leave_label(k, call);
+                quote!(#label: { #b })
+            } else {
+                quote!({ #b })
+            }
+        }
+        View::Leave(call) => {
+            let label = leave_label(k, call);
+            quote!(break #label;)
         }
         View::Own => e.own(s),
     }

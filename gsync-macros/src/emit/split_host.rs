@@ -67,6 +67,8 @@ impl RustStmts for SplitHost<'_> {
             HostStmt::Break => View::Break,
             HostStmt::Continue => View::Continue,
             HostStmt::Block(b) => View::Block(b),
+            HostStmt::Inline { call, body } => View::Inline { call: *call, body },
+            HostStmt::Leave(call) => View::Leave(*call),
             HostStmt::Launch(_) => View::Own,
         }
     }

@@ -5,7 +5,6 @@ use super::{Binding, ConstValue, Lowerer};
 use super::{Expr, ExprKind};
 use crate::ir::*;
 use crate::names;
-use crate::parse::scalar_type;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
@@ -176,7 +175,7 @@ impl Lowerer<'_> {
                 }
             };
         }
-        match methods::associated_const(&p.path) {
+        match methods::associated_const(&p.path, &|name| self.type_named(name)) {
             Some((value, ty)) => Some(self.const_expr(value, ty, span)),
             None => {
                 let text = quote::quote!(#p).to_string().replace(' ', "");
@@ -265,8 +264,17 @@ impl Lowerer<'_> {
             return None;
         }
         let lhs = self.expr(&b.left);
+        let outer = std::mem::take(&mut self.pending);
         let rhs = self.expr(&b.right);
+        let rhs_calls = std::mem::replace(&mut self.pending, outer);
         let (lhs, rhs) = (lhs?, rhs?);
+        if op.is_logical() && !rhs_calls.is_empty() {
+            // The right side's device functions run only where it is evaluated.
+            let both = self.binary_of(op, lhs, rhs, span);
+            let ExprKind::Binary(_, lhs, rhs) = both.kind else { unreachable!("binary_of builds a binary") };
+            return Some(self.short_circuit(op, *lhs, *rhs, rhs_calls, span));
+        }
+        self.pending.extend(rhs_calls);
         Some(self.binary_of(op, lhs, rhs, span))
     }
 
@@ -292,7 +300,7 @@ impl Lowerer<'_> {
 
     fn cast(&mut self, c: &syn::ExprCast) -> Option<Expr> {
         let span = c.span();
-        let Some(target) = scalar_type(&c.ty) else {
+        let Some(target) = self.scalar_type(&c.ty) else {
             self.diag.error(c.ty.span(), "`as` casts only to primitive types (`u32`, `f32`, …)");
             return None;
         };
@@ -500,12 +508,15 @@ impl Lowerer<'_> {
             self.diag.error(c.func.span(), "only named functions can be called in kernels");
             return None;
         };
+        if let Some(f) = self.device_function_of(c) {
+            return self.device_call_value(f, c);
+        }
         let segments: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
         let last = segments.last().cloned().unwrap_or_default();
         let args = || c.args.iter().collect::<Vec<_>>();
         // `f32::from_bits(x)` and friends.
         if segments.len() == 2 {
-            if let Some(ty) = Scalar::from_name(&segments[0]) {
+            if let Some(ty) = self.type_named(&segments[0]) {
                 return self.associated_call(ty, &last, &args(), span);
             }
         }
@@ -548,7 +559,7 @@ impl Lowerer<'_> {
                 None
             }
             _ => {
-                self.diag.error(c.func.span(), format!("unknown function `{last}`: kernels cannot call functions other than the gsync builtins (see docs/dsl.md)"));
+                self.diag.error(c.func.span(), format!("unknown function `{last}`: kernels call the gsync builtins and the `#[device]` functions of their `#[gsync::kernels]` module (see docs/dsl.md)"));
                 None
             }
         }
@@ -618,11 +629,18 @@ impl Lowerer<'_> {
             _ => return self.value_block_error(span),
         };
         let cond = self.expr(&i.cond);
+        let outer = std::mem::take(&mut self.pending);
         let then = self.expr(then_expr);
+        let then_calls = std::mem::take(&mut self.pending);
         let other = self.expr(otherwise);
+        let other_calls = std::mem::replace(&mut self.pending, outer);
         let (cond, then, other) = (cond?, then?, other?);
         self.require(cond.ty, Scalar::Bool, cond.span, "an `if` condition");
         self.unify(then.ty, other.ty, span);
+        if !then_calls.is_empty() || !other_calls.is_empty() {
+            // Each branch's device functions run only in that branch.
+            return Some(self.select_with_calls(cond, [(then, then_calls), (other, other_calls)], span));
+        }
         let ty = then.ty;
         Some(self.expr_of(
             ExprKind::Select { cond: Box::new(cond), then: Box::new(then), otherwise: Box::new(other) },

@@ -127,13 +127,16 @@ pub fn atomic_supported(op: AtomicOp, elem: Scalar) -> bool {
 }
 
 /// `u32::MAX`, `f32::EPSILON`, `f32::consts::PI`, `core::f64::consts::E`, …
-pub fn associated_const(path: &syn::Path) -> Option<(ConstValue, Scalar)> {
+/// (`type_named` resolves the type's name, a type parameter included).
+pub fn associated_const(path: &syn::Path, type_named: &dyn Fn(&str) -> Option<Scalar>) -> Option<(ConstValue, Scalar)> {
     let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
     let segs: Vec<&str> = segs.iter().map(String::as_str).skip_while(|s| matches!(*s, "std" | "core")).collect();
     match segs.as_slice() {
-        [ty, "consts", name] => float_const(Scalar::from_name(ty)?, name, true),
+        [ty, "consts", name] => float_const(type_named(ty)?, name, true),
+        [ty, "ZERO"] => zero_one(type_named(ty)?, 0),
+        [ty, "ONE"] => zero_one(type_named(ty)?, 1),
         [ty, name] => {
-            let ty = Scalar::from_name(ty)?;
+            let ty = type_named(ty)?;
             if ty.is_float() {
                 float_const(ty, name, false)
             } else if ty.is_int() {
@@ -143,6 +146,15 @@ pub fn associated_const(path: &syn::Path) -> Option<(ConstValue, Scalar)> {
             }
         }
         _ => None,
+    }
+}
+
+/// `T::ZERO` and `T::ONE` of the `Num` bound.
+fn zero_one(ty: Scalar, v: i8) -> Option<(ConstValue, Scalar)> {
+    match ty {
+        Scalar::Bool => None,
+        t if t.is_float() => Some((ConstValue::Float(v as f64), t)),
+        t => Some((ConstValue::Int(v as i128), t)),
     }
 }
 

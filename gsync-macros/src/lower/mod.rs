@@ -5,6 +5,8 @@
 //! that need the final types (signedness, literal ranges) and the uniformity
 //! analysis run afterwards, in `crate::check`.
 
+mod call;
+pub mod consts;
 mod expr;
 mod methods;
 mod resolve;
@@ -14,7 +16,7 @@ pub mod types;
 use crate::diagnostics::{line_of, Diagnostics};
 use crate::ir::{self, *};
 use crate::names;
-use crate::parse::{ParamKind, Signature};
+use crate::parse::{DeviceFn, ParamKind, Signature, Substitution};
 use proc_macro2::Span;
 use std::collections::{HashMap, HashSet};
 use types::{Inferred, TyId, TypeTable};
@@ -31,6 +33,8 @@ type Stmt = ir::Stmt<TyId>;
 type StmtKind = ir::StmtKind<TyId>;
 type Var = ir::Var<TyId>;
 
+pub use call::RESERVED as RESERVED_NAMES;
+
 /// What a name in scope stands for.
 #[derive(Clone, Copy)]
 enum Binding {
@@ -43,8 +47,8 @@ enum Binding {
     },
 }
 
-#[derive(Clone, Copy)]
-enum ConstValue {
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ConstValue {
     Int(i128),
     Float(f64),
     Bool(bool),
@@ -54,9 +58,44 @@ struct LoopFrame {
     id: LoopId,
 }
 
+/// What a kernel sees besides its own body: the `#[device]` functions and
+/// the `const`s of its `#[gsync::kernels]` module (empty for a kernel of its own).
+#[derive(Default)]
+pub struct ModuleItems {
+    pub functions: Vec<DeviceFn>,
+    /// Module-level constants, already evaluated.
+    pub consts: Vec<(String, ConstValue, Scalar)>,
+}
+
+impl ModuleItems {
+    fn function(&self, name: &str) -> Option<&DeviceFn> {
+        self.functions.iter().find(|f| f.ident == name)
+    }
+}
+
+/// A device function being inlined: where its `return`s go.
+struct FnFrame {
+    call: CallId,
+    name: String,
+    /// The variable that receives the result, and its type.
+    result: Option<(VarId, TyId)>,
+}
+
 /// Lowering state for one kernel.
 pub struct Lowerer<'d> {
     diag: &'d mut Diagnostics,
+    items: &'d ModuleItems,
+    /// The element types of the type parameters in scope: the kernel's, then
+    /// one per device function being inlined.
+    generics: Vec<Substitution>,
+    /// Statements an expression needs run before the statement that holds it:
+    /// the inlined bodies of the device functions it calls.
+    pending: Block,
+    calls: Vec<InlinedCall>,
+    fn_frames: Vec<FnFrame>,
+    /// Set while lowering a call that is a whole statement, the only place a
+    /// call may pass `&mut` slices.
+    statement_call: bool,
     types: TypeTable,
     vars: Vec<Var>,
     arrays: Vec<Array>,
@@ -73,20 +112,15 @@ pub struct Lowerer<'d> {
 }
 
 /// Lowers a whole kernel. Returns `None` if lowering found errors.
-pub fn kernel(sig: &Signature, body: &syn::Block, default_threads: u32, diag: &mut Diagnostics) -> Option<Kernel> {
-    let mut l = Lowerer {
-        diag,
-        types: TypeTable::default(),
-        vars: Vec::new(),
-        arrays: Vec::new(),
-        scopes: vec![HashMap::new()],
-        spellings: HashSet::new(),
-        loops: Vec::new(),
-        loop_count: 0,
-        grid_syncs: 0,
-        depth: 0,
-        local_elem_types: Vec::new(),
-    };
+pub fn kernel(
+    sig: &Signature,
+    body: &syn::Block,
+    default_threads: u32,
+    items: &ModuleItems,
+    generics: &Substitution,
+    diag: &mut Diagnostics,
+) -> Option<Kernel> {
+    let mut l = Lowerer::new(items, generics, diag);
     let params = sig.params.iter().map(|p| l.param(p)).collect();
     let body = l.block_in_scope(&body.stmts);
     if l.diag.has_errors() {
@@ -107,7 +141,38 @@ pub fn kernel(sig: &Signature, body: &syn::Block, default_threads: u32, diag: &m
         grid_syncs: l.grid_syncs,
         loops: l.loop_count,
         default_threads,
+        calls: l.calls,
     })
+}
+
+/// The scope every kernel and device function starts from: the module's constants.
+fn module_scope(items: &ModuleItems) -> HashMap<String, Binding> {
+    items.consts.iter().map(|(name, value, ty)| (name.clone(), Binding::Const { value: *value, ty: *ty })).collect()
+}
+
+impl<'d> Lowerer<'d> {
+    /// A lowerer at the start of a kernel: only the module's constants in scope.
+    fn new(items: &'d ModuleItems, generics: &Substitution, diag: &'d mut Diagnostics) -> Lowerer<'d> {
+        Lowerer {
+            diag,
+            items,
+            generics: vec![generics.clone()],
+            pending: Vec::new(),
+            calls: Vec::new(),
+            fn_frames: Vec::new(),
+            statement_call: false,
+            types: TypeTable::default(),
+            vars: Vec::new(),
+            arrays: Vec::new(),
+            scopes: vec![module_scope(items), HashMap::new()],
+            spellings: HashSet::new(),
+            loops: Vec::new(),
+            loop_count: 0,
+            grid_syncs: 0,
+            depth: 0,
+            local_elem_types: Vec::new(),
+        }
+    }
 }
 
 impl Lowerer<'_> {
@@ -199,6 +264,17 @@ impl Lowerer<'_> {
         if let Err((found, _)) = self.types.require(id, s) {
             self.diag.error(span, format!("{what} must be `{}`, found {}", s.name(), found.describe()));
         }
+    }
+
+    /// A primitive type written as a bare path, or a type parameter in scope.
+    fn scalar_type(&self, ty: &syn::Type) -> Option<Scalar> {
+        self.generics.last().expect("the kernel's substitution is always there").scalar_type(ty)
+    }
+
+    /// A primitive type by name, or a type parameter in scope.
+    fn type_named(&self, name: &str) -> Option<Scalar> {
+        let subst = self.generics.last().expect("the kernel's substitution is always there");
+        subst.get(name).or_else(|| Scalar::from_name(name))
     }
 
     fn inferred(&self, id: TyId) -> Inferred {

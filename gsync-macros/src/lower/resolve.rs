@@ -63,6 +63,8 @@ impl Resolver<'_> {
             StmtKind::GridSync { index, line } => StmtKind::GridSync { index, line },
             StmtKind::SyncBlock => StmtKind::SyncBlock,
             StmtKind::Block(b) => StmtKind::Block(self.block(b)),
+            StmtKind::Inline { call, body } => StmtKind::Inline { call, body: self.block(body) },
+            StmtKind::Leave(call) => StmtKind::Leave(call),
         }
     }
 

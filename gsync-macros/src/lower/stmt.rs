@@ -3,10 +3,9 @@
 use super::expr::expr_has_effects;
 use super::types::TyId;
 use super::{ArrayInit, Block, Expr, ExprKind, ForRange, Place, StmtKind};
-use super::{Binding, ConstValue, LoopFrame, Lowerer};
+use super::{Binding, LoopFrame, Lowerer};
 use crate::ir::*;
 use crate::names;
-use crate::parse::scalar_type;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
@@ -19,8 +18,23 @@ impl Lowerer<'_> {
         out
     }
 
-    fn stmt(&mut self, s: &syn::Stmt, out: &mut Block) {
-        crate::stack::deep(|| self.stmt_inner(s, out))
+    pub(super) fn stmt(&mut self, s: &syn::Stmt, out: &mut Block) {
+        crate::stack::deep(|| {
+            // The device functions its expressions call run first, inlined.
+            let outer = std::mem::take(&mut self.pending);
+            let mut lowered = Vec::new();
+            self.stmt_inner(s, &mut lowered);
+            let hoisted = std::mem::replace(&mut self.pending, outer);
+            self.hoisted_before(&hoisted, &lowered);
+            out.extend(hoisted);
+            out.extend(lowered);
+        })
+    }
+
+    /// Moves the statements the expressions lowered so far need into `out`,
+    /// where a statement is about to be pushed in the middle of lowering.
+    pub(super) fn flush_pending(&mut self, out: &mut Block) {
+        out.append(&mut self.pending);
     }
 
     fn stmt_inner(&mut self, s: &syn::Stmt, out: &mut Block) {
@@ -79,6 +93,7 @@ impl Lowerer<'_> {
                     self.diag.error(span, "`continue` outside of a loop");
                 }
             }
+            syn::Expr::Return(r) if self.in_device_function() => self.function_return(r, out),
             syn::Expr::Return(r) => {
                 if r.expr.is_some() {
                     self.diag.error(span, "a kernel returns nothing: write results into a `&mut [T]` parameter");
@@ -87,12 +102,22 @@ impl Lowerer<'_> {
                 }
             }
             syn::Expr::Call(c) if self.is_barrier_call(c) => self.barrier(c, out),
+            syn::Expr::Call(c) if self.device_function_of(c).is_some() => {
+                let f = self.device_function_of(c).expect("checked by the guard");
+                self.device_call_statement(f, c);
+            }
             _ => self.value_statement(e, out),
         }
     }
 
     /// An expression statement: only atomics have an effect worth keeping.
     fn value_statement(&mut self, e: &syn::Expr, out: &mut Block) {
+        if let syn::Expr::Call(c) = e {
+            if let Some(f) = self.device_function_of(c) {
+                self.device_call_statement(f, c);
+                return;
+            }
+        }
         let Some(lowered) = self.expr(e) else { return };
         if expr_has_effects(&lowered) {
             out.push(Self::stmt_of(StmtKind::Expr(lowered), e.span()));
@@ -138,33 +163,6 @@ impl Lowerer<'_> {
         body
     }
 
-    fn const_item(&mut self, c: &syn::ItemConst) {
-        let Some(ty) = scalar_type(&c.ty) else {
-            self.diag.error(c.ty.span(), "a kernel `const` must have a primitive type");
-            return;
-        };
-        let Some(e) = self.expr(&c.expr) else { return };
-        self.require(e.ty, ty, e.span, "the constant's value");
-        let value = match e.kind {
-            ExprKind::Int(v) if ty.is_int() => ConstValue::Int(v),
-            ExprKind::Float(v) if ty.is_float() => ConstValue::Float(v),
-            ExprKind::Int(v) if ty.is_float() => ConstValue::Float(v as f64),
-            ExprKind::Bool(v) => ConstValue::Bool(v),
-            _ => {
-                self.diag.error(c.expr.span(), "a kernel `const` must be a literal or a constant such as `u32::MAX`");
-                return;
-            }
-        };
-        if let ConstValue::Int(v) = value {
-            let (lo, hi) = ty.int_range();
-            if v < lo || v > hi {
-                self.diag.error(c.expr.span(), format!("literal out of range for `{}`", ty.name()));
-                return;
-            }
-        }
-        self.bind(names::rust_name(&c.ident), Binding::Const { value, ty });
-    }
-
     fn local(&mut self, local: &syn::Local, out: &mut Block) {
         let span = local.span();
         let (ident, mutable, annotated) = match self.let_pattern(&local.pat) {
@@ -198,7 +196,7 @@ impl Lowerer<'_> {
             }
         }
         let annotated_scalar = match &annotated {
-            Some(t) => match scalar_type(t) {
+            Some(t) => match self.scalar_type(t) {
                 Some(s) => Some(s),
                 None => {
                     self.diag.error(
@@ -233,7 +231,7 @@ impl Lowerer<'_> {
                 self.bind(names::rust_name(&ident), Binding::Var(var));
             }
             Some(e) => {
-                let Some(value) = self.expr(e) else {
+                let Some(value) = self.statement_value(e) else {
                     // Keep the name known so later uses do not pile up errors.
                     let ty = self.types.any_int();
                     self.declare_var(&ident, ty, mutable);
@@ -257,7 +255,7 @@ impl Lowerer<'_> {
     }
 
     /// Lowers `place = <if/block with statements>` into assignments in each branch.
-    fn assign_value(&mut self, place: Place, ty: TyId, e: &syn::Expr, out: &mut Block) {
+    pub(super) fn assign_value(&mut self, place: Place, ty: TyId, e: &syn::Expr, out: &mut Block) {
         crate::stack::deep(|| self.assign_value_inner(place, ty, e, out))
     }
 
@@ -283,8 +281,9 @@ impl Lowerer<'_> {
                 out.push(Self::stmt_of(StmtKind::Block(block), span));
             }
             _ => {
-                let Some(value) = self.expr(e) else { return };
+                let Some(value) = self.statement_value(e) else { return };
                 self.unify(ty, value.ty, value.span);
+                self.flush_pending(out);
                 out.push(Self::stmt_of(StmtKind::Assign { place, op: None, value }, span));
             }
         }
@@ -324,7 +323,7 @@ impl Lowerer<'_> {
         out: &mut Block,
     ) {
         let annotated_elem = match annotated {
-            Some(syn::Type::Array(a)) => scalar_type(&a.elem),
+            Some(syn::Type::Array(a)) => self.scalar_type(&a.elem),
             _ => None,
         };
         match kind {
@@ -414,7 +413,7 @@ impl Lowerer<'_> {
                 return;
             }
         };
-        let Some(elem) = scalar_type(elem).filter(|s| *s != Scalar::Bool) else {
+        let Some(elem) = self.scalar_type(elem).filter(|s| *s != Scalar::Bool) else {
             self.diag.error(elem.span(), "a shared array holds a numeric primitive type");
             return;
         };
@@ -437,31 +436,9 @@ impl Lowerer<'_> {
         self.bind(name, Binding::Array(array));
     }
 
-    /// An array length: an integer literal or a `const`.
+    /// An array length: a positive integer constant.
     fn const_len(&mut self, e: &syn::Expr) -> Option<u64> {
-        crate::stack::deep(|| self.const_len_inner(e))
-    }
-
-    fn const_len_inner(&mut self, e: &syn::Expr) -> Option<u64> {
-        let value = match e {
-            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u64>().ok(),
-            syn::Expr::Path(p) => match p.path.get_ident().and_then(|i| self.lookup(&names::rust_name(i))) {
-                Some(Binding::Const { value: ConstValue::Int(v), .. }) => u64::try_from(v).ok(),
-                _ => None,
-            },
-            syn::Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
-                syn::Stmt::Expr(inner, None) => return self.const_len(inner),
-                _ => None,
-            },
-            _ => None,
-        };
-        match value {
-            Some(n) if n > 0 => Some(n),
-            _ => {
-                self.diag.error(e.span(), "an array length must be a positive integer literal or `const`");
-                None
-            }
-        }
+        self.const_length(e)
     }
 
     fn let_pattern(&mut self, pat: &syn::Pat) -> Option<LetPattern> {
@@ -497,7 +474,8 @@ impl Lowerer<'_> {
             self.assign_value(place, place_ty, right, out);
             return;
         }
-        let Some(value) = self.expr(right) else { return };
+        let value = if op.is_none() { self.statement_value(right) } else { self.expr(right) };
+        let Some(value) = value else { return };
         match op {
             Some(o) if o.is_shift() => {}
             _ => self.unify(place_ty, value.ty, span),
@@ -604,15 +582,32 @@ impl Lowerer<'_> {
     fn while_stmt(&mut self, w: &syn::ExprWhile, out: &mut Block) {
         self.no_label(&w.label);
         let span = w.span();
+        let outer = std::mem::take(&mut self.pending);
         let cond = self.expr(&w.cond);
+        let before_test = std::mem::replace(&mut self.pending, outer);
         if let Some(c) = &cond {
             self.require(c.ty, Scalar::Bool, c.span, "a `while` condition");
         }
         let id = self.new_loop();
         let body = self.loop_body(id, &w.body.stmts);
-        if let Some(cond) = cond {
+        let Some(cond) = cond else { return };
+        if before_test.is_empty() {
             out.push(Self::stmt_of(StmtKind::While { id, cond, body }, span));
+            return;
         }
+        // The condition calls device functions: `loop { <calls>; if !cond { break; } body }`,
+        // so that they run before every test, as the condition does.
+        let bool_ty = self.types.known(Scalar::Bool);
+        let cond_span = cond.span;
+        let negated = Expr { kind: ExprKind::Unary(UnOp::Not, Box::new(cond)), ty: bool_ty, span: cond_span };
+        let exit = Self::stmt_of(
+            StmtKind::If { cond: negated, then: vec![Self::stmt_of(StmtKind::Break(id), cond_span)], otherwise: None },
+            cond_span,
+        );
+        let mut looped = before_test;
+        looped.push(exit);
+        looped.extend(body);
+        out.push(Self::stmt_of(StmtKind::Loop { id, body: looped }, span));
     }
 
     fn for_stmt(&mut self, f: &syn::ExprForLoop, out: &mut Block) {

@@ -82,6 +82,11 @@ impl TypeTable {
         }
     }
 
+    /// Whether nothing constrains the type yet, not even to an integer or a float.
+    pub fn is_unconstrained(&self, id: TyId) -> bool {
+        matches!(self.slots[self.root(id.0)], Slot::Unknown)
+    }
+
     /// The scalar if already known.
     pub fn scalar(&self, id: TyId) -> Option<Scalar> {
         match self.get(id) {

@@ -1,0 +1,105 @@
+//! `#[gsync::kernels] mod m { … }`: a module whose `#[grid_phases]` kernels
+//! share its `#[device]` functions and its `const`s. The attribute sorts the
+//! items, evaluates the constants, expands each kernel with them in sight,
+//! drops the device functions (they exist only inlined in kernels) and keeps
+//! every other item as written.
+
+use crate::diagnostics::Diagnostics;
+use crate::lower::{self, ModuleItems};
+use crate::parse;
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::spanned::Spanned;
+
+/// Expands the module.
+pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut diag = Diagnostics::default();
+    if !args.is_empty() {
+        diag.error(args.span(), "`#[gsync::kernels]` takes no options");
+    }
+    let module: syn::ItemMod = match syn::parse2(item) {
+        Ok(m) => m,
+        Err(e) => {
+            return syn::Error::new(e.span(), "`#[gsync::kernels]` applies to a module: `mod name { … }`")
+                .to_compile_error();
+        }
+    };
+    let Some((_, content)) = &module.content else {
+        return syn::Error::new(module.span(), "a `#[gsync::kernels]` module has its items inline: `mod name { … }`")
+            .to_compile_error();
+    };
+    let mut kept = Vec::new();
+    let mut kernels = Vec::new();
+    let mut items = ModuleItems::default();
+    let mut consts = Vec::new();
+    for item in content {
+        match item {
+            syn::Item::Fn(f) => match marker(&f.attrs) {
+                Some((Marker::Device, _)) => {
+                    let func = parse::device_fn(f, &mut diag);
+                    check_name(&func, &items, &mut diag);
+                    items.functions.push(func);
+                }
+                Some((Marker::Kernel, attr)) => {
+                    let args = match &f.attrs[attr].meta {
+                        syn::Meta::List(list) => list.tokens.clone(),
+                        _ => TokenStream::new(),
+                    };
+                    let mut func = f.clone();
+                    func.attrs.remove(attr);
+                    kernels.push((args, func));
+                }
+                None => kept.push(quote!(#item)),
+            },
+            syn::Item::Const(c) => {
+                if parse::scalar_type(&c.ty).is_some() {
+                    consts.push(c);
+                }
+                kept.push(quote!(#item));
+            }
+            other => kept.push(quote!(#other)),
+        }
+    }
+    items.consts = lower::consts::module_consts(&consts, &mut diag);
+    let expanded = kernels.iter().map(|(args, func)| crate::kernel(args.clone(), func, &items));
+    let errors = diag.into_error().map(|e| e.to_compile_error());
+    let attrs = &module.attrs;
+    let vis = &module.vis;
+    let name = &module.ident;
+    quote! {
+        #errors
+        #(#attrs)*
+        #vis mod #name {
+            #(#kept)*
+            #(#expanded)*
+        }
+    }
+}
+
+enum Marker {
+    Device,
+    Kernel,
+}
+
+/// Whether a function is marked `#[device]` or `#[grid_phases]` (with or
+/// without a path), and which attribute marks it.
+fn marker(attrs: &[syn::Attribute]) -> Option<(Marker, usize)> {
+    attrs.iter().enumerate().find_map(|(i, a)| {
+        let last = a.path().segments.last()?.ident.to_string();
+        match last.as_str() {
+            "device" => Some((Marker::Device, i)),
+            "grid_phases" => Some((Marker::Kernel, i)),
+            _ => None,
+        }
+    })
+}
+
+/// A device function's name may be neither a builtin's nor another's.
+fn check_name(func: &parse::DeviceFn, items: &ModuleItems, diag: &mut Diagnostics) {
+    let name = func.ident.to_string();
+    if lower::RESERVED_NAMES.contains(&name.as_str()) {
+        diag.error(func.span, format!("`{name}` is a gsync builtin: give the device function another name"));
+    } else if items.functions.iter().any(|f| f.ident == func.ident) {
+        diag.error(func.span, format!("the device function `{name}` is defined twice in this module"));
+    }
+}

@@ -1,0 +1,296 @@
+//! Constant expressions: `const` items (in a kernel, a device function or
+//! their module) and array lengths. They are evaluated the way rustc
+//! evaluates them, and an evaluation rustc rejects (overflow, division by
+//! zero, an over-wide shift) is an error here too.
+
+use super::{ConstValue, Expr, ExprKind, Lowerer, ModuleItems};
+use crate::diagnostics::Diagnostics;
+use crate::ir::{BinOp, Scalar, UnOp};
+use crate::parse::Substitution;
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+
+/// Why an expression has no constant value.
+enum NotConst {
+    /// It reads something only known at run time.
+    Runtime(Span),
+    /// Its evaluation fails, as rustc's would.
+    Fails(Span, String),
+}
+
+impl Lowerer<'_> {
+    /// The value of a lowered expression whose type is settled, or an error.
+    pub(super) fn fold(&mut self, e: &Expr) -> Option<ConstValue> {
+        match self.fold_inner(e) {
+            Ok(v) => Some(v),
+            Err(NotConst::Runtime(span)) => {
+                self.diag.error(
+                    span,
+                    "not a constant: a `const` or an array length takes literals, other constants, arithmetic and `as` casts",
+                );
+                None
+            }
+            Err(NotConst::Fails(span, message)) => {
+                self.diag.error(span, message);
+                None
+            }
+        }
+    }
+
+    /// The type of a constant's sub-expression, with rustc's fallback.
+    fn const_type(&self, e: &Expr) -> Scalar {
+        match self.inferred(e.ty) {
+            super::Inferred::Known(s) => s,
+            super::Inferred::AnyInt => Scalar::I32,
+            super::Inferred::AnyFloat => Scalar::F64,
+        }
+    }
+
+    fn fold_inner(&self, e: &Expr) -> Result<ConstValue, NotConst> {
+        crate::stack::deep(|| self.fold_node(e))
+    }
+
+    fn fold_node(&self, e: &Expr) -> Result<ConstValue, NotConst> {
+        let ty = self.const_type(e);
+        let overflow = || NotConst::Fails(e.span, format!("this constant overflows `{}`", ty.name()));
+        match &e.kind {
+            ExprKind::Int(v) if ty.is_float() => Ok(ConstValue::Float(*v as f64)),
+            ExprKind::Int(v) => in_range(*v, ty).map(ConstValue::Int).ok_or_else(overflow),
+            ExprKind::Float(v) => Ok(ConstValue::Float(round_to(*v, ty))),
+            ExprKind::Bool(b) => Ok(ConstValue::Bool(*b)),
+            ExprKind::Unary(op, a) => match (op, self.fold_inner(a)?) {
+                (UnOp::Neg, ConstValue::Int(v)) => in_range(-v, ty).map(ConstValue::Int).ok_or_else(overflow),
+                (UnOp::Neg, ConstValue::Float(v)) => Ok(ConstValue::Float(-v)),
+                (UnOp::Not, ConstValue::Bool(b)) => Ok(ConstValue::Bool(!b)),
+                (UnOp::Not, ConstValue::Int(v)) => Ok(ConstValue::Int(wrap(!v, ty))),
+                _ => Err(NotConst::Runtime(e.span)),
+            },
+            ExprKind::Binary(op, a, b) => {
+                let operand = self.const_type(a);
+                let (x, y) = (self.fold_inner(a)?, self.fold_inner(b)?);
+                binary(*op, x, y, operand).map_err(|m| NotConst::Fails(e.span, m))
+            }
+            ExprKind::Cast(a) => Ok(cast(self.fold_inner(a)?, ty)),
+            _ => Err(NotConst::Runtime(e.span)),
+        }
+    }
+
+    /// An array length: a positive integer constant.
+    pub(super) fn const_length(&mut self, e: &syn::Expr) -> Option<u64> {
+        let lowered = self.expr(e)?;
+        if let super::Inferred::AnyInt = self.inferred(lowered.ty) {
+            self.require(lowered.ty, Scalar::Usize, lowered.span, "an array length");
+        }
+        match self.fold_inner(&lowered) {
+            Ok(ConstValue::Int(n)) if n > 0 && n <= u64::MAX as i128 => Some(n as u64),
+            Err(NotConst::Fails(span, message)) => {
+                self.diag.error(span, message);
+                None
+            }
+            _ => {
+                self.diag.error(e.span(), "an array length must be a positive integer literal or `const`");
+                None
+            }
+        }
+    }
+
+    /// `const NAME: T = value;`, bound in the current scope.
+    pub(super) fn const_item(&mut self, c: &syn::ItemConst) {
+        // A constant in error is still bound, so that its uses raise no further errors.
+        let (name, value, ty) = match self.const_value(c) {
+            Some(v) => v,
+            None => placeholder(c, self.scalar_type(&c.ty)),
+        };
+        self.bind(name, super::Binding::Const { value, ty });
+    }
+
+    fn const_value(&mut self, c: &syn::ItemConst) -> Option<(String, ConstValue, Scalar)> {
+        let Some(ty) = self.scalar_type(&c.ty) else {
+            self.diag.error(c.ty.span(), "a kernel `const` must have a primitive type");
+            return None;
+        };
+        let e = self.expr(&c.expr)?;
+        self.require(e.ty, ty, e.span, "the constant's value");
+        let value = self.fold(&e)?;
+        Some((crate::names::rust_name(&c.ident), value, ty))
+    }
+}
+
+/// Evaluates the `const` items of a `#[gsync::kernels]` module, which may name
+/// each other in any order (as in Rust).
+pub fn module_consts(items: &[&syn::ItemConst], diag: &mut Diagnostics) -> Vec<(String, ConstValue, Scalar)> {
+    let mut known = ModuleItems::default();
+    let mut left: Vec<&syn::ItemConst> = items.to_vec();
+    loop {
+        let before = left.len();
+        left.retain(|c| {
+            let mut scratch = Diagnostics::default();
+            match evaluate(c, &known, &mut scratch) {
+                Some(value) if !scratch.has_errors() => {
+                    known.consts.push(value);
+                    false
+                }
+                _ => true,
+            }
+        });
+        if left.len() == before {
+            break;
+        }
+    }
+    // What is left fails in any order: report it, and bind it anyway so
+    // that kernels using it raise no further errors.
+    for c in left {
+        evaluate(c, &known, diag);
+        known.consts.push(placeholder(c, crate::parse::scalar_type(&c.ty)));
+    }
+    known.consts
+}
+
+fn evaluate(c: &syn::ItemConst, known: &ModuleItems, diag: &mut Diagnostics) -> Option<(String, ConstValue, Scalar)> {
+    let subst = Substitution::default();
+    let mut l = Lowerer::new(known, &subst, diag);
+    let value = l.const_value(c);
+    if l.diag.has_errors() {
+        None
+    } else {
+        value
+    }
+}
+
+/// A stand-in for a constant in error, of its declared type.
+fn placeholder(c: &syn::ItemConst, ty: Option<Scalar>) -> (String, ConstValue, Scalar) {
+    let ty = ty.unwrap_or(Scalar::I32);
+    let value = match ty {
+        Scalar::Bool => ConstValue::Bool(false),
+        t if t.is_float() => ConstValue::Float(1.0),
+        _ => ConstValue::Int(1),
+    };
+    (crate::names::rust_name(&c.ident), value, ty)
+}
+
+/// `v` if `ty` holds it.
+fn in_range(v: i128, ty: Scalar) -> Option<i128> {
+    let (lo, hi) = ty.int_range();
+    (lo..=hi).contains(&v).then_some(v)
+}
+
+/// `v` wrapped to `ty`'s width, as `as` and bitwise operations do.
+fn wrap(v: i128, ty: Scalar) -> i128 {
+    let bits = ty.bits();
+    let mask = (1i128 << bits) - 1;
+    let low = v & mask;
+    if ty.is_signed_int() && low >> (bits - 1) & 1 == 1 {
+        low - (1i128 << bits)
+    } else {
+        low
+    }
+}
+
+fn round_to(v: f64, ty: Scalar) -> f64 {
+    if ty == Scalar::F32 {
+        v as f32 as f64
+    } else {
+        v
+    }
+}
+
+fn binary(op: BinOp, x: ConstValue, y: ConstValue, ty: Scalar) -> Result<ConstValue, String> {
+    use ConstValue::*;
+    let overflow = || format!("this constant overflows `{}`", ty.name());
+    match (x, y) {
+        (Bool(a), Bool(b)) => Ok(Bool(match op {
+            BinOp::And | BinOp::BitAnd => a && b,
+            BinOp::Or | BinOp::BitOr => a || b,
+            BinOp::BitXor | BinOp::Ne => a != b,
+            BinOp::Eq => a == b,
+            BinOp::Lt => !a & b,
+            BinOp::Le => a <= b,
+            BinOp::Gt => a & !b,
+            BinOp::Ge => a >= b,
+            _ => return Err(format!("cannot apply `{}` to `bool` in a constant", op.symbol())),
+        })),
+        (Int(a), Int(b)) => {
+            if op.is_comparison() {
+                return Ok(Bool(compare(op, a.cmp(&b))));
+            }
+            let checked = |v: Option<i128>| v.and_then(|v| in_range(v, ty)).map(Int).ok_or_else(overflow);
+            match op {
+                BinOp::Add => checked(a.checked_add(b)),
+                BinOp::Sub => checked(a.checked_sub(b)),
+                BinOp::Mul => checked(a.checked_mul(b)),
+                BinOp::Div | BinOp::Rem if b == 0 => Err("division by zero in a constant".to_owned()),
+                BinOp::Div => checked(a.checked_div(b)),
+                BinOp::Rem => checked(a.checked_rem(b)),
+                BinOp::BitAnd => Ok(Int(a & b)),
+                BinOp::BitOr => Ok(Int(a | b)),
+                BinOp::BitXor => Ok(Int(a ^ b)),
+                BinOp::Shl | BinOp::Shr if b < 0 || b >= ty.bits() as i128 => {
+                    Err(format!("this shift by {b} overflows `{}`: shift by less than {}", ty.name(), ty.bits()))
+                }
+                BinOp::Shl => Ok(Int(wrap(a << b, ty))),
+                BinOp::Shr => Ok(Int(a >> b)),
+                _ => Err(format!("cannot apply `{}` to integers in a constant", op.symbol())),
+            }
+        }
+        (Float(a), Float(b)) => {
+            if op.is_comparison() {
+                return Ok(Bool(match a.partial_cmp(&b) {
+                    Some(o) => compare(op, o),
+                    None => op == BinOp::Ne,
+                }));
+            }
+            let v = match (op, ty) {
+                (BinOp::Add, Scalar::F32) => (a as f32 + b as f32) as f64,
+                (BinOp::Sub, Scalar::F32) => (a as f32 - b as f32) as f64,
+                (BinOp::Mul, Scalar::F32) => (a as f32 * b as f32) as f64,
+                (BinOp::Div, Scalar::F32) => (a as f32 / b as f32) as f64,
+                (BinOp::Rem, Scalar::F32) => (a as f32 % b as f32) as f64,
+                (BinOp::Add, _) => a + b,
+                (BinOp::Sub, _) => a - b,
+                (BinOp::Mul, _) => a * b,
+                (BinOp::Div, _) => a / b,
+                (BinOp::Rem, _) => a % b,
+                _ => return Err(format!("cannot apply `{}` to floats in a constant", op.symbol())),
+            };
+            Ok(Float(v))
+        }
+        // A shift's amount may have another integer type than its value.
+        _ => Err("mismatched types in a constant".to_owned()),
+    }
+}
+
+fn compare(op: BinOp, o: std::cmp::Ordering) -> bool {
+    use std::cmp::Ordering::*;
+    match op {
+        BinOp::Eq => o == Equal,
+        BinOp::Ne => o != Equal,
+        BinOp::Lt => o == Less,
+        BinOp::Le => o != Greater,
+        BinOp::Gt => o == Greater,
+        _ => o != Less,
+    }
+}
+
+/// `value as ty`, with Rust's semantics: integers wrap, floats saturate to integers.
+fn cast(value: ConstValue, ty: Scalar) -> ConstValue {
+    use ConstValue::*;
+    match (value, ty) {
+        (Int(v), t) if t.is_int() => Int(wrap(v, t)),
+        (Int(v), t) if t.is_float() => Float(round_to(v as f64, t)),
+        (Float(v), t) if t.is_float() => Float(round_to(v, t)),
+        (Float(v), t) if t.is_int() => {
+            let (lo, hi) = t.int_range();
+            Int(if v.is_nan() {
+                0
+            } else if v <= lo as f64 {
+                lo
+            } else if v >= hi as f64 {
+                hi
+            } else {
+                v.trunc() as i128
+            })
+        }
+        (Bool(b), t) if t.is_int() => Int(b as i128),
+        (other, _) => other,
+    }
+}

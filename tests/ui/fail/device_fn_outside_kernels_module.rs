@@ -1,0 +1,6 @@
+#[gsync::device]
+fn twice(x: u32) -> u32 {
+    x * 2
+}
+
+fn main() {}

@@ -1,0 +1,15 @@
+#[gsync::kernels]
+mod m {
+    #[device]
+    fn clear(a: &mut [u32]) {
+        a[0] = 0;
+        return 1;
+    }
+
+    #[grid_phases]
+    fn k(a: &mut [u32]) {
+        clear(a);
+    }
+}
+
+fn main() {}

@@ -1,0 +1,14 @@
+#[gsync::kernels]
+mod m {
+    #[device]
+    fn clear(a: &mut [u32]) {
+        a[0] = 0;
+    }
+
+    #[grid_phases]
+    fn k(a: &mut [u32]) {
+        let x = clear(a);
+    }
+}
+
+fn main() {}

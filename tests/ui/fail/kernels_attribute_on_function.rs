@@ -1,0 +1,6 @@
+#[gsync::kernels]
+fn k(a: &mut [u32]) {
+    a[0] = 1;
+}
+
+fn main() {}
