@@ -56,7 +56,12 @@ impl Errors {
 
 /// The module of a generic kernel: one hidden module per element type, and
 /// launch functions generic over `T: Element`.
-pub fn module(func: &syn::ItemFn, sig: &Signature, param: &GenericParam, instances: &[(Scalar, TokenStream)]) -> TokenStream {
+pub fn module(
+    func: &syn::ItemFn,
+    sig: &Signature,
+    param: &GenericParam,
+    instances: &[(Scalar, TokenStream)],
+) -> TokenStream {
     let t = &param.ident;
     let name = &sig.name;
     let gpu = crate::emit::rust_names::gpu_ident();
@@ -121,7 +126,8 @@ pub fn module(func: &syn::ItemFn, sig: &Signature, param: &GenericParam, instanc
             pub mod #module { #items }
         }
     });
-    let generic_params: Vec<TokenStream> = params.iter().map(|p| substitute(p.clone(), t, &format_ident!("Self"))).collect();
+    let generic_params: Vec<TokenStream> =
+        params.iter().map(|p| substitute(p.clone(), t, &format_ident!("Self"))).collect();
     let types: Vec<proc_macro2::Ident> = instances.iter().map(|(ty, _)| format_ident!("{}", ty.name())).collect();
     let element_doc = format!("The element types of `{name}`: those of {bound}.");
     crate::emit::module::wrapper(

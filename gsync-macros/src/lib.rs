@@ -73,7 +73,10 @@ fn kernel(args: proc_macro2::TokenStream, func: &syn::ItemFn, items: &lower::Mod
     let options = parse::options(args, &mut diag);
     let generics = parse::generics(&func.sig.generics, "a `#[grid_phases]` kernel", &mut diag);
     if generics.len() > 1 {
-        diag.error(func.sig.generics.span(), "a `#[grid_phases]` kernel takes at most one type parameter, its element type");
+        diag.error(
+            func.sig.generics.span(),
+            "a `#[grid_phases]` kernel takes at most one type parameter, its element type",
+        );
     }
     let Some(param) = generics.first().filter(|_| !diag.has_errors()) else {
         if let Some(e) = diag.into_error() {
@@ -153,7 +156,9 @@ fn instance(
                 Ok(module_items)
             }
         }
-        (_, error) => Err((sig, error.unwrap_or_else(|| syn::Error::new(func.sig.ident.span(), "the kernel did not lower")))),
+        (_, error) => {
+            Err((sig, error.unwrap_or_else(|| syn::Error::new(func.sig.ident.span(), "the kernel did not lower"))))
+        }
     }
 }
 

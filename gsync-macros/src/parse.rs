@@ -367,7 +367,10 @@ pub fn device_fn(func: &syn::ItemFn, diag: &mut Diagnostics) -> DeviceFn {
         syn::ReturnType::Default => None,
         syn::ReturnType::Type(_, ty) => {
             if subst.scalar_type(ty).is_none() {
-                diag.error(ty.span(), "a device function returns a scalar (`u32`, `f32`, `bool`, …, or a type parameter) or nothing");
+                diag.error(
+                    ty.span(),
+                    "a device function returns a scalar (`u32`, `f32`, `bool`, …, or a type parameter) or nothing",
+                );
             }
             Some((**ty).clone())
         }

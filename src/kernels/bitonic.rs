@@ -10,7 +10,6 @@
 //! so equal keys keep their order and padding stays behind real keys — and
 //! its last phase gathers each value from its original position.
 
-use crate::grid_phases;
 use crate::{DeviceBuffer, Gpu, Launch, LaunchReport, Result};
 
 /// The most keys per block tile when sorting keys alone: 32 KiB of shared memory.
@@ -20,226 +19,201 @@ pub const TILE: usize = 8192;
 /// brings its original position into shared memory as well.
 pub const TILE_WITH_VALUES: usize = 4096;
 
-/// Sorts `keys` (length a power of two) ascending, in tiles of `tile` keys
-/// (a power of two, at most [`TILE`], or [`TILE_WITH_VALUES`] with values).
-/// Without values only the
-/// keys move; with `with_values`,
-/// `positions` ends up holding each sorted key's original position and
-/// `sorted_values[i] = values[positions[i]]` for the first `values.len()` keys.
-#[grid_phases(threads = 256)]
-pub fn bitonic_sort(
-    keys: &mut [u32],
-    positions: &mut [u32],
-    values: &[u32],
-    sorted_values: &mut [u32],
-    with_values: bool,
-    tile: u32,
-) {
-    const TILE_KEYS: usize = 8192; // TILE
-    const TILE_PAIRS: usize = 4096; // TILE_WITH_VALUES
-    let n = keys.len() as u32;
-    let tile_len = n.min(tile).min(if with_values { 4096 } else { 8192 });
-    let tiles = n / tile_len;
-    let mut tile_keys = shared_array::<u32, TILE_KEYS>();
-    let mut tile_positions = shared_array::<u32, TILE_PAIRS>();
+/// The sorting network's kernel and the compare-exchange steps its phases share.
+#[gsync::kernels]
+mod network {
+    /// Sorts the four keys at `i`, `i + half`, `i + j` and `i + j + half` of `k`
+    /// into the direction `ascending` says: two distances of the network at once.
+    #[device]
+    fn merge_four(k: &mut [u32], i: u32, half: u32, j: u32, ascending: bool) {
+        let mut k0 = k[i];
+        let mut k1 = k[i + half];
+        let mut k2 = k[i + j];
+        let mut k3 = k[i + j + half];
+        if (k0 > k2) == ascending {
+            let t = k0;
+            k0 = k2;
+            k2 = t;
+        }
+        if (k1 > k3) == ascending {
+            let t = k1;
+            k1 = k3;
+            k3 = t;
+        }
+        if (k0 > k1) == ascending {
+            let t = k0;
+            k0 = k1;
+            k1 = t;
+        }
+        if (k2 > k3) == ascending {
+            let t = k2;
+            k2 = k3;
+            k3 = t;
+        }
+        k[i] = k0;
+        k[i + half] = k1;
+        k[i + j] = k2;
+        k[i + j + half] = k3;
+    }
 
-    // Stage `size` merges bitonic runs of `size` keys. The first stage sorts
-    // each tile completely (sizes 2 … tile_len, all inside the tile); every
-    // later stage first takes the distances of a tile or more in global
-    // memory, one phase each, then the rest of the stage inside the tiles.
-    let mut size = tile_len;
-    while size <= n {
-        let mut j = size / 2;
-        // Keys only: three distances per phase, each thread holding eight keys
-        // (at i + m·j/4, m = 0…7) in registers.
-        while !with_values && j >= 4 * tile_len {
-            let quarter = j / 4;
-            for q in grid_stride(0..n / 8) {
-                let o = q & (quarter - 1);
-                let i = (q - o) * 8 + o;
-                let ascending = (i & size) == 0;
-                let mut k = [0u32; 8];
-                for m in 0..8u32 {
-                    k[m] = keys[i + m * quarter];
-                }
-                for r in 0..3u32 {
-                    let span = 4u32 >> r;
+    /// One compare-exchange of the keys at `i` and `l`; with values, equal keys
+    /// are ordered by their original positions, which move along.
+    #[device]
+    fn exchange(keys: &mut [u32], positions: &mut [u32], i: u32, l: u32, ascending: bool, with_values: bool) {
+        let a = keys[i];
+        let b = keys[l];
+        let later = if with_values { a > b || (a == b && positions[i] > positions[l]) } else { a > b };
+        if later == ascending && (a != b || with_values) {
+            keys[i] = b;
+            keys[l] = a;
+            if with_values {
+                let moved = positions[i];
+                positions[i] = positions[l];
+                positions[l] = moved;
+            }
+        }
+    }
+
+    /// Sorts `keys` (length a power of two) ascending, in tiles of `tile` keys
+    /// (a power of two, at most [`TILE`], or [`TILE_WITH_VALUES`] with values).
+    /// Without values only the
+    /// keys move; with `with_values`,
+    /// `positions` ends up holding each sorted key's original position and
+    /// `sorted_values[i] = values[positions[i]]` for the first `values.len()` keys.
+    #[grid_phases(threads = 256)]
+    pub fn bitonic_sort(
+        keys: &mut [u32],
+        positions: &mut [u32],
+        values: &[u32],
+        sorted_values: &mut [u32],
+        with_values: bool,
+        tile: u32,
+    ) {
+        const TILE_KEYS: usize = 8192; // TILE
+        const TILE_PAIRS: usize = 4096; // TILE_WITH_VALUES
+        let n = keys.len() as u32;
+        let tile_len = n.min(tile).min(if with_values { 4096 } else { 8192 });
+        let tiles = n / tile_len;
+        let mut tile_keys = shared_array::<u32, TILE_KEYS>();
+        let mut tile_positions = shared_array::<u32, TILE_PAIRS>();
+
+        // Stage `size` merges bitonic runs of `size` keys. The first stage sorts
+        // each tile completely (sizes 2 … tile_len, all inside the tile); every
+        // later stage first takes the distances of a tile or more in global
+        // memory, one phase each, then the rest of the stage inside the tiles.
+        let mut size = tile_len;
+        while size <= n {
+            let mut j = size / 2;
+            // Keys only: three distances per phase, each thread holding eight keys
+            // (at i + m·j/4, m = 0…7) in registers.
+            while !with_values && j >= 4 * tile_len {
+                let quarter = j / 4;
+                for q in grid_stride(0..n / 8) {
+                    let o = q & (quarter - 1);
+                    let i = (q - o) * 8 + o;
+                    let ascending = (i & size) == 0;
+                    let mut k = [0u32; 8];
                     for m in 0..8u32 {
-                        if m & span == 0 && (k[m] > k[m + span]) == ascending {
-                            let t = k[m];
-                            k[m] = k[m + span];
-                            k[m + span] = t;
-                        }
+                        k[m] = keys[i + m * quarter];
                     }
-                }
-                for m in 0..8u32 {
-                    keys[i + m * quarter] = k[m];
-                }
-            }
-            grid_sync();
-            j /= 8;
-        }
-        // Keys only: two distances per phase, each thread holding four keys
-        // (at i, i + j/2, i + j, i + 3j/2) in registers.
-        while !with_values && j >= 2 * tile_len {
-            let half = j / 2;
-            for q in grid_stride(0..n / 4) {
-                let o = q & (half - 1);
-                let i = (q - o) * 4 + o;
-                let ascending = (i & size) == 0;
-                let mut k0 = keys[i];
-                let mut k1 = keys[i + half];
-                let mut k2 = keys[i + j];
-                let mut k3 = keys[i + j + half];
-                if (k0 > k2) == ascending {
-                    let t = k0;
-                    k0 = k2;
-                    k2 = t;
-                }
-                if (k1 > k3) == ascending {
-                    let t = k1;
-                    k1 = k3;
-                    k3 = t;
-                }
-                if (k0 > k1) == ascending {
-                    let t = k0;
-                    k0 = k1;
-                    k1 = t;
-                }
-                if (k2 > k3) == ascending {
-                    let t = k2;
-                    k2 = k3;
-                    k3 = t;
-                }
-                keys[i] = k0;
-                keys[i + half] = k1;
-                keys[i + j] = k2;
-                keys[i + j + half] = k3;
-            }
-            grid_sync();
-            j /= 4;
-        }
-        while j >= tile_len {
-            for p in grid_stride(0..n / 2) {
-                let i = 2 * p - (p & (j - 1));
-                let l = i + j;
-                let a = keys[i];
-                let b = keys[l];
-                let later = if with_values { a > b || (a == b && positions[i] > positions[l]) } else { a > b };
-                if later == ((i & size) == 0) && (a != b || with_values) {
-                    keys[i] = b;
-                    keys[l] = a;
-                    if with_values {
-                        let moved = positions[i];
-                        positions[i] = positions[l];
-                        positions[l] = moved;
-                    }
-                }
-            }
-            grid_sync();
-            j /= 2;
-        }
-        // Inside the tiles: the first stage runs every size up to the tile;
-        // later stages finish their own size.
-        let first = size == tile_len;
-        let mut tile = block_idx();
-        while tile < tiles {
-            let base = tile * tile_len;
-            for i in block_stride(0..tile_len) {
-                tile_keys[i] = keys[base + i];
-                if with_values {
-                    tile_positions[i] = if first { base + i } else { positions[base + i] };
-                }
-            }
-            sync_block();
-            let mut run = if first { 2 } else { size };
-            while run <= size {
-                let mut d = run.min(tile_len) / 2;
-                // Keys only: two distances per `sync_block()`, four keys per thread.
-                while !with_values && d >= 2 {
-                    let half = d / 2;
-                    for q in block_stride(0..tile_len / 4) {
-                        let o = q & (half - 1);
-                        let i = (q - o) * 4 + o;
-                        let ascending = ((base + i) & run) == 0;
-                        let mut k0 = tile_keys[i];
-                        let mut k1 = tile_keys[i + half];
-                        let mut k2 = tile_keys[i + d];
-                        let mut k3 = tile_keys[i + d + half];
-                        if (k0 > k2) == ascending {
-                            let t = k0;
-                            k0 = k2;
-                            k2 = t;
-                        }
-                        if (k1 > k3) == ascending {
-                            let t = k1;
-                            k1 = k3;
-                            k3 = t;
-                        }
-                        if (k0 > k1) == ascending {
-                            let t = k0;
-                            k0 = k1;
-                            k1 = t;
-                        }
-                        if (k2 > k3) == ascending {
-                            let t = k2;
-                            k2 = k3;
-                            k3 = t;
-                        }
-                        tile_keys[i] = k0;
-                        tile_keys[i + half] = k1;
-                        tile_keys[i + d] = k2;
-                        tile_keys[i + d + half] = k3;
-                    }
-                    sync_block();
-                    d /= 4;
-                }
-                while d > 0 {
-                    for p in block_stride(0..tile_len / 2) {
-                        let i = 2 * p - (p & (d - 1));
-                        let l = i + d;
-                        let a = tile_keys[i];
-                        let b = tile_keys[l];
-                        let later = if with_values {
-                            a > b || (a == b && tile_positions[i] > tile_positions[l])
-                        } else {
-                            a > b
-                        };
-                        if later == (((base + i) & run) == 0) && (a != b || with_values) {
-                            tile_keys[i] = b;
-                            tile_keys[l] = a;
-                            if with_values {
-                                let moved = tile_positions[i];
-                                tile_positions[i] = tile_positions[l];
-                                tile_positions[l] = moved;
+                    for r in 0..3u32 {
+                        let span = 4u32 >> r;
+                        for m in 0..8u32 {
+                            if m & span == 0 && (k[m] > k[m + span]) == ascending {
+                                let t = k[m];
+                                k[m] = k[m + span];
+                                k[m + span] = t;
                             }
                         }
                     }
-                    sync_block();
-                    d /= 2;
+                    for m in 0..8u32 {
+                        keys[i + m * quarter] = k[m];
+                    }
                 }
-                run *= 2;
+                grid_sync();
+                j /= 8;
             }
-            for i in block_stride(0..tile_len) {
-                keys[base + i] = tile_keys[i];
-                if with_values {
-                    positions[base + i] = tile_positions[i];
+            // Keys only: two distances per phase, each thread holding four keys
+            // (at i, i + j/2, i + j, i + 3j/2) in registers.
+            while !with_values && j >= 2 * tile_len {
+                let half = j / 2;
+                for q in grid_stride(0..n / 4) {
+                    let o = q & (half - 1);
+                    let i = (q - o) * 4 + o;
+                    merge_four(keys, i, half, j, (i & size) == 0);
                 }
+                grid_sync();
+                j /= 4;
             }
-            sync_block();
-            tile += grid_dim();
+            while j >= tile_len {
+                for p in grid_stride(0..n / 2) {
+                    let i = 2 * p - (p & (j - 1));
+                    exchange(keys, positions, i, i + j, (i & size) == 0, with_values);
+                }
+                grid_sync();
+                j /= 2;
+            }
+            // Inside the tiles: the first stage runs every size up to the tile;
+            // later stages finish their own size.
+            let first = size == tile_len;
+            let mut tile = block_idx();
+            while tile < tiles {
+                let base = tile * tile_len;
+                for i in block_stride(0..tile_len) {
+                    tile_keys[i] = keys[base + i];
+                    if with_values {
+                        tile_positions[i] = if first { base + i } else { positions[base + i] };
+                    }
+                }
+                sync_block();
+                let mut run = if first { 2 } else { size };
+                while run <= size {
+                    let mut d = run.min(tile_len) / 2;
+                    // Keys only: two distances per `sync_block()`, four keys per thread.
+                    while !with_values && d >= 2 {
+                        let half = d / 2;
+                        for q in block_stride(0..tile_len / 4) {
+                            let o = q & (half - 1);
+                            let i = (q - o) * 4 + o;
+                            merge_four(&mut tile_keys, i, half, d, ((base + i) & run) == 0);
+                        }
+                        sync_block();
+                        d /= 4;
+                    }
+                    while d > 0 {
+                        for p in block_stride(0..tile_len / 2) {
+                            let i = 2 * p - (p & (d - 1));
+                            let ascending = ((base + i) & run) == 0;
+                            exchange(&mut tile_keys, &mut tile_positions, i, i + d, ascending, with_values);
+                        }
+                        sync_block();
+                        d /= 2;
+                    }
+                    run *= 2;
+                }
+                for i in block_stride(0..tile_len) {
+                    keys[base + i] = tile_keys[i];
+                    if with_values {
+                        positions[base + i] = tile_positions[i];
+                    }
+                }
+                sync_block();
+                tile += grid_dim();
+            }
+            grid_sync();
+            size *= 2;
         }
-        grid_sync();
-        size *= 2;
-    }
 
-    // Carry the values along: each sorted key's value from its original position.
-    if with_values {
-        for i in grid_stride(0..values.len()) {
-            sorted_values[i] = values[positions[i]];
+        // Carry the values along: each sorted key's value from its original position.
+        if with_values {
+            for i in grid_stride(0..values.len()) {
+                sorted_values[i] = values[positions[i]];
+            }
         }
     }
 }
+
+pub use network::bitonic_sort;
 
 /// Key types the sort orders, mapped onto `u32` so that ascending `u32`
 /// order is the requested order of the keys.

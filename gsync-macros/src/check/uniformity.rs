@@ -78,7 +78,9 @@ fn consequence(c: Collective) -> &'static str {
     match c {
         Collective::GridSync => "the threads that skip it leave all others waiting forever",
         Collective::SyncBlock => "threads that skip it leave the others waiting forever",
-        Collective::Shuffle => "warp shuffles exchange values among all 32 lanes, so every thread of the block must take part",
+        Collective::Shuffle => {
+            "warp shuffles exchange values among all 32 lanes, so every thread of the block must take part"
+        }
     }
 }
 

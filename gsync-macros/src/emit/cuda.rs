@@ -301,7 +301,11 @@ impl CudaEmitter<'_> {
             StmtKind::Block(b) => self.nested("", b),
             StmtKind::Inline { call, body } => {
                 let info = self.k.call(*call);
-                self.line(&format!("// {}(…), line {}, inlined", info.function, crate::diagnostics::line_of(info.span)));
+                self.line(&format!(
+                    "// {}(…), line {}, inlined",
+                    info.function,
+                    crate::diagnostics::line_of(info.span)
+                ));
                 self.nested("", body);
                 if info.leaves {
                     // A label after the block: `return` jumps out of the function's scope, past nothing.

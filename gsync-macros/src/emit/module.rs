@@ -384,7 +384,8 @@ mod tests {
         let mut diag = Diagnostics::default();
         let none = parse::Substitution::default();
         let sig = parse::signature(&func, &none, &mut diag);
-        let kernel = lower::kernel(&sig, &func.block, attribute, &Default::default(), &none, &mut diag).expect("lowers");
+        let kernel =
+            lower::kernel(&sig, &func.block, attribute, &Default::default(), &none, &mut diag).expect("lowers");
         declared_threads(&kernel)
     }
 

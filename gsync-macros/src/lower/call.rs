@@ -5,8 +5,8 @@
 //! flows through calls by construction.
 
 use super::types::TyId;
-use super::{Block, Expr, ExprKind, FnFrame, Lowerer, Place, Stmt, StmtKind};
 use super::{Binding, Var};
+use super::{Block, Expr, ExprKind, FnFrame, Lowerer, Place, Stmt, StmtKind};
 use crate::ir::{ArrayId, CallId, InlinedCall, Scalar, UnOp};
 use crate::names;
 use crate::parse::{Bound, DeviceFn, Substitution};
@@ -80,7 +80,10 @@ impl<'d> Lowerer<'d> {
         match self.inline_call(f, c)? {
             Some(value) => Some(value),
             None => {
-                self.diag.error(c.span(), format!("`{}` returns nothing: call it as a statement, `{}(…);`", f.ident, f.ident));
+                self.diag.error(
+                    c.span(),
+                    format!("`{}` returns nothing: call it as a statement, `{}(…);`", f.ident, f.ident),
+                );
                 None
             }
         }
@@ -102,10 +105,7 @@ impl<'d> Lowerer<'d> {
             return None;
         }
         if c.args.len() != f.inputs.len() {
-            self.diag.error(
-                span,
-                format!("`{name}` takes {} argument(s), found {}", f.inputs.len(), c.args.len()),
-            );
+            self.diag.error(span, format!("`{name}` takes {} argument(s), found {}", f.inputs.len(), c.args.len()));
             return None;
         }
         // One type variable per type parameter, pinned by the arguments.
@@ -184,12 +184,17 @@ impl<'d> Lowerer<'d> {
                 let info = &self.arrays[array.0];
                 if mutable && !info.mutable {
                     let hint = match info.space {
-                        crate::ir::ArraySpace::Global => format!("take it as `{}: &mut [{}]`", info.name, info.elem.name()),
+                        crate::ir::ArraySpace::Global => {
+                            format!("take it as `{}: &mut [{}]`", info.name, info.elem.name())
+                        }
                         _ => format!("declare it `let mut {}`", info.name),
                     };
                     self.diag.error(
                         arg.span(),
-                        format!("`{}` takes `{param_name}` as `&mut [_]`, but `{}` is not mutable: {hint}", f.ident, info.name),
+                        format!(
+                            "`{}` takes `{param_name}` as `&mut [_]`, but `{}` is not mutable: {hint}",
+                            f.ident, info.name
+                        ),
                     );
                     return None;
                 }
@@ -307,7 +312,10 @@ impl<'d> Lowerer<'d> {
             if self.types.is_unconstrained(*ty) {
                 self.diag.error(
                     span,
-                    format!("cannot infer `{}` for this call of `{}`: name it, e.g. `{}::<f32>(…)`", g.ident, f.ident, f.ident),
+                    format!(
+                        "cannot infer `{}` for this call of `{}`: name it, e.g. `{}::<f32>(…)`",
+                        g.ident, f.ident, f.ident
+                    ),
                 );
                 return None;
             }
@@ -464,7 +472,14 @@ impl<'d> Lowerer<'d> {
 
     /// `a && b`/`a || b` whose right side calls device functions: `b`'s calls
     /// run only where `a` lets `b` run.
-    pub(super) fn short_circuit(&mut self, op: crate::ir::BinOp, lhs: Expr, rhs: Expr, rhs_calls: Block, span: Span) -> Expr {
+    pub(super) fn short_circuit(
+        &mut self,
+        op: crate::ir::BinOp,
+        lhs: Expr,
+        rhs: Expr,
+        rhs_calls: Block,
+        span: Span,
+    ) -> Expr {
         let bool_ty = self.types.known(Scalar::Bool);
         let var = self.hidden_var(if op == crate::ir::BinOp::And { "and" } else { "or" }, bool_ty, span);
         self.pending.push(Self::stmt_of(StmtKind::Let { var, init: Some(lhs) }, span));
