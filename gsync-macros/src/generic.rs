@@ -9,12 +9,15 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::BTreeMap;
 
+/// An error's line, column, place among its notes, and message.
+type ErrorKey = (usize, usize, usize, String);
+
 /// The errors of every instance, each reported once: an error that only
 /// some element types have names them.
 #[derive(Default)]
 pub struct Errors {
     /// By position and message: the span and the types that have it.
-    found: BTreeMap<(usize, usize, usize, String), (Span, Vec<Scalar>)>,
+    found: BTreeMap<ErrorKey, (Span, Vec<Scalar>)>,
 }
 
 impl Errors {

@@ -85,7 +85,8 @@ fn kernel(args: proc_macro2::TokenStream, func: &syn::ItemFn, items: &lower::Mod
             let module = emit::module::wrapper(&sig, quote!());
             return quote!(#errors #module);
         }
-        return instance(&options, func, items, &parse::Substitution::default()).unwrap_or_else(|(sig, e)| {
+        return instance(&options, func, items, &parse::Substitution::default()).unwrap_or_else(|e| {
+            let sig = parse::signature(func, &parse::Substitution::default(), &mut Diagnostics::default());
             let errors = e.to_compile_error();
             let module = emit::module::wrapper(&sig, quote!());
             quote!(#errors #module)
@@ -97,7 +98,7 @@ fn kernel(args: proc_macro2::TokenStream, func: &syn::ItemFn, items: &lower::Mod
         let subst = parse::Substitution { types: vec![(param.ident.to_string(), ty)] };
         match instance(&options, func, items, &subst) {
             Ok(items) => modules.push((ty, items)),
-            Err((_, e)) => errors.add(&param.ident, ty, e),
+            Err(e) => errors.add(&param.ident, ty, e),
         }
     }
     let sig = parse::signature(func, &parse::Substitution::default(), &mut Diagnostics::default());
@@ -118,7 +119,7 @@ fn instance(
     func: &syn::ItemFn,
     items: &lower::ModuleItems,
     subst: &parse::Substitution,
-) -> Result<proc_macro2::TokenStream, (parse::Signature, syn::Error)> {
+) -> Result<proc_macro2::TokenStream, syn::Error> {
     let mut diag = Diagnostics::default();
     let sig = parse::signature(func, subst, &mut diag);
     let kernel = lower::kernel(&sig, &func.block, options.threads, items, subst, &mut diag);
@@ -156,9 +157,7 @@ fn instance(
                 Ok(module_items)
             }
         }
-        (_, error) => {
-            Err((sig, error.unwrap_or_else(|| syn::Error::new(func.sig.ident.span(), "the kernel did not lower"))))
-        }
+        (_, error) => Err(error.unwrap_or_else(|| syn::Error::new(func.sig.ident.span(), "the kernel did not lower"))),
     }
 }
 

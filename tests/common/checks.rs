@@ -2,11 +2,12 @@
 //! shared by the GPU tests and the emulator tests so that both backends are
 //! held to the same references.
 
-#[allow(unused_imports)] // the heat-equation checks, under the same path
+#[allow(unused_imports)] // the device-function checks, under the same path
 pub use super::functions::{
     a_device_function_holds_a_grid_barrier, a_generic_kernel_reduces_every_element_type,
     device_functions_return_early_and_short_circuit,
 };
+#[allow(unused_imports)] // the heat-equation checks, under the same path
 pub use super::heat_checks::*;
 use super::kernels::*;
 #[allow(unused_imports)] // the Smith-Waterman checks, under the same path

@@ -192,7 +192,7 @@ pub fn a_generic_kernel_reduces_every_element_type(gpu: &Gpu, scale: Scale) {
 fn next_match_reference(a: &[u32], value: u32) -> Vec<u32> {
     (0..a.len())
         .map(|i| {
-            let pair = a[i] % 2 == 0 && i + 1 < a.len() && a[i + 1] % 2 == 0;
+            let pair = a[i].is_multiple_of(2) && i + 1 < a.len() && a[i + 1].is_multiple_of(2);
             let next = if pair { (i..a.len()).find(|&j| a[j] == value).unwrap_or(a.len()) } else { a.len() };
             if next < a.len() {
                 (next - i) as u32
