@@ -109,3 +109,5 @@ fn rust_signature(func: &syn::ItemFn) -> String {
 mod random_kernels;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod warp_tests;

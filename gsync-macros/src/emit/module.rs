@@ -32,7 +32,7 @@
 //! generated locals are mixed-site hygienic.
 
 use crate::emit::{cuda_names, emu, rust_names};
-use crate::ir::{ArraySpace, Builtin, ExprKind, Kernel, Param};
+use crate::ir::{ArraySpace, AssertCheck, Builtin, ExprKind, Kernel, Param, StmtKind};
 use crate::ir_walk::{each_expr, each_stmt, stmt_exprs};
 use crate::parse::Signature;
 use proc_macro2::{Ident, Span, TokenStream};
@@ -62,6 +62,7 @@ pub fn module(
 ) -> TokenStream {
     let (name, symbol) = (&k.name, cuda_names::kernel_symbol(k));
     let arrays: Vec<&str> = k.arrays.iter().map(|a| a.name.as_str()).collect();
+    let assertions = assertions(k);
     let grid_syncs = k.grid_syncs;
     let threads = match declared_threads(k) {
         DeclaredThreads::Attribute(threads) => quote!(#threads),
@@ -114,6 +115,7 @@ pub fn module(
                     error: #split_error,
                     reads_device: #reads_device,
                 },
+                assertions: &[#(#assertions),*],
             };
 
             pub use self::functions::{
@@ -402,4 +404,24 @@ mod tests {
         let sized = quote! { fn k(a: &mut [u32]) { if global_id() == 0 { a[0] = block_dim(); } } };
         assert_eq!(declared(sized, 0), DeclaredThreads::RuntimeDefault);
     }
+}
+
+/// `KernelAssertion`s of the kernel's `assert!`s, in the order of their numbers.
+fn assertions(k: &Kernel) -> Vec<TokenStream> {
+    let mut found = Vec::new();
+    each_stmt(&k.body, &mut |s| {
+        if let StmtKind::Assert { check, assertion } = &s.kind {
+            let operands = match check {
+                AssertCheck::Compare { left, .. } => {
+                    let ty = left.ty.name();
+                    quote!(::core::option::Option::Some(#ty))
+                }
+                AssertCheck::Holds(_) => quote!(::core::option::Option::None),
+            };
+            let message = &assertion.message;
+            found.push((assertion.number, quote!(::gsync::KernelAssertion { message: #message, operands: #operands })));
+        }
+    });
+    found.sort_by_key(|(number, _)| *number);
+    found.into_iter().map(|(_, spec)| spec).collect()
 }

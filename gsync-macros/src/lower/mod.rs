@@ -5,7 +5,9 @@
 //! that need the final types (signedness, literal ranges) and the uniformity
 //! analysis run afterwards, in `crate::check`.
 
+mod assert;
 mod expr;
+mod matching;
 mod methods;
 mod resolve;
 mod stmt;
@@ -70,6 +72,8 @@ pub struct Lowerer<'d> {
     depth: usize,
     /// Element types of local arrays, known only once inference is done.
     local_elem_types: Vec<(ArrayId, TyId)>,
+    /// `assert!`s lowered so far, which numbers the next.
+    assertions: u32,
 }
 
 /// Lowers a whole kernel. Returns `None` if lowering found errors.
@@ -86,6 +90,7 @@ pub fn kernel(sig: &Signature, body: &syn::Block, default_threads: u32, diag: &m
         grid_syncs: 0,
         depth: 0,
         local_elem_types: Vec::new(),
+        assertions: 0,
     };
     let params = sig.params.iter().map(|p| l.param(p)).collect();
     let body = l.block_in_scope(&body.stmts);

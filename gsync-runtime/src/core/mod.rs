@@ -18,6 +18,7 @@
 //! - `error`: every way the runtime can fail.
 
 pub(crate) mod args;
+pub(crate) mod assertion;
 pub(crate) mod device;
 pub(crate) mod disk;
 pub(crate) mod error;
@@ -35,6 +36,7 @@ pub use args::{KernelArgs, KernelBuffer};
 pub use device::{Backend, DeviceInfo};
 pub use error::{Error, ErrorKind, Resource, Result, SourceError};
 pub use grid::CoResidency;
+pub use assertion::KernelAssertion;
 pub use kernel::{KernelSpec, SplitSpec, DEFAULT_THREADS};
 pub use launch::{Launch, LaunchReport, DEFAULT_WATCHDOG};
 pub use profile::{
