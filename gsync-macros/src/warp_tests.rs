@@ -53,7 +53,8 @@ fn a_shuffle_under_a_lane_dependent_condition_names_the_thread() {
 
 #[test]
 fn only_divisions_by_multiples_of_32_give_the_warp_index() {
-    for bad in [quote!(t / 48), quote!((t + 1) / 32), quote!(t >> 4), quote!(t & 0xffff_fff0), quote!(global_id() / 32)] {
+    for bad in [quote!(t / 48), quote!((t + 1) / 32), quote!(t >> 4), quote!(t & 0xffff_fff0), quote!(global_id() / 32)]
+    {
         let e = errors(quote! {
             fn k(a: &mut [u32]) {
                 let t = thread_idx();
@@ -138,7 +139,9 @@ fn match_becomes_an_if_chain_or_a_select() {
         }
     });
     assert!(
-        src.contains("const u32 y_ = (x_ == 0u) ? 10u : (x_ == 1u || x_ == 2u) ? 20u : (x_ >= 3u && x_ <= 5u) ? 30u : 40u;"),
+        src.contains(
+            "const u32 y_ = (x_ == 0u) ? 10u : (x_ == 1u || x_ == 2u) ? 20u : (x_ >= 3u && x_ <= 5u) ? 30u : 40u;"
+        ),
         "{src}"
     );
     assert!(src.contains("const u32 scrutinee_ = gsync::load(a_"), "{src}");
@@ -210,7 +213,10 @@ fn an_assert_ends_its_thread_where_no_grid_sync_follows() {
     });
     assert!(src.contains("// assert! #0, line"), "{src}");
     assert!(src.contains("gsync::fail_assert(gsync_status, 0u,"), "{src}");
-    assert!(src.contains("const u32 gsync_assert1_left = gsync::load(a_, gsync_a_len, i_, gsync_status, 0u, 1u) % 2u;"), "{src}");
+    assert!(
+        src.contains("const u32 gsync_assert1_left = gsync::load(a_, gsync_a_len, i_, gsync_status, 0u, 1u) % 2u;"),
+        "{src}"
+    );
     assert!(src.contains("if (!(gsync_assert1_left == gsync_assert1_right)) {"), "{src}");
     assert!(src.contains("GSYNC_PROFILE_EXIT();\n            return;"), "{src}");
     assert!(!src.contains("gsync::assert_failed"), "no grid_sync(), no check after one: {src}");
@@ -228,7 +234,9 @@ fn an_assert_before_a_grid_sync_stops_the_grid_there() {
         }
     });
     assert!(src.contains("a failure stops the grid at the next grid_sync()"), "{src}");
-    assert!(src.contains("if (gsync::assert_failed(gsync_status)) {"), "{src}");
+    assert!(src.contains("gsync_phase += 1u;"), "{src}");
+    assert!(src.contains("if (gsync::assert_failed_before(gsync_status, gsync_phase)) {"), "{src}");
+    assert!(src.contains("gsync::fail_assert(gsync_status, gsync_phase, 0u,"), "{src}");
     assert!(src.contains("// debug_assert_ne! #1"), "{src}");
     let ends = src.split("// debug_assert_ne! #1").nth(1).unwrap_or_default();
     assert!(ends.contains("return;"), "no grid_sync() after the last assertion: {src}");

@@ -106,9 +106,9 @@ mod test_support;
 
 pub use crate::core::{
     Backend, BarrierFigures, BarrierVisit, BlockTimeline, CoResidency, DeviceInfo, Error, ErrorKind, KernelArgs,
-    KernelAssertion, KernelBuffer, KernelScalar, KernelSpec, Launch, LaunchReport, LaunchShape, PhaseFigures, PhaseProfile,
-    ProfileClock, Resource, Result, ShapeChoice, SizeClass, SourceError, SplitSpec, DEFAULT_PROFILE_PHASES,
-    DEFAULT_THREADS, DEFAULT_WATCHDOG, TUNE_VAR, TUNING_BUDGET,
+    KernelAssertion, KernelBuffer, KernelScalar, KernelSpec, Launch, LaunchReport, LaunchShape, PhaseFigures,
+    PhaseProfile, ProfileClock, Resource, Result, ShapeChoice, SizeClass, SourceError, SplitSpec,
+    DEFAULT_PROFILE_PHASES, DEFAULT_THREADS, DEFAULT_WATCHDOG, TUNE_VAR, TUNING_BUDGET,
 };
 pub use barrier::{Barrier, BarrierDescriptor, LaunchMode, ParseBarrierError};
 pub use buffer::{DeviceBuffer, DeviceScalar};

@@ -361,7 +361,8 @@ impl Analysis<'_> {
                 self.expr(value, ctx);
                 let lane = self.expr(lane, ctx);
                 // Every lane of a warp reads the same lane's value when they all name it.
-                let level = if *op == ShuffleOp::Idx && lane.level <= Level::Warp { Level::Warp } else { Level::Varying };
+                let level =
+                    if *op == ShuffleOp::Idx && lane.level <= Level::Warp { Level::Warp } else { Level::Varying };
                 Taint::at(level, e.span)
             }
             ExprKind::Vote { op, value } => {

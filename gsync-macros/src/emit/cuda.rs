@@ -43,6 +43,9 @@ pub fn split_source(k: &Kernel, plan: &SplitPlan, bounds_checks: bool) -> String
         if i > 0 {
             e.out.push('\n');
         }
+        // A segment holds no grid_sync(): a failed assertion ends its thread, and the next
+        // launch's threads end at its start.
+        e.asserts = AssertStops::of(&segment.body, bounds_checks);
         let lines = match (segment.first_line, segment.last_line) {
             _ if segment.body.is_empty() => "no statements".to_owned(),
             (a, b) if a == b => format!("line {a}"),
@@ -86,8 +89,8 @@ struct CudaEmitter<'k> {
     profiled: bool,
     out: String,
     indent: usize,
-    /// How the body's failed assertions stop: the split kernel's segments, which hold no
-    /// `grid_sync()`, see the same stops as the fused kernel does after its last one.
+    /// How the body's failed assertions stop (in a segment of the split kernel, which holds
+    /// no `grid_sync()`, every one ends its thread).
     asserts: AssertStops,
 }
 
@@ -207,6 +210,9 @@ impl CudaEmitter<'_> {
         if f.barrier {
             self.line("gsync_barrier_t gsync_barrier = gsync_barrier_begin(gsync_barrier_state);");
         }
+        if self.asserts.stop_at_grid_sync() && f.barrier {
+            self.line("u32 gsync_phase = 0u;  // grid_sync() calls passed, for a failed assert!");
+        }
         if f.after_failed_assert {
             self.line("if (gsync::assert_failed(gsync_status)) return;  // an assert! of an earlier launch failed");
         }
@@ -312,8 +318,9 @@ impl CudaEmitter<'_> {
                     self.line("GSYNC_PROFILE_LEAVE();");
                 }
                 if self.asserts.stop_at_grid_sync() {
-                    // Every thread sees the failure recorded before the barrier: they stop together.
-                    self.open("if (gsync::assert_failed(gsync_status))");
+                    // Every thread sees the failures recorded before the barrier: they stop together.
+                    self.line("gsync_phase += 1u;");
+                    self.open("if (gsync::assert_failed_before(gsync_status, gsync_phase))");
                     if self.profiled {
                         self.line(self.profile_end());
                     }
@@ -368,7 +375,7 @@ impl CudaEmitter<'_> {
             AssertCheck::Holds(cond) => {
                 let c = self.expr(cond).at(prec::UNARY);
                 self.open(&format!("if (!{c})"));
-                self.line(&format!("gsync::fail_assert(gsync_status, {n}u, {line}u);"));
+                self.line(&format!("gsync::fail_assert(gsync_status, {}, {n}u, {line}u);", self.phase()));
                 false
             }
             AssertCheck::Compare { op, left, right } => {
@@ -380,7 +387,7 @@ impl CudaEmitter<'_> {
                 self.line(&format!("const {t} {l} = {lv};"));
                 self.line(&format!("const {t} {r} = {rv};"));
                 self.open(&format!("if (!({l} {} {r}))", op.symbol()));
-                self.line(&format!("gsync::fail_assert(gsync_status, {n}u, {line}u, {l}, {r});"));
+                self.line(&format!("gsync::fail_assert(gsync_status, {}, {n}u, {line}u, {l}, {r});", self.phase()));
                 true
             }
         };
@@ -393,6 +400,16 @@ impl CudaEmitter<'_> {
         self.close();
         if scoped {
             self.close();
+        }
+    }
+
+    /// The `grid_sync()` calls the thread has passed, as a failed assertion records them:
+    /// counted only where the grid stops after a failure.
+    fn phase(&self) -> &'static str {
+        if self.asserts.stop_at_grid_sync() {
+            "gsync_phase"
+        } else {
+            "0u"
         }
     }
 

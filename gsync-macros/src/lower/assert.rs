@@ -52,10 +52,8 @@ impl Lowerer<'_> {
             None => {
                 let cond = lowered.next().expect("one operand");
                 self.require(cond.ty, Scalar::Bool, cond.span, &format!("the condition of `{name}!`"));
-                let text = args[0].span().source_text().unwrap_or_else(|| {
-                    let tokens = &args[0];
-                    quote::quote!(#tokens).to_string()
-                });
+                let tokens = &args[0];
+                let text = condition_text(&quote::quote!(#tokens).to_string());
                 (AssertCheck::Holds(cond), format!("assertion failed: {text}"))
             }
             Some(op) => {
@@ -108,6 +106,28 @@ impl Lowerer<'_> {
     }
 }
 
+/// A condition's tokens as rustc prints them in its panic message, near enough: without
+/// the spaces the token printer puts around brackets, dots and paths.
+fn condition_text(tokens: &str) -> String {
+    let mut text = tokens.to_owned();
+    for (spaced, tight) in [
+        (" [", "["),
+        ("[ ", "["),
+        (" ]", "]"),
+        (" (", "("),
+        ("( ", "("),
+        (" )", ")"),
+        (" .", "."),
+        (". ", "."),
+        (" ,", ","),
+        (" :: ", "::"),
+        ("! ", "!"),
+    ] {
+        text = text.replace(spaced, tight);
+    }
+    text
+}
+
 /// A format string without placeholders as the text it prints (`{{` → `{`); `None` when it
 /// has a placeholder.
 fn unescape_braces(text: &str) -> Option<String> {
@@ -128,6 +148,15 @@ fn unescape_braces(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::unescape_braces;
+
+    #[test]
+    fn conditions_print_without_token_spacing() {
+        assert_eq!(super::condition_text("a [i] > 0"), "a[i] > 0");
+        assert_eq!(
+            super::condition_text("x . is_nan () && ! f (a , b) && u32 :: MAX != y"),
+            "x.is_nan() && !f(a, b) && u32::MAX != y"
+        );
+    }
 
     #[test]
     fn doubled_braces_print_single_and_placeholders_are_refused() {

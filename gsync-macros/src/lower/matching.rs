@@ -310,7 +310,14 @@ impl Lowerer<'_> {
 
     /// A literal or constant in a pattern, of the scrutinee's type.
     fn pattern_value(&mut self, e: &syn::Expr, ty: super::types::TyId) -> Option<Expr> {
-        let value = self.expr(e)?;
+        let value = match negative_literal(e) {
+            Some(positive) => {
+                let inner = self.expr(&positive)?;
+                let ExprKind::Int(v) = inner.kind else { return None };
+                self.expr_of(ExprKind::Int(-v), inner.ty, inner.span)
+            }
+            None => self.expr(e)?,
+        };
         if !matches!(value.kind, ExprKind::Int(_) | ExprKind::Bool(_)) {
             self.diag.error(e.span(), "a kernel `match` pattern must be an integer or `bool` literal, or a `const`");
             return None;
@@ -341,6 +348,15 @@ impl Lowerer<'_> {
         }
         next > max
     }
+}
+
+/// In a pattern, syn reads `-1` as one literal whose digits carry the sign: the
+/// literal without it, to negate.
+fn negative_literal(e: &syn::Expr) -> Option<syn::Expr> {
+    let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) = e else { return None };
+    let digits = i.base10_digits().strip_prefix('-')?;
+    let positive = syn::LitInt::new(&format!("{digits}{}", i.suffix()), i.span());
+    Some(syn::Expr::Lit(syn::ExprLit { attrs: Vec::new(), lit: syn::Lit::Int(positive) }))
 }
 
 /// The values a pattern matches, as inclusive intervals within `min..=max`.

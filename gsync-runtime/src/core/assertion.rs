@@ -62,7 +62,10 @@ mod tests {
     fn a_failed_assertion_names_its_message_and_line() {
         let error = failed(&CHECKED, 0, 7, 0, 0);
         assert!(matches!(&error, Error::AssertionFailed { line: 7, values, .. } if values.is_empty()), "{error:?}");
-        assert!(error.to_string().starts_with("kernel `smooth` panicked at line 7: assertion failed: n > 0;"), "{error}");
+        assert!(
+            error.to_string().starts_with("kernel `smooth` panicked at line 7: assertion failed: n > 0;"),
+            "{error}"
+        );
     }
 
     #[test]

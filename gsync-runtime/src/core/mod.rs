@@ -33,10 +33,10 @@ pub(crate) mod split;
 pub(crate) mod status;
 
 pub use args::{KernelArgs, KernelBuffer};
+pub use assertion::KernelAssertion;
 pub use device::{Backend, DeviceInfo};
 pub use error::{Error, ErrorKind, Resource, Result, SourceError};
 pub use grid::CoResidency;
-pub use assertion::KernelAssertion;
 pub use kernel::{KernelSpec, SplitSpec, DEFAULT_THREADS};
 pub use launch::{Launch, LaunchReport, DEFAULT_WATCHDOG};
 pub use profile::{

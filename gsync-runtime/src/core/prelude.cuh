@@ -365,13 +365,17 @@ __device__ __forceinline__ u32 match_any(i16 v) { return __match_any_sync(warp_l
 __device__ __forceinline__ u32 match_any(u16 v) { return __match_any_sync(warp_lanes(), (u32)v); }
 
 // assert!: the first fault of the launch wins, as for bounds checks. The operands of a failed
-// assert_eq!/assert_ne! travel as bits, zero-extended, for the host to print.
-__device__ __noinline__ void record_assertion(gsync_status_t* status, u32 number, u32 line, u64 left, u64 right) {
+// assert_eq!/assert_ne! travel as bits, zero-extended, for the host to print. `phase` is the
+// number of grid_sync() calls the thread had passed; it is stored last, plus one, so that a
+// thread that reads it nonzero also reads the rest.
+__device__ __noinline__ void record_assertion(gsync_status_t* status, u32 phase, u32 number, u32 line, u64 left, u64 right) {
     if (atomicCAS(&status->code, GSYNC_OK, GSYNC_ASSERTION_FAILED) == GSYNC_OK) {
         status->array = number;
         status->line = line;
         status->index = left;
         status->len = right;
+        __threadfence();
+        *(volatile u32*)&status->phase = phase + 1u;
     }
 }
 template <typename T> __device__ __forceinline__ u64 operand_bits(T v) { return (u64)(typename wide_unsigned<T>::type)v; }
@@ -381,14 +385,21 @@ __device__ __forceinline__ u64 operand_bits(i16 v) { return (u64)(u16)v; }
 __device__ __forceinline__ u64 operand_bits(i32 v) { return (u64)(u32)v; }
 __device__ __forceinline__ u64 operand_bits(f32 v) { return (u64)__float_as_uint(v); }
 __device__ __forceinline__ u64 operand_bits(f64 v) { return (u64)__double_as_longlong(v); }
-__device__ __forceinline__ void fail_assert(gsync_status_t* status, u32 number, u32 line) {
-    record_assertion(status, number, line, 0ull, 0ull);
+__device__ __forceinline__ void fail_assert(gsync_status_t* status, u32 phase, u32 number, u32 line) {
+    record_assertion(status, phase, number, line, 0ull, 0ull);
 }
-template <typename T> __device__ __forceinline__ void fail_assert(gsync_status_t* status, u32 number, u32 line, T left, T right) {
-    record_assertion(status, number, line, operand_bits(left), operand_bits(right));
+template <typename T> __device__ __forceinline__ void fail_assert(gsync_status_t* status, u32 phase, u32 number, u32 line, T left, T right) {
+    record_assertion(status, phase, number, line, operand_bits(left), operand_bits(right));
 }
-// Whether the launch's first fault is a failed assertion. Read after a grid barrier, which
-// orders the failure before it, every thread of the grid gets the same answer.
+// Whether the launch's first fault is an assertion that failed before the thread's grid_sync()
+// number `phase`. Read right after that barrier, which orders every such failure before it,
+// it gives every thread of the grid the same answer; a failure after the barrier, which a
+// fast thread may already have recorded, does not count.
+__device__ __forceinline__ bool assert_failed_before(const gsync_status_t* status, u32 phase) {
+    const u32 failed_in = *(const volatile u32*)&status->phase;
+    return *(const volatile u32*)&status->code == GSYNC_ASSERTION_FAILED && failed_in != 0u && failed_in - 1u < phase;
+}
+// Whether an assertion failed in an earlier launch of a split kernel (or this one).
 __device__ __forceinline__ bool assert_failed(const gsync_status_t* status) {
     return *(const volatile u32*)&status->code == GSYNC_ASSERTION_FAILED;
 }

@@ -145,7 +145,10 @@ mod tests {
         assert_eq!(DeviceStatus::assertion_failed(0, 33, 5, 6), DeviceStatus::from_words(&words));
         assert!(DeviceStatus::from_words(&words).is_assertion_failure());
         let error = DeviceStatus::from_words(&words).into_result(&SMOOTH, Barrier::Cooperative, None);
-        assert!(matches!(&error, Err(Error::AssertionFailed { kernel, line: 33, .. }) if kernel == "smooth"), "{error:?}");
+        assert!(
+            matches!(&error, Err(Error::AssertionFailed { kernel, line: 33, .. }) if kernel == "smooth"),
+            "{error:?}"
+        );
     }
 
     #[test]

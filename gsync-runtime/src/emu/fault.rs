@@ -37,14 +37,15 @@ impl Faults {
     /// Records the failure of the kernel's assertion `number` on Rust source line `line`,
     /// with the operands' bits of an `assert_eq!` or `assert_ne!`.
     #[cold]
-    pub(crate) fn assertion_failed(&self, number: u32, line: u32, left: u64, right: u64) {
-        let _ = self.first.set(DeviceStatus::assertion_failed(number, line, left, right));
+    pub(crate) fn assertion_failed(&self, phase: u32, number: u32, line: u32, left: u64, right: u64) {
+        let _ = self.first.set(DeviceStatus { phase, ..DeviceStatus::assertion_failed(number, line, left, right) });
     }
 
-    /// Whether the launch's first fault is a failed assertion.
+    /// Whether the launch's first fault is an assertion that failed in a thread that had
+    /// passed fewer than `phase` `grid_sync()` calls.
     #[inline]
-    pub(crate) fn has_failed_assertion(&self) -> bool {
-        self.first.get().is_some_and(DeviceStatus::is_assertion_failure)
+    pub(crate) fn assertion_failed_before(&self, phase: u32) -> bool {
+        self.first.get().is_some_and(|status| status.is_assertion_failure() && status.phase < phase)
     }
 
     /// Records an out-of-bounds access of array `array` (the kernel's array number) at

@@ -236,7 +236,7 @@ impl ThreadCtx<'_> {
     #[cold]
     pub fn fail_assert(&self, number: u32, line: u32) {
         self.failed.store(true, Relaxed);
-        self.faults.assertion_failed(number, line, 0, 0);
+        self.faults.assertion_failed(self.grid_syncs(), number, line, 0, 0);
     }
 
     /// Like [`fail_assert`](Self::fail_assert), for an `assert_eq!` or `assert_ne!` with
@@ -245,14 +245,16 @@ impl ThreadCtx<'_> {
     #[cold]
     pub fn fail_assert_eq<T: ShuffleScalar>(&self, number: u32, line: u32, left: T, right: T) {
         self.failed.store(true, Relaxed);
-        self.faults.assertion_failed(number, line, left.to_lane_bits(), right.to_lane_bits());
+        self.faults.assertion_failed(self.grid_syncs(), number, line, left.to_lane_bits(), right.to_lane_bits());
     }
 
-    /// Whether the launch's first fault is a failed assertion: after a `grid_sync()`, every
-    /// thread sees the same answer, and they end together.
+    /// Whether the launch's first fault is an assertion that failed before the thread's last
+    /// `grid_sync()`: right after one, every thread gets the same answer, and they end
+    /// together. A failure after it, which a faster thread may already have recorded, does
+    /// not count.
     #[doc(hidden)]
     pub fn assert_failed(&self) -> bool {
-        self.faults.has_failed_assertion()
+        self.faults.assertion_failed_before(self.grid_syncs())
     }
 
     /// Whether the launch checks `debug_assert!`s (its bounds-check setting).
