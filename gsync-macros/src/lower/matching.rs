@@ -108,7 +108,10 @@ impl Lowerer<'_> {
             other => {
                 self.diag.error(
                     scrutinee.span,
-                    format!("kernels `match` on integers and `bool`, found {}", other.describe()),
+                    format!(
+                        "a kernel `match` works on integers and `bool`, found {}: compare it with `if`",
+                        other.describe()
+                    ),
                 );
                 return None;
             }
