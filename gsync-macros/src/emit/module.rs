@@ -349,7 +349,7 @@ enum DeclaredThreads {
     /// `#[grid_phases(threads = N)]`.
     Attribute(u32),
     /// No attribute, but the code may assume a block size (shared arrays, `thread_idx()`,
-    /// `block_dim()`): the runtime's default, which it always ran with, so that the
+    /// `warp_id()`, `block_dim()`): the runtime's default, which it always ran with, so that the
     /// launch-shape tuner varies the block size only of kernels that cannot tell sizes apart.
     RuntimeDefault,
     /// No attribute, and nothing that depends on the block size.
@@ -365,7 +365,8 @@ fn declared_threads(k: &Kernel) -> DeclaredThreads {
     each_stmt(&k.body, &mut |stmt| {
         for expr in stmt_exprs(stmt) {
             each_expr(expr, &mut |e| {
-                block_sized |= matches!(e.kind, ExprKind::Builtin(Builtin::ThreadIdx | Builtin::BlockDim));
+                block_sized |=
+                    matches!(e.kind, ExprKind::Builtin(Builtin::ThreadIdx | Builtin::BlockDim | Builtin::WarpId));
             });
         }
     });
