@@ -193,3 +193,16 @@ fn segments_that_recompute_hoisted_thread_indices_compile() {
         }
     }
 }
+
+#[test]
+fn a_block_size_that_is_no_multiple_of_32_compiles_the_partial_warp_mask() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    let kernel = &common::warp_kernels::block_scan::KERNEL;
+    let source = kernel.source(Barrier::Cooperative, 80);
+    assert!(source.contains("#define GSYNC_BLOCK_SIZE 80"));
+    if let Err(e) = gsync::compile(&source, kernel.name, (9, 0)) {
+        panic!("{e}");
+    }
+}

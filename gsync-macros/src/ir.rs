@@ -294,6 +294,46 @@ pub enum StmtKind<T = Scalar> {
     },
     /// `return` in a device function: leaves the inlined body of `call`.
     Leave(CallId),
+    /// `assert!(cond)`, `assert_eq!(a, b)`, …: where the check fails, records the
+    /// failure in the status word and stops the thread (see docs/dsl.md).
+    Assert {
+        check: AssertCheck<T>,
+        assertion: Assertion,
+    },
+}
+
+/// What an assertion checks.
+#[derive(Clone, Debug)]
+pub enum AssertCheck<T = Scalar> {
+    /// `assert!(cond)`: fails where `cond` is false.
+    Holds(Expr<T>),
+    /// `assert_eq!(left, right)` (`op` is `Eq`) or `assert_ne!` (`Ne`): fails where
+    /// `left op right` is false, and reports both values.
+    Compare { op: BinOp, left: Expr<T>, right: Expr<T> },
+}
+
+impl<T> AssertCheck<T> {
+    /// The expressions the check evaluates, in order.
+    pub fn exprs(&self) -> Vec<&Expr<T>> {
+        match self {
+            AssertCheck::Holds(cond) => vec![cond],
+            AssertCheck::Compare { left, right, .. } => vec![left, right],
+        }
+    }
+}
+
+/// What the runtime says about one `assert!` of a kernel when it fails.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Assertion {
+    /// The kernel's assertions are numbered 0, 1, … in source order; the status word
+    /// carries the number, which indexes `KernelSpec::assertions`.
+    pub number: u32,
+    /// Rust source line.
+    pub line: u32,
+    /// The user's message, or rustc's (`assertion failed: a[i] > 0`).
+    pub message: String,
+    /// `debug_assert!` and friends: checked only in the body with bounds checks.
+    pub debug_only: bool,
 }
 
 /// A local array's initializer.
@@ -371,6 +411,11 @@ pub enum ExprKind<T = Scalar> {
         then: Box<Expr<T>>,
         otherwise: Box<Expr<T>>,
     },
+    /// A warp vote (`ballot`, `any`, `all`, `match_any`) of `value` over the warp's lanes.
+    Vote {
+        op: VoteOp,
+        value: Box<Expr<T>>,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -446,6 +491,8 @@ pub enum Builtin {
     GridSize,
     LaneId,
     WarpSize,
+    /// `warp_id()`: `thread_idx() / 32`, the same in every lane of a warp.
+    WarpId,
 }
 
 /// An atomic read-modify-write of an array element (`a.atomic_add(i, v)`, …),
@@ -468,6 +515,36 @@ pub enum ShuffleOp {
     Idx,
 }
 
+/// A warp vote: what every lane of the warp learns about a value of each lane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VoteOp {
+    /// `ballot(p)`: a `u32` with bit `l` set where lane `l`'s `p` is true.
+    Ballot,
+    /// `any(p)`: whether `p` is true in some lane.
+    Any,
+    /// `all(p)`: whether `p` is true in every lane.
+    All,
+    /// `match_any(v)`: a `u32` with bit `l` set where lane `l`'s `v` has the calling lane's bits.
+    MatchAny,
+}
+
+impl VoteOp {
+    /// The Rust name of the vote's function.
+    pub fn name(self) -> &'static str {
+        match self {
+            VoteOp::Ballot => "ballot",
+            VoteOp::Any => "any",
+            VoteOp::All => "all",
+            VoteOp::MatchAny => "match_any",
+        }
+    }
+
+    /// Whether every lane that takes part gets the same result.
+    pub fn same_in_every_lane(self) -> bool {
+        !matches!(self, VoteOp::MatchAny)
+    }
+}
+
 /// The operations that a group of threads must execute together: the one
 /// place that says which operations they are. The uniformity check says how
 /// much divergence each tolerates, the emitters keep each out of code that
@@ -477,6 +554,8 @@ pub enum Collective {
     GridSync,
     SyncBlock,
     Shuffle,
+    /// A warp vote (`ballot`, `any`, `all`, `match_any`).
+    Vote,
 }
 
 impl Collective {
@@ -493,6 +572,7 @@ impl Collective {
     pub fn of_expr<T>(e: &ExprKind<T>) -> Option<Collective> {
         match e {
             ExprKind::Shuffle { .. } => Some(Collective::Shuffle),
+            ExprKind::Vote { .. } => Some(Collective::Vote),
             _ => None,
         }
     }

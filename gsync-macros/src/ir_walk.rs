@@ -45,6 +45,7 @@ pub fn stmt_exprs<T>(s: &Stmt<T>) -> Vec<&Expr<T>> {
             v
         }
         StmtKind::Expr(e) => vec![e],
+        StmtKind::Assert { check, .. } => check.exprs(),
         StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => vec![cond],
         StmtKind::For { range, .. } => match range {
             ForRange::Seq { start, end, step, .. } => {
@@ -86,6 +87,7 @@ fn each_expr_inner<T>(e: &Expr<T>, f: &mut dyn FnMut(&Expr<T>)) {
             each_expr(then, f);
             each_expr(otherwise, f);
         }
+        ExprKind::Vote { value, .. } => each_expr(value, f),
         ExprKind::Int(_)
         | ExprKind::Float(_)
         | ExprKind::Bool(_)

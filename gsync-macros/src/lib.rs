@@ -187,3 +187,5 @@ fn rust_signature(func: &syn::ItemFn, subst: &parse::Substitution) -> String {
 mod random_kernels;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod warp_tests;

@@ -295,11 +295,11 @@ impl Splitter<'_> {
         let mut ok = true;
         each_expr(e, &mut |x| match &x.kind {
             ExprKind::Var(v) if !self.host_vars.contains(v) && !local.contains(v) => ok = false,
-            ExprKind::Builtin(Builtin::ThreadIdx | Builtin::BlockIdx | Builtin::GlobalId | Builtin::LaneId) => {
-                ok = false
-            }
+            ExprKind::Builtin(
+                Builtin::ThreadIdx | Builtin::BlockIdx | Builtin::GlobalId | Builtin::LaneId | Builtin::WarpId,
+            ) => ok = false,
             ExprKind::Load { array, .. } if self.k.array(*array).space != ArraySpace::Global => ok = false,
-            ExprKind::Atomic { .. } | ExprKind::Shuffle { .. } => ok = false,
+            ExprKind::Atomic { .. } | ExprKind::Shuffle { .. } | ExprKind::Vote { .. } => ok = false,
             _ => {}
         });
         ok

@@ -20,7 +20,7 @@
 //! # static SMOOTH: KernelSpec = KernelSpec {
 //! #     name: "smooth", symbol: "smooth", rust_signature: "fn smooth(a: &mut [f32], rounds: u32)",
 //! #     checked_body: "", unchecked_body: "", bounds_checks: true, profile: false, arrays: &["a"],
-//! #     grid_syncs: 1, default_threads: 0, split: SplitSpec::NONE,
+//! #     grid_syncs: 1, default_threads: 0, split: SplitSpec::NONE, assertions: &[],
 //! # };
 //! let gpu = Gpu::cuda(0)?;
 //! let mut a = gpu.upload(&[1.0f32; 1024])?;
@@ -45,7 +45,7 @@
 //! # static DOUBLE: KernelSpec = KernelSpec {
 //! #     name: "double", symbol: "double", rust_signature: "fn double(a: &mut [u32])",
 //! #     checked_body: "", unchecked_body: "", bounds_checks: true, profile: false, arrays: &["a"],
-//! #     grid_syncs: 1, default_threads: 0, split: SplitSpec::NONE,
+//! #     grid_syncs: 1, default_threads: 0, split: SplitSpec::NONE, assertions: &[],
 //! # };
 //! let gpu = Gpu::emulator();
 //! let a = gpu.upload(&[1u32, 2, 3])?;
@@ -106,9 +106,9 @@ mod test_support;
 
 pub use crate::core::{
     Backend, BarrierFigures, BarrierVisit, BlockTimeline, CoResidency, DeviceInfo, Error, ErrorKind, KernelArgs,
-    KernelBuffer, KernelScalar, KernelSpec, Launch, LaunchReport, LaunchShape, PhaseFigures, PhaseProfile,
-    ProfileClock, Resource, Result, ShapeChoice, SizeClass, SourceError, SplitSpec, DEFAULT_PROFILE_PHASES,
-    DEFAULT_THREADS, DEFAULT_WATCHDOG, TUNE_VAR, TUNING_BUDGET,
+    KernelAssertion, KernelBuffer, KernelScalar, KernelSpec, Launch, LaunchReport, LaunchShape, PhaseFigures,
+    PhaseProfile, ProfileClock, Resource, Result, ShapeChoice, SizeClass, SourceError, SplitSpec,
+    DEFAULT_PROFILE_PHASES, DEFAULT_THREADS, DEFAULT_WATCHDOG, TUNE_VAR, TUNING_BUDGET,
 };
 pub use barrier::{Barrier, BarrierDescriptor, LaunchMode, ParseBarrierError};
 pub use buffer::{DeviceBuffer, DeviceScalar};

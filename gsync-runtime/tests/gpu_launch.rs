@@ -36,6 +36,7 @@ static ROTATE_KERNEL: KernelSpec = KernelSpec {
     grid_syncs: 2,
     default_threads: 0,
     split: SplitSpec::NONE,
+    assertions: &[],
 };
 
 /// Writes each scalar parameter into `out`, widened to 64 bits.
@@ -69,6 +70,7 @@ static SCALARS_KERNEL: KernelSpec = KernelSpec {
     grid_syncs: 1,
     default_threads: 64,
     split: SplitSpec::NONE,
+    assertions: &[],
 };
 
 /// Reads `a[a_len + 3]` through the prelude's bounds check, as a debug build would.
@@ -96,6 +98,7 @@ static OVERRUN_KERNEL: KernelSpec = KernelSpec {
     grid_syncs: 1,
     default_threads: 0,
     split: SplitSpec::NONE,
+    assertions: &[],
 };
 
 fn gpu() -> Gpu {
@@ -308,6 +311,7 @@ static PHASES_KERNEL: KernelSpec = KernelSpec {
     grid_syncs: 1,
     default_threads: 0,
     split: SplitSpec::NONE,
+    assertions: &[],
 };
 
 /// The device barriers, and Auto, which becomes one of them.
@@ -512,6 +516,7 @@ static COUNT_DOWN_KERNEL: KernelSpec = KernelSpec {
         error: None,
         reads_device: true,
     },
+    assertions: &[],
 };
 
 #[test]
@@ -590,6 +595,7 @@ static TRAP_KERNEL: KernelSpec = KernelSpec {
     grid_syncs: 1,
     default_threads: 32,
     split: SplitSpec::NONE,
+    assertions: &[],
 };
 
 /// Set in the child process that runs the context-loss test, which must not share its
@@ -679,6 +685,7 @@ static BIG_TILE_KERNEL: KernelSpec = KernelSpec {
     grid_syncs: 1,
     default_threads: 64,
     split: SplitSpec::NONE,
+    assertions: &[],
 };
 
 #[test]

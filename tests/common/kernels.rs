@@ -581,4 +581,7 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
         &super::functions::kernels::reduce::__f32::KERNEL,
         &super::functions::kernels::reduce::__f64::KERNEL,
     ]
+    .into_iter()
+    .chain(super::warp_kernels::all())
+    .collect()
 }

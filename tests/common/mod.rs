@@ -9,6 +9,8 @@ pub mod heat_checks;
 pub mod kernels;
 pub mod radix;
 pub mod sw_checks;
+pub mod warp_checks;
+pub mod warp_kernels;
 
 /// Calls `$runner!` with the name of every shared check (`checks::NAME(gpu, scale)`),
 /// so that the GPU and the emulator test the same list.
@@ -51,6 +53,14 @@ macro_rules! with_every_check {
             a_generic_kernel_reduces_every_element_type,
             device_functions_return_early_and_short_circuit,
             a_device_function_holds_a_grid_barrier,
+            a_two_level_block_scan_runs_shuffles_in_warp_zero_only,
+            a_stable_radix_rank_is_one_match_and_a_popcount,
+            float_atomic_max_and_min_skip_nan_and_order_signed_zeros,
+            match_on_integers_and_bools_matches_rust,
+            a_failed_assert_returns_its_message_and_line,
+            a_thread_that_fails_an_assert_leaves_its_block_barrier,
+            a_failed_assert_eq_stops_the_grid_at_the_next_grid_sync,
+            debug_asserts_follow_the_bounds_check_setting,
         );
     };
 }

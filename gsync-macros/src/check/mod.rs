@@ -4,6 +4,7 @@
 mod operands;
 mod sizes;
 pub mod uniformity;
+mod warp_index;
 
 use crate::diagnostics::Diagnostics;
 use crate::ir::{Block, Kernel, StmtKind};

@@ -4,12 +4,16 @@
 //!
 //! A value is *varying* if it derives from thread identity (`thread_idx()`,
 //! `global_id()`, `lane_id()`, a `grid_stride`/`block_stride` variable, an
-//! atomic's or shuffle's result), from a load at a varying index, or from
-//! another varying value, also through control flow (a variable assigned
-//! under a varying condition). It is *block-uniform* if it can differ only
-//! between blocks (`block_idx()`, anything read from shared memory).
-//! `grid_sync()` needs uniform control flow; `sync_block()` and the warp
-//! shuffles need at least block-uniform control flow.
+//! atomic's, `match_any`'s or most shuffles' result), from a load at a varying
+//! index, or from another varying value, also through control flow (a variable
+//! assigned under a varying condition). It is *warp-uniform* if it can differ
+//! only between warps: `warp_id()`, `thread_idx()` divided by a multiple of 32
+//! (or shifted right by 5 or more, or masked with the low five bits clear), the
+//! result of `ballot`, `any` and `all`, and a `shfl` from a warp-uniform lane.
+//! It is *block-uniform* if it can differ only between blocks (`block_idx()`,
+//! anything read from shared memory). `grid_sync()` needs uniform control
+//! flow, `sync_block()` at least block-uniform, and the warp shuffles and votes
+//! at least warp-uniform control flow.
 //!
 //! Control flow includes the parts of an expression that run only under a
 //! condition: the right operand of `&&`/`||`, the branches of an `if`
@@ -29,7 +33,21 @@ use proc_macro2::Span;
 pub enum Level {
     Uniform,
     Block,
+    /// The same in every lane of a warp: a function of `thread_idx() / 32`.
+    Warp,
     Varying,
+}
+
+impl Level {
+    /// What a value or control flow at this level depends on, for messages.
+    fn scope(self) -> &'static str {
+        match self {
+            Level::Uniform => "no",
+            Level::Block => "block",
+            Level::Warp => "warp",
+            Level::Varying => "thread",
+        }
+    }
 }
 
 /// A level with the span that caused it, for the error's note.
@@ -60,7 +78,8 @@ impl Taint {
 fn tolerates(c: Collective) -> Level {
     match c {
         Collective::GridSync => Level::Uniform,
-        Collective::SyncBlock | Collective::Shuffle => Level::Block,
+        Collective::SyncBlock => Level::Block,
+        Collective::Shuffle | Collective::Vote => Level::Warp,
     }
 }
 
@@ -70,6 +89,7 @@ fn collective_name(c: Collective) -> &'static str {
         Collective::GridSync => "`grid_sync()`",
         Collective::SyncBlock => "`sync_block()`",
         Collective::Shuffle => "a warp shuffle",
+        Collective::Vote => "a warp vote",
     }
 }
 
@@ -78,8 +98,8 @@ fn consequence(c: Collective) -> &'static str {
     match c {
         Collective::GridSync => "the threads that skip it leave all others waiting forever",
         Collective::SyncBlock => "threads that skip it leave the others waiting forever",
-        Collective::Shuffle => {
-            "warp shuffles exchange values among all 32 lanes, so every thread of the block must take part"
+        Collective::Shuffle | Collective::Vote => {
+            "it combines values of every lane of the warp, so every lane of the warp must take part"
         }
     }
 }
@@ -93,10 +113,15 @@ fn message(c: Collective, scope: &str) -> String {
         Collective::SyncBlock => format!(
             "`sync_block()` in control flow that depends on {scope} identity: threads that skip it leave the others waiting forever"
         ),
-        Collective::Shuffle => {
-            "warp shuffles exchange values among all 32 lanes: call them where every thread of the block takes part"
-                .to_string()
-        }
+        Collective::Shuffle => format!(
+            "a warp shuffle in control flow that depends on {scope} identity: shuffles exchange values among the lanes of a warp, \
+             so call them where every lane of the warp takes part (conditions on uniform values, `block_idx()` or `warp_id()` are fine)"
+        ),
+        Collective::Vote => format!(
+            "a warp vote in control flow that depends on {scope} identity: `ballot`, `any`, `all` and `match_any` combine a value of \
+             every lane of the warp, so call them where every lane of the warp takes part (conditions on uniform values, \
+             `block_idx()` or `warp_id()` are fine)"
+        ),
     }
 }
 
@@ -113,6 +138,8 @@ struct CallFrame {
 
 struct Analysis<'k> {
     kernel: &'k Kernel,
+    /// Per variable: whether it holds `thread_idx()` itself (an immutable copy of it).
+    thread_index_vars: Vec<bool>,
     vars: Vec<Taint>,
     local_arrays: Vec<Taint>,
     /// Per loop: the control level of its `break`/`continue`/`return`s.
@@ -153,6 +180,7 @@ pub fn var_levels(k: &Kernel) -> Vec<Level> {
 fn analyse(k: &Kernel) -> Analysis<'_> {
     let mut a = Analysis {
         kernel: k,
+        thread_index_vars: super::warp_index::thread_index_vars(k),
         vars: vec![Taint::UNIFORM; k.vars.len()],
         local_arrays: vec![Taint::UNIFORM; k.arrays.len()],
         loop_exits: vec![Taint::UNIFORM; k.loops],
@@ -286,6 +314,12 @@ impl Analysis<'_> {
                 }
             }
             StmtKind::GridSync { .. } | StmtKind::SyncBlock => {}
+            // A failed assertion ends the launch: the threads after it need not agree with it.
+            StmtKind::Assert { check, .. } => {
+                for e in check.exprs() {
+                    self.expr(e, ctx);
+                }
+            }
             StmtKind::Block(b) => self.block(b, ctx),
             StmtKind::Inline { call, body } => {
                 let outer_loops = self.open_loops.len();
@@ -323,7 +357,7 @@ impl Analysis<'_> {
         if ctx.level <= tolerates(c) || !self.report {
             return;
         }
-        let scope = if ctx.level == Level::Block { "block" } else { "thread" };
+        let scope = ctx.level.scope();
         let blamed = self.calls.iter().find(|f| f.entry.level > tolerates(c));
         let mut notes = Vec::new();
         let at = match blamed {
@@ -371,6 +405,7 @@ impl Analysis<'_> {
             ExprKind::Builtin(b) => match b {
                 Builtin::ThreadIdx | Builtin::GlobalId | Builtin::LaneId => Taint::at(Level::Varying, e.span),
                 Builtin::BlockIdx => Taint::at(Level::Block, e.span),
+                Builtin::WarpId => Taint::at(Level::Warp, e.span),
                 Builtin::BlockDim | Builtin::GridDim | Builtin::GridSize | Builtin::WarpSize => Taint::UNIFORM,
             },
             ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.expr(a, ctx),
@@ -378,7 +413,13 @@ impl Analysis<'_> {
                 let ta = self.expr(a, ctx);
                 // `a && b`, `a || b`: `b` runs only where `a` allows it.
                 let b_ctx = if op.is_logical() { ctx.join(ta) } else { ctx };
-                ta.join(self.expr(b, b_ctx))
+                let t = ta.join(self.expr(b, b_ctx));
+                // `thread_idx() / 32` and its kin: the thread index is their only varying input.
+                if t.level == Level::Varying && super::warp_index::is_warp_index(e, &self.thread_index_vars) {
+                    Taint::at(Level::Warp, e.span)
+                } else {
+                    t
+                }
             }
             ExprKind::Load { array, index, .. } => {
                 let t = self.expr(index, ctx);
@@ -396,10 +437,18 @@ impl Analysis<'_> {
                 }
                 Taint::at(Level::Varying, e.span)
             }
-            ExprKind::Shuffle { value, lane, .. } => {
+            ExprKind::Shuffle { op, value, lane } => {
                 self.expr(value, ctx);
-                self.expr(lane, ctx);
-                Taint::at(Level::Varying, e.span)
+                let lane = self.expr(lane, ctx);
+                // Every lane of a warp reads the same lane's value when they all name it.
+                let level =
+                    if *op == ShuffleOp::Idx && lane.level <= Level::Warp { Level::Warp } else { Level::Varying };
+                Taint::at(level, e.span)
+            }
+            ExprKind::Vote { op, value } => {
+                self.expr(value, ctx);
+                let level = if op.same_in_every_lane() { Level::Warp } else { Level::Varying };
+                Taint::at(level, e.span)
             }
             ExprKind::Select { cond, then, otherwise } => {
                 let t = self.expr(cond, ctx);

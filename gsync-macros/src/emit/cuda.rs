@@ -2,6 +2,7 @@
 //! indented, with Rust names, using the prelude's helpers wherever C++ would
 //! give an operation a meaning other than Rust's.
 
+use crate::emit::assertions::{has_assertions, AssertStops};
 use crate::emit::{cuda_names, cuda_ops};
 use crate::ir::*;
 use crate::names;
@@ -15,7 +16,8 @@ const MAX_UNROLLED_TRIPS: i128 = 32;
 /// (`GSYNC_PROFILE_*`, from the runtime's `profile.cuh` or `no_profile.cuh`) record a
 /// per-phase profile when the runtime compiles it for one, and are empty otherwise.
 pub fn kernel_source(k: &Kernel, bounds_checks: bool) -> String {
-    let mut e = CudaEmitter { k, checked: bounds_checks, profiled: true, out: String::new(), indent: 1 };
+    let asserts = AssertStops::of(&k.body, bounds_checks);
+    let mut e = CudaEmitter { k, checked: bounds_checks, profiled: true, out: String::new(), indent: 1, asserts };
     let checks = if bounds_checks { " with bounds checks" } else { "" };
     let shared: Vec<ArrayId> = shared_arrays(k).collect();
     e.function(&Function {
@@ -25,19 +27,25 @@ pub fn kernel_source(k: &Kernel, bounds_checks: bool) -> String {
         shared: &shared,
         body: &k.body,
         barrier: k.grid_syncs > 0,
+        after_failed_assert: false,
     });
     e.out
 }
 
 /// The kernel split at its barriers: one function per segment.
 pub fn split_source(k: &Kernel, plan: &SplitPlan, bounds_checks: bool) -> String {
-    let mut e = CudaEmitter { k, checked: bounds_checks, profiled: false, out: String::new(), indent: 1 };
+    let asserts = AssertStops::of(&k.body, bounds_checks);
+    let mut e = CudaEmitter { k, checked: bounds_checks, profiled: false, out: String::new(), indent: 1, asserts };
     let checks = if bounds_checks { " with bounds checks" } else { "" };
+    let asserting = has_assertions(&k.body, bounds_checks);
     for (i, segment) in plan.segments.iter().enumerate() {
         let name = cuda_names::segment_symbol(k, i);
         if i > 0 {
             e.out.push('\n');
         }
+        // A segment holds no grid_sync(): a failed assertion ends its thread, and the next
+        // launch's threads end at its start.
+        e.asserts = AssertStops::of(&segment.body, bounds_checks);
         let lines = match (segment.first_line, segment.last_line) {
             _ if segment.body.is_empty() => "no statements".to_owned(),
             (a, b) if a == b => format!("line {a}"),
@@ -50,6 +58,7 @@ pub fn split_source(k: &Kernel, plan: &SplitPlan, bounds_checks: bool) -> String
             shared: &segment.shared,
             body: &segment.body,
             barrier: false,
+            after_failed_assert: asserting && i > 0,
         });
     }
     e.out
@@ -68,6 +77,9 @@ struct Function<'a> {
     shared: &'a [ArrayId],
     body: &'a Block,
     barrier: bool,
+    /// Whether the function starts by ending every thread when an earlier launch's
+    /// assertion failed: a segment after the first of a kernel with `assert!`s.
+    after_failed_assert: bool,
 }
 
 struct CudaEmitter<'k> {
@@ -77,6 +89,9 @@ struct CudaEmitter<'k> {
     profiled: bool,
     out: String,
     indent: usize,
+    /// How the body's failed assertions stop (in a segment of the split kernel, which holds
+    /// no `grid_sync()`, every one ends its thread).
+    asserts: AssertStops,
 }
 
 /// C++ operator precedence, higher binds tighter.
@@ -195,6 +210,12 @@ impl CudaEmitter<'_> {
         if f.barrier {
             self.line("gsync_barrier_t gsync_barrier = gsync_barrier_begin(gsync_barrier_state);");
         }
+        if self.asserts.stop_at_grid_sync() && f.barrier {
+            self.line("u32 gsync_phase = 0u;  // grid_sync() calls passed, for a failed assert!");
+        }
+        if f.after_failed_assert {
+            self.line("if (gsync::assert_failed(gsync_status)) return;  // an assert! of an earlier launch failed");
+        }
         self.block_body(f.body);
         if self.profiled {
             self.line(self.profile_end());
@@ -296,7 +317,18 @@ impl CudaEmitter<'_> {
                 if self.profiled {
                     self.line("GSYNC_PROFILE_LEAVE();");
                 }
+                if self.asserts.stop_at_grid_sync() {
+                    // Every thread sees the failures recorded before the barrier: they stop together.
+                    self.line("gsync_phase += 1u;");
+                    self.open("if (gsync::assert_failed_before(gsync_status, gsync_phase))");
+                    if self.profiled {
+                        self.line(self.profile_end());
+                    }
+                    self.line("return;");
+                    self.close();
+                }
             }
+            StmtKind::Assert { check, assertion } => self.assertion(check, assertion),
             StmtKind::SyncBlock => self.around_barrier("gsync_sync_block();"),
             StmtKind::Block(b) => self.nested("", b),
             StmtKind::Inline { call, body } => {
@@ -335,6 +367,64 @@ impl CudaEmitter<'_> {
         self.line(&fence);
         self.line(barrier);
         self.line(&fence);
+    }
+
+    /// An `assert!`: where the check fails, the failure is recorded, and the thread ends
+    /// unless a `grid_sync()` can follow (see `emit::assertions`).
+    fn assertion(&mut self, check: &AssertCheck, a: &Assertion) {
+        if a.debug_only && !self.checked {
+            return;
+        }
+        let (n, line) = (a.number, a.line);
+        let ends = self.asserts.ends_thread(n);
+        let debug = if a.debug_only { "debug_" } else { "" };
+        let name = match check {
+            AssertCheck::Holds(_) => "assert",
+            AssertCheck::Compare { op: BinOp::Eq, .. } => "assert_eq",
+            AssertCheck::Compare { .. } => "assert_ne",
+        };
+        let stop = if ends { "ends the thread" } else { "stops the grid at the next grid_sync()" };
+        self.line(&format!("// {debug}{name}! #{n}, line {line}: a failure {stop}"));
+        let scoped = match check {
+            AssertCheck::Holds(cond) => {
+                let c = self.expr(cond).at(prec::UNARY);
+                self.open(&format!("if (!{c})"));
+                self.line(&format!("gsync::fail_assert(gsync_status, {}, {n}u, {line}u);", self.phase()));
+                false
+            }
+            AssertCheck::Compare { op, left, right } => {
+                let stem = format!("assert{n}_");
+                let (l, r) = (names::generated(&stem, "left"), names::generated(&stem, "right"));
+                let t = left.ty.name();
+                self.open("");
+                let (lv, rv) = (self.expr(left).text, self.expr(right).text);
+                self.line(&format!("const {t} {l} = {lv};"));
+                self.line(&format!("const {t} {r} = {rv};"));
+                self.open(&format!("if (!({l} {} {r}))", op.symbol()));
+                self.line(&format!("gsync::fail_assert(gsync_status, {}, {n}u, {line}u, {l}, {r});", self.phase()));
+                true
+            }
+        };
+        if ends {
+            if self.profiled {
+                self.line("GSYNC_PROFILE_EXIT();");
+            }
+            self.line("return;");
+        }
+        self.close();
+        if scoped {
+            self.close();
+        }
+    }
+
+    /// The `grid_sync()` calls the thread has passed, as a failed assertion records them:
+    /// counted only where the grid stops after a failure.
+    fn phase(&self) -> &'static str {
+        if self.asserts.stop_at_grid_sync() {
+            "gsync_phase"
+        } else {
+            "0u"
+        }
     }
 
     /// Closes an `if`, continuing with `else if`/`else` branches.
@@ -616,7 +706,9 @@ impl CudaEmitter<'_> {
         let mut stable = true;
         crate::ir_walk::each_expr(e, &mut |x| match &x.kind {
             ExprKind::Var(v) if self.k.var(*v).mutable => stable = false,
-            ExprKind::Load { .. } | ExprKind::Atomic { .. } | ExprKind::Shuffle { .. } => stable = false,
+            ExprKind::Load { .. } | ExprKind::Atomic { .. } | ExprKind::Shuffle { .. } | ExprKind::Vote { .. } => {
+                stable = false
+            }
             _ => {}
         });
         stable
@@ -643,6 +735,7 @@ impl CudaEmitter<'_> {
                     Builtin::GridSize => "(blockDim.x * gridDim.x)",
                     Builtin::LaneId => "(threadIdx.x & 31u)",
                     Builtin::WarpSize => "32u",
+                    Builtin::WarpId => "(threadIdx.x >> 5)",
                 }
                 .to_string(),
             ),
@@ -703,6 +796,10 @@ impl CudaEmitter<'_> {
                 let t = self.expr(then).at(prec::TERNARY + 1);
                 let o = self.expr(otherwise).at(prec::TERNARY);
                 Code { text: format!("{c} ? {t} : {o}"), prec: prec::TERNARY }
+            }
+            ExprKind::Vote { op, value } => {
+                let v = self.expr(value).text;
+                Code::primary(format!("gsync::{}({v})", op.name()))
             }
         }
     }

@@ -3,6 +3,7 @@
 //! warp shuffles are await points; every array is an `EmuSlice` (relaxed
 //! atomics, so that threads share memory soundly), bounds-checked always.
 
+use crate::emit::assertions::AssertStops;
 use crate::emit::rust_expr::{scalar_type, RustContext, RustExpr};
 use crate::emit::rust_names::{array_ident, var_ident};
 use crate::emit::rust_stmt::{self, RustStmts, View};
@@ -140,7 +141,8 @@ fn grid(
         }
         _ => None,
     });
-    let stmts = rust_stmt::block(&Emu { k }, body);
+    // `debug_assert!`s are in the body, and ask the launch whether it checks them.
+    let stmts = rust_stmt::block(&Emu { k, asserts: AssertStops::of(body, true) }, body);
     let make_shared = quote!(|| Memory { #(#inits,)* _kernel: ::core::marker::PhantomData });
     let thread = quote! {
         |#ctx: &::gsync::ThreadCtx<'_>, #memory: &Memory<'_>| {
@@ -167,6 +169,8 @@ fn memory_ident() -> Ident {
 
 struct Emu<'k> {
     k: &'k Kernel,
+    /// How the body's failed assertions stop, as on the device.
+    asserts: AssertStops,
 }
 
 impl Emu<'_> {
@@ -211,6 +215,44 @@ impl Emu<'_> {
         quote! {
             let #id: ::gsync::EmuSlice<#t> = ::gsync::EmuSlice::zeroed(#len);
             #fill
+        }
+    }
+
+    /// An `assert!`, stopping as on the device; a `debug_assert!` asks the launch whether
+    /// it checks them (its bounds-check setting, as on the device).
+    fn assertion(&self, check: &AssertCheck, a: &Assertion) -> TokenStream {
+        let ctx = ctx_ident();
+        let (n, line) = (a.number, a.line);
+        let stop = if self.asserts.ends_thread(n) { quote!(return;) } else { quote!() };
+        let checked = match check {
+            AssertCheck::Holds(cond) => {
+                let c = self.expr(cond);
+                quote! {
+                    if !(#c) {
+                        #ctx.fail_assert(#n, #line);
+                        #stop
+                    }
+                }
+            }
+            AssertCheck::Compare { op, left, right } => {
+                let (l, r) = (Ident::new("left", Span::mixed_site()), Ident::new("right", Span::mixed_site()));
+                let t = scalar_type(left.ty);
+                let (lv, rv) = (self.expr(left), self.expr(right));
+                let holds = if *op == BinOp::Eq { quote!(#l == #r) } else { quote!(#l != #r) };
+                quote! {{
+                    let #l: #t = #lv;
+                    let #r: #t = #rv;
+                    if !(#holds) {
+                        #ctx.fail_assert_eq(#n, #line, #l, #r);
+                        #stop
+                    }
+                }}
+            }
+        };
+        if a.debug_only {
+            quote!(if #ctx.debug_checks() { #checked })
+        } else {
+            checked
         }
     }
 
@@ -262,7 +304,8 @@ impl RustStmts for Emu<'_> {
             | StmtKind::Expr(_)
             | StmtKind::Return
             | StmtKind::GridSync { .. }
-            | StmtKind::SyncBlock => View::Own,
+            | StmtKind::SyncBlock
+            | StmtKind::Assert { .. } => View::Own,
         }
     }
 
@@ -278,7 +321,12 @@ impl RustStmts for Emu<'_> {
                 quote!(let _ = #e;)
             }
             StmtKind::Return => quote!(return;),
+            StmtKind::GridSync { .. } if self.asserts.stop_at_grid_sync() => quote! {
+                #ctx.grid_sync().await;
+                if #ctx.assert_failed() { return; }
+            },
             StmtKind::GridSync { .. } => quote!(#ctx.grid_sync().await;),
+            StmtKind::Assert { check, assertion } => self.assertion(check, assertion),
             StmtKind::SyncBlock => quote!(#ctx.sync_block().await;),
             _ => quote!(compile_error!("gsync: a shared statement as the emulator's own");),
         }
@@ -340,6 +388,7 @@ impl RustContext for Emu<'_> {
             Builtin::GridSize => quote!(#ctx.grid_size()),
             Builtin::LaneId => quote!(#ctx.lane_id()),
             Builtin::WarpSize => quote!(32u32),
+            Builtin::WarpId => quote!(#ctx.warp_id()),
         }
     }
 
@@ -377,6 +426,12 @@ impl RustContext for Emu<'_> {
             }
         );
         quote!(#ctx.shuffle(::gsync::Shuffle::#op, #value, #lane).await)
+    }
+
+    fn vote(&self, op: VoteOp, value: TokenStream) -> TokenStream {
+        let ctx = ctx_ident();
+        let op = format_ident!("{}", op.name());
+        quote!(#ctx.#op(#value).await)
     }
 
     fn zero_step(&self, line: u32) -> TokenStream {

@@ -1,5 +1,6 @@
 //! Stage 5: emitters walking the typed IR.
 
+pub mod assertions;
 pub mod cuda;
 pub mod cuda_names;
 pub mod cuda_ops;

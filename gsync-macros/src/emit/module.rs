@@ -32,7 +32,7 @@
 //! generated locals are mixed-site hygienic.
 
 use crate::emit::{cuda_names, emu, rust_names};
-use crate::ir::{ArraySpace, Builtin, ExprKind, Kernel, Param};
+use crate::ir::{ArraySpace, AssertCheck, Builtin, ExprKind, Kernel, Param, StmtKind};
 use crate::ir_walk::{each_expr, each_stmt, stmt_exprs};
 use crate::parse::Signature;
 use proc_macro2::{Ident, Span, TokenStream};
@@ -63,6 +63,7 @@ pub fn items(
 ) -> TokenStream {
     let (name, symbol) = (&k.name, cuda_names::kernel_symbol(k));
     let arrays: Vec<&str> = k.arrays.iter().map(|a| a.name.as_str()).collect();
+    let assertions = assertions(k);
     let grid_syncs = k.grid_syncs;
     let threads = match declared_threads(k) {
         DeclaredThreads::Attribute(threads) => quote!(#threads),
@@ -113,6 +114,7 @@ pub fn items(
                     error: #split_error,
                     reads_device: #reads_device,
                 },
+                assertions: &[#(#assertions),*],
             };
 
             pub use self::functions::{
@@ -345,7 +347,7 @@ enum DeclaredThreads {
     /// `#[grid_phases(threads = N)]`.
     Attribute(u32),
     /// No attribute, but the code may assume a block size (shared arrays, `thread_idx()`,
-    /// `block_dim()`): the runtime's default, which it always ran with, so that the
+    /// `warp_id()`, `block_dim()`): the runtime's default, which it always ran with, so that the
     /// launch-shape tuner varies the block size only of kernels that cannot tell sizes apart.
     RuntimeDefault,
     /// No attribute, and nothing that depends on the block size.
@@ -361,7 +363,8 @@ fn declared_threads(k: &Kernel) -> DeclaredThreads {
     each_stmt(&k.body, &mut |stmt| {
         for expr in stmt_exprs(stmt) {
             each_expr(expr, &mut |e| {
-                block_sized |= matches!(e.kind, ExprKind::Builtin(Builtin::ThreadIdx | Builtin::BlockDim));
+                block_sized |=
+                    matches!(e.kind, ExprKind::Builtin(Builtin::ThreadIdx | Builtin::BlockDim | Builtin::WarpId));
             });
         }
     });
@@ -402,4 +405,24 @@ mod tests {
         let sized = quote! { fn k(a: &mut [u32]) { if global_id() == 0 { a[0] = block_dim(); } } };
         assert_eq!(declared(sized, 0), DeclaredThreads::RuntimeDefault);
     }
+}
+
+/// `KernelAssertion`s of the kernel's `assert!`s, in the order of their numbers.
+fn assertions(k: &Kernel) -> Vec<TokenStream> {
+    let mut found = Vec::new();
+    each_stmt(&k.body, &mut |s| {
+        if let StmtKind::Assert { check, assertion } = &s.kind {
+            let operands = match check {
+                AssertCheck::Compare { left, .. } => {
+                    let ty = left.ty.name();
+                    quote!(::core::option::Option::Some(#ty))
+                }
+                AssertCheck::Holds(_) => quote!(::core::option::Option::None),
+            };
+            let message = &assertion.message;
+            found.push((assertion.number, quote!(::gsync::KernelAssertion { message: #message, operands: #operands })));
+        }
+    });
+    found.sort_by_key(|(number, _)| *number);
+    found.into_iter().map(|(_, spec)| spec).collect()
 }

@@ -28,6 +28,8 @@ pub trait RustContext {
     ) -> TokenStream;
     /// A warp shuffle.
     fn shuffle(&self, op: ShuffleOp, value: TokenStream, lane: TokenStream) -> TokenStream;
+    /// A warp vote.
+    fn vote(&self, op: VoteOp, value: TokenStream) -> TokenStream;
     /// Records that a `step_by` on Rust line `line` got a zero step (a statement).
     fn zero_step(&self, line: u32) -> TokenStream;
 }
@@ -91,6 +93,10 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
             ExprKind::Shuffle { op, value, lane } => {
                 let (value, lane) = (self.expr(value), self.expr(lane));
                 self.ctx.shuffle(*op, value, lane)
+            }
+            ExprKind::Vote { op, value } => {
+                let value = self.expr(value);
+                self.ctx.vote(*op, value)
             }
         }
     }

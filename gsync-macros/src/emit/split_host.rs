@@ -165,6 +165,10 @@ impl RustContext for SplitHost<'_> {
         quote!(compile_error!("gsync: a shuffle in host code"))
     }
 
+    fn vote(&self, _: VoteOp, _: TokenStream) -> TokenStream {
+        quote!(compile_error!("gsync: a warp vote in host code"))
+    }
+
     fn zero_step(&self, line: u32) -> TokenStream {
         let run = run_ident();
         quote!(#run.zero_step(#line)?)

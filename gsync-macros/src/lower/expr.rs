@@ -32,6 +32,7 @@ impl Lowerer<'_> {
             syn::Expr::MethodCall(m) => self.method_call(m),
             syn::Expr::Call(c) => self.call(c),
             syn::Expr::If(i) => self.select(i),
+            syn::Expr::Match(m) => self.match_value(m),
             syn::Expr::Block(b) if b.label.is_none() && b.block.stmts.len() == 1 => match &b.block.stmts[0] {
                 syn::Stmt::Expr(inner, None) => self.expr(inner),
                 _ => self.value_block_error(span),
@@ -60,7 +61,6 @@ impl Lowerer<'_> {
             syn::Expr::Struct(_) => "structs are not supported in kernels: pass each field as a parameter",
             syn::Expr::Field(_) => "field access is not supported in kernels: kernels have no structs or tuples",
             syn::Expr::Tuple(_) => "tuples are not supported in kernels",
-            syn::Expr::Match(_) => "`match` is not supported in kernels: use `if`/`else`",
             syn::Expr::Macro(m) => {
                 let name = m.mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
                 self.diag.error(e.span(), format!("unknown macro `{name}!`: kernels cannot call macros"));
@@ -86,7 +86,7 @@ impl Lowerer<'_> {
         self.diag.error(e.span(), what);
     }
 
-    fn literal(&mut self, lit: &syn::Lit) -> Option<Expr> {
+    pub(super) fn literal(&mut self, lit: &syn::Lit) -> Option<Expr> {
         let span = lit.span();
         match lit {
             syn::Lit::Int(i) => {
@@ -530,6 +530,7 @@ impl Lowerer<'_> {
         }
         match last.as_str() {
             "shfl_up" | "shfl_down" | "shfl_xor" | "shfl" => self.shuffle(&last, &args(), span),
+            "ballot" | "any" | "all" | "match_any" => self.vote(&last, &args(), span),
             "min" | "max" if c.args.len() == 2 => {
                 let a = self.expr(&c.args[0]);
                 let b = self.expr(&c.args[1]);
@@ -617,6 +618,31 @@ impl Lowerer<'_> {
         Some(self.expr_of(ExprKind::Shuffle { op, value: Box::new(value), lane: Box::new(lane) }, ty, span))
     }
 
+    /// `ballot(p)`, `any(p)`, `all(p)` (`p: bool`) and `match_any(v)` (`v` any scalar).
+    fn vote(&mut self, name: &str, args: &[&syn::Expr], span: Span) -> Option<Expr> {
+        let op = match name {
+            "ballot" => VoteOp::Ballot,
+            "any" => VoteOp::Any,
+            "all" => VoteOp::All,
+            _ => VoteOp::MatchAny,
+        };
+        let [arg] = args else {
+            let what = if op == VoteOp::MatchAny { "value" } else { "predicate" };
+            self.diag.error(span, format!("`{name}({what})` takes 1 argument"));
+            return None;
+        };
+        let value = self.expr(arg)?;
+        let ret = match op {
+            VoteOp::Ballot | VoteOp::MatchAny => Scalar::U32,
+            VoteOp::Any | VoteOp::All => Scalar::Bool,
+        };
+        if op != VoteOp::MatchAny {
+            self.require(value.ty, Scalar::Bool, value.span, &format!("the predicate of `{name}`"));
+        }
+        let ty = self.types.known(ret);
+        Some(self.expr_of(ExprKind::Vote { op, value: Box::new(value) }, ty, span))
+    }
+
     /// `if c { a } else { b }` used as a value with pure branches.
     fn select(&mut self, i: &syn::ExprIf) -> Option<Expr> {
         let span = i.span();
@@ -669,6 +695,7 @@ fn expr_has_effects_inner(e: &Expr) -> bool {
         ExprKind::Load { index, .. } => expr_has_effects(index),
         ExprKind::Call { args, .. } => args.iter().any(expr_has_effects),
         ExprKind::Shuffle { value, lane, .. } => expr_has_effects(value) || expr_has_effects(lane),
+        ExprKind::Vote { value, .. } => expr_has_effects(value),
         ExprKind::Select { cond, then, otherwise } => {
             expr_has_effects(cond) || expr_has_effects(then) || expr_has_effects(otherwise)
         }

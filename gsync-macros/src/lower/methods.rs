@@ -108,6 +108,7 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "grid_size" => Builtin::GridSize,
         "lane_id" => Builtin::LaneId,
         "warp_size" => Builtin::WarpSize,
+        "warp_id" => Builtin::WarpId,
         _ => return None,
     })
 }
@@ -122,7 +123,8 @@ pub fn atomic_supported(op: AtomicOp, elem: Scalar) -> bool {
     use Scalar::*;
     match op {
         AtomicOp::Add | AtomicOp::Exch => matches!(elem, I32 | U32 | I64 | U64 | F32 | F64),
-        AtomicOp::Min | AtomicOp::Max | AtomicOp::Cas => matches!(elem, I32 | U32 | I64 | U64),
+        AtomicOp::Min | AtomicOp::Max => matches!(elem, I32 | U32 | I64 | U64 | F32 | F64),
+        AtomicOp::Cas => matches!(elem, I32 | U32 | I64 | U64),
     }
 }
 

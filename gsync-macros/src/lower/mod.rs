@@ -5,9 +5,11 @@
 //! that need the final types (signedness, literal ranges) and the uniformity
 //! analysis run afterwards, in `crate::check`.
 
+mod assert;
 mod call;
 pub mod consts;
 mod expr;
+mod matching;
 mod methods;
 mod resolve;
 mod stmt;
@@ -109,6 +111,8 @@ pub struct Lowerer<'d> {
     depth: usize,
     /// Element types of local arrays, known only once inference is done.
     local_elem_types: Vec<(ArrayId, TyId)>,
+    /// `assert!`s lowered so far, which numbers the next.
+    assertions: u32,
 }
 
 /// Lowers a whole kernel. Returns `None` if lowering found errors.
@@ -171,6 +175,7 @@ impl<'d> Lowerer<'d> {
             grid_syncs: 0,
             depth: 0,
             local_elem_types: Vec::new(),
+            assertions: 0,
         }
     }
 }

@@ -2,7 +2,7 @@
 //! variable holding its final [`Scalar`] instead of an inference variable.
 
 use super::types::TyId;
-use crate::ir::{self, ArrayInit, Expr, ExprKind, ForRange, Place, Scalar, Stmt, StmtKind, Var};
+use crate::ir::{self, ArrayInit, AssertCheck, Expr, ExprKind, ForRange, Place, Scalar, Stmt, StmtKind, Var};
 
 /// Resolves inference variables through the finished type table.
 pub struct Resolver<'t> {
@@ -65,6 +65,15 @@ impl Resolver<'_> {
             StmtKind::Block(b) => StmtKind::Block(self.block(b)),
             StmtKind::Inline { call, body } => StmtKind::Inline { call, body: self.block(body) },
             StmtKind::Leave(call) => StmtKind::Leave(call),
+            StmtKind::Assert { check, assertion } => {
+                let check = match check {
+                    AssertCheck::Holds(cond) => AssertCheck::Holds(self.expr(cond)),
+                    AssertCheck::Compare { op, left, right } => {
+                        AssertCheck::Compare { op, left: self.expr(left), right: self.expr(right) }
+                    }
+                };
+                StmtKind::Assert { check, assertion }
+            }
         }
     }
 
@@ -120,6 +129,7 @@ impl Resolver<'_> {
             ExprKind::Select { cond, then, otherwise } => {
                 ExprKind::Select { cond: self.boxed(*cond), then: self.boxed(*then), otherwise: self.boxed(*otherwise) }
             }
+            ExprKind::Vote { op, value } => ExprKind::Vote { op, value: self.boxed(*value) },
         }
     }
 }

@@ -44,6 +44,7 @@ impl Lowerer<'_> {
             syn::Stmt::Item(item) => {
                 self.diag.error(item.span(), "items (functions, structs, `use`, …) cannot be declared inside a kernel")
             }
+            syn::Stmt::Macro(m) if super::assert::is_assertion(&m.mac) => self.assertion(&m.mac, out),
             syn::Stmt::Macro(m) => {
                 let name = m.mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
                 self.diag.error(m.span(), format!("unknown macro `{name}!`: kernels cannot call macros"));
@@ -52,7 +53,7 @@ impl Lowerer<'_> {
         }
     }
 
-    fn expr_stmt(&mut self, e: &syn::Expr, out: &mut Block) {
+    pub(super) fn expr_stmt(&mut self, e: &syn::Expr, out: &mut Block) {
         let span = e.span();
         match e {
             syn::Expr::Assign(a) => self.assign(&a.left, None, &a.right, span, out),
@@ -61,6 +62,7 @@ impl Lowerer<'_> {
                 _ => self.value_statement(e, out),
             },
             syn::Expr::If(i) => self.if_stmt(i, out),
+            syn::Expr::Match(m) => self.match_stmt(m, out),
             syn::Expr::While(w) => self.while_stmt(w, out),
             syn::Expr::Loop(l) => {
                 self.no_label(&l.label);
@@ -106,6 +108,7 @@ impl Lowerer<'_> {
                 let f = self.device_function_of(c).expect("checked by the guard");
                 self.device_call_statement(f, c);
             }
+            syn::Expr::Macro(m) if super::assert::is_assertion(&m.mac) => self.assertion(&m.mac, out),
             _ => self.value_statement(e, out),
         }
     }
@@ -280,6 +283,7 @@ impl Lowerer<'_> {
                 let block = self.value_block(place, ty, &b.block.stmts);
                 out.push(Self::stmt_of(StmtKind::Block(block), span));
             }
+            syn::Expr::Match(m) if super::matching::needs_statements(m) => self.match_assign(m, place, ty, out),
             _ => {
                 let Some(value) = self.statement_value(e) else { return };
                 self.unify(ty, value.ty, value.span);
@@ -763,6 +767,7 @@ fn needs_statement_lowering_inner(e: &syn::Expr) -> bool {
                 || i.else_branch.as_ref().is_some_and(|(_, e)| needs_statement_lowering(e))
         }
         syn::Expr::Block(b) => !matches!(b.block.stmts.as_slice(), [syn::Stmt::Expr(_, None)]),
+        syn::Expr::Match(m) => super::matching::needs_statements(m),
         _ => false,
     }
 }

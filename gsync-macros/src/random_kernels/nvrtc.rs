@@ -188,6 +188,7 @@ fn compile(body: String, job: &Job) -> Result<(), String> {
         grid_syncs: 1,
         default_threads: 0,
         split: SplitSpec { checked_body: body, unchecked_body: body, segments: &[], error: None, reads_device: false },
+        assertions: &[],
     };
     // A software barrier: the kernels' code is the same under every barrier, and this one
     // needs none of the CUDA headers that make cooperative groups slow to compile.

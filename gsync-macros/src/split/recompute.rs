@@ -207,6 +207,7 @@ impl<'k> Definitions<'k> {
                 },
                 ExprKind::Atomic { line, .. } => Some(format!("comes from an atomic operation (line {line})")),
                 ExprKind::Shuffle { .. } => Some("comes from a warp shuffle".into()),
+                ExprKind::Vote { op, .. } => Some(format!("comes from a warp vote (`{}`)", op.name())),
                 _ => None,
             };
         });

@@ -356,6 +356,25 @@ pub enum Error {
         line: u32,
     },
 
+    /// An `assert!` (or `assert_eq!`, `assert_ne!`, or a `debug_` form) in a kernel failed.
+    /// The first failure of the launch is reported. Where no `grid_sync()` could follow
+    /// it, the failing thread ended there, as a panic ends a Rust thread; before a
+    /// `grid_sync()`, it ran on to it, and the whole grid ended there.
+    #[error(
+        "kernel `{kernel}` panicked at line {line}: {message}{values}; the thread stopped there, or, \
+         before a grid_sync(), the whole grid at that grid_sync(), so the outputs are not to be trusted"
+    )]
+    AssertionFailed {
+        /// The kernel's name.
+        kernel: String,
+        /// The Rust source line of the assertion.
+        line: u32,
+        /// Rust's panic message: the user's message or ``assertion failed: <condition>``.
+        message: String,
+        /// For `assert_eq!` and `assert_ne!`: `"; left: 3, right: 4"`; else empty.
+        values: String,
+    },
+
     /// A block waited longer than the watchdog limit in a software grid barrier.
     #[error(
         "kernel `{kernel}`: barrier `{barrier}` timed out: block {block} waited more than {limit:?} \
@@ -565,6 +584,7 @@ impl Error {
             | Error::BufferBackendMismatch { .. } => ErrorKind::Memory,
             Error::OutOfBounds { .. }
             | Error::ZeroStep { .. }
+            | Error::AssertionFailed { .. }
             | Error::BarrierTimeout { .. }
             | Error::KernelTimeout { .. }
             | Error::EmulatorDeadlock { .. }

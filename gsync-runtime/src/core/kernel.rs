@@ -42,6 +42,8 @@ pub struct KernelSpec {
     pub default_threads: u32,
     /// The kernel split at its `grid_sync()` calls, for [`Barrier::MultiLaunch`].
     pub split: SplitSpec,
+    /// The kernel's `assert!`s in source order; the status word of a failed one indexes this.
+    pub assertions: &'static [crate::core::assertion::KernelAssertion],
 }
 
 /// A kernel split at every `grid_sync()` into segment kernels, one launch each, which
@@ -170,6 +172,7 @@ pub(crate) mod tests {
             error: None,
             reads_device: false,
         },
+        assertions: &[],
     };
 
     #[test]

@@ -18,6 +18,7 @@
 //! - `error`: every way the runtime can fail.
 
 pub(crate) mod args;
+pub(crate) mod assertion;
 pub(crate) mod device;
 pub(crate) mod disk;
 pub(crate) mod error;
@@ -32,6 +33,7 @@ pub(crate) mod split;
 pub(crate) mod status;
 
 pub use args::{KernelArgs, KernelBuffer};
+pub use assertion::KernelAssertion;
 pub use device::{Backend, DeviceInfo};
 pub use error::{Error, ErrorKind, Resource, Result, SourceError};
 pub use grid::CoResidency;

@@ -17,17 +17,18 @@ typedef double f64;
 
 // The device error word: the first fault wins and is read back by the host.
 struct gsync_status_t {
-    u32 code;   // 0: ok, 1: slice index out of bounds, 2: barrier timeout, 3: step_by(0)
-    u32 array;  // index into the kernel's array-name table
+    u32 code;   // 0: ok, 1: slice index out of bounds, 2: barrier timeout, 3: step_by(0), 4: assert!
+    u32 array;  // index into the kernel's array-name table (4: the assertion's number)
     u32 line;   // Rust source line of the faulting access
     u32 phase;  // reserved for barrier faults
-    u64 index;
-    u64 len;
+    u64 index;  // (4: an assert_eq!'s left operand, as bits)
+    u64 len;    // (4: its right operand)
 };
 #define GSYNC_OK 0u
 #define GSYNC_OUT_OF_BOUNDS 1u
 #define GSYNC_BARRIER_TIMEOUT 2u
 #define GSYNC_ZERO_STEP 3u
+#define GSYNC_ASSERTION_FAILED 4u
 
 // The first statement of every `while` and `loop` iteration. Rust defines a loop that never
 // ends (it hangs); C++ lets a compiler assume that a loop without side effects ends, and
@@ -278,22 +279,130 @@ __device__ __forceinline__ f64 atomic_exch(f64* p, f64 v) {
     return __longlong_as_double((long long)atomicExch((u64*)p, (u64)__double_as_longlong(v)));
 }
 
-// Warp shuffles over all 32 lanes. Types narrower than 32 bits travel widened.
-template <typename T> __device__ __forceinline__ T shfl_down(T v, u32 delta) { return (T)__shfl_down_sync(0xffffffffu, v, delta); }
-template <typename T> __device__ __forceinline__ T shfl_up(T v, u32 delta) { return (T)__shfl_up_sync(0xffffffffu, v, delta); }
-template <typename T> __device__ __forceinline__ T shfl_xor(T v, u32 mask) { return (T)__shfl_xor_sync(0xffffffffu, v, mask); }
-template <typename T> __device__ __forceinline__ T shfl(T v, u32 lane) { return (T)__shfl_sync(0xffffffffu, v, lane); }
+// Float atomic_max/atomic_min, which CUDA lacks: Rust's max/min (a NaN operand yields the other
+// one) with -0.0 below +0.0, so that the result is always one operand bit for bit, as on the
+// emulator. A compare-and-swap loop on the bits, which writes only when the value changes.
+template <typename F> __device__ __forceinline__ F float_max(F current, F v) {
+    if (v != v) return current;
+    if (current != current) return v;
+    return current < v || (current == v && signbit(current) && !signbit(v)) ? v : current;
+}
+template <typename F> __device__ __forceinline__ F float_min(F current, F v) {
+    if (v != v) return current;
+    if (current != current) return v;
+    return v < current || (current == v && signbit(v) && !signbit(current)) ? v : current;
+}
+template <bool Max> __device__ __forceinline__ f32 atomic_float_extreme(f32* p, f32 v) {
+    u32* word = (u32*)p;
+    u32 old = *(volatile u32*)word;
+    while (true) {
+        const f32 current = __uint_as_float(old);
+        const u32 wanted = __float_as_uint(Max ? float_max(current, v) : float_min(current, v));
+        if (wanted == old) return current;
+        const u32 seen = atomicCAS(word, old, wanted);
+        if (seen == old) return current;
+        old = seen;
+    }
+}
+template <bool Max> __device__ __forceinline__ f64 atomic_float_extreme(f64* p, f64 v) {
+    u64* word = (u64*)p;
+    u64 old = *(volatile u64*)word;
+    while (true) {
+        const f64 current = __longlong_as_double((long long)old);
+        const u64 wanted = (u64)__double_as_longlong(Max ? float_max(current, v) : float_min(current, v));
+        if (wanted == old) return current;
+        const u64 seen = atomicCAS(word, old, wanted);
+        if (seen == old) return current;
+        old = seen;
+    }
+}
+__device__ __forceinline__ f32 atomic_max(f32* p, f32 v) { return atomic_float_extreme<true>(p, v); }
+__device__ __forceinline__ f32 atomic_min(f32* p, f32 v) { return atomic_float_extreme<false>(p, v); }
+__device__ __forceinline__ f64 atomic_max(f64* p, f64 v) { return atomic_float_extreme<true>(p, v); }
+__device__ __forceinline__ f64 atomic_min(f64* p, f64 v) { return atomic_float_extreme<false>(p, v); }
+
+// The lanes of the calling thread's warp: all 32, but in the last warp of a block whose size is
+// no multiple of 32 only those the block has. Shuffles and votes name exactly these: a mask
+// with lanes that do not exist is undefined in CUDA, and __activemask() would name only the
+// lanes that happen to be converged. (GSYNC_BLOCK_SIZE is the launch's blockDim.x: each block
+// size is compiled on its own.)
+__device__ __forceinline__ u32 warp_lanes() {
+#if GSYNC_BLOCK_SIZE % 32 == 0
+    return 0xffffffffu;
+#else
+    const u32 present = GSYNC_BLOCK_SIZE - (threadIdx.x & ~31u);
+    return present >= 32u ? 0xffffffffu : (1u << present) - 1u;
+#endif
+}
+
+// Warp shuffles over the warp's lanes. Types narrower than 32 bits travel widened.
+template <typename T> __device__ __forceinline__ T shfl_down(T v, u32 delta) { return (T)__shfl_down_sync(warp_lanes(), v, delta); }
+template <typename T> __device__ __forceinline__ T shfl_up(T v, u32 delta) { return (T)__shfl_up_sync(warp_lanes(), v, delta); }
+template <typename T> __device__ __forceinline__ T shfl_xor(T v, u32 mask) { return (T)__shfl_xor_sync(warp_lanes(), v, mask); }
+template <typename T> __device__ __forceinline__ T shfl(T v, u32 lane) { return (T)__shfl_sync(warp_lanes(), v, lane); }
 #define GSYNC_NARROW_SHUFFLES(T, W)                                                                      \
-    template <> __device__ __forceinline__ T shfl_down(T v, u32 d) { return (T)__shfl_down_sync(0xffffffffu, (W)v, d); } \
-    template <> __device__ __forceinline__ T shfl_up(T v, u32 d) { return (T)__shfl_up_sync(0xffffffffu, (W)v, d); }     \
-    template <> __device__ __forceinline__ T shfl_xor(T v, u32 m) { return (T)__shfl_xor_sync(0xffffffffu, (W)v, m); }   \
-    template <> __device__ __forceinline__ T shfl(T v, u32 l) { return (T)__shfl_sync(0xffffffffu, (W)v, l); }
+    template <> __device__ __forceinline__ T shfl_down(T v, u32 d) { return (T)__shfl_down_sync(warp_lanes(), (W)v, d); } \
+    template <> __device__ __forceinline__ T shfl_up(T v, u32 d) { return (T)__shfl_up_sync(warp_lanes(), (W)v, d); }     \
+    template <> __device__ __forceinline__ T shfl_xor(T v, u32 m) { return (T)__shfl_xor_sync(warp_lanes(), (W)v, m); }   \
+    template <> __device__ __forceinline__ T shfl(T v, u32 l) { return (T)__shfl_sync(warp_lanes(), (W)v, l); }
 GSYNC_NARROW_SHUFFLES(i8, i32)
 GSYNC_NARROW_SHUFFLES(u8, u32)
 GSYNC_NARROW_SHUFFLES(i16, i32)
 GSYNC_NARROW_SHUFFLES(u16, u32)
 GSYNC_NARROW_SHUFFLES(bool, u32)
 #undef GSYNC_NARROW_SHUFFLES
+
+// Warp votes over the warp's lanes (sm_70 or newer for match_any; CUDA 13 starts at sm_75).
+// match_any compares bits: narrow types travel zero-extended, which keeps equality.
+__device__ __forceinline__ u32 ballot(bool p) { return __ballot_sync(warp_lanes(), p); }
+__device__ __forceinline__ bool any(bool p) { return __any_sync(warp_lanes(), p) != 0; }
+__device__ __forceinline__ bool all(bool p) { return __all_sync(warp_lanes(), p) != 0; }
+template <typename T> __device__ __forceinline__ u32 match_any(T v) { return __match_any_sync(warp_lanes(), v); }
+__device__ __forceinline__ u32 match_any(bool v) { return __match_any_sync(warp_lanes(), (u32)v); }
+__device__ __forceinline__ u32 match_any(i8 v) { return __match_any_sync(warp_lanes(), (u32)(u8)v); }
+__device__ __forceinline__ u32 match_any(u8 v) { return __match_any_sync(warp_lanes(), (u32)v); }
+__device__ __forceinline__ u32 match_any(i16 v) { return __match_any_sync(warp_lanes(), (u32)(u16)v); }
+__device__ __forceinline__ u32 match_any(u16 v) { return __match_any_sync(warp_lanes(), (u32)v); }
+
+// assert!: the first fault of the launch wins, as for bounds checks. The operands of a failed
+// assert_eq!/assert_ne! travel as bits, zero-extended, for the host to print. `phase` is the
+// number of grid_sync() calls the thread had passed; it is stored last, plus one, so that a
+// thread that reads it nonzero also reads the rest.
+__device__ __noinline__ void record_assertion(gsync_status_t* status, u32 phase, u32 number, u32 line, u64 left, u64 right) {
+    if (atomicCAS(&status->code, GSYNC_OK, GSYNC_ASSERTION_FAILED) == GSYNC_OK) {
+        status->array = number;
+        status->line = line;
+        status->index = left;
+        status->len = right;
+        __threadfence();
+        *(volatile u32*)&status->phase = phase + 1u;
+    }
+}
+template <typename T> __device__ __forceinline__ u64 operand_bits(T v) { return (u64)(typename wide_unsigned<T>::type)v; }
+__device__ __forceinline__ u64 operand_bits(bool v) { return (u64)v; }
+__device__ __forceinline__ u64 operand_bits(i8 v) { return (u64)(u8)v; }
+__device__ __forceinline__ u64 operand_bits(i16 v) { return (u64)(u16)v; }
+__device__ __forceinline__ u64 operand_bits(i32 v) { return (u64)(u32)v; }
+__device__ __forceinline__ u64 operand_bits(f32 v) { return (u64)__float_as_uint(v); }
+__device__ __forceinline__ u64 operand_bits(f64 v) { return (u64)__double_as_longlong(v); }
+__device__ __forceinline__ void fail_assert(gsync_status_t* status, u32 phase, u32 number, u32 line) {
+    record_assertion(status, phase, number, line, 0ull, 0ull);
+}
+template <typename T> __device__ __forceinline__ void fail_assert(gsync_status_t* status, u32 phase, u32 number, u32 line, T left, T right) {
+    record_assertion(status, phase, number, line, operand_bits(left), operand_bits(right));
+}
+// Whether the launch's first fault is an assertion that failed before the thread's grid_sync()
+// number `phase`. Read right after that barrier, which orders every such failure before it,
+// it gives every thread of the grid the same answer; a failure after the barrier, which a
+// fast thread may already have recorded, does not count.
+__device__ __forceinline__ bool assert_failed_before(const gsync_status_t* status, u32 phase) {
+    const u32 failed_in = *(const volatile u32*)&status->phase;
+    return *(const volatile u32*)&status->code == GSYNC_ASSERTION_FAILED && failed_in != 0u && failed_in - 1u < phase;
+}
+// Whether an assertion failed in an earlier launch of a split kernel (or this one).
+__device__ __forceinline__ bool assert_failed(const gsync_status_t* status) {
+    return *(const volatile u32*)&status->code == GSYNC_ASSERTION_FAILED;
+}
 
 }  // namespace gsync
 // ---- end of prelude ----------------------------------------------------------

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::barrier::Barrier;
+use crate::core::assertion;
 use crate::core::error::{Error, Result};
 use crate::core::kernel::KernelSpec;
 
@@ -13,6 +14,7 @@ const OK: u32 = 0;
 const OUT_OF_BOUNDS: u32 = 1;
 const BARRIER_TIMEOUT: u32 = 2;
 const ZERO_STEP: u32 = 3;
+const ASSERTION_FAILED: u32 = 4;
 
 /// The host's view of `gsync_status_t` (see the prelude).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -49,6 +51,17 @@ impl DeviceStatus {
         DeviceStatus { code: ZERO_STEP, line, ..DeviceStatus::default() }
     }
 
+    /// The status of a failed `assert!`, the kernel's `number`-th, on Rust source line
+    /// `line`, with the operands' bits of an `assert_eq!` or `assert_ne!`.
+    pub fn assertion_failed(number: u32, line: u32, left: u64, right: u64) -> Self {
+        DeviceStatus { code: ASSERTION_FAILED, array: number, line, phase: 0, index: left, len: right }
+    }
+
+    /// Whether this is a failed assertion's status.
+    pub fn is_assertion_failure(&self) -> bool {
+        self.code == ASSERTION_FAILED
+    }
+
     /// `Ok` when the kernel reported nothing, else the error it reported. `barrier` and
     /// `watchdog` are the launch's, to explain a barrier timeout.
     pub fn into_result(self, kernel: &KernelSpec, barrier: Barrier, watchdog: Option<Duration>) -> Result<()> {
@@ -70,6 +83,8 @@ impl DeviceStatus {
                 limit: watchdog.unwrap_or_default(),
             }),
             ZERO_STEP => Err(Error::ZeroStep { kernel: kernel.name.to_owned(), line: self.line }),
+            // The device writes the assertion's number into `array`, its operands into `index` and `len`.
+            ASSERTION_FAILED => Err(assertion::failed(kernel, self.array, self.line, self.index, self.len)),
             code => Err(Error::DeviceFault { kernel: kernel.name.to_owned(), code }),
         }
     }
@@ -122,6 +137,18 @@ mod tests {
         assert_eq!(DeviceStatus::zero_step(21), DeviceStatus::from_words(&words));
         let error = DeviceStatus::from_words(&words).into_result(&SMOOTH, Barrier::Cooperative, None);
         assert!(matches!(&error, Err(Error::ZeroStep { kernel, line: 21 }) if kernel == "smooth"), "{error:?}");
+    }
+
+    #[test]
+    fn code_four_is_a_failed_assertion_with_its_operands() {
+        let words = [4, 0, 33, 0, 5, 0, 6, 0];
+        assert_eq!(DeviceStatus::assertion_failed(0, 33, 5, 6), DeviceStatus::from_words(&words));
+        assert!(DeviceStatus::from_words(&words).is_assertion_failure());
+        let error = DeviceStatus::from_words(&words).into_result(&SMOOTH, Barrier::Cooperative, None);
+        assert!(
+            matches!(&error, Err(Error::AssertionFailed { kernel, line: 33, .. }) if kernel == "smooth"),
+            "{error:?}"
+        );
     }
 
     #[test]

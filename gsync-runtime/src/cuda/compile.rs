@@ -314,6 +314,7 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_1(
             error: None,
             reads_device: false,
         },
+        assertions: &[],
     };
 
     #[test]

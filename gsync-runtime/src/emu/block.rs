@@ -64,8 +64,10 @@ impl<'a> BlockRun<'a> {
             let at_block = census.count(Wait::Block) == self.unfinished;
             if at_block || census.count(Wait::Grid) == self.unfinished {
                 // A thread that finished while the rest of its block goes on to a barrier made
-                // fewer calls of it: on a GPU, barriers that pair up wrongly or a hang.
-                if self.unfinished < self.threads.len() {
+                // fewer calls of it: on a GPU, barriers that pair up wrongly or a hang. One that
+                // ended at a failed assertion has exited, which a block barrier lets pass, as
+                // PTX's does; the grid ends at the next grid_sync() in that case.
+                if self.unfinished < self.threads.len() && !(at_block && self.only_failed_finished(ctxs)) {
                     return Err(self.finished_before(ctxs, at_block));
                 }
                 self.release_all(ctxs);
@@ -153,6 +155,11 @@ impl<'a> BlockRun<'a> {
             first: format!("{} waits at its {barrier} number {}", who(waiting), calls(waiting)),
             second: format!("{} finished after {} {barrier} calls", who(finished), calls(finished)),
         }
+    }
+
+    /// Whether every finished thread ended at a failed assertion.
+    fn only_failed_finished(&self, ctxs: &[ThreadCtx<'_>]) -> bool {
+        self.threads.iter().zip(ctxs).all(|(slot, ctx)| slot.is_some() || ctx.has_failed())
     }
 
     /// Releases every unfinished thread from its barrier.

@@ -17,9 +17,37 @@ pub(crate) struct Faults {
     first: OnceLock<DeviceStatus>,
     /// Raised by the watchdog: every thread ends at its next loop iteration.
     stop: AtomicBool,
+    /// Whether the launch checks `debug_assert!`s: its bounds-check setting, as the device
+    /// compiles them into the body with bounds checks only.
+    debug_checks: bool,
 }
 
 impl Faults {
+    /// The faults of a launch that checks `debug_assert!`s or not.
+    pub(crate) fn new(debug_checks: bool) -> Faults {
+        Faults { debug_checks, ..Faults::default() }
+    }
+
+    /// Whether the launch checks `debug_assert!`s.
+    #[inline]
+    pub(crate) fn debug_checks(&self) -> bool {
+        self.debug_checks
+    }
+
+    /// Records the failure of the kernel's assertion `number` on Rust source line `line`,
+    /// with the operands' bits of an `assert_eq!` or `assert_ne!`.
+    #[cold]
+    pub(crate) fn assertion_failed(&self, phase: u32, number: u32, line: u32, left: u64, right: u64) {
+        let _ = self.first.set(DeviceStatus { phase, ..DeviceStatus::assertion_failed(number, line, left, right) });
+    }
+
+    /// Whether the launch's first fault is an assertion that failed in a thread that had
+    /// passed fewer than `phase` `grid_sync()` calls.
+    #[inline]
+    pub(crate) fn assertion_failed_before(&self, phase: u32) -> bool {
+        self.first.get().is_some_and(|status| status.is_assertion_failure() && status.phase < phase)
+    }
+
     /// Records an out-of-bounds access of array `array` (the kernel's array number) at
     /// `index`, whose length is `len`, on Rust source line `line`.
     #[cold]

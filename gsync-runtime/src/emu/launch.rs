@@ -76,7 +76,7 @@ where
     let (grid, barrier) = resolve(emulator, &kernel, launch)?;
     let (blocks, threads) = (grid.blocks, grid.threads);
     let started = Instant::now();
-    let faults = Faults::default();
+    let faults = Faults::new(kernel.bounds_checks);
     let watchdog = launch.watchdog_limit().map(|limit| Watchdog { limit, stop: faults.stop_flag() });
     let syncs: Vec<BlockSync> = (0..blocks).map(|_| BlockSync::new(threads)).collect();
     let shared: Vec<S> = (0..blocks).map(|_| make_shared()).collect();

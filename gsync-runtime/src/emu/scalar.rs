@@ -11,7 +11,8 @@ mod sealed {
 
 /// The types of device buffers (`u8 i8 u16 i16 u32 i32 u64 i64 f32 f64`), with their atomic
 /// storage: integers in the atomic integer of their type, floats as their bits in the unsigned
-/// atomic of their width. Every access is relaxed, like plain and atomic global memory
+/// atomic of their width. Float min and max are Rust's (a NaN operand yields the other one),
+/// with -0.0 below +0.0, so that the result is one operand bit for bit, as the device's. Every access is relaxed, like plain and atomic global memory
 /// accesses on a GPU; barriers order them. Sealed.
 pub trait EmuScalar: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     /// The atomic that stores one element.
@@ -106,11 +107,31 @@ macro_rules! float_scalars {
             }
             #[inline]
             fn fetch_min(cell: &$cell, value: $ty) -> $ty {
-                update::<$ty>(cell, |old| old.min(value))
+                update::<$ty>(cell, |old| {
+                    if value.is_nan() {
+                        old
+                    } else if old.is_nan() {
+                        value
+                    } else if value < old || (value == old && value.is_sign_negative() && !old.is_sign_negative()) {
+                        value
+                    } else {
+                        old
+                    }
+                })
             }
             #[inline]
             fn fetch_max(cell: &$cell, value: $ty) -> $ty {
-                update::<$ty>(cell, |old| old.max(value))
+                update::<$ty>(cell, |old| {
+                    if value.is_nan() {
+                        old
+                    } else if old.is_nan() {
+                        value
+                    } else if old < value || (value == old && old.is_sign_negative() && !value.is_sign_negative()) {
+                        value
+                    } else {
+                        old
+                    }
+                })
             }
             #[inline]
             fn swap(cell: &$cell, value: $ty) -> $ty {
@@ -246,6 +267,25 @@ mod tests {
         let cell = i16::MAX.cell();
         assert_eq!(i16::fetch_add(&cell, 1), i16::MAX);
         assert_eq!(i16::get(&cell), i16::MIN);
+    }
+
+    #[test]
+    fn float_min_and_max_skip_nan_and_order_signed_zeros_as_the_device_does() {
+        let cell = f32::NAN.cell();
+        assert!(f32::fetch_max(&cell, 2.0).is_nan(), "the old value comes back");
+        assert_eq!(f32::get(&cell), 2.0, "a NaN element yields to a number");
+        assert_eq!(f32::fetch_max(&cell, f32::NAN), 2.0);
+        assert_eq!(f32::get(&cell), 2.0, "a NaN operand changes nothing");
+        let cell = (-0.0f64).cell();
+        f64::fetch_max(&cell, 0.0);
+        assert_eq!(f64::get(&cell).to_bits(), 0.0f64.to_bits(), "+0.0 is above -0.0");
+        f64::fetch_min(&cell, -0.0);
+        assert_eq!(f64::get(&cell).to_bits(), (-0.0f64).to_bits(), "-0.0 is below +0.0");
+        f64::fetch_max(&cell, -0.0);
+        assert_eq!(f64::get(&cell).to_bits(), (-0.0f64).to_bits(), "equal values keep the element");
+        let cell = 1.0f32.cell();
+        assert_eq!(f32::fetch_min(&cell, -3.5), 1.0);
+        assert_eq!(f32::get(&cell), -3.5);
     }
 
     #[test]

@@ -192,6 +192,7 @@ mod tests {
             error: None,
             reads_device: false,
         },
+        assertions: &[],
     };
 
     /// The emulator bodies of `TWO_SEGMENTS`.

@@ -31,6 +31,7 @@ const fn spec(name: &'static str, arrays: &'static [&'static str]) -> KernelSpec
         grid_syncs: 1,
         default_threads: 0,
         split: SplitSpec::NONE,
+        assertions: &[],
     }
 }
 

@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::atomic::{AtomicU32, AtomicU8};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8};
 use std::task::{Context, Poll};
 
 use crate::emu::fault::Faults;
@@ -76,6 +76,9 @@ pub struct ThreadCtx<'a> {
     grid_syncs: AtomicU32,
     block: &'a BlockSync,
     faults: &'a Faults,
+    /// Set when an assertion of the thread failed: if it then ends, it has exited as on the
+    /// device, and a `sync_block()` the rest of its block waits at releases without it.
+    failed: AtomicBool,
 }
 
 impl<'a> ThreadCtx<'a> {
@@ -96,6 +99,7 @@ impl<'a> ThreadCtx<'a> {
             grid_syncs: AtomicU32::new(0),
             block,
             faults,
+            failed: AtomicBool::new(false),
         }
     }
 }
@@ -143,6 +147,12 @@ impl ThreadCtx<'_> {
         self.thread_idx % WARP_SIZE
     }
 
+    /// The thread's warp in its block: `threadIdx.x / 32`.
+    #[inline]
+    pub fn warp_id(&self) -> u32 {
+        self.thread_idx / WARP_SIZE
+    }
+
     /// `__syncthreads()`: returns when every thread of the block has arrived. A thread that
     /// finished while the others wait here fails the launch with
     /// [`Error::BarrierMismatch`](crate::Error::BarrierMismatch).
@@ -179,6 +189,83 @@ impl ThreadCtx<'_> {
         Arrival::new(&self.wait, Wait::Warp).await;
         let read = op.source(lane, lane_or_delta).and_then(|source| warp.collect(exchange, source));
         read.map_or(value, T::from_lane_bits)
+    }
+
+    /// `__ballot_sync`: bit `l` is set where lane `l` of the warp has `predicate` true.
+    /// Returns when every unfinished lane has arrived; lanes that do not exist or have
+    /// finished contribute 0, as on the device.
+    pub async fn ballot(&self, predicate: bool) -> u32 {
+        let (lanes, values) = self.exchange(u64::from(predicate)).await;
+        lanes_where(lanes, |lane| values[lane] != 0)
+    }
+
+    /// `__any_sync`: whether some lane of the warp has `predicate` true.
+    pub async fn any(&self, predicate: bool) -> bool {
+        self.ballot(predicate).await != 0
+    }
+
+    /// `__all_sync`: whether every lane of the warp that takes part has `predicate` true.
+    pub async fn all(&self, predicate: bool) -> bool {
+        let (lanes, values) = self.exchange(u64::from(predicate)).await;
+        lanes_where(lanes, |lane| values[lane] != 0) == lanes
+    }
+
+    /// `__match_any_sync`: bit `l` is set where lane `l` of the warp holds the calling lane's
+    /// `value`, bit for bit.
+    pub async fn match_any<T: ShuffleScalar>(&self, value: T) -> u32 {
+        let bits = value.to_lane_bits();
+        let (lanes, values) = self.exchange(bits).await;
+        lanes_where(lanes, |lane| values[lane] == bits)
+    }
+
+    /// Deposits `bits` for a vote of the warp and waits for the warp's unfinished lanes: the
+    /// lanes that took part, and every lane's bits.
+    async fn exchange(&self, bits: u64) -> (u32, [u64; WARP_SIZE as usize]) {
+        let warp = self.block.warp(self.thread_idx);
+        let exchange = warp.deposit(self.lane_id(), bits);
+        Arrival::new(&self.wait, Wait::Warp).await;
+        let lanes = warp.lanes(exchange);
+        let values = std::array::from_fn(|lane| warp.collect(exchange, lane as u32).unwrap_or(0));
+        (lanes, values)
+    }
+
+    /// Records the failure of the kernel's `number`-th `assert!`, on Rust source line
+    /// `line`, as the device's status word does. The generated code then ends the thread,
+    /// or, before a `grid_sync()`, runs on to it and ends the grid there.
+    #[doc(hidden)]
+    #[cold]
+    pub fn fail_assert(&self, number: u32, line: u32) {
+        self.failed.store(true, Relaxed);
+        self.faults.assertion_failed(self.grid_syncs(), number, line, 0, 0);
+    }
+
+    /// Like [`fail_assert`](Self::fail_assert), for an `assert_eq!` or `assert_ne!` with
+    /// its operands.
+    #[doc(hidden)]
+    #[cold]
+    pub fn fail_assert_eq<T: ShuffleScalar>(&self, number: u32, line: u32, left: T, right: T) {
+        self.failed.store(true, Relaxed);
+        self.faults.assertion_failed(self.grid_syncs(), number, line, left.to_lane_bits(), right.to_lane_bits());
+    }
+
+    /// Whether the launch's first fault is an assertion that failed before the thread's last
+    /// `grid_sync()`: right after one, every thread gets the same answer, and they end
+    /// together. A failure after it, which a faster thread may already have recorded, does
+    /// not count.
+    #[doc(hidden)]
+    pub fn assert_failed(&self) -> bool {
+        self.faults.assertion_failed_before(self.grid_syncs())
+    }
+
+    /// Whether the launch checks `debug_assert!`s (its bounds-check setting).
+    #[doc(hidden)]
+    pub fn debug_checks(&self) -> bool {
+        self.faults.debug_checks()
+    }
+
+    /// Whether one of the thread's assertions failed.
+    pub(crate) fn has_failed(&self) -> bool {
+        self.failed.load(Relaxed)
     }
 
     /// Records an out-of-bounds access for the launch's result.
@@ -224,6 +311,11 @@ impl std::fmt::Debug for ThreadCtx<'_> {
             .field("grid_dim", &self.grid_dim)
             .finish_non_exhaustive()
     }
+}
+
+/// The lanes of `lanes` (a bit per lane) for which `holds` is true.
+fn lanes_where(lanes: u32, holds: impl Fn(usize) -> bool) -> u32 {
+    (0..WARP_SIZE as usize).filter(|&lane| lanes & (1 << lane) != 0 && holds(lane)).fold(0, |m, lane| m | (1 << lane))
 }
 
 /// Counts one call of a barrier; only its own thread writes the counter.

@@ -52,6 +52,11 @@ impl WarpSlots {
         took_part.then(|| self.values[set][source as usize].load(Relaxed))
     }
 
+    /// The lanes (a bit per lane) that took part in slot set `set`'s last exchange.
+    pub(crate) fn lanes(&self, set: usize) -> u32 {
+        self.present[set].load(Relaxed)
+    }
+
     /// Ends the exchange under way, in which `lanes` (a bit per lane) deposited.
     pub(crate) fn release(&self, lanes: u32) {
         let set = self.current.load(Relaxed) & 1;

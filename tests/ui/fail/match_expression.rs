@@ -4,7 +4,7 @@ use gsync::prelude::*;
 fn k(a: &mut [u32]) {
     a[0] = match a[1] {
         0 => 1,
-        _ => 2,
+        1..=9 => 2,
     };
 }
 

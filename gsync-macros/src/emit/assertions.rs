@@ -1,0 +1,100 @@
+//! Where a failed `assert!` stops: its thread, or the grid at the next `grid_sync()`.
+//!
+//! A thread that ends is harmless to `sync_block()` (the CTA barrier releases without the
+//! threads that exited, as PTX defines) and to the warp collectives (which wait for no
+//! exited lane), but not to a grid barrier: each block arrives there through one leader
+//! thread, which may be the one that ended. So a failed assertion ends its thread only
+//! where no `grid_sync()` can follow it; before a `grid_sync()`, the thread runs on to it,
+//! and every thread of the grid stops right after it, where all of them see the failure.
+
+use crate::ir::{Block, Stmt, StmtKind};
+use crate::ir_walk::each_stmt;
+use std::collections::HashSet;
+
+/// How a body's failed assertions stop.
+pub struct AssertStops {
+    /// The numbers of the assertions after which no `grid_sync()` can run: a failed one
+    /// ends its thread.
+    ending: HashSet<u32>,
+    /// Whether some assertion runs on to a `grid_sync()`, after which the grid stops.
+    stop_at_grid_sync: bool,
+}
+
+impl AssertStops {
+    /// The assertions of `body`, leaving out `debug_assert!`s unless `debug` (the body
+    /// with bounds checks).
+    pub fn of(body: &Block, debug: bool) -> AssertStops {
+        let mut ending = HashSet::new();
+        walk(body, false, &mut ending);
+        let mut stop_at_grid_sync = false;
+        each_stmt(body, &mut |s| {
+            if let StmtKind::Assert { assertion, .. } = &s.kind {
+                stop_at_grid_sync |= (debug || !assertion.debug_only) && !ending.contains(&assertion.number);
+            }
+        });
+        AssertStops { ending, stop_at_grid_sync }
+    }
+
+    /// Whether a failed assertion `number` ends its thread (else it runs on to a `grid_sync()`).
+    pub fn ends_thread(&self, number: u32) -> bool {
+        self.ending.contains(&number)
+    }
+
+    /// Whether every thread checks for a failed assertion after each `grid_sync()`.
+    pub fn stop_at_grid_sync(&self) -> bool {
+        self.stop_at_grid_sync
+    }
+}
+
+/// Whether a block contains an assertion that is compiled into a body (`debug`: the one
+/// with bounds checks).
+pub fn has_assertions(body: &Block, debug: bool) -> bool {
+    let mut found = false;
+    each_stmt(body, &mut |s| {
+        found |= matches!(&s.kind, StmtKind::Assert { assertion, .. } if debug || !assertion.debug_only)
+    });
+    found
+}
+
+/// Walks `block` backwards, `follows` telling whether a `grid_sync()` can run after it;
+/// records the assertions none can follow, and returns whether one can run from the
+/// block's start on.
+fn walk(block: &Block, mut follows: bool, ending: &mut HashSet<u32>) -> bool {
+    crate::stack::deep(|| {
+        for s in block.iter().rev() {
+            follows = stmt(s, follows, ending);
+        }
+        follows
+    })
+}
+
+fn stmt(s: &Stmt, follows: bool, ending: &mut HashSet<u32>) -> bool {
+    match &s.kind {
+        StmtKind::GridSync { .. } => true,
+        StmtKind::Assert { assertion, .. } => {
+            if !follows {
+                ending.insert(assertion.number);
+            }
+            follows
+        }
+        StmtKind::If { then, otherwise, .. } => {
+            let then = walk(then, follows, ending);
+            let otherwise = otherwise.as_ref().map_or(follows, |o| walk(o, follows, ending));
+            then || otherwise
+        }
+        // A later iteration may run the loop's own `grid_sync()` after anything in its body.
+        StmtKind::While { body, .. } | StmtKind::Loop { body, .. } | StmtKind::For { body, .. } => {
+            let syncs = contains_grid_sync(body);
+            walk(body, follows || syncs, ending);
+            follows || syncs
+        }
+        StmtKind::Block(b) => walk(b, follows, ending),
+        _ => follows,
+    }
+}
+
+fn contains_grid_sync(body: &Block) -> bool {
+    let mut found = false;
+    each_stmt(body, &mut |s| found |= matches!(s.kind, StmtKind::GridSync { .. }));
+    found
+}
