@@ -23,7 +23,8 @@ pub fn child_blocks<T>(s: &Stmt<T>) -> Vec<&Block<T>> {
         StmtKind::While { body, .. }
         | StmtKind::Loop { body, .. }
         | StmtKind::For { body, .. }
-        | StmtKind::Block(body) => vec![body],
+        | StmtKind::Block(body)
+        | StmtKind::Locked { body, .. } => vec![body],
         _ => Vec::new(),
     }
 }
@@ -44,7 +45,8 @@ pub fn stmt_exprs<T>(s: &Stmt<T>) -> Vec<&Expr<T>> {
             v
         }
         StmtKind::Expr(e) => vec![e],
-        StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => vec![cond],
+        StmtKind::If { cond, .. } | StmtKind::While { cond, .. } | StmtKind::WaitUntil { cond, .. } => vec![cond],
+        StmtKind::Locked { index, .. } => vec![index],
         StmtKind::For { range, .. } => match range {
             ForRange::Seq { start, end, step, .. } => {
                 let mut v = vec![start, end];

@@ -52,6 +52,7 @@ pub const ROLES: &[&str] = &[
     "fill",  // the index that fills a local array
     "value", // a value evaluated once: a local array's repeated element, a stored collective
     "index", // an element's index evaluated once (it holds a collective)
+    "lock",  // a `with_lock`'s lock index, evaluated once
 ];
 
 /// A Rust identifier as the name it denotes: `r#for` is `for`.

@@ -3,6 +3,7 @@
 //! held to the same references.
 
 #[allow(unused_imports)] // the heat-equation checks, under the same path
+pub use super::communication::*;
 pub use super::heat_checks::*;
 use super::kernels::*;
 #[allow(unused_imports)] // the Smith-Waterman checks, under the same path

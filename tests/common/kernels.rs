@@ -574,4 +574,7 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
         &gsync::kernels::heat::heat_global::KERNEL,
         &gsync::kernels::heat::heat_resident::KERNEL,
     ]
+    .into_iter()
+    .chain(super::communication::communication_kernels())
+    .collect()
 }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod checks;
+pub mod communication;
 pub mod deep;
 pub mod heat_checks;
 pub mod kernels;
@@ -47,6 +48,10 @@ macro_rules! with_every_check {
             heat_resident_matches_the_reference_bit_for_bit,
             heat_resident_exchanges_halos_between_blocks,
             heat_resident_refuses_fields_it_cannot_hold,
+            blocks_pass_messages_with_release_and_acquire,
+            many_blocks_contending_for_a_lock_lose_no_update,
+            atomics_take_every_memory_ordering,
+            both_scans_match_the_cpu,
         );
     };
 }

@@ -2,6 +2,8 @@
 //! indented, with Rust names, using the prelude's helpers wherever C++ would
 //! give an operation a meaning other than Rust's.
 
+mod communication;
+
 use crate::emit::{cuda_names, cuda_ops};
 use crate::ir::*;
 use crate::names;
@@ -195,6 +197,7 @@ impl CudaEmitter<'_> {
         if f.barrier {
             self.line("gsync_barrier_t gsync_barrier = gsync_barrier_begin(gsync_barrier_state);");
         }
+        self.ordering_escape(f.body);
         self.block_body(f.body);
         if self.profiled {
             self.line(self.profile_end());
@@ -299,6 +302,8 @@ impl CudaEmitter<'_> {
             }
             StmtKind::SyncBlock => self.around_barrier("gsync_sync_block();"),
             StmtKind::Block(b) => self.nested("", b),
+            StmtKind::WaitUntil { cond, line } => self.wait_until(cond, *line),
+            StmtKind::Locked { array, index, body, line } => self.locked(*array, index, body, *line),
         }
     }
 
@@ -461,8 +466,8 @@ impl CudaEmitter<'_> {
 
     /// An expression statement (an atomic whose result is unused).
     fn effect(&mut self, e: &Expr) {
-        if let ExprKind::Atomic { op, array, index, args, line } = &e.kind {
-            let call = self.atomic_call(*op, *array, index, args);
+        if let ExprKind::Atomic { op, array, index, args, line, order } = &e.kind {
+            let call = self.atomic_call(*op, *order, *array, index, args);
             if self.checked {
                 let idx = self.expr(index).text;
                 let guard = self.in_bounds(*array, &idx, *line);
@@ -476,11 +481,11 @@ impl CudaEmitter<'_> {
         self.line(&format!("{text};"));
     }
 
-    fn atomic_call(&mut self, op: AtomicOp, array: ArrayId, index: &Expr, args: &[Expr]) -> String {
+    fn atomic_call(&mut self, op: AtomicOp, order: MemoryOrder, array: ArrayId, index: &Expr, args: &[Expr]) -> String {
         let idx = self.expr(index).text;
         let mut parts = vec![format!("&{}[{idx}]", cuda_names::array(self.k, array))];
         parts.extend(args.iter().map(|a| self.expr(a).text));
-        format!("{}({})", cuda_ops::atomic_helper(op), parts.join(", "))
+        format!("{}({})", cuda_ops::atomic_helper(op, order), parts.join(", "))
     }
 
     fn for_loop(&mut self, var: VarId, range: &ForRange, body: &Block) {
@@ -669,8 +674,8 @@ impl CudaEmitter<'_> {
                 let args: Vec<Code> = args.iter().map(|a| self.expr(a)).collect();
                 fill_template(template, args)
             }
-            ExprKind::Atomic { op, array, index, args, line } => {
-                let call = self.atomic_call(*op, *array, index, args);
+            ExprKind::Atomic { op, array, index, args, line, order } => {
+                let call = self.atomic_call(*op, *order, *array, index, args);
                 if self.checked {
                     let idx = self.expr(index).text;
                     let guard = self.in_bounds(*array, &idx, *line);

@@ -123,6 +123,7 @@ pub fn atomic_supported(op: AtomicOp, elem: Scalar) -> bool {
     match op {
         AtomicOp::Add | AtomicOp::Exch => matches!(elem, I32 | U32 | I64 | U64 | F32 | F64),
         AtomicOp::Min | AtomicOp::Max | AtomicOp::Cas => matches!(elem, I32 | U32 | I64 | U64),
+        AtomicOp::Load | AtomicOp::Store => elem != Bool && elem != Usize,
     }
 }
 

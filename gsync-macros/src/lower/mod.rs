@@ -5,6 +5,7 @@
 //! that need the final types (signedness, literal ranges) and the uniformity
 //! analysis run afterwards, in `crate::check`.
 
+mod communication;
 mod expr;
 mod methods;
 mod resolve;

@@ -63,6 +63,10 @@ impl Resolver<'_> {
             StmtKind::GridSync { index, line } => StmtKind::GridSync { index, line },
             StmtKind::SyncBlock => StmtKind::SyncBlock,
             StmtKind::Block(b) => StmtKind::Block(self.block(b)),
+            StmtKind::WaitUntil { cond, line } => StmtKind::WaitUntil { cond: self.expr(cond), line },
+            StmtKind::Locked { array, index, body, line } => {
+                StmtKind::Locked { array, index: self.expr(index), body: self.block(body), line }
+            }
         }
     }
 
@@ -109,8 +113,8 @@ impl Resolver<'_> {
             ExprKind::Len(a) => ExprKind::Len(a),
             ExprKind::Builtin(b) => ExprKind::Builtin(b),
             ExprKind::Call { func, args } => ExprKind::Call { func, args: self.exprs(args) },
-            ExprKind::Atomic { op, array, index, args, line } => {
-                ExprKind::Atomic { op, array, index: self.boxed(*index), args: self.exprs(args), line }
+            ExprKind::Atomic { op, array, index, args, line, order } => {
+                ExprKind::Atomic { op, array, index: self.boxed(*index), args: self.exprs(args), line, order }
             }
             ExprKind::Shuffle { op, value, lane } => {
                 ExprKind::Shuffle { op, value: self.boxed(*value), lane: self.boxed(*lane) }

@@ -13,6 +13,7 @@ const OK: u32 = 0;
 const OUT_OF_BOUNDS: u32 = 1;
 const BARRIER_TIMEOUT: u32 = 2;
 const ZERO_STEP: u32 = 3;
+const SPIN_TIMEOUT: u32 = 4;
 
 /// The host's view of `gsync_status_t` (see the prelude).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -70,6 +71,13 @@ impl DeviceStatus {
                 limit: watchdog.unwrap_or_default(),
             }),
             ZERO_STEP => Err(Error::ZeroStep { kernel: kernel.name.to_owned(), line: self.line }),
+            // The device writes the block that gave up into the `array` field.
+            SPIN_TIMEOUT => Err(Error::SpinTimeout {
+                kernel: kernel.name.to_owned(),
+                line: self.line,
+                block: self.array,
+                limit: watchdog.unwrap_or_default(),
+            }),
             code => Err(Error::DeviceFault { kernel: kernel.name.to_owned(), code }),
         }
     }
@@ -122,6 +130,18 @@ mod tests {
         assert_eq!(DeviceStatus::zero_step(21), DeviceStatus::from_words(&words));
         let error = DeviceStatus::from_words(&words).into_result(&SMOOTH, Barrier::Cooperative, None);
         assert!(matches!(&error, Err(Error::ZeroStep { kernel, line: 21 }) if kernel == "smooth"), "{error:?}");
+    }
+
+    #[test]
+    fn code_four_is_a_spin_timeout_with_its_line_block_and_limit() {
+        let words = [4, 7, 33, 0, 0, 0, 0, 0];
+        let limit = Some(Duration::from_millis(300));
+        let error = DeviceStatus::from_words(&words).into_result(&SMOOTH, Barrier::Cooperative, limit);
+        let Err(Error::SpinTimeout { kernel, line, block, limit }) = error else {
+            panic!("expected SpinTimeout, got {error:?}");
+        };
+        assert_eq!(kernel, "smooth");
+        assert_eq!((line, block, limit), (33, 7, Duration::from_millis(300)));
     }
 
     #[test]

@@ -23,6 +23,12 @@ pub(crate) enum Wait {
     Grid = 2,
     /// Waiting at a warp shuffle.
     Warp = 3,
+    /// Paused after an ordered access (acquire, release, an ordered atomic): runnable again
+    /// once the block's other threads have had their turn.
+    Yield = 4,
+    /// Waiting for memory to change: a `wait_until` condition that does not hold yet, or a
+    /// lock another thread holds.
+    Spin = 5,
 }
 
 impl Wait {
@@ -31,6 +37,8 @@ impl Wait {
             1 => Wait::Block,
             2 => Wait::Grid,
             3 => Wait::Warp,
+            4 => Wait::Yield,
+            5 => Wait::Spin,
             _ => Wait::Running,
         }
     }
@@ -74,6 +82,8 @@ pub struct ThreadCtx<'a> {
     /// `sync_block()` and `grid_sync()` calls so far, counting the one waited at.
     block_syncs: AtomicU32,
     grid_syncs: AtomicU32,
+    /// The Rust line of the spin-wait the thread waits in, while it spins.
+    spin_line: AtomicU32,
     block: &'a BlockSync,
     faults: &'a Faults,
 }
@@ -94,6 +104,7 @@ impl<'a> ThreadCtx<'a> {
             wait: AtomicU8::new(0),
             block_syncs: AtomicU32::new(0),
             grid_syncs: AtomicU32::new(0),
+            spin_line: AtomicU32::new(0),
             block,
             faults,
         }
@@ -157,6 +168,28 @@ impl ThreadCtx<'_> {
     pub async fn grid_sync(&self) {
         count(&self.grid_syncs);
         Arrival::new(&self.wait, Wait::Grid).await;
+    }
+
+    /// Lets the block's other threads run before this one goes on: the generated code
+    /// yields after every ordered access, where threads communicate, so that a thread that
+    /// reads a value, communicates and writes it back sees what others did in between, as it
+    /// may on a GPU.
+    pub async fn yield_now(&self) {
+        Arrival::new(&self.wait, Wait::Yield).await;
+    }
+
+    /// One turn of a spin-wait on Rust line `line` whose condition does not hold yet: the
+    /// other threads of the block, and the other blocks of the grid, run before this one
+    /// tests it again. A wait that no thread ends runs until the watchdog stops the launch
+    /// with [`Error::SpinTimeout`](crate::Error::SpinTimeout).
+    pub async fn spin(&self, line: u32) {
+        self.spin_line.store(line, Relaxed);
+        Arrival::new(&self.wait, Wait::Spin).await;
+    }
+
+    /// The Rust line of the spin-wait the thread waits in, if it spins.
+    pub(crate) fn spinning_at(&self) -> Option<u32> {
+        (self.waiting() == Wait::Spin).then(|| self.spin_line.load(Relaxed))
     }
 
     /// Whether the launch is being stopped because a block ran past the watchdog limit
