@@ -326,7 +326,10 @@ impl ScanScratch {
 
     /// Zeroes the scratch (outside the timed launch) and runs [`scan_lookback`] on `keys`
     /// (at most the `n` keys the scratch was made for) into `out`, with `launch` (its
-    /// threads a multiple of 32 that divides [`TILE`]).
+    /// threads a multiple of 32 that divides [`TILE`]). A launch that names no grid runs on
+    /// a GPU the largest co-resident grid: blocks take tiles until none is left, so every
+    /// resident block keeps loads in flight. (It is never tuned: a tuning run repeats the
+    /// launch on the same scratch, whose ticket counter the first run used up.)
     pub fn launch(
         &mut self,
         gpu: &Gpu,
@@ -336,6 +339,13 @@ impl ScanScratch {
     ) -> Result<LaunchReport> {
         gpu.write(&mut self.states, &self.zeros)?;
         gpu.write(&mut self.tickets, &[0])?;
-        scan_lookback::launch_with(gpu, launch, keys, out, &mut self.states, &mut self.tickets)
+        let launch = match (launch.requested_blocks(), gpu.backend()) {
+            (None, Backend::Cuda) => {
+                let blocks = scan_lookback::max_coresident_blocks(gpu, launch)?;
+                launch.clone().blocks(blocks)
+            }
+            _ => launch.clone(),
+        };
+        scan_lookback::launch_with(gpu, &launch, keys, out, &mut self.states, &mut self.tickets)
     }
 }

@@ -27,16 +27,26 @@ pub fn pass_to_the_left(data: &mut [u32], flags: &mut [u32], out: &mut [u32], ro
 
 /// Every thread adds 1 to counter `(global_id() + r) % counters.len()`, `rounds` times, with
 /// a plain read and write under that counter's lock, and keeps `twice` at twice the counter:
-/// a lost update or a torn pair shows.
+/// a lost update or a torn pair shows. `occupancy[0]` counts the threads inside a critical
+/// section and `occupancy[1]` keeps the most there ever were: 1 with one lock.
 #[grid_phases(threads = 64)]
-pub fn locked_increments(locks: &mut [u32], counters: &mut [u32], twice: &mut [u32], rounds: u32) {
+pub fn locked_increments(
+    locks: &mut [u32],
+    counters: &mut [u32],
+    twice: &mut [u32],
+    occupancy: &mut [u32],
+    rounds: u32,
+) {
     let slots = counters.len() as u32;
     for r in 0..rounds {
         let slot = ((global_id() + r) % slots) as usize;
         locks.with_lock(slot, || {
             let seen = counters[slot];
+            let inside = occupancy.atomic_add(0, 1, Ordering::AcqRel) + 1;
+            let _ = occupancy.atomic_max(1, inside);
             counters[slot] = seen + 1;
             twice[slot] = 2 * (seen + 1);
+            let _ = occupancy.atomic_add(0, u32::MAX, Ordering::AcqRel);
         });
     }
 }
@@ -85,7 +95,7 @@ pub fn waits_forever(flags: &mut [u32], out: &mut [u32]) {
 }
 
 /// The line of the `wait_until` in [`waits_forever`].
-pub const WAITS_FOREVER_LINE: u32 = line!() - 6;
+pub const WAITS_FOREVER_LINE: u32 = line!() - 5;
 
 /// The kernels here, for the NVRTC test.
 pub fn communication_kernels() -> Vec<&'static gsync::KernelSpec> {
@@ -135,8 +145,13 @@ pub fn many_blocks_contending_for_a_lock_lose_no_update(gpu: &Gpu, scale: Scale)
         let threads = blocks as usize * 64;
         let mut locks = gpu.zeros::<u32>(slots).unwrap();
         let (mut counters, mut twice) = (gpu.zeros::<u32>(slots).unwrap(), gpu.zeros::<u32>(slots).unwrap());
+        let mut occupancy = gpu.zeros::<u32>(2).unwrap();
         let launch = Launch::new().blocks(blocks);
-        locked_increments::launch_with(gpu, &launch, &mut locks, &mut counters, &mut twice, rounds).unwrap();
+        locked_increments::launch_with(gpu, &launch, &mut locks, &mut counters, &mut twice, &mut occupancy, rounds)
+            .unwrap();
+        if slots == 1 {
+            assert_eq!(gpu.download(&occupancy).unwrap(), vec![0, 1], "one thread at a time held the lock");
+        }
         let mut expected = vec![0u32; slots];
         for g in 0..threads as u32 {
             for r in 0..rounds {

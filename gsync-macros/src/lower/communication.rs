@@ -4,7 +4,7 @@
 
 use super::expr::expr_has_effects;
 use super::{Block, Expr, ExprKind, Lowerer, Stmt, StmtKind};
-use crate::ir::{ArrayId, ArraySpace, AtomicOp, Collective, MemoryOrder, Scalar};
+use crate::ir::{ArrayId, ArraySpace, AtomicOp, Collective, LoopId, MemoryOrder, Scalar};
 use crate::ir_walk::{each_expr, each_stmt, stmt_exprs};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
@@ -175,14 +175,27 @@ impl Lowerer<'_> {
             self.diag.error(index.span, "bind this index with `let` first: it has an atomic or a shuffle in it");
             return;
         }
-        // The body is the closure's: a `break` or `continue` inside cannot leave a loop around it.
-        let loops = std::mem::take(&mut self.loops);
         let body = match &*closure.body {
             syn::Expr::Block(b) if b.label.is_none() => self.block_in_scope(&b.block.stmts),
             other => self.block_in_scope(&[syn::Stmt::Expr(other.clone(), Some(Default::default()))]),
         };
-        self.loops = loops;
-        if self.critical_section_ok(&body) {
+        // The body is the closure's: a `break` or `continue` inside cannot leave a loop around it.
+        let outer: Vec<LoopId> = self.loops.iter().map(|frame| frame.id).collect();
+        let mut escapes = Vec::new();
+        each_stmt(&body, &mut |s: &Stmt| {
+            if let StmtKind::Break(id) | StmtKind::Continue(id) = s.kind {
+                if outer.contains(&id) {
+                    escapes.push(s.span);
+                }
+            }
+        });
+        for at in &escapes {
+            self.diag.error(
+                *at,
+                "`break` or `continue` inside `with_lock` cannot leave the loop around it: the critical section is a closure; skip the rest with `if`, then break after it",
+            );
+        }
+        if escapes.is_empty() && self.critical_section_ok(&body) {
             out.push(Self::stmt_of(StmtKind::Locked { array, index, body, line: Self::line(span) }, span));
         }
     }

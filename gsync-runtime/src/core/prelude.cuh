@@ -379,7 +379,7 @@ GSYNC_ORDERED_ATOMICS(_seq_cst)
 struct gsync_spin_t {
     u32 polls;
     u32 backoff_ns;
-    u64 since;  // %globaltimer at the first check; 0 before it
+    u64 since;  // the global timer at the first check; 0 before it
 };
 
 namespace gsync {
@@ -399,6 +399,14 @@ __device__ __noinline__ void spin_time_out(u32* state, gsync_status_t* status, u
     asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(state + GSYNC_SPIN_ABORT_WORD), "r"(1u) : "memory");
 }
 
+// The spin-waits' clock: nanoseconds of the GPU's global timer (the only timer read of a
+// kernel compiled without a profile).
+__device__ __forceinline__ u64 spin_clock_ns() {
+    u64 now;
+    asm volatile("mov.u64 \t%0, %%globaltimer;" : "=l"(now)::"memory");
+    return now;
+}
+
 // Called on every failed poll: true when the thread must stop waiting, because a waiter gave
 // up (the abort flag) or this one has waited longer than the launch's limit. The wait is then
 // abandoned and the thread runs on, so that it still reaches every barrier.
@@ -409,8 +417,7 @@ __device__ __forceinline__ bool spin_give_up(gsync_spin_t& spin, u32* state, gsy
     if (abort != 0u) return true;
     const u64 limit = *(const volatile u64*)(state + GSYNC_SPIN_TIMEOUT_WORD);
     if (limit == 0ull) return false;
-    u64 now;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now)::"memory");
+    const u64 now = spin_clock_ns();
     if (spin.since == 0ull) {
         spin.since = now;
         return false;

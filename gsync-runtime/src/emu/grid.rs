@@ -346,6 +346,36 @@ mod tests {
     }
 
     #[test]
+    fn a_spinning_block_gives_its_worker_to_the_block_it_waits_for() {
+        // One worker: block 0 spins until block 2, claimed after it, has run.
+        let block_2_ran = AtomicBool::new(false);
+        let turns = AtomicU32::new(0);
+        let run_phase = |block: u32| {
+            if block == 2 {
+                block_2_ran.store(true, Relaxed);
+            }
+            if block == 0 && !block_2_ran.load(Relaxed) {
+                turns.fetch_add(1, Relaxed);
+                return Ok(PhaseEnd::Spinning);
+            }
+            Ok(PhaseEnd::Finished)
+        };
+        assert_eq!(run(3, 1, None, &run_phase), Ok(()));
+        assert_eq!(turns.load(Relaxed), 1, "block 0 ran again once the others had their turn");
+    }
+
+    #[test]
+    fn a_block_that_spins_forever_times_out_with_its_parked_time_counted() {
+        let stop = AtomicBool::new(false);
+        let watchdog = Watchdog { limit: Duration::from_millis(50), stop: &stop };
+        let run_phase = |block: u32| Ok(if block == 1 { PhaseEnd::Spinning } else { PhaseEnd::Finished });
+        let started = Instant::now();
+        let result = run(3, 2, Some(watchdog), &run_phase);
+        assert_eq!(result, Err(GridStop::TimedOut { block: 1, grid_syncs: 0 }));
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    }
+
+    #[test]
     fn blocks_within_the_limit_are_not_stopped() {
         let stop = AtomicBool::new(false);
         let watchdog = Watchdog { limit: Duration::from_secs(60), stop: &stop };

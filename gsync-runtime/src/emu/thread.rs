@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::atomic::{AtomicU32, AtomicU8};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8};
 use std::task::{Context, Poll};
 
 use crate::emu::fault::Faults;
@@ -84,6 +84,8 @@ pub struct ThreadCtx<'a> {
     grid_syncs: AtomicU32,
     /// The Rust line of the spin-wait the thread waits in, while it spins.
     spin_line: AtomicU32,
+    /// Whether the thread ended in a spin-wait because the launch was stopped.
+    abandoned_spin: AtomicBool,
     block: &'a BlockSync,
     faults: &'a Faults,
 }
@@ -105,6 +107,7 @@ impl<'a> ThreadCtx<'a> {
             block_syncs: AtomicU32::new(0),
             grid_syncs: AtomicU32::new(0),
             spin_line: AtomicU32::new(0),
+            abandoned_spin: AtomicBool::new(false),
             block,
             faults,
         }
@@ -187,9 +190,24 @@ impl ThreadCtx<'_> {
         Arrival::new(&self.wait, Wait::Spin).await;
     }
 
-    /// The Rust line of the spin-wait the thread waits in, if it spins.
+    /// Whether the launch is being stopped (see [`stopped`](Self::stopped)), asked by a
+    /// spin-wait on Rust line `line` before each turn; if so, the thread ends, and the launch
+    /// names this wait in its [`Error::SpinTimeout`](crate::Error::SpinTimeout).
+    #[inline]
+    pub fn stopped_spinning(&self, line: u32) -> bool {
+        if !self.faults.stopped() {
+            return false;
+        }
+        self.spin_line.store(line, Relaxed);
+        self.abandoned_spin.store(true, Relaxed);
+        true
+    }
+
+    /// The Rust line of the spin-wait the thread waits in, or ended in when the launch was
+    /// stopped, if any.
     pub(crate) fn spinning_at(&self) -> Option<u32> {
-        (self.waiting() == Wait::Spin).then(|| self.spin_line.load(Relaxed))
+        let spins = self.waiting() == Wait::Spin || self.abandoned_spin.load(Relaxed);
+        spins.then(|| self.spin_line.load(Relaxed))
     }
 
     /// Whether the launch is being stopped because a block ran past the watchdog limit

@@ -16,7 +16,7 @@ impl Emu<'_> {
         quote! {
             loop {
                 if #cond { break; }
-                if #ctx.stopped() { return; }
+                if #ctx.stopped_spinning(#line) { return; }
                 #ctx.spin(#line).await;
             }
         }
@@ -33,7 +33,7 @@ impl Emu<'_> {
             let index = (#index) as u64;
             if #slice.in_bounds(index, #ctx, #id, #line) {
                 loop {
-                    if #ctx.stopped() { return; }
+                    if #ctx.stopped_spinning(#line) { return; }
                     if #slice.try_lock(index) {
                         #ctx.yield_now().await;
                         { #body }
