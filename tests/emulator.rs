@@ -226,3 +226,26 @@ fn grids_beyond_the_emulator_s_limit_are_typed_errors_not_an_abort() {
         }
     }
 }
+
+#[test]
+fn a_spin_wait_nobody_ends_times_out_with_its_line() {
+    for barrier in [Barrier::Cooperative, Barrier::Lbs, Barrier::MultiLaunch] {
+        checks::a_spin_wait_nobody_ends_times_out_with_its_line(&Gpu::emulator(), barrier);
+    }
+}
+
+/// The emulator lets other threads run at every ordered access, so the classic broken lock
+/// (test with an acquire load, then set with a release store) lets two threads into the
+/// critical section, and updates get lost, on every run: the test above would catch a lock
+/// built that way.
+#[test]
+fn a_test_then_set_lock_loses_updates_on_the_emulator() {
+    let gpu = Gpu::emulator();
+    let (mut flag, mut counters) = (gpu.zeros::<u32>(1).unwrap(), gpu.zeros::<u32>(2).unwrap());
+    let rounds = 10;
+    let launch = Launch::new().blocks(1).threads(64);
+    checks::test_then_set_increments::launch_with(&gpu, &launch, &mut flag, &mut counters, rounds).unwrap();
+    let counters = gpu.download(&counters).unwrap();
+    assert_eq!(counters[1], 64 * rounds, "every thread went through the section");
+    assert!(counters[0] < 64 * rounds, "the broken lock let threads in together: {counters:?}");
+}

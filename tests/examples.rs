@@ -72,6 +72,13 @@ fn the_bitonic_example_verifies_its_sort() {
 }
 
 #[test]
+fn the_scan_example_verifies_every_scan() {
+    let out = run("scan", &["--n", "20001", "--reps", "1"]);
+    assert_eq!(out.matches("| yes |").count(), 3, "single pass, fused and split three phases:\n{out}");
+    assert!(out.contains("decoupled look-back"), "{out}");
+}
+
+#[test]
 fn the_smith_waterman_example_verifies_its_alignment() {
     let out = run("smith_waterman", &["--lengths", "150", "333", "--reps", "1"]);
     assert!(out.contains("| yes |"), "{out}");

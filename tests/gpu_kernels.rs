@@ -167,3 +167,12 @@ fn a_truncated_profile_records_its_capacity_and_counts_the_rest() {
     assert_eq!(profile.total_span() + profile.total_barrier_latency() + profile.unrecorded(), profile.total());
     eprintln!("{profile}");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_spin_wait_nobody_ends_times_out_with_its_line_under_every_barrier() {
+    let gpu = gpu();
+    for &barrier in Barrier::ALL {
+        checks::a_spin_wait_nobody_ends_times_out_with_its_line(&gpu, barrier);
+    }
+}

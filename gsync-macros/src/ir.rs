@@ -300,6 +300,19 @@ pub enum StmtKind<T = Scalar> {
         check: AssertCheck<T>,
         assertion: Assertion,
     },
+    /// `wait_until(|| cond)`: spins until `cond` holds, re-evaluating it; Rust line `line`.
+    WaitUntil {
+        cond: Expr<T>,
+        line: u32,
+    },
+    /// `locks.with_lock(index, || { body })`: `body` runs while the calling thread holds
+    /// the lock word `locks[index]`, taken with acquire and given back with release.
+    Locked {
+        array: ArrayId,
+        index: Expr<T>,
+        body: Block<T>,
+        line: u32,
+    },
 }
 
 /// What an assertion checks.
@@ -399,6 +412,8 @@ pub enum ExprKind<T = Scalar> {
         index: Box<Expr<T>>,
         args: Vec<Expr<T>>,
         line: u32,
+        /// The memory ordering: `Relaxed` unless the call names one.
+        order: MemoryOrder,
     },
     Shuffle {
         op: ShuffleOp,
@@ -504,6 +519,41 @@ pub enum AtomicOp {
     Max,
     Exch,
     Cas,
+    /// `a.load_acquire(i)`: an atomic load (no argument).
+    Load,
+    /// `a.store_release(i, v)`: an atomic store, a statement whose value is unused.
+    Store,
+}
+
+/// The memory ordering of an atomic, named as `core::sync::atomic::Ordering` names it; at
+/// device (GPU) scope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemoryOrder {
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+    SeqCst,
+}
+
+impl MemoryOrder {
+    /// The `Ordering` variant's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            MemoryOrder::Relaxed => "Relaxed",
+            MemoryOrder::Acquire => "Acquire",
+            MemoryOrder::Release => "Release",
+            MemoryOrder::AcqRel => "AcqRel",
+            MemoryOrder::SeqCst => "SeqCst",
+        }
+    }
+
+    /// Looks a variant up by its name.
+    pub fn from_name(name: &str) -> Option<MemoryOrder> {
+        [MemoryOrder::Relaxed, MemoryOrder::Acquire, MemoryOrder::Release, MemoryOrder::AcqRel, MemoryOrder::SeqCst]
+            .into_iter()
+            .find(|o| o.name() == name)
+    }
 }
 
 /// A warp shuffle (`shfl_up`, `shfl_down`, `shfl_xor`, `shfl`): whose value each lane reads.

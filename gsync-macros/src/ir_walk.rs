@@ -24,7 +24,8 @@ pub fn child_blocks<T>(s: &Stmt<T>) -> Vec<&Block<T>> {
         | StmtKind::Loop { body, .. }
         | StmtKind::For { body, .. }
         | StmtKind::Block(body)
-        | StmtKind::Inline { body, .. } => vec![body],
+        | StmtKind::Inline { body, .. }
+        | StmtKind::Locked { body, .. } => vec![body],
         _ => Vec::new(),
     }
 }
@@ -46,7 +47,8 @@ pub fn stmt_exprs<T>(s: &Stmt<T>) -> Vec<&Expr<T>> {
         }
         StmtKind::Expr(e) => vec![e],
         StmtKind::Assert { check, .. } => check.exprs(),
-        StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => vec![cond],
+        StmtKind::If { cond, .. } | StmtKind::While { cond, .. } | StmtKind::WaitUntil { cond, .. } => vec![cond],
+        StmtKind::Locked { index, .. } => vec![index],
         StmtKind::For { range, .. } => match range {
             ForRange::Seq { start, end, step, .. } => {
                 let mut v = vec![start, end];

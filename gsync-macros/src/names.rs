@@ -54,6 +54,7 @@ pub const ROLES: &[&str] = &[
     "index", // an element's index evaluated once (it holds a collective)
     "left",  // an assert_eq!'s left operand
     "right", // … and its right one
+    "lock",  // a `with_lock`'s lock index, evaluated once
 ];
 
 /// A Rust identifier as the name it denotes: `r#for` is `for`.

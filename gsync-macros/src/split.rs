@@ -477,6 +477,11 @@ fn first_access_is_write(body: &[Stmt], array: ArrayId) -> bool {
             StmtKind::Assign { place: Place::Elem { array: a, .. }, op, .. } if *a == array => op.is_none(),
             StmtKind::Assign { place: Place::Elem { array: a, .. }, .. } if *a == array => false,
             StmtKind::LetArray { array: a, .. } => *a == array,
+            // Taking a lock reads its word first.
+            StmtKind::Locked { array: a, .. } if *a == array => {
+                reads = true;
+                false
+            }
             _ => false,
         };
         let compound =
@@ -541,7 +546,9 @@ fn collect_vars(s: &Stmt, used: &mut HashSet<VarId>, declared: &mut HashSet<VarI
 fn collect_arrays(s: &Stmt, arrays: &mut HashSet<ArrayId>) {
     each_stmt(std::slice::from_ref(s), &mut |x| {
         match &x.kind {
-            StmtKind::LetArray { array, .. } | StmtKind::Assign { place: Place::Elem { array, .. }, .. } => {
+            StmtKind::LetArray { array, .. }
+            | StmtKind::Assign { place: Place::Elem { array, .. }, .. }
+            | StmtKind::Locked { array, .. } => {
                 arrays.insert(*array);
             }
             _ => {}

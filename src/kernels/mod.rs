@@ -4,6 +4,7 @@
 pub mod bitonic;
 pub mod heat;
 mod phases;
+pub mod scan;
 pub mod smith_waterman;
 mod smoothing;
 

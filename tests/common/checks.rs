@@ -2,6 +2,8 @@
 //! shared by the GPU tests and the emulator tests so that both backends are
 //! held to the same references.
 
+#[allow(unused_imports)] // the point-to-point communication checks, under the same path
+pub use super::communication::*;
 #[allow(unused_imports)] // the device-function checks, under the same path
 pub use super::functions::{
     a_device_function_holds_a_grid_barrier, a_generic_kernel_reduces_every_element_type,

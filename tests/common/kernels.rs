@@ -583,5 +583,6 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
     ]
     .into_iter()
     .chain(super::warp_kernels::all())
+    .chain(super::communication::communication_kernels())
     .collect()
 }

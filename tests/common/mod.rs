@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod checks;
+pub mod communication;
 pub mod deep;
 pub mod functions;
 pub mod heat_checks;
@@ -61,6 +62,10 @@ macro_rules! with_every_check {
             a_thread_that_fails_an_assert_leaves_its_block_barrier,
             a_failed_assert_eq_stops_the_grid_at_the_next_grid_sync,
             debug_asserts_follow_the_bounds_check_setting,
+            blocks_pass_messages_with_release_and_acquire,
+            many_blocks_contending_for_a_lock_lose_no_update,
+            atomics_take_every_memory_ordering,
+            both_scans_match_the_cpu,
         );
     };
 }

@@ -337,6 +337,14 @@ impl Analysis<'_> {
                     self.raise_exit(l, ctx);
                 }
             }
+            StmtKind::WaitUntil { cond, .. } => {
+                self.expr(cond, ctx);
+            }
+            StmtKind::Locked { index, body, .. } => {
+                self.expr(index, ctx);
+                // One thread at a time runs the critical section.
+                self.block(body, ctx.join(Taint::at(Level::Varying, s.span)));
+            }
         }
         if let Some(c) = Collective::of_stmt(&s.kind) {
             self.collective(c, s.span, ctx);

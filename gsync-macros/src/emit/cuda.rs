@@ -3,6 +3,8 @@
 //! give an operation a meaning other than Rust's.
 
 use crate::emit::assertions::{has_assertions, AssertStops};
+mod communication;
+
 use crate::emit::{cuda_names, cuda_ops};
 use crate::ir::*;
 use crate::names;
@@ -216,6 +218,7 @@ impl CudaEmitter<'_> {
         if f.after_failed_assert {
             self.line("if (gsync::assert_failed(gsync_status)) return;  // an assert! of an earlier launch failed");
         }
+        self.ordering_escape(f.body);
         self.block_body(f.body);
         if self.profiled {
             self.line(self.profile_end());
@@ -345,6 +348,8 @@ impl CudaEmitter<'_> {
                 }
             }
             StmtKind::Leave(call) => self.line(&format!("goto {};", cuda_names::leave_label(self.k, *call))),
+            StmtKind::WaitUntil { cond, line } => self.wait_until(cond, *line),
+            StmtKind::Locked { array, index, body, line } => self.locked(*array, index, body, *line),
         }
     }
 
@@ -565,8 +570,8 @@ impl CudaEmitter<'_> {
 
     /// An expression statement (an atomic whose result is unused).
     fn effect(&mut self, e: &Expr) {
-        if let ExprKind::Atomic { op, array, index, args, line } = &e.kind {
-            let call = self.atomic_call(*op, *array, index, args);
+        if let ExprKind::Atomic { op, array, index, args, line, order } = &e.kind {
+            let call = self.atomic_call(*op, *order, *array, index, args);
             if self.checked {
                 let idx = self.expr(index).text;
                 let guard = self.in_bounds(*array, &idx, *line);
@@ -580,11 +585,11 @@ impl CudaEmitter<'_> {
         self.line(&format!("{text};"));
     }
 
-    fn atomic_call(&mut self, op: AtomicOp, array: ArrayId, index: &Expr, args: &[Expr]) -> String {
+    fn atomic_call(&mut self, op: AtomicOp, order: MemoryOrder, array: ArrayId, index: &Expr, args: &[Expr]) -> String {
         let idx = self.expr(index).text;
         let mut parts = vec![format!("&{}[{idx}]", cuda_names::array(self.k, array))];
         parts.extend(args.iter().map(|a| self.expr(a).text));
-        format!("{}({})", cuda_ops::atomic_helper(op), parts.join(", "))
+        format!("{}({})", cuda_ops::atomic_helper(op, order), parts.join(", "))
     }
 
     fn for_loop(&mut self, var: VarId, range: &ForRange, body: &Block) {
@@ -776,8 +781,8 @@ impl CudaEmitter<'_> {
                 let args: Vec<Code> = args.iter().map(|a| self.expr(a)).collect();
                 fill_template(template, args)
             }
-            ExprKind::Atomic { op, array, index, args, line } => {
-                let call = self.atomic_call(*op, *array, index, args);
+            ExprKind::Atomic { op, array, index, args, line, order } => {
+                let call = self.atomic_call(*op, *order, *array, index, args);
                 if self.checked {
                     let idx = self.expr(index).text;
                     let guard = self.in_bounds(*array, &idx, *line);

@@ -1,7 +1,7 @@
 //! The CUDA that the IR's calls, atomics and shuffles become: CUDA's math
 //! functions and the prelude's `gsync::` helpers.
 
-use crate::ir::{AtomicOp, MathFn, Scalar, ShuffleOp};
+use crate::ir::{AtomicOp, MathFn, MemoryOrder, Scalar, ShuffleOp};
 
 /// The CUDA template of a math-table call on an `operand` (the receiver's
 /// type) giving a `result`: `{0}` is the receiver, `{1}`… the arguments.
@@ -83,15 +83,26 @@ pub fn math_template(f: MathFn, operand: Scalar, result: Scalar) -> &'static str
     }
 }
 
-/// The prelude's helper for an atomic.
-pub fn atomic_helper(op: AtomicOp) -> &'static str {
-    match op {
+/// The prelude's helper for an atomic with its memory ordering: CUDA's relaxed `atomicAdd`
+/// & co. for `Relaxed`, PTX `atom.<order>.gpu` helpers for the others.
+pub fn atomic_helper(op: AtomicOp, order: MemoryOrder) -> String {
+    let base = match op {
         AtomicOp::Add => "gsync::atomic_add",
         AtomicOp::Min => "gsync::atomic_min",
         AtomicOp::Max => "gsync::atomic_max",
         AtomicOp::Exch => "gsync::atomic_exch",
         AtomicOp::Cas => "gsync::atomic_cas",
-    }
+        AtomicOp::Load => return "gsync::load_acquire".to_owned(),
+        AtomicOp::Store => return "gsync::store_release".to_owned(),
+    };
+    let suffix = match order {
+        MemoryOrder::Relaxed => "",
+        MemoryOrder::Acquire => "_acquire",
+        MemoryOrder::Release => "_release",
+        MemoryOrder::AcqRel => "_acq_rel",
+        MemoryOrder::SeqCst => "_seq_cst",
+    };
+    format!("{base}{suffix}")
 }
 
 /// The prelude's helper for a warp shuffle.

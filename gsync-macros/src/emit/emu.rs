@@ -4,6 +4,8 @@
 //! atomics, so that threads share memory soundly), bounds-checked always.
 
 use crate::emit::assertions::AssertStops;
+mod communication;
+
 use crate::emit::rust_expr::{scalar_type, RustContext, RustExpr};
 use crate::emit::rust_names::{array_ident, var_ident};
 use crate::emit::rust_stmt::{self, RustStmts, View};
@@ -95,7 +97,7 @@ fn value_read(k: &Kernel, v: VarId, param: usize, launch: &Ident) -> TokenStream
 fn arrays_in(body: &Block) -> HashSet<ArrayId> {
     let mut arrays = HashSet::new();
     each_stmt(body, &mut |s| {
-        if let StmtKind::Assign { place: Place::Elem { array, .. }, .. } = &s.kind {
+        if let StmtKind::Assign { place: Place::Elem { array, .. }, .. } | StmtKind::Locked { array, .. } = &s.kind {
             arrays.insert(*array);
         }
         for e in stmt_exprs(s) {
@@ -305,7 +307,9 @@ impl RustStmts for Emu<'_> {
             | StmtKind::Return
             | StmtKind::GridSync { .. }
             | StmtKind::SyncBlock
-            | StmtKind::Assert { .. } => View::Own,
+            | StmtKind::Assert { .. }
+            | StmtKind::WaitUntil { .. }
+            | StmtKind::Locked { .. } => View::Own,
         }
     }
 
@@ -328,6 +332,8 @@ impl RustStmts for Emu<'_> {
             StmtKind::GridSync { .. } => quote!(#ctx.grid_sync().await;),
             StmtKind::Assert { check, assertion } => self.assertion(check, assertion),
             StmtKind::SyncBlock => quote!(#ctx.sync_block().await;),
+            StmtKind::WaitUntil { cond, line } => self.wait_until(cond, *line),
+            StmtKind::Locked { array, index, body, line } => self.locked(*array, index, body, *line),
             _ => quote!(compile_error!("gsync: a shared statement as the emulator's own");),
         }
     }
@@ -395,6 +401,7 @@ impl RustContext for Emu<'_> {
     fn atomic(
         &self,
         op: AtomicOp,
+        order: MemoryOrder,
         array: ArrayId,
         index: TokenStream,
         args: Vec<TokenStream>,
@@ -409,9 +416,27 @@ impl RustContext for Emu<'_> {
                 AtomicOp::Max => "atomic_max",
                 AtomicOp::Exch => "atomic_exch",
                 AtomicOp::Cas => "atomic_cas",
+                AtomicOp::Load => "load_acquire",
+                AtomicOp::Store => "store_release",
             }
         );
-        quote!(#slice.#method((#index) as u64, #(#args,)* #ctx, #id, #line))
+        let call = match op {
+            AtomicOp::Load | AtomicOp::Store => quote!(#slice.#method((#index) as u64, #(#args,)* #ctx, #id, #line)),
+            _ => {
+                let order = format_ident!("{}", order.name());
+                quote!(#slice.#method((#index) as u64, #(#args,)* ::core::sync::atomic::Ordering::#order, #ctx, #id, #line))
+            }
+        };
+        if order == MemoryOrder::Relaxed {
+            return call;
+        }
+        // An ordered access is where threads communicate: the emulator lets the block's other
+        // threads run here, so that they see each other's intermediate states as on a GPU.
+        quote!({
+            let value = #call;
+            #ctx.yield_now().await;
+            value
+        })
     }
 
     fn shuffle(&self, op: ShuffleOp, value: TokenStream, lane: TokenStream) -> TokenStream {

@@ -17,10 +17,12 @@ pub trait RustContext {
     fn len(&self, array: ArrayId) -> TokenStream;
     /// A launch-shape or thread-identity builtin, as `u32`.
     fn builtin(&self, b: Builtin) -> TokenStream;
-    /// An atomic on `array[index]`, returning the old value.
+    /// An atomic on `array[index]` with memory ordering `order`, returning the old value
+    /// (a load its value, a store nothing).
     fn atomic(
         &self,
         op: AtomicOp,
+        order: MemoryOrder,
         array: ArrayId,
         index: TokenStream,
         args: Vec<TokenStream>,
@@ -85,10 +87,10 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
                 let (c, t, o) = (self.expr(cond), self.expr(then), self.expr(otherwise));
                 quote!((if #c { #t } else { #o }))
             }
-            ExprKind::Atomic { op, array, index, args, line } => {
+            ExprKind::Atomic { op, array, index, args, line, order } => {
                 let index = self.expr(index);
                 let args = args.iter().map(|a| self.expr(a)).collect();
-                self.ctx.atomic(*op, *array, index, args, *line)
+                self.ctx.atomic(*op, *order, *array, index, args, *line)
             }
             ExprKind::Shuffle { op, value, lane } => {
                 let (value, lane) = (self.expr(value), self.expr(lane));

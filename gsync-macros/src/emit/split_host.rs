@@ -157,7 +157,15 @@ impl RustContext for SplitHost<'_> {
         }
     }
 
-    fn atomic(&self, _: AtomicOp, _: ArrayId, _: TokenStream, _: Vec<TokenStream>, _: u32) -> TokenStream {
+    fn atomic(
+        &self,
+        _: AtomicOp,
+        _: MemoryOrder,
+        _: ArrayId,
+        _: TokenStream,
+        _: Vec<TokenStream>,
+        _: u32,
+    ) -> TokenStream {
         quote!(compile_error!("gsync: an atomic in host code"))
     }
 

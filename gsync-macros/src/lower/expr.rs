@@ -436,6 +436,15 @@ impl Lowerer<'_> {
             let ty = self.types.known(Scalar::Usize);
             return Some(self.expr_of(ExprKind::Len(array), ty, span));
         }
+        match name {
+            "load_acquire" | "store_release" => return self.ordered_access(array, name, m, false),
+            "with_lock" => {
+                self.diag
+                    .error(span, "`with_lock` is a statement: write `locks.with_lock(i, || { … });` on its own line");
+                return None;
+            }
+            _ => {}
+        }
         let op = match name {
             "atomic_add" => AtomicOp::Add,
             "atomic_min" => AtomicOp::Min,
@@ -445,7 +454,7 @@ impl Lowerer<'_> {
             _ => {
                 self.diag.error(
                     m.method.span(),
-                    format!("unknown method `{name}` on array `{}`: arrays have `len`, `atomic_add`, `atomic_min`, `atomic_max`, `atomic_exch` and `atomic_cas`", info.name),
+                    format!("unknown method `{name}` on array `{}`: arrays have `len`, `atomic_add`, `atomic_min`, `atomic_max`, `atomic_exch`, `atomic_cas`, `load_acquire`, `store_release` and `with_lock`", info.name),
                 );
                 return None;
             }
@@ -466,17 +475,30 @@ impl Lowerer<'_> {
             return None;
         }
         let want = if op == AtomicOp::Cas { 3 } else { 2 };
-        if m.args.len() != want {
+        // An optional last argument names the memory ordering: `Ordering::AcqRel`.
+        let mut operands: Vec<&syn::Expr> = m.args.iter().collect();
+        let mut order = MemoryOrder::Relaxed;
+        if operands.len() == want + 1 {
+            match operands.last().and_then(|last| self.ordering_arg(last)) {
+                Some(Some(named)) => {
+                    order = named;
+                    operands.pop();
+                }
+                Some(None) => return None,
+                None => {}
+            }
+        }
+        if operands.len() != want {
             self.diag.error(
                 span,
                 format!(
-                    "`{name}` takes {want} arguments (index{})",
+                    "`{name}` takes {want} arguments (index{}) and optionally a memory ordering, e.g. `Ordering::AcqRel`",
                     if want == 3 { ", expected, new" } else { ", value" }
                 ),
             );
             return None;
         }
-        let mut args: Vec<Expr> = m.args.iter().map(|a| self.expr(a)).collect::<Option<_>>()?;
+        let mut args: Vec<Expr> = operands.iter().map(|a| self.expr(a)).collect::<Option<_>>()?;
         let index = args.remove(0);
         self.index_type(&index);
         if expr_has_effects(&index) {
@@ -496,7 +518,7 @@ impl Lowerer<'_> {
         }
         let ty = self.types.known(info.elem);
         Some(self.expr_of(
-            ExprKind::Atomic { op, array, index: Box::new(index), args, line: Self::line(span) },
+            ExprKind::Atomic { op, array, index: Box::new(index), args, line: Self::line(span), order },
             ty,
             span,
         ))
@@ -545,6 +567,10 @@ impl Lowerer<'_> {
                 };
                 let sig = methods::method(&last, ty)?;
                 self.apply_sig(&last, sig, ty, vec![a, b], span)
+            }
+            "wait_until" => {
+                self.diag.error(span, "`wait_until(|| cond)` is a statement: write it on its own line");
+                None
             }
             "grid_sync" | "sync_block" => {
                 self.diag.error(span, format!("`{last}()` is a statement: write `{last}();` on its own line"));

@@ -125,6 +125,7 @@ pub fn atomic_supported(op: AtomicOp, elem: Scalar) -> bool {
         AtomicOp::Add | AtomicOp::Exch => matches!(elem, I32 | U32 | I64 | U64 | F32 | F64),
         AtomicOp::Min | AtomicOp::Max => matches!(elem, I32 | U32 | I64 | U64 | F32 | F64),
         AtomicOp::Cas => matches!(elem, I32 | U32 | I64 | U64),
+        AtomicOp::Load | AtomicOp::Store => elem != Bool && elem != Usize,
     }
 }
 

@@ -74,6 +74,10 @@ impl Resolver<'_> {
                 };
                 StmtKind::Assert { check, assertion }
             }
+            StmtKind::WaitUntil { cond, line } => StmtKind::WaitUntil { cond: self.expr(cond), line },
+            StmtKind::Locked { array, index, body, line } => {
+                StmtKind::Locked { array, index: self.expr(index), body: self.block(body), line }
+            }
         }
     }
 
@@ -120,8 +124,8 @@ impl Resolver<'_> {
             ExprKind::Len(a) => ExprKind::Len(a),
             ExprKind::Builtin(b) => ExprKind::Builtin(b),
             ExprKind::Call { func, args } => ExprKind::Call { func, args: self.exprs(args) },
-            ExprKind::Atomic { op, array, index, args, line } => {
-                ExprKind::Atomic { op, array, index: self.boxed(*index), args: self.exprs(args), line }
+            ExprKind::Atomic { op, array, index, args, line, order } => {
+                ExprKind::Atomic { op, array, index: self.boxed(*index), args: self.exprs(args), line, order }
             }
             ExprKind::Shuffle { op, value, lane } => {
                 ExprKind::Shuffle { op, value: self.boxed(*value), lane: self.boxed(*lane) }

@@ -109,6 +109,18 @@ impl Lowerer<'_> {
                 self.device_call_statement(f, c);
             }
             syn::Expr::Macro(m) if super::assert::is_assertion(&m.mac) => self.assertion(&m.mac, out),
+            syn::Expr::Call(c) if is_call_to(c, "wait_until") => self.wait_until(c, out),
+            syn::Expr::MethodCall(m) if m.method == "with_lock" || m.method == "store_release" => {
+                match self.method_receiver_array(m) {
+                    Some(array) if m.method == "with_lock" => self.with_lock(array, m, out),
+                    Some(array) => {
+                        if let Some(store) = self.ordered_access(array, "store_release", m, true) {
+                            out.push(Self::stmt_of(StmtKind::Expr(store), span));
+                        }
+                    }
+                    None => self.value_statement(e, out),
+                }
+            }
             _ => self.value_statement(e, out),
         }
     }
@@ -129,6 +141,15 @@ impl Lowerer<'_> {
                 e.span(),
                 "this expression's value is unused: a kernel statement must assign, call an atomic or control flow",
             );
+        }
+    }
+
+    /// The array a method is called on, if its receiver names one.
+    fn method_receiver_array(&self, m: &syn::ExprMethodCall) -> Option<ArrayId> {
+        let syn::Expr::Path(p) = &*m.receiver else { return None };
+        match p.path.get_ident().and_then(|i| self.lookup(&names::rust_name(i))) {
+            Some(Binding::Array(array)) => Some(array),
+            _ => None,
         }
     }
 
@@ -770,6 +791,11 @@ fn needs_statement_lowering_inner(e: &syn::Expr) -> bool {
         syn::Expr::Match(m) => super::matching::needs_statements(m),
         _ => false,
     }
+}
+
+/// Whether a call names the function `name` (with any path before it).
+fn is_call_to(c: &syn::ExprCall, name: &str) -> bool {
+    matches!(&*c.func, syn::Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == name))
 }
 
 fn strip_parens(e: &syn::Expr) -> &syn::Expr {

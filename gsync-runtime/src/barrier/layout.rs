@@ -18,6 +18,10 @@ const ABORT_WORD: usize = 1;
 const TIMEOUT_WORD: usize = 2;
 /// Header word: the ILBS group count (`GSYNC_HEADER_GROUPS`).
 const GROUPS_WORD: usize = 4;
+/// Header words: the spin-wait watchdog limit in nanoseconds, a little-endian `u64`, 0 = off
+/// (`GSYNC_SPIN_TIMEOUT_WORD` in the prelude, which reads it, and the abort flag, for every
+/// launch and every barrier, split runs included).
+const SPIN_TIMEOUT_WORD: usize = 6;
 /// Relay's arrival counters (`GSYNC_RELAY_LINES`).
 const RELAY_LINES: usize = 32;
 /// Relay's SM groups: census slots and release flags (`GSYNC_RELAY_GROUPS`).
@@ -59,6 +63,9 @@ pub(crate) struct LaunchHeader {
     pub watchdog_ns: u64,
     /// ILBS group count; 0 for other barriers.
     pub groups: u32,
+    /// How long a `wait_until` or `with_lock` may spin, in nanoseconds; 0 = forever. Every
+    /// launch has it, whatever its barrier.
+    pub spin_watchdog_ns: u64,
 }
 
 impl LaunchHeader {
@@ -71,8 +78,16 @@ impl LaunchHeader {
         words[TIMEOUT_WORD] = self.watchdog_ns as u32;
         words[TIMEOUT_WORD + 1] = (self.watchdog_ns >> 32) as u32;
         words[GROUPS_WORD] = self.groups;
+        words[SPIN_TIMEOUT_WORD] = self.spin_watchdog_ns as u32;
+        words[SPIN_TIMEOUT_WORD + 1] = (self.spin_watchdog_ns >> 32) as u32;
         words
     }
+}
+
+/// The spin-wait watchdog limit a launch's header carries: `limit` in nanoseconds, at least
+/// 1 (a zero limit still times out), or 0 when the launch has none.
+pub(crate) fn spin_watchdog_ns(limit: Option<std::time::Duration>) -> u64 {
+    limit.map_or(0, |limit| u64::try_from(limit.as_nanos()).unwrap_or(u64::MAX).max(1))
 }
 
 /// Words of state for `lines` lines.
@@ -167,10 +182,11 @@ mod tests {
 
     #[test]
     fn the_header_encodes_each_field_in_its_word() {
-        let header = LaunchHeader { sequence: 7, watchdog_ns: 0x1_2345_6789, groups: 11 };
+        let header =
+            LaunchHeader { sequence: 7, watchdog_ns: 0x1_2345_6789, groups: 11, spin_watchdog_ns: 0x2_0000_0003 };
         let words = header.to_words();
-        assert_eq!(words[..6], [7, 0, 0x2345_6789, 1, 11, 0]);
-        assert!(words[6..].iter().all(|&word| word == 0));
+        assert_eq!(words[..8], [7, 0, 0x2345_6789, 1, 11, 0, 3, 2]);
+        assert!(words[8..].iter().all(|&word| word == 0));
         assert_eq!(size_of_val(&words), 128, "the header is one line");
     }
 
@@ -190,6 +206,22 @@ mod tests {
             assert!(relay.contains(&format!("#define {define}")), "relay.cuh lacks {define}");
         }
         assert_eq!(TIMEOUT_WORD % 2, 0, "the u64 timeout is 8-byte aligned");
+        let prelude = include_str!("../core/prelude.cuh");
+        for define in
+            [format!("GSYNC_SPIN_ABORT_WORD {ABORT_WORD}u"), format!("GSYNC_SPIN_TIMEOUT_WORD {SPIN_TIMEOUT_WORD}u")]
+        {
+            assert!(prelude.contains(&format!("#define {define}")), "prelude.cuh lacks {define}");
+        }
+        assert_eq!(SPIN_TIMEOUT_WORD % 2, 0, "the u64 spin timeout is 8-byte aligned");
+    }
+
+    #[test]
+    fn the_spin_watchdog_is_in_nanoseconds_and_never_zero_when_set() {
+        use std::time::Duration;
+        assert_eq!(spin_watchdog_ns(Some(Duration::from_millis(1500))), 1_500_000_000);
+        assert_eq!(spin_watchdog_ns(Some(Duration::ZERO)), 1);
+        assert_eq!(spin_watchdog_ns(Some(Duration::MAX)), u64::MAX);
+        assert_eq!(spin_watchdog_ns(None), 0);
     }
 
     #[test]

@@ -419,6 +419,27 @@ pub enum Error {
         limit: Duration,
     },
 
+    /// A spin-wait (`wait_until`, or a `with_lock` waiting for its lock) waited longer than
+    /// the watchdog limit: the memory it waits on never changed as it needed.
+    #[error(
+        "kernel `{kernel}`: the spin-wait at line {line} waited more than {limit:?} in block {block} \
+         (`wait_until` or `with_lock`); no thread made its condition true (a flag nobody sets, a \
+         lock nobody gives back, a block waiting for one that is not running); the wait was \
+         abandoned (a `with_lock` body skipped) and the kernel ran on, so the outputs are not to \
+         be trusted; if the wait is legitimately long, raise the limit with \
+         Launch::watchdog(Some(duration)) or disable it with Launch::watchdog(None)"
+    )]
+    SpinTimeout {
+        /// The kernel's name.
+        kernel: String,
+        /// The Rust source line of the spin-wait.
+        line: u32,
+        /// The block that gave up first.
+        block: u32,
+        /// The watchdog limit.
+        limit: Duration,
+    },
+
     /// The emulator found threads that can never meet: a barrier not every thread reaches.
     #[error(
         "kernel `{kernel}` can never finish: in block {block}, {detail}; on a GPU it would hang \
@@ -587,6 +608,7 @@ impl Error {
             | Error::AssertionFailed { .. }
             | Error::BarrierTimeout { .. }
             | Error::KernelTimeout { .. }
+            | Error::SpinTimeout { .. }
             | Error::EmulatorDeadlock { .. }
             | Error::BarrierMismatch { .. }
             | Error::DeviceFault { .. } => ErrorKind::KernelFault,

@@ -17,8 +17,8 @@ typedef double f64;
 
 // The device error word: the first fault wins and is read back by the host.
 struct gsync_status_t {
-    u32 code;   // 0: ok, 1: slice index out of bounds, 2: barrier timeout, 3: step_by(0), 4: assert!
-    u32 array;  // index into the kernel's array-name table (4: the assertion's number)
+    u32 code;   // 0: ok, 1: slice index out of bounds, 2: barrier timeout, 3: step_by(0), 4: assert!, 5: spin timeout
+    u32 array;  // index into the kernel's array-name table (4: the assertion's number; 5: the block)
     u32 line;   // Rust source line of the faulting access
     u32 phase;  // reserved for barrier faults
     u64 index;  // (4: an assert_eq!'s left operand, as bits)
@@ -29,6 +29,7 @@ struct gsync_status_t {
 #define GSYNC_BARRIER_TIMEOUT 2u
 #define GSYNC_ZERO_STEP 3u
 #define GSYNC_ASSERTION_FAILED 4u
+#define GSYNC_SPIN_TIMEOUT 5u
 
 // The first statement of every `while` and `loop` iteration. Rust defines a loop that never
 // ends (it hangs); C++ lets a compiler assume that a loop without side effects ends, and
@@ -340,6 +341,169 @@ template <typename T> __device__ __forceinline__ T shfl_down(T v, u32 delta) { r
 template <typename T> __device__ __forceinline__ T shfl_up(T v, u32 delta) { return (T)__shfl_up_sync(warp_lanes(), v, delta); }
 template <typename T> __device__ __forceinline__ T shfl_xor(T v, u32 mask) { return (T)__shfl_xor_sync(warp_lanes(), v, mask); }
 template <typename T> __device__ __forceinline__ T shfl(T v, u32 lane) { return (T)__shfl_sync(warp_lanes(), v, lane); }
+// ---- point-to-point communication: acquire, release, ordered atomics, spin-waits --------
+// Device (gpu) scope throughout. The acquire and release qualifiers need sm_70 or newer;
+// CUDA 13 starts at sm_75. Every helper is an `asm volatile` with a "memory" clobber, so the
+// compiler moves no other memory access across it (the kernel hands its `__restrict__`
+// slices to an empty asm first, so that this holds for them too).
+
+// load_acquire / store_release: ld.acquire.gpu and st.release.gpu of the element's width.
+// 8- and 16-bit elements travel in 32-bit registers (the load zero- or sign-extends, the store
+// truncates).
+#define GSYNC_ACQUIRE_RELEASE(T, PTX, R, C)                                                    \
+    __device__ __forceinline__ T load_acquire(const T* p) {                                   \
+        R value;                                                                              \
+        asm volatile("ld.acquire.gpu." PTX " %0, [%1];" : "=" C(value) : "l"(p) : "memory"); \
+        return (T)value;                                                                      \
+    }                                                                                         \
+    __device__ __forceinline__ void store_release(T* p, T v) {                                \
+        asm volatile("st.release.gpu." PTX " [%0], %1;" ::"l"(p), C((R)v) : "memory");       \
+    }
+GSYNC_ACQUIRE_RELEASE(u8, "u8", u32, "r")
+GSYNC_ACQUIRE_RELEASE(i8, "s8", i32, "r")
+GSYNC_ACQUIRE_RELEASE(u16, "u16", u32, "r")
+GSYNC_ACQUIRE_RELEASE(i16, "s16", i32, "r")
+GSYNC_ACQUIRE_RELEASE(u32, "u32", u32, "r")
+GSYNC_ACQUIRE_RELEASE(i32, "s32", i32, "r")
+GSYNC_ACQUIRE_RELEASE(u64, "u64", u64, "l")
+GSYNC_ACQUIRE_RELEASE(i64, "s64", i64, "l")
+GSYNC_ACQUIRE_RELEASE(f32, "f32", f32, "f")
+GSYNC_ACQUIRE_RELEASE(f64, "f64", f64, "d")
+#undef GSYNC_ACQUIRE_RELEASE
+
+// Atomics with an ordering other than Relaxed (Relaxed is CUDA's atomicAdd & co. above):
+// atom.<order>.gpu; SeqCst is a fence.sc.gpu followed by an acq_rel atom, as libcu++ does it.
+#define GSYNC_ATOM2(NAME, T, OP, C)                                                                      \
+    __device__ __forceinline__ T NAME(T* p, T v) {                                                    \
+        T old;                                                                                        \
+        asm volatile(GSYNC_ATOM_PREFIX OP " %0, [%1], %2;" : "=" C(old) : "l"(p), C(v) : "memory");  \
+        return old;                                                                                   \
+    }
+#define GSYNC_ATOM3(NAME, T, OP, C)                                                                                \
+    __device__ __forceinline__ T NAME(T* p, T expected, T v) {                                                  \
+        T old;                                                                                                  \
+        asm volatile(GSYNC_ATOM_PREFIX OP " %0, [%1], %2, %3;" : "=" C(old) : "l"(p), C(expected), C(v) : "memory"); \
+        return old;                                                                                             \
+    }
+#define GSYNC_ORDERED_ATOMICS(SUFFIX)                                   \
+    GSYNC_ATOM2(atomic_add##SUFFIX, u32, "add.u32", "r")               \
+    GSYNC_ATOM2(atomic_add##SUFFIX, i32, "add.s32", "r")               \
+    GSYNC_ATOM2(atomic_add##SUFFIX, u64, "add.u64", "l")               \
+    GSYNC_ATOM2(atomic_add##SUFFIX, i64, "add.u64", "l")               \
+    GSYNC_ATOM2(atomic_add##SUFFIX, f32, "add.f32", "f")               \
+    GSYNC_ATOM2(atomic_add##SUFFIX, f64, "add.f64", "d")               \
+    GSYNC_ATOM2(atomic_min##SUFFIX, u32, "min.u32", "r")               \
+    GSYNC_ATOM2(atomic_min##SUFFIX, i32, "min.s32", "r")               \
+    GSYNC_ATOM2(atomic_min##SUFFIX, u64, "min.u64", "l")               \
+    GSYNC_ATOM2(atomic_min##SUFFIX, i64, "min.s64", "l")               \
+    GSYNC_ATOM2(atomic_max##SUFFIX, u32, "max.u32", "r")               \
+    GSYNC_ATOM2(atomic_max##SUFFIX, i32, "max.s32", "r")               \
+    GSYNC_ATOM2(atomic_max##SUFFIX, u64, "max.u64", "l")               \
+    GSYNC_ATOM2(atomic_max##SUFFIX, i64, "max.s64", "l")               \
+    GSYNC_ATOM2(atomic_exch##SUFFIX, u32, "exch.b32", "r")             \
+    GSYNC_ATOM2(atomic_exch##SUFFIX, i32, "exch.b32", "r")             \
+    GSYNC_ATOM2(atomic_exch##SUFFIX, u64, "exch.b64", "l")             \
+    GSYNC_ATOM2(atomic_exch##SUFFIX, i64, "exch.b64", "l")             \
+    GSYNC_ATOM2(atomic_exch##SUFFIX, f32, "exch.b32", "f")             \
+    GSYNC_ATOM2(atomic_exch##SUFFIX, f64, "exch.b64", "d")             \
+    GSYNC_ATOM3(atomic_cas##SUFFIX, u32, "cas.b32", "r")               \
+    GSYNC_ATOM3(atomic_cas##SUFFIX, i32, "cas.b32", "r")               \
+    GSYNC_ATOM3(atomic_cas##SUFFIX, u64, "cas.b64", "l")               \
+    GSYNC_ATOM3(atomic_cas##SUFFIX, i64, "cas.b64", "l")
+#define GSYNC_ATOM_PREFIX "atom.acquire.gpu."
+GSYNC_ORDERED_ATOMICS(_acquire)
+#undef GSYNC_ATOM_PREFIX
+#define GSYNC_ATOM_PREFIX "atom.release.gpu."
+GSYNC_ORDERED_ATOMICS(_release)
+#undef GSYNC_ATOM_PREFIX
+#define GSYNC_ATOM_PREFIX "atom.acq_rel.gpu."
+GSYNC_ORDERED_ATOMICS(_acq_rel)
+#undef GSYNC_ATOM_PREFIX
+#define GSYNC_ATOM_PREFIX "fence.sc.gpu;\n\tatom.acq_rel.gpu."
+GSYNC_ORDERED_ATOMICS(_seq_cst)
+#undef GSYNC_ATOM_PREFIX
+#undef GSYNC_ORDERED_ATOMICS
+#undef GSYNC_ATOM3
+#undef GSYNC_ATOM2
+
+// Spin-waits (wait_until, with_lock) are bounded by the launch's watchdog. The host writes
+// the limit into the barrier state's header line for every launch, whatever the barrier
+// (gsync-runtime/src/barrier/layout.rs), beside the abort flag that a timed-out software
+// barrier or spin-wait raises so that every other waiter gives up too.
+#define GSYNC_SPIN_ABORT_WORD 1u
+#define GSYNC_SPIN_TIMEOUT_WORD 6u
+// A spinning thread checks the abort flag and the clock once every this many polls.
+#define GSYNC_SPIN_POLLS_PER_CHECK 256u
+
+}  // namespace gsync
+
+// One spin-wait's watchdog state, and the lock loop's backoff.
+struct gsync_spin_t {
+    u32 polls;
+    u32 backoff_ns;
+    u64 since;  // the global timer at the first check; 0 before it
+};
+
+namespace gsync {
+
+__device__ __forceinline__ gsync_spin_t spin_begin() {
+    gsync_spin_t spin = {0u, 0u, 0ull};
+    return spin;
+}
+
+// Records the timeout with the Rust line (the first fault of the launch wins) and raises the
+// abort flag.
+__device__ __noinline__ void spin_time_out(u32* state, gsync_status_t* status, u32 line) {
+    if (atomicCAS(&status->code, GSYNC_OK, GSYNC_SPIN_TIMEOUT) == GSYNC_OK) {
+        status->line = line;
+        status->array = blockIdx.x;  // the block that gave up
+    }
+    asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(state + GSYNC_SPIN_ABORT_WORD), "r"(1u) : "memory");
+}
+
+// The spin-waits' clock: nanoseconds of the GPU's global timer (the only timer read of a
+// kernel compiled without a profile).
+__device__ __forceinline__ u64 spin_clock_ns() {
+    u64 now;
+    asm volatile("mov.u64 \t%0, %%globaltimer;" : "=l"(now)::"memory");
+    return now;
+}
+
+// Called on every failed poll: true when the thread must stop waiting, because a waiter gave
+// up (the abort flag) or this one has waited longer than the launch's limit. The wait is then
+// abandoned and the thread runs on, so that it still reaches every barrier.
+__device__ __forceinline__ bool spin_give_up(gsync_spin_t& spin, u32* state, gsync_status_t* status, u32 line) {
+    if (++spin.polls % GSYNC_SPIN_POLLS_PER_CHECK != 0u) return false;
+    u32 abort;
+    asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(abort) : "l"(state + GSYNC_SPIN_ABORT_WORD) : "memory");
+    if (abort != 0u) return true;
+    const u64 limit = *(const volatile u64*)(state + GSYNC_SPIN_TIMEOUT_WORD);
+    if (limit == 0ull) return false;
+    const u64 now = spin_clock_ns();
+    if (spin.since == 0ull) {
+        spin.since = now;
+        return false;
+    }
+    if (now - spin.since < limit) return false;
+    spin_time_out(state, status, line);
+    return true;
+}
+
+// A lock word is 0 when free and 1 when held. Taking it is an acquire compare-and-swap, so
+// that the critical section sees what the previous holder wrote before its release store.
+__device__ __forceinline__ bool lock_acquire(u32* word) {
+    return atomic_cas_acquire(word, 0u, 1u) == 0u;
+}
+__device__ __forceinline__ void lock_release(u32* word) {
+    store_release(word, 0u);
+}
+// After a failed attempt: sleeps 32 ns, doubling up to 1 µs, so that contending threads
+// leave the lock's cache line to the holder.
+__device__ __forceinline__ void spin_backoff(gsync_spin_t& spin) {
+    spin.backoff_ns = spin.backoff_ns == 0u ? 32u : min(spin.backoff_ns * 2u, 1024u);
+    __nanosleep(spin.backoff_ns);
+}
+
 #define GSYNC_NARROW_SHUFFLES(T, W)                                                                      \
     template <> __device__ __forceinline__ T shfl_down(T v, u32 d) { return (T)__shfl_down_sync(warp_lanes(), (W)v, d); } \
     template <> __device__ __forceinline__ T shfl_up(T v, u32 d) { return (T)__shfl_up_sync(warp_lanes(), (W)v, d); }     \

@@ -15,6 +15,7 @@ const OUT_OF_BOUNDS: u32 = 1;
 const BARRIER_TIMEOUT: u32 = 2;
 const ZERO_STEP: u32 = 3;
 const ASSERTION_FAILED: u32 = 4;
+const SPIN_TIMEOUT: u32 = 5;
 
 /// The host's view of `gsync_status_t` (see the prelude).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -85,6 +86,13 @@ impl DeviceStatus {
             ZERO_STEP => Err(Error::ZeroStep { kernel: kernel.name.to_owned(), line: self.line }),
             // The device writes the assertion's number into `array`, its operands into `index` and `len`.
             ASSERTION_FAILED => Err(assertion::failed(kernel, self.array, self.line, self.index, self.len)),
+            // The device writes the block that gave up into the `array` field.
+            SPIN_TIMEOUT => Err(Error::SpinTimeout {
+                kernel: kernel.name.to_owned(),
+                line: self.line,
+                block: self.array,
+                limit: watchdog.unwrap_or_default(),
+            }),
             code => Err(Error::DeviceFault { kernel: kernel.name.to_owned(), code }),
         }
     }
@@ -149,6 +157,18 @@ mod tests {
             matches!(&error, Err(Error::AssertionFailed { kernel, line: 33, .. }) if kernel == "smooth"),
             "{error:?}"
         );
+    }
+
+    #[test]
+    fn code_five_is_a_spin_timeout_with_its_line_block_and_limit() {
+        let words = [5, 7, 33, 0, 0, 0, 0, 0];
+        let limit = Some(Duration::from_millis(300));
+        let error = DeviceStatus::from_words(&words).into_result(&SMOOTH, Barrier::Cooperative, limit);
+        let Err(Error::SpinTimeout { kernel, line, block, limit }) = error else {
+            panic!("expected SpinTimeout, got {error:?}");
+        };
+        assert_eq!(kernel, "smooth");
+        assert_eq!((line, block, limit), (33, 7, Duration::from_millis(300)));
     }
 
     #[test]

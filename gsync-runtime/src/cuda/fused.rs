@@ -4,7 +4,7 @@
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaFunction, DriverError, LaunchConfig};
 
-use crate::barrier::{Barrier, LaunchMode, RelayMode};
+use crate::barrier::{spin_watchdog_ns, Barrier, LaunchMode, RelayMode};
 use crate::core::args::KernelArgs;
 use crate::core::error::{Error, Result};
 use crate::core::grid::{check_block_limit, checked_threads, resolve_barrier, resolve_grid, CoResidency, Grid};
@@ -98,7 +98,8 @@ pub(crate) unsafe fn launch_shaped(
     let watchdog = launch.watchdog_limit();
     // One launch at a time may use the scratch words; `prepare` resets what it needs.
     let mut scratch = gpu.lock_scratch();
-    scratch.prepare(gpu.stream(), fused.compiled, fused.grid, fused.barrier.watchdog_ns(watchdog))?;
+    let (barrier_ns, spin_ns) = (fused.barrier.watchdog_ns(watchdog), spin_watchdog_ns(watchdog));
+    scratch.prepare(gpu.stream(), fused.compiled, fused.grid, barrier_ns, spin_ns)?;
     // SAFETY: the caller vouches for `args`.
     let ran = unsafe { run(gpu, kernel, &fused, args, &scratch, profile.as_ref()) };
     let outcome = ran.and_then(|gpu_time| {

@@ -66,14 +66,16 @@ impl LaunchScratch {
     }
 
     /// Prepares a launch with a device barrier, on the stream: zeroes the status word, makes
-    /// the barrier state large enough and clean for `barrier`, writes its header and zeroes
-    /// its per-launch counters.
+    /// the barrier state large enough and clean for `barrier`, writes its header (with the
+    /// barrier's watchdog and the spin-waits' `spin_watchdog_ns`) and zeroes its per-launch
+    /// counters.
     pub(crate) fn prepare(
         &mut self,
         stream: &Arc<CudaStream>,
         barrier: Barrier,
         grid: Grid,
         watchdog_ns: u64,
+        spin_watchdog_ns: u64,
     ) -> Result<()> {
         let name = barrier.name();
         let words = (barrier.descriptor().state_words)(grid.blocks, grid.threads).max(LINE_WORDS);
@@ -85,10 +87,9 @@ impl LaunchScratch {
             stream.memset_zeros(&mut self.barrier_state).map_err(driver_error("zeroing the barrier state"))?;
         }
         self.condition = Condition::Unknown;
-        let header = LaunchHeader { sequence: self.next_sequence(), watchdog_ns, groups: grid.groups };
-        // From pageable memory the copy is staged before it returns, so the array may go.
-        let mut line = self.barrier_state.slice_mut(..LINE_WORDS);
-        stream.memcpy_htod(&header.to_words()[..], &mut line).map_err(driver_error("writing the barrier header"))?;
+        let header =
+            LaunchHeader { sequence: self.next_sequence(), watchdog_ns, groups: grid.groups, spin_watchdog_ns };
+        self.write_header(stream, header)?;
         let per_launch = (barrier.descriptor().launch_words)(grid.blocks, grid.groups).min(words);
         if per_launch > LINE_WORDS {
             let mut counters = self.barrier_state.slice_mut(LINE_WORDS..per_launch);
@@ -97,9 +98,20 @@ impl LaunchScratch {
         self.zero_status(stream)
     }
 
-    /// Prepares a split run: zeroes the status word. Segments use no barrier state.
-    pub(crate) fn prepare_split(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
+    /// Prepares a split run: zeroes the status word and writes a header for the segments'
+    /// spin-waits (`spin_watchdog_ns`, the abort flag). Segments use no other barrier state,
+    /// so what the state holds for the next fused launch does not change.
+    pub(crate) fn prepare_split(&mut self, stream: &Arc<CudaStream>, spin_watchdog_ns: u64) -> Result<()> {
+        let header = LaunchHeader { sequence: self.next_sequence(), watchdog_ns: 0, groups: 0, spin_watchdog_ns };
+        self.write_header(stream, header)?;
         self.zero_status(stream)
+    }
+
+    /// Writes the header line, on the stream.
+    fn write_header(&mut self, stream: &Arc<CudaStream>, header: LaunchHeader) -> Result<()> {
+        // From pageable memory the copy is staged before it returns, so the array may go.
+        let mut line = self.barrier_state.slice_mut(..LINE_WORDS);
+        stream.memcpy_htod(&header.to_words()[..], &mut line).map_err(driver_error("writing the barrier header"))
     }
 
     /// Records how a launch with `barrier` ended. After an error the barrier state is zeroed

@@ -2,11 +2,12 @@
 //! directly or captured into a CUDA graph and replayed.
 
 use std::sync::MutexGuard;
+use std::time::Duration;
 
 use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaEvent, CudaFunction, CudaGraph, LaunchConfig};
 
-use crate::barrier::Barrier;
+use crate::barrier::{spin_watchdog_ns, Barrier};
 use crate::core::args::KernelArgs;
 use crate::core::error::Result;
 use crate::core::grid::{check_block_limit, checked_threads, Grid};
@@ -42,6 +43,8 @@ pub(crate) struct CudaSplitRun<'g> {
     /// The first fault of the run when the host's own control flow had one: the host's, or
     /// the device's that came before it.
     host_fault: Option<DeviceStatus>,
+    /// The launch's watchdog limit, which bounds the segments' spin-waits.
+    watchdog: Option<Duration>,
 }
 
 impl<'g> CudaSplitRun<'g> {
@@ -57,7 +60,8 @@ impl<'g> CudaSplitRun<'g> {
         let capturing = launch.replays_graph();
         gpu.health().launching(describe_launch(&kernel, grid, Barrier::MultiLaunch));
         let mut scratch = gpu.lock_scratch();
-        scratch.prepare_split(gpu.stream())?;
+        let watchdog = launch.watchdog_limit();
+        scratch.prepare_split(gpu.stream(), spin_watchdog_ns(watchdog))?;
         if capturing {
             // Thread-local mode: only this thread's CUDA calls are captured or forbidden.
             let mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
@@ -74,6 +78,7 @@ impl<'g> CudaSplitRun<'g> {
             capturing,
             graph: None,
             host_fault: None,
+            watchdog,
         })
     }
 
@@ -154,7 +159,7 @@ impl CudaSplitRun<'_> {
         let index = check_read(&self.kernel, buf.len(), index, array, line)?;
         let stream = self.gpu.stream();
         stream.synchronize().map_err(driver_error(format!("running kernel `{}`", self.kernel.name)))?;
-        self.scratch.read_status(stream)?.into_result(&self.kernel, Barrier::MultiLaunch, None)?;
+        self.scratch.read_status(stream)?.into_result(&self.kernel, Barrier::MultiLaunch, self.watchdog)?;
         buf.read(self.gpu, index)
     }
 
@@ -192,7 +197,7 @@ impl CudaSplitRun<'_> {
         stream.synchronize().map_err(driver_error(running.as_str()))?;
         let gpu_time = elapsed(events).map_err(driver_error(running))?;
         let device = self.scratch.read_status(stream)?;
-        self.host_fault.unwrap_or(device).into_result(&self.kernel, Barrier::MultiLaunch, None)?;
+        self.host_fault.unwrap_or(device).into_result(&self.kernel, Barrier::MultiLaunch, self.watchdog)?;
         Ok(LaunchReport {
             gpu_time,
             blocks: self.grid.blocks,

@@ -19,7 +19,15 @@ pub(crate) enum PhaseEnd {
     AtGridSync,
     /// Every thread has finished.
     Finished,
+    /// Some threads spin-wait for memory that other blocks may change: the block runs
+    /// again, in the same phase, after the others had a turn.
+    Spinning,
 }
+
+/// Rounds a block runs with threads that only yield (ordered accesses) before it hands its
+/// worker to the other blocks: a thread that polls a flag in a loop of acquire loads waits
+/// for another block as a `wait_until` does.
+const YIELD_ROUNDS_PER_TURN: u32 = 64;
 
 /// Why a block's threads can never go on.
 #[derive(Debug, PartialEq, Eq)]
@@ -52,6 +60,9 @@ impl<'a> BlockRun<'a> {
     /// threads' contexts, by thread index, and `sync` the block's shuffle slots.
     pub(crate) fn run_phase(&mut self, ctxs: &[ThreadCtx<'_>], sync: &BlockSync) -> Result<PhaseEnd, Stuck> {
         let mut cx = Context::from_waker(Waker::noop());
+        // A parked block's spinning threads test their conditions again.
+        self.wake(ctxs, &[Wait::Yield, Wait::Spin]);
+        let mut yield_rounds = 0;
         loop {
             self.poll_runnable(ctxs, &mut cx)?;
             if self.unfinished == 0 {
@@ -60,6 +71,17 @@ impl<'a> BlockRun<'a> {
             let census = self.census(ctxs);
             if self.release_warps(ctxs, sync) {
                 continue;
+            }
+            let (yielding, spinning) = (census.count(Wait::Yield), census.count(Wait::Spin));
+            if yielding + spinning > 0 {
+                yield_rounds += 1;
+                if yielding > 0 && yield_rounds < YIELD_ROUNDS_PER_TURN {
+                    // Spinning threads test their conditions again too.
+                    self.wake(ctxs, &[Wait::Yield, Wait::Spin]);
+                    continue;
+                }
+                // Parked, they still say where they wait, for a timeout's message.
+                return Ok(PhaseEnd::Spinning);
             }
             let at_block = census.count(Wait::Block) == self.unfinished;
             if at_block || census.count(Wait::Grid) == self.unfinished {
@@ -93,8 +115,8 @@ impl<'a> BlockRun<'a> {
                 self.unfinished -= 1;
             } else if ctx.waiting() == Wait::Running {
                 return Err(Stuck::Deadlock(format!(
-                    "thread {thread} awaited something other than sync_block(), grid_sync() or a warp \
-                     shuffle, which the emulator cannot wait for"
+                    "thread {thread} awaited something other than sync_block(), grid_sync(), a warp \
+                     shuffle or a spin-wait, which the emulator cannot wait for"
                 )));
             }
         }
@@ -162,6 +184,15 @@ impl<'a> BlockRun<'a> {
         self.threads.iter().zip(ctxs).all(|(slot, ctx)| slot.is_some() || ctx.has_failed())
     }
 
+    /// Makes the unfinished threads that wait in one of `waits` runnable again.
+    fn wake(&self, ctxs: &[ThreadCtx<'_>], waits: &[Wait]) {
+        for (slot, ctx) in self.threads.iter().zip(ctxs) {
+            if slot.is_some() && waits.contains(&ctx.waiting()) {
+                ctx.release();
+            }
+        }
+    }
+
     /// Releases every unfinished thread from its barrier.
     fn release_all(&self, ctxs: &[ThreadCtx<'_>]) {
         for (slot, ctx) in self.threads.iter().zip(ctxs) {
@@ -188,7 +219,7 @@ struct WarpCensus {
 #[derive(Debug, Default)]
 struct Census {
     /// Indexed by `Wait as usize`: (count, first thread).
-    waits: [(usize, usize); 4],
+    waits: [(usize, usize); 6],
 }
 
 impl Census {

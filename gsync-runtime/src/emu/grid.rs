@@ -6,11 +6,17 @@
 //! worker is out of blocks; the barrier the workers then pass orders every write of the phase
 //! before every read of the next, as a grid barrier does on a GPU.
 //!
-//! A watchdog thread watches how long each worker has been running its block: past the
-//! launch's limit it stops the grid, and raises the flag that ends every emulated thread at
-//! its next loop iteration, so that an endless loop cannot hang the launch.
+//! A block whose threads spin-wait for memory (`wait_until`, a lock) gives its worker back:
+//! it is parked and runs again, in the same phase, after the blocks claimed or parked before
+//! it had their turn. Every block of a phase thus progresses, as every co-resident block does
+//! on a GPU, and a wait that another block ends ends on any number of workers.
+//!
+//! A watchdog thread watches how long each worker's block has been in its phase (parked time
+//! included): past the launch's limit it stops the grid, and raises the flag that ends every
+//! emulated thread at its next loop iteration, so that an endless loop cannot hang the launch.
 
 use std::any::Any;
+use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
@@ -102,6 +108,11 @@ struct Phases<'f, F> {
     busy_since: Box<[AtomicU64]>,
     /// Per worker: the block it runs.
     busy_block: Box<[AtomicU32]>,
+    /// Per block: nanoseconds after `epoch`, plus 1, when it was first run in the phase
+    /// under way.
+    phase_started: Box<[AtomicU64]>,
+    /// Blocks of the phase under way that spin-wait, in the order they gave their worker back.
+    parked: Mutex<VecDeque<u32>>,
     /// Grid barriers completed.
     grid_syncs: AtomicU32,
     /// Set on the first failure: workers claim no more blocks.
@@ -129,6 +140,8 @@ where
             epoch: Instant::now(),
             busy_since: (0..workers).map(|_| AtomicU64::new(0)).collect(),
             busy_block: (0..workers).map(|_| AtomicU32::new(0)).collect(),
+            phase_started: (0..blocks).map(|_| AtomicU64::new(0)).collect(),
+            parked: Mutex::new(VecDeque::new()),
             grid_syncs: AtomicU32::new(0),
             failed: AtomicBool::new(false),
             failure: Mutex::new(None),
@@ -152,16 +165,26 @@ where
         }
     }
 
-    /// Claims and runs blocks of the phase under way until none is left.
+    /// Claims and runs blocks of the phase under way until none is left: first the blocks
+    /// not yet run, then the parked ones.
     fn run_blocks(&self, worker: usize) {
         while !self.failed.load(Relaxed) {
-            let block = self.next.fetch_add(1, Relaxed);
-            if block >= self.blocks {
-                return;
-            }
+            // Parked blocks are claimed once the fresh ones are gone, without counting `next` on.
+            let fresh =
+                if self.next.load(Relaxed) < self.blocks { self.next.fetch_add(1, Relaxed) } else { self.blocks };
+            let block = match fresh {
+                fresh if fresh < self.blocks => {
+                    self.phase_started[fresh as usize].store(self.nanos() + 1, Relaxed);
+                    fresh
+                }
+                _ => match self.parked.lock().unwrap_or_else(PoisonError::into_inner).pop_front() {
+                    Some(parked) => parked,
+                    None => return,
+                },
+            };
             self.busy_block[worker].store(block, Relaxed);
             // Release: the watchdog that reads this start reads this block.
-            self.busy_since[worker].store(self.nanos() + 1, Release);
+            self.busy_since[worker].store(self.phase_started[block as usize].load(Relaxed), Release);
             // A panicking thread must not leave the other workers waiting at a barrier forever.
             let ran = panic::catch_unwind(AssertUnwindSafe(|| (self.run_phase)(block)));
             self.busy_since[worker].store(0, Relaxed);
@@ -173,6 +196,9 @@ where
                 Ok(Ok(PhaseEnd::Finished)) => {
                     self.finished.fetch_add(1, Relaxed);
                     self.a_finished_block.store(block, Relaxed);
+                }
+                Ok(Ok(PhaseEnd::Spinning)) => {
+                    self.parked.lock().unwrap_or_else(PoisonError::into_inner).push_back(block);
                 }
                 Ok(Err(why)) => {
                     let grid_syncs = self.grid_syncs.load(Relaxed);
@@ -317,6 +343,36 @@ mod tests {
             assert!(took < Duration::from_secs(2), "{took:?}");
             assert!(stop.load(Relaxed), "the threads were told to stop");
         }
+    }
+
+    #[test]
+    fn a_spinning_block_gives_its_worker_to_the_block_it_waits_for() {
+        // One worker: block 0 spins until block 2, claimed after it, has run.
+        let block_2_ran = AtomicBool::new(false);
+        let turns = AtomicU32::new(0);
+        let run_phase = |block: u32| {
+            if block == 2 {
+                block_2_ran.store(true, Relaxed);
+            }
+            if block == 0 && !block_2_ran.load(Relaxed) {
+                turns.fetch_add(1, Relaxed);
+                return Ok(PhaseEnd::Spinning);
+            }
+            Ok(PhaseEnd::Finished)
+        };
+        assert_eq!(run(3, 1, None, &run_phase), Ok(()));
+        assert_eq!(turns.load(Relaxed), 1, "block 0 ran again once the others had their turn");
+    }
+
+    #[test]
+    fn a_block_that_spins_forever_times_out_with_its_parked_time_counted() {
+        let stop = AtomicBool::new(false);
+        let watchdog = Watchdog { limit: Duration::from_millis(50), stop: &stop };
+        let run_phase = |block: u32| Ok(if block == 1 { PhaseEnd::Spinning } else { PhaseEnd::Finished });
+        let started = Instant::now();
+        let result = run(3, 2, Some(watchdog), &run_phase);
+        assert_eq!(result, Err(GridStop::TimedOut { block: 1, grid_syncs: 0 }));
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! A launch on the CPU emulator, from the launch configuration to the report; what
 //! [`Gpu::emulate`](crate::Gpu::emulate) runs.
 
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
@@ -87,6 +89,9 @@ where
     let now = || u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     // Declared after what its futures borrow, so that it is dropped first.
     let runs: Vec<Mutex<Option<BlockRun<'_>>>> = (0..blocks).map(|_| Mutex::new(None)).collect();
+    // Per block: whether it gave its worker back to spin, so that running it again resumes
+    // its phase rather than starting the next one.
+    let parked: Vec<AtomicBool> = (0..blocks).map(|_| AtomicBool::new(false)).collect();
     let run_phase = |block: u32| -> std::result::Result<PhaseEnd, Stuck> {
         let index = block as usize;
         let block_ctxs = &ctxs[index * threads as usize..][..threads as usize];
@@ -96,16 +101,18 @@ where
             run.get_or_insert_with(|| BlockRun::new(block_ctxs.iter().map(|ctx| body(ctx, &shared[index])).collect()));
         // A block leaves a grid barrier when a worker runs it again.
         let recorder = recorders.as_ref().map(|recorders| &recorders[index]);
-        if let Some(recorder) = recorder {
+        let resumed = parked[index].load(Relaxed);
+        if let (Some(recorder), false) = (recorder, resumed) {
             recorder.lock().unwrap_or_else(PoisonError::into_inner).resume(now());
         }
         let ended = run.run_phase(block_ctxs, &syncs[index]);
+        parked[index].store(matches!(ended, Ok(PhaseEnd::Spinning)), Relaxed);
         if let Some(recorder) = recorder {
             let mut recorder = recorder.lock().unwrap_or_else(PoisonError::into_inner);
             match ended {
                 Ok(PhaseEnd::AtGridSync) => recorder.arrive(now()),
                 Ok(PhaseEnd::Finished) => recorder.finish(now()),
-                Err(_) => {}
+                Ok(PhaseEnd::Spinning) | Err(_) => {}
             }
         }
         ended
@@ -113,7 +120,18 @@ where
     let ran = grid::run(blocks, emulator.info().sm_count as usize, watchdog, &run_phase);
     // The futures reach `faults` through their contexts: they go before it is read.
     drop(runs);
-    ran.map_err(|stop| stop_error(&kernel, launch, barrier, stop))?;
+    ran.map_err(|stop| match stop {
+        GridStop::TimedOut { block, .. } => match spin_line(&ctxs, block, threads) {
+            Some(line) => Error::SpinTimeout {
+                kernel: kernel.name.to_owned(),
+                line,
+                block,
+                limit: launch.watchdog_limit().unwrap_or_default(),
+            },
+            None => stop_error(&kernel, launch, barrier, stop),
+        },
+        stop => stop_error(&kernel, launch, barrier, stop),
+    })?;
     faults.into_result(&kernel, barrier)?;
     let gpu_time = started.elapsed();
     let profile = recorders.map(|recorders| {
@@ -140,6 +158,11 @@ pub(crate) fn resolve(emulator: &Emulator, kernel: &KernelSpec, launch: &Launch)
     let grid = resolve_grid(kernel, barrier, launch.requested_blocks(), threads, default_grid, CoResidency::Waived)?;
     check_block_limit(kernel, grid, max_grid_blocks(threads), grid_limit_reason)?;
     Ok((grid, barrier))
+}
+
+/// The Rust line of a spin-wait that a thread of `block` waits in, if one does.
+fn spin_line(ctxs: &[ThreadCtx<'_>], block: u32, threads: u32) -> Option<u32> {
+    ctxs[block as usize * threads as usize..][..threads as usize].iter().find_map(ThreadCtx::spinning_at)
 }
 
 /// Every thread's context, block after block.

@@ -2,6 +2,7 @@
 //! threads on different host threads read and write them soundly, without locks.
 
 use std::fmt;
+use std::sync::atomic::Ordering;
 
 use crate::emu::scalar::EmuScalar;
 use crate::emu::thread::ThreadCtx;
@@ -77,35 +78,66 @@ impl<T: EmuScalar> EmuSlice<T> {
         }
     }
 
+    /// Element `index`, read with acquire ordering (`load_acquire`).
+    #[inline]
+    pub fn load_acquire(&self, index: u64, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> T {
+        self.cell(index, ctx, array, line).map_or_else(T::default, T::get_acquire)
+    }
+
+    /// Writes element `index` with release ordering (`store_release`).
+    #[inline]
+    pub fn store_release(&self, index: u64, value: T, ctx: &ThreadCtx<'_>, array: u32, line: u32) {
+        if let Some(cell) = self.cell(index, ctx, array, line) {
+            T::set_release(cell, value);
+        }
+    }
+
     /// Adds `value` to element `index` (wrapping for integers) and returns the old value.
     #[inline]
-    pub fn atomic_add(&self, index: u64, value: T, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> T {
-        self.cell(index, ctx, array, line).map_or_else(T::default, |cell| T::fetch_add(cell, value))
+    pub fn atomic_add(&self, index: u64, value: T, order: Ordering, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> T {
+        self.cell(index, ctx, array, line).map_or_else(T::default, |cell| T::fetch_add(cell, value, order))
     }
 
     /// Stores the smaller of element `index` and `value`; returns the old value.
     #[inline]
-    pub fn atomic_min(&self, index: u64, value: T, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> T {
-        self.cell(index, ctx, array, line).map_or_else(T::default, |cell| T::fetch_min(cell, value))
+    pub fn atomic_min(&self, index: u64, value: T, order: Ordering, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> T {
+        self.cell(index, ctx, array, line).map_or_else(T::default, |cell| T::fetch_min(cell, value, order))
     }
 
     /// Stores the larger of element `index` and `value`; returns the old value.
     #[inline]
-    pub fn atomic_max(&self, index: u64, value: T, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> T {
-        self.cell(index, ctx, array, line).map_or_else(T::default, |cell| T::fetch_max(cell, value))
+    pub fn atomic_max(&self, index: u64, value: T, order: Ordering, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> T {
+        self.cell(index, ctx, array, line).map_or_else(T::default, |cell| T::fetch_max(cell, value, order))
     }
 
     /// Stores `value` in element `index`; returns the old value.
     #[inline]
-    pub fn atomic_exch(&self, index: u64, value: T, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> T {
-        self.cell(index, ctx, array, line).map_or_else(T::default, |cell| T::swap(cell, value))
+    pub fn atomic_exch(&self, index: u64, value: T, order: Ordering, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> T {
+        self.cell(index, ctx, array, line).map_or_else(T::default, |cell| T::swap(cell, value, order))
     }
 
     /// Stores `new` in element `index` if it holds `expected` (floats: bit for bit); returns
     /// the old value.
     #[inline]
-    pub fn atomic_cas(&self, index: u64, expected: T, new: T, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> T {
-        self.cell(index, ctx, array, line).map_or_else(T::default, |cell| T::compare_swap(cell, expected, new))
+    #[allow(clippy::too_many_arguments)]
+    pub fn atomic_cas(
+        &self,
+        index: u64,
+        expected: T,
+        new: T,
+        order: Ordering,
+        ctx: &ThreadCtx<'_>,
+        array: u32,
+        line: u32,
+    ) -> T {
+        self.cell(index, ctx, array, line).map_or_else(T::default, |cell| T::compare_swap(cell, expected, new, order))
+    }
+
+    /// Whether `index` is in bounds; if not, records the fault (a `with_lock` whose index is
+    /// out of bounds skips its body).
+    #[inline]
+    pub fn in_bounds(&self, index: u64, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> bool {
+        self.cell(index, ctx, array, line).is_some()
     }
 
     /// The cell of element `index`, or `None` after recording the fault.
@@ -116,6 +148,21 @@ impl<T: EmuScalar> EmuSlice<T> {
             ctx.out_of_bounds(array, index, self.len(), line);
         }
         cell
+    }
+}
+
+impl EmuSlice<u32> {
+    /// Takes lock word `index` (in bounds) if it is free: 0 to 1, with acquire ordering.
+    #[inline]
+    pub fn try_lock(&self, index: u64) -> bool {
+        let cell = &self.cells[index as usize];
+        cell.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok()
+    }
+
+    /// Gives lock word `index` (in bounds) back: 0, with release ordering.
+    #[inline]
+    pub fn unlock(&self, index: u64) {
+        self.cells[index as usize].store(0, Ordering::Release);
     }
 }
 

@@ -1,7 +1,7 @@
 //! The values emulated threads share: buffer elements, each in an atomic cell of its width,
 //! and the values a warp shuffle moves between lanes.
 
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::Ordering::{self, Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicI16, AtomicI32, AtomicI64, AtomicI8, AtomicU16, AtomicU32, AtomicU64, AtomicU8};
 
 mod sealed {
@@ -11,9 +11,11 @@ mod sealed {
 
 /// The types of device buffers (`u8 i8 u16 i16 u32 i32 u64 i64 f32 f64`), with their atomic
 /// storage: integers in the atomic integer of their type, floats as their bits in the unsigned
-/// atomic of their width. Float min and max are Rust's (a NaN operand yields the other one),
-/// with -0.0 below +0.0, so that the result is one operand bit for bit, as the device's. Every access is relaxed, like plain and atomic global memory
-/// accesses on a GPU; barriers order them. Sealed.
+/// atomic of their width. Plain accesses are relaxed, like plain global memory accesses on a
+/// GPU, and barriers order them; atomics take the ordering the kernel names (`Relaxed`
+/// unless it names one), acquire loads and release stores theirs. Float min and max are
+/// Rust's (a NaN operand yields the other one), with -0.0 below +0.0, so that the result is
+/// one operand bit for bit, as the device's. Sealed.
 pub trait EmuScalar: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     /// The atomic that stores one element.
     type Cell: Send + Sync;
@@ -24,16 +26,21 @@ pub trait EmuScalar: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     fn get(cell: &Self::Cell) -> Self;
     /// Overwrites the cell's value.
     fn set(cell: &Self::Cell, value: Self);
+    /// The cell's value, read with acquire ordering.
+    fn get_acquire(cell: &Self::Cell) -> Self;
+    /// Overwrites the cell's value with release ordering.
+    fn set_release(cell: &Self::Cell, value: Self);
     /// Adds `value` (wrapping for integers), returning the old value.
-    fn fetch_add(cell: &Self::Cell, value: Self) -> Self;
+    fn fetch_add(cell: &Self::Cell, value: Self, order: Ordering) -> Self;
     /// Stores the smaller of the value and `value`, returning the old value.
-    fn fetch_min(cell: &Self::Cell, value: Self) -> Self;
+    fn fetch_min(cell: &Self::Cell, value: Self, order: Ordering) -> Self;
     /// Stores the larger of the value and `value`, returning the old value.
-    fn fetch_max(cell: &Self::Cell, value: Self) -> Self;
+    fn fetch_max(cell: &Self::Cell, value: Self, order: Ordering) -> Self;
     /// Stores `value`, returning the old value.
-    fn swap(cell: &Self::Cell, value: Self) -> Self;
+    fn swap(cell: &Self::Cell, value: Self, order: Ordering) -> Self;
     /// Stores `new` if the value is `expected` (floats: bit for bit), returning the old value.
-    fn compare_swap(cell: &Self::Cell, expected: Self, new: Self) -> Self;
+    /// A failed comparison reads with `order`'s load part.
+    fn compare_swap(cell: &Self::Cell, expected: Self, new: Self, order: Ordering) -> Self;
 }
 
 macro_rules! integer_scalars {
@@ -55,24 +62,32 @@ macro_rules! integer_scalars {
                 cell.store(value, Relaxed)
             }
             #[inline]
-            fn fetch_add(cell: &$cell, value: $ty) -> $ty {
-                cell.fetch_add(value, Relaxed)
+            fn get_acquire(cell: &$cell) -> $ty {
+                cell.load(Acquire)
             }
             #[inline]
-            fn fetch_min(cell: &$cell, value: $ty) -> $ty {
-                cell.fetch_min(value, Relaxed)
+            fn set_release(cell: &$cell, value: $ty) {
+                cell.store(value, Release)
             }
             #[inline]
-            fn fetch_max(cell: &$cell, value: $ty) -> $ty {
-                cell.fetch_max(value, Relaxed)
+            fn fetch_add(cell: &$cell, value: $ty, order: Ordering) -> $ty {
+                cell.fetch_add(value, order)
             }
             #[inline]
-            fn swap(cell: &$cell, value: $ty) -> $ty {
-                cell.swap(value, Relaxed)
+            fn fetch_min(cell: &$cell, value: $ty, order: Ordering) -> $ty {
+                cell.fetch_min(value, order)
             }
             #[inline]
-            fn compare_swap(cell: &$cell, expected: $ty, new: $ty) -> $ty {
-                cell.compare_exchange(expected, new, Relaxed, Relaxed).unwrap_or_else(|old| old)
+            fn fetch_max(cell: &$cell, value: $ty, order: Ordering) -> $ty {
+                cell.fetch_max(value, order)
+            }
+            #[inline]
+            fn swap(cell: &$cell, value: $ty, order: Ordering) -> $ty {
+                cell.swap(value, order)
+            }
+            #[inline]
+            fn compare_swap(cell: &$cell, expected: $ty, new: $ty, order: Ordering) -> $ty {
+                cell.compare_exchange(expected, new, order, failure_order(order)).unwrap_or_else(|old| old)
             }
         }
     )*};
@@ -102,12 +117,20 @@ macro_rules! float_scalars {
                 cell.store(value.to_bits(), Relaxed)
             }
             #[inline]
-            fn fetch_add(cell: &$cell, value: $ty) -> $ty {
-                update::<$ty>(cell, |old| old + value)
+            fn get_acquire(cell: &$cell) -> $ty {
+                <$ty>::from_bits(cell.load(Acquire))
             }
             #[inline]
-            fn fetch_min(cell: &$cell, value: $ty) -> $ty {
-                update::<$ty>(cell, |old| {
+            fn set_release(cell: &$cell, value: $ty) {
+                cell.store(value.to_bits(), Release)
+            }
+            #[inline]
+            fn fetch_add(cell: &$cell, value: $ty, order: Ordering) -> $ty {
+                update::<$ty>(cell, order, |old| old + value)
+            }
+            #[inline]
+            fn fetch_min(cell: &$cell, value: $ty, order: Ordering) -> $ty {
+                update::<$ty>(cell, order, |old| {
                     if value.is_nan() {
                         old
                     } else if old.is_nan() {
@@ -120,8 +143,8 @@ macro_rules! float_scalars {
                 })
             }
             #[inline]
-            fn fetch_max(cell: &$cell, value: $ty) -> $ty {
-                update::<$ty>(cell, |old| {
+            fn fetch_max(cell: &$cell, value: $ty, order: Ordering) -> $ty {
+                update::<$ty>(cell, order, |old| {
                     if value.is_nan() {
                         old
                     } else if old.is_nan() {
@@ -134,12 +157,12 @@ macro_rules! float_scalars {
                 })
             }
             #[inline]
-            fn swap(cell: &$cell, value: $ty) -> $ty {
-                <$ty>::from_bits(cell.swap(value.to_bits(), Relaxed))
+            fn swap(cell: &$cell, value: $ty, order: Ordering) -> $ty {
+                <$ty>::from_bits(cell.swap(value.to_bits(), order))
             }
             #[inline]
-            fn compare_swap(cell: &$cell, expected: $ty, new: $ty) -> $ty {
-                let exchanged = cell.compare_exchange(expected.to_bits(), new.to_bits(), Relaxed, Relaxed);
+            fn compare_swap(cell: &$cell, expected: $ty, new: $ty, order: Ordering) -> $ty {
+                let exchanged = cell.compare_exchange(expected.to_bits(), new.to_bits(), order, failure_order(order));
                 <$ty>::from_bits(exchanged.unwrap_or_else(|old| old))
             }
         }
@@ -148,13 +171,23 @@ macro_rules! float_scalars {
 
 float_scalars!(f32 => AtomicU32, f64 => AtomicU64);
 
+/// The ordering of a compare-and-swap that fails: its success ordering without a release
+/// part, which a failed exchange, writing nothing, cannot have.
+fn failure_order(order: Ordering) -> Ordering {
+    match order {
+        Release | Relaxed => Relaxed,
+        Ordering::AcqRel | Acquire => Acquire,
+        _ => Ordering::SeqCst,
+    }
+}
+
 /// A read-modify-write of a float stored as bits, by compare-and-swap loop as on a GPU;
 /// returns the old value.
 #[inline]
-fn update<F: Float>(cell: &F::Cell, op: impl Fn(F) -> F) -> F {
+fn update<F: Float>(cell: &F::Cell, order: Ordering, op: impl Fn(F) -> F) -> F {
     let mut old = F::get(cell);
     loop {
-        match F::exchange_bits(cell, old, op(old)) {
+        match F::exchange_bits(cell, old, op(old), order) {
             Ok(()) => return old,
             Err(current) => old = current,
         }
@@ -164,20 +197,22 @@ fn update<F: Float>(cell: &F::Cell, op: impl Fn(F) -> F) -> F {
 /// The float types' bit-level compare-and-swap, for [`update`].
 trait Float: EmuScalar {
     /// Stores `new` if the cell holds `old` bit for bit; else returns what it holds.
-    fn exchange_bits(cell: &Self::Cell, old: Self, new: Self) -> Result<(), Self>;
+    fn exchange_bits(cell: &Self::Cell, old: Self, new: Self, order: Ordering) -> Result<(), Self>;
 }
 
 impl Float for f32 {
     #[inline]
-    fn exchange_bits(cell: &AtomicU32, old: f32, new: f32) -> Result<(), f32> {
-        cell.compare_exchange_weak(old.to_bits(), new.to_bits(), Relaxed, Relaxed).map(drop).map_err(f32::from_bits)
+    fn exchange_bits(cell: &AtomicU32, old: f32, new: f32, order: Ordering) -> Result<(), f32> {
+        let exchanged = cell.compare_exchange_weak(old.to_bits(), new.to_bits(), order, failure_order(order));
+        exchanged.map(drop).map_err(f32::from_bits)
     }
 }
 
 impl Float for f64 {
     #[inline]
-    fn exchange_bits(cell: &AtomicU64, old: f64, new: f64) -> Result<(), f64> {
-        cell.compare_exchange_weak(old.to_bits(), new.to_bits(), Relaxed, Relaxed).map(drop).map_err(f64::from_bits)
+    fn exchange_bits(cell: &AtomicU64, old: f64, new: f64, order: Ordering) -> Result<(), f64> {
+        let exchanged = cell.compare_exchange_weak(old.to_bits(), new.to_bits(), order, failure_order(order));
+        exchanged.map(drop).map_err(f64::from_bits)
     }
 }
 
@@ -262,63 +297,67 @@ mod tests {
     #[test]
     fn integer_adds_wrap_and_return_the_old_value() {
         let cell = 250u8.cell();
-        assert_eq!(u8::fetch_add(&cell, 10), 250);
+        assert_eq!(u8::fetch_add(&cell, 10, Relaxed), 250);
         assert_eq!(u8::get(&cell), 4);
         let cell = i16::MAX.cell();
-        assert_eq!(i16::fetch_add(&cell, 1), i16::MAX);
+        assert_eq!(i16::fetch_add(&cell, 1, Relaxed), i16::MAX);
         assert_eq!(i16::get(&cell), i16::MIN);
     }
 
     #[test]
     fn float_min_and_max_skip_nan_and_order_signed_zeros_as_the_device_does() {
         let cell = f32::NAN.cell();
-        assert!(f32::fetch_max(&cell, 2.0).is_nan(), "the old value comes back");
+        assert!(f32::fetch_max(&cell, 2.0, Relaxed).is_nan(), "the old value comes back");
         assert_eq!(f32::get(&cell), 2.0, "a NaN element yields to a number");
-        assert_eq!(f32::fetch_max(&cell, f32::NAN), 2.0);
+        assert_eq!(f32::fetch_max(&cell, f32::NAN, Relaxed), 2.0);
         assert_eq!(f32::get(&cell), 2.0, "a NaN operand changes nothing");
         let cell = (-0.0f64).cell();
-        f64::fetch_max(&cell, 0.0);
+        f64::fetch_max(&cell, 0.0, Relaxed);
         assert_eq!(f64::get(&cell).to_bits(), 0.0f64.to_bits(), "+0.0 is above -0.0");
-        f64::fetch_min(&cell, -0.0);
+        f64::fetch_min(&cell, -0.0, Relaxed);
         assert_eq!(f64::get(&cell).to_bits(), (-0.0f64).to_bits(), "-0.0 is below +0.0");
-        f64::fetch_max(&cell, -0.0);
+        f64::fetch_max(&cell, -0.0, Relaxed);
         assert_eq!(f64::get(&cell).to_bits(), (-0.0f64).to_bits(), "equal values keep the element");
         let cell = 1.0f32.cell();
-        assert_eq!(f32::fetch_min(&cell, -3.5), 1.0);
+        assert_eq!(f32::fetch_min(&cell, -3.5, Relaxed), 1.0);
         assert_eq!(f32::get(&cell), -3.5);
     }
 
     #[test]
     fn signed_min_and_max_compare_as_signed() {
         let cell = 3i32.cell();
-        assert_eq!(i32::fetch_min(&cell, -5), 3);
-        assert_eq!(i32::fetch_max(&cell, -7), -5);
+        assert_eq!(i32::fetch_min(&cell, -5, Relaxed), 3);
+        assert_eq!(i32::fetch_max(&cell, -7, Relaxed), -5);
         assert_eq!(i32::get(&cell), -5);
         let cell = (-1i8).cell();
-        assert_eq!(i8::fetch_max(&cell, 1), -1);
+        assert_eq!(i8::fetch_max(&cell, 1, Relaxed), -1);
         assert_eq!(i8::get(&cell), 1);
     }
 
     #[test]
     fn floats_add_min_max_and_swap_through_their_bits() {
         let cell = 1.5f32.cell();
-        assert_eq!(f32::fetch_add(&cell, 2.25), 1.5);
-        assert_eq!(f32::fetch_min(&cell, -1.0), 3.75);
-        assert_eq!(f32::fetch_max(&cell, 0.5), -1.0);
-        assert_eq!(f32::swap(&cell, 8.0), 0.5);
+        assert_eq!(f32::fetch_add(&cell, 2.25, Relaxed), 1.5);
+        assert_eq!(f32::fetch_min(&cell, -1.0, Relaxed), 3.75);
+        assert_eq!(f32::fetch_max(&cell, 0.5, Relaxed), -1.0);
+        assert_eq!(f32::swap(&cell, 8.0, Relaxed), 0.5);
         assert_eq!(f32::get(&cell), 8.0);
         let cell = (-0.0f64).cell();
-        assert_eq!(f64::compare_swap(&cell, 0.0, 1.0).to_bits(), (-0.0f64).to_bits(), "-0.0 is not 0.0 bitwise");
-        assert_eq!(f64::compare_swap(&cell, -0.0, 1.0).to_bits(), (-0.0f64).to_bits());
+        assert_eq!(
+            f64::compare_swap(&cell, 0.0, 1.0, Relaxed).to_bits(),
+            (-0.0f64).to_bits(),
+            "-0.0 is not 0.0 bitwise"
+        );
+        assert_eq!(f64::compare_swap(&cell, -0.0, 1.0, Relaxed).to_bits(), (-0.0f64).to_bits());
         assert_eq!(f64::get(&cell), 1.0);
     }
 
     #[test]
     fn compare_swap_stores_only_on_a_match() {
         let cell = 7u64.cell();
-        assert_eq!(u64::compare_swap(&cell, 6, 9), 7);
+        assert_eq!(u64::compare_swap(&cell, 6, 9, Relaxed), 7);
         assert_eq!(u64::get(&cell), 7);
-        assert_eq!(u64::compare_swap(&cell, 7, 9), 7);
+        assert_eq!(u64::compare_swap(&cell, 7, 9, Relaxed), 7);
         assert_eq!(u64::get(&cell), 9);
     }
 

@@ -5,6 +5,7 @@
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
 use crate::barrier::Barrier;
@@ -340,29 +341,29 @@ fn atomics(gpu: &Gpu, launch: &Launch, bufs: &mut AtomicBuffers) -> Result<Launc
         |ctx: &ThreadCtx<'_>, m: &Memory<'_>| {
             Box::pin(async move {
                 let id = i64::from(ctx.global_id());
-                m.ints.atomic_add(0, 1, ctx, 0, 1);
-                m.ints.atomic_add(1, -id, ctx, 0, 2);
-                m.ints.atomic_min(2, id - 100, ctx, 0, 3);
-                m.ints.atomic_max(3, id - 100, ctx, 0, 4);
-                let old = m.ints.atomic_exch(4, id + 1, ctx, 0, 5);
+                m.ints.atomic_add(0, 1, Relaxed, ctx, 0, 1);
+                m.ints.atomic_add(1, -id, Relaxed, ctx, 0, 2);
+                m.ints.atomic_min(2, id - 100, Relaxed, ctx, 0, 3);
+                m.ints.atomic_max(3, id - 100, Relaxed, ctx, 0, 4);
+                let old = m.ints.atomic_exch(4, id + 1, Relaxed, ctx, 0, 5);
                 m.olds.store(id as u64, old, ctx, 3, 5);
-                if m.ints.atomic_cas(5, 0, id + 1, ctx, 0, 6) == 0 {
-                    m.ints.atomic_add(6, 1, ctx, 0, 6);
+                if m.ints.atomic_cas(5, 0, id + 1, Relaxed, ctx, 0, 6) == 0 {
+                    m.ints.atomic_add(6, 1, Relaxed, ctx, 0, 6);
                 }
                 let mut seen = m.ints.load(7, ctx, 0, 7);
                 loop {
-                    let old = m.ints.atomic_cas(7, seen, seen + 1, ctx, 0, 7);
+                    let old = m.ints.atomic_cas(7, seen, seen + 1, Relaxed, ctx, 0, 7);
                     if old == seen {
                         break;
                     }
                     seen = old;
                 }
-                m.floats.atomic_add(0, 0.5, ctx, 1, 8);
-                m.wide.atomic_add(0, 0.25, ctx, 2, 8);
-                m.small.atomic_add(0, 1, ctx, 2, 9);
+                m.floats.atomic_add(0, 0.5, Relaxed, ctx, 1, 8);
+                m.wide.atomic_add(0, 0.25, Relaxed, ctx, 2, 8);
+                m.small.atomic_add(0, 1, Relaxed, ctx, 2, 9);
                 ctx.grid_sync().await;
-                m.small.atomic_min(1, m.small.load(0, ctx, 2, 10).wrapping_add(id as u8), ctx, 2, 10);
-                m.small.atomic_max(2, id as u8, ctx, 2, 11);
+                m.small.atomic_min(1, m.small.load(0, ctx, 2, 10).wrapping_add(id as u8), Relaxed, ctx, 2, 10);
+                m.small.atomic_max(2, id as u8, Relaxed, ctx, 2, 11);
             })
         },
     )
@@ -617,11 +618,11 @@ fn every_barrier_means_the_same_grid_barrier_and_the_report_says_what_ran() {
                 || view,
                 |ctx: &ThreadCtx<'_>, counts: &&EmuSlice<u32>| {
                     Box::pin(async move {
-                        counts.atomic_add(0, 1, ctx, 0, 1);
+                        counts.atomic_add(0, 1, Relaxed, ctx, 0, 1);
                         ctx.grid_sync().await;
                         // Every thread sees every arrival of the phase before.
                         if counts.load(0, ctx, 0, 2) == ctx.grid_size() {
-                            counts.atomic_add(1, 1, ctx, 0, 2);
+                            counts.atomic_add(1, 1, Relaxed, ctx, 0, 2);
                         }
                     })
                 },
@@ -851,7 +852,7 @@ fn without_a_watchdog_a_long_phase_runs_to_its_end() {
                         return;
                     }
                 }
-                flag.atomic_add(0, 1, ctx, 0, 1);
+                flag.atomic_add(0, 1, Relaxed, ctx, 0, 1);
             })
         },
     )

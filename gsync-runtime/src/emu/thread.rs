@@ -23,6 +23,12 @@ pub(crate) enum Wait {
     Grid = 2,
     /// Waiting at a warp shuffle.
     Warp = 3,
+    /// Paused after an ordered access (acquire, release, an ordered atomic): runnable again
+    /// once the block's other threads have had their turn.
+    Yield = 4,
+    /// Waiting for memory to change: a `wait_until` condition that does not hold yet, or a
+    /// lock another thread holds.
+    Spin = 5,
 }
 
 impl Wait {
@@ -31,6 +37,8 @@ impl Wait {
             1 => Wait::Block,
             2 => Wait::Grid,
             3 => Wait::Warp,
+            4 => Wait::Yield,
+            5 => Wait::Spin,
             _ => Wait::Running,
         }
     }
@@ -74,6 +82,10 @@ pub struct ThreadCtx<'a> {
     /// `sync_block()` and `grid_sync()` calls so far, counting the one waited at.
     block_syncs: AtomicU32,
     grid_syncs: AtomicU32,
+    /// The Rust line of the spin-wait the thread waits in, while it spins.
+    spin_line: AtomicU32,
+    /// Whether the thread ended in a spin-wait because the launch was stopped.
+    abandoned_spin: AtomicBool,
     block: &'a BlockSync,
     faults: &'a Faults,
     /// Set when an assertion of the thread failed: if it then ends, it has exited as on the
@@ -97,6 +109,8 @@ impl<'a> ThreadCtx<'a> {
             wait: AtomicU8::new(0),
             block_syncs: AtomicU32::new(0),
             grid_syncs: AtomicU32::new(0),
+            spin_line: AtomicU32::new(0),
+            abandoned_spin: AtomicBool::new(false),
             block,
             faults,
             failed: AtomicBool::new(false),
@@ -167,6 +181,43 @@ impl ThreadCtx<'_> {
     pub async fn grid_sync(&self) {
         count(&self.grid_syncs);
         Arrival::new(&self.wait, Wait::Grid).await;
+    }
+
+    /// Lets the block's other threads run before this one goes on: the generated code
+    /// yields after every ordered access, where threads communicate, so that a thread that
+    /// reads a value, communicates and writes it back sees what others did in between, as it
+    /// may on a GPU.
+    pub async fn yield_now(&self) {
+        Arrival::new(&self.wait, Wait::Yield).await;
+    }
+
+    /// One turn of a spin-wait on Rust line `line` whose condition does not hold yet: the
+    /// other threads of the block, and the other blocks of the grid, run before this one
+    /// tests it again. A wait that no thread ends runs until the watchdog stops the launch
+    /// with [`Error::SpinTimeout`](crate::Error::SpinTimeout).
+    pub async fn spin(&self, line: u32) {
+        self.spin_line.store(line, Relaxed);
+        Arrival::new(&self.wait, Wait::Spin).await;
+    }
+
+    /// Whether the launch is being stopped (see [`stopped`](Self::stopped)), asked by a
+    /// spin-wait on Rust line `line` before each turn; if so, the thread ends, and the launch
+    /// names this wait in its [`Error::SpinTimeout`](crate::Error::SpinTimeout).
+    #[inline]
+    pub fn stopped_spinning(&self, line: u32) -> bool {
+        if !self.faults.stopped() {
+            return false;
+        }
+        self.spin_line.store(line, Relaxed);
+        self.abandoned_spin.store(true, Relaxed);
+        true
+    }
+
+    /// The Rust line of the spin-wait the thread waits in, or ended in when the launch was
+    /// stopped, if any.
+    pub(crate) fn spinning_at(&self) -> Option<u32> {
+        let spins = self.waiting() == Wait::Spin || self.abandoned_spin.load(Relaxed);
+        spins.then(|| self.spin_line.load(Relaxed))
     }
 
     /// Whether the launch is being stopped because a block ran past the watchdog limit

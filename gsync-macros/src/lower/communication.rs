@@ -1,0 +1,249 @@
+//! Point-to-point communication between threads: acquire loads, release stores, the
+//! memory ordering of atomics (`Ordering::AcqRel`), `wait_until(|| cond)` and
+//! `locks.with_lock(i, || { … })`.
+
+use super::expr::expr_has_effects;
+use super::{Block, Expr, ExprKind, Lowerer, Stmt, StmtKind};
+use crate::ir::{ArrayId, ArraySpace, AtomicOp, Collective, LoopId, MemoryOrder, Scalar};
+use crate::ir_walk::{each_expr, each_stmt, stmt_exprs};
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+
+/// The orderings, as a message lists them.
+const ORDERINGS: &str = "`Ordering::Relaxed`, `Acquire`, `Release`, `AcqRel` or `SeqCst`";
+
+impl Lowerer<'_> {
+    /// `a.load_acquire(i)` (a value) or `a.store_release(i, v)` (`statement`: only as a
+    /// statement).
+    pub(super) fn ordered_access(
+        &mut self,
+        array: ArrayId,
+        name: &str,
+        m: &syn::ExprMethodCall,
+        statement: bool,
+    ) -> Option<Expr> {
+        let span = m.span();
+        let info = self.arrays[array.0].clone();
+        let store = name == "store_release";
+        if store && !statement {
+            self.diag.error(
+                span,
+                "`store_release` is a statement: it returns nothing; write `a.store_release(i, v);` on its own line",
+            );
+            return None;
+        }
+        if info.space == ArraySpace::Local {
+            self.diag.error(
+                span,
+                format!("`{name}` orders memory between threads: it works on slices and shared arrays, not on a thread's own array"),
+            );
+            return None;
+        }
+        if store && !info.mutable {
+            self.diag.error(
+                m.receiver.span(),
+                format!(
+                    "cannot store to `{}`, which is not mutable: `store_release` needs `&mut [T]` or a `let mut` shared array",
+                    info.name
+                ),
+            );
+            return None;
+        }
+        let want = if store { 2 } else { 1 };
+        if m.args.len() != want {
+            let usage = if store {
+                "`store_release(index, value)` takes 2 arguments"
+            } else {
+                "`load_acquire(index)` takes 1 argument"
+            };
+            self.diag.error(span, usage);
+            return None;
+        }
+        let mut args: Vec<Expr> = m.args.iter().map(|a| self.expr(a)).collect::<Option<_>>()?;
+        let index = args.remove(0);
+        self.index_type(&index);
+        if expr_has_effects(&index) {
+            self.diag.error(index.span, "bind this index with `let` first: it has an atomic in it");
+            return None;
+        }
+        for a in &args {
+            self.require(a.ty, info.elem, a.span, &format!("the value of `{name}`"));
+        }
+        if let Some((_, at)) = std::iter::once(&index).chain(&args).find_map(Collective::in_expr) {
+            self.diag.error(
+                at,
+                "bind this value with `let` first: an atomic's operands are evaluated only where its index is in bounds, and every thread of the warp must take part in a shuffle",
+            );
+            return None;
+        }
+        let (op, order) =
+            if store { (AtomicOp::Store, MemoryOrder::Release) } else { (AtomicOp::Load, MemoryOrder::Acquire) };
+        let ty = self.types.known(info.elem);
+        Some(self.expr_of(
+            ExprKind::Atomic { op, array, index: Box::new(index), args, line: Self::line(span), order },
+            ty,
+            span,
+        ))
+    }
+
+    /// The trailing ordering argument of an atomic: `Some(order)` if `e` is an
+    /// `Ordering::X` path (an error if `X` is no ordering), `None` if it is anything else.
+    pub(super) fn ordering_arg(&mut self, e: &syn::Expr) -> Option<Option<MemoryOrder>> {
+        let syn::Expr::Path(p) = e else { return None };
+        let segments: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let [.., ty, variant] = segments.as_slice() else { return None };
+        if ty != "Ordering" {
+            return None;
+        }
+        let order = MemoryOrder::from_name(variant);
+        if order.is_none() {
+            self.diag.error(e.span(), format!("unknown memory ordering `{variant}`: an atomic takes {ORDERINGS}"));
+        }
+        Some(order)
+    }
+
+    /// `wait_until(|| cond);`: spins until `cond` holds.
+    pub(super) fn wait_until(&mut self, c: &syn::ExprCall, out: &mut Block) {
+        let span = c.span();
+        let closure = match c.args.iter().collect::<Vec<_>>().as_slice() {
+            [syn::Expr::Closure(closure)] if closure.inputs.is_empty() => closure,
+            _ => {
+                self.diag.error(
+                    span,
+                    "`wait_until` takes a condition as a closure without parameters: `wait_until(|| flags.load_acquire(i) != 0);`",
+                );
+                return;
+            }
+        };
+        let Some(cond) = self.expr(&closure.body) else { return };
+        self.require(cond.ty, Scalar::Bool, cond.span, "the condition of `wait_until`");
+        let mut reads_ordered = false;
+        each_expr(&cond, &mut |x| reads_ordered |= matches!(x.kind, ExprKind::Atomic { .. }));
+        if !reads_ordered {
+            self.diag.error(
+                cond.span,
+                "this condition reads no memory that another thread can change: wait on a `load_acquire` or an atomic, e.g. `wait_until(|| flags.load_acquire(i) != 0)` (a plain load may be read once and never again)",
+            );
+            return;
+        }
+        if let Some((_, at)) = Collective::in_expr(&cond) {
+            self.diag.error(
+                at,
+                "a warp shuffle cannot be part of a spin condition: the lanes leave the wait at different times",
+            );
+            return;
+        }
+        out.push(Self::stmt_of(StmtKind::WaitUntil { cond, line: Self::line(span) }, span));
+    }
+
+    /// `locks.with_lock(index, || { body });`: `body` under the lock word `locks[index]`.
+    pub(super) fn with_lock(&mut self, array: ArrayId, m: &syn::ExprMethodCall, out: &mut Block) {
+        let span = m.span();
+        let info = self.arrays[array.0].clone();
+        if info.space == ArraySpace::Local {
+            self.diag.error(span, "a lock is shared between threads: `with_lock` works on slices and shared arrays, not on a thread's own array");
+            return;
+        }
+        if info.elem != Scalar::U32 {
+            self.diag.error(
+                m.receiver.span(),
+                format!("lock words are `u32` (0: free, 1: held), but `{}` holds `{}`", info.name, info.elem.name()),
+            );
+            return;
+        }
+        if !info.mutable {
+            self.diag.error(
+                m.receiver.span(),
+                format!("`{}` is not mutable: taking a lock writes its word; take it as `&mut [u32]` or a `let mut` shared array", info.name),
+            );
+            return;
+        }
+        let args: Vec<&syn::Expr> = m.args.iter().collect();
+        let closure = match args.as_slice() {
+            [_, syn::Expr::Closure(closure)] if closure.inputs.is_empty() => closure,
+            _ => {
+                self.diag.error(
+                    span,
+                    "`with_lock` takes the lock's index and the critical section as a closure without parameters: `locks.with_lock(i, || { … });`",
+                );
+                return;
+            }
+        };
+        let Some(index) = self.expr(args[0]) else { return };
+        self.index_type(&index);
+        if expr_has_effects(&index) || Collective::in_expr(&index).is_some() {
+            self.diag.error(index.span, "bind this index with `let` first: it has an atomic or a shuffle in it");
+            return;
+        }
+        let body = match &*closure.body {
+            syn::Expr::Block(b) if b.label.is_none() => self.block_in_scope(&b.block.stmts),
+            other => self.block_in_scope(&[syn::Stmt::Expr(other.clone(), Some(Default::default()))]),
+        };
+        // The body is the closure's: a `break` or `continue` inside cannot leave a loop around it.
+        let outer: Vec<LoopId> = self.loops.iter().map(|frame| frame.id).collect();
+        let mut escapes = Vec::new();
+        each_stmt(&body, &mut |s: &Stmt| {
+            if let StmtKind::Break(id) | StmtKind::Continue(id) = s.kind {
+                if outer.contains(&id) {
+                    escapes.push(s.span);
+                }
+            }
+        });
+        for at in &escapes {
+            self.diag.error(
+                *at,
+                "`break` or `continue` inside `with_lock` cannot leave the loop around it: the critical section is a closure; skip the rest with `if`, then break after it",
+            );
+        }
+        if escapes.is_empty() && self.critical_section_ok(&body) {
+            out.push(Self::stmt_of(StmtKind::Locked { array, index, body, line: Self::line(span) }, span));
+        }
+    }
+
+    /// Rejects what cannot run while one thread holds a lock: barriers and shuffles (the
+    /// other threads are not there), `return` (the lock would stay held), spin-waits and
+    /// nested locks (a thread that waits while holding a lock can wait forever).
+    fn critical_section_ok(&mut self, body: &Block) -> bool {
+        let mut inlined = Vec::new();
+        each_stmt(body, &mut |s: &Stmt| {
+            if let StmtKind::Inline { call, .. } = s.kind {
+                inlined.push(call);
+            }
+        });
+        let mut errors: Vec<(Span, &str)> = Vec::new();
+        each_stmt(body, &mut |s: &Stmt| {
+            let what = match &s.kind {
+                StmtKind::Leave(call) if !inlined.contains(call) => Some(
+                    "`return` inside `with_lock` would leave the lock held: skip the rest with `if` instead",
+                ),
+                StmtKind::GridSync { .. } | StmtKind::SyncBlock => Some(
+                    "a barrier inside `with_lock`: only the thread holding the lock reaches it, so the others never arrive",
+                ),
+                StmtKind::Return => Some("`return` inside `with_lock` would leave the lock held: skip the rest with `if` instead"),
+                StmtKind::Locked { .. } => Some(
+                    "`with_lock` inside `with_lock`: a thread holding one lock while waiting for another can deadlock; take one lock at a time",
+                ),
+                StmtKind::WaitUntil { .. } => Some(
+                    "`wait_until` inside `with_lock`: a thread that spins while holding a lock can keep the thread it waits for out forever",
+                ),
+                _ => None,
+            };
+            if let Some(what) = what {
+                errors.push((s.span, what));
+            }
+            for e in stmt_exprs(s) {
+                if let Some((_, at)) = Collective::in_expr(e) {
+                    errors.push((
+                        at,
+                        "a warp shuffle inside `with_lock`: only the thread holding the lock runs it, not the whole warp",
+                    ));
+                }
+            }
+        });
+        let ok = errors.is_empty();
+        for (span, message) in errors {
+            self.diag.error(span, message);
+        }
+        ok
+    }
+}

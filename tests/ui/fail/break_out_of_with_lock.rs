@@ -1,0 +1,15 @@
+use gsync::prelude::*;
+
+#[grid_phases]
+fn k(locks: &mut [u32], data: &mut [u32]) {
+    loop {
+        locks.with_lock(0, || {
+            if data[0] > 3 {
+                break;
+            }
+            data[0] += 1;
+        });
+    }
+}
+
+fn main() {}

@@ -1,0 +1,19 @@
+#[gsync::kernels]
+mod counters {
+    #[device]
+    fn bump(locks: &mut [u32], data: &mut [u32]) {
+        locks.with_lock(0, || {
+            if data[0] > 3 {
+                return;
+            }
+            data[0] += 1;
+        });
+    }
+
+    #[grid_phases]
+    pub fn k(locks: &mut [u32], data: &mut [u32]) {
+        bump(locks, data);
+    }
+}
+
+fn main() {}

@@ -1,0 +1,10 @@
+use gsync::prelude::*;
+
+#[grid_phases]
+fn k(locks: &[u32], data: &mut [u32]) {
+    locks.with_lock(0, || {
+        data[0] += 1;
+    });
+}
+
+fn main() {}

@@ -1,0 +1,12 @@
+use gsync::prelude::*;
+
+#[grid_phases]
+fn k(locks: &mut [u32], data: &mut [u32]) {
+    locks.with_lock(0, || {
+        locks.with_lock(1, || {
+            data[0] += 1;
+        });
+    });
+}
+
+fn main() {}

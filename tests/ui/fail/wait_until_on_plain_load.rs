@@ -1,0 +1,8 @@
+use gsync::prelude::*;
+
+#[grid_phases]
+fn k(flags: &mut [u32]) {
+    wait_until(|| flags[0] != 0);
+}
+
+fn main() {}
