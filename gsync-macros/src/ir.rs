@@ -221,6 +221,17 @@ impl Kernel {
     pub fn array(&self, id: ArrayId) -> &Array {
         &self.arrays[id.0]
     }
+    /// The slice parameters that a `swap` exchanges, which are variables in
+    /// the generated code rather than fixed names.
+    pub fn swapped_slices(&self) -> std::collections::HashSet<ArrayId> {
+        let mut swapped = std::collections::HashSet::new();
+        crate::ir_walk::each_stmt(&self.body, &mut |s| {
+            if let StmtKind::Swap(a, b) = s.kind {
+                swapped.extend([a, b]);
+            }
+        });
+        swapped
+    }
     /// An inlined call by its id.
     pub fn call(&self, id: CallId) -> &InlinedCall {
         &self.calls[id.0]
@@ -313,6 +324,9 @@ pub enum StmtKind<T = Scalar> {
         body: Block<T>,
         line: u32,
     },
+    /// `std::mem::swap(&mut a, &mut b)` of two slice parameters: from here on
+    /// each name refers to the other's buffer (and length).
+    Swap(ArrayId, ArrayId),
 }
 
 /// What an assertion checks.
@@ -606,6 +620,9 @@ pub enum Collective {
     Shuffle,
     /// A warp vote (`ballot`, `any`, `all`, `match_any`).
     Vote,
+    /// Two slice parameters trading places: every thread must see the same
+    /// buffer behind a name.
+    Swap,
 }
 
 impl Collective {
@@ -614,6 +631,7 @@ impl Collective {
         match s {
             StmtKind::GridSync { .. } => Some(Collective::GridSync),
             StmtKind::SyncBlock => Some(Collective::SyncBlock),
+            StmtKind::Swap(..) => Some(Collective::Swap),
             _ => None,
         }
     }

@@ -101,13 +101,6 @@ fn param(arg: &syn::FnArg, generics: &Substitution, diag: &mut Diagnostics) -> O
         return None;
     }
     let kind = param_kind(&pat_ty.ty, generics, diag)?;
-    if pat.mutability.is_some() && matches!(kind, ParamKind::Slice { .. }) {
-        diag.error(
-            pat.mutability.span(),
-            "a slice parameter cannot be a `mut` binding; write `name: &mut [T]` to write into it",
-        );
-        return None;
-    }
     Some(ParamDecl { name: pat.ident.clone(), kind, mutable_binding: pat.mutability.is_some(), span: pat_ty.span() })
 }
 

@@ -83,6 +83,8 @@ pub enum HostStmt {
     },
     /// `return` out of an inlined body on the host.
     Leave(CallId),
+    /// Two slice parameters trade places: later launches get each other's buffer.
+    Swap(ArrayId, ArrayId),
 }
 
 /// Splits a kernel at its barriers, or explains why it cannot be split.
@@ -158,7 +160,8 @@ impl Splitter<'_> {
                     out.push(h);
                 }
             } else if let Some(h) = self.try_host(s) {
-                if self.reads_memory(s) || self.assigns_any(s, &pending) {
+                // Per-thread statements before a swap use the buffers as they were.
+                if self.reads_memory(s) || self.assigns_any(s, &pending) || has_swap(s) {
                     self.flush(&mut pending, &mut out)?;
                 }
                 self.declare_host_vars(s);
@@ -248,6 +251,7 @@ impl Splitter<'_> {
                 Some(HostStmt::Inline { call: *call, body: self.try_host_block(body, local)? })
             }
             StmtKind::Leave(call) => Some(HostStmt::Leave(*call)),
+            StmtKind::Swap(a, b) => Some(HostStmt::Swap(*a, *b)),
             _ => None,
         }
     }
@@ -368,6 +372,13 @@ impl Splitter<'_> {
         if pending.iter().all(|s| self.defs.only_defines(s, &host)) {
             pending.clear();
             return Ok(());
+        }
+        if let Some(swap) = pending.iter().find(|s| has_swap(s)) {
+            return Err(format!(
+                "the swap at line {} sits among per-thread statements, but MultiLaunch swaps slices on the host \
+                 between launches: move it out of the per-thread `if` or loop, or use a fused barrier",
+                first_swap_line(swap)
+            ));
         }
         let mut body = std::mem::take(pending);
         let (used, declared, arrays) = uses(&body);
@@ -562,6 +573,24 @@ fn collect_arrays(s: &Stmt, arrays: &mut HashSet<ArrayId>) {
             });
         }
     });
+}
+
+/// Whether a statement is or holds a `swap` of slices.
+fn has_swap(s: &Stmt) -> bool {
+    let mut found = false;
+    each_stmt(std::slice::from_ref(s), &mut |x| found |= matches!(x.kind, StmtKind::Swap(..)));
+    found
+}
+
+/// The line of the first `swap` a statement holds.
+fn first_swap_line(s: &Stmt) -> u32 {
+    let mut line = None;
+    each_stmt(std::slice::from_ref(s), &mut |x| {
+        if matches!(x.kind, StmtKind::Swap(..)) && line.is_none() {
+            line = Some(line_of(x.span));
+        }
+    });
+    line.unwrap_or_else(|| line_of(s.span))
 }
 
 fn assigns(body: &[Stmt], v: VarId) -> bool {

@@ -36,31 +36,27 @@ pub const TILE_CELLS: usize = 10_240;
 pub const MAX_N: usize = 65_535;
 
 /// `steps` steps of the heat equation on the `n × n` field in `a`,
-/// ping-ponging between `a` and `b`: step `s` reads `a` and writes `b` when
-/// `s` is even, the other way round when it is odd. After an even number of
-/// steps the result is in `a`, after an odd number in `b`. Neither array's
+/// ping-ponging between `a` and `b`: each step reads `a` and writes `b`,
+/// then the two trade places. After an even number of steps the result is
+/// in the buffer passed as `a`, after an odd number in the one passed as `b`. Neither array's
 /// boundary cells are written, so both must hold the boundary values.
 ///
 /// Each step sweeps the interior rows as one range of cells, `n` to
 /// `n · (n − 1)`, skipping the first and last column; `grid_sync()` then
 /// makes the step visible to every block.
 #[grid_phases]
-pub fn heat_global(a: &mut [f32], b: &mut [f32], n: u32, steps: u32, r: f32) {
+pub fn heat_global(mut a: &mut [f32], mut b: &mut [f32], n: u32, steps: u32, r: f32) {
     let last = n.saturating_sub(1);
-    for s in 0..steps {
+    for _ in 0..steps {
         for c in grid_stride(n..n * last) {
             let col = c % n;
             if col != 0 && col != last {
-                if s % 2 == 0 {
-                    let u = a[c];
-                    b[c] = u + r * (a[c - n] + a[c + n] + a[c - 1] + a[c + 1] - 4.0 * u);
-                } else {
-                    let u = b[c];
-                    a[c] = u + r * (b[c - n] + b[c + n] + b[c - 1] + b[c + 1] - 4.0 * u);
-                }
+                let u = a[c];
+                b[c] = u + r * (a[c - n] + a[c + n] + a[c - 1] + a[c + 1] - 4.0 * u);
             }
         }
         grid_sync(); // every block sees the whole step before the next one starts
+        std::mem::swap(&mut a, &mut b);
     }
 }
 

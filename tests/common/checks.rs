@@ -14,6 +14,11 @@ pub use super::heat_checks::*;
 use super::kernels::*;
 #[allow(unused_imports)] // the Smith-Waterman checks, under the same path
 pub use super::sw_checks::*;
+#[allow(unused_imports)] // the slice-swap checks, under the same path
+pub use super::swaps::{
+    a_ping_pong_loop_swaps_its_slices, a_swap_among_thread_work_is_not_split, scalars_swap_per_thread,
+    swapped_slices_carry_their_lengths,
+};
 #[allow(unused_imports)] // the warp, match, float-atomic and assert checks, under the same path
 pub use super::warp_checks::*;
 use gsync::prelude::*;

@@ -584,5 +584,6 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
     .into_iter()
     .chain(super::warp_kernels::all())
     .chain(super::communication::communication_kernels())
+    .chain(super::swaps::swap_kernels())
     .collect()
 }

@@ -10,6 +10,7 @@ pub mod heat_checks;
 pub mod kernels;
 pub mod radix;
 pub mod sw_checks;
+pub mod swaps;
 pub mod warp_checks;
 pub mod warp_kernels;
 
@@ -66,6 +67,10 @@ macro_rules! with_every_check {
             many_blocks_contending_for_a_lock_lose_no_update,
             atomics_take_every_memory_ordering,
             both_scans_match_the_cpu,
+            a_ping_pong_loop_swaps_its_slices,
+            swapped_slices_carry_their_lengths,
+            scalars_swap_per_thread,
+            a_swap_among_thread_work_is_not_split,
         );
     };
 }

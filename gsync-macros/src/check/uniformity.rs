@@ -77,7 +77,7 @@ impl Taint {
 /// them) may run under.
 fn tolerates(c: Collective) -> Level {
     match c {
-        Collective::GridSync => Level::Uniform,
+        Collective::GridSync | Collective::Swap => Level::Uniform,
         Collective::SyncBlock => Level::Block,
         Collective::Shuffle | Collective::Vote => Level::Warp,
     }
@@ -90,6 +90,7 @@ fn collective_name(c: Collective) -> &'static str {
         Collective::SyncBlock => "`sync_block()`",
         Collective::Shuffle => "a warp shuffle",
         Collective::Vote => "a warp vote",
+        Collective::Swap => "a swap of slices",
     }
 }
 
@@ -101,6 +102,7 @@ fn consequence(c: Collective) -> &'static str {
         Collective::Shuffle | Collective::Vote => {
             "it combines values of every lane of the warp, so every lane of the warp must take part"
         }
+        Collective::Swap => "threads that skip it would see the other buffer behind each name",
     }
 }
 
@@ -121,6 +123,10 @@ fn message(c: Collective, scope: &str) -> String {
             "a warp vote in control flow that depends on {scope} identity: `ballot`, `any`, `all` and `match_any` combine a value of \
              every lane of the warp, so call them where every lane of the warp takes part (conditions on uniform values, \
              `block_idx()` or `warp_id()` are fine)"
+        ),
+        Collective::Swap => format!(
+            "a swap of slices in control flow that depends on {scope} identity: every thread must see the same buffer behind \
+             each name, so swap under control flow that is the same for the whole grid (uniform values only)"
         ),
     }
 }
@@ -340,6 +346,8 @@ impl Analysis<'_> {
             StmtKind::WaitUntil { cond, .. } => {
                 self.expr(cond, ctx);
             }
+            // Its rule is a collective's (below).
+            StmtKind::Swap(..) => {}
             StmtKind::Locked { index, body, .. } => {
                 self.expr(index, ctx);
                 // One thread at a time runs the critical section.

@@ -167,13 +167,20 @@ impl CudaEmitter<'_> {
         let _ = writeln!(self.out, "// {}", f.comment);
         let _ = writeln!(self.out, "extern \"C\" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) {}(", f.name);
         let mut params = Vec::new();
+        let swapped = k.swapped_slices();
         for p in &k.params {
             match p {
                 Param::Slice(id) => {
                     let (a, name) = (k.array(*id), cuda_names::array(k, *id));
                     let constness = if a.mutable { "" } else { "const " };
                     let len = names::generated(&name, "len");
-                    params.push(format!("{constness}{}* __restrict__ {name}, const usize {len}", a.elem.name()));
+                    params.push(if swapped.contains(id) {
+                        // `swap` assigns it: C's `restrict` would make reading an object through
+                        // one pointer after writing it through another undefined.
+                        format!("{constness}{}* {name}, usize {len}", a.elem.name())
+                    } else {
+                        format!("{constness}{}* __restrict__ {name}, const usize {len}", a.elem.name())
+                    });
                 }
                 Param::Scalar(id) => {
                     let v = k.var(*id);
@@ -350,6 +357,15 @@ impl CudaEmitter<'_> {
             StmtKind::Leave(call) => self.line(&format!("goto {};", cuda_names::leave_label(self.k, *call))),
             StmtKind::WaitUntil { cond, line } => self.wait_until(cond, *line),
             StmtKind::Locked { array, index, body, line } => self.locked(*array, index, body, *line),
+            StmtKind::Swap(a, b) => {
+                let (x, y) = (cuda_names::array(self.k, *a), cuda_names::array(self.k, *b));
+                let (x_len, y_len) = (names::generated(&x, "len"), names::generated(&y, "len"));
+                self.line(&format!(
+                    "gsync::swap({x}, {y}); gsync::swap({x_len}, {y_len});  // std::mem::swap(&mut {}, &mut {})",
+                    self.k.array(*a).name,
+                    self.k.array(*b).name
+                ));
+            }
         }
     }
 

@@ -143,8 +143,19 @@ fn grid(
         }
         _ => None,
     });
+    // A swapped slice is a per-thread reference into the block's memory, which `swap` exchanges.
+    let swapped = k.swapped_slices();
+    let views: Vec<TokenStream> = globals
+        .iter()
+        .filter(|a| swapped.contains(a))
+        .map(|a| {
+            let (id, t) = (array_ident(k, *a), scalar_type(k.array(*a).elem));
+            quote!(let mut #id: &::gsync::EmuSlice<#t> = #memory.#id;)
+        })
+        .collect();
+    let rebinds = rebinds.chain(views);
     // `debug_assert!`s are in the body, and ask the launch whether it checks them.
-    let stmts = rust_stmt::block(&Emu { k, asserts: AssertStops::of(body, true) }, body);
+    let stmts = rust_stmt::block(&Emu { k, asserts: AssertStops::of(body, true), swapped }, body);
     let make_shared = quote!(|| Memory { #(#inits,)* _kernel: ::core::marker::PhantomData });
     let thread = quote! {
         |#ctx: &::gsync::ThreadCtx<'_>, #memory: &Memory<'_>| {
@@ -173,6 +184,8 @@ struct Emu<'k> {
     k: &'k Kernel,
     /// How the body's failed assertions stop, as on the device.
     asserts: AssertStops,
+    /// The slice parameters a `swap` exchanges: per-thread references.
+    swapped: HashSet<ArrayId>,
 }
 
 impl Emu<'_> {
@@ -185,6 +198,7 @@ impl Emu<'_> {
         let id = array_ident(self.k, a);
         match self.k.array(a).space {
             ArraySpace::Local => quote!(#id),
+            ArraySpace::Global if self.swapped.contains(&a) => quote!(#id),
             _ => {
                 let memory = memory_ident();
                 quote!(#memory.#id)
@@ -309,7 +323,8 @@ impl RustStmts for Emu<'_> {
             | StmtKind::SyncBlock
             | StmtKind::Assert { .. }
             | StmtKind::WaitUntil { .. }
-            | StmtKind::Locked { .. } => View::Own,
+            | StmtKind::Locked { .. }
+            | StmtKind::Swap(..) => View::Own,
         }
     }
 
@@ -334,6 +349,10 @@ impl RustStmts for Emu<'_> {
             StmtKind::SyncBlock => quote!(#ctx.sync_block().await;),
             StmtKind::WaitUntil { cond, line } => self.wait_until(cond, *line),
             StmtKind::Locked { array, index, body, line } => self.locked(*array, index, body, *line),
+            StmtKind::Swap(a, b) => {
+                let (a, b) = (array_ident(self.k, *a), array_ident(self.k, *b));
+                quote!(::core::mem::swap(&mut #a, &mut #b);)
+            }
             _ => quote!(compile_error!("gsync: a shared statement as the emulator's own");),
         }
     }

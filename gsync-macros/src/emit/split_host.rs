@@ -21,9 +21,14 @@ pub fn body(k: &Kernel, plan: Option<&SplitPlan>) -> TokenStream {
         return quote!(::core::result::Result::Ok(()));
     };
     let host = SplitHost { k, plan };
+    let swapped = k.swapped_slices();
     let rebinds = k.params.iter().filter_map(|p| match p {
         Param::Scalar(v) if k.var(*v).mutable => {
             let id = var_ident(k, *v);
+            Some(quote!(let mut #id = #id;))
+        }
+        Param::Slice(a) if swapped.contains(a) => {
+            let id = array_ident(k, *a);
             Some(quote!(let mut #id = #id;))
         }
         _ => None,
@@ -69,13 +74,17 @@ impl RustStmts for SplitHost<'_> {
             HostStmt::Block(b) => View::Block(b),
             HostStmt::Inline { call, body } => View::Inline { call: *call, body },
             HostStmt::Leave(call) => View::Leave(*call),
-            HostStmt::Launch(_) => View::Own,
+            HostStmt::Launch(_) | HostStmt::Swap(..) => View::Own,
         }
     }
 
     fn own(&self, s: &HostStmt) -> TokenStream {
         match s {
             HostStmt::Launch(i) => self.launch(*i),
+            HostStmt::Swap(a, b) => {
+                let (a, b) = (array_ident(self.k, *a), array_ident(self.k, *b));
+                quote!(::core::mem::swap(&mut #a, &mut #b);)
+            }
             _ => quote!(compile_error!("gsync: a launch is the host code's only statement of its own");),
         }
     }

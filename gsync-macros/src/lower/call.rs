@@ -507,7 +507,7 @@ impl<'d> Lowerer<'d> {
         Expr { kind: ExprKind::Var(var), ty, span }
     }
 
-    fn hidden_var(&mut self, base: &str, ty: TyId, span: Span) -> crate::ir::VarId {
+    pub(super) fn hidden_var(&mut self, base: &str, ty: TyId, span: Span) -> crate::ir::VarId {
         let unique = self.fresh_name(base);
         self.new_var(Var { name: base.to_owned(), unique, ty, mutable: true, is_param: false, span })
     }

@@ -14,6 +14,7 @@ mod matching;
 mod methods;
 mod resolve;
 mod stmt;
+mod swap;
 pub mod types;
 
 use crate::diagnostics::{line_of, Diagnostics};
@@ -114,6 +115,8 @@ pub struct Lowerer<'d> {
     local_elem_types: Vec<(ArrayId, TyId)>,
     /// `assert!`s lowered so far, which numbers the next.
     assertions: u32,
+    /// Slice parameters declared `mut name: &[T]`, which `swap` may exchange.
+    rebindable: HashSet<ArrayId>,
 }
 
 /// Lowers a whole kernel. Returns `None` if lowering found errors.
@@ -177,6 +180,7 @@ impl<'d> Lowerer<'d> {
             depth: 0,
             local_elem_types: Vec::new(),
             assertions: 0,
+            rebindable: HashSet::new(),
         }
     }
 }
@@ -206,6 +210,9 @@ impl Lowerer<'_> {
                     span: p.span,
                 });
                 self.bind(name, Binding::Array(id));
+                if p.mutable_binding {
+                    self.rebindable.insert(id);
+                }
                 Param::Slice(id)
             }
             ParamKind::Scalar(s) => {

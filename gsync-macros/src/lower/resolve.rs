@@ -75,6 +75,7 @@ impl Resolver<'_> {
                 StmtKind::Assert { check, assertion }
             }
             StmtKind::WaitUntil { cond, line } => StmtKind::WaitUntil { cond: self.expr(cond), line },
+            StmtKind::Swap(a, b) => StmtKind::Swap(a, b),
             StmtKind::Locked { array, index, body, line } => {
                 StmtKind::Locked { array, index: self.expr(index), body: self.block(body), line }
             }

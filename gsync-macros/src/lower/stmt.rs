@@ -109,6 +109,7 @@ impl Lowerer<'_> {
                 self.device_call_statement(f, c);
             }
             syn::Expr::Macro(m) if super::assert::is_assertion(&m.mac) => self.assertion(&m.mac, out),
+            syn::Expr::Call(c) if Self::is_swap_call(c) => self.swap(c, out),
             syn::Expr::Call(c) if is_call_to(c, "wait_until") => self.wait_until(c, out),
             syn::Expr::MethodCall(m) if m.method == "with_lock" || m.method == "store_release" => {
                 match self.method_receiver_array(m) {

@@ -336,6 +336,13 @@ __device__ __forceinline__ u32 warp_lanes() {
 #endif
 }
 
+// std::mem::swap of two slice parameters: their pointers, then their lengths.
+template <typename T> __device__ __forceinline__ void swap(T& a, T& b) {
+    const T t = a;
+    a = b;
+    b = t;
+}
+
 // Warp shuffles over the warp's lanes. Types narrower than 32 bits travel widened.
 template <typename T> __device__ __forceinline__ T shfl_down(T v, u32 delta) { return (T)__shfl_down_sync(warp_lanes(), v, delta); }
 template <typename T> __device__ __forceinline__ T shfl_up(T v, u32 delta) { return (T)__shfl_up_sync(warp_lanes(), v, delta); }
