@@ -44,7 +44,6 @@ pub use scoring::{
     PROTEIN_ALPHABET,
 };
 
-use crate::grid_phases;
 use crate::{DeviceBuffer, Gpu, Launch, LaunchReport, Result};
 
 /// The most letters an alphabet may have: the kernel keeps the substitution
@@ -71,221 +70,261 @@ pub const MAX_TILE_COLS: u32 = 1024;
 /// shorter critical path.
 pub const DEFAULT_TILE_COLS: u32 = 512;
 
-/// Smith-Waterman-Gotoh scores of `a` (rows) against `b` (columns): writes
-/// the best score to `result_score[0]` and the row-major position
-/// `(i − 1) · n + (j − 1)` of the first cell holding it to `result_pos[0]`
-/// (`u64::MAX` when the best score is 0).
-///
-/// **Tiles.** A tile is `8 · block_dim()` rows (thread `t` owns the eight
-/// rows from `8t`, [`ROWS_PER_THREAD`]) by `tile_cols` columns; tile
-/// `(r, c)` lies on tile diagonal `r + c`. Phase `d` computes every tile of
-/// diagonal `d`, each on one block (a block takes tile rows
-/// `first + block_idx()`, `+ grid_dim()`, …); `grid_sync()` then makes its
-/// borders visible to diagonal `d + 1`.
-///
-/// **Inside a tile** thread `t` computes column `s − t` of its eight rows at
-/// step `s`, top to bottom, in registers: each row's left neighbour
-/// `H[i][j−1]`, `E[i][j−1]` is its own previous column; the upper neighbour
-/// of its first row, `H[i−1][j]`, `F[i−1][j]`, is what thread `t − 1`
-/// computed for its last row one step earlier, passed through shared memory
-/// double-buffered by step parity (thread `t − 1` writes half `s % 2` while
-/// thread `t` reads half `(s − 1) % 2`), so one `sync_block()` per step
-/// suffices; the diagonal neighbour of the first row is the upper neighbour
-/// of the step before. The tile's `b` residues and the borders from above
-/// are staged in shared memory when the tile starts.
-///
-/// **Borders in global memory** (O(m + n) in all):
-/// - `row_h`, `row_f` (one per column): `H`, `F` of the last row of the tile
-///   above, staged in shared memory before the tile's first `sync_block()`;
-///   the tile's last thread then overwrites them with its own last row.
-/// - `col_h`, `col_e` (one per row): `H`, `E` of the last column of the tile
-///   to the left. Each thread reads its rows' (and thread `t > 0` the row
-///   above's, its diagonal for the first column) before the tile's first
-///   `sync_block()`, and writes its last column after its last step.
-/// - `corner` (one per tile row): the diagonal neighbour of the tile's
-///   top-left cell, `H[i0−1][j0−1]`, belongs to tile `(r−1, c−1)`, two
-///   diagonals back. By diagonal `d` both border arrays have lost it:
-///   tile `(r−1, c)` overwrote `col_h[i0−1]` and tile `(r, c−1)` overwrote
-///   `row_h[j0−1]` on diagonal `d − 1`, and reading `col_h[i0−1]` now would
-///   race with tile `(r−1, c+1)`, which rewrites it on diagonal `d`. So
-///   tile `(r, c−1)`'s thread 0 saves `H[i0−1][j0−1]`, the last column of
-///   its border from above, in `corner[r]` for the next tile of the same
-///   tile row. Only tiles of tile row `r` touch `corner[r]`, one per
-///   diagonal, and each reads it before writing it in the same thread.
-///
-/// Tile row 0 takes `H` = 0 and `F` = −∞ from above and tile column 0 takes
-/// `H` = 0 and `E` = −∞ from the left without reading the arrays, so they
-/// need no initialisation. Rows past the end of `a` (the last tile row's
-/// padding) score every residue far below any real cell, so they never
-/// hold a maximum; their borders are never read.
-///
-/// **Best cell.** Each thread keeps, per row, its tile's first maximum
-/// (columns increase within a row) and merges them, rows in order, into its
-/// own slot of `best_score`/`best_pos` (one per thread of the grid): larger
-/// score, or equal score at a smaller row-major position. At the end,
-/// `atomic_max(score)`, `grid_sync()`, then `atomic_min(position)` among the
-/// slots holding that score: the first maximum in row-major order.
-///
-/// Per-thread state lives in global memory across every `grid_sync()`, and
-/// each phase fills its shared arrays before reading them, so the kernel
-/// also runs split into launches (`Barrier::MultiLaunch`).
-#[grid_phases(threads = 128)]
-pub fn smith_waterman(
-    a: &[u8],
-    b: &[u8],
-    matrix: &[i32],
-    alphabet: u32,
-    open: i32,
-    extend: i32,
-    tile_cols: u32,
-    row_h: &mut [i32],
-    row_f: &mut [i32],
-    col_h: &mut [i32],
-    col_e: &mut [i32],
-    corner: &mut [i32],
-    best_score: &mut [i32],
-    best_pos: &mut [u64],
-    result_score: &mut [i32],
-    result_pos: &mut [u64],
-) {
-    const ROWS: u32 = 8; // ROWS_PER_THREAD
-    const MAX_THREADS: u32 = 1024; // the largest block: one buffer half per step parity
-    const STRIDE: u32 = 32; // substitution rows are 32 scores apart; row 32 is for padding rows
-    const NEG: i32 = -1073741824; // i32::MIN / 2: "minus infinity" that survives a subtraction
-    const PADDING_SCORE: i32 = -1048576; // what a padding row scores against any residue
-    let m = a.len() as u32;
-    let n = b.len() as u32;
-    let tile_cols = tile_cols.clamp(1, 1024);
-    let tile_height = block_dim() * ROWS;
-    let tile_rows = m.div_ceil(tile_height);
-    let tiles_across = n.div_ceil(tile_cols);
-    let mut scores = shared_array::<i32, 1056>();
-    let mut tile_b = shared_array::<u32, 1024>();
-    let mut top_h = shared_array::<i32, 1024>();
-    let mut top_f = shared_array::<i32, 1024>();
-    let mut pass_h = shared_array::<i32, 2048>();
-    let mut pass_f = shared_array::<i32, 2048>();
+/// The kernel, and the steps of the recurrence and of the search for the
+/// best cell that it spells out once.
+#[gsync::kernels]
+mod alignment {
+    /// Substitution rows are 32 scores apart in shared memory; row 32 scores
+    /// the padding rows.
+    const STRIDE: u32 = 32;
+    /// What a padding row scores against any residue.
+    const PADDING_SCORE: i32 = -1048576;
 
-    best_score[global_id()] = 0;
-    best_pos[global_id()] = u64::MAX;
-    if global_id() == 0 {
-        result_score[0] = 0;
-        result_pos[0] = u64::MAX;
-    }
-
-    for d in 0..tile_rows + tiles_across - 1 {
-        // Every phase fills its shared memory before reading it.
+    /// Stages the substitution matrix in the block's `scores`: 33 rows of 32,
+    /// padding wherever the alphabet ends.
+    #[device]
+    fn stage_scores(scores: &mut [i32], matrix: &[i32], alphabet: u32) {
         for k in block_stride(0..1056u32) {
             let row = k / STRIDE;
             let col = k % STRIDE;
             scores[k] = if row < alphabet && col < alphabet { matrix[row * alphabet + col] } else { PADDING_SCORE };
         }
-        let first = if d >= tiles_across { d + 1 - tiles_across } else { 0 };
-        let last = d.min(tile_rows - 1);
-        let t = thread_idx();
-        let mut tr = first + block_idx();
-        while tr <= last {
-            let tc = d - tr;
-            let j0 = tc * tile_cols;
-            let width = tile_cols.min(n - j0);
-            let i0 = tr * tile_height + t * ROWS; // 0-based: matrix rows i0 + 1 …
-            for c in block_stride(0..width) {
-                tile_b[c] = b[j0 + c] as u32;
-                top_h[c] = if tr > 0 { row_h[j0 + c] } else { 0 };
-                top_f[c] = if tr > 0 { row_f[j0 + c] } else { NEG };
-            }
-            let mut h = [0i32; ROWS];
-            let mut e = [NEG; ROWS];
-            let mut profile = [0u32; ROWS];
-            let mut best = [0i32; ROWS];
-            let mut best_c = [0u32; ROWS];
-            for r in 0..ROWS {
-                let i = i0 + r;
-                profile[r] = if i < m { a[i] as u32 * STRIDE } else { STRIDE * STRIDE };
-                if i < m && tc > 0 {
-                    h[r] = col_h[i];
-                    e[r] = col_e[i];
-                }
-            }
-            let mut diag = 0i32; // H[i0 − 1][j − 1] for the first row
-            if i0 < m && tc > 0 {
-                diag = if t > 0 {
-                    col_h[i0 - 1]
-                } else if tr > 0 {
-                    corner[tr]
-                } else {
-                    0
-                };
-            }
-            if t == 0 && tr > 0 {
-                corner[tr] = row_h[j0 + width - 1]; // H[i0−1][j0+width−1]: the next tile's corner
-            }
-            sync_block(); // every border read above precedes every border write below
-            for s in 0..width + block_dim() - 1 {
-                let c = s.wrapping_sub(t);
-                if c < width {
-                    let from = (s + 1) % 2 * MAX_THREADS;
-                    let mut up_h = if t > 0 { pass_h[from + t - 1] } else { top_h[c] };
-                    let mut up_f = if t > 0 { pass_f[from + t - 1] } else { top_f[c] };
-                    let next_diag = up_h;
-                    let code = tile_b[c];
-                    for r in 0..ROWS {
-                        let e_here = (e[r] - extend).max(h[r] - open);
-                        let f_here = (up_f - extend).max(up_h - open);
-                        // F last: it alone waits on the row above.
-                        let h_here = (diag + scores[profile[r] + code]).max(e_here).max(0).max(f_here);
-                        diag = h[r];
-                        h[r] = h_here;
-                        e[r] = e_here;
-                        up_h = h_here;
-                        up_f = f_here;
-                        if h_here > best[r] {
-                            best[r] = h_here;
-                            best_c[r] = c;
-                        }
-                    }
-                    diag = next_diag;
-                    let to = s % 2 * MAX_THREADS + t;
-                    pass_h[to] = up_h;
-                    pass_f[to] = up_f;
-                    if t == block_dim() - 1 {
-                        row_h[j0 + c] = up_h;
-                        row_f[j0 + c] = up_f;
-                    }
-                }
-                sync_block();
-            }
-            let g = global_id();
-            for r in 0..ROWS {
-                let i = i0 + r;
-                if i < m {
-                    col_h[i] = h[r];
-                    col_e[i] = e[r];
-                    if best[r] > 0 {
-                        let pos = i as u64 * n as u64 + (j0 + best_c[r]) as u64;
-                        let held = best_score[g];
-                        if best[r] > held || (best[r] == held && pos < best_pos[g]) {
-                            best_score[g] = best[r];
-                            best_pos[g] = pos;
-                        }
-                    }
-                }
-            }
-            tr += grid_dim();
-        }
-        grid_sync();
     }
 
-    let mine = best_score[global_id()];
-    if mine > 0 {
-        result_score.atomic_max(0, mine);
+    /// A gap's score (`E` along a row, `F` down a column) one cell on: the
+    /// gap before extended, or a new gap opened after the cell before.
+    #[device]
+    fn gap(gap_before: i32, h_before: i32, open: i32, extend: i32) -> i32 {
+        (gap_before - extend).max(h_before - open)
     }
-    grid_sync();
-    let held = best_score[global_id()];
-    if held > 0 && held == result_score[0] {
-        result_pos.atomic_min(0, best_pos[global_id()]);
+
+    /// Keeps in slot `g` the better of what it holds and the cell `(score,
+    /// pos)`: the larger score, or the same score at a smaller row-major position.
+    #[device]
+    fn keep_best(best_score: &mut [i32], best_pos: &mut [u64], g: u32, score: i32, pos: u64) {
+        let held = best_score[g];
+        if score > held || (score == held && pos < best_pos[g]) {
+            best_score[g] = score;
+            best_pos[g] = pos;
+        }
+    }
+
+    /// The best of every thread's slot into `result_score[0]` and
+    /// `result_pos[0]`: the largest score, then the first position holding it.
+    #[device]
+    fn grid_best(best_score: &[i32], best_pos: &[u64], result_score: &mut [i32], result_pos: &mut [u64]) {
+        let mine = best_score[global_id()];
+        if mine > 0 {
+            result_score.atomic_max(0, mine);
+        }
+        grid_sync();
+        // Read again: a split run keeps no per-thread value across a grid_sync().
+        let held = best_score[global_id()];
+        if held > 0 && held == result_score[0] {
+            result_pos.atomic_min(0, best_pos[global_id()]);
+        }
+    }
+
+    /// Smith-Waterman-Gotoh scores of `a` (rows) against `b` (columns): writes
+    /// the best score to `result_score[0]` and the row-major position
+    /// `(i − 1) · n + (j − 1)` of the first cell holding it to `result_pos[0]`
+    /// (`u64::MAX` when the best score is 0).
+    ///
+    /// **Tiles.** A tile is `8 · block_dim()` rows (thread `t` owns the eight
+    /// rows from `8t`, [`ROWS_PER_THREAD`]) by `tile_cols` columns; tile
+    /// `(r, c)` lies on tile diagonal `r + c`. Phase `d` computes every tile of
+    /// diagonal `d`, each on one block (a block takes tile rows
+    /// `first + block_idx()`, `+ grid_dim()`, …); `grid_sync()` then makes its
+    /// borders visible to diagonal `d + 1`.
+    ///
+    /// **Inside a tile** thread `t` computes column `s − t` of its eight rows at
+    /// step `s`, top to bottom, in registers: each row's left neighbour
+    /// `H[i][j−1]`, `E[i][j−1]` is its own previous column; the upper neighbour
+    /// of its first row, `H[i−1][j]`, `F[i−1][j]`, is what thread `t − 1`
+    /// computed for its last row one step earlier, passed through shared memory
+    /// double-buffered by step parity (thread `t − 1` writes half `s % 2` while
+    /// thread `t` reads half `(s − 1) % 2`), so one `sync_block()` per step
+    /// suffices; the diagonal neighbour of the first row is the upper neighbour
+    /// of the step before. The tile's `b` residues and the borders from above
+    /// are staged in shared memory when the tile starts.
+    ///
+    /// **Borders in global memory** (O(m + n) in all):
+    /// - `row_h`, `row_f` (one per column): `H`, `F` of the last row of the tile
+    ///   above, staged in shared memory before the tile's first `sync_block()`;
+    ///   the tile's last thread then overwrites them with its own last row.
+    /// - `col_h`, `col_e` (one per row): `H`, `E` of the last column of the tile
+    ///   to the left. Each thread reads its rows' (and thread `t > 0` the row
+    ///   above's, its diagonal for the first column) before the tile's first
+    ///   `sync_block()`, and writes its last column after its last step.
+    /// - `corner` (one per tile row): the diagonal neighbour of the tile's
+    ///   top-left cell, `H[i0−1][j0−1]`, belongs to tile `(r−1, c−1)`, two
+    ///   diagonals back. By diagonal `d` both border arrays have lost it:
+    ///   tile `(r−1, c)` overwrote `col_h[i0−1]` and tile `(r, c−1)` overwrote
+    ///   `row_h[j0−1]` on diagonal `d − 1`, and reading `col_h[i0−1]` now would
+    ///   race with tile `(r−1, c+1)`, which rewrites it on diagonal `d`. So
+    ///   tile `(r, c−1)`'s thread 0 saves `H[i0−1][j0−1]`, the last column of
+    ///   its border from above, in `corner[r]` for the next tile of the same
+    ///   tile row. Only tiles of tile row `r` touch `corner[r]`, one per
+    ///   diagonal, and each reads it before writing it in the same thread.
+    ///
+    /// Tile row 0 takes `H` = 0 and `F` = −∞ from above and tile column 0 takes
+    /// `H` = 0 and `E` = −∞ from the left without reading the arrays, so they
+    /// need no initialisation. Rows past the end of `a` (the last tile row's
+    /// padding) score every residue far below any real cell, so they never
+    /// hold a maximum; their borders are never read.
+    ///
+    /// **Best cell.** Each thread keeps, per row, its tile's first maximum
+    /// (columns increase within a row) and merges them, rows in order, into its
+    /// own slot of `best_score`/`best_pos` (one per thread of the grid): larger
+    /// score, or equal score at a smaller row-major position. At the end,
+    /// `atomic_max(score)`, `grid_sync()`, then `atomic_min(position)` among the
+    /// slots holding that score: the first maximum in row-major order.
+    ///
+    /// Per-thread state lives in global memory across every `grid_sync()`, and
+    /// each phase fills its shared arrays before reading them, so the kernel
+    /// also runs split into launches (`Barrier::MultiLaunch`).
+    #[grid_phases(threads = 128)]
+    pub fn smith_waterman(
+        a: &[u8],
+        b: &[u8],
+        matrix: &[i32],
+        alphabet: u32,
+        open: i32,
+        extend: i32,
+        tile_cols: u32,
+        row_h: &mut [i32],
+        row_f: &mut [i32],
+        col_h: &mut [i32],
+        col_e: &mut [i32],
+        corner: &mut [i32],
+        best_score: &mut [i32],
+        best_pos: &mut [u64],
+        result_score: &mut [i32],
+        result_pos: &mut [u64],
+    ) {
+        const ROWS: u32 = 8; // ROWS_PER_THREAD
+        const MAX_THREADS: u32 = 1024; // the largest block: one buffer half per step parity
+        const NEG: i32 = -1073741824; // i32::MIN / 2: "minus infinity" that survives a subtraction
+        let m = a.len() as u32;
+        let n = b.len() as u32;
+        let tile_cols = tile_cols.clamp(1, 1024);
+        let tile_height = block_dim() * ROWS;
+        let tile_rows = m.div_ceil(tile_height);
+        let tiles_across = n.div_ceil(tile_cols);
+        let mut scores = shared_array::<i32, 1056>();
+        let mut tile_b = shared_array::<u32, 1024>();
+        let mut top_h = shared_array::<i32, 1024>();
+        let mut top_f = shared_array::<i32, 1024>();
+        let mut pass_h = shared_array::<i32, 2048>();
+        let mut pass_f = shared_array::<i32, 2048>();
+
+        best_score[global_id()] = 0;
+        best_pos[global_id()] = u64::MAX;
+        if global_id() == 0 {
+            result_score[0] = 0;
+            result_pos[0] = u64::MAX;
+        }
+
+        for d in 0..tile_rows + tiles_across - 1 {
+            // Every phase fills its shared memory before reading it.
+            stage_scores(&mut scores, matrix, alphabet);
+            let first = if d >= tiles_across { d + 1 - tiles_across } else { 0 };
+            let last = d.min(tile_rows - 1);
+            let t = thread_idx();
+            let mut tr = first + block_idx();
+            while tr <= last {
+                let tc = d - tr;
+                let j0 = tc * tile_cols;
+                let width = tile_cols.min(n - j0);
+                let i0 = tr * tile_height + t * ROWS; // 0-based: matrix rows i0 + 1 …
+                for c in block_stride(0..width) {
+                    tile_b[c] = b[j0 + c] as u32;
+                    top_h[c] = if tr > 0 { row_h[j0 + c] } else { 0 };
+                    top_f[c] = if tr > 0 { row_f[j0 + c] } else { NEG };
+                }
+                let mut h = [0i32; ROWS];
+                let mut e = [NEG; ROWS];
+                let mut profile = [0u32; ROWS];
+                let mut best = [0i32; ROWS];
+                let mut best_c = [0u32; ROWS];
+                for r in 0..ROWS {
+                    let i = i0 + r;
+                    profile[r] = if i < m { a[i] as u32 * STRIDE } else { STRIDE * STRIDE };
+                    if i < m && tc > 0 {
+                        h[r] = col_h[i];
+                        e[r] = col_e[i];
+                    }
+                }
+                let mut diag = 0i32; // H[i0 − 1][j − 1] for the first row
+                if i0 < m && tc > 0 {
+                    diag = if t > 0 {
+                        col_h[i0 - 1]
+                    } else if tr > 0 {
+                        corner[tr]
+                    } else {
+                        0
+                    };
+                }
+                if t == 0 && tr > 0 {
+                    corner[tr] = row_h[j0 + width - 1]; // H[i0−1][j0+width−1]: the next tile's corner
+                }
+                sync_block(); // every border read above precedes every border write below
+                for s in 0..width + block_dim() - 1 {
+                    let c = s.wrapping_sub(t);
+                    if c < width {
+                        let from = (s + 1) % 2 * MAX_THREADS;
+                        let mut up_h = if t > 0 { pass_h[from + t - 1] } else { top_h[c] };
+                        let mut up_f = if t > 0 { pass_f[from + t - 1] } else { top_f[c] };
+                        let next_diag = up_h;
+                        let code = tile_b[c];
+                        for r in 0..ROWS {
+                            let e_here = gap(e[r], h[r], open, extend);
+                            let f_here = gap(up_f, up_h, open, extend);
+                            // F last: it alone waits on the row above.
+                            let h_here = (diag + scores[profile[r] + code]).max(e_here).max(0).max(f_here);
+                            diag = h[r];
+                            h[r] = h_here;
+                            e[r] = e_here;
+                            up_h = h_here;
+                            up_f = f_here;
+                            if h_here > best[r] {
+                                best[r] = h_here;
+                                best_c[r] = c;
+                            }
+                        }
+                        diag = next_diag;
+                        let to = s % 2 * MAX_THREADS + t;
+                        pass_h[to] = up_h;
+                        pass_f[to] = up_f;
+                        if t == block_dim() - 1 {
+                            row_h[j0 + c] = up_h;
+                            row_f[j0 + c] = up_f;
+                        }
+                    }
+                    sync_block();
+                }
+                let g = global_id();
+                for r in 0..ROWS {
+                    let i = i0 + r;
+                    if i < m {
+                        col_h[i] = h[r];
+                        col_e[i] = e[r];
+                        if best[r] > 0 {
+                            let pos = i as u64 * n as u64 + (j0 + best_c[r]) as u64;
+                            keep_best(best_score, best_pos, g, best[r], pos);
+                        }
+                    }
+                }
+                tr += grid_dim();
+            }
+            grid_sync();
+        }
+
+        grid_best(best_score, best_pos, result_score, result_pos);
     }
 }
+
+pub use alignment::smith_waterman;
 
 /// A local alignment's score and end, and how the kernel ran.
 #[derive(Clone, Debug)]
