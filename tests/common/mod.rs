@@ -9,6 +9,8 @@ pub mod functions;
 pub mod heat_checks;
 pub mod kernels;
 pub mod radix;
+pub mod shared_slice_checks;
+pub mod shared_slice_kernels;
 pub mod sw_checks;
 pub mod warp_checks;
 pub mod warp_kernels;
@@ -66,6 +68,9 @@ macro_rules! with_every_check {
             many_blocks_contending_for_a_lock_lose_no_update,
             atomics_take_every_memory_ordering,
             both_scans_match_the_cpu,
+            shared_slices_sized_at_launch_sum_tiles_of_every_length,
+            shared_slices_beyond_the_device_or_their_type_are_typed_errors,
+            an_index_past_a_shared_slice_is_caught,
         );
     };
 }

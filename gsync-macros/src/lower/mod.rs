@@ -114,6 +114,8 @@ pub struct Lowerer<'d> {
     local_elem_types: Vec<(ArrayId, TyId)>,
     /// `assert!`s lowered so far, which numbers the next.
     assertions: u32,
+    /// The `shared_slice::<T>(len)` declarations so far.
+    shared_slices: Vec<ir::SharedSliceDecl<TyId>>,
 }
 
 /// Lowers a whole kernel. Returns `None` if lowering found errors.
@@ -147,6 +149,11 @@ pub fn kernel(
         loops: l.loop_count,
         default_threads,
         calls: l.calls,
+        shared_slices: l
+            .shared_slices
+            .into_iter()
+            .map(|d| SharedSliceDecl { array: d.array, len: resolver.expr(d.len), line: d.line })
+            .collect(),
     })
 }
 
@@ -177,6 +184,7 @@ impl<'d> Lowerer<'d> {
             depth: 0,
             local_elem_types: Vec::new(),
             assertions: 0,
+            shared_slices: Vec::new(),
         }
     }
 }
