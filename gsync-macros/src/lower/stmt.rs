@@ -508,13 +508,11 @@ impl Lowerer<'_> {
                 let usize_ty = self.types.known(Scalar::Usize);
                 self.unify(len.ty, usize_ty, len.span);
             }
-            other => {
-                self.diag.error(
-                    len.span,
-                    format!("the length of a shared slice must be `usize` or `u32`, found {}", other.describe()),
-                );
-                return;
-            }
+            // Still declared below, so that its uses raise no further errors.
+            other => self.diag.error(
+                len.span,
+                format!("the length of a shared slice must be `usize` or `u32`, found {}", other.describe()),
+            ),
         }
         let name = names::rust_name(ident);
         let unique = self.fresh_name(&name);
