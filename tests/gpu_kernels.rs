@@ -176,3 +176,32 @@ fn a_spin_wait_nobody_ends_times_out_with_its_line_under_every_barrier() {
         checks::a_spin_wait_nobody_ends_times_out_with_its_line(&gpu, barrier);
     }
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn shared_slices_lower_co_residency_and_a_grid_that_no_longer_fits_is_refused() {
+    use common::shared_slice_kernels::tile_sums;
+    let gpu = gpu();
+    let n = 1 << 16;
+    let di = gpu.upload(&vec![1u32; n]).unwrap();
+    let (mut sums, mut total) = (gpu.zeros::<u64>(n).unwrap(), gpu.zeros::<u64>(1).unwrap());
+    let launch = Launch::new().threads(256).barrier(Barrier::Lbs);
+    let small = tile_sums::max_coresident_blocks(&gpu, &launch, &di, &sums, &total, 256).unwrap();
+    // 40000 × 5 bytes: one block of them per SM at most.
+    let large = tile_sums::max_coresident_blocks(&gpu, &launch, &di, &sums, &total, 40_000).unwrap();
+    assert!(large < small, "{large} blocks with large slices, {small} with small ones");
+    assert_eq!(large, gpu.info().sm_count, "one 200 KB block per SM");
+    tile_sums::launch_with(&gpu, &launch.clone().blocks(small), &di, &mut sums, &mut total, 256).unwrap();
+    let error = tile_sums::launch_with(&gpu, &launch.clone().blocks(small), &di, &mut sums, &mut total, 40_000)
+        .expect_err("not co-resident with the large slices");
+    assert!(
+        matches!(error, Error::GridTooLarge { requested, max, .. } if requested == small && max == large),
+        "{error}"
+    );
+    // The largest co-resident grid runs them, past 48 KiB, and the default launch tunes for them.
+    tile_sums::launch_with(&gpu, &launch.clone().blocks(large), &di, &mut sums, &mut total, 40_000).unwrap();
+    assert_eq!(gpu.download(&total).unwrap(), [n as u64 + ((n as u64) << 40)]);
+    let report = tile_sums::launch(&gpu, &di, &mut sums, &mut total, 40_000).unwrap();
+    assert!(report.blocks <= gpu.info().sm_count, "{report:?}");
+    assert_eq!(gpu.download(&total).unwrap(), [n as u64 + ((n as u64) << 40)]);
+}

@@ -172,6 +172,26 @@ pub enum ArraySpace {
     Shared,
     /// A per-thread `[x; N]` array.
     Local,
+    /// A `shared_slice::<T>(len)` in the block's dynamic shared memory; its length, set at
+    /// launch, is a kernel parameter (see [`SharedSliceDecl`]).
+    DynamicShared,
+}
+
+impl ArraySpace {
+    /// Whether the array is in the block's shared memory, static or dynamic.
+    pub fn is_shared(self) -> bool {
+        matches!(self, ArraySpace::Shared | ArraySpace::DynamicShared)
+    }
+}
+
+/// A `let tile = shared_slice::<T>(len);`: the length expression, which the host evaluates
+/// at launch (the kernel receives the result as a parameter).
+#[derive(Clone, Debug)]
+pub struct SharedSliceDecl<T = Scalar> {
+    pub array: ArrayId,
+    pub len: Expr<T>,
+    /// The Rust line of the declaration.
+    pub line: u32,
 }
 
 /// An array the kernel indexes.
@@ -210,6 +230,8 @@ pub struct Kernel {
     pub default_threads: u32,
     /// The device-function calls inlined in `body`, by [`CallId`].
     pub calls: Vec<InlinedCall>,
+    /// The kernel's shared slices, in declaration order.
+    pub shared_slices: Vec<SharedSliceDecl>,
 }
 
 impl Kernel {

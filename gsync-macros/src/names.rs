@@ -41,20 +41,21 @@ use syn::ext::IdentExt;
 
 /// The roles of generated names: `gsync_<stem>_<role>`.
 pub const ROLES: &[&str] = &[
-    "len",   // a slice's length parameter
-    "end",   // a loop's hoisted end
-    "last",  // an inclusive loop's last value
-    "step",  // a `step_by` loop's hoisted step
-    "bound", // a `step_by` loop's end, bound before its step
-    "start", // a reversed loop's hoisted start
-    "next",  // a reversed loop's counter
-    "wide",  // a loop's 64-bit counter
-    "fill",  // the index that fills a local array
-    "value", // a value evaluated once: a local array's repeated element, a stored collective
-    "index", // an element's index evaluated once (it holds a collective)
-    "left",  // an assert_eq!'s left operand
-    "right", // … and its right one
-    "lock",  // a `with_lock`'s lock index, evaluated once
+    "len",    // a slice's length parameter
+    "end",    // a loop's hoisted end
+    "last",   // an inclusive loop's last value
+    "step",   // a `step_by` loop's hoisted step
+    "bound",  // a `step_by` loop's end, bound before its step
+    "start",  // a reversed loop's hoisted start
+    "next",   // a reversed loop's counter
+    "wide",   // a loop's 64-bit counter
+    "fill",   // the index that fills a local array
+    "value",  // a value evaluated once: a local array's repeated element, a stored collective
+    "index",  // an element's index evaluated once (it holds a collective)
+    "left",   // an assert_eq!'s left operand
+    "right",  // … and its right one
+    "lock",   // a `with_lock`'s lock index, evaluated once
+    "offset", // a shared slice's byte offset in the dynamic shared memory
 ];
 
 /// A Rust identifier as the name it denotes: `r#for` is `for`.

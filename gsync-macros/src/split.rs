@@ -303,6 +303,8 @@ impl Splitter<'_> {
                 Builtin::ThreadIdx | Builtin::BlockIdx | Builtin::GlobalId | Builtin::LaneId | Builtin::WarpId,
             ) => ok = false,
             ExprKind::Load { array, .. } if self.k.array(*array).space != ArraySpace::Global => ok = false,
+            // The host knows a shared slice's length, but not under that name.
+            ExprKind::Len(array) if self.k.array(*array).space == ArraySpace::DynamicShared => ok = false,
             ExprKind::Atomic { .. } | ExprKind::Shuffle { .. } | ExprKind::Vote { .. } => ok = false,
             _ => {}
         });
@@ -415,7 +417,7 @@ impl Splitter<'_> {
         let mut shared = Vec::new();
         for a in sorted_arrays(&arrays) {
             let info = self.k.array(a);
-            if info.space != ArraySpace::Shared {
+            if !info.space.is_shared() {
                 continue;
             }
             // A segment that writes a shared array before reading it does not
@@ -423,8 +425,9 @@ impl Splitter<'_> {
             let fresh = first_access_is_write(&body, a);
             match self.array_segment.insert(a, index) {
                 Some(other) if other != index && !fresh => {
+                    let what = if info.space == ArraySpace::Shared { "shared array" } else { "shared slice" };
                     return Err(format!(
-                        "shared array `{}` (line {}) is used on both sides of a grid_sync(); its contents do not \
+                        "{what} `{}` (line {}) is used on both sides of a grid_sync(); its contents do not \
                          survive the kernel boundary MultiLaunch puts there",
                         info.name,
                         line_of(info.span)

@@ -9,6 +9,7 @@ use crate::barrier::{Barrier, LaunchMode};
 use crate::buffer::{DeviceBuffer, DeviceScalar, Memory};
 use crate::core::args::KernelArgs;
 use crate::core::device::{Backend, DeviceInfo};
+use crate::core::dynamic_shared::DynamicShared;
 use crate::core::error::{Error, Result};
 use crate::core::grid::{checked_threads, CoResidency};
 use crate::core::kernel::KernelSpec;
@@ -142,11 +143,26 @@ impl Gpu {
     /// the emulator, whose blocks all exist at once, its grid limit: 2^20 threads, at most
     /// 2^14 blocks.
     pub fn max_coresident_blocks(&self, kernel: &KernelSpec, launch: &Launch) -> Result<u32> {
+        self.max_coresident_blocks_with(kernel, launch, &DynamicShared::none())
+    }
+
+    /// [`max_coresident_blocks`](Self::max_coresident_blocks) for a call whose shared slices
+    /// `shared` describes: their bytes at `launch`'s block size lower the occupancy, and
+    /// slices that do not fit a block fail with [`Error::DynamicSharedMemoryLimit`] (on the
+    /// emulator too, against its opt-in maximum). The module `#[grid_phases]` generates for a
+    /// kernel with shared slices calls this with the call's arguments.
+    pub fn max_coresident_blocks_with(
+        &self,
+        kernel: &KernelSpec,
+        launch: &Launch,
+        shared: &DynamicShared,
+    ) -> Result<u32> {
         match &self.device {
-            Device::Cuda(cuda) => cuda::fused::max_coresident_blocks(cuda, kernel, launch),
+            Device::Cuda(cuda) => cuda::fused::max_coresident_blocks(cuda, kernel, launch, shared),
             Device::Emulator(emulator) => {
                 let kernel = &launch.configure(kernel);
                 let threads = checked_threads(emulator.info(), kernel, launch.threads_for(kernel))?;
+                emu::launch::check_shared(emulator, kernel, threads, shared)?;
                 if launch.selected_barrier().descriptor().launch_mode == LaunchMode::Split {
                     check_split(kernel)?;
                 }
@@ -172,31 +188,50 @@ impl Gpu {
     /// grid: 4 blocks per host core, within the barrier's limit; a split barrier's grid is
     /// the largest co-resident one of its first segment on a GPU.
     pub fn launch_shape(&self, kernel: &KernelSpec, launch: &Launch, len: usize) -> Result<LaunchShape> {
+        self.launch_shape_with(kernel, launch, len, &DynamicShared::none())
+    }
+
+    /// [`launch_shape`](Self::launch_shape) for a call whose shared slices `shared`
+    /// describes: their bytes decide the occupancy, and the remembered shape is the one for
+    /// their size. The module `#[grid_phases]` generates for a kernel with shared slices calls
+    /// this with the call's arguments.
+    pub fn launch_shape_with(
+        &self,
+        kernel: &KernelSpec,
+        launch: &Launch,
+        len: usize,
+        shared: &DynamicShared,
+    ) -> Result<LaunchShape> {
         let kernel = &launch.configure(kernel);
         let split = launch.selected_barrier().descriptor().launch_mode == LaunchMode::Split;
         match &self.device {
             Device::Emulator(emulator) if split => {
                 let grid = EmuSplitRun::grid_for(emulator, kernel, launch)?;
+                emu::launch::check_shared(emulator, kernel, grid.threads, shared)?;
                 Ok(LaunchShape { blocks: grid.blocks, threads: grid.threads, barrier: Barrier::MultiLaunch })
             }
             Device::Cuda(_) if split => {
                 let threads = checked_threads(self.info(), kernel, launch.threads_for(kernel))?;
                 let blocks = match launch.requested_blocks() {
                     Some(blocks) => blocks,
-                    None => self.max_coresident_blocks(kernel, launch)?,
+                    None => self.max_coresident_blocks_with(kernel, launch, shared)?,
                 };
                 Ok(LaunchShape { blocks, threads, barrier: Barrier::MultiLaunch })
             }
             Device::Emulator(emulator) => {
                 let (grid, barrier) = emu::launch::resolve(emulator, kernel, launch)?;
+                emu::launch::check_shared(emulator, kernel, grid.threads, shared)?;
                 Ok(LaunchShape { blocks: grid.blocks, threads: grid.threads, barrier })
             }
             Device::Cuda(cuda) => cuda.health().guard(|| {
-                let promised =
-                    if is_open(launch) { cuda::tune::promise(cuda, kernel, launch, SizeClass::of(len))? } else { None };
+                let promised = if is_open(launch) {
+                    cuda::tune::promise(cuda, kernel, launch, SizeClass::of(len), shared)?
+                } else {
+                    None
+                };
                 match promised {
                     Some(shape) => Ok(shape),
-                    None => cuda::fused::resolved_shape(cuda, kernel, launch),
+                    None => cuda::fused::resolved_shape(cuda, kernel, launch, shared),
                 }
             }),
         }
@@ -307,9 +342,27 @@ impl Gpu {
         launch: &Launch,
         emulated: &'static [EmuSegmentFn],
     ) -> Result<SplitRun<'_>> {
+        self.begin_split_with(kernel, launch, emulated, &DynamicShared::none())
+    }
+
+    /// [`begin_split`](Self::begin_split) for a call whose shared slices `shared` describes:
+    /// laid out once for the run's block size, they are every segment's dynamic shared memory
+    /// (new in each launch, as a segment's shared arrays are), and their bytes lower the
+    /// occupancy of the default grid.
+    pub fn begin_split_with(
+        &self,
+        kernel: &KernelSpec,
+        launch: &Launch,
+        emulated: &'static [EmuSegmentFn],
+        shared: &DynamicShared,
+    ) -> Result<SplitRun<'_>> {
         let runner = match &self.device {
-            Device::Cuda(cuda) => Runner::Cuda(cuda.health().guard(|| CudaSplitRun::begin(cuda, kernel, launch))?),
-            Device::Emulator(emulator) => Runner::Emulator(EmuSplitRun::begin(emulator, kernel, launch, emulated)?),
+            Device::Cuda(cuda) => {
+                Runner::Cuda(cuda.health().guard(|| CudaSplitRun::begin(cuda, kernel, launch, shared))?)
+            }
+            Device::Emulator(emulator) => {
+                Runner::Emulator(EmuSplitRun::begin(emulator, kernel, launch, emulated, shared)?)
+            }
         };
         Ok(SplitRun::new(runner))
     }
@@ -331,15 +384,18 @@ impl Gpu {
         forms: &mut dyn KernelForms,
     ) -> Result<LaunchReport> {
         if launch.selected_barrier().descriptor().launch_mode == LaunchMode::Split {
-            let mut run = self.begin_split(kernel, launch, forms.emulated_segments())?;
+            let shared = forms.dynamic_shared();
+            let mut run = self.begin_split_with(kernel, launch, forms.emulated_segments(), &shared)?;
             forms.run_split(&mut run)?;
             return run.finish();
         }
         match &self.device {
             Device::Emulator(emulator) => forms.emulate(EmuLaunch::new(emulator, kernel, launch)),
             Device::Cuda(cuda) => {
+                let shared = forms.dynamic_shared();
                 let mut args = KernelArgs::new();
                 forms.push_args(&mut args);
+                args.dynamic_shared(shared);
                 // SAFETY: `KernelForms` promises arguments that match the C parameters of the
                 // kernel it was generated for, which the caller vouches is `kernel`.
                 unsafe { cuda::fused::launch(cuda, kernel, launch, args, co_residency) }

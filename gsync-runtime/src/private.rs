@@ -5,6 +5,7 @@
 //! over the caller's arguments, as a [`KernelForms`]; the runtime picks the form from the
 //! backend and the barrier, so generated code holds no backend or barrier branch.
 
+pub use crate::core::dynamic_shared::{DynamicShared, LengthFault, SharedSlice};
 pub use crate::cuda::discover::nvrtc_or_skip;
 pub use crate::emu::arith;
 
@@ -35,4 +36,10 @@ pub unsafe trait KernelForms {
 
     /// Runs the fused form on the emulator, through `launch`.
     fn emulate(&mut self, launch: EmuLaunch<'_>) -> Result<LaunchReport>;
+
+    /// The call's shared slices (`shared_slice::<T>(len)`), whose lengths its arguments and
+    /// the block size decide; none by default.
+    fn dynamic_shared(&mut self) -> DynamicShared {
+        DynamicShared::none()
+    }
 }

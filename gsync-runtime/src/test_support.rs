@@ -39,6 +39,7 @@ pub fn h200() -> DeviceInfo {
         cooperative_launch: true,
         max_threads_per_block: 1024,
         max_shared_memory_per_block: 48 * 1024,
+        max_shared_memory_per_block_optin: 227 * 1024,
         max_blocks_per_grid: u32::MAX,
         total_memory: 0,
         driver_cuda_version: None,

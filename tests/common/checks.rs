@@ -12,6 +12,8 @@ pub use super::functions::{
 #[allow(unused_imports)] // the heat-equation checks, under the same path
 pub use super::heat_checks::*;
 use super::kernels::*;
+#[allow(unused_imports)] // the shared-slice checks, under the same path
+pub use super::shared_slice_checks::*;
 #[allow(unused_imports)] // the Smith-Waterman checks, under the same path
 pub use super::sw_checks::*;
 #[allow(unused_imports)] // the slice-swap checks, under the same path

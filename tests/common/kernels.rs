@@ -554,6 +554,8 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
         &keeps_a_thread_value_across_the_barrier::KERNEL,
         &super::radix::radix_sort_8bit::KERNEL,
         &super::radix::radix_sort_4bit::KERNEL,
+        &super::shared_slice_kernels::tile_sums::KERNEL,
+        &super::shared_slice_kernels::writes_past_a_shared_slice::KERNEL,
         &hoisted_indices::KERNEL,
         &rereads_shared_memory_after_the_barrier::KERNEL,
         &no_thread_work::KERNEL,

@@ -9,6 +9,8 @@ pub mod functions;
 pub mod heat_checks;
 pub mod kernels;
 pub mod radix;
+pub mod shared_slice_checks;
+pub mod shared_slice_kernels;
 pub mod sw_checks;
 pub mod swaps;
 pub mod warp_checks;
@@ -71,6 +73,9 @@ macro_rules! with_every_check {
             swapped_slices_carry_their_lengths,
             scalars_swap_per_thread,
             a_swap_among_thread_work_is_not_split,
+            shared_slices_sized_at_launch_sum_tiles_of_every_length,
+            shared_slices_beyond_the_device_or_their_type_are_typed_errors,
+            an_index_past_a_shared_slice_is_caught,
         );
     };
 }

@@ -2,7 +2,8 @@
 //! nothing; together they guarantee the emitters see a well-formed kernel.
 
 mod operands;
-mod sizes;
+pub mod shared_len;
+pub mod sizes;
 pub mod uniformity;
 mod warp_index;
 
@@ -13,6 +14,7 @@ use crate::ir::{Block, Kernel, StmtKind};
 pub fn kernel(k: &Kernel, diag: &mut Diagnostics) {
     operands::check(k, diag);
     sizes::check(k, diag);
+    shared_len::check(k, diag);
     returns(k, &k.body, diag);
     uniformity::check(k, diag);
 }

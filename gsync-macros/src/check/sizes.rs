@@ -11,13 +11,24 @@ pub const SHARED_LIMIT: u64 = 48 * 1024;
 /// Local memory of one thread: 512 KiB on every CUDA GPU.
 pub const LOCAL_LIMIT: u64 = 512 * 1024;
 
+/// The bytes of a block's static shared arrays, which its shared slices share the block's
+/// shared memory with.
+pub fn static_shared_bytes(k: &Kernel) -> u64 {
+    k.arrays
+        .iter()
+        .filter(|a| a.space == ArraySpace::Shared)
+        .map(|a| a.len.unwrap_or(0).saturating_mul(u64::from(a.elem.bits() / 8)))
+        .fold(0, u64::saturating_add)
+}
+
 pub fn check(k: &Kernel, diag: &mut Diagnostics) {
     let mut shared = 0u64;
     let mut local = 0u64;
     for a in &k.arrays {
         let bytes = a.len.unwrap_or(0).saturating_mul(u64::from(a.elem.bits() / 8));
         let (total, limit, what) = match a.space {
-            ArraySpace::Global => continue,
+            // Sized at launch, and checked there against the device.
+            ArraySpace::Global | ArraySpace::DynamicShared => continue,
             ArraySpace::Shared => (&mut shared, SHARED_LIMIT, "shared arrays of a block"),
             ArraySpace::Local => (&mut local, LOCAL_LIMIT, "arrays of a thread"),
         };

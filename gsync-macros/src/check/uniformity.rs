@@ -441,7 +441,7 @@ impl Analysis<'_> {
                 let t = self.expr(index, ctx);
                 match self.kernel.array(*array).space {
                     ArraySpace::Global => t,
-                    ArraySpace::Shared => t.join(Taint::at(Level::Block, e.span)),
+                    ArraySpace::Shared | ArraySpace::DynamicShared => t.join(Taint::at(Level::Block, e.span)),
                     ArraySpace::Local => t.join(self.local_arrays[array.0]),
                 }
             }

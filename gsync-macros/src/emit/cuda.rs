@@ -4,6 +4,7 @@
 
 use crate::emit::assertions::{has_assertions, AssertStops};
 mod communication;
+mod shared_slices;
 
 use crate::emit::{cuda_names, cuda_ops};
 use crate::ir::*;
@@ -66,9 +67,9 @@ pub fn split_source(k: &Kernel, plan: &SplitPlan, bounds_checks: bool) -> String
     e.out
 }
 
-/// The shared arrays a kernel declares.
+/// The shared arrays and shared slices a kernel declares.
 fn shared_arrays(k: &Kernel) -> impl Iterator<Item = ArrayId> + '_ {
-    k.arrays.iter().enumerate().filter(|(_, a)| a.space == ArraySpace::Shared).map(|(i, _)| ArrayId(i))
+    k.arrays.iter().enumerate().filter(|(_, a)| a.space.is_shared()).map(|(i, _)| ArrayId(i))
 }
 
 /// What one emitted `__global__` function consists of.
@@ -193,6 +194,7 @@ impl CudaEmitter<'_> {
             let v = k.var(*id);
             params.push(format!("const {} {}", v.ty.name(), cuda_names::var(k, *id)));
         }
+        params.extend(shared_slices::params(k));
         params.push("u32* __restrict__ gsync_barrier_state".into());
         params.push("gsync_status_t* __restrict__ gsync_status".into());
         let last = params.len() - 1;
@@ -208,10 +210,13 @@ impl CudaEmitter<'_> {
             self.out.push_str("    GSYNC_PROFILE_PARAMETERS)\n");
         }
         self.out.push_str("{\n");
-        for id in f.shared {
+        for id in f.shared.iter().filter(|id| k.array(**id).space == ArraySpace::Shared) {
             let a = k.array(*id);
             let text = format!("__shared__ {} {}[{}];", a.elem.name(), cuda_names::array(k, *id), a.len.unwrap_or(1));
             self.line(&text);
+        }
+        for line in shared_slices::declarations(k, f.shared) {
+            self.line(&line);
         }
         if self.profiled {
             self.line("GSYNC_PROFILE_BEGIN();");
@@ -579,7 +584,9 @@ impl CudaEmitter<'_> {
     fn len_of(&self, array: ArrayId) -> String {
         let a = self.k.array(array);
         match a.space {
-            ArraySpace::Global => names::generated(&cuda_names::array(self.k, array), "len"),
+            ArraySpace::Global | ArraySpace::DynamicShared => {
+                names::generated(&cuda_names::array(self.k, array), "len")
+            }
             _ => format!("{}ull", a.len.unwrap_or(0)),
         }
     }

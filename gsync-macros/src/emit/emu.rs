@@ -32,10 +32,19 @@ pub fn body(k: &Kernel) -> TokenStream {
     });
     let globals: Vec<ArrayId> =
         k.params.iter().filter_map(|p| if let Param::Slice(a) = p { Some(*a) } else { None }).collect();
-    let shared: Vec<ArrayId> =
-        (0..k.arrays.len()).map(ArrayId).filter(|a| k.array(*a).space == ArraySpace::Shared).collect();
-    let grid = grid(k, &globals, &shared, &k.body, |make_shared, thread| quote!(#launch.run(#make_shared, #thread)));
+    let shared: Vec<ArrayId> = (0..k.arrays.len()).map(ArrayId).filter(|a| k.array(*a).space.is_shared()).collect();
+    // Computed from the call's buffers before the views below take their names.
+    let slices = Ident::new("shared_slices", Span::mixed_site());
+    let dynamic = (!k.shared_slices.is_empty()).then(|| {
+        let args = crate::emit::shared_len::form_args(k);
+        quote!(let #slices = self::dynamic_shared(#(#args),*);)
+    });
+    let grid = grid(k, &globals, &shared, &k.body, |make_shared, thread| match &dynamic {
+        Some(_) => quote!(#launch.run_shared(&#slices, #make_shared, #thread)),
+        None => quote!(#launch.run(#make_shared, #thread)),
+    });
     quote! {
+        #dynamic
         #(#views)*
         #grid
     }
@@ -66,13 +75,14 @@ pub fn segment(k: &Kernel, index: usize, segment: &Segment) -> TokenStream {
     for (i, v) in segment.host_values.iter().enumerate() {
         reads.push(value_read(k, *v, k.params.len() + i, &launch));
     }
-    let grid = grid(
-        k,
-        &globals,
-        &segment.shared,
-        &segment.body,
-        |make_shared, thread| quote!(#launch.run(#make_shared, #thread)),
-    );
+    let dynamic = !k.shared_slices.is_empty();
+    let grid = grid(k, &globals, &segment.shared, &segment.body, |make_shared, thread| {
+        if dynamic {
+            quote!(#launch.run_shared(#make_shared, #thread))
+        } else {
+            quote!(#launch.run(#make_shared, #thread))
+        }
+    });
     quote! {
         #[allow(unused_mut, unused_variables, unused_assignments, unreachable_code, unused_parens, clippy::all)]
         pub(super) fn #name(#launch: &::gsync::EmuSegment<'_>) -> ::gsync::Result<()> {
@@ -130,11 +140,19 @@ fn grid(
         fields.push(quote!(#id: &'g ::gsync::EmuSlice<#t>));
         inits.push(quote!(#id));
     }
+    let lens = Ident::new("lens", Span::mixed_site());
     for a in shared {
         let info = k.array(*a);
-        let (id, t, len) = (array_ident(k, *a), scalar_type(info.elem), info.len.unwrap_or(1) as usize);
+        let (id, t) = (array_ident(k, *a), scalar_type(info.elem));
         fields.push(quote!(#id: ::gsync::EmuSlice<#t>));
-        inits.push(quote!(#id: ::gsync::EmuSlice::zeroed(#len)));
+        match k.shared_slices.iter().position(|decl| decl.array == *a) {
+            // The length the runtime computed for the launch; zeroed, like a shared array.
+            Some(index) => inits.push(quote!(#id: ::gsync::EmuSlice::zeroed(#lens[#index] as usize))),
+            None => {
+                let len = info.len.unwrap_or(1) as usize;
+                inits.push(quote!(#id: ::gsync::EmuSlice::zeroed(#len)));
+            }
+        }
     }
     let rebinds = k.params.iter().filter_map(|p| match p {
         Param::Scalar(v) if k.var(*v).mutable => {
@@ -156,7 +174,11 @@ fn grid(
     let rebinds = rebinds.chain(views);
     // `debug_assert!`s are in the body, and ask the launch whether it checks them.
     let stmts = rust_stmt::block(&Emu { k, asserts: AssertStops::of(body, true), swapped }, body);
-    let make_shared = quote!(|| Memory { #(#inits,)* _kernel: ::core::marker::PhantomData });
+    let make_shared = if k.shared_slices.is_empty() {
+        quote!(|| Memory { #(#inits,)* _kernel: ::core::marker::PhantomData })
+    } else {
+        quote!(|#lens: &[u64]| Memory { #(#inits,)* _kernel: ::core::marker::PhantomData })
+    };
     let thread = quote! {
         |#ctx: &::gsync::ThreadCtx<'_>, #memory: &Memory<'_>| {
             ::std::boxed::Box::pin(async move {

@@ -9,4 +9,5 @@ pub mod module;
 pub mod rust_expr;
 pub mod rust_names;
 pub mod rust_stmt;
+pub mod shared_len;
 pub mod split_host;

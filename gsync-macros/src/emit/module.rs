@@ -31,7 +31,7 @@
 //! where no static can capture a parameter named `KERNEL`, and the
 //! generated locals are mixed-site hygienic.
 
-use crate::emit::{cuda_names, emu, rust_names};
+use crate::emit::{cuda_names, emu, rust_names, shared_len};
 use crate::ir::{ArraySpace, AssertCheck, Builtin, ExprKind, Kernel, Param, StmtKind};
 use crate::ir_walk::{each_expr, each_stmt, stmt_exprs};
 use crate::parse::Signature;
@@ -94,6 +94,17 @@ pub fn items(
     // `Call` borrows the buffers for `'p`; a kernel without slices has no lifetime to name.
     let has_slices = fields.iter().any(|field| !matches!(field.kind, FieldKind::Scalar));
     let (call_generics, call_ty) = if has_slices { (quote!(<'p>), quote!(Call<'_>)) } else { (quote!(), quote!(Call)) };
+    let shape_functions = shape_functions(sig, k);
+    let (dynamic_shared_fn, dynamic_shared_form) = if k.shared_slices.is_empty() {
+        (quote!(), quote!())
+    } else {
+        let form = quote! {
+            fn dynamic_shared(&mut self) -> ::gsync::__private::DynamicShared {
+                self::dynamic_shared(#(#passed),*)
+            }
+        };
+        (shared_len::function(k), form)
+    };
     quote! {
             /// The kernel as the runtime sees it: its CUDA, fused and split, and its shape.
             pub static KERNEL: ::gsync::KernelSpec = ::gsync::KernelSpec {
@@ -181,7 +192,11 @@ pub fn items(
                 fn emulate(&mut self, #launch: ::gsync::EmuLaunch<'_>) -> ::gsync::Result<::gsync::LaunchReport> {
                     self::emulate(#launch, #(#passed),*)
                 }
+
+                #dynamic_shared_form
             }
+
+            #dynamic_shared_fn
 
             /// The split form's host code: the kernel's control flow between its
             /// `grid_sync()` calls, with one launch per segment through `run`.
@@ -204,6 +219,24 @@ pub fn items(
 
             #(#emulated_segments)*
 
+            #shape_functions
+
+            /// The complete CUDA translation unit of the default barrier, Auto, which
+            /// compiles as Relay (each launch then resolves it for its grid).
+            pub fn cuda_source() -> ::std::string::String {
+                #spec.source(::gsync::Barrier::default(), #spec.default_block_size())
+            }
+            }
+    }
+}
+
+/// `max_coresident_blocks` and `launch_shape`. A kernel with shared slices takes the call's
+/// arguments too, whose values decide the slices' bytes, and its size class is that of their
+/// longest buffer.
+fn shape_functions(sig: &Signature, k: &Kernel) -> TokenStream {
+    let (gpu, launch, spec) = (rust_names::gpu_ident(), Ident::new("launch", Span::mixed_site()), kernel_spec());
+    if k.shared_slices.is_empty() {
+        return quote! {
             /// The largest grid of this kernel that can be co-resident for `launch`'s
             /// block size: the most blocks a grid-wide barrier can wait for.
             pub fn max_coresident_blocks(#gpu: &::gsync::Gpu, #launch: &::gsync::Launch) -> ::gsync::Result<u32> {
@@ -219,13 +252,55 @@ pub fn items(
             ) -> ::gsync::Result<::gsync::LaunchShape> {
                 #gpu.launch_shape(&#spec, #launch, len)
             }
+        };
+    }
+    // Every slice read-only: only the lengths and values are read.
+    let params: Vec<TokenStream> = k
+        .params
+        .iter()
+        .zip(&sig.params)
+        .map(|(p, decl)| {
+            let ident = &decl.name;
+            match p {
+                Param::Slice(a) => {
+                    let elem = format_ident!("{}", k.array(*a).elem.name());
+                    quote!(#ident: &::gsync::DeviceBuffer<#elem>)
+                }
+                Param::Scalar(v) => {
+                    let ty = format_ident!("{}", k.var(*v).ty.name());
+                    quote!(#ident: #ty)
+                }
+            }
+        })
+        .collect();
+    let args: Vec<&Ident> = sig.params.iter().map(|p| &p.name).collect();
+    let longest = Ident::new("longest", Span::mixed_site());
+    let lens = k.params.iter().zip(&sig.params).filter_map(|(p, decl)| {
+        let ident = &decl.name;
+        matches!(p, Param::Slice(_)).then(|| quote!(#ident.len()))
+    });
+    quote! {
+        /// The largest grid of this kernel that can be co-resident for `launch`'s block size,
+        /// with the shared slices these arguments ask for: the most blocks a grid-wide
+        /// barrier can wait for.
+        pub fn max_coresident_blocks(
+            #gpu: &::gsync::Gpu,
+            #launch: &::gsync::Launch,
+            #(#params),*
+        ) -> ::gsync::Result<u32> {
+            #gpu.max_coresident_blocks_with(&#spec, #launch, &self::dynamic_shared(#(#args),*))
+        }
 
-            /// The complete CUDA translation unit of the default barrier, Auto, which
-            /// compiles as Relay (each launch then resolves it for its grid).
-            pub fn cuda_source() -> ::std::string::String {
-                #spec.source(::gsync::Barrier::default(), #spec.default_block_size())
-            }
-            }
+        /// The shape (blocks × threads × barrier) a launch with `launch` runs with these
+        /// arguments, before it runs; see `Gpu::launch_shape`.
+        pub fn launch_shape(
+            #gpu: &::gsync::Gpu,
+            #launch: &::gsync::Launch,
+            #(#params),*
+        ) -> ::gsync::Result<::gsync::LaunchShape> {
+            let #longest = [0usize #(, #lens)*].into_iter().max().unwrap_or(0);
+            #gpu.launch_shape_with(&#spec, #launch, #longest, &self::dynamic_shared(#(#args),*))
+        }
     }
 }
 

@@ -21,6 +21,7 @@ pub const RESERVED: &[&str] = &[
     "grid_stride",
     "block_stride",
     "shared_array",
+    "shared_slice",
     "shfl",
     "shfl_up",
     "shfl_down",

@@ -585,6 +585,11 @@ impl Lowerer<'_> {
                     .error(span, "`shared_array::<T, N>()` can only initialise a `let` at the top level of the kernel");
                 None
             }
+            "shared_slice" => {
+                self.diag
+                    .error(span, "`shared_slice::<T>(len)` can only initialise a `let` at the top level of the kernel");
+                None
+            }
             _ => {
                 self.diag.error(c.func.span(), format!("unknown function `{last}`: kernels call the gsync builtins and the `#[device]` functions of their `#[gsync::kernels]` module (see docs/dsl.md)"));
                 None

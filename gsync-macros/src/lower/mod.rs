@@ -117,6 +117,8 @@ pub struct Lowerer<'d> {
     assertions: u32,
     /// Slice parameters declared `mut name: &[T]`, which `swap` may exchange.
     rebindable: HashSet<ArrayId>,
+    /// The `shared_slice::<T>(len)` declarations so far.
+    shared_slices: Vec<ir::SharedSliceDecl<TyId>>,
 }
 
 /// Lowers a whole kernel. Returns `None` if lowering found errors.
@@ -150,6 +152,11 @@ pub fn kernel(
         loops: l.loop_count,
         default_threads,
         calls: l.calls,
+        shared_slices: l
+            .shared_slices
+            .into_iter()
+            .map(|d| SharedSliceDecl { array: d.array, len: resolver.expr(d.len), line: d.line })
+            .collect(),
     })
 }
 
@@ -181,6 +188,7 @@ impl<'d> Lowerer<'d> {
             local_elem_types: Vec::new(),
             assertions: 0,
             rebindable: HashSet::new(),
+            shared_slices: Vec::new(),
         }
     }
 }

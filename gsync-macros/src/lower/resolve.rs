@@ -100,7 +100,7 @@ impl Resolver<'_> {
         }
     }
 
-    fn expr(&self, e: Expr<TyId>) -> Expr {
+    pub(super) fn expr(&self, e: Expr<TyId>) -> Expr {
         crate::stack::deep(|| Expr { kind: self.expr_kind(e.kind), ty: self.ty(e.ty), span: e.span })
     }
 

@@ -1,7 +1,7 @@
 //! Statements: `let`, assignment, control flow, loops and the barriers.
 
 use super::expr::expr_has_effects;
-use super::types::TyId;
+use super::types::{Inferred, TyId};
 use super::{ArrayInit, Block, Expr, ExprKind, ForRange, Place, StmtKind};
 use super::{Binding, LoopFrame, Lowerer};
 use crate::ir::*;
@@ -354,6 +354,7 @@ impl Lowerer<'_> {
         };
         match kind {
             ArrayInitKind::Shared => self.shared_array(ident, mutable, e, span),
+            ArrayInitKind::SharedSlice => self.shared_slice(ident, mutable, e, span),
             ArrayInitKind::Repeat => {
                 let syn::Expr::Repeat(r) = e else { return };
                 let Some(len) = self.const_len(&r.len) else { return };
@@ -459,6 +460,73 @@ impl Lowerer<'_> {
             mutable,
             span: ident.span(),
         });
+        self.bind(name, Binding::Array(array));
+    }
+
+    /// `let tile = shared_slice::<T>(len);`: a slice of the block's dynamic shared memory,
+    /// `len` elements long, `len` being evaluated by the host at launch (which
+    /// `check::shared_len` makes sure it can).
+    fn shared_slice(&mut self, ident: &syn::Ident, mutable: bool, e: &syn::Expr, span: Span) {
+        if self.depth > 1 || !self.fn_frames.is_empty() {
+            // Still declared below, so that its uses raise no further errors.
+            self.diag
+                .error(span, "declare shared slices at the top level of the kernel: they live for the whole block");
+        }
+        if !self.generics[0].types.is_empty() {
+            // The generic module's `max_coresident_blocks` and `launch_shape` take no
+            // arguments to size the slices by.
+            self.diag.error(
+                span,
+                "a generic kernel cannot declare shared slices yet: write the kernel for one element type",
+            );
+        }
+        let syn::Expr::Call(c) = e else { return };
+        let syn::Expr::Path(p) = &*c.func else { return };
+        let generics = p.path.segments.last().map(|s| &s.arguments);
+        let elem = match generics {
+            Some(syn::PathArguments::AngleBracketed(args)) => match args.args.iter().collect::<Vec<_>>().as_slice() {
+                [syn::GenericArgument::Type(t)] => Some(t),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(elem) = elem else {
+            self.diag.error(span, "write `shared_slice::<T>(len)`, e.g. `shared_slice::<f32>(block_dim() as usize)`");
+            return;
+        };
+        let Some(elem) = self.scalar_type(elem).filter(|s| *s != Scalar::Bool) else {
+            self.diag.error(elem.span(), "a shared slice holds a numeric primitive type");
+            return;
+        };
+        let [len] = c.args.iter().collect::<Vec<_>>()[..] else {
+            self.diag.error(c.span(), "`shared_slice::<T>(len)` takes one argument, the length");
+            return;
+        };
+        let Some(len) = self.expr(len) else { return };
+        match self.inferred(len.ty) {
+            Inferred::Known(Scalar::U32 | Scalar::Usize) => {}
+            Inferred::AnyInt => {
+                let usize_ty = self.types.known(Scalar::Usize);
+                self.unify(len.ty, usize_ty, len.span);
+            }
+            // Still declared below, so that its uses raise no further errors.
+            other => self.diag.error(
+                len.span,
+                format!("the length of a shared slice must be `usize` or `u32`, found {}", other.describe()),
+            ),
+        }
+        let name = names::rust_name(ident);
+        let unique = self.fresh_name(&name);
+        let array = self.new_array(Array {
+            name: name.clone(),
+            unique,
+            elem,
+            space: ArraySpace::DynamicShared,
+            len: None,
+            mutable,
+            span: ident.span(),
+        });
+        self.shared_slices.push(crate::ir::SharedSliceDecl { array, len, line: Self::line(span) });
         self.bind(name, Binding::Array(array));
     }
 
@@ -761,6 +829,7 @@ enum ArrayInitKind {
     Shared,
     Repeat,
     List,
+    SharedSlice,
 }
 
 fn array_initializer(e: &syn::Expr) -> Option<ArrayInitKind> {
@@ -770,6 +839,9 @@ fn array_initializer(e: &syn::Expr) -> Option<ArrayInitKind> {
         syn::Expr::Call(c) => match &*c.func {
             syn::Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "shared_array") => {
                 Some(ArrayInitKind::Shared)
+            }
+            syn::Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "shared_slice") => {
+                Some(ArrayInitKind::SharedSlice)
             }
             _ => None,
         },

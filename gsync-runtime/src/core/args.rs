@@ -2,6 +2,7 @@
 
 use std::any::Any;
 
+use crate::core::dynamic_shared::DynamicShared;
 use crate::core::scalar::{from_slot_bytes, slot_bytes, KernelScalar};
 
 pub(crate) mod sealed {
@@ -46,6 +47,9 @@ pub struct KernelArgs<'a> {
     slots: Vec<Slot>,
     /// Each argument as passed, in order, for the emulator and the buffer checks.
     params: Vec<Arg<'a>>,
+    /// The kernel's shared slices for this call; the runtime lays them out per block size and
+    /// passes their lengths and offsets after these arguments.
+    shared: DynamicShared,
 }
 
 /// One argument of a launch.
@@ -76,6 +80,18 @@ impl<'a> KernelArgs<'a> {
         let slot = Slot(slot_bytes(value));
         self.slots.push(slot);
         self.params.push(Arg::Scalar(slot));
+    }
+
+    /// The call's shared slices (`shared_slice::<T>(len)`): the runtime computes their layout
+    /// for the launch's block size, and passes each one's length and offset after the
+    /// arguments pushed here.
+    pub fn dynamic_shared(&mut self, shared: DynamicShared) {
+        self.shared = shared;
+    }
+
+    /// The call's shared slices.
+    pub(crate) fn shared(&self) -> &DynamicShared {
+        &self.shared
     }
 
     /// The parameter slots, in order.
@@ -122,7 +138,7 @@ impl<'a> KernelArgs<'a> {
     where
         'a: 'b,
     {
-        let mut replaced = KernelArgs::new();
+        let mut replaced = KernelArgs { shared: self.shared.clone(), ..KernelArgs::new() };
         let mut replacements = replacements.iter();
         for arg in &self.params {
             match *arg {

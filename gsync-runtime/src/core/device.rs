@@ -19,6 +19,10 @@ pub struct DeviceInfo {
     pub max_threads_per_block: u32,
     /// Shared memory available to one block, in bytes.
     pub max_shared_memory_per_block: u32,
+    /// The most shared memory one block can opt into, static and dynamic together, in bytes
+    /// (`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`: 227 KiB on an H100 or H200);
+    /// what a kernel's shared slices can take beyond `max_shared_memory_per_block`.
+    pub max_shared_memory_per_block_optin: u32,
     /// The most blocks one grid may have (`gridDim.x`). On the emulator, which keeps every
     /// thread of a grid alive at once, the most for blocks of up to 64 threads: larger blocks
     /// allow fewer (2^20 threads in all).

@@ -516,6 +516,50 @@ pub enum Error {
         /// The driver's sticky error.
         source: SourceError,
     },
+
+    /// The length of a kernel's shared slice (`shared_slice::<T>(len)`) could not be computed
+    /// for a launch: its expression overflowed or divided by zero, evaluated as Rust evaluates
+    /// it (checked), or the slices' bytes together overflowed.
+    #[error(
+        "kernel `{kernel}`: the length of shared slice `{slice}` (line {line}) cannot be computed for \
+         blocks of {threads} threads: {reason}; pass arguments for which it fits its type"
+    )]
+    SharedSliceLength {
+        /// The kernel's name.
+        kernel: String,
+        /// The shared slice's Rust name.
+        slice: String,
+        /// The Rust line of its declaration.
+        line: u32,
+        /// The block size it was computed for.
+        threads: u32,
+        /// What went wrong, e.g. "`*` overflows `u32`".
+        reason: String,
+    },
+
+    /// A kernel's shared slices need more dynamic shared memory per block than the GPU lets a
+    /// block opt into, beside the kernel's static shared arrays.
+    #[error(
+        "kernel `{kernel}` asks for {dynamic} bytes of dynamic shared memory per block of {threads} \
+         threads (its shared slices), on top of {static_bytes} bytes of shared arrays, but GPU `{gpu}` \
+         gives a block at most {max} bytes; make the shared slices shorter (smaller length arguments, \
+         or fewer threads per block where their lengths grow with block_dim())"
+    )]
+    DynamicSharedMemoryLimit {
+        /// The kernel's name.
+        kernel: String,
+        /// Dynamic shared memory one block asks for: the shared slices, laid out.
+        dynamic: u64,
+        /// The kernel's static shared memory per block.
+        static_bytes: u64,
+        /// The most shared memory a block can have, static and dynamic together (the
+        /// device's opt-in maximum).
+        max: u64,
+        /// The block size.
+        threads: u32,
+        /// The GPU's name.
+        gpu: String,
+    },
 }
 
 /// A per-block or per-thread resource that a kernel can exceed at compile time.
@@ -598,7 +642,9 @@ impl Error {
             | Error::CooperativeLaunchUnsupported { .. }
             | Error::SharedMemoryLimit { .. }
             | Error::CannotSplit { .. }
-            | Error::WrongBackend { .. } => ErrorKind::Configuration,
+            | Error::WrongBackend { .. }
+            | Error::SharedSliceLength { .. }
+            | Error::DynamicSharedMemoryLimit { .. } => ErrorKind::Configuration,
             Error::LengthMismatch { .. }
             | Error::OutOfMemory { .. }
             | Error::BufferOnOtherGpu { .. }

@@ -21,6 +21,7 @@ pub(crate) mod args;
 pub(crate) mod assertion;
 pub(crate) mod device;
 pub(crate) mod disk;
+pub(crate) mod dynamic_shared;
 pub(crate) mod error;
 pub(crate) mod grid;
 pub(crate) mod kernel;

@@ -32,6 +32,8 @@ pub(crate) struct ShapeKey<'a> {
     barrier: Barrier,
     class: SizeClass,
     toolchain: &'a str,
+    /// The size class of the launch's dynamic shared memory (0 for none).
+    shared: u32,
 }
 
 /// A [`ShapeKey`] within one GPU's cache in one process, where the GPU and the toolchain never
@@ -46,6 +48,7 @@ struct ShapeId {
     default_threads: u32,
     barrier: Barrier,
     class: SizeClass,
+    shared: u32,
 }
 
 impl<'a> ShapeKey<'a> {
@@ -58,7 +61,13 @@ impl<'a> ShapeKey<'a> {
         class: SizeClass,
         toolchain: &'a str,
     ) -> ShapeKey<'a> {
-        ShapeKey { kernel, info, barrier: launch.selected_barrier(), class, toolchain }
+        ShapeKey { kernel, info, barrier: launch.selected_barrier(), class, toolchain, shared: 0 }
+    }
+
+    /// The same key for a call whose shared slices take dynamic shared memory of size class
+    /// `class` (see `core::dynamic_shared::shared_class`).
+    pub fn shared(self, class: u32) -> ShapeKey<'a> {
+        ShapeKey { shared: class, ..self }
     }
 
     fn body(&self) -> &'a str {
@@ -78,6 +87,7 @@ impl<'a> ShapeKey<'a> {
             default_threads: self.kernel.default_threads,
             barrier: self.barrier,
             class: self.class,
+            shared: self.shared,
         }
     }
 
@@ -100,6 +110,10 @@ impl<'a> ShapeKey<'a> {
         field(format!("sm_{}{} × {}", info.compute_capability.0, info.compute_capability.1, info.sm_count).as_bytes());
         field(self.barrier.to_string().as_bytes());
         field(&self.class.log2().to_le_bytes());
+        // Absent without shared slices, so that the shapes stored before them stay valid.
+        if self.shared != 0 {
+            field(&self.shared.to_le_bytes());
+        }
         hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect()
     }
 }

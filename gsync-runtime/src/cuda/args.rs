@@ -5,6 +5,7 @@ use cudarc::driver::{DeviceRepr, LaunchArgs, PushKernelArg};
 
 use crate::core::args::{KernelArgs, Slot};
 use crate::core::device::Backend;
+use crate::core::dynamic_shared::SharedLayout;
 use crate::core::error::{Error, Result};
 use crate::core::kernel::KernelSpec;
 use crate::cuda::context::CudaGpu;
@@ -16,6 +17,14 @@ unsafe impl DeviceRepr for Slot {}
 pub(crate) fn push_args<'b>(builder: &mut LaunchArgs<'b>, args: &'b KernelArgs<'_>) {
     for slot in args.slots() {
         builder.arg(slot);
+    }
+}
+
+/// Appends each shared slice's length and byte offset, the parameters that follow the
+/// kernel's own.
+pub(crate) fn push_shared_args<'b>(builder: &mut LaunchArgs<'b>, layout: &'b SharedLayout) {
+    for param in &layout.params {
+        builder.arg(param);
     }
 }
 

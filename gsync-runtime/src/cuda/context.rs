@@ -228,6 +228,9 @@ fn query_info(context: &Arc<CudaContext>) -> Result<DeviceInfo> {
         cooperative_launch: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)? != 0,
         max_threads_per_block: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
         max_shared_memory_per_block: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
+        max_shared_memory_per_block_optin: attribute(
+            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        )?,
         max_blocks_per_grid: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
         total_memory: context.total_mem().map_err(driver_error("querying the memory size"))? as u64,
         driver_cuda_version: driver_cuda_version(),

@@ -6,12 +6,13 @@ use cudarc::driver::{CudaEvent, CudaFunction, DriverError, LaunchConfig};
 
 use crate::barrier::{spin_watchdog_ns, Barrier, LaunchMode, RelayMode};
 use crate::core::args::KernelArgs;
+use crate::core::dynamic_shared::{DynamicShared, SharedLayout};
 use crate::core::error::{Error, Result};
 use crate::core::grid::{check_block_limit, checked_threads, resolve_barrier, resolve_grid, CoResidency, Grid};
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::{Launch, LaunchReport};
 use crate::core::shape::{untuned_choice, LaunchShape};
-use crate::cuda::args::{check_buffers, push_args};
+use crate::cuda::args::{check_buffers, push_args, push_shared_args};
 use crate::cuda::context::CudaGpu;
 use crate::cuda::driver_error;
 use crate::cuda::health::describe_launch;
@@ -29,26 +30,39 @@ struct FusedLaunch {
     barrier: Barrier,
     /// The barrier whose fragment `function` was compiled with, whose state it uses.
     compiled: Barrier,
+    /// The shared slices laid out for the block size.
+    shared: SharedLayout,
 }
 
-/// See [`Gpu::max_coresident_blocks`](crate::Gpu::max_coresident_blocks).
-pub(crate) fn max_coresident_blocks(gpu: &CudaGpu, kernel: &KernelSpec, launch: &Launch) -> Result<u32> {
+/// See [`Gpu::max_coresident_blocks_with`](crate::Gpu::max_coresident_blocks_with).
+pub(crate) fn max_coresident_blocks(
+    gpu: &CudaGpu,
+    kernel: &KernelSpec,
+    launch: &Launch,
+    shared: &DynamicShared,
+) -> Result<u32> {
     gpu.health().guard(|| {
         let kernel = &launch.configure(kernel);
         let threads = checked_threads(gpu.info(), kernel, launch.threads_for(kernel))?;
-        let barrier = resolve(gpu, kernel, launch.selected_barrier(), None, threads)?;
+        let layout = shared.layout(kernel, threads)?;
+        let barrier = resolve(gpu, kernel, launch.selected_barrier(), None, threads, &layout)?;
         let function = match barrier.descriptor().launch_mode {
             LaunchMode::Split => gpu.first_segment(kernel, threads)?,
             LaunchMode::Cooperative | LaunchMode::Ordinary => gpu.function(kernel, barrier, threads)?,
         };
-        Ok(residency(gpu, kernel, &function, threads)?.max_blocks())
+        Ok(residency(gpu, kernel, &function, threads, &layout)?.max_blocks())
     })
 }
 
 /// The shape a launch of `kernel` (configured by `launch`) with `launch` runs when it names
 /// its grid and block size, or lets them default without tuning.
-pub(crate) fn resolved_shape(gpu: &CudaGpu, kernel: &KernelSpec, launch: &Launch) -> Result<LaunchShape> {
-    let fused = resolve_launch(gpu, kernel, launch, CoResidency::Required)?;
+pub(crate) fn resolved_shape(
+    gpu: &CudaGpu,
+    kernel: &KernelSpec,
+    launch: &Launch,
+    shared: &DynamicShared,
+) -> Result<LaunchShape> {
+    let fused = resolve_launch(gpu, kernel, launch, CoResidency::Required, shared)?;
     Ok(LaunchShape { blocks: fused.grid.blocks, threads: fused.grid.threads, barrier: fused.barrier })
 }
 
@@ -91,7 +105,8 @@ pub(crate) unsafe fn launch_shaped(
     args: &KernelArgs<'_>,
     co_residency: CoResidency,
 ) -> Result<LaunchReport> {
-    let fused = resolve_launch(gpu, kernel, launch, co_residency).map_err(|error| gpu.health().absorb(error))?;
+    let fused =
+        resolve_launch(gpu, kernel, launch, co_residency, args.shared()).map_err(|error| gpu.health().absorb(error))?;
     let profile = kernel.profile.then(|| ProfileBuffer::new(gpu.stream(), fused.grid, launch.profile_capacity()));
     let profile = profile.transpose().map_err(|error| gpu.health().absorb(error))?;
     gpu.health().launching(describe_launch(kernel, fused.grid, fused.barrier));
@@ -158,6 +173,7 @@ unsafe fn enqueue(
 ) -> std::result::Result<Option<(CudaEvent, CudaEvent)>, DriverError> {
     let mut builder = gpu.stream().launch_builder(&fused.function);
     push_args(&mut builder, args);
+    push_shared_args(&mut builder, &fused.shared);
     scratch.push_trailing_args(&mut builder);
     if let Some(profile) = profile {
         profile.push_args(&mut builder);
@@ -166,7 +182,7 @@ unsafe fn enqueue(
     let config = LaunchConfig {
         grid_dim: (fused.grid.blocks, 1, 1),
         block_dim: (fused.grid.threads, 1, 1),
-        shared_mem_bytes: 0,
+        shared_mem_bytes: fused.shared.driver_bytes(),
     };
     match fused.barrier.descriptor().launch_mode {
         // SAFETY: the caller vouches for `args`; the scratch words outlive the launch.
@@ -185,10 +201,11 @@ fn resolve(
     barrier: Barrier,
     requested_blocks: Option<u32>,
     threads: u32,
+    shared: &SharedLayout,
 ) -> Result<Barrier> {
     resolve_barrier(barrier, gpu.info(), requested_blocks, || {
         let function = gpu.function(kernel, Barrier::Relay, threads)?;
-        Ok(residency(gpu, kernel, &function, threads)?.max_blocks())
+        Ok(residency(gpu, kernel, &function, threads, shared)?.max_blocks())
     })
 }
 
@@ -199,9 +216,11 @@ fn resolve_launch(
     kernel: &KernelSpec,
     launch: &Launch,
     co_residency: CoResidency,
+    shared: &DynamicShared,
 ) -> Result<FusedLaunch> {
     let threads = checked_threads(gpu.info(), kernel, launch.threads_for(kernel))?;
-    let barrier = resolve(gpu, kernel, launch.selected_barrier(), launch.requested_blocks(), threads)?;
+    let shared = shared.layout(kernel, threads)?;
+    let barrier = resolve(gpu, kernel, launch.selected_barrier(), launch.requested_blocks(), threads, &shared)?;
     let descriptor = barrier.descriptor();
     match descriptor.launch_mode {
         LaunchMode::Cooperative if !gpu.info().cooperative_launch => {
@@ -211,20 +230,22 @@ fn resolve_launch(
         LaunchMode::Cooperative | LaunchMode::Ordinary => {}
     }
     let function = gpu.function(kernel, barrier, threads)?;
-    let resident = residency(gpu, kernel, &function, threads)?;
+    let resident = residency(gpu, kernel, &function, threads, &shared)?;
     let grid = resolve_grid(kernel, barrier, launch.requested_blocks(), threads, resident, co_residency)?;
     check_block_limit(kernel, grid, gpu.info().max_blocks_per_grid, || grid_limit_reason(gpu))?;
     let compiled = barrier.compiled_for(RelayMode::for_grid(grid.blocks, gpu.info().sm_count));
     if compiled == barrier {
-        return Ok(FusedLaunch { function, grid, barrier, compiled });
+        return Ok(FusedLaunch { function, grid, barrier, compiled, shared });
     }
     // Relay's own kernel serves any grid: it stays where the other one would not be
     // co-resident.
     let other = gpu.function(kernel, compiled, threads)?;
-    if co_residency == CoResidency::Required && grid.blocks > residency(gpu, kernel, &other, threads)?.max_blocks() {
-        return Ok(FusedLaunch { function, grid, barrier, compiled: barrier });
+    // Asked in either case: it also lets `other` take the shared slices' bytes.
+    let other_resident = residency(gpu, kernel, &other, threads, &shared)?;
+    if co_residency == CoResidency::Required && grid.blocks > other_resident.max_blocks() {
+        return Ok(FusedLaunch { function, grid, barrier, compiled: barrier, shared });
     }
-    Ok(FusedLaunch { function: other, grid, barrier, compiled })
+    Ok(FusedLaunch { function: other, grid, barrier, compiled, shared })
 }
 
 /// Why a split kernel cannot go through a fused launch.

@@ -9,6 +9,7 @@ use cudarc::driver::{CudaEvent, CudaFunction, CudaGraph, LaunchConfig};
 
 use crate::barrier::{spin_watchdog_ns, Barrier};
 use crate::core::args::KernelArgs;
+use crate::core::dynamic_shared::{DynamicShared, SharedLayout};
 use crate::core::error::Result;
 use crate::core::grid::{check_block_limit, checked_threads, Grid};
 use crate::core::kernel::KernelSpec;
@@ -16,7 +17,7 @@ use crate::core::launch::{Launch, LaunchReport};
 use crate::core::shape::{untuned_choice, ShapeChoice};
 use crate::core::split::{check_read, missing_segment, no_segments, split_grid};
 use crate::core::status::DeviceStatus;
-use crate::cuda::args::{check_buffers, push_args};
+use crate::cuda::args::{check_buffers, push_args, push_shared_args};
 use crate::cuda::context::CudaGpu;
 use crate::cuda::driver_error;
 use crate::cuda::health::describe_launch;
@@ -45,17 +46,29 @@ pub(crate) struct CudaSplitRun<'g> {
     host_fault: Option<DeviceStatus>,
     /// The launch's watchdog limit, which bounds the segments' spin-waits.
     watchdog: Option<Duration>,
+    /// The shared slices laid out for the block size, passed to every segment.
+    shared: SharedLayout,
 }
 
 impl<'g> CudaSplitRun<'g> {
     /// Starts a split run of `kernel` on `gpu`; see [`Gpu::begin_split`](crate::Gpu::begin_split).
-    pub(crate) fn begin(gpu: &'g CudaGpu, kernel: &KernelSpec, launch: &Launch) -> Result<Self> {
+    pub(crate) fn begin(
+        gpu: &'g CudaGpu,
+        kernel: &KernelSpec,
+        launch: &Launch,
+        shared: &DynamicShared,
+    ) -> Result<Self> {
         let kernel = launch.configure(kernel);
         let threads = checked_threads(gpu.info(), &kernel, launch.threads_for(&kernel))?;
+        let shared = shared.layout(&kernel, threads)?;
         let functions = gpu.segment_functions(&kernel, threads)?;
         let first = functions.first().ok_or_else(|| no_segments(&kernel))?;
-        let residency = residency(gpu, &kernel, first, threads)?;
-        let grid = split_grid(&kernel, launch, threads, residency)?;
+        let resident = residency(gpu, &kernel, first, threads, &shared)?;
+        // Every segment takes the shared slices' bytes, and is allowed them here.
+        for function in &functions[1..] {
+            residency(gpu, &kernel, function, threads, &shared)?;
+        }
+        let grid = split_grid(&kernel, launch, threads, resident)?;
         check_block_limit(&kernel, grid, gpu.info().max_blocks_per_grid, || grid_limit_reason(gpu))?;
         let capturing = launch.replays_graph();
         gpu.health().launching(describe_launch(&kernel, grid, Barrier::MultiLaunch));
@@ -79,6 +92,7 @@ impl<'g> CudaSplitRun<'g> {
             graph: None,
             host_fault: None,
             watchdog,
+            shared,
         })
     }
 
@@ -143,11 +157,12 @@ impl CudaSplitRun<'_> {
         }
         let mut builder = stream.launch_builder(function);
         push_args(&mut builder, &args);
+        push_shared_args(&mut builder, &self.shared);
         self.scratch.push_trailing_args(&mut builder);
         let config = LaunchConfig {
             grid_dim: (self.grid.blocks, 1, 1),
             block_dim: (self.grid.threads, 1, 1),
-            shared_mem_bytes: 0,
+            shared_mem_bytes: self.shared.driver_bytes(),
         };
         // SAFETY: the caller vouches for `args`; the scratch words outlive the launch, since
         // `self` holds them until the stream is synchronized.

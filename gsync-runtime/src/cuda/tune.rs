@@ -9,6 +9,7 @@ use cudarc::driver::{result, CudaSlice};
 
 use crate::barrier::Barrier;
 use crate::core::args::{sealed, KernelArgs, KernelBuffer};
+use crate::core::dynamic_shared::{shared_class, DynamicShared};
 use crate::core::error::{Error, ErrorKind, Result};
 use crate::core::grid::CoResidency;
 use crate::core::kernel::KernelSpec;
@@ -38,13 +39,15 @@ pub(crate) fn choose(
         return Ok((launch.clone(), untuned_choice(launch)));
     }
     let class = SizeClass::of(args.longest_buffer());
-    let key = ShapeKey::new(kernel, gpu.info(), launch, class, toolchain(gpu)?);
+    let shared = args.shared();
+    let key =
+        ShapeKey::new(kernel, gpu.info(), launch, class, toolchain(gpu)?).shared(shared_key(kernel, launch, shared));
     if let Some(shape) = gpu.shapes().in_memory(&key) {
         return Ok((launch.clone().shape(shape), ShapeChoice::Remembered));
     }
     if let Some(shape) = gpu.shapes().on_disk(&key) {
         // A shape stored by another run may no longer fit (another compiler, more registers).
-        match fused::resolved_shape(gpu, kernel, &launch.clone().shape(shape)) {
+        match fused::resolved_shape(gpu, kernel, &launch.clone().shape(shape), shared) {
             Ok(_) => {
                 return Ok((launch.clone().shape(gpu.shapes().remember_first(&key, shape)), ShapeChoice::Remembered))
             }
@@ -55,7 +58,7 @@ pub(crate) fn choose(
     let space = ShapeSpace::new(kernel, launch, gpu.info());
     let tuned = if tuning_enabled(launch) { tune(gpu, kernel, launch, args, &space)? } else { None };
     let Some((shape, choice)) = tuned else {
-        return Ok(match heuristic(gpu, kernel, launch, &space)? {
+        return Ok(match heuristic(gpu, kernel, launch, &space, shared)? {
             Some(shape) => (launch.clone().shape(shape), ShapeChoice::Heuristic),
             // No block size fits: the launch as asked, which fails saying why.
             None => (launch.clone(), ShapeChoice::Default),
@@ -88,12 +91,14 @@ pub(crate) fn promise(
     kernel: &KernelSpec,
     launch: &Launch,
     class: SizeClass,
+    shared: &DynamicShared,
 ) -> Result<Option<LaunchShape>> {
-    let key = ShapeKey::new(kernel, gpu.info(), launch, class, toolchain(gpu)?);
+    let key =
+        ShapeKey::new(kernel, gpu.info(), launch, class, toolchain(gpu)?).shared(shared_key(kernel, launch, shared));
     if let Some(shape) = gpu.shapes().get(&key) {
         return Ok(Some(shape));
     }
-    let shape = heuristic(gpu, kernel, launch, &ShapeSpace::new(kernel, launch, gpu.info()))?;
+    let shape = heuristic(gpu, kernel, launch, &ShapeSpace::new(kernel, launch, gpu.info()), shared)?;
     Ok(shape.map(|shape| gpu.shapes().remember_first(&key, shape)))
 }
 
@@ -108,10 +113,26 @@ fn toolchain(gpu: &CudaGpu) -> Result<&'static str> {
     Ok(TOOLCHAIN.get_or_init(|| toolchain))
 }
 
+/// The size class of the shared slices' bytes at the launch's default block size, which
+/// tells apart the shapes of calls whose tiles differ; one that cannot be laid out has a class
+/// of its own (its launch fails saying why).
+fn shared_key(kernel: &KernelSpec, launch: &Launch, shared: &DynamicShared) -> u32 {
+    if shared.is_empty() {
+        return 0;
+    }
+    shared.layout(kernel, launch.threads_for(kernel)).map_or(u32::MAX, |layout| shared_class(layout.bytes))
+}
+
 /// The heuristic's shape: the first block size that fits, with about 1024 threads per SM.
-fn heuristic(gpu: &CudaGpu, kernel: &KernelSpec, launch: &Launch, space: &ShapeSpace) -> Result<Option<LaunchShape>> {
+fn heuristic(
+    gpu: &CudaGpu,
+    kernel: &KernelSpec,
+    launch: &Launch,
+    space: &ShapeSpace,
+    shared: &DynamicShared,
+) -> Result<Option<LaunchShape>> {
     for threads in space.thread_options() {
-        if let Some(shape) = space.heuristic(threads, blocks_per_sm(gpu, kernel, launch, threads)?) {
+        if let Some(shape) = space.heuristic(threads, blocks_per_sm(gpu, kernel, launch, threads, shared)?) {
             return Ok(Some(shape));
         }
     }
@@ -143,7 +164,7 @@ fn tune(
             break;
         }
         let compiling = Instant::now();
-        let resident = blocks_per_sm(gpu, kernel, launch, threads)?;
+        let resident = blocks_per_sm(gpu, kernel, launch, threads, args.shared())?;
         compile = compile.max(compiling.elapsed());
         for shape in space.candidates(threads, resident) {
             if !contest.has_time_for(expected + compile) {
@@ -200,18 +221,29 @@ fn refuses_shape(error: &Error) -> bool {
     error.kind() == ErrorKind::Configuration
 }
 
-/// Co-resident blocks per SM of `kernel` with `threads` threads per block, compiled for the
-/// launch's barrier (for Auto, LBS, which it resolves to up to 4 blocks per SM); 0 when no
-/// block fits.
-fn blocks_per_sm(gpu: &CudaGpu, kernel: &KernelSpec, launch: &Launch, threads: u32) -> Result<u32> {
+/// Co-resident blocks per SM of `kernel` with `threads` threads per block and the shared
+/// slices laid out for them, compiled for the launch's barrier (for Auto, LBS, which it
+/// resolves to up to 4 blocks per SM); 0 when no block fits.
+fn blocks_per_sm(
+    gpu: &CudaGpu,
+    kernel: &KernelSpec,
+    launch: &Launch,
+    threads: u32,
+    shared: &DynamicShared,
+) -> Result<u32> {
     let barrier = match launch.selected_barrier() {
         Barrier::Auto => Barrier::Lbs,
         barrier => barrier,
     };
+    let layout = match shared.layout(kernel, threads) {
+        Ok(layout) => layout,
+        Err(Error::SharedSliceLength { .. }) => return Ok(0),
+        Err(error) => return Err(error),
+    };
     let function = gpu.function(kernel, barrier, threads)?;
-    match residency(gpu, kernel, &function, threads) {
+    match residency(gpu, kernel, &function, threads, &layout) {
         Ok(resident) => Ok(resident.blocks_per_sm),
-        Err(Error::SharedMemoryLimit { .. }) => Ok(0),
+        Err(Error::SharedMemoryLimit { .. } | Error::DynamicSharedMemoryLimit { .. }) => Ok(0),
         Err(error) => Err(error),
     }
 }

@@ -7,6 +7,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use crate::barrier::Barrier;
+use crate::core::dynamic_shared::{check_dynamic_shared, DynamicShared, SharedLayout};
 use crate::core::error::{Error, Result};
 use crate::core::grid::{
     check_block_limit, checked_threads, resolve_barrier, resolve_grid, CoResidency, Grid, Residency,
@@ -49,6 +50,39 @@ impl<'r> EmuLaunch<'r> {
     {
         run(self.emulator, self.kernel, self.launch, make_shared, body)
     }
+
+    /// [`run`](Self::run) for a kernel with shared slices, which `shared` lays out for the
+    /// launch's block size (refusing, as a GPU does, slices beyond the device's opt-in
+    /// maximum): `make_shared` gets their lengths.
+    pub fn run_shared<S, MakeShared, Body>(
+        &self,
+        shared: &DynamicShared,
+        make_shared: MakeShared,
+        body: Body,
+    ) -> Result<LaunchReport>
+    where
+        S: Sync,
+        MakeShared: Fn(&[u64]) -> S,
+        Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> ThreadFuture<'a> + Sync,
+    {
+        let kernel = self.launch.configure(self.kernel);
+        let (grid, _) = resolve(self.emulator, &kernel, self.launch)?;
+        let lens = check_shared(self.emulator, &kernel, grid.threads, shared)?.lens;
+        run(self.emulator, self.kernel, self.launch, || make_shared(&lens), body)
+    }
+}
+
+/// The shared slices of `shared` laid out for blocks of `threads`, checked against the
+/// emulator's opt-in maximum beside the kernel's static shared arrays, as a GPU checks them.
+pub(crate) fn check_shared(
+    emulator: &Emulator,
+    kernel: &KernelSpec,
+    threads: u32,
+    shared: &DynamicShared,
+) -> Result<SharedLayout> {
+    let layout = shared.layout(kernel, threads)?;
+    check_dynamic_shared(kernel, emulator.info(), threads, shared.static_bytes(), &layout)?;
+    Ok(layout)
 }
 
 impl std::fmt::Debug for EmuLaunch<'_> {

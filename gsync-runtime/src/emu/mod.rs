@@ -68,6 +68,9 @@ impl Emulator {
                 cooperative_launch: true,
                 max_threads_per_block: 1024,
                 max_shared_memory_per_block: 48 * 1024,
+                // An H100's or H200's opt-in maximum, so that the emulator refuses the shared
+                // slices a GPU would.
+                max_shared_memory_per_block_optin: 227 * 1024,
                 max_blocks_per_grid: MAX_GRID_BLOCKS,
                 // Host memory, which the emulator does not measure.
                 total_memory: 0,

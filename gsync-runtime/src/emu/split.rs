@@ -9,6 +9,7 @@ use std::time::Instant;
 use crate::barrier::Barrier;
 use crate::core::args::KernelArgs;
 use crate::core::device::Backend;
+use crate::core::dynamic_shared::DynamicShared;
 use crate::core::error::{Error, Result};
 use crate::core::grid::{check_block_limit, checked_threads, Grid, Residency};
 use crate::core::kernel::KernelSpec;
@@ -17,7 +18,7 @@ use crate::core::scalar::KernelScalar;
 use crate::core::shape::{untuned_choice, ShapeChoice};
 use crate::core::split::{check_read, check_split, missing_segment, split_grid};
 use crate::core::status::DeviceStatus;
-use crate::emu::launch::{grid_limit_reason, run, BLOCKS_PER_CORE};
+use crate::emu::launch::{check_shared, grid_limit_reason, run, BLOCKS_PER_CORE};
 use crate::emu::scalar::EmuScalar;
 use crate::emu::{max_grid_blocks, EmuSlice, Emulator, ThreadCtx, ThreadFuture};
 
@@ -35,6 +36,8 @@ pub struct EmuSegment<'r> {
     /// The run's launch, with its resolved grid.
     launch: &'r Launch,
     args: &'r KernelArgs<'r>,
+    /// The lengths of the kernel's shared slices for the run's block size.
+    shared_lens: &'r [u64],
 }
 
 impl<'r> EmuSegment<'r> {
@@ -60,6 +63,16 @@ impl<'r> EmuSegment<'r> {
         Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> ThreadFuture<'a> + Sync,
     {
         run(self.emulator, self.kernel, self.launch, make_shared, body).map(drop)
+    }
+
+    /// [`run`](Self::run) for a kernel with shared slices: `make_shared` gets their lengths.
+    pub fn run_shared<S, MakeShared, Body>(&self, make_shared: MakeShared, body: Body) -> Result<()>
+    where
+        S: Sync,
+        MakeShared: Fn(&[u64]) -> S,
+        Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> ThreadFuture<'a> + Sync,
+    {
+        run(self.emulator, self.kernel, self.launch, || make_shared(self.shared_lens), body).map(drop)
     }
 
     fn wrong_argument(&self, param: usize) -> Error {
@@ -89,6 +102,8 @@ pub(crate) struct EmuSplitRun<'g> {
     /// The Rust line of a host loop's `step_by(0)`, the run's first fault (a segment's fault
     /// ends the run at its launch).
     zero_step: Option<u32>,
+    /// The lengths of the kernel's shared slices for the run's block size.
+    shared_lens: Vec<u64>,
 }
 
 impl<'g> EmuSplitRun<'g> {
@@ -99,12 +114,24 @@ impl<'g> EmuSplitRun<'g> {
         kernel: &KernelSpec,
         launch: &Launch,
         bodies: &'static [EmuSegmentFn],
+        shared: &DynamicShared,
     ) -> Result<Self> {
         let kernel = launch.configure(kernel);
         let grid = Self::grid_for(emulator, &kernel, launch)?;
+        let shared_lens = check_shared(emulator, &kernel, grid.threads, shared)?.lens;
         let choice = untuned_choice(launch);
         let launch = launch.clone().blocks(grid.blocks).threads(grid.threads);
-        Ok(EmuSplitRun { emulator, kernel, bodies, launch, grid, choice, started: Instant::now(), zero_step: None })
+        Ok(EmuSplitRun {
+            emulator,
+            kernel,
+            bodies,
+            launch,
+            grid,
+            choice,
+            started: Instant::now(),
+            zero_step: None,
+            shared_lens,
+        })
     }
 
     /// The grid of a split run of `kernel` (as `launch` configures it), checked.
@@ -130,7 +157,13 @@ impl<'g> EmuSplitRun<'g> {
         let Some(body) = self.bodies.get(segment) else {
             return Err(missing_segment(&self.kernel, segment, self.bodies.len()));
         };
-        body(&EmuSegment { emulator: self.emulator, kernel: &self.kernel, launch: &self.launch, args: &args })
+        body(&EmuSegment {
+            emulator: self.emulator,
+            kernel: &self.kernel,
+            launch: &self.launch,
+            args: &args,
+            shared_lens: &self.shared_lens,
+        })
     }
 
     /// `buf[index]`, read by the host between segments.

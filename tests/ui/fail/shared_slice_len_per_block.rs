@@ -1,0 +1,11 @@
+use gsync::prelude::*;
+
+#[grid_phases]
+fn k(a: &mut [u32]) {
+    let n = block_idx() as usize;
+    let mut s = shared_slice::<u32>(n + 1);
+    s[0] = 1;
+    a[0] = s[0];
+}
+
+fn main() {}
