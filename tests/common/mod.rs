@@ -6,6 +6,7 @@ pub mod checks;
 pub mod communication;
 pub mod deep;
 pub mod functions;
+pub mod half_checks;
 pub mod heat_checks;
 pub mod kernels;
 pub mod radix;
@@ -66,6 +67,9 @@ macro_rules! with_every_check {
             many_blocks_contending_for_a_lock_lose_no_update,
             atomics_take_every_memory_ordering,
             both_scans_match_the_cpu,
+            f16_and_bf16_match_the_half_crate_bit_for_bit,
+            an_f16_stencil_with_f32_accumulation_matches_the_cpu,
+            a_bf16_dot_product_with_shuffles_and_atomics_matches_the_cpu,
         );
     };
 }
