@@ -424,8 +424,9 @@ pub fn an_f16_stencil_with_f32_accumulation_matches_the_cpu(gpu: &Gpu, scale: Sc
 
 /// A `bf16` dot product: each thread sums its products in `f32`, the warp adds its lanes with
 /// shuffles of `bf16` partials, and warp 0 of each block adds one `bf16` per warp into the
-/// block's slot; a second phase rounds every block's slot into `total` with `atomic_add`,
-/// and the largest product lands in `peak` by `atomic_max`.
+/// block's slot; a second phase rounds every block's slot into `total[0]` with `atomic_add`
+/// and publishes its negation in `total[1]` with a release store, and the largest product
+/// lands in `peak` by `atomic_max`.
 #[grid_phases(threads = 128)]
 pub fn bf16_dot(x: &[bf16], y: &[bf16], partial: &mut [f32], total: &mut [bf16], peak: &mut [bf16]) {
     let mut warps = shared_array::<bf16, 4>();
@@ -442,7 +443,10 @@ pub fn bf16_dot(x: &[bf16], y: &[bf16], partial: &mut [f32], total: &mut [bf16],
         lanes = bf16::from_f32(lanes.to_f32() + shfl_xor(lanes, offset).to_f32());
         offset /= 2;
     }
-    if lane_id() == 0 {
+    // Every lane of the warp holds the same bits by now: the group of lanes that match is
+    // never empty.
+    let group = match_any(lanes);
+    if lane_id() == 0 && group != 0 {
         warps[warp_id() as usize] = lanes;
     }
     sync_block();
@@ -455,6 +459,8 @@ pub fn bf16_dot(x: &[bf16], y: &[bf16], partial: &mut [f32], total: &mut [bf16],
         for b in 0..grid_dim() {
             let _ = total.atomic_add(0, bf16::from_f32(partial[b as usize]));
         }
+        let sum = total.load_acquire(0);
+        total.store_release(1, -sum);
     }
 }
 
@@ -468,7 +474,7 @@ pub fn a_bf16_dot_product_with_shuffles_and_atomics_matches_the_cpu(gpu: &Gpu, s
     let launch = Launch::new().blocks(blocks).threads(threads);
     let (dx, dy) = (gpu.upload(&x).unwrap(), gpu.upload(&y).unwrap());
     let mut partial = gpu.zeros::<f32>(blocks as usize).unwrap();
-    let mut total = gpu.zeros::<bf16>(1).unwrap();
+    let mut total = gpu.zeros::<bf16>(2).unwrap();
     let mut peak = gpu.upload(&[bf16::NEG_INFINITY]).unwrap();
     bf16_dot::launch_with(gpu, &launch, &dx, &dy, &mut partial, &mut total, &mut peak).unwrap();
 
@@ -497,7 +503,9 @@ pub fn a_bf16_dot_product_with_shuffles_and_atomics_matches_the_cpu(gpu: &Gpu, s
     let got_partial = gpu.download(&partial).unwrap();
     assert_eq!(got_partial, want_partial);
     let want_total = want_partial.iter().fold(bf16::ZERO, |s, p| s + bf16::from_f32(*p));
-    assert_eq!(gpu.download(&total).unwrap()[0].to_bits(), want_total.to_bits());
+    let got_total = gpu.download(&total).unwrap();
+    assert_eq!(got_total[0].to_bits(), want_total.to_bits());
+    assert_eq!(got_total[1].to_bits(), (-want_total).to_bits());
     let want_peak = products.iter().fold(bf16::NEG_INFINITY, |m, p| m.max(*p));
     assert_eq!(gpu.download(&peak).unwrap()[0].to_bits(), want_peak.to_bits());
 }

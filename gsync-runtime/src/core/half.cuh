@@ -162,6 +162,10 @@ __device__ __forceinline__ bf16 load_acquire(const bf16* p) { return bf16_from_b
 __device__ __forceinline__ void store_release(f16* p, f16 v) { store_release((u16*)p, half_to_bits(v)); }
 __device__ __forceinline__ void store_release(bf16* p, bf16 v) { store_release((u16*)p, half_to_bits(v)); }
 
+// match_any compares the bits, as for the other types.
+__device__ __forceinline__ u32 match_any(f16 v) { return __match_any_sync(warp_lanes(), (u32)half_to_bits(v)); }
+__device__ __forceinline__ u32 match_any(bf16 v) { return __match_any_sync(warp_lanes(), (u32)half_to_bits(v)); }
+
 // Shuffles move the bits, widened to 32.
 #define GSYNC_HALF_SHUFFLES(H)                                                                                              \
     template <> __device__ __forceinline__ H shfl_down(H v, u32 d) { return half_from_bits<H>((u16)__shfl_down_sync(warp_lanes(), (u32)half_to_bits(v), d)); } \

@@ -247,6 +247,17 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn only_a_body_marked_as_half_precision_gets_the_half_prelude() {
+        assert!(!SMOOTH.source(Barrier::Relay, 128).contains(HALF));
+        let body = "// gsync: uses f16/bf16 (core/half.cuh)\nextern \"C\" __global__ void h(f16* a) {}\n";
+        let half = KernelSpec { checked_body: body, ..SMOOTH };
+        let source = half.source(Barrier::Relay, 128);
+        let (prelude_at, half_at) = (source.find(PRELUDE).expect("prelude"), source.find(HALF).expect("half prelude"));
+        assert!(prelude_at < half_at && half_at < source.find(body).expect("body"));
+        assert!(HALF.contains("#include <cuda_fp16.h>") && HALF.contains("#include <cuda_bf16.h>"));
+    }
+
+    #[test]
     fn the_source_does_not_depend_on_the_ilbs_group_count() {
         let default = SMOOTH.source(Barrier::Ilbs { groups: None }, 128);
         assert_eq!(SMOOTH.source(Barrier::Ilbs { groups: Some(6) }, 128), default);
