@@ -98,7 +98,8 @@ pub fn bf16_ops(a: &[bf16], b: &[bf16], x: &[f32], ops: &mut [bf16], wide: &mut 
         ops[o + 14] = bf16::from_bits(q.to_bits() ^ 0x0001);
         let mut acc = p;
         acc += q;
-        acc *= bf16::from_f32_const(0.5);
+        const HALF: bf16 = bf16::from_f32_const(0.5);
+        acc *= HALF;
         ops[o + 15] = acc.floor() + p.round() - q.ceil() + p.trunc();
         wide[4 * i] = p.to_f32();
         wide[4 * i + 1] = p.to_f64() as f32;
