@@ -369,20 +369,21 @@ pub fn f16_and_bf16_match_the_half_crate_bit_for_bit(gpu: &Gpu, scale: Scale) {
     }
 }
 
-/// `rounds` steps of a 3-point average over `f16` values, accumulated in `f32` and stored
-/// back as `f16`, ping-ponging between `a` and `b` with a grid barrier per step.
+/// `rounds` steps of a 3-point average over `f16` values, accumulated in `f32`, stored back
+/// as `f16` and scaled by `scale` (a half precision kernel parameter), ping-ponging between
+/// `a` and `b` with a grid barrier per step.
 #[grid_phases]
-pub fn f16_stencil(a: &mut [f16], b: &mut [f16], rounds: u32) {
+pub fn f16_stencil(a: &mut [f16], b: &mut [f16], scale: f16, rounds: u32) {
     let n = a.len();
     const THIRD: f32 = 1.0 / 3.0;
     for r in 0..rounds {
         for i in grid_stride(1..n - 1) {
             if r % 2 == 0 {
                 let sum = a[i - 1].to_f32() + a[i].to_f32() + a[i + 1].to_f32();
-                b[i] = f16::from_f32(sum * THIRD);
+                b[i] = f16::from_f32(sum * THIRD) * scale;
             } else {
                 let sum = b[i - 1].to_f32() + b[i].to_f32() + b[i + 1].to_f32();
-                a[i] = f16::from_f32(sum * THIRD);
+                a[i] = f16::from_f32(sum * THIRD) * scale;
             }
         }
         grid_sync();
@@ -390,14 +391,14 @@ pub fn f16_stencil(a: &mut [f16], b: &mut [f16], rounds: u32) {
 }
 
 /// [`f16_stencil`] on the CPU: the array that holds the result after `rounds`.
-pub fn f16_stencil_reference(input: &[f16], rounds: u32) -> Vec<f16> {
+pub fn f16_stencil_reference(input: &[f16], scale: f16, rounds: u32) -> Vec<f16> {
     let (mut a, mut b) = (input.to_vec(), input.to_vec());
     let n = a.len();
     for r in 0..rounds {
         let (from, to) = if r % 2 == 0 { (&a, &mut b) } else { (&b, &mut a) };
         for i in 1..n.saturating_sub(1) {
             let sum = from[i - 1].to_f32() + from[i].to_f32() + from[i + 1].to_f32();
-            to[i] = f16::from_f32(sum * (1.0f32 / 3.0));
+            to[i] = f16::from_f32(sum * (1.0f32 / 3.0)) * scale;
         }
     }
     if rounds % 2 == 1 {
@@ -414,9 +415,10 @@ pub fn an_f16_stencil_with_f32_accumulation_matches_the_cpu(gpu: &Gpu, scale: Sc
     for barrier in [Barrier::Auto, Barrier::MultiLaunch] {
         for rounds in [1u32, 6] {
             let (mut a, mut b) = (gpu.upload(&input).unwrap(), gpu.upload(&input).unwrap());
-            f16_stencil::launch_with(gpu, &Launch::new().barrier(barrier), &mut a, &mut b, rounds).unwrap();
+            let scale = f16::from_f32(0.9);
+            f16_stencil::launch_with(gpu, &Launch::new().barrier(barrier), &mut a, &mut b, scale, rounds).unwrap();
             let got = gpu.download(if rounds % 2 == 1 { &b } else { &a }).unwrap();
-            let want = f16_stencil_reference(&input, rounds);
+            let want = f16_stencil_reference(&input, scale, rounds);
             let bits = |v: &[f16]| v.iter().map(|h| h.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&got), bits(&want), "{barrier}, {rounds} rounds");
         }
