@@ -50,6 +50,7 @@ pub use elements::{Float, Int, Num};
 
 /// Everything a kernel author needs: the attribute and the runtime's types.
 pub mod prelude {
+    pub use crate::{bf16, f16};
     pub use crate::{device, grid_phases};
     pub use crate::{Backend, Barrier, DeviceBuffer, Error, Gpu, Launch, LaunchReport};
     pub use crate::{Float, Int, Num};

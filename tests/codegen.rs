@@ -212,3 +212,24 @@ fn a_block_size_that_is_no_multiple_of_32_compiles_the_partial_warp_mask() {
         panic!("{e}");
     }
 }
+
+#[test]
+fn only_kernels_with_half_precision_include_cuda_fp16_and_they_compile() {
+    use common::half_checks::{bf16_dot, bf16_ops, f16_ops, f16_stencil};
+    for kernel in [&f16_ops::KERNEL, &bf16_ops::KERNEL, &f16_stencil::KERNEL, &bf16_dot::KERNEL] {
+        for barrier in [Barrier::Relay, Barrier::MultiLaunch] {
+            let source = kernel.source(barrier, 128);
+            assert!(source.contains("#include <cuda_fp16.h>") && source.contains("typedef __half f16;"), "{source}");
+        }
+    }
+    let plain = common::kernels::saxpy::KERNEL.source(Barrier::Relay, 128);
+    assert!(!plain.contains("cuda_fp16.h") && !plain.contains("cuda_bf16.h"), "{plain}");
+    if !nvrtc_or_skip() {
+        return;
+    }
+    let failures = compile_in_parallel(
+        &[&f16_ops::KERNEL, &bf16_ops::KERNEL, &f16_stencil::KERNEL, &bf16_dot::KERNEL],
+        compile_all_configurations,
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

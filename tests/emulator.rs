@@ -249,3 +249,8 @@ fn a_test_then_set_lock_loses_updates_on_the_emulator() {
     assert_eq!(counters[1], 64 * rounds, "every thread went through the section");
     assert!(counters[0] < 64 * rounds, "the broken lock let threads in together: {counters:?}");
 }
+
+#[test]
+fn rounding_half_precision_through_f32_is_correct_rounding() {
+    common::half_checks::rounding_through_f32_is_correct_rounding();
+}

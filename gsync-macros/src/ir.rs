@@ -24,11 +24,15 @@ pub enum Scalar {
     Usize,
     F32,
     F64,
+    /// IEEE binary16, the `half` crate's `f16` (CUDA's `__half`).
+    F16,
+    /// bfloat16, the `half` crate's `bf16` (CUDA's `__nv_bfloat16`).
+    Bf16,
 }
 
 impl Scalar {
     /// Every scalar type, for lookups by name.
-    pub const ALL: [Scalar; 12] = [
+    pub const ALL: [Scalar; 14] = [
         Scalar::Bool,
         Scalar::I8,
         Scalar::U8,
@@ -41,6 +45,8 @@ impl Scalar {
         Scalar::Usize,
         Scalar::F32,
         Scalar::F64,
+        Scalar::F16,
+        Scalar::Bf16,
     ];
 
     /// The Rust spelling, which is also the CUDA spelling (the prelude has typedefs).
@@ -58,6 +64,8 @@ impl Scalar {
             Scalar::Usize => "usize",
             Scalar::F32 => "f32",
             Scalar::F64 => "f64",
+            Scalar::F16 => "f16",
+            Scalar::Bf16 => "bf16",
         }
     }
 
@@ -67,7 +75,13 @@ impl Scalar {
     }
 
     pub fn is_int(self) -> bool {
-        !matches!(self, Scalar::Bool | Scalar::F32 | Scalar::F64)
+        !matches!(self, Scalar::Bool | Scalar::F32 | Scalar::F64 | Scalar::F16 | Scalar::Bf16)
+    }
+
+    /// `f16` or `bf16`: floats without literals or `as` casts, whose arithmetic rounds
+    /// through `f32` as the `half` crate's does (see `lower/half.rs`).
+    pub fn is_half(self) -> bool {
+        matches!(self, Scalar::F16 | Scalar::Bf16)
     }
 
     pub fn is_float(self) -> bool {
@@ -82,7 +96,7 @@ impl Scalar {
     pub fn bits(self) -> u32 {
         match self {
             Scalar::Bool | Scalar::I8 | Scalar::U8 => 8,
-            Scalar::I16 | Scalar::U16 => 16,
+            Scalar::I16 | Scalar::U16 | Scalar::F16 | Scalar::Bf16 => 16,
             Scalar::I32 | Scalar::U32 | Scalar::F32 => 32,
             Scalar::I64 | Scalar::U64 | Scalar::Usize | Scalar::F64 => 64,
         }

@@ -68,11 +68,17 @@ pub enum MathFn {
     Ilog2,
     RotateLeft,
     RotateRight,
+    /// `h.to_f32()` of a half precision value: exact.
+    ToF32,
+    /// `h.to_f64()` of a half precision value: exact.
+    ToF64,
+    /// `f16::from_f32(x)` / `bf16::from_f32(x)`: rounds to nearest even.
+    FromF32,
 }
 
 impl MathFn {
     /// Every function of the table, for lookups by name.
-    pub const ALL: [MathFn; 62] = [
+    pub const ALL: [MathFn; 65] = [
         MathFn::Sqrt,
         MathFn::Abs,
         MathFn::Floor,
@@ -135,6 +141,9 @@ impl MathFn {
         MathFn::Ilog2,
         MathFn::RotateLeft,
         MathFn::RotateRight,
+        MathFn::ToF32,
+        MathFn::ToF64,
+        MathFn::FromF32,
     ];
 
     /// The name a kernel calls it by, which is the Rust method's (`x.min(y)`,
@@ -203,6 +212,9 @@ impl MathFn {
             MathFn::Ilog2 => "ilog2",
             MathFn::RotateLeft => "rotate_left",
             MathFn::RotateRight => "rotate_right",
+            MathFn::ToF32 => "to_f32",
+            MathFn::ToF64 => "to_f64",
+            MathFn::FromF32 => "from_f32",
         }
     }
 

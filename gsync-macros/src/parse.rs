@@ -61,7 +61,7 @@ pub struct Signature {
     pub params: Vec<ParamDecl>,
 }
 
-const SLICE_ELEMS: &str = "u8, i8, u16, i16, u32, i32, u64, i64, f32 or f64";
+const SLICE_ELEMS: &str = "u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, f16 or bf16";
 
 /// Reads the signature, reporting everything a kernel cannot have. `generics`
 /// gives each type parameter of a generic kernel the type of the instance
@@ -178,7 +178,8 @@ impl Bound {
         match self {
             Bound::Int => s.is_int(),
             Bound::Float => s.is_float(),
-            Bound::Num => s != Scalar::Bool,
+            // Half precision has no literals or `as` casts, which generic code may use.
+            Bound::Num => s != Scalar::Bool && !s.is_half(),
         }
     }
 

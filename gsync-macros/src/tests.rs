@@ -850,3 +850,37 @@ fn every_unbounded_loop_iteration_is_marked_as_progress() {
     assert!(src.contains("while (x_ < 100u) {\n        gsync_loop_progress();"), "{src}");
     assert!(src.contains("while (true) {\n        gsync_loop_progress();"), "{src}");
 }
+
+#[test]
+fn half_precision_becomes_the_half_prelude_s_operators_and_helpers() {
+    let src = cuda(quote! {
+        fn k(a: &mut [f16], b: &[bf16], x: f32) {
+            let h = a[0] + f16::from_f32(x) * f16::ONE;
+            a[1] = -h.max(f16::NAN).sqrt();
+            let w = b[0].to_f32() + b[1].to_f64() as f32;
+            a[2] = f16::from_f32(w);
+        }
+    });
+    assert!(src.starts_with("// gsync: uses f16/bf16 (core/half.cuh)\n"), "{src}");
+    assert!(src.contains("const f16 h_ = gsync::load(a_, gsync_a_len, 0ull, gsync_status, 0u, 1u) + gsync::f16_from_f32(x_) * gsync::f16_from_bits(0x3c00);"), "{src}");
+    assert!(src.contains("= -gsync::half_sqrt(gsync::max(h_, gsync::f16_from_bits(0x7e00)));"), "{src}");
+    assert!(src.contains("gsync::half_to_f32(gsync::load(b_"), "{src}");
+    assert!(src.contains("(f32)gsync::half_to_f64(gsync::load(b_"), "{src}");
+    assert!(!cuda(quote! { fn k(a: &mut [f32]) { a[0] = 1.0; } }).contains("f16"));
+}
+
+#[test]
+fn half_precision_has_no_literals_and_no_as_casts() {
+    let errs = errors(quote! {
+        fn k(a: &mut [f16], n: u32) {
+            a[0] = 1.0;
+            a[1] = n as f16;
+            let _ = a[2] as f32;
+            a[3] = f16::from_f64(0.5);
+        }
+    });
+    assert!(errs.contains("a float literal cannot be `f16`"), "{errs}");
+    assert!(errs.contains("`as` does not convert to `f16`"), "{errs}");
+    assert!(errs.contains("`as` does not convert from `f16`"), "{errs}");
+    assert!(errs.contains("`f16::from_f64` is not available in kernels"), "{errs}");
+}

@@ -10,7 +10,8 @@ use crate::core::scalar::KernelScalar;
 use crate::cuda::{CudaBuffer, CudaElement};
 use crate::emu::{EmuScalar, EmuSlice};
 
-/// An element type of device buffers: `u8 i8 u16 i16 u32 i32 u64 i64 f32 f64`. Sealed: each
+/// An element type of device buffers: `u8 i8 u16 i16 u32 i32 u64 i64 f32 f64`, and the half
+/// precision types `f16` and `bf16`. Sealed: each
 /// backend must be able to hold it.
 pub trait DeviceScalar: KernelScalar + EmuScalar + CudaElement + Default + Send + Sync + 'static {
     /// The type's name in generated CUDA (the prelude defines these as typedefs).
@@ -28,6 +29,7 @@ macro_rules! device_scalars {
 device_scalars!(
     u8 => "u8", i8 => "i8", u16 => "u16", i16 => "i16", u32 => "u32", i32 => "i32",
     u64 => "u64", i64 => "i64", f32 => "f32", f64 => "f64",
+    half::f16 => "f16", half::bf16 => "bf16",
 );
 
 /// A slice of `T` in GPU memory, created by a [`Gpu`](crate::Gpu): device memory on CUDA,

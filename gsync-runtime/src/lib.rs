@@ -118,4 +118,7 @@ pub use emu::{
     EmuLaunch, EmuScalar, EmuSegment, EmuSegmentFn, EmuSlice, Shuffle, ShuffleScalar, ThreadCtx, ThreadFuture,
 };
 pub use gpu::Gpu;
+/// Half precision, IEEE binary16 and bfloat16, from the `half` crate: element types of device
+/// buffers and kernels (see docs/dsl.md, "Half precision").
+pub use half::{bf16, f16};
 pub use split::SplitRun;

@@ -8,6 +8,7 @@
 pub use crate::core::dynamic_shared::{DynamicShared, LengthFault, SharedSlice};
 pub use crate::cuda::discover::nvrtc_or_skip;
 pub use crate::emu::arith;
+pub use crate::emu::half_arith;
 
 use crate::core::args::KernelArgs;
 use crate::core::error::Result;

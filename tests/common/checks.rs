@@ -9,6 +9,11 @@ pub use super::functions::{
     a_device_function_holds_a_grid_barrier, a_generic_kernel_reduces_every_element_type,
     device_functions_return_early_and_short_circuit,
 };
+#[allow(unused_imports)] // the half precision checks, under the same path
+pub use super::half_checks::{
+    a_bf16_dot_product_with_shuffles_and_atomics_matches_the_cpu, an_f16_stencil_with_f32_accumulation_matches_the_cpu,
+    f16_and_bf16_match_the_half_crate_bit_for_bit,
+};
 #[allow(unused_imports)] // the heat-equation checks, under the same path
 pub use super::heat_checks::*;
 use super::kernels::*;

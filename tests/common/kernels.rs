@@ -582,6 +582,10 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
         &super::functions::kernels::reduce::__u64::KERNEL,
         &super::functions::kernels::reduce::__f32::KERNEL,
         &super::functions::kernels::reduce::__f64::KERNEL,
+        &super::half_checks::f16_ops::KERNEL,
+        &super::half_checks::bf16_ops::KERNEL,
+        &super::half_checks::f16_stencil::KERNEL,
+        &super::half_checks::bf16_dot::KERNEL,
     ]
     .into_iter()
     .chain(super::warp_kernels::all())

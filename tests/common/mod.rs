@@ -6,6 +6,7 @@ pub mod checks;
 pub mod communication;
 pub mod deep;
 pub mod functions;
+pub mod half_checks;
 pub mod heat_checks;
 pub mod kernels;
 pub mod radix;
@@ -76,6 +77,9 @@ macro_rules! with_every_check {
             shared_slices_sized_at_launch_sum_tiles_of_every_length,
             shared_slices_beyond_the_device_or_their_type_are_typed_errors,
             an_index_past_a_shared_slice_is_caught,
+            f16_and_bf16_match_the_half_crate_bit_for_bit,
+            an_f16_stencil_with_f32_accumulation_matches_the_cpu,
+            a_bf16_dot_product_with_shuffles_and_atomics_matches_the_cpu,
         );
     };
 }

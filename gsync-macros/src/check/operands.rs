@@ -66,10 +66,12 @@ fn expr(e: &Expr, diag: &mut Diagnostics) {
         ExprKind::Unary(op, a) => {
             let at = a.ty;
             match op {
-                UnOp::Neg if !(at.is_signed_int() || at.is_float()) => {
+                UnOp::Neg if !(at.is_signed_int() || at.is_float() || at.is_half()) => {
                     diag.error(e.span, format!("cannot apply unary `-` to `{}`", at.name()));
                 }
-                UnOp::Not if at.is_float() => diag.error(e.span, format!("cannot apply `!` to `{}`", at.name())),
+                UnOp::Not if at.is_float() || at.is_half() => {
+                    diag.error(e.span, format!("cannot apply `!` to `{}`", at.name()))
+                }
                 _ => {}
             }
         }
@@ -77,7 +79,9 @@ fn expr(e: &Expr, diag: &mut Diagnostics) {
         ExprKind::Cast(inner) => {
             let from = inner.ty;
             let bad = (ty == Scalar::Bool && from != Scalar::Bool) || (from == Scalar::Bool && ty.is_float());
-            if bad {
+            if from != ty && (from.is_half() || ty.is_half()) {
+                diag.error(e.span, crate::lower::half_cast_error(from, ty));
+            } else if bad {
                 diag.error(e.span, format!("cannot cast `{}` as `{}`", from.name(), ty.name()));
             }
         }
@@ -89,7 +93,7 @@ fn binary_operands(op: BinOp, lhs: Scalar, rhs: Scalar, span: proc_macro2::Span,
     let sym = op.symbol();
     let ok = match op {
         BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => lhs != Scalar::Bool,
-        BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => !lhs.is_float(),
+        BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => !lhs.is_float() && !lhs.is_half(),
         BinOp::Shl | BinOp::Shr => lhs.is_int() && rhs.is_int(),
         BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne | BinOp::And | BinOp::Or => true,
     };

@@ -20,7 +20,7 @@ const MAX_UNROLLED_TRIPS: i128 = 32;
 /// per-phase profile when the runtime compiles it for one, and are empty otherwise.
 pub fn kernel_source(k: &Kernel, bounds_checks: bool) -> String {
     let asserts = AssertStops::of(&k.body, bounds_checks);
-    let mut e = CudaEmitter { k, checked: bounds_checks, profiled: true, out: String::new(), indent: 1, asserts };
+    let mut e = CudaEmitter { k, checked: bounds_checks, profiled: true, out: half_marker(k), indent: 1, asserts };
     let checks = if bounds_checks { " with bounds checks" } else { "" };
     let shared: Vec<ArrayId> = shared_arrays(k).collect();
     e.function(&Function {
@@ -38,7 +38,7 @@ pub fn kernel_source(k: &Kernel, bounds_checks: bool) -> String {
 /// The kernel split at its barriers: one function per segment.
 pub fn split_source(k: &Kernel, plan: &SplitPlan, bounds_checks: bool) -> String {
     let asserts = AssertStops::of(&k.body, bounds_checks);
-    let mut e = CudaEmitter { k, checked: bounds_checks, profiled: false, out: String::new(), indent: 1, asserts };
+    let mut e = CudaEmitter { k, checked: bounds_checks, profiled: false, out: half_marker(k), indent: 1, asserts };
     let checks = if bounds_checks { " with bounds checks" } else { "" };
     let asserting = has_assertions(&k.body, bounds_checks);
     for (i, segment) in plan.segments.iter().enumerate() {
@@ -65,6 +65,26 @@ pub fn split_source(k: &Kernel, plan: &SplitPlan, bounds_checks: bool) -> String
         });
     }
     e.out
+}
+
+/// The first line of the body of a kernel that uses `f16` or `bf16`: it tells the runtime to
+/// compile it with the half precision prelude (`core/half.cuh`, which includes CUDA's
+/// `cuda_fp16.h` and `cuda_bf16.h`), which other kernels go without. The runtime's
+/// `HALF_MARKER` is the same text.
+pub const HALF_MARKER: &str = "// gsync: uses f16/bf16 (core/half.cuh)\n";
+
+fn half_marker(k: &Kernel) -> String {
+    let mut half = k.vars.iter().any(|v| v.ty.is_half()) || k.arrays.iter().any(|a| a.elem.is_half());
+    crate::ir_walk::each_stmt(&k.body, &mut |s| {
+        for e in crate::ir_walk::stmt_exprs(s) {
+            crate::ir_walk::each_expr(e, &mut |e| half |= e.ty.is_half());
+        }
+    });
+    if half {
+        HALF_MARKER.to_owned()
+    } else {
+        String::new()
+    }
 }
 
 /// The shared arrays and shared slices a kernel declares.
@@ -564,8 +584,8 @@ impl CudaEmitter<'_> {
             return format!("{target} = {};", code.text);
         };
         let direct = match op {
-            BinOp::Add | BinOp::Sub | BinOp::Mul => wraps_natively(ty) || ty.is_float(),
-            BinOp::Div => ty.is_float(),
+            BinOp::Add | BinOp::Sub | BinOp::Mul => wraps_natively(ty) || ty.is_float() || ty.is_half(),
+            BinOp::Div => ty.is_float() || ty.is_half(),
             BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => bitwise_natively(ty),
             _ => false,
         };
@@ -835,7 +855,7 @@ impl CudaEmitter<'_> {
     fn unary(&mut self, op: UnOp, ty: Scalar, a: &Expr) -> Code {
         let code = self.expr(a);
         match op {
-            UnOp::Neg if ty.is_float() => {
+            UnOp::Neg if ty.is_float() || ty.is_half() => {
                 // `-(-x)` must not become `--x`, C's decrement.
                 let operand = code.at(prec::UNARY);
                 let operand = if operand.starts_with('-') { format!("({operand})") } else { operand };
@@ -852,7 +872,7 @@ impl CudaEmitter<'_> {
     fn binary_code(&mut self, op: BinOp, ty: Scalar, l: Code, r: Code, rhs: &Expr) -> Code {
         let helper = |name: &str, l: Code, r: Code| Code::primary(format!("gsync::{name}({}, {})", l.text, r.text));
         match op {
-            BinOp::Add | BinOp::Sub | BinOp::Mul if !(wraps_natively(ty) || ty.is_float()) => {
+            BinOp::Add | BinOp::Sub | BinOp::Mul if !(wraps_natively(ty) || ty.is_float() || ty.is_half()) => {
                 let name = match op {
                     BinOp::Add => "add",
                     BinOp::Sub => "sub",
@@ -936,6 +956,11 @@ fn int_literal(v: i128, ty: Scalar) -> Code {
 }
 
 fn float_literal(v: f64, ty: Scalar) -> Code {
+    if ty.is_half() {
+        // Half precision has no C++ literals: the value's bits, exactly.
+        let bits = crate::lower::half_bits(v, ty);
+        return Code::primary(format!("gsync::{}_from_bits({bits:#06x})", ty.name()));
+    }
     let f32 = ty == Scalar::F32;
     let text = if v.is_nan() {
         if f32 {

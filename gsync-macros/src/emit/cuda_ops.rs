@@ -7,6 +7,9 @@ use crate::ir::{AtomicOp, MathFn, MemoryOrder, Scalar, ShuffleOp};
 /// type) giving a `result`: `{0}` is the receiver, `{1}`… the arguments.
 pub fn math_template(f: MathFn, operand: Scalar, result: Scalar) -> &'static str {
     use MathFn::*;
+    if operand.is_half() || result.is_half() {
+        return half_template(f, result);
+    }
     let float = operand.is_float();
     let pick = |f32: &'static str, f64: &'static str| if operand == Scalar::F32 { f32 } else { f64 };
     match f {
@@ -80,6 +83,40 @@ pub fn math_template(f: MathFn, operand: Scalar, result: Scalar) -> &'static str
         Ilog2 => "gsync::ilog2({0})",
         RotateLeft => "gsync::rotate_left({0}, {1})",
         RotateRight => "gsync::rotate_right({0}, {1})",
+        ToF32 | ToF64 | FromF32 => half_template(f, result),
+    }
+}
+
+/// The template of a math-table call on or giving a half precision value: the helpers of
+/// `core/half.cuh`, which compute in `f32` and round back as the `half` crate does.
+fn half_template(f: MathFn, result: Scalar) -> &'static str {
+    use MathFn::*;
+    let bf16 = result == Scalar::Bf16;
+    match f {
+        Sqrt => "gsync::half_sqrt({0})",
+        Abs => "gsync::abs({0})",
+        Floor => "gsync::half_floor({0})",
+        Ceil => "gsync::half_ceil({0})",
+        Round => "gsync::half_round({0})",
+        Trunc => "gsync::half_trunc({0})",
+        Signum => "gsync::signum({0})",
+        Min => "gsync::min({0}, {1})",
+        Max => "gsync::max({0}, {1})",
+        Clamp => "gsync::clamp({0}, {1}, {2})",
+        Copysign => "gsync::half_copysign({0}, {1})",
+        IsNan => "gsync::half_is_nan({0})",
+        IsFinite => "gsync::half_is_finite({0})",
+        IsInfinite => "gsync::half_is_infinite({0})",
+        IsSignNegative => "gsync::half_is_sign_negative({0})",
+        ToBits => "gsync::half_to_bits({0})",
+        FromBits if bf16 => "gsync::bf16_from_bits({0})",
+        FromBits => "gsync::f16_from_bits({0})",
+        ToF32 => "gsync::half_to_f32({0})",
+        ToF64 => "gsync::half_to_f64({0})",
+        FromF32 if bf16 => "gsync::bf16_from_f32({0})",
+        FromF32 => "gsync::f16_from_f32({0})",
+        // The lowering offers no other method on half precision values.
+        _ => "gsync::half_unsupported({0})",
     }
 }
 

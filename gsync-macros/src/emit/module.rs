@@ -31,12 +31,13 @@
 //! where no static can capture a parameter named `KERNEL`, and the
 //! generated locals are mixed-site hygienic.
 
+use crate::emit::rust_expr::scalar_type;
 use crate::emit::{cuda_names, emu, rust_names, shared_len};
 use crate::ir::{ArraySpace, AssertCheck, Builtin, ExprKind, Kernel, Param, StmtKind};
 use crate::ir_walk::{each_expr, each_stmt, stmt_exprs};
 use crate::parse::Signature;
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{quote, quote_spanned};
 
 /// The generated CUDA of one kernel: fused, and split for `MultiLaunch`.
 pub struct Sources {
@@ -263,11 +264,11 @@ fn shape_functions(sig: &Signature, k: &Kernel) -> TokenStream {
             let ident = &decl.name;
             match p {
                 Param::Slice(a) => {
-                    let elem = format_ident!("{}", k.array(*a).elem.name());
+                    let elem = scalar_type(k.array(*a).elem);
                     quote!(#ident: &::gsync::DeviceBuffer<#elem>)
                 }
                 Param::Scalar(v) => {
-                    let ty = format_ident!("{}", k.var(*v).ty.name());
+                    let ty = scalar_type(k.var(*v).ty);
                     quote!(#ident: #ty)
                 }
             }
@@ -313,7 +314,7 @@ fn form_params(k: &Kernel) -> Vec<TokenStream> {
             Param::Slice(a) => {
                 let info = k.array(*a);
                 let id = rust_names::array_ident(k, *a);
-                let elem = format_ident!("{}", info.elem.name());
+                let elem = scalar_type(info.elem);
                 if info.mutable {
                     quote!(#id: &mut ::gsync::DeviceBuffer<#elem>)
                 } else {
@@ -322,7 +323,7 @@ fn form_params(k: &Kernel) -> Vec<TokenStream> {
             }
             Param::Scalar(v) => {
                 let id = rust_names::var_ident(k, *v);
-                let ty = format_ident!("{}", k.var(*v).ty.name());
+                let ty = scalar_type(k.var(*v).ty);
                 quote!(#id: #ty)
             }
         })
@@ -394,7 +395,7 @@ fn call_params(sig: &Signature, k: &Kernel) -> (Vec<TokenStream>, Vec<CallField>
         match p {
             Param::Slice(a) => {
                 let a = k.array(*a);
-                let elem = format_ident!("{}", a.elem.name());
+                let elem = scalar_type(a.elem);
                 if a.mutable {
                     params.push(quote_spanned!(a.span=> #ident: &mut ::gsync::DeviceBuffer<#elem>));
                     let decl = quote!(#ident: &'p mut ::gsync::DeviceBuffer<#elem>);
@@ -407,7 +408,7 @@ fn call_params(sig: &Signature, k: &Kernel) -> (Vec<TokenStream>, Vec<CallField>
             }
             Param::Scalar(v) => {
                 let v = k.var(*v);
-                let ty = format_ident!("{}", v.ty.name());
+                let ty = scalar_type(v.ty);
                 params.push(quote_spanned!(v.span=> #ident: #ty));
                 fields.push(CallField { decl: quote!(#ident: #ty), place, kind: FieldKind::Scalar });
             }

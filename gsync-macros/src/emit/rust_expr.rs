@@ -61,7 +61,7 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
             ExprKind::Unary(op, a) => {
                 let a = self.expr(a);
                 match op {
-                    UnOp::Neg if ty.is_float() => quote!((-#a)),
+                    UnOp::Neg if ty.is_float() || ty.is_half() => quote!((-#a)),
                     UnOp::Neg => quote!(#a.wrapping_neg()),
                     UnOp::Not => quote!((!#a)),
                 }
@@ -179,9 +179,25 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
         let ops = quote!(::gsync::__private::arith);
         let receiver_int = args.first().is_some_and(|a| a.ty.is_int());
         let lowered: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
-        if func == MathFn::FromBits {
-            let t = scalar_type(ty);
-            return quote!(#t::from_bits(#(#lowered),*));
+        if matches!(func, MathFn::FromBits | MathFn::FromF32) {
+            let (t, f) = (scalar_type(ty), format_ident!("{}", func.name()));
+            return quote!(#t::#f(#(#lowered),*));
+        }
+        // What the `half` crate has no inherent method for: through `f32`, as it rounds.
+        if args.first().is_some_and(|a| a.ty.is_half())
+            && matches!(
+                func,
+                MathFn::Sqrt
+                    | MathFn::Abs
+                    | MathFn::Floor
+                    | MathFn::Ceil
+                    | MathFn::Round
+                    | MathFn::Trunc
+                    | MathFn::Clamp
+            )
+        {
+            let f = format_ident!("{}", func.name());
+            return quote!(::gsync::__private::half_arith::#f(#(#lowered),*));
         }
         // Methods whose Rust version panics where the DSL defines a value.
         if matches!(
@@ -230,9 +246,15 @@ fn infix_level(op: BinOp) -> Option<u8> {
     }
 }
 
-/// The Rust type of a scalar.
-pub fn scalar_type(s: Scalar) -> proc_macro2::Ident {
-    format_ident!("{}", s.name())
+/// The Rust type of a scalar: its name, or for the half precision types gsync's re-export of
+/// the `half` crate's, so that the user's crate needs no dependency of its own.
+pub fn scalar_type(s: Scalar) -> TokenStream {
+    let name = format_ident!("{}", s.name());
+    if s.is_half() {
+        quote!(::gsync::#name)
+    } else {
+        quote!(#name)
+    }
 }
 
 fn int_literal(v: i128, ty: Scalar) -> TokenStream {
@@ -247,6 +269,10 @@ fn int_literal(v: i128, ty: Scalar) -> TokenStream {
 
 fn float_literal(v: f64, ty: Scalar) -> TokenStream {
     let t = scalar_type(ty);
+    if ty.is_half() {
+        let bits: TokenStream = format!("{:#06x}u16", crate::lower::half_bits(v, ty)).parse().unwrap_or_default();
+        return quote!(#t::from_bits(#bits));
+    }
     if v.is_nan() {
         return quote!(#t::NAN);
     }

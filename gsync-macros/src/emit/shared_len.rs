@@ -28,7 +28,7 @@ pub fn form_args(k: &Kernel) -> Vec<Ident> {
 pub fn function(k: &Kernel) -> TokenStream {
     let params = k.params.iter().map(|p| match p {
         Param::Slice(a) => {
-            let (id, t) = (array_ident(k, *a), format_ident!("{}", k.array(*a).elem.name()));
+            let (id, t) = (array_ident(k, *a), scalar_type(k.array(*a).elem));
             quote!(#id: &::gsync::DeviceBuffer<#t>)
         }
         Param::Scalar(v) => {

@@ -5,7 +5,7 @@
 
 use super::{ConstValue, Expr, ExprKind, Lowerer, ModuleItems};
 use crate::diagnostics::Diagnostics;
-use crate::ir::{BinOp, Scalar, UnOp};
+use crate::ir::{BinOp, MathFn, Scalar, UnOp};
 use crate::parse::Substitution;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
@@ -65,6 +65,15 @@ impl Lowerer<'_> {
                 (UnOp::Not, ConstValue::Int(v)) => Ok(ConstValue::Int(wrap(!v, ty))),
                 _ => Err(NotConst::Runtime(e.span)),
             },
+            // `f16::from_f32_const(0.5)`: rounded as the `half` crate rounds it.
+            ExprKind::Call { func: MathFn::FromF32, args } if ty.is_half() && args.len() == 1 => {
+                match self.fold_inner(&args[0])? {
+                    ConstValue::Float(v) => Ok(ConstValue::Float(super::half_precision::round_from_f32(v as f32, ty))),
+                    _ => Err(NotConst::Runtime(e.span)),
+                }
+            }
+            // Half precision arithmetic is not `const` in Rust.
+            ExprKind::Binary(_, a, _) if self.const_type(a).is_half() => Err(NotConst::Runtime(e.span)),
             ExprKind::Binary(op, a, b) => {
                 let operand = self.const_type(a);
                 let (x, y) = (self.fold_inner(a)?, self.fold_inner(b)?);

@@ -1,5 +1,6 @@
 //! Expressions: literals, names, operators, casts, indexing and calls.
 
+use super::half_precision;
 use super::methods::{self, ArgTy, MethodSig, RetTy};
 use super::{Binding, ConstValue, Lowerer};
 use super::{Expr, ExprKind};
@@ -305,6 +306,11 @@ impl Lowerer<'_> {
             return None;
         };
         let inner = self.expr(&c.expr)?;
+        let from = self.types.scalar(inner.ty);
+        if target.is_half() || from.is_some_and(Scalar::is_half) {
+            self.diag.error(span, half_precision::cast_error(from, target));
+            return None;
+        }
         // Like rustc, a literal of unknown type takes the cast's type as a hint.
         let hint = match self.inferred(inner.ty) {
             super::Inferred::AnyInt => target.is_int(),
@@ -488,6 +494,13 @@ impl Lowerer<'_> {
                 None => {}
             }
         }
+        if info.elem.is_half() && order != MemoryOrder::Relaxed {
+            self.diag.error(
+                span,
+                format!("`{name}` on `{}` is relaxed only: order it with a `store_release` or `load_acquire` of a flag next to it", info.elem.name()),
+            );
+            return None;
+        }
         if operands.len() != want {
             self.diag.error(
                 span,
@@ -599,6 +612,20 @@ impl Lowerer<'_> {
 
     fn associated_call(&mut self, ty: Scalar, name: &str, args: &[&syn::Expr], span: Span) -> Option<Expr> {
         let lowered: Vec<Expr> = args.iter().map(|a| self.expr(a)).collect::<Option<_>>()?;
+        if ty.is_half() {
+            match half_precision::constructor(ty, name) {
+                Err(message) => {
+                    self.diag.error(span, message);
+                    return None;
+                }
+                Ok(Some(sig)) if lowered.len() == 1 => return self.apply_sig_static(name, sig, lowered, span),
+                Ok(Some(_)) => {
+                    self.diag.error(span, format!("`{}::{name}` takes 1 argument, found {}", ty.name(), lowered.len()));
+                    return None;
+                }
+                Ok(None) => {}
+            }
+        }
         if name == "from_bits" && ty.is_float() && lowered.len() == 1 {
             let bits = if ty == Scalar::F32 { Scalar::U32 } else { Scalar::U64 };
             let sig = MethodSig { func: MathFn::FromBits, args: vec![ArgTy::Scalar(bits)], ret: RetTy::Scalar(ty) };

@@ -37,6 +37,8 @@ pub fn method(name: &str, recv: Scalar) -> Option<MethodSig> {
         float_method(func, recv)
     } else if recv.is_int() {
         int_method(func, recv)
+    } else if recv.is_half() {
+        super::half_precision::method(func, recv)
     } else {
         None
     }
@@ -122,8 +124,8 @@ pub fn builtin_type(_: Builtin) -> Scalar {
 pub fn atomic_supported(op: AtomicOp, elem: Scalar) -> bool {
     use Scalar::*;
     match op {
-        AtomicOp::Add | AtomicOp::Exch => matches!(elem, I32 | U32 | I64 | U64 | F32 | F64),
-        AtomicOp::Min | AtomicOp::Max => matches!(elem, I32 | U32 | I64 | U64 | F32 | F64),
+        AtomicOp::Add | AtomicOp::Exch => matches!(elem, I32 | U32 | I64 | U64 | F32 | F64 | F16 | Bf16),
+        AtomicOp::Min | AtomicOp::Max => matches!(elem, I32 | U32 | I64 | U64 | F32 | F64 | F16 | Bf16),
         AtomicOp::Cas => matches!(elem, I32 | U32 | I64 | U64),
         AtomicOp::Load | AtomicOp::Store => elem != Bool && elem != Usize,
     }
@@ -144,6 +146,8 @@ pub fn associated_const(path: &syn::Path, type_named: &dyn Fn(&str) -> Option<Sc
                 float_const(ty, name, false)
             } else if ty.is_int() {
                 int_const(ty, name)
+            } else if ty.is_half() {
+                super::half_precision::associated_const(ty, name)
             } else {
                 None
             }
@@ -156,7 +160,7 @@ pub fn associated_const(path: &syn::Path, type_named: &dyn Fn(&str) -> Option<Sc
 fn zero_one(ty: Scalar, v: i8) -> Option<(ConstValue, Scalar)> {
     match ty {
         Scalar::Bool => None,
-        t if t.is_float() => Some((ConstValue::Float(v as f64), t)),
+        t if t.is_float() || t.is_half() => Some((ConstValue::Float(v as f64), t)),
         t => Some((ConstValue::Int(v as i128), t)),
     }
 }

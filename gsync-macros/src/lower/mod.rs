@@ -10,6 +10,9 @@ mod call;
 mod communication;
 pub mod consts;
 mod expr;
+mod half_precision;
+pub use half_precision::bits as half_bits;
+pub use half_precision::cast_error as half_cast_error;
 mod matching;
 mod methods;
 mod resolve;
@@ -277,12 +280,22 @@ impl Lowerer<'_> {
 
     fn unify(&mut self, a: TyId, b: TyId, span: Span) {
         if let Err((x, y)) = self.types.unify(a, b) {
-            self.diag.error(span, format!("mismatched types: {} and {}", x.describe(), y.describe()));
+            let message = match (x, y) {
+                (Inferred::Known(h), Inferred::AnyFloat) | (Inferred::AnyFloat, Inferred::Known(h)) if h.is_half() => {
+                    half_precision::literal_error(h)
+                }
+                _ => format!("mismatched types: {} and {}", x.describe(), y.describe()),
+            };
+            self.diag.error(span, message);
         }
     }
 
     fn require(&mut self, id: TyId, s: Scalar, span: Span, what: &str) {
         if let Err((found, _)) = self.types.require(id, s) {
+            if s.is_half() && found == Inferred::AnyFloat {
+                self.diag.error(span, half_precision::literal_error(s));
+                return;
+            }
             self.diag.error(span, format!("{what} must be `{}`, found {}", s.name(), found.describe()));
         }
     }

@@ -9,6 +9,13 @@ pub const DEFAULT_THREADS: u32 = 256;
 /// The device prelude: Rust's types and arithmetic in CUDA, and the status word.
 const PRELUDE: &str = include_str!("prelude.cuh");
 
+/// The half precision prelude: CUDA's `f16`/`bf16` headers, and Rust's meaning for them.
+const HALF: &str = include_str!("half.cuh");
+
+/// The first line of a kernel body that uses `f16` or `bf16` (`#[grid_phases]` writes it):
+/// only such a kernel is compiled with [`HALF`], whose headers take NVRTC a while.
+pub const HALF_MARKER: &str = "// gsync: uses f16/bf16 (core/half.cuh)\n";
+
 /// The profile hooks of a profiled kernel ([`KernelSpec::profile`]): the recording.
 const PROFILE: &str = include_str!("profile.cuh");
 
@@ -99,12 +106,14 @@ impl KernelSpec {
             header.push_str("#define GSYNC_PROFILE\n");
         }
         let hooks = if self.profile { PROFILE } else { NO_PROFILE };
-        let mut source =
-            String::with_capacity(header.len() + PRELUDE.len() + hooks.len() + fragment.len() + body.len() + 4);
+        let mut source = String::with_capacity(
+            header.len() + PRELUDE.len() + HALF.len() + hooks.len() + fragment.len() + body.len() + 5,
+        );
         source.push_str(&header);
-        for part in [PRELUDE, hooks, fragment, body] {
+        let half = if body.starts_with(HALF_MARKER) { HALF } else { "" };
+        for part in [PRELUDE, half, hooks, fragment, body] {
             source.push_str(part);
-            if !part.ends_with('\n') {
+            if !part.is_empty() && !part.ends_with('\n') {
                 source.push('\n');
             }
         }
@@ -235,6 +244,17 @@ pub(crate) mod tests {
         // that outlasts its watchdog does.
         assert_eq!(SMOOTH.source(Barrier::Cooperative, 128).matches("globaltimer").count(), 1);
         assert!(KernelSpec { profile: true, ..SMOOTH }.source(Barrier::Cooperative, 128).contains("%%globaltimer"));
+    }
+
+    #[test]
+    fn only_a_body_marked_as_half_precision_gets_the_half_prelude() {
+        assert!(!SMOOTH.source(Barrier::Relay, 128).contains(HALF));
+        let body = "// gsync: uses f16/bf16 (core/half.cuh)\nextern \"C\" __global__ void h(f16* a) {}\n";
+        let half = KernelSpec { checked_body: body, ..SMOOTH };
+        let source = half.source(Barrier::Relay, 128);
+        let (prelude_at, half_at) = (source.find(PRELUDE).expect("prelude"), source.find(HALF).expect("half prelude"));
+        assert!(prelude_at < half_at && half_at < source.find(body).expect("body"));
+        assert!(HALF.contains("#include <cuda_fp16.h>") && HALF.contains("#include <cuda_bf16.h>"));
     }
 
     #[test]

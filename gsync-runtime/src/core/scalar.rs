@@ -10,8 +10,8 @@ pub(crate) mod sealed {
     }
 }
 
-/// A value passed by value to a kernel: `u8 i8 u16 i16 u32 i32 u64 i64 f32 f64`, `bool` and
-/// `usize`. Sealed.
+/// A value passed by value to a kernel: `u8 i8 u16 i16 u32 i32 u64 i64 f32 f64`, `f16`, `bf16`,
+/// `bool` and `usize`. Sealed.
 pub trait KernelScalar: sealed::Value + Copy {}
 
 /// The kernel parameter slot of `value`: its bytes, little-endian, zero-padded to 8.
@@ -52,7 +52,7 @@ macro_rules! numbers {
     )*};
 }
 
-numbers!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+numbers!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, half::f16, half::bf16);
 
 impl sealed::Value for bool {
     fn slot_bytes(self) -> [u8; 8] {

@@ -19,6 +19,8 @@ impl CudaElement for u64 {}
 impl CudaElement for i64 {}
 impl CudaElement for f32 {}
 impl CudaElement for f64 {}
+impl CudaElement for half::f16 {}
+impl CudaElement for half::bf16 {}
 
 /// `len` elements of `T` in a GPU's memory.
 pub(crate) struct CudaBuffer<T: CudaElement> {

@@ -17,6 +17,7 @@ pub mod arith;
 mod block;
 mod fault;
 mod grid;
+pub mod half_arith;
 pub(crate) mod launch;
 mod memory;
 mod scalar;

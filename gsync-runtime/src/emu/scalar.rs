@@ -9,9 +9,9 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// The types of device buffers (`u8 i8 u16 i16 u32 i32 u64 i64 f32 f64`), with their atomic
-/// storage: integers in the atomic integer of their type, floats as their bits in the unsigned
-/// atomic of their width. Plain accesses are relaxed, like plain global memory accesses on a
+/// The types of device buffers (`u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 f16 bf16`), with their
+/// atomic storage: integers in the atomic integer of their type, floats (half precision too) as
+/// their bits in the unsigned atomic of their width. Plain accesses are relaxed, like plain global memory accesses on a
 /// GPU, and barriers order them; atomics take the ordering the kernel names (`Relaxed`
 /// unless it names one), acquire loads and release stores theirs. Float min and max are
 /// Rust's (a NaN operand yields the other one), with -0.0 below +0.0, so that the result is
@@ -169,7 +169,7 @@ macro_rules! float_scalars {
     )*};
 }
 
-float_scalars!(f32 => AtomicU32, f64 => AtomicU64);
+float_scalars!(f32 => AtomicU32, f64 => AtomicU64, half::f16 => AtomicU16, half::bf16 => AtomicU16);
 
 /// The ordering of a compare-and-swap that fails: its success ordering without a release
 /// part, which a failed exchange, writing nothing, cannot have.
@@ -216,7 +216,33 @@ impl Float for f64 {
     }
 }
 
-/// A value a warp shuffle can move: the ten buffer element types, `bool` and `usize`. Sealed.
+macro_rules! half_floats {
+    ($($ty:ty),* $(,)?) => {$(
+        impl Float for $ty {
+            #[inline]
+            fn exchange_bits(cell: &AtomicU16, old: $ty, new: $ty, order: Ordering) -> Result<(), $ty> {
+                let exchanged = cell.compare_exchange_weak(old.to_bits(), new.to_bits(), order, failure_order(order));
+                exchanged.map(drop).map_err(<$ty>::from_bits)
+            }
+        }
+
+        impl ShuffleScalar for $ty {
+            #[inline]
+            fn to_lane_bits(self) -> u64 {
+                u64::from(self.to_bits())
+            }
+            #[inline]
+            fn from_lane_bits(bits: u64) -> $ty {
+                <$ty>::from_bits(bits as u16)
+            }
+        }
+    )*};
+}
+
+// Half precision adds as the `half` crate does: in f32, rounded back to nearest even.
+half_floats!(half::f16, half::bf16);
+
+/// A value a warp shuffle can move: the twelve buffer element types, `bool` and `usize`. Sealed.
 pub trait ShuffleScalar: sealed::Sealed + Copy + Send + Sync + 'static {
     /// The value's bits, zero-extended to 64.
     fn to_lane_bits(self) -> u64;
