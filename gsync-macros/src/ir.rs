@@ -508,6 +508,14 @@ pub enum Builtin {
     WarpSize,
     /// `warp_id()`: `thread_idx() / 32`, the same in every lane of a warp.
     WarpId,
+    /// `thread_idx_x()` … `thread_idx_z()`: the thread's index along an axis of its block.
+    ThreadIdxAxis(Axis),
+    /// `block_idx_x()` … `block_idx_z()`: the block's index along an axis of the grid.
+    BlockIdxAxis(Axis),
+    /// `block_dim_x()` … `block_dim_z()`: the block's extent along an axis.
+    BlockDimAxis(Axis),
+    /// `grid_dim_x()` … `grid_dim_z()`: the grid's extent along an axis.
+    GridDimAxis(Axis),
 }
 
 /// An atomic read-modify-write of an array element (`a.atomic_add(i, v)`, …),
@@ -636,5 +644,32 @@ impl Collective {
             }
         });
         found
+    }
+}
+
+/// An axis of a 2-D or 3-D block or grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Axis {
+    X,
+    Y,
+    Z,
+}
+
+impl Axis {
+    /// Every axis, x first.
+    pub const ALL: [Axis; 3] = [Axis::X, Axis::Y, Axis::Z];
+
+    /// `x`, `y` or `z`: the component's name in CUDA and the builtins' suffix.
+    pub fn name(self) -> &'static str {
+        match self {
+            Axis::X => "x",
+            Axis::Y => "y",
+            Axis::Z => "z",
+        }
+    }
+
+    /// 0, 1 or 2: the component's position in a tuple.
+    pub fn position(self) -> usize {
+        self as usize
     }
 }

@@ -11,6 +11,7 @@
 
 mod check;
 mod diagnostics;
+mod dims;
 mod emit;
 mod generic;
 mod ir;

@@ -37,6 +37,7 @@ static ROTATE_KERNEL: KernelSpec = KernelSpec {
     default_threads: 0,
     split: SplitSpec::NONE,
     assertions: &[],
+    axes: gsync_runtime::Axes::NONE,
 };
 
 /// Writes each scalar parameter into `out`, widened to 64 bits.
@@ -71,6 +72,7 @@ static SCALARS_KERNEL: KernelSpec = KernelSpec {
     default_threads: 64,
     split: SplitSpec::NONE,
     assertions: &[],
+    axes: gsync_runtime::Axes::NONE,
 };
 
 /// Reads `a[a_len + 3]` through the prelude's bounds check, as a debug build would.
@@ -99,6 +101,7 @@ static OVERRUN_KERNEL: KernelSpec = KernelSpec {
     default_threads: 0,
     split: SplitSpec::NONE,
     assertions: &[],
+    axes: gsync_runtime::Axes::NONE,
 };
 
 fn gpu() -> Gpu {
@@ -312,6 +315,7 @@ static PHASES_KERNEL: KernelSpec = KernelSpec {
     default_threads: 0,
     split: SplitSpec::NONE,
     assertions: &[],
+    axes: gsync_runtime::Axes::NONE,
 };
 
 /// The device barriers, and Auto, which becomes one of them.
@@ -517,6 +521,7 @@ static COUNT_DOWN_KERNEL: KernelSpec = KernelSpec {
         reads_device: true,
     },
     assertions: &[],
+    axes: gsync_runtime::Axes::NONE,
 };
 
 #[test]
@@ -596,6 +601,7 @@ static TRAP_KERNEL: KernelSpec = KernelSpec {
     default_threads: 32,
     split: SplitSpec::NONE,
     assertions: &[],
+    axes: gsync_runtime::Axes::NONE,
 };
 
 /// Set in the child process that runs the context-loss test, which must not share its
@@ -686,6 +692,7 @@ static BIG_TILE_KERNEL: KernelSpec = KernelSpec {
     default_threads: 64,
     split: SplitSpec::NONE,
     assertions: &[],
+    axes: gsync_runtime::Axes::NONE,
 };
 
 #[test]

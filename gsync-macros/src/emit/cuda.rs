@@ -5,6 +5,7 @@
 use crate::emit::assertions::{has_assertions, AssertStops};
 mod communication;
 
+use crate::dims;
 use crate::emit::{cuda_names, cuda_ops};
 use crate::ir::*;
 use crate::names;
@@ -19,7 +20,9 @@ const MAX_UNROLLED_TRIPS: i128 = 32;
 /// per-phase profile when the runtime compiles it for one, and are empty otherwise.
 pub fn kernel_source(k: &Kernel, bounds_checks: bool) -> String {
     let asserts = AssertStops::of(&k.body, bounds_checks);
-    let mut e = CudaEmitter { k, checked: bounds_checks, profiled: true, out: String::new(), indent: 1, asserts };
+    let multi_dim = dims::axes(k).any();
+    let mut e =
+        CudaEmitter { k, checked: bounds_checks, profiled: true, out: String::new(), indent: 1, asserts, multi_dim };
     let checks = if bounds_checks { " with bounds checks" } else { "" };
     let shared: Vec<ArrayId> = shared_arrays(k).collect();
     e.function(&Function {
@@ -37,7 +40,9 @@ pub fn kernel_source(k: &Kernel, bounds_checks: bool) -> String {
 /// The kernel split at its barriers: one function per segment.
 pub fn split_source(k: &Kernel, plan: &SplitPlan, bounds_checks: bool) -> String {
     let asserts = AssertStops::of(&k.body, bounds_checks);
-    let mut e = CudaEmitter { k, checked: bounds_checks, profiled: false, out: String::new(), indent: 1, asserts };
+    let multi_dim = dims::axes(k).any();
+    let mut e =
+        CudaEmitter { k, checked: bounds_checks, profiled: false, out: String::new(), indent: 1, asserts, multi_dim };
     let checks = if bounds_checks { " with bounds checks" } else { "" };
     let asserting = has_assertions(&k.body, bounds_checks);
     for (i, segment) in plan.segments.iter().enumerate() {
@@ -94,6 +99,9 @@ struct CudaEmitter<'k> {
     /// How the body's failed assertions stop (in a segment of the split kernel, which holds
     /// no `grid_sync()`, every one ends its thread).
     asserts: AssertStops,
+    /// Whether the kernel reads per-axis builtins, so that its linear builtins are the
+    /// prelude's linear indices rather than the `.x` components.
+    multi_dim: bool,
 }
 
 /// C++ operator precedence, higher binds tighter.
@@ -661,10 +669,16 @@ impl CudaEmitter<'_> {
             }
             ForRange::GridStride { start, end } | ForRange::BlockStride { start, end } => {
                 let grid = matches!(range, ForRange::GridStride { .. });
-                let (first, stride) = if grid {
-                    ("(blockIdx.x * blockDim.x + threadIdx.x)", "blockDim.x * gridDim.x")
+                let (first, stride) = if self.multi_dim {
+                    if grid {
+                        (format!("({})", dims::LINEAR_GLOBAL_ID), dims::LINEAR_GRID_SIZE.to_owned())
+                    } else {
+                        ("gsync_thread_index()".to_owned(), "gsync_block_threads()".to_owned())
+                    }
+                } else if grid {
+                    ("(blockIdx.x * blockDim.x + threadIdx.x)".to_owned(), "blockDim.x * gridDim.x".to_owned())
                 } else {
-                    ("threadIdx.x", "blockDim.x")
+                    ("threadIdx.x".to_owned(), "blockDim.x".to_owned())
                 };
                 // 32-bit counters run in 64 bits so that `+= stride` cannot wrap past `end`.
                 let wide = match ty {
@@ -730,6 +744,7 @@ impl CudaEmitter<'_> {
             ExprKind::Float(v) => float_literal(*v, ty),
             ExprKind::Bool(b) => Code::primary(b.to_string()),
             ExprKind::Var(v) => Code::primary(cuda_names::var(self.k, *v)),
+            ExprKind::Builtin(b) if self.multi_dim => Code::primary(dims::multi_dim_cuda(*b)),
             ExprKind::Builtin(b) => Code::primary(
                 match b {
                     Builtin::ThreadIdx => "threadIdx.x",
@@ -741,6 +756,11 @@ impl CudaEmitter<'_> {
                     Builtin::LaneId => "(threadIdx.x & 31u)",
                     Builtin::WarpSize => "32u",
                     Builtin::WarpId => "(threadIdx.x >> 5)",
+                    // A kernel that reads one is compiled with GSYNC_MULTI_DIM (the arm above).
+                    Builtin::ThreadIdxAxis(_)
+                    | Builtin::BlockIdxAxis(_)
+                    | Builtin::BlockDimAxis(_)
+                    | Builtin::GridDimAxis(_) => return Code::primary(dims::multi_dim_cuda(*b)),
                 }
                 .to_string(),
             ),

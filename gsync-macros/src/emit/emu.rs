@@ -395,6 +395,10 @@ impl RustContext for Emu<'_> {
             Builtin::LaneId => quote!(#ctx.lane_id()),
             Builtin::WarpSize => quote!(32u32),
             Builtin::WarpId => quote!(#ctx.warp_id()),
+            Builtin::ThreadIdxAxis(a) => axis_of(quote!(#ctx.thread_idx_xyz()), a),
+            Builtin::BlockIdxAxis(a) => axis_of(quote!(#ctx.block_idx_xyz()), a),
+            Builtin::BlockDimAxis(a) => axis_of(quote!(#ctx.block_dim_xyz()), a),
+            Builtin::GridDimAxis(a) => axis_of(quote!(#ctx.grid_dim_xyz()), a),
         }
     }
 
@@ -463,4 +467,10 @@ impl RustContext for Emu<'_> {
         let ctx = ctx_ident();
         quote!(#ctx.zero_step(#line))
     }
+}
+
+/// The `a` component of the `(x, y, z)` tuple `xyz`.
+fn axis_of(xyz: TokenStream, a: Axis) -> TokenStream {
+    let position = syn::Index::from(a.position());
+    quote!(#xyz.#position)
 }

@@ -64,6 +64,7 @@ pub fn items(
     let (name, symbol) = (&k.name, cuda_names::kernel_symbol(k));
     let arrays: Vec<&str> = k.arrays.iter().map(|a| a.name.as_str()).collect();
     let assertions = assertions(k);
+    let axes = crate::dims::axes(k).tokens();
     let grid_syncs = k.grid_syncs;
     let threads = match declared_threads(k) {
         DeclaredThreads::Attribute(threads) => quote!(#threads),
@@ -115,6 +116,7 @@ pub fn items(
                     reads_device: #reads_device,
                 },
                 assertions: &[#(#assertions),*],
+                axes: #axes,
             };
 
             pub use self::functions::{
@@ -364,7 +366,16 @@ fn declared_threads(k: &Kernel) -> DeclaredThreads {
         for expr in stmt_exprs(stmt) {
             each_expr(expr, &mut |e| {
                 block_sized |=
-                    matches!(e.kind, ExprKind::Builtin(Builtin::ThreadIdx | Builtin::BlockDim | Builtin::WarpId));
+                    matches!(
+                        e.kind,
+                        ExprKind::Builtin(
+                            Builtin::ThreadIdx
+                                | Builtin::BlockDim
+                                | Builtin::WarpId
+                                | Builtin::ThreadIdxAxis(_)
+                                | Builtin::BlockDimAxis(_)
+                        )
+                    );
             });
         }
     });

@@ -152,6 +152,14 @@ impl RustContext for SplitHost<'_> {
             Builtin::GridDim => quote!(#grid_dim),
             Builtin::GridSize => quote!(#block_dim.wrapping_mul(#grid_dim)),
             Builtin::WarpSize => quote!(32u32),
+            Builtin::BlockDimAxis(a) => {
+                let (run, axis) = (run_ident(), Ident::new(a.name(), Span::call_site()));
+                quote!(#run.block_shape().#axis)
+            }
+            Builtin::GridDimAxis(a) => {
+                let (run, axis) = (run_ident(), Ident::new(a.name(), Span::call_site()));
+                quote!(#run.grid_shape().#axis)
+            }
             // Never host-evaluable: the split rejects them first.
             _ => quote!(compile_error!("gsync: a thread builtin in host code")),
         }

@@ -109,7 +109,7 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "lane_id" => Builtin::LaneId,
         "warp_size" => Builtin::WarpSize,
         "warp_id" => Builtin::WarpId,
-        _ => return None,
+        _ => return crate::dims::axis_builtin(name),
     })
 }
 

@@ -516,6 +516,17 @@ pub enum Error {
         /// The driver's sticky error.
         source: SourceError,
     },
+
+    /// The launch's block or grid shape does not fit CUDA's limits or the kernel: an axis of
+    /// 0 or past its limit, a 2-D or 3-D shape for a kernel that reads no per-axis index, or
+    /// no shape for a kernel that reads one.
+    #[error("kernel `{kernel}` cannot run in this launch shape: {reason}")]
+    InvalidShape {
+        /// The kernel's name.
+        kernel: String,
+        /// What is wrong and what to do.
+        reason: String,
+    },
 }
 
 /// A per-block or per-thread resource that a kernel can exceed at compile time.
@@ -598,7 +609,8 @@ impl Error {
             | Error::CooperativeLaunchUnsupported { .. }
             | Error::SharedMemoryLimit { .. }
             | Error::CannotSplit { .. }
-            | Error::WrongBackend { .. } => ErrorKind::Configuration,
+            | Error::WrongBackend { .. }
+            | Error::InvalidShape { .. } => ErrorKind::Configuration,
             Error::LengthMismatch { .. }
             | Error::OutOfMemory { .. }
             | Error::BufferOnOtherGpu { .. }

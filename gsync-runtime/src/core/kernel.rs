@@ -44,6 +44,9 @@ pub struct KernelSpec {
     pub split: SplitSpec,
     /// The kernel's `assert!`s in source order; the status word of a failed one indexes this.
     pub assertions: &'static [crate::core::assertion::KernelAssertion],
+    /// The per-axis builtins it reads: a kernel that reads any is compiled with
+    /// `GSYNC_MULTI_DIM` and may run in 2-D and 3-D shapes.
+    pub axes: crate::core::dims::Axes,
 }
 
 /// A kernel split at every `grid_sync()` into segment kernels, one launch each, which
@@ -95,6 +98,9 @@ impl KernelSpec {
             self.rust_signature,
             barrier.name(),
         );
+        if self.axes.any() {
+            header.push_str("#define GSYNC_MULTI_DIM\n");
+        }
         if self.profile {
             header.push_str("#define GSYNC_PROFILE\n");
         }
@@ -152,6 +158,7 @@ impl KernelSpec {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::core::dims::Axes;
 
     /// A kernel description as `#[grid_phases]` would emit it.
     pub(crate) static SMOOTH: KernelSpec = KernelSpec {
@@ -173,6 +180,7 @@ pub(crate) mod tests {
             reads_device: false,
         },
         assertions: &[],
+        axes: Axes::NONE,
     };
 
     #[test]

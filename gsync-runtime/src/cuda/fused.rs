@@ -35,7 +35,7 @@ struct FusedLaunch {
 pub(crate) fn max_coresident_blocks(gpu: &CudaGpu, kernel: &KernelSpec, launch: &Launch) -> Result<u32> {
     gpu.health().guard(|| {
         let kernel = &launch.configure(kernel);
-        let threads = checked_threads(gpu.info(), kernel, launch.threads_for(kernel))?;
+        let threads = checked_threads(gpu.info(), kernel, launch)?;
         let barrier = resolve(gpu, kernel, launch.selected_barrier(), None, threads)?;
         let function = match barrier.descriptor().launch_mode {
             LaunchMode::Split => gpu.first_segment(kernel, threads)?,
@@ -164,8 +164,8 @@ unsafe fn enqueue(
     }
     builder.record_kernel_launch(CUevent_flags::CU_EVENT_DEFAULT);
     let config = LaunchConfig {
-        grid_dim: (fused.grid.blocks, 1, 1),
-        block_dim: (fused.grid.threads, 1, 1),
+        grid_dim: fused.grid.grid_shape.tuple(),
+        block_dim: fused.grid.block_shape.tuple(),
         shared_mem_bytes: 0,
     };
     match fused.barrier.descriptor().launch_mode {
@@ -200,7 +200,7 @@ fn resolve_launch(
     launch: &Launch,
     co_residency: CoResidency,
 ) -> Result<FusedLaunch> {
-    let threads = checked_threads(gpu.info(), kernel, launch.threads_for(kernel))?;
+    let threads = checked_threads(gpu.info(), kernel, launch)?;
     let barrier = resolve(gpu, kernel, launch.selected_barrier(), launch.requested_blocks(), threads)?;
     let descriptor = barrier.descriptor();
     match descriptor.launch_mode {
@@ -212,7 +212,7 @@ fn resolve_launch(
     }
     let function = gpu.function(kernel, barrier, threads)?;
     let resident = residency(gpu, kernel, &function, threads)?;
-    let grid = resolve_grid(kernel, barrier, launch.requested_blocks(), threads, resident, co_residency)?;
+    let grid = resolve_grid(kernel, barrier, launch.requested_blocks(), threads, resident, co_residency)?.shaped_by(launch);
     check_block_limit(kernel, grid, gpu.info().max_blocks_per_grid, || grid_limit_reason(gpu))?;
     let compiled = barrier.compiled_for(RelayMode::for_grid(grid.blocks, gpu.info().sm_count));
     if compiled == barrier {

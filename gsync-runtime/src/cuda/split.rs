@@ -51,7 +51,7 @@ impl<'g> CudaSplitRun<'g> {
     /// Starts a split run of `kernel` on `gpu`; see [`Gpu::begin_split`](crate::Gpu::begin_split).
     pub(crate) fn begin(gpu: &'g CudaGpu, kernel: &KernelSpec, launch: &Launch) -> Result<Self> {
         let kernel = launch.configure(kernel);
-        let threads = checked_threads(gpu.info(), &kernel, launch.threads_for(&kernel))?;
+        let threads = checked_threads(gpu.info(), &kernel, launch)?;
         let functions = gpu.segment_functions(&kernel, threads)?;
         let first = functions.first().ok_or_else(|| no_segments(&kernel))?;
         let residency = residency(gpu, &kernel, first, threads)?;
@@ -145,8 +145,8 @@ impl CudaSplitRun<'_> {
         push_args(&mut builder, &args);
         self.scratch.push_trailing_args(&mut builder);
         let config = LaunchConfig {
-            grid_dim: (self.grid.blocks, 1, 1),
-            block_dim: (self.grid.threads, 1, 1),
+            grid_dim: self.grid.grid_shape.tuple(),
+            block_dim: self.grid.block_shape.tuple(),
             shared_mem_bytes: 0,
         };
         // SAFETY: the caller vouches for `args`; the scratch words outlive the launch, since

@@ -103,13 +103,13 @@ impl<'g> EmuSplitRun<'g> {
         let kernel = launch.configure(kernel);
         let grid = Self::grid_for(emulator, &kernel, launch)?;
         let choice = untuned_choice(launch);
-        let launch = launch.clone().blocks(grid.blocks).threads(grid.threads);
+        let launch = launch.clone().grid(grid.grid_shape, grid.block_shape);
         Ok(EmuSplitRun { emulator, kernel, bodies, launch, grid, choice, started: Instant::now(), zero_step: None })
     }
 
     /// The grid of a split run of `kernel` (as `launch` configures it), checked.
     pub(crate) fn grid_for(emulator: &Emulator, kernel: &KernelSpec, launch: &Launch) -> Result<Grid> {
-        let threads = checked_threads(emulator.info(), kernel, launch.threads_for(kernel))?;
+        let threads = checked_threads(emulator.info(), kernel, launch)?;
         check_split(kernel)?;
         let residency = Residency { blocks_per_sm: BLOCKS_PER_CORE, sm_count: emulator.info().sm_count };
         let grid = split_grid(kernel, launch, threads, residency)?;
@@ -168,6 +168,7 @@ mod tests {
     use std::marker::PhantomData;
 
     use super::*;
+    use crate::core::dims::Axes;
     use crate::core::kernel::SplitSpec;
     use crate::{DeviceBuffer, Gpu};
 
@@ -193,6 +194,7 @@ mod tests {
             reads_device: false,
         },
         assertions: &[],
+        axes: Axes::NONE,
     };
 
     /// The emulator bodies of `TWO_SEGMENTS`.

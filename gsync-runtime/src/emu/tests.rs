@@ -12,6 +12,7 @@ use crate::barrier::Barrier;
 use crate::buffer::DeviceBuffer;
 use crate::core::args::KernelArgs;
 use crate::core::error::{Error, Result};
+use crate::core::dims::Axes;
 use crate::core::kernel::{KernelSpec, SplitSpec};
 use crate::core::launch::{Launch, LaunchReport};
 use crate::core::profile::ProfileClock;
@@ -33,6 +34,7 @@ const fn spec(name: &'static str, arrays: &'static [&'static str]) -> KernelSpec
         default_threads: 0,
         split: SplitSpec::NONE,
         assertions: &[],
+        axes: Axes::NONE,
     }
 }
 

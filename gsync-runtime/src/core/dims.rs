@@ -1,0 +1,182 @@
+//! Multi-dimensional launch shapes: a block's or grid's extent per axis, what a kernel reads
+//! of it, and the checks that keep a shape within CUDA's limits and the kernel's meaning.
+
+use std::fmt;
+
+use crate::core::error::{Error, Result};
+use crate::core::kernel::KernelSpec;
+use crate::core::launch::Launch;
+
+/// The most threads a block may have along x, y and z on every CUDA GPU.
+pub const MAX_BLOCK_DIM: Dim3 = Dim3::new(1024, 1024, 64);
+
+/// The most blocks a grid may have along x, y and z on every CUDA GPU.
+pub const MAX_GRID_DIM: Dim3 = Dim3::new(i32::MAX as u32, 65535, 65535);
+
+/// The extent of a block (threads) or a grid (blocks) along x, y and z, as CUDA's `dim3`.
+///
+/// ```
+/// use gsync_runtime::Dim3;
+/// assert_eq!(Dim3::from(256), Dim3::new(256, 1, 1));
+/// assert_eq!(Dim3::from((32, 8)), Dim3::new(32, 8, 1));
+/// assert_eq!(Dim3::from((8, 8, 4)).count(), 256);
+/// assert_eq!(Dim3::new(32, 8, 1).to_string(), "32 × 8 × 1");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Dim3 {
+    /// Extent along x, the fastest-varying axis of the linear index.
+    pub x: u32,
+    /// Extent along y.
+    pub y: u32,
+    /// Extent along z.
+    pub z: u32,
+}
+
+impl Dim3 {
+    /// `x × y × z`.
+    pub const fn new(x: u32, y: u32, z: u32) -> Dim3 {
+        Dim3 { x, y, z }
+    }
+
+    /// A one-dimensional extent: `n × 1 × 1`.
+    pub const fn linear(n: u32) -> Dim3 {
+        Dim3::new(n, 1, 1)
+    }
+
+    /// Threads or blocks in all: `x · y · z` (64 bits wide, so that it never overflows).
+    pub const fn count(self) -> u64 {
+        self.x as u64 * self.y as u64 * self.z as u64
+    }
+
+    /// Whether y and z are 1.
+    pub const fn is_linear(self) -> bool {
+        self.y == 1 && self.z == 1
+    }
+
+    /// `(x, y, z)`, as the driver takes it.
+    pub const fn tuple(self) -> (u32, u32, u32) {
+        (self.x, self.y, self.z)
+    }
+}
+
+impl From<u32> for Dim3 {
+    fn from(x: u32) -> Dim3 {
+        Dim3::linear(x)
+    }
+}
+
+impl From<(u32, u32)> for Dim3 {
+    fn from((x, y): (u32, u32)) -> Dim3 {
+        Dim3::new(x, y, 1)
+    }
+}
+
+impl From<(u32, u32, u32)> for Dim3 {
+    fn from((x, y, z): (u32, u32, u32)) -> Dim3 {
+        Dim3::new(x, y, z)
+    }
+}
+
+impl fmt::Display for Dim3 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} × {} × {}", self.x, self.y, self.z)
+    }
+}
+
+/// Which per-axis builtins a kernel reads; the macro records them in
+/// [`KernelSpec::axes`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Axes {
+    /// Whether it reads `thread_idx_x()` … `thread_idx_z()` or `block_dim_x()` …
+    /// `block_dim_z()`: its launch must name the block's shape.
+    pub block: bool,
+    /// Whether it reads `block_idx_x()` … `block_idx_z()` or `grid_dim_x()` … `grid_dim_z()`:
+    /// its launch must name the grid's shape.
+    pub grid: bool,
+}
+
+impl Axes {
+    /// A kernel that reads no per-axis builtin: it runs in one-dimensional shapes only.
+    pub const NONE: Axes = Axes { block: false, grid: false };
+
+    /// Whether the kernel reads any per-axis builtin, and so may run in 2-D and 3-D shapes.
+    pub const fn any(self) -> bool {
+        self.block || self.grid
+    }
+}
+
+/// Checks the block and grid shapes `launch` names for `kernel`: every axis at least 1 and
+/// within CUDA's limits, a block of at most `max_threads` threads, a shape of more than one
+/// dimension only for a kernel that reads per-axis builtins, and a named shape for every
+/// kernel that reads the per-axis builtins of it (the tuner never picks one: it could not know
+/// what the kernel's axes mean).
+pub(crate) fn check_shape(kernel: &KernelSpec, launch: &Launch, max_threads: u32) -> Result<()> {
+    let refuse = |reason: String| Err(Error::InvalidShape { kernel: kernel.name.to_owned(), reason });
+    let axes = kernel.axes;
+    if axes.block && launch.requested_threads().is_none() {
+        return refuse(
+            "it reads per-axis thread indices (thread_idx_x() … block_dim_z()), so the runtime cannot pick its \
+             block shape; name it with Launch::threads_xyz(x, y, z) (or Launch::threads(n) for n × 1 × 1)"
+                .to_owned(),
+        );
+    }
+    if axes.grid && launch.requested_blocks().is_none() {
+        return refuse(
+            "it reads per-axis block indices (block_idx_x() … grid_dim_z()), so the runtime cannot pick its grid \
+             shape; name it with Launch::blocks_xyz(x, y, z) (or Launch::blocks(n) for n × 1 × 1)"
+                .to_owned(),
+        );
+    }
+    if let Some(block) = launch.requested_block_shape() {
+        if let Some(reason) = extent_error("block", "threads", block, MAX_BLOCK_DIM, "Launch::threads_xyz") {
+            return refuse(reason);
+        }
+        if block.count() > u64::from(max_threads) {
+            return refuse(format!(
+                "a block of {block} threads has {} threads, more than the {max_threads} this GPU allows; make \
+                 x · y · z at most {max_threads}",
+                block.count()
+            ));
+        }
+        if !block.is_linear() && !axes.any() {
+            return refuse(one_dimensional("block", block, "threads"));
+        }
+    }
+    if let Some(grid) = launch.requested_grid_shape() {
+        if let Some(reason) = extent_error("grid", "blocks", grid, MAX_GRID_DIM, "Launch::blocks_xyz") {
+            return refuse(reason);
+        }
+        if grid.count() > u64::from(u32::MAX) {
+            return refuse(format!(
+                "a grid of {grid} blocks has {} blocks, more than the 2^32 - 1 a launch can count; give fewer",
+                grid.count()
+            ));
+        }
+        if !grid.is_linear() && !axes.any() {
+            return refuse(one_dimensional("grid", grid, "blocks"));
+        }
+    }
+    Ok(())
+}
+
+/// Why an extent with an axis of 0 or past `max` cannot run, if it cannot.
+fn extent_error(what: &str, unit: &str, extent: Dim3, max: Dim3, setter: &str) -> Option<String> {
+    let axes = [("x", extent.x, max.x), ("y", extent.y, max.y), ("z", extent.z, max.z)];
+    let (axis, n, limit) = axes.into_iter().find(|&(_, n, limit)| n == 0 || n > limit)?;
+    Some(format!(
+        "a {what} of {extent} {unit} has {n} along {axis}, where CUDA allows 1 to {limit} (at most {}, {}, {} \
+         along x, y, z); pass extents in those ranges to {setter}",
+        max.x, max.y, max.z
+    ))
+}
+
+/// Why a kernel that reads no per-axis builtin cannot run in `extent`.
+fn one_dimensional(what: &str, extent: Dim3, unit: &str) -> String {
+    format!(
+        "it reads no per-axis index (thread_idx_x(), block_idx_y(), …), so it runs in one-dimensional shapes \
+         only, and this {what} is {extent} {unit}; launch it with {} {} {unit} in a line, or read a per-axis \
+         index in the kernel",
+        if what == "block" { "Launch::threads" } else { "Launch::blocks" },
+        extent.count()
+    )
+}
