@@ -95,6 +95,7 @@ pub fn multi_dim_cuda(b: Builtin) -> String {
         Builtin::BlockIdxAxis(a) => format!("blockIdx.{}", a.name()),
         Builtin::BlockDimAxis(a) => format!("blockDim.{}", a.name()),
         Builtin::GridDimAxis(a) => format!("gridDim.{}", a.name()),
+        Builtin::BlockSize => crate::block_size::CUDA.to_owned(),
     }
 }
 

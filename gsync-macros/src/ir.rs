@@ -181,8 +181,10 @@ pub struct Array {
     pub unique: UniqueName,
     pub elem: Scalar,
     pub space: ArraySpace,
-    /// Compile-time length (shared and local arrays).
+    /// Compile-time length (shared and local arrays), unless it depends on the block size.
     pub len: Option<u64>,
+    /// The length of a shared or local array sized by `BLOCK_SIZE`.
+    pub block_len: Option<std::rc::Rc<crate::block_size::BlockConst>>,
     pub mutable: bool,
     pub span: Span,
 }
@@ -210,6 +212,8 @@ pub struct Kernel {
     pub default_threads: u32,
     /// The device-function calls inlined in `body`, by [`CallId`].
     pub calls: Vec<InlinedCall>,
+    /// The block sizes its constants sized by `BLOCK_SIZE` rule out.
+    pub refused_block_sizes: Vec<crate::block_size::RefusedBlockSizes>,
 }
 
 impl Kernel {
@@ -516,6 +520,8 @@ pub enum Builtin {
     BlockDimAxis(Axis),
     /// `grid_dim_x()` … `grid_dim_z()`: the grid's extent along an axis.
     GridDimAxis(Axis),
+    /// `BLOCK_SIZE`: threads per block as a `usize` constant of each compiled block size.
+    BlockSize,
 }
 
 /// An atomic read-modify-write of an array element (`a.atomic_add(i, v)`, …),

@@ -32,6 +32,8 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut kernels = Vec::new();
     let mut items = ModuleItems::default();
     let mut consts = Vec::new();
+    // Each `const` item's name and its place in `kept`.
+    let mut kept_consts = Vec::new();
     for item in content {
         match item {
             syn::Item::Fn(f) => match marker(&f.attrs) {
@@ -55,12 +57,23 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
                 if parse::scalar_type(&c.ty).is_some() {
                     consts.push(c);
                 }
+                kept_consts.push((crate::names::rust_name(&c.ident), kept.len()));
                 kept.push(quote!(#item));
             }
             other => kept.push(quote!(#other)),
         }
     }
     items.consts = lower::consts::module_consts(&consts, &mut diag);
+    // A constant computed from `BLOCK_SIZE` has no value on the host: kernels only.
+    let per_block: Vec<usize> = kept_consts
+        .iter()
+        .filter(|(name, _)| {
+            items.consts.iter().any(|(n, value, _)| n == name && matches!(value, lower::ConstValue::Block(_)))
+        })
+        .map(|(_, at)| *at)
+        .collect();
+    let kept: Vec<TokenStream> =
+        kept.into_iter().enumerate().filter(|(at, _)| !per_block.contains(at)).map(|(_, item)| item).collect();
     let expanded = kernels.iter().map(|(args, func)| crate::kernel(args.clone(), func, &items));
     let errors = diag.into_error().map(|e| e.to_compile_error());
     let attrs = &module.attrs;

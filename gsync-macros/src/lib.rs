@@ -9,6 +9,7 @@
 //! host code and the module that replaces the function).
 //! All errors are collected and reported together, each on its span.
 
+mod block_size;
 mod check;
 mod diagnostics;
 mod dims;

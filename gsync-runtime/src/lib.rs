@@ -21,6 +21,7 @@
 //! #     name: "smooth", symbol: "smooth", rust_signature: "fn smooth(a: &mut [f32], rounds: u32)",
 //! #     checked_body: "", unchecked_body: "", bounds_checks: true, profile: false, arrays: &["a"],
 //! #     grid_syncs: 1, default_threads: 0, split: SplitSpec::NONE, assertions: &[], axes: Axes::NONE,
+//! #     refused_block_sizes: &[],
 //! # };
 //! let gpu = Gpu::cuda(0)?;
 //! let mut a = gpu.upload(&[1.0f32; 1024])?;
@@ -46,6 +47,7 @@
 //! #     name: "double", symbol: "double", rust_signature: "fn double(a: &mut [u32])",
 //! #     checked_body: "", unchecked_body: "", bounds_checks: true, profile: false, arrays: &["a"],
 //! #     grid_syncs: 1, default_threads: 0, split: SplitSpec::NONE, assertions: &[], axes: Axes::NONE,
+//! #     refused_block_sizes: &[],
 //! # };
 //! let gpu = Gpu::emulator();
 //! let a = gpu.upload(&[1u32, 2, 3])?;
@@ -105,10 +107,11 @@ mod private;
 mod test_support;
 
 pub use crate::core::{
-    Axes, Backend, BarrierFigures, BarrierVisit, BlockTimeline, CoResidency, DeviceInfo, Error, ErrorKind, KernelArgs,
-    KernelAssertion, KernelBuffer, KernelScalar, KernelSpec, Dim3, Launch, LaunchReport, LaunchShape, PhaseFigures,
-    PhaseProfile, ProfileClock, Resource, Result, ShapeChoice, SizeClass, SourceError, SplitSpec,
-    DEFAULT_PROFILE_PHASES, DEFAULT_THREADS, DEFAULT_WATCHDOG, MAX_BLOCK_DIM, MAX_GRID_DIM, TUNE_VAR, TUNING_BUDGET,
+    Axes, Backend, BarrierFigures, BarrierVisit, BlockTimeline, CoResidency, DeviceInfo, Dim3, Error, ErrorKind,
+    KernelArgs, KernelAssertion, KernelBuffer, KernelScalar, KernelSpec, Launch, LaunchReport, LaunchShape,
+    PhaseFigures, PhaseProfile, ProfileClock, RefusedBlockSizes, Resource, Result, ShapeChoice, SizeClass, SourceError,
+    SplitSpec, DEFAULT_PROFILE_PHASES, DEFAULT_THREADS, DEFAULT_WATCHDOG, MAX_BLOCK_DIM, MAX_GRID_DIM, TUNE_VAR,
+    TUNING_BUDGET,
 };
 pub use barrier::{Barrier, BarrierDescriptor, LaunchMode, ParseBarrierError};
 pub use buffer::{DeviceBuffer, DeviceScalar};

@@ -38,6 +38,7 @@ static ROTATE_KERNEL: KernelSpec = KernelSpec {
     split: SplitSpec::NONE,
     assertions: &[],
     axes: gsync_runtime::Axes::NONE,
+    refused_block_sizes: &[],
 };
 
 /// Writes each scalar parameter into `out`, widened to 64 bits.
@@ -73,6 +74,7 @@ static SCALARS_KERNEL: KernelSpec = KernelSpec {
     split: SplitSpec::NONE,
     assertions: &[],
     axes: gsync_runtime::Axes::NONE,
+    refused_block_sizes: &[],
 };
 
 /// Reads `a[a_len + 3]` through the prelude's bounds check, as a debug build would.
@@ -102,6 +104,7 @@ static OVERRUN_KERNEL: KernelSpec = KernelSpec {
     split: SplitSpec::NONE,
     assertions: &[],
     axes: gsync_runtime::Axes::NONE,
+    refused_block_sizes: &[],
 };
 
 fn gpu() -> Gpu {
@@ -316,6 +319,7 @@ static PHASES_KERNEL: KernelSpec = KernelSpec {
     split: SplitSpec::NONE,
     assertions: &[],
     axes: gsync_runtime::Axes::NONE,
+    refused_block_sizes: &[],
 };
 
 /// The device barriers, and Auto, which becomes one of them.
@@ -522,6 +526,7 @@ static COUNT_DOWN_KERNEL: KernelSpec = KernelSpec {
     },
     assertions: &[],
     axes: gsync_runtime::Axes::NONE,
+    refused_block_sizes: &[],
 };
 
 #[test]
@@ -602,6 +607,7 @@ static TRAP_KERNEL: KernelSpec = KernelSpec {
     split: SplitSpec::NONE,
     assertions: &[],
     axes: gsync_runtime::Axes::NONE,
+    refused_block_sizes: &[],
 };
 
 /// Set in the child process that runs the context-loss test, which must not share its
@@ -693,6 +699,7 @@ static BIG_TILE_KERNEL: KernelSpec = KernelSpec {
     split: SplitSpec::NONE,
     assertions: &[],
     axes: gsync_runtime::Axes::NONE,
+    refused_block_sizes: &[],
 };
 
 #[test]

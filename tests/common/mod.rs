@@ -5,6 +5,7 @@
 pub mod checks;
 pub mod communication;
 pub mod deep;
+pub mod dims;
 pub mod functions;
 pub mod heat_checks;
 pub mod kernels;

@@ -421,7 +421,8 @@ impl Analysis<'_> {
                 | Builtin::GridSize
                 | Builtin::WarpSize
                 | Builtin::BlockDimAxis(_)
-                | Builtin::GridDimAxis(_) => Taint::UNIFORM,
+                | Builtin::GridDimAxis(_)
+                | Builtin::BlockSize => Taint::UNIFORM,
             },
             ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.expr(a, ctx),
             ExprKind::Binary(op, a, b) => {

@@ -71,6 +71,15 @@ pub fn split_source(k: &Kernel, plan: &SplitPlan, bounds_checks: bool) -> String
     e.out
 }
 
+/// The length of a shared or local array: a number, or a constant expression in
+/// `GSYNC_BLOCK_SIZE`.
+fn array_len(a: &Array) -> String {
+    match (&a.len, &a.block_len) {
+        (_, Some(tree)) => tree.cuda(),
+        (len, None) => len.unwrap_or(1).to_string(),
+    }
+}
+
 /// The shared arrays a kernel declares.
 fn shared_arrays(k: &Kernel) -> impl Iterator<Item = ArrayId> + '_ {
     k.arrays.iter().enumerate().filter(|(_, a)| a.space == ArraySpace::Shared).map(|(i, _)| ArrayId(i))
@@ -211,7 +220,7 @@ impl CudaEmitter<'_> {
         self.out.push_str("{\n");
         for id in f.shared {
             let a = k.array(*id);
-            let text = format!("__shared__ {} {}[{}];", a.elem.name(), cuda_names::array(k, *id), a.len.unwrap_or(1));
+            let text = format!("__shared__ {} {}[{}];", a.elem.name(), cuda_names::array(k, *id), array_len(a));
             self.line(&text);
         }
         if self.profiled {
@@ -470,7 +479,7 @@ impl CudaEmitter<'_> {
 
     fn let_array(&mut self, array: ArrayId, init: &ArrayInit) {
         let a = self.k.array(array);
-        let (ty, name, len) = (a.elem.name(), cuda_names::array(self.k, array), a.len.unwrap_or(1));
+        let (ty, name, len) = (a.elem.name(), cuda_names::array(self.k, array), array_len(a));
         match init {
             ArrayInit::List(values) => {
                 let items: Vec<String> = values.iter().map(|v| self.expr(v).text).collect();
@@ -486,7 +495,8 @@ impl CudaEmitter<'_> {
                     self.line(&format!("const {ty} {once} = {v};"));
                     v = once;
                 }
-                self.line(&format!("for (u32 {i} = 0u; {i} < {len}u; ++{i}) {name}[{i}] = {v};"));
+                let end = if a.block_len.is_some() { format!("(u32){len}") } else { format!("{len}u") };
+                self.line(&format!("for (u32 {i} = 0u; {i} < {end}; ++{i}) {name}[{i}] = {v};"));
             }
         }
     }
@@ -572,6 +582,7 @@ impl CudaEmitter<'_> {
         let a = self.k.array(array);
         match a.space {
             ArraySpace::Global => names::generated(&cuda_names::array(self.k, array), "len"),
+            _ if a.block_len.is_some() => array_len(a),
             _ => format!("{}ull", a.len.unwrap_or(0)),
         }
     }
@@ -756,6 +767,7 @@ impl CudaEmitter<'_> {
                     Builtin::LaneId => "(threadIdx.x & 31u)",
                     Builtin::WarpSize => "32u",
                     Builtin::WarpId => "(threadIdx.x >> 5)",
+                    Builtin::BlockSize => crate::block_size::CUDA,
                     // A kernel that reads one is compiled with GSYNC_MULTI_DIM (the arm above).
                     Builtin::ThreadIdxAxis(_)
                     | Builtin::BlockIdxAxis(_)

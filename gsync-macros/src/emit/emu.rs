@@ -13,7 +13,7 @@ use crate::ir::*;
 use crate::ir_walk::{each_expr, each_stmt, stmt_exprs};
 use crate::split::Segment;
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, ToTokens};
 use std::collections::HashSet;
 
 /// The body of `emulate(launch, params…)`, with `launch` the runtime's `EmuLaunch`.
@@ -35,8 +35,11 @@ pub fn body(k: &Kernel) -> TokenStream {
     let shared: Vec<ArrayId> =
         (0..k.arrays.len()).map(ArrayId).filter(|a| k.array(*a).space == ArraySpace::Shared).collect();
     let grid = grid(k, &globals, &shared, &k.body, |make_shared, thread| quote!(#launch.run(#make_shared, #thread)));
+    let block_size = block_size_ident();
+    let sized = shared_sized_by_block(k, &shared).then(|| quote!(let #block_size: u32 = #launch.block_size()?;));
     quote! {
         #(#views)*
+        #sized
         #grid
     }
 }
@@ -73,10 +76,13 @@ pub fn segment(k: &Kernel, index: usize, segment: &Segment) -> TokenStream {
         &segment.body,
         |make_shared, thread| quote!(#launch.run(#make_shared, #thread)),
     );
+    let block_size = block_size_ident();
+    let sized = shared_sized_by_block(k, &segment.shared).then(|| quote!(let #block_size: u32 = #launch.block_size();));
     quote! {
         #[allow(unused_mut, unused_variables, unused_assignments, unreachable_code, unused_parens, clippy::all)]
         pub(super) fn #name(#launch: &::gsync::EmuSegment<'_>) -> ::gsync::Result<()> {
             #(#reads)*
+            #sized
             #grid
         }
     }
@@ -132,7 +138,17 @@ fn grid(
     }
     for a in shared {
         let info = k.array(*a);
-        let (id, t, len) = (array_ident(k, *a), scalar_type(info.elem), info.len.unwrap_or(1) as usize);
+        let (id, t) = (array_ident(k, *a), scalar_type(info.elem));
+        let len = match &info.block_len {
+            Some(tree) => {
+                let len = tree.rust(&block_size_ident().into_token_stream());
+                quote!((#len as usize))
+            }
+            None => {
+                let len = info.len.unwrap_or(1) as usize;
+                quote!(#len)
+            }
+        };
         fields.push(quote!(#id: ::gsync::EmuSlice<#t>));
         inits.push(quote!(#id: ::gsync::EmuSlice::zeroed(#len)));
     }
@@ -159,6 +175,16 @@ fn grid(
         struct Memory<'g> { #(#fields,)* _kernel: ::core::marker::PhantomData<&'g ()> }
         #run
     }
+}
+
+/// The block size in an emulator body that sizes shared arrays by it.
+fn block_size_ident() -> Ident {
+    Ident::new("block_size", Span::mixed_site())
+}
+
+/// Whether one of `shared` is sized by `BLOCK_SIZE`.
+fn shared_sized_by_block(k: &Kernel, shared: &[ArrayId]) -> bool {
+    shared.iter().any(|a| k.array(*a).block_len.is_some())
 }
 
 fn ctx_ident() -> Ident {
@@ -196,7 +222,17 @@ impl Emu<'_> {
     fn let_array(&self, array: ArrayId, init: &ArrayInit) -> TokenStream {
         let (info, ctx) = (self.k.array(array), ctx_ident());
         let id = array_ident(self.k, array);
-        let (t, len) = (scalar_type(info.elem), info.len.unwrap_or(1) as usize);
+        let t = scalar_type(info.elem);
+        let len = match &info.block_len {
+            Some(tree) => {
+                let len = tree.rust(&quote!(#ctx.block_dim()));
+                quote!((#len as usize))
+            }
+            None => {
+                let len = info.len.unwrap_or(1) as usize;
+                quote!(#len)
+            }
+        };
         let id_num = array.0 as u32;
         let fill = match init {
             ArrayInit::Repeat(v) => {
@@ -399,6 +435,7 @@ impl RustContext for Emu<'_> {
             Builtin::BlockIdxAxis(a) => axis_of(quote!(#ctx.block_idx_xyz()), a),
             Builtin::BlockDimAxis(a) => axis_of(quote!(#ctx.block_dim_xyz()), a),
             Builtin::GridDimAxis(a) => axis_of(quote!(#ctx.grid_dim_xyz()), a),
+            Builtin::BlockSize => quote!((#ctx.block_dim() as usize)),
         }
     }
 

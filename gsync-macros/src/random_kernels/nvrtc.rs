@@ -190,6 +190,7 @@ fn compile(body: String, job: &Job) -> Result<(), String> {
         split: SplitSpec { checked_body: body, unchecked_body: body, segments: &[], error: None, reads_device: false },
         assertions: &[],
         axes: Axes::NONE,
+        refused_block_sizes: &[],
     };
     // A software barrier: the kernels' code is the same under every barrier, and this one
     // needs none of the CUDA headers that make cooperative groups slow to compile.

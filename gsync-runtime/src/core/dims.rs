@@ -105,6 +105,31 @@ impl Axes {
     }
 }
 
+/// Block sizes `first..=last` a kernel cannot run with, and why: a constant it computes from
+/// `BLOCK_SIZE` fails to evaluate there (as rustc's evaluation would), sizes an array to 0
+/// or less, or makes its arrays larger than CUDA allows. The macro records them in
+/// [`KernelSpec::refused_block_sizes`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RefusedBlockSizes {
+    /// The smallest block size of the range.
+    pub first: u32,
+    /// The largest block size of the range.
+    pub last: u32,
+    /// Why, e.g. "the length of `tile` is 0 with BLOCK_SIZE = 16; an array length must be
+    /// positive".
+    pub reason: &'static str,
+}
+
+/// Refuses a block size of `threads` that `kernel`'s constants rule out.
+pub(crate) fn check_block_size(kernel: &KernelSpec, threads: u32) -> Result<()> {
+    match kernel.refused_block_sizes.iter().find(|r| (r.first..=r.last).contains(&threads)) {
+        Some(refused) => {
+            Err(Error::RefusedBlockSize { kernel: kernel.name.to_owned(), threads, reason: refused.reason.to_owned() })
+        }
+        None => Ok(()),
+    }
+}
+
 /// Checks the block and grid shapes `launch` names for `kernel`: every axis at least 1 and
 /// within CUDA's limits, a block of at most `max_threads` threads, a shape of more than one
 /// dimension only for a kernel that reads per-axis builtins, and a named shape for every

@@ -527,6 +527,21 @@ pub enum Error {
         /// What is wrong and what to do.
         reason: String,
     },
+
+    /// The kernel sizes constants or arrays by `BLOCK_SIZE`, and they do not work out at this
+    /// block size.
+    #[error(
+        "kernel `{kernel}` cannot run with {threads} threads per block: {reason}; pass a block size for which \
+         it can to Launch::threads"
+    )]
+    RefusedBlockSize {
+        /// The kernel's name.
+        kernel: String,
+        /// The block size.
+        threads: u32,
+        /// What fails at this block size.
+        reason: String,
+    },
 }
 
 /// A per-block or per-thread resource that a kernel can exceed at compile time.
@@ -610,7 +625,8 @@ impl Error {
             | Error::SharedMemoryLimit { .. }
             | Error::CannotSplit { .. }
             | Error::WrongBackend { .. }
-            | Error::InvalidShape { .. } => ErrorKind::Configuration,
+            | Error::InvalidShape { .. }
+            | Error::RefusedBlockSize { .. } => ErrorKind::Configuration,
             Error::LengthMismatch { .. }
             | Error::OutOfMemory { .. }
             | Error::BufferOnOtherGpu { .. }

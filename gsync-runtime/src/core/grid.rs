@@ -3,7 +3,7 @@
 
 use crate::barrier::{choose_auto, Barrier};
 use crate::core::device::DeviceInfo;
-use crate::core::dims::{check_shape, Dim3};
+use crate::core::dims::{check_block_size, check_shape, Dim3};
 use crate::core::error::{Error, Result};
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::Launch;
@@ -168,6 +168,7 @@ pub(crate) fn checked_threads(info: &DeviceInfo, kernel: &KernelSpec, launch: &L
     check_shape(kernel, launch, max)?;
     let threads = launch.threads_for(kernel);
     if (1..=max).contains(&threads) {
+        check_block_size(kernel, threads)?;
         Ok(threads)
     } else {
         Err(Error::InvalidBlockSize { kernel: kernel.name.to_owned(), threads, max })

@@ -47,6 +47,9 @@ pub struct KernelSpec {
     /// The per-axis builtins it reads: a kernel that reads any is compiled with
     /// `GSYNC_MULTI_DIM` and may run in 2-D and 3-D shapes.
     pub axes: crate::core::dims::Axes,
+    /// The block sizes it cannot run with (its `BLOCK_SIZE` constants rule them out), in
+    /// ascending order; empty for a kernel that does not read `BLOCK_SIZE`.
+    pub refused_block_sizes: &'static [crate::core::dims::RefusedBlockSizes],
 }
 
 /// A kernel split at every `grid_sync()` into segment kernels, one launch each, which
@@ -181,6 +184,7 @@ pub(crate) mod tests {
         },
         assertions: &[],
         axes: Axes::NONE,
+        refused_block_sizes: &[],
     };
 
     #[test]

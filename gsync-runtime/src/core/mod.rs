@@ -37,7 +37,7 @@ pub(crate) mod status;
 pub use args::{KernelArgs, KernelBuffer};
 pub use assertion::KernelAssertion;
 pub use device::{Backend, DeviceInfo};
-pub use dims::{Axes, Dim3, MAX_BLOCK_DIM, MAX_GRID_DIM};
+pub use dims::{Axes, Dim3, RefusedBlockSizes, MAX_BLOCK_DIM, MAX_GRID_DIM};
 pub use error::{Error, ErrorKind, Resource, Result, SourceError};
 pub use grid::CoResidency;
 pub use kernel::{KernelSpec, SplitSpec, DEFAULT_THREADS};

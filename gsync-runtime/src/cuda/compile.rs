@@ -317,6 +317,7 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_1(
         },
         assertions: &[],
         axes: Axes::NONE,
+        refused_block_sizes: &[],
     };
 
     #[test]

@@ -212,7 +212,8 @@ fn resolve_launch(
     }
     let function = gpu.function(kernel, barrier, threads)?;
     let resident = residency(gpu, kernel, &function, threads)?;
-    let grid = resolve_grid(kernel, barrier, launch.requested_blocks(), threads, resident, co_residency)?.shaped_by(launch);
+    let grid =
+        resolve_grid(kernel, barrier, launch.requested_blocks(), threads, resident, co_residency)?.shaped_by(launch);
     check_block_limit(kernel, grid, gpu.info().max_blocks_per_grid, || grid_limit_reason(gpu))?;
     let compiled = barrier.compiled_for(RelayMode::for_grid(grid.blocks, gpu.info().sm_count));
     if compiled == barrier {

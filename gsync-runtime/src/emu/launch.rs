@@ -39,6 +39,13 @@ impl<'r> EmuLaunch<'r> {
         EmuLaunch { emulator, kernel, launch }
     }
 
+    /// Threads per block of the launch, which sizes the shared arrays sized by `BLOCK_SIZE`;
+    /// the launch's error where its shape is refused.
+    pub fn block_size(&self) -> Result<u32> {
+        let kernel = self.launch.configure(self.kernel);
+        Ok(resolve(self.emulator, &kernel, self.launch)?.0.threads)
+    }
+
     /// Runs the kernel's threads, like [`Gpu::emulate`](crate::Gpu::emulate): `make_shared`
     /// builds a block's shared arrays, `body` one thread's future.
     pub fn run<S, MakeShared, Body>(&self, make_shared: MakeShared, body: Body) -> Result<LaunchReport>
@@ -155,7 +162,8 @@ pub(crate) fn resolve(emulator: &Emulator, kernel: &KernelSpec, launch: &Launch)
         let limit = (launch.selected_barrier().descriptor().max_blocks)(threads);
         Ok(limit.map_or(default_grid.max_blocks(), |limit| limit.min(default_grid.max_blocks())))
     })?;
-    let grid = resolve_grid(kernel, barrier, launch.requested_blocks(), threads, default_grid, CoResidency::Waived)?.shaped_by(launch);
+    let grid = resolve_grid(kernel, barrier, launch.requested_blocks(), threads, default_grid, CoResidency::Waived)?
+        .shaped_by(launch);
     check_block_limit(kernel, grid, max_grid_blocks(threads), grid_limit_reason)?;
     Ok((grid, barrier))
 }

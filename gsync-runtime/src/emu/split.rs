@@ -38,6 +38,11 @@ pub struct EmuSegment<'r> {
 }
 
 impl<'r> EmuSegment<'r> {
+    /// Threads per block of the run, which sizes the shared arrays sized by `BLOCK_SIZE`.
+    pub fn block_size(&self) -> u32 {
+        self.launch.threads_for(self.kernel)
+    }
+
     /// Argument `param`, a slice of `T`, as the emulated threads share it.
     pub fn slice<T: EmuScalar>(&self, param: usize) -> Result<&'r EmuSlice<T>> {
         let buffer = self.args.buffer(param).ok_or_else(|| self.wrong_argument(param))?;
@@ -195,6 +200,7 @@ mod tests {
         },
         assertions: &[],
         axes: Axes::NONE,
+        refused_block_sizes: &[],
     };
 
     /// The emulator bodies of `TWO_SEGMENTS`.

@@ -11,8 +11,8 @@ use std::time::Duration;
 use crate::barrier::Barrier;
 use crate::buffer::DeviceBuffer;
 use crate::core::args::KernelArgs;
-use crate::core::error::{Error, Result};
 use crate::core::dims::Axes;
+use crate::core::error::{Error, Result};
 use crate::core::kernel::{KernelSpec, SplitSpec};
 use crate::core::launch::{Launch, LaunchReport};
 use crate::core::profile::ProfileClock;
@@ -35,6 +35,7 @@ const fn spec(name: &'static str, arrays: &'static [&'static str]) -> KernelSpec
         split: SplitSpec::NONE,
         assertions: &[],
         axes: Axes::NONE,
+        refused_block_sizes: &[],
     }
 }
 
