@@ -82,15 +82,15 @@ pub fn axes(k: &Kernel) -> Axes {
 /// CUDA's components, the linear ones the prelude's linear indices.
 pub fn multi_dim_cuda(b: Builtin) -> String {
     match b {
-        Builtin::ThreadIdx => "gsync_thread_index()".to_owned(),
-        Builtin::BlockIdx => "gsync_block_index()".to_owned(),
+        Builtin::ThreadIdx => "gsync_linear_thread()".to_owned(),
+        Builtin::BlockIdx => "gsync_linear_block()".to_owned(),
         Builtin::BlockDim => "gsync_block_threads()".to_owned(),
         Builtin::GridDim => "gsync_grid_blocks()".to_owned(),
         Builtin::GlobalId => format!("({})", LINEAR_GLOBAL_ID),
         Builtin::GridSize => format!("({})", LINEAR_GRID_SIZE),
-        Builtin::LaneId => "(gsync_thread_index() & 31u)".to_owned(),
+        Builtin::LaneId => "(gsync_linear_thread() & 31u)".to_owned(),
         Builtin::WarpSize => "32u".to_owned(),
-        Builtin::WarpId => "(gsync_thread_index() >> 5)".to_owned(),
+        Builtin::WarpId => "(gsync_linear_thread() >> 5)".to_owned(),
         Builtin::ThreadIdxAxis(a) => format!("threadIdx.{}", a.name()),
         Builtin::BlockIdxAxis(a) => format!("blockIdx.{}", a.name()),
         Builtin::BlockDimAxis(a) => format!("blockDim.{}", a.name()),
@@ -100,7 +100,7 @@ pub fn multi_dim_cuda(b: Builtin) -> String {
 }
 
 /// `global_id()` in a kernel compiled with `GSYNC_MULTI_DIM`.
-pub const LINEAR_GLOBAL_ID: &str = "gsync_block_index() * gsync_block_threads() + gsync_thread_index()";
+pub const LINEAR_GLOBAL_ID: &str = "gsync_linear_block() * gsync_block_threads() + gsync_linear_thread()";
 
 /// `grid_size()` in a kernel compiled with `GSYNC_MULTI_DIM`.
 pub const LINEAR_GRID_SIZE: &str = "gsync_block_threads() * gsync_grid_blocks()";

@@ -684,7 +684,7 @@ impl CudaEmitter<'_> {
                     if grid {
                         (format!("({})", dims::LINEAR_GLOBAL_ID), dims::LINEAR_GRID_SIZE.to_owned())
                     } else {
-                        ("gsync_thread_index()".to_owned(), "gsync_block_threads()".to_owned())
+                        ("gsync_linear_thread()".to_owned(), "gsync_block_threads()".to_owned())
                     }
                 } else if grid {
                     ("(blockIdx.x * blockDim.x + threadIdx.x)".to_owned(), "blockDim.x * gridDim.x".to_owned())

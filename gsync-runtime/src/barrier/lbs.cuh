@@ -35,7 +35,7 @@ __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_
     barrier.phase += 1u;
     gsync_sync_block();
     bool gave_up = false;
-    if (gsync_thread_index() == 0) {
+    if (gsync_linear_thread() == 0) {
         gsync_watch_t watch = gsync_watch(barrier.state, gsync_status, barrier.phase);
         gave_up = !gsync_arrive_and_wait(barrier.state + GSYNC_LBS_COUNTER, barrier.phase * gsync_grid_blocks(), watch);
     }

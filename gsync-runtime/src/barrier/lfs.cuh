@@ -44,8 +44,8 @@ __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_
     unsigned long long* released = gsync_slot(barrier.state, blocks);
     gsync_sync_block();
     bool gave_up = false;
-    if (gsync_block_index() == 0) {
-        const unsigned int t = gsync_thread_index();
+    if (gsync_linear_block() == 0) {
+        const unsigned int t = gsync_linear_thread();
         const bool gathers = t != 0u && t < blocks;  // the master has no slot of its own
         if (gathers) {
             gsync_watch_t watch = gsync_watch(barrier.state, gsync_status, barrier.phase);
@@ -54,10 +54,10 @@ __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_
         if (gsync_sync_block_any(gave_up)) gsync_leave();
         if (gathers) gsync_store_release(released + GSYNC_LINE_SLOTS * t, tag);
     } else {
-        if (gsync_thread_index() == 0) {
-            gsync_store_release(arrived + GSYNC_LINE_SLOTS * gsync_block_index(), tag);
+        if (gsync_linear_thread() == 0) {
+            gsync_store_release(arrived + GSYNC_LINE_SLOTS * gsync_linear_block(), tag);
             gsync_watch_t watch = gsync_watch(barrier.state, gsync_status, barrier.phase);
-            gave_up = !gsync_wait_for_tag(released + GSYNC_LINE_SLOTS * gsync_block_index(), tag, watch);
+            gave_up = !gsync_wait_for_tag(released + GSYNC_LINE_SLOTS * gsync_linear_block(), tag, watch);
         }
         if (gsync_sync_block_any(gave_up)) gsync_leave();
     }

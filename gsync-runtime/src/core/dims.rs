@@ -205,3 +205,77 @@ fn one_dimensional(what: &str, extent: Dim3, unit: &str) -> String {
         extent.count()
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::kernel::tests::SMOOTH;
+
+    /// A kernel that reads the per-axis indices of its block and grid.
+    static PLANAR: KernelSpec = KernelSpec { axes: Axes { block: true, grid: true }, ..SMOOTH };
+
+    fn reason(kernel: &KernelSpec, launch: Launch) -> String {
+        match check_shape(kernel, &launch, 1024) {
+            Err(Error::InvalidShape { reason, .. }) => reason,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_shape_names_its_threads_and_blocks_as_counts() {
+        let launch = Launch::new().threads_xyz(32, 8, 2).blocks_xyz(4, 3, 2);
+        assert_eq!((launch.requested_threads(), launch.requested_blocks()), (Some(512), Some(24)));
+        assert_eq!(launch.block_shape_for(512), Dim3::new(32, 8, 2));
+        assert_eq!(launch.grid_shape_for(24), Dim3::new(4, 3, 2));
+        // A 1-D setter replaces the shape.
+        let line = launch.threads(64).blocks(7);
+        assert_eq!((line.requested_block_shape(), line.requested_grid_shape()), (None, None));
+        assert_eq!((line.block_shape_for(64), line.grid_shape_for(7)), (Dim3::linear(64), Dim3::linear(7)));
+        assert!(check_shape(&PLANAR, &Launch::new().threads_xyz(32, 8, 2).blocks_xyz(4, 3, 2), 1024).is_ok());
+    }
+
+    #[test]
+    fn every_axis_is_checked_against_cuda_limits() {
+        let planar = || Launch::new().blocks(1);
+        assert!(reason(&PLANAR, planar().threads_xyz(1025, 1, 1)).contains("1025 along x"));
+        assert!(reason(&PLANAR, planar().threads_xyz(1, 1025, 1)).contains("along y"));
+        assert!(reason(&PLANAR, planar().threads_xyz(1, 1, 65)).contains("1 to 64"));
+        assert!(reason(&PLANAR, planar().threads_xyz(4, 0, 1)).contains("0 along y"));
+        assert!(reason(&PLANAR, planar().threads_xyz(64, 32, 1)).contains("2048 threads"));
+        // An overflowing product is refused by the axes, never wrapped.
+        assert!(reason(&PLANAR, planar().threads_xyz(u32::MAX, u32::MAX, 1)).contains("along x"));
+        let grid = || Launch::new().threads(32);
+        assert!(reason(&PLANAR, grid().blocks_xyz(1 << 31, 1, 1)).contains("along x"));
+        assert!(reason(&PLANAR, grid().blocks_xyz(1, 65_536, 1)).contains("65535"));
+        assert!(reason(&PLANAR, grid().blocks_xyz(1, 1, 0)).contains("0 along z"));
+        assert!(reason(&PLANAR, grid().blocks_xyz(65_535, 65_535, 2)).contains("2^32 - 1"));
+        assert!(check_shape(&PLANAR, &grid().blocks_xyz(i32::MAX as u32, 1, 1), 1024).is_ok());
+    }
+
+    #[test]
+    fn a_kernel_without_per_axis_indices_runs_in_a_line_only() {
+        assert!(reason(&SMOOTH, Launch::new().threads_xyz(16, 16, 1)).contains("one-dimensional"));
+        assert!(reason(&SMOOTH, Launch::new().blocks_xyz(2, 2, 1)).contains("Launch::blocks 4 blocks"));
+        assert!(check_shape(&SMOOTH, &Launch::new().threads_xyz(256, 1, 1).blocks_xyz(9, 1, 1), 1024).is_ok());
+        assert!(check_shape(&SMOOTH, &Launch::new(), 1024).is_ok());
+    }
+
+    #[test]
+    fn a_kernel_with_per_axis_indices_needs_a_named_shape() {
+        assert!(reason(&PLANAR, Launch::new()).contains("Launch::threads_xyz"));
+        assert!(reason(&PLANAR, Launch::new().threads(64)).contains("Launch::blocks_xyz"));
+        let block_only = KernelSpec { axes: Axes { block: true, grid: false }, ..SMOOTH };
+        assert!(check_shape(&block_only, &Launch::new().threads_xyz(8, 8, 1), 1024).is_ok());
+    }
+
+    #[test]
+    fn refused_block_sizes_are_typed_errors() {
+        static REFUSED: [RefusedBlockSizes; 1] =
+            [RefusedBlockSizes { first: 769, last: 1024, reason: "the shared arrays need more" }];
+        let sized = KernelSpec { refused_block_sizes: &REFUSED, ..SMOOTH };
+        assert!(check_block_size(&sized, 768).is_ok());
+        let error = check_block_size(&sized, 769).unwrap_err();
+        assert!(matches!(error, Error::RefusedBlockSize { threads: 769, .. }), "{error:?}");
+        assert!(error.to_string().contains("the shared arrays need more"), "{error}");
+    }
+}

@@ -20,13 +20,13 @@ typedef double f64;
 // GSYNC_MULTI_DIM and may run in 2-D and 3-D shapes; x varies fastest, as in the warps CUDA
 // forms. Every other kernel runs in 1-D shapes only, where these are the .x components.
 #ifdef GSYNC_MULTI_DIM
-__device__ __forceinline__ u32 gsync_thread_index() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
-__device__ __forceinline__ u32 gsync_block_index() { return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z); }
+__device__ __forceinline__ u32 gsync_linear_thread() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
+__device__ __forceinline__ u32 gsync_linear_block() { return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z); }
 __device__ __forceinline__ u32 gsync_block_threads() { return GSYNC_BLOCK_SIZE; }
 __device__ __forceinline__ u32 gsync_grid_blocks() { return gridDim.x * gridDim.y * gridDim.z; }
 #else
-__device__ __forceinline__ u32 gsync_thread_index() { return threadIdx.x; }
-__device__ __forceinline__ u32 gsync_block_index() { return blockIdx.x; }
+__device__ __forceinline__ u32 gsync_linear_thread() { return threadIdx.x; }
+__device__ __forceinline__ u32 gsync_linear_block() { return blockIdx.x; }
 __device__ __forceinline__ u32 gsync_block_threads() { return blockDim.x; }
 __device__ __forceinline__ u32 gsync_grid_blocks() { return gridDim.x; }
 #endif
@@ -347,7 +347,7 @@ __device__ __forceinline__ u32 warp_lanes() {
 #if GSYNC_BLOCK_SIZE % 32 == 0
     return 0xffffffffu;
 #else
-    const u32 present = GSYNC_BLOCK_SIZE - (gsync_thread_index() & ~31u);
+    const u32 present = GSYNC_BLOCK_SIZE - (gsync_linear_thread() & ~31u);
     return present >= 32u ? 0xffffffffu : (1u << present) - 1u;
 #endif
 }
@@ -472,7 +472,7 @@ __device__ __forceinline__ gsync_spin_t spin_begin() {
 __device__ __noinline__ void spin_time_out(u32* state, gsync_status_t* status, u32 line) {
     if (atomicCAS(&status->code, GSYNC_OK, GSYNC_SPIN_TIMEOUT) == GSYNC_OK) {
         status->line = line;
-        status->array = gsync_block_index();  // the block that gave up
+        status->array = gsync_linear_block();  // the block that gave up
     }
     asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(state + GSYNC_SPIN_ABORT_WORD), "r"(1u) : "memory");
 }
