@@ -187,6 +187,25 @@ pub(crate) mod tests {
         refused_block_sizes: &[],
     };
 
+    /// The grid barriers, the profile and the prelude count blocks and threads linearly, so that
+    /// they hold in 2-D and 3-D launches: CUDA's components appear only in the linear
+    /// indices' definitions.
+    #[test]
+    fn the_runtime_cuda_reads_only_linear_indices() {
+        let planar = KernelSpec { axes: Axes { block: true, grid: true }, profile: true, ..SMOOTH };
+        for &barrier in Barrier::ALL {
+            let source = planar.source(barrier, 64);
+            assert!(source.contains("#define GSYNC_MULTI_DIM\n"));
+            let start = source.find("#ifdef GSYNC_MULTI_DIM").expect("the linear indices");
+            let end = start + source[start..].find("#endif").expect("their end");
+            let rest = format!("{}{}", &source[..start], &source[end..]);
+            for component in ["threadIdx.", "blockIdx.", "blockDim.", "gridDim."] {
+                assert!(!rest.contains(component), "{barrier}: `{component}` outside the linear indices");
+            }
+        }
+        assert!(!SMOOTH.source(Barrier::Lbs, 64).contains("#define GSYNC_MULTI_DIM"));
+    }
+
     #[test]
     fn source_has_header_define_prelude_fragment_body_in_order() {
         let source = SMOOTH.source(Barrier::Cooperative, 128);
