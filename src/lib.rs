@@ -48,8 +48,21 @@ pub mod kernels;
 
 pub use elements::{Float, Int, Num};
 
+/// The block size as a constant, in kernels: threads per block (`x · y · z` of a 2-D or 3-D
+/// block) as a `usize`, usable in `const` items and as the length of shared and local arrays
+/// (`shared_array::<f32, { 2 * BLOCK_SIZE }>()`). Each block size is compiled on its own, so
+/// on the GPU it is a compile-time constant; see `docs/dsl.md`.
+///
+/// Host code has no block size: this placeholder only brings the name into scope, and using
+/// it as a number outside a kernel does not compile. A `const` of a `#[gsync::kernels]`
+/// module computed from it exists in the module's kernels only.
+#[allow(non_camel_case_types)]
+#[derive(Clone, Copy, Debug)]
+pub struct BLOCK_SIZE;
+
 /// Everything a kernel author needs: the attribute and the runtime's types.
 pub mod prelude {
+    pub use crate::BLOCK_SIZE;
     pub use crate::{bf16, f16};
     pub use crate::{device, grid_phases};
     pub use crate::{Backend, Barrier, DeviceBuffer, Error, Gpu, Launch, LaunchReport};

@@ -233,3 +233,56 @@ fn only_kernels_with_half_precision_include_cuda_fp16_and_they_compile() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// The kernels of 2-D and 3-D launches and `BLOCK_SIZE`, at block sizes from 1 to 1024 and one
+/// that is no multiple of 32, fused and split: constants in `GSYNC_BLOCK_SIZE` size their
+/// arrays.
+fn compile_at_block_sizes(kernel: &KernelSpec) -> Vec<String> {
+    let mut failures = Vec::new();
+    for threads in [1, 96, 256, 1024] {
+        if kernel.refused_block_sizes.iter().any(|r| (r.first..=r.last).contains(&threads)) {
+            continue;
+        }
+        for barrier in [Barrier::Lbs, Barrier::MultiLaunch] {
+            let source = with_checks(kernel, true).source(barrier, threads);
+            if let Err(e) = gsync::compile(&source, kernel.name, (9, 0)) {
+                failures.push(format!("{} ({threads} threads, {barrier}): {e}", kernel.name));
+            }
+        }
+    }
+    failures
+}
+
+#[test]
+fn kernels_sized_by_the_block_size_compile_at_every_block_size() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    use common::dims::*;
+    let kernels = [
+        &transpose_twice::KERNEL,
+        &grid_ids::KERNEL,
+        &sized_block_sums::KERNEL,
+        &wide_tile::KERNEL,
+        &per_warp::warp_counts::KERNEL,
+    ];
+    let failures = compile_in_parallel(&kernels, compile_at_block_sizes);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn only_a_kernel_that_reads_a_per_axis_builtin_is_compiled_for_several_dimensions() {
+    use common::dims::*;
+    let multi = grid_ids::KERNEL.source(Barrier::Lbs, 64);
+    assert!(multi.contains("#define GSYNC_MULTI_DIM\n") && multi.contains("threadIdx.y"), "{multi}");
+    assert!(grid_ids::KERNEL.checked_body.contains("gsync_linear_thread()"));
+    // Every other kernel keeps the `.x` components, as before shapes had axes.
+    for kernel in common::kernels::all().into_iter().filter(|k| !k.axes.any()) {
+        assert!(!kernel.source(Barrier::Lbs, 64).contains("#define GSYNC_MULTI_DIM"), "{}", kernel.name);
+        for body in [kernel.checked_body, kernel.unchecked_body, kernel.split.checked_body] {
+            assert!(!body.contains("gsync_linear_") && !body.contains("gsync_grid_blocks"), "{}", kernel.name);
+        }
+    }
+    let sized = sized_block_sums::KERNEL.checked_body;
+    assert!(sized.contains("[((usize)GSYNC_BLOCK_SIZE)]") && sized.contains("threadIdx.x"), "{sized}");
+}

@@ -254,3 +254,37 @@ fn a_test_then_set_lock_loses_updates_on_the_emulator() {
 fn rounding_half_precision_through_f32_is_correct_rounding() {
     common::half_checks::rounding_through_f32_is_correct_rounding();
 }
+
+#[test]
+fn a_2d_transpose_through_a_shared_tile_matches_the_cpu() {
+    for barrier in [Barrier::Cooperative, Barrier::MultiLaunch] {
+        common::dims::a_2d_transpose_through_a_shared_tile_matches_the_cpu(&Gpu::emulator(), barrier);
+    }
+}
+
+#[test]
+fn a_3d_grid_maps_its_indices_like_cuda() {
+    common::dims::a_3d_grid_maps_its_indices_like_cuda(&Gpu::emulator());
+}
+
+#[test]
+fn grid_sync_in_a_3d_grid_waits_for_every_block() {
+    for &barrier in Barrier::ALL {
+        common::dims::grid_sync_in_a_3d_grid_waits_for_every_block(&Gpu::emulator(), barrier, (2, 3, 2), 5);
+    }
+}
+
+#[test]
+fn a_block_size_constant_sizes_shared_memory_at_every_block_size() {
+    common::dims::a_block_size_constant_sizes_shared_memory_at_every_block_size(&Gpu::emulator());
+}
+
+#[test]
+fn a_block_size_that_overflows_shared_memory_is_refused() {
+    common::dims::a_block_size_that_overflows_shared_memory_is_refused(&Gpu::emulator());
+}
+
+#[test]
+fn shapes_beyond_the_limits_are_typed_errors() {
+    common::dims::shapes_beyond_the_limits_are_typed_errors(&Gpu::emulator());
+}

@@ -205,3 +205,47 @@ fn shared_slices_lower_co_residency_and_a_grid_that_no_longer_fits_is_refused() 
     assert!(report.blocks <= gpu.info().sm_count, "{report:?}");
     assert_eq!(gpu.download(&total).unwrap(), [n as u64 + ((n as u64) << 40)]);
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_2d_transpose_through_a_shared_tile_matches_the_cpu_under_every_barrier() {
+    let gpu = gpu();
+    for &barrier in Barrier::ALL {
+        common::dims::a_2d_transpose_through_a_shared_tile_matches_the_cpu(&gpu, barrier);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_3d_grid_maps_its_indices_like_cuda() {
+    common::dims::a_3d_grid_maps_its_indices_like_cuda(&gpu());
+}
+
+/// 64 blocks in a 4 × 4 × 4 grid (within LFS's limit of one block per thread of a block of
+/// 64): a barrier that counted the blocks along x only would let rounds overtake each other.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn grid_sync_in_a_3d_grid_waits_for_every_block_under_every_barrier() {
+    let gpu = gpu();
+    for &barrier in Barrier::ALL {
+        common::dims::grid_sync_in_a_3d_grid_waits_for_every_block(&gpu, barrier, (4, 4, 4), 301);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_block_size_constant_sizes_shared_memory_at_every_block_size() {
+    common::dims::a_block_size_constant_sizes_shared_memory_at_every_block_size(&gpu());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_block_size_that_overflows_shared_memory_is_refused() {
+    common::dims::a_block_size_that_overflows_shared_memory_is_refused(&gpu());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn shapes_beyond_the_limits_are_typed_errors() {
+    common::dims::shapes_beyond_the_limits_are_typed_errors(&gpu());
+}

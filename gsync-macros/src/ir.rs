@@ -215,8 +215,10 @@ pub struct Array {
     pub unique: UniqueName,
     pub elem: Scalar,
     pub space: ArraySpace,
-    /// Compile-time length (shared and local arrays).
+    /// Compile-time length (shared and local arrays), unless it depends on the block size.
     pub len: Option<u64>,
+    /// The length of a shared or local array sized by `BLOCK_SIZE`.
+    pub block_len: Option<std::rc::Rc<crate::block_size::BlockConst>>,
     pub mutable: bool,
     pub span: Span,
 }
@@ -246,6 +248,8 @@ pub struct Kernel {
     pub calls: Vec<InlinedCall>,
     /// The kernel's shared slices, in declaration order.
     pub shared_slices: Vec<SharedSliceDecl>,
+    /// The block sizes its constants sized by `BLOCK_SIZE` rule out.
+    pub refused_block_sizes: Vec<crate::block_size::RefusedBlockSizes>,
 }
 
 impl Kernel {
@@ -558,6 +562,16 @@ pub enum Builtin {
     WarpSize,
     /// `warp_id()`: `thread_idx() / 32`, the same in every lane of a warp.
     WarpId,
+    /// `thread_idx_x()` … `thread_idx_z()`: the thread's index along an axis of its block.
+    ThreadIdxAxis(Axis),
+    /// `block_idx_x()` … `block_idx_z()`: the block's index along an axis of the grid.
+    BlockIdxAxis(Axis),
+    /// `block_dim_x()` … `block_dim_z()`: the block's extent along an axis.
+    BlockDimAxis(Axis),
+    /// `grid_dim_x()` … `grid_dim_z()`: the grid's extent along an axis.
+    GridDimAxis(Axis),
+    /// `BLOCK_SIZE`: threads per block as a `usize` constant of each compiled block size.
+    BlockSize,
 }
 
 /// An atomic read-modify-write of an array element (`a.atomic_add(i, v)`, …),
@@ -690,5 +704,32 @@ impl Collective {
             }
         });
         found
+    }
+}
+
+/// An axis of a 2-D or 3-D block or grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Axis {
+    X,
+    Y,
+    Z,
+}
+
+impl Axis {
+    /// Every axis, x first.
+    pub const ALL: [Axis; 3] = [Axis::X, Axis::Y, Axis::Z];
+
+    /// `x`, `y` or `z`: the component's name in CUDA and the builtins' suffix.
+    pub fn name(self) -> &'static str {
+        match self {
+            Axis::X => "x",
+            Axis::Y => "y",
+            Axis::Z => "z",
+        }
+    }
+
+    /// 0, 1 or 2: the component's position in a tuple.
+    pub fn position(self) -> usize {
+        self as usize
     }
 }

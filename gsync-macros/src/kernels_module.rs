@@ -32,6 +32,8 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut kernels = Vec::new();
     let mut items = ModuleItems::default();
     let mut consts = Vec::new();
+    // Each `const` item's name and its place in `kept`.
+    let mut kept_consts = Vec::new();
     for item in content {
         match item {
             syn::Item::Fn(f) => match marker(&f.attrs) {
@@ -52,6 +54,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
                 None => kept.push(quote!(#item)),
             },
             syn::Item::Const(c) => {
+                kept_consts.push((crate::names::rust_name(&c.ident), kept.len()));
                 if parse::scalar_type(&c.ty).is_some() {
                     consts.push(c);
                     // The kernels read it folded into their code, which rustc does not see.
@@ -64,6 +67,16 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         }
     }
     items.consts = lower::consts::module_consts(&consts, &mut diag);
+    // A constant computed from `BLOCK_SIZE` has no value on the host: kernels only.
+    let per_block: Vec<usize> = kept_consts
+        .iter()
+        .filter(|(name, _)| {
+            items.consts.iter().any(|(n, value, _)| n == name && matches!(value, lower::ConstValue::Block(_)))
+        })
+        .map(|(_, at)| *at)
+        .collect();
+    let kept: Vec<TokenStream> =
+        kept.into_iter().enumerate().filter(|(at, _)| !per_block.contains(at)).map(|(_, item)| item).collect();
     let expanded = kernels.iter().map(|(args, func)| crate::kernel(args.clone(), func, &items));
     let errors = diag.into_error().map(|e| e.to_compile_error());
     let attrs = &module.attrs;
@@ -100,7 +113,7 @@ fn marker(attrs: &[syn::Attribute]) -> Option<(Marker, usize)> {
 /// A device function's name may be neither a builtin's nor another's.
 fn check_name(func: &parse::DeviceFn, items: &ModuleItems, diag: &mut Diagnostics) {
     let name = func.ident.to_string();
-    if lower::RESERVED_NAMES.contains(&name.as_str()) {
+    if lower::RESERVED_NAMES.contains(&name.as_str()) || crate::dims::AXIS_BUILTINS.contains(&name.as_str()) {
         diag.error(func.span, format!("`{name}` is a gsync builtin: give the device function another name"));
     } else if items.functions.iter().any(|f| f.ident == func.ident) {
         diag.error(func.span, format!("the device function `{name}` is defined twice in this module"));

@@ -9,8 +9,10 @@
 //! host code and the module that replaces the function).
 //! All errors are collected and reported together, each on its span.
 
+mod block_size;
 mod check;
 mod diagnostics;
+mod dims;
 mod emit;
 mod generic;
 mod ir;

@@ -300,7 +300,13 @@ impl Splitter<'_> {
         each_expr(e, &mut |x| match &x.kind {
             ExprKind::Var(v) if !self.host_vars.contains(v) && !local.contains(v) => ok = false,
             ExprKind::Builtin(
-                Builtin::ThreadIdx | Builtin::BlockIdx | Builtin::GlobalId | Builtin::LaneId | Builtin::WarpId,
+                Builtin::ThreadIdx
+                | Builtin::BlockIdx
+                | Builtin::GlobalId
+                | Builtin::LaneId
+                | Builtin::WarpId
+                | Builtin::ThreadIdxAxis(_)
+                | Builtin::BlockIdxAxis(_),
             ) => ok = false,
             ExprKind::Load { array, .. } if self.k.array(*array).space != ArraySpace::Global => ok = false,
             // The host knows a shared slice's length, but not under that name.

@@ -161,7 +161,7 @@ impl Gpu {
             Device::Cuda(cuda) => cuda::fused::max_coresident_blocks(cuda, kernel, launch, shared),
             Device::Emulator(emulator) => {
                 let kernel = &launch.configure(kernel);
-                let threads = checked_threads(emulator.info(), kernel, launch.threads_for(kernel))?;
+                let threads = checked_threads(emulator.info(), kernel, launch)?;
                 emu::launch::check_shared(emulator, kernel, threads, shared)?;
                 if launch.selected_barrier().descriptor().launch_mode == LaunchMode::Split {
                     check_split(kernel)?;
@@ -211,7 +211,7 @@ impl Gpu {
                 Ok(LaunchShape { blocks: grid.blocks, threads: grid.threads, barrier: Barrier::MultiLaunch })
             }
             Device::Cuda(_) if split => {
-                let threads = checked_threads(self.info(), kernel, launch.threads_for(kernel))?;
+                let threads = checked_threads(self.info(), kernel, launch)?;
                 let blocks = match launch.requested_blocks() {
                     Some(blocks) => blocks,
                     None => self.max_coresident_blocks_with(kernel, launch, shared)?,

@@ -16,11 +16,12 @@
 //!
 //! ```no_run
 //! # fn main() -> gsync_runtime::Result<()> {
-//! use gsync_runtime::{Barrier, Gpu, KernelArgs, KernelSpec, Launch, SplitSpec};
+//! use gsync_runtime::{Axes, Barrier, Gpu, KernelArgs, KernelSpec, Launch, SplitSpec};
 //! # static SMOOTH: KernelSpec = KernelSpec {
 //! #     name: "smooth", symbol: "smooth", rust_signature: "fn smooth(a: &mut [f32], rounds: u32)",
 //! #     checked_body: "", unchecked_body: "", bounds_checks: true, profile: false, arrays: &["a"],
-//! #     grid_syncs: 1, default_threads: 0, split: SplitSpec::NONE, assertions: &[],
+//! #     grid_syncs: 1, default_threads: 0, split: SplitSpec::NONE, assertions: &[], axes: Axes::NONE,
+//! #     refused_block_sizes: &[],
 //! # };
 //! let gpu = Gpu::cuda(0)?;
 //! let mut a = gpu.upload(&[1.0f32; 1024])?;
@@ -41,11 +42,12 @@
 //!
 //! ```
 //! # fn main() -> gsync_runtime::Result<()> {
-//! use gsync_runtime::{EmuSlice, Gpu, KernelSpec, Launch, SplitSpec, ThreadCtx};
+//! use gsync_runtime::{Axes, EmuSlice, Gpu, KernelSpec, Launch, SplitSpec, ThreadCtx};
 //! # static DOUBLE: KernelSpec = KernelSpec {
 //! #     name: "double", symbol: "double", rust_signature: "fn double(a: &mut [u32])",
 //! #     checked_body: "", unchecked_body: "", bounds_checks: true, profile: false, arrays: &["a"],
-//! #     grid_syncs: 1, default_threads: 0, split: SplitSpec::NONE, assertions: &[],
+//! #     grid_syncs: 1, default_threads: 0, split: SplitSpec::NONE, assertions: &[], axes: Axes::NONE,
+//! #     refused_block_sizes: &[],
 //! # };
 //! let gpu = Gpu::emulator();
 //! let a = gpu.upload(&[1u32, 2, 3])?;
@@ -105,10 +107,11 @@ mod private;
 mod test_support;
 
 pub use crate::core::{
-    Backend, BarrierFigures, BarrierVisit, BlockTimeline, CoResidency, DeviceInfo, Error, ErrorKind, KernelArgs,
-    KernelAssertion, KernelBuffer, KernelScalar, KernelSpec, Launch, LaunchReport, LaunchShape, PhaseFigures,
-    PhaseProfile, ProfileClock, Resource, Result, ShapeChoice, SizeClass, SourceError, SplitSpec,
-    DEFAULT_PROFILE_PHASES, DEFAULT_THREADS, DEFAULT_WATCHDOG, TUNE_VAR, TUNING_BUDGET,
+    Axes, Backend, BarrierFigures, BarrierVisit, BlockTimeline, CoResidency, DeviceInfo, Dim3, Error, ErrorKind,
+    KernelArgs, KernelAssertion, KernelBuffer, KernelScalar, KernelSpec, Launch, LaunchReport, LaunchShape,
+    PhaseFigures, PhaseProfile, ProfileClock, RefusedBlockSizes, Resource, Result, ShapeChoice, SizeClass, SourceError,
+    SplitSpec, DEFAULT_PROFILE_PHASES, DEFAULT_THREADS, DEFAULT_WATCHDOG, MAX_BLOCK_DIM, MAX_GRID_DIM, TUNE_VAR,
+    TUNING_BUDGET,
 };
 pub use barrier::{Barrier, BarrierDescriptor, LaunchMode, ParseBarrierError};
 pub use buffer::{DeviceBuffer, DeviceScalar};

@@ -6,6 +6,7 @@
 
 use crate::buffer::{DeviceBuffer, DeviceScalar};
 use crate::core::args::KernelArgs;
+use crate::core::dims::Dim3;
 use crate::core::error::Result;
 use crate::core::grid::Grid;
 use crate::core::launch::LaunchReport;
@@ -44,6 +45,16 @@ impl<'g> SplitRun<'g> {
     /// Threads per block.
     pub fn threads(&self) -> u32 {
         self.grid().threads
+    }
+
+    /// The grid's extent per axis: [`blocks`](Self::blocks) blocks in all.
+    pub fn grid_shape(&self) -> Dim3 {
+        self.grid().grid_shape
+    }
+
+    /// The block's extent per axis: [`threads`](Self::threads) threads in all.
+    pub fn block_shape(&self) -> Dim3 {
+        self.grid().block_shape
     }
 
     fn grid(&self) -> Grid {

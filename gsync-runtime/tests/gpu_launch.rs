@@ -37,6 +37,8 @@ static ROTATE_KERNEL: KernelSpec = KernelSpec {
     default_threads: 0,
     split: SplitSpec::NONE,
     assertions: &[],
+    axes: gsync_runtime::Axes::NONE,
+    refused_block_sizes: &[],
 };
 
 /// Writes each scalar parameter into `out`, widened to 64 bits.
@@ -71,6 +73,8 @@ static SCALARS_KERNEL: KernelSpec = KernelSpec {
     default_threads: 64,
     split: SplitSpec::NONE,
     assertions: &[],
+    axes: gsync_runtime::Axes::NONE,
+    refused_block_sizes: &[],
 };
 
 /// Reads `a[a_len + 3]` through the prelude's bounds check, as a debug build would.
@@ -99,6 +103,8 @@ static OVERRUN_KERNEL: KernelSpec = KernelSpec {
     default_threads: 0,
     split: SplitSpec::NONE,
     assertions: &[],
+    axes: gsync_runtime::Axes::NONE,
+    refused_block_sizes: &[],
 };
 
 fn gpu() -> Gpu {
@@ -312,6 +318,8 @@ static PHASES_KERNEL: KernelSpec = KernelSpec {
     default_threads: 0,
     split: SplitSpec::NONE,
     assertions: &[],
+    axes: gsync_runtime::Axes::NONE,
+    refused_block_sizes: &[],
 };
 
 /// The device barriers, and Auto, which becomes one of them.
@@ -517,6 +525,8 @@ static COUNT_DOWN_KERNEL: KernelSpec = KernelSpec {
         reads_device: true,
     },
     assertions: &[],
+    axes: gsync_runtime::Axes::NONE,
+    refused_block_sizes: &[],
 };
 
 #[test]
@@ -596,6 +606,8 @@ static TRAP_KERNEL: KernelSpec = KernelSpec {
     default_threads: 32,
     split: SplitSpec::NONE,
     assertions: &[],
+    axes: gsync_runtime::Axes::NONE,
+    refused_block_sizes: &[],
 };
 
 /// Set in the child process that runs the context-loss test, which must not share its
@@ -686,6 +698,8 @@ static BIG_TILE_KERNEL: KernelSpec = KernelSpec {
     default_threads: 64,
     split: SplitSpec::NONE,
     assertions: &[],
+    axes: gsync_runtime::Axes::NONE,
+    refused_block_sizes: &[],
 };
 
 #[test]

@@ -5,6 +5,7 @@
 pub mod checks;
 pub mod communication;
 pub mod deep;
+pub mod dims;
 pub mod functions;
 pub mod half_checks;
 pub mod heat_checks;

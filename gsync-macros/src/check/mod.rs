@@ -7,6 +7,8 @@ pub mod sizes;
 pub mod uniformity;
 mod warp_index;
 
+pub use sizes::{LOCAL_LIMIT, SHARED_LIMIT};
+
 use crate::diagnostics::Diagnostics;
 use crate::ir::{Block, Kernel, StmtKind};
 

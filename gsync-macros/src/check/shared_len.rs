@@ -66,6 +66,9 @@ fn host_expr(k: &Kernel, e: &Expr) -> Result<Expr, (Span, String)> {
         },
         ExprKind::Len(a) => match k.array(*a).space {
             ArraySpace::Global => e.kind.clone(),
+            ArraySpace::Shared | ArraySpace::Local if k.array(*a).block_len.is_some() => {
+                return fail(format!("write the length of `{}` again instead of its `.len()`", k.array(*a).name))
+            }
             ArraySpace::Shared | ArraySpace::Local => ExprKind::Int(i128::from(k.array(*a).len.unwrap_or(0))),
             ArraySpace::DynamicShared => {
                 return fail(format!("write the length of `{}` again instead of its `.len()`", k.array(*a).name))
@@ -73,6 +76,16 @@ fn host_expr(k: &Kernel, e: &Expr) -> Result<Expr, (Span, String)> {
         },
         ExprKind::Builtin(Builtin::BlockDim) => e.kind.clone(),
         ExprKind::Builtin(Builtin::WarpSize) => ExprKind::Int(32),
+        // `BLOCK_SIZE` is `block_dim() as usize`.
+        ExprKind::Builtin(Builtin::BlockSize) => {
+            ExprKind::Cast(Box::new(Expr { kind: ExprKind::Builtin(Builtin::BlockDim), ty: Scalar::U32, span: e.span }))
+        }
+        ExprKind::Builtin(b @ (Builtin::BlockDimAxis(_) | Builtin::GridDimAxis(_))) => {
+            return fail(format!(
+                "`{}()` is not known where the lengths are computed; use `block_dim()`, the threads of a block",
+                builtin_name(*b)
+            ))
+        }
         ExprKind::Builtin(b @ (Builtin::GridDim | Builtin::GridSize)) => {
             return fail(format!(
                 "`{}()` is decided by how many blocks fit, which depends on this length",
@@ -136,5 +149,10 @@ fn builtin_name(b: Builtin) -> &'static str {
         Builtin::LaneId => "lane_id",
         Builtin::WarpSize => "warp_size",
         Builtin::WarpId => "warp_id",
+        Builtin::BlockSize => "BLOCK_SIZE",
+        Builtin::ThreadIdxAxis(a) => ["thread_idx_x", "thread_idx_y", "thread_idx_z"][a as usize],
+        Builtin::BlockIdxAxis(a) => ["block_idx_x", "block_idx_y", "block_idx_z"][a as usize],
+        Builtin::BlockDimAxis(a) => ["block_dim_x", "block_dim_y", "block_dim_z"][a as usize],
+        Builtin::GridDimAxis(a) => ["grid_dim_x", "grid_dim_y", "grid_dim_z"][a as usize],
     }
 }

@@ -419,10 +419,18 @@ impl Analysis<'_> {
                 }
             }
             ExprKind::Builtin(b) => match b {
-                Builtin::ThreadIdx | Builtin::GlobalId | Builtin::LaneId => Taint::at(Level::Varying, e.span),
-                Builtin::BlockIdx => Taint::at(Level::Block, e.span),
+                Builtin::ThreadIdx | Builtin::GlobalId | Builtin::LaneId | Builtin::ThreadIdxAxis(_) => {
+                    Taint::at(Level::Varying, e.span)
+                }
+                Builtin::BlockIdx | Builtin::BlockIdxAxis(_) => Taint::at(Level::Block, e.span),
                 Builtin::WarpId => Taint::at(Level::Warp, e.span),
-                Builtin::BlockDim | Builtin::GridDim | Builtin::GridSize | Builtin::WarpSize => Taint::UNIFORM,
+                Builtin::BlockDim
+                | Builtin::GridDim
+                | Builtin::GridSize
+                | Builtin::WarpSize
+                | Builtin::BlockDimAxis(_)
+                | Builtin::GridDimAxis(_)
+                | Builtin::BlockSize => Taint::UNIFORM,
             },
             ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.expr(a, ctx),
             ExprKind::Binary(op, a, b) => {

@@ -6,6 +6,7 @@ use crate::emit::assertions::{has_assertions, AssertStops};
 mod communication;
 mod shared_slices;
 
+use crate::dims;
 use crate::emit::{cuda_names, cuda_ops};
 use crate::ir::*;
 use crate::names;
@@ -20,7 +21,9 @@ const MAX_UNROLLED_TRIPS: i128 = 32;
 /// per-phase profile when the runtime compiles it for one, and are empty otherwise.
 pub fn kernel_source(k: &Kernel, bounds_checks: bool) -> String {
     let asserts = AssertStops::of(&k.body, bounds_checks);
-    let mut e = CudaEmitter { k, checked: bounds_checks, profiled: true, out: half_marker(k), indent: 1, asserts };
+    let multi_dim = dims::axes(k).any();
+    let mut e =
+        CudaEmitter { k, checked: bounds_checks, profiled: true, out: half_marker(k), indent: 1, asserts, multi_dim };
     let checks = if bounds_checks { " with bounds checks" } else { "" };
     let shared: Vec<ArrayId> = shared_arrays(k).collect();
     e.function(&Function {
@@ -38,7 +41,9 @@ pub fn kernel_source(k: &Kernel, bounds_checks: bool) -> String {
 /// The kernel split at its barriers: one function per segment.
 pub fn split_source(k: &Kernel, plan: &SplitPlan, bounds_checks: bool) -> String {
     let asserts = AssertStops::of(&k.body, bounds_checks);
-    let mut e = CudaEmitter { k, checked: bounds_checks, profiled: false, out: half_marker(k), indent: 1, asserts };
+    let multi_dim = dims::axes(k).any();
+    let mut e =
+        CudaEmitter { k, checked: bounds_checks, profiled: false, out: half_marker(k), indent: 1, asserts, multi_dim };
     let checks = if bounds_checks { " with bounds checks" } else { "" };
     let asserting = has_assertions(&k.body, bounds_checks);
     for (i, segment) in plan.segments.iter().enumerate() {
@@ -87,6 +92,15 @@ fn half_marker(k: &Kernel) -> String {
     }
 }
 
+/// The length of a shared or local array: a number, or a constant expression in
+/// `GSYNC_BLOCK_SIZE`.
+fn array_len(a: &Array) -> String {
+    match (&a.len, &a.block_len) {
+        (_, Some(tree)) => tree.cuda(),
+        (len, None) => len.unwrap_or(1).to_string(),
+    }
+}
+
 /// The shared arrays and shared slices a kernel declares.
 fn shared_arrays(k: &Kernel) -> impl Iterator<Item = ArrayId> + '_ {
     k.arrays.iter().enumerate().filter(|(_, a)| a.space.is_shared()).map(|(i, _)| ArrayId(i))
@@ -115,6 +129,9 @@ struct CudaEmitter<'k> {
     /// How the body's failed assertions stop (in a segment of the split kernel, which holds
     /// no `grid_sync()`, every one ends its thread).
     asserts: AssertStops,
+    /// Whether the kernel reads per-axis builtins, so that its linear builtins are the
+    /// prelude's linear indices rather than the `.x` components.
+    multi_dim: bool,
 }
 
 /// C++ operator precedence, higher binds tighter.
@@ -232,7 +249,7 @@ impl CudaEmitter<'_> {
         self.out.push_str("{\n");
         for id in f.shared.iter().filter(|id| k.array(**id).space == ArraySpace::Shared) {
             let a = k.array(*id);
-            let text = format!("__shared__ {} {}[{}];", a.elem.name(), cuda_names::array(k, *id), a.len.unwrap_or(1));
+            let text = format!("__shared__ {} {}[{}];", a.elem.name(), cuda_names::array(k, *id), array_len(a));
             self.line(&text);
         }
         for line in shared_slices::declarations(k, f.shared) {
@@ -503,7 +520,7 @@ impl CudaEmitter<'_> {
 
     fn let_array(&mut self, array: ArrayId, init: &ArrayInit) {
         let a = self.k.array(array);
-        let (ty, name, len) = (a.elem.name(), cuda_names::array(self.k, array), a.len.unwrap_or(1));
+        let (ty, name, len) = (a.elem.name(), cuda_names::array(self.k, array), array_len(a));
         match init {
             ArrayInit::List(values) => {
                 let items: Vec<String> = values.iter().map(|v| self.expr(v).text).collect();
@@ -519,7 +536,8 @@ impl CudaEmitter<'_> {
                     self.line(&format!("const {ty} {once} = {v};"));
                     v = once;
                 }
-                self.line(&format!("for (u32 {i} = 0u; {i} < {len}u; ++{i}) {name}[{i}] = {v};"));
+                let end = if a.block_len.is_some() { format!("(u32){len}") } else { format!("{len}u") };
+                self.line(&format!("for (u32 {i} = 0u; {i} < {end}; ++{i}) {name}[{i}] = {v};"));
             }
         }
     }
@@ -607,6 +625,7 @@ impl CudaEmitter<'_> {
             ArraySpace::Global | ArraySpace::DynamicShared => {
                 names::generated(&cuda_names::array(self.k, array), "len")
             }
+            _ if a.block_len.is_some() => array_len(a),
             _ => format!("{}ull", a.len.unwrap_or(0)),
         }
     }
@@ -704,10 +723,16 @@ impl CudaEmitter<'_> {
             }
             ForRange::GridStride { start, end } | ForRange::BlockStride { start, end } => {
                 let grid = matches!(range, ForRange::GridStride { .. });
-                let (first, stride) = if grid {
-                    ("(blockIdx.x * blockDim.x + threadIdx.x)", "blockDim.x * gridDim.x")
+                let (first, stride) = if self.multi_dim {
+                    if grid {
+                        (format!("({})", dims::LINEAR_GLOBAL_ID), dims::LINEAR_GRID_SIZE.to_owned())
+                    } else {
+                        ("gsync_linear_thread()".to_owned(), "gsync_block_threads()".to_owned())
+                    }
+                } else if grid {
+                    ("(blockIdx.x * blockDim.x + threadIdx.x)".to_owned(), "blockDim.x * gridDim.x".to_owned())
                 } else {
-                    ("threadIdx.x", "blockDim.x")
+                    ("threadIdx.x".to_owned(), "blockDim.x".to_owned())
                 };
                 // 32-bit counters run in 64 bits so that `+= stride` cannot wrap past `end`.
                 let wide = match ty {
@@ -773,6 +798,7 @@ impl CudaEmitter<'_> {
             ExprKind::Float(v) => float_literal(*v, ty),
             ExprKind::Bool(b) => Code::primary(b.to_string()),
             ExprKind::Var(v) => Code::primary(cuda_names::var(self.k, *v)),
+            ExprKind::Builtin(b) if self.multi_dim => Code::primary(dims::multi_dim_cuda(*b)),
             ExprKind::Builtin(b) => Code::primary(
                 match b {
                     Builtin::ThreadIdx => "threadIdx.x",
@@ -784,6 +810,12 @@ impl CudaEmitter<'_> {
                     Builtin::LaneId => "(threadIdx.x & 31u)",
                     Builtin::WarpSize => "32u",
                     Builtin::WarpId => "(threadIdx.x >> 5)",
+                    Builtin::BlockSize => crate::block_size::CUDA,
+                    // A kernel that reads one is compiled with GSYNC_MULTI_DIM (the arm above).
+                    Builtin::ThreadIdxAxis(_)
+                    | Builtin::BlockIdxAxis(_)
+                    | Builtin::BlockDimAxis(_)
+                    | Builtin::GridDimAxis(_) => return Code::primary(dims::multi_dim_cuda(*b)),
                 }
                 .to_string(),
             ),

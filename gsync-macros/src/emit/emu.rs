@@ -13,7 +13,7 @@ use crate::ir::*;
 use crate::ir_walk::{each_expr, each_stmt, stmt_exprs};
 use crate::split::Segment;
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, ToTokens};
 use std::collections::HashSet;
 
 /// The body of `emulate(launch, params…)`, with `launch` the runtime's `EmuLaunch`.
@@ -43,9 +43,12 @@ pub fn body(k: &Kernel) -> TokenStream {
         Some(_) => quote!(#launch.run_shared(&#slices, #make_shared, #thread)),
         None => quote!(#launch.run(#make_shared, #thread)),
     });
+    let block_size = block_size_ident();
+    let sized = shared_sized_by_block(k, &shared).then(|| quote!(let #block_size: u32 = #launch.block_size()?;));
     quote! {
         #dynamic
         #(#views)*
+        #sized
         #grid
     }
 }
@@ -83,10 +86,13 @@ pub fn segment(k: &Kernel, index: usize, segment: &Segment) -> TokenStream {
             quote!(#launch.run(#make_shared, #thread))
         }
     });
+    let block_size = block_size_ident();
+    let sized = shared_sized_by_block(k, &segment.shared).then(|| quote!(let #block_size: u32 = #launch.block_size();));
     quote! {
         #[allow(unused_mut, unused_variables, unused_assignments, unreachable_code, unused_parens, clippy::all)]
         pub(super) fn #name(#launch: &::gsync::EmuSegment<'_>) -> ::gsync::Result<()> {
             #(#reads)*
+            #sized
             #grid
         }
     }
@@ -144,14 +150,21 @@ fn grid(
     for a in shared {
         let info = k.array(*a);
         let (id, t) = (array_ident(k, *a), scalar_type(info.elem));
+        let len = match &info.block_len {
+            Some(tree) => {
+                let len = tree.rust(&block_size_ident().into_token_stream());
+                quote!((#len as usize))
+            }
+            None => {
+                let len = info.len.unwrap_or(1) as usize;
+                quote!(#len)
+            }
+        };
         fields.push(quote!(#id: ::gsync::EmuSlice<#t>));
         match k.shared_slices.iter().position(|decl| decl.array == *a) {
             // The length the runtime computed for the launch; zeroed, like a shared array.
             Some(index) => inits.push(quote!(#id: ::gsync::EmuSlice::zeroed(#lens[#index] as usize))),
-            None => {
-                let len = info.len.unwrap_or(1) as usize;
-                inits.push(quote!(#id: ::gsync::EmuSlice::zeroed(#len)));
-            }
+            None => inits.push(quote!(#id: ::gsync::EmuSlice::zeroed(#len))),
         }
     }
     let rebinds = k.params.iter().filter_map(|p| match p {
@@ -194,6 +207,16 @@ fn grid(
     }
 }
 
+/// The block size in an emulator body that sizes shared arrays by it.
+fn block_size_ident() -> Ident {
+    Ident::new("block_size", Span::mixed_site())
+}
+
+/// Whether one of `shared` is sized by `BLOCK_SIZE`.
+fn shared_sized_by_block(k: &Kernel, shared: &[ArrayId]) -> bool {
+    shared.iter().any(|a| k.array(*a).block_len.is_some())
+}
+
 fn ctx_ident() -> Ident {
     Ident::new("ctx", Span::mixed_site())
 }
@@ -232,7 +255,17 @@ impl Emu<'_> {
     fn let_array(&self, array: ArrayId, init: &ArrayInit) -> TokenStream {
         let (info, ctx) = (self.k.array(array), ctx_ident());
         let id = array_ident(self.k, array);
-        let (t, len) = (scalar_type(info.elem), info.len.unwrap_or(1) as usize);
+        let t = scalar_type(info.elem);
+        let len = match &info.block_len {
+            Some(tree) => {
+                let len = tree.rust(&quote!(#ctx.block_dim()));
+                quote!((#len as usize))
+            }
+            None => {
+                let len = info.len.unwrap_or(1) as usize;
+                quote!(#len)
+            }
+        };
         let id_num = array.0 as u32;
         let fill = match init {
             ArrayInit::Repeat(v) => {
@@ -436,6 +469,11 @@ impl RustContext for Emu<'_> {
             Builtin::LaneId => quote!(#ctx.lane_id()),
             Builtin::WarpSize => quote!(32u32),
             Builtin::WarpId => quote!(#ctx.warp_id()),
+            Builtin::ThreadIdxAxis(a) => axis_of(quote!(#ctx.thread_idx_xyz()), a),
+            Builtin::BlockIdxAxis(a) => axis_of(quote!(#ctx.block_idx_xyz()), a),
+            Builtin::BlockDimAxis(a) => axis_of(quote!(#ctx.block_dim_xyz()), a),
+            Builtin::GridDimAxis(a) => axis_of(quote!(#ctx.grid_dim_xyz()), a),
+            Builtin::BlockSize => quote!((#ctx.block_dim() as usize)),
         }
     }
 
@@ -504,4 +542,10 @@ impl RustContext for Emu<'_> {
         let ctx = ctx_ident();
         quote!(#ctx.zero_step(#line))
     }
+}
+
+/// The `a` component of the `(x, y, z)` tuple `xyz`.
+fn axis_of(xyz: TokenStream, a: Axis) -> TokenStream {
+    let position = syn::Index::from(a.position());
+    quote!(#xyz.#position)
 }

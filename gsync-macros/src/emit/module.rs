@@ -65,6 +65,8 @@ pub fn items(
     let (name, symbol) = (&k.name, cuda_names::kernel_symbol(k));
     let arrays: Vec<&str> = k.arrays.iter().map(|a| a.name.as_str()).collect();
     let assertions = assertions(k);
+    let axes = crate::dims::axes(k).tokens();
+    let refused = crate::block_size::refused_tokens(&k.refused_block_sizes);
     let grid_syncs = k.grid_syncs;
     let threads = match declared_threads(k) {
         DeclaredThreads::Attribute(threads) => quote!(#threads),
@@ -127,6 +129,8 @@ pub fn items(
                     reads_device: #reads_device,
                 },
                 assertions: &[#(#assertions),*],
+                axes: #axes,
+                refused_block_sizes: #refused,
             };
 
             pub use self::functions::{
@@ -439,8 +443,16 @@ fn declared_threads(k: &Kernel) -> DeclaredThreads {
     each_stmt(&k.body, &mut |stmt| {
         for expr in stmt_exprs(stmt) {
             each_expr(expr, &mut |e| {
-                block_sized |=
-                    matches!(e.kind, ExprKind::Builtin(Builtin::ThreadIdx | Builtin::BlockDim | Builtin::WarpId));
+                block_sized |= matches!(
+                    e.kind,
+                    ExprKind::Builtin(
+                        Builtin::ThreadIdx
+                            | Builtin::BlockDim
+                            | Builtin::WarpId
+                            | Builtin::ThreadIdxAxis(_)
+                            | Builtin::BlockDimAxis(_)
+                    )
+                );
             });
         }
     });

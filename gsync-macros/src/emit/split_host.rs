@@ -10,7 +10,7 @@ use crate::emit::rust_stmt::{self, RustStmts, View};
 use crate::ir::*;
 use crate::split::{HostStmt, SplitPlan};
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::quote;
+use quote::{quote, ToTokens};
 
 /// The body of `split(run, params…)`, which the runtime calls between beginning and
 /// finishing the split run `run`.
@@ -142,6 +142,10 @@ impl RustContext for SplitHost<'_> {
     }
 
     fn len(&self, array: ArrayId) -> TokenStream {
+        if let Some(tree) = &self.k.array(array).block_len {
+            let len = tree.rust(&shape_ident("block_dim").into_token_stream());
+            return quote!((#len as usize));
+        }
         match self.k.array(array).len {
             Some(n) => {
                 let n = n as usize;
@@ -160,7 +164,16 @@ impl RustContext for SplitHost<'_> {
             Builtin::BlockDim => quote!(#block_dim),
             Builtin::GridDim => quote!(#grid_dim),
             Builtin::GridSize => quote!(#block_dim.wrapping_mul(#grid_dim)),
+            Builtin::BlockSize => quote!((#block_dim as usize)),
             Builtin::WarpSize => quote!(32u32),
+            Builtin::BlockDimAxis(a) => {
+                let (run, axis) = (run_ident(), Ident::new(a.name(), Span::call_site()));
+                quote!(#run.block_shape().#axis)
+            }
+            Builtin::GridDimAxis(a) => {
+                let (run, axis) = (run_ident(), Ident::new(a.name(), Span::call_site()));
+                quote!(#run.grid_shape().#axis)
+            }
             // Never host-evaluable: the split rejects them first.
             _ => quote!(compile_error!("gsync: a thread builtin in host code")),
         }

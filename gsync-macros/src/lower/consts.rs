@@ -3,12 +3,41 @@
 //! evaluates them, and an evaluation rustc rejects (overflow, division by
 //! zero, an over-wide shift) is an error here too.
 
+use std::rc::Rc;
+
 use super::{ConstValue, Expr, ExprKind, Lowerer, ModuleItems};
+use crate::block_size::{BlockConst, BlockConstKind, UsedBlockConst};
 use crate::diagnostics::Diagnostics;
-use crate::ir::{BinOp, MathFn, Scalar, UnOp};
+use crate::ir::{BinOp, Builtin, MathFn, Scalar, UnOp};
 use crate::parse::Substitution;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
+
+/// The length of a shared or local array.
+pub(super) enum Length {
+    /// Known at expansion.
+    Fixed(u64),
+    /// Computed from `BLOCK_SIZE`.
+    PerBlock(Rc<BlockConst>),
+}
+
+impl Length {
+    /// The length, if it is known at expansion.
+    pub(super) fn fixed(&self) -> Option<u64> {
+        match self {
+            Length::Fixed(n) => Some(*n),
+            Length::PerBlock(_) => None,
+        }
+    }
+
+    /// The length's expression in `BLOCK_SIZE`, if it has one.
+    pub(super) fn per_block(&self) -> Option<Rc<BlockConst>> {
+        match self {
+            Length::Fixed(_) => None,
+            Length::PerBlock(tree) => Some(tree.clone()),
+        }
+    }
+}
 
 /// Why an expression has no constant value.
 enum NotConst {
@@ -53,17 +82,16 @@ impl Lowerer<'_> {
     fn fold_node(&self, e: &Expr) -> Result<ConstValue, NotConst> {
         let ty = self.const_type(e);
         let overflow = || NotConst::Fails(e.span, format!("this constant overflows `{}`", ty.name()));
+        let per_block = |kind| Ok(ConstValue::Block(Rc::new(BlockConst { kind, ty })));
         match &e.kind {
             ExprKind::Int(v) if ty.is_float() => Ok(ConstValue::Float(*v as f64)),
             ExprKind::Int(v) => in_range(*v, ty).map(ConstValue::Int).ok_or_else(overflow),
             ExprKind::Float(v) => Ok(ConstValue::Float(round_to(*v, ty))),
             ExprKind::Bool(b) => Ok(ConstValue::Bool(*b)),
-            ExprKind::Unary(op, a) => match (op, self.fold_inner(a)?) {
-                (UnOp::Neg, ConstValue::Int(v)) => in_range(-v, ty).map(ConstValue::Int).ok_or_else(overflow),
-                (UnOp::Neg, ConstValue::Float(v)) => Ok(ConstValue::Float(-v)),
-                (UnOp::Not, ConstValue::Bool(b)) => Ok(ConstValue::Bool(!b)),
-                (UnOp::Not, ConstValue::Int(v)) => Ok(ConstValue::Int(wrap(!v, ty))),
-                _ => Err(NotConst::Runtime(e.span)),
+            ExprKind::Builtin(Builtin::BlockSize) => Ok(ConstValue::Block(BlockConst::block_size())),
+            ExprKind::Unary(op, a) => match self.fold_inner(a)? {
+                ConstValue::Block(a) => per_block(BlockConstKind::Unary(*op, a)),
+                a => unary(*op, a, ty).map_err(|m| NotConst::Fails(e.span, m)),
             },
             // `f16::from_f32_const(0.5)`: rounded as the `half` crate rounds it.
             ExprKind::Call { func: MathFn::FromF32, args } if ty.is_half() && args.len() == 1 => {
@@ -77,21 +105,35 @@ impl Lowerer<'_> {
             ExprKind::Binary(op, a, b) => {
                 let operand = self.const_type(a);
                 let (x, y) = (self.fold_inner(a)?, self.fold_inner(b)?);
+                if matches!(x, ConstValue::Block(_)) || matches!(y, ConstValue::Block(_)) {
+                    let (x, y) = (tree(x, operand), tree(y, self.const_type(b)));
+                    return per_block(BlockConstKind::Binary(*op, x, y));
+                }
                 binary(*op, x, y, operand).map_err(|m| NotConst::Fails(e.span, m))
             }
-            ExprKind::Cast(a) => Ok(cast(self.fold_inner(a)?, ty)),
+            ExprKind::Cast(a) => match self.fold_inner(a)? {
+                ConstValue::Block(a) => per_block(BlockConstKind::Cast(a)),
+                a => Ok(cast(a, ty)),
+            },
             _ => Err(NotConst::Runtime(e.span)),
         }
     }
 
-    /// An array length: a positive integer constant.
-    pub(super) fn const_length(&mut self, e: &syn::Expr) -> Option<u64> {
+    /// An array length: a positive integer constant, or one computed from `BLOCK_SIZE`
+    /// (`array` names the array in messages).
+    pub(super) fn const_length(&mut self, e: &syn::Expr, array: &str) -> Option<Length> {
         let lowered = self.expr(e)?;
         if let super::Inferred::AnyInt = self.inferred(lowered.ty) {
             self.require(lowered.ty, Scalar::Usize, lowered.span, "an array length");
         }
         match self.fold_inner(&lowered) {
-            Ok(ConstValue::Int(n)) if n > 0 && n <= u64::MAX as i128 => Some(n as u64),
+            Ok(ConstValue::Int(n)) if n > 0 && n <= u64::MAX as i128 => Some(Length::Fixed(n as u64)),
+            Ok(ConstValue::Block(value)) if value.ty.is_int() => {
+                let what = format!("the length of `{array}`");
+                let span = lowered.span;
+                self.block_consts.push(UsedBlockConst { what, value: value.clone(), length: true, span });
+                Some(Length::PerBlock(value))
+            }
             Err(NotConst::Fails(span, message)) => {
                 self.diag.error(span, message);
                 None
@@ -100,6 +142,15 @@ impl Lowerer<'_> {
                 self.diag.error(e.span(), "an array length must be a positive integer literal or `const`");
                 None
             }
+        }
+    }
+
+    /// Records a use of constant `name` whose value is computed from `BLOCK_SIZE`, so that
+    /// the block sizes for which it fails are refused.
+    pub(super) fn use_block_const(&mut self, name: &str, value: &Rc<BlockConst>, span: Span) {
+        let what = format!("`const {name}`");
+        if !self.block_consts.iter().any(|c| c.what == what) {
+            self.block_consts.push(UsedBlockConst { what, value: value.clone(), length: false, span });
         }
     }
 
@@ -177,6 +228,26 @@ fn placeholder(c: &syn::ItemConst, ty: Option<Scalar>) -> (String, ConstValue, S
     (crate::names::rust_name(&c.ident), value, ty)
 }
 
+/// A constant as a node of a tree computed from `BLOCK_SIZE`.
+fn tree(value: ConstValue, ty: Scalar) -> Rc<BlockConst> {
+    match value {
+        ConstValue::Block(tree) => tree,
+        value => Rc::new(BlockConst { kind: BlockConstKind::Value(value), ty }),
+    }
+}
+
+/// `op value` in `ty`, as rustc evaluates it.
+pub(crate) fn unary(op: UnOp, value: ConstValue, ty: Scalar) -> Result<ConstValue, String> {
+    let overflow = || format!("this constant overflows `{}`", ty.name());
+    match (op, value) {
+        (UnOp::Neg, ConstValue::Int(v)) => in_range(-v, ty).map(ConstValue::Int).ok_or_else(overflow),
+        (UnOp::Neg, ConstValue::Float(v)) => Ok(ConstValue::Float(-v)),
+        (UnOp::Not, ConstValue::Bool(b)) => Ok(ConstValue::Bool(!b)),
+        (UnOp::Not, ConstValue::Int(v)) => Ok(ConstValue::Int(wrap(!v, ty))),
+        _ => Err(format!("cannot apply `{}` here in a constant", if op == UnOp::Neg { "-" } else { "!" })),
+    }
+}
+
 /// `v` if `ty` holds it.
 fn in_range(v: i128, ty: Scalar) -> Option<i128> {
     let (lo, hi) = ty.int_range();
@@ -203,7 +274,8 @@ fn round_to(v: f64, ty: Scalar) -> f64 {
     }
 }
 
-fn binary(op: BinOp, x: ConstValue, y: ConstValue, ty: Scalar) -> Result<ConstValue, String> {
+/// `x op y` with operands of type `ty`, as rustc evaluates it.
+pub(crate) fn binary(op: BinOp, x: ConstValue, y: ConstValue, ty: Scalar) -> Result<ConstValue, String> {
     use ConstValue::*;
     let overflow = || format!("this constant overflows `{}`", ty.name());
     match (x, y) {
@@ -281,7 +353,7 @@ fn compare(op: BinOp, o: std::cmp::Ordering) -> bool {
 }
 
 /// `value as ty`, with Rust's semantics: integers wrap, floats saturate to integers.
-fn cast(value: ConstValue, ty: Scalar) -> ConstValue {
+pub(crate) fn cast(value: ConstValue, ty: Scalar) -> ConstValue {
     use ConstValue::*;
     match (value, ty) {
         (Int(v), t) if t.is_int() => Int(wrap(v, t)),

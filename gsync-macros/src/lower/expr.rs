@@ -161,12 +161,18 @@ impl Lowerer<'_> {
                     let ty = self.vars[v.0].ty;
                     Some(self.expr_of(ExprKind::Var(v), ty, span))
                 }
-                Some(Binding::Const { value, ty }) => Some(self.const_expr(value, ty, span)),
+                Some(Binding::Const { value, ty }) => {
+                    if let ConstValue::Block(tree) = &value {
+                        self.use_block_const(&name, tree, span);
+                    }
+                    Some(self.const_expr(value, ty, span))
+                }
                 Some(Binding::Array(_)) => {
                     self.diag
                         .error(span, format!("`{name}` is an array: index it (`{name}[i]`) or take `{name}.len()`"));
                     None
                 }
+                None if name == crate::block_size::NAME => Some(self.block_size(span)),
                 None => {
                     self.diag.error(
                         span,
@@ -175,6 +181,10 @@ impl Lowerer<'_> {
                     None
                 }
             };
+        }
+        let segments: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        if segments.len() == 2 && segments[0] == "gsync" && segments[1] == crate::block_size::NAME {
+            return Some(self.block_size(span));
         }
         match methods::associated_const(&p.path, &|name| self.type_named(name)) {
             Some((value, ty)) => Some(self.const_expr(value, ty, span)),
@@ -192,6 +202,30 @@ impl Lowerer<'_> {
             ConstValue::Int(v) => ExprKind::Int(v),
             ConstValue::Float(v) => ExprKind::Float(v),
             ConstValue::Bool(v) => ExprKind::Bool(v),
+            ConstValue::Block(tree) => return self.block_const_expr(&tree, span),
+        };
+        self.expr_of(kind, t, span)
+    }
+
+    /// `BLOCK_SIZE`.
+    fn block_size(&mut self, span: Span) -> Expr {
+        let t = self.types.known(Scalar::Usize);
+        self.expr_of(ExprKind::Builtin(Builtin::BlockSize), t, span)
+    }
+
+    /// A constant computed from `BLOCK_SIZE`, as the expression that computes it.
+    fn block_const_expr(&mut self, tree: &crate::block_size::BlockConst, span: Span) -> Expr {
+        use crate::block_size::BlockConstKind;
+        let t = self.types.known(tree.ty);
+        let kind = match &tree.kind {
+            BlockConstKind::Value(value) => return self.const_expr(value.clone(), tree.ty, span),
+            BlockConstKind::BlockSize => return self.block_size(span),
+            BlockConstKind::Unary(op, a) => ExprKind::Unary(*op, Box::new(self.block_const_expr(a, span))),
+            BlockConstKind::Binary(op, a, b) => {
+                let (a, b) = (self.block_const_expr(a, span), self.block_const_expr(b, span));
+                ExprKind::Binary(*op, Box::new(a), Box::new(b))
+            }
+            BlockConstKind::Cast(a) => ExprKind::Cast(Box::new(self.block_const_expr(a, span))),
         };
         self.expr_of(kind, t, span)
     }

@@ -111,13 +111,16 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "lane_id" => Builtin::LaneId,
         "warp_size" => Builtin::WarpSize,
         "warp_id" => Builtin::WarpId,
-        _ => return None,
+        _ => return crate::dims::axis_builtin(name),
     })
 }
 
-/// Every builtin returns `u32`.
-pub fn builtin_type(_: Builtin) -> Scalar {
-    Scalar::U32
+/// Every builtin returns `u32`, but `BLOCK_SIZE`, a `usize` like the lengths it sizes.
+pub fn builtin_type(b: Builtin) -> Scalar {
+    match b {
+        Builtin::BlockSize => Scalar::Usize,
+        _ => Scalar::U32,
+    }
 }
 
 /// Which atomics CUDA offers for which element types.

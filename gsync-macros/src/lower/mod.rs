@@ -43,7 +43,7 @@ type Var = ir::Var<TyId>;
 pub use call::RESERVED as RESERVED_NAMES;
 
 /// What a name in scope stands for.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 enum Binding {
     Var(VarId),
     Array(ArrayId),
@@ -54,11 +54,13 @@ enum Binding {
     },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ConstValue {
     Int(i128),
     Float(f64),
     Bool(bool),
+    /// A value computed from `BLOCK_SIZE`, known only per compiled block size.
+    Block(std::rc::Rc<crate::block_size::BlockConst>),
 }
 
 struct LoopFrame {
@@ -122,6 +124,8 @@ pub struct Lowerer<'d> {
     rebindable: HashSet<ArrayId>,
     /// The `shared_slice::<T>(len)` declarations so far.
     shared_slices: Vec<ir::SharedSliceDecl<TyId>>,
+    /// The constants sized by `BLOCK_SIZE` the kernel uses, checked at every block size.
+    block_consts: Vec<crate::block_size::UsedBlockConst>,
 }
 
 /// Lowers a whole kernel. Returns `None` if lowering found errors.
@@ -145,7 +149,7 @@ pub fn kernel(
         arrays[array.0].elem = types[ty.0];
     }
     let resolver = resolve::Resolver { types: &types };
-    Some(Kernel {
+    let mut kernel = Kernel {
         name: names::rust_name(&sig.name),
         params,
         vars: l.vars.into_iter().map(|v| resolver.var(v)).collect(),
@@ -160,12 +164,26 @@ pub fn kernel(
             .into_iter()
             .map(|d| SharedSliceDecl { array: d.array, len: resolver.expr(d.len), line: d.line })
             .collect(),
-    })
+        refused_block_sizes: Vec::new(),
+    };
+    kernel.refused_block_sizes = crate::block_size::refused_block_sizes(&kernel, &l.block_consts);
+    let refused: u32 = kernel.refused_block_sizes.iter().map(|r| r.last - r.first + 1).sum();
+    if let (crate::block_size::MAX_BLOCK_SIZE, Some(first)) = (refused, kernel.refused_block_sizes.first()) {
+        // Reported where the kernel first uses a constant sized by `BLOCK_SIZE`.
+        let span = l.block_consts.first().map_or(sig.name.span(), |c| c.span);
+        l.diag.error(span, format!("the kernel cannot run with any block size: {}", first.reason));
+        return None;
+    }
+    Some(kernel)
 }
 
 /// The scope every kernel and device function starts from: the module's constants.
 fn module_scope(items: &ModuleItems) -> HashMap<String, Binding> {
-    items.consts.iter().map(|(name, value, ty)| (name.clone(), Binding::Const { value: *value, ty: *ty })).collect()
+    items
+        .consts
+        .iter()
+        .map(|(name, value, ty)| (name.clone(), Binding::Const { value: value.clone(), ty: *ty }))
+        .collect()
 }
 
 impl<'d> Lowerer<'d> {
@@ -192,6 +210,7 @@ impl<'d> Lowerer<'d> {
             assertions: 0,
             rebindable: HashSet::new(),
             shared_slices: Vec::new(),
+            block_consts: Vec::new(),
         }
     }
 }
@@ -217,6 +236,7 @@ impl Lowerer<'_> {
                     elem,
                     space: ArraySpace::Global,
                     len: None,
+                    block_len: None,
                     mutable,
                     span: p.span,
                 });
@@ -266,7 +286,7 @@ impl Lowerer<'_> {
     }
 
     fn lookup(&self, name: &str) -> Option<Binding> {
-        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+        self.scopes.iter().rev().find_map(|s| s.get(name).cloned())
     }
 
     fn block_in_scope(&mut self, stmts: &[syn::Stmt]) -> Block {

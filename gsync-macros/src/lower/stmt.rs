@@ -1,5 +1,6 @@
 //! Statements: `let`, assignment, control flow, loops and the barriers.
 
+use super::consts::Length;
 use super::expr::expr_has_effects;
 use super::types::{Inferred, TyId};
 use super::{ArrayInit, Block, Expr, ExprKind, ForRange, Place, StmtKind};
@@ -357,7 +358,7 @@ impl Lowerer<'_> {
             ArrayInitKind::SharedSlice => self.shared_slice(ident, mutable, e, span),
             ArrayInitKind::Repeat => {
                 let syn::Expr::Repeat(r) = e else { return };
-                let Some(len) = self.const_len(&r.len) else { return };
+                let Some(len) = self.const_length(&r.len, &names::rust_name(ident)) else { return };
                 let Some(value) = self.expr(&r.expr) else { return };
                 if let Some(s) = annotated_elem {
                     self.require(value.ty, s, value.span, "the array's element");
@@ -378,7 +379,7 @@ impl Lowerer<'_> {
                 if let Some(s) = annotated_elem {
                     self.require(values[0].ty, s, values[0].span, "the array's element");
                 }
-                let len = values.len() as u64;
+                let len = Length::Fixed(values.len() as u64);
                 self.local_array(ident, mutable, len, ArrayInit::List(values), span, out);
             }
         }
@@ -388,7 +389,7 @@ impl Lowerer<'_> {
         &mut self,
         ident: &syn::Ident,
         mutable: bool,
-        len: u64,
+        len: Length,
         init: ArrayInit,
         span: Span,
         out: &mut Block,
@@ -407,7 +408,8 @@ impl Lowerer<'_> {
             unique,
             elem: Scalar::I32,
             space: ArraySpace::Local,
-            len: Some(len),
+            len: len.fixed(),
+            block_len: len.per_block(),
             mutable,
             span: ident.span(),
         });
@@ -444,7 +446,7 @@ impl Lowerer<'_> {
             self.diag.error(elem.span(), "a shared array holds a numeric primitive type");
             return;
         };
-        let Some(len) = self.const_len(&len) else { return };
+        let Some(len) = self.const_length(&len, &names::rust_name(ident)) else { return };
         if !c.args.is_empty() {
             self.diag.error(c.args.span(), "`shared_array` takes no arguments");
             return;
@@ -456,7 +458,8 @@ impl Lowerer<'_> {
             unique,
             elem,
             space: ArraySpace::Shared,
-            len: Some(len),
+            len: len.fixed(),
+            block_len: len.per_block(),
             mutable,
             span: ident.span(),
         });
@@ -523,16 +526,12 @@ impl Lowerer<'_> {
             elem,
             space: ArraySpace::DynamicShared,
             len: None,
+            block_len: None,
             mutable,
             span: ident.span(),
         });
         self.shared_slices.push(crate::ir::SharedSliceDecl { array, len, line: Self::line(span) });
         self.bind(name, Binding::Array(array));
-    }
-
-    /// An array length: a positive integer constant.
-    fn const_len(&mut self, e: &syn::Expr) -> Option<u64> {
-        self.const_length(e)
     }
 
     fn let_pattern(&mut self, pat: &syn::Pat) -> Option<LetPattern> {

@@ -2,7 +2,7 @@
 //! `gsync-runtime` does (`KernelSpec::source` and `compile`), batched into a
 //! few translation units so that hundreds of kernels take seconds.
 
-use gsync_runtime::{Barrier, KernelSpec, SplitSpec};
+use gsync_runtime::{Axes, Barrier, KernelSpec, SplitSpec};
 
 /// The CUDA one expansion carries, read back from its `KERNEL` static.
 pub struct Sources {
@@ -189,6 +189,8 @@ fn compile(body: String, job: &Job) -> Result<(), String> {
         default_threads: 0,
         split: SplitSpec { checked_body: body, unchecked_body: body, segments: &[], error: None, reads_device: false },
         assertions: &[],
+        axes: Axes::NONE,
+        refused_block_sizes: &[],
     };
     // A software barrier: the kernels' code is the same under every barrier, and this one
     // needs none of the CUDA headers that make cooperative groups slow to compile.

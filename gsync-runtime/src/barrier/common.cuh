@@ -121,7 +121,7 @@ __device__ __forceinline__ gsync_watch_t gsync_watch(unsigned int* state, gsync_
 __device__ __noinline__ void gsync_time_out(unsigned int* state, gsync_status_t* status, unsigned int phase) {
     if (atomicCAS(&status->code, GSYNC_OK, GSYNC_BARRIER_TIMEOUT) == GSYNC_OK) {
         status->phase = phase;
-        status->array = blockIdx.x;  // the block that gave up
+        status->array = gsync_linear_block();  // the block that gave up
     }
     gsync_store_release(state + GSYNC_HEADER_ABORT, 1u);
 }
@@ -179,7 +179,7 @@ __device__ __forceinline__ bool gsync_wait_for_tag(const unsigned long long* slo
 // every calling lane when the wait was abandoned.
 __device__ __forceinline__ bool gsync_warp_wait_for_tags(const unsigned long long* slot, bool mine, unsigned long long tag, gsync_watch_t& watch) {
     const unsigned int lanes = __activemask();
-    const bool keeps_watch = (lanes & ((1u << (threadIdx.x % 32u)) - 1u)) == 0u;
+    const bool keeps_watch = (lanes & ((1u << (gsync_linear_thread() % 32u)) - 1u)) == 0u;
     bool seen = !mine;
     while (true) {
         if (!seen) seen = gsync_load_acquire(slot) == tag;

@@ -38,7 +38,7 @@ struct gsync_barrier_t {
 };
 
 __device__ __forceinline__ gsync_barrier_t gsync_barrier_begin(unsigned int* gsync_barrier_state) {
-    const unsigned int blocks = gridDim.x;
+    const unsigned int blocks = gsync_grid_blocks();
     // The host checks 1 <= groups <= blocks; clamping only keeps a damaged header from
     // dividing by zero.
     unsigned int groups = gsync_barrier_state[GSYNC_HEADER_GROUPS];
@@ -47,7 +47,7 @@ __device__ __forceinline__ gsync_barrier_t gsync_barrier_begin(unsigned int* gsy
     const unsigned int q = blocks / groups;
     const unsigned int larger = blocks % groups;
     const unsigned int in_larger = larger * (q + 1u);
-    const unsigned int block = blockIdx.x;
+    const unsigned int block = gsync_linear_block();
     const unsigned int group = block < in_larger ? block / (q + 1u) : larger + (block - in_larger) / q;
     const unsigned int first = group < larger ? group * (q + 1u) : in_larger + (group - larger) * q;
     gsync_barrier_t barrier;
@@ -64,7 +64,7 @@ __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_
     barrier.phase += 1u;
     gsync_sync_block();
     bool gave_up = false;
-    if (threadIdx.x == 0) {
+    if (gsync_linear_thread() == 0) {
         unsigned int* counter = barrier.state + GSYNC_ILBS_COUNTER;
         gsync_watch_t watch = gsync_watch(barrier.state, gsync_status, barrier.phase);
         gave_up = !gsync_arrive_and_wait(barrier.group_counter, barrier.phase * barrier.group_size, watch);

@@ -1,6 +1,6 @@
 // ---- grid barrier: LBS, lock-based (Xiao & Feng; the paper's Algorithm 1) ------------
 // One counter for the grid. At each barrier thread 0 of each block adds 1 to it and spins
-// until it reaches the barrier's goal, phase x gridDim.x (the paper's goalVal, which grows by
+// until it reaches the barrier's goal, phase x blocks (the paper's goalVal, which grows by
 // the block count at every barrier); the block whose addition reaches the goal sees so in
 // the addition's result and does not spin. The counter only grows during a launch; the host
 // zeroes it with the header before each launch.
@@ -35,9 +35,9 @@ __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_
     barrier.phase += 1u;
     gsync_sync_block();
     bool gave_up = false;
-    if (threadIdx.x == 0) {
+    if (gsync_linear_thread() == 0) {
         gsync_watch_t watch = gsync_watch(barrier.state, gsync_status, barrier.phase);
-        gave_up = !gsync_arrive_and_wait(barrier.state + GSYNC_LBS_COUNTER, barrier.phase * gridDim.x, watch);
+        gave_up = !gsync_arrive_and_wait(barrier.state + GSYNC_LBS_COUNTER, barrier.phase * gsync_grid_blocks(), watch);
     }
     if (gsync_sync_block_any(gave_up)) gsync_leave();
 }

@@ -38,14 +38,14 @@ __device__ __forceinline__ gsync_barrier_t gsync_barrier_begin(unsigned int* gsy
 __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_status_t* gsync_status) {
     barrier.phase += 1u;
     const unsigned long long tag = barrier.launch | barrier.phase;
-    const unsigned int blocks = gridDim.x;
+    const unsigned int blocks = gsync_grid_blocks();
     // Arrayin is slots [0, blocks), Arrayout slots [blocks, 2 * blocks).
     unsigned long long* arrived = gsync_slot(barrier.state, 0u);
     unsigned long long* released = gsync_slot(barrier.state, blocks);
     gsync_sync_block();
     bool gave_up = false;
-    if (blockIdx.x == 0) {
-        const unsigned int t = threadIdx.x;
+    if (gsync_linear_block() == 0) {
+        const unsigned int t = gsync_linear_thread();
         const bool gathers = t != 0u && t < blocks;  // the master has no slot of its own
         if (gathers) {
             gsync_watch_t watch = gsync_watch(barrier.state, gsync_status, barrier.phase);
@@ -54,10 +54,10 @@ __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_
         if (gsync_sync_block_any(gave_up)) gsync_leave();
         if (gathers) gsync_store_release(released + GSYNC_LINE_SLOTS * t, tag);
     } else {
-        if (threadIdx.x == 0) {
-            gsync_store_release(arrived + GSYNC_LINE_SLOTS * blockIdx.x, tag);
+        if (gsync_linear_thread() == 0) {
+            gsync_store_release(arrived + GSYNC_LINE_SLOTS * gsync_linear_block(), tag);
             gsync_watch_t watch = gsync_watch(barrier.state, gsync_status, barrier.phase);
-            gave_up = !gsync_wait_for_tag(released + GSYNC_LINE_SLOTS * blockIdx.x, tag, watch);
+            gave_up = !gsync_wait_for_tag(released + GSYNC_LINE_SLOTS * gsync_linear_block(), tag, watch);
         }
         if (gsync_sync_block_any(gave_up)) gsync_leave();
     }

@@ -52,7 +52,7 @@ struct gsync_barrier_t {
 
 // The lanes of the block's first warp, which may be partial.
 __device__ __forceinline__ unsigned int gsync_first_warp_mask() {
-    return blockDim.x >= 32u ? 0xffffffffu : (1u << blockDim.x) - 1u;
+    return gsync_block_threads() >= 32u ? 0xffffffffu : (1u << gsync_block_threads()) - 1u;
 }
 
 __device__ __forceinline__ gsync_barrier_t gsync_barrier_begin(unsigned int* gsync_barrier_state) {
@@ -62,10 +62,10 @@ __device__ __forceinline__ gsync_barrier_t gsync_barrier_begin(unsigned int* gsy
     barrier.phase = 0u;
     barrier.group = 0u;
     barrier.leads = false;
-    if (threadIdx.x < 32u) {
+    if (gsync_linear_thread() < 32u) {
         unsigned int group = 0u;
         unsigned int leads = 0u;
-        if (threadIdx.x == 0) {
+        if (gsync_linear_thread() == 0) {
             unsigned int sm;
             asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
             group = sm % GSYNC_RELAY_GROUPS;
@@ -82,17 +82,17 @@ __device__ __forceinline__ gsync_barrier_t gsync_barrier_begin(unsigned int* gsy
 // lane i watches counters i, i + lanes, ...; lane 0 keeps the watchdog for the warp.
 __device__ __forceinline__ bool gsync_relay_wait_all(unsigned int* counters, unsigned int phase, gsync_watch_t& watch) {
     const unsigned int mask = gsync_first_warp_mask();
-    const unsigned int lanes = blockDim.x < 32u ? blockDim.x : 32u;
-    const unsigned int blocks = gridDim.x;
+    const unsigned int lanes = gsync_block_threads() < 32u ? gsync_block_threads() : 32u;
+    const unsigned int blocks = gsync_grid_blocks();
     while (true) {
         bool arrived = true;
-        for (unsigned int line = threadIdx.x; line < GSYNC_RELAY_LINES && arrived; line += lanes) {
+        for (unsigned int line = gsync_linear_thread(); line < GSYNC_RELAY_LINES && arrived; line += lanes) {
             // The blocks that add to counter `line`: those whose index is `line` modulo the count.
             const unsigned int adders = blocks / GSYNC_RELAY_LINES + (line < blocks % GSYNC_RELAY_LINES ? 1u : 0u);
             arrived = gsync_reached(gsync_load_acquire(counters + line * GSYNC_LINE_WORDS), phase * adders);
         }
         if (__all_sync(mask, arrived)) return true;
-        const unsigned int quit = threadIdx.x == 0 && gsync_give_up(watch);
+        const unsigned int quit = gsync_linear_thread() == 0 && gsync_give_up(watch);
         if (__shfl_sync(mask, quit, 0) != 0u) return false;
     }
 }
@@ -102,12 +102,12 @@ __device__ __forceinline__ bool gsync_relay_first_warp(gsync_barrier_t& barrier,
     unsigned int* counters = barrier.state + GSYNC_RELAY_ARRIVALS;
     unsigned long long* flag = gsync_slot(barrier.state, GSYNC_RELAY_FLAG_SLOT + barrier.group);
     const unsigned long long tag = barrier.launch | barrier.phase;
-    if (threadIdx.x == 0) gsync_add_release(counters + (blockIdx.x % GSYNC_RELAY_LINES) * GSYNC_LINE_WORDS, 1u);
+    if (gsync_linear_thread() == 0) gsync_add_release(counters + (gsync_linear_block() % GSYNC_RELAY_LINES) * GSYNC_LINE_WORDS, 1u);
     gsync_watch_t watch = gsync_watch(barrier.state, gsync_status, barrier.phase);
-    if (!barrier.leads) return threadIdx.x != 0 || gsync_wait_for_tag(flag, tag, watch);
+    if (!barrier.leads) return gsync_linear_thread() != 0 || gsync_wait_for_tag(flag, tag, watch);
     if (!gsync_relay_wait_all(counters, barrier.phase, watch)) return false;
     __syncwarp(gsync_first_warp_mask());
-    if (threadIdx.x == 0) gsync_store_release(flag, tag);
+    if (gsync_linear_thread() == 0) gsync_store_release(flag, tag);
     return true;
 }
 
@@ -115,7 +115,7 @@ __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_
     barrier.phase += 1u;
     gsync_sync_block();
     bool gave_up = false;
-    if (threadIdx.x < 32u) gave_up = !gsync_relay_first_warp(barrier, gsync_status);
+    if (gsync_linear_thread() < 32u) gave_up = !gsync_relay_first_warp(barrier, gsync_status);
     if (gsync_sync_block_any(gave_up)) gsync_leave();
 }
 // ---- end of grid barrier --------------------------------------------------------------

@@ -48,8 +48,8 @@ struct gsync_ulfs_level_t {
 // Level 0: the slots start right after the header, Arrayin then Arrayout.
 __device__ __forceinline__ gsync_ulfs_level_t gsync_ulfs_leaves(unsigned int* state) {
     gsync_ulfs_level_t level;
-    level.nodes = gridDim.x;
-    level.node = blockIdx.x;
+    level.nodes = gsync_grid_blocks();
+    level.node = gsync_linear_block();
     level.arrived = gsync_slot(state, 0u);
     level.released = level.arrived + (unsigned long long)GSYNC_LINE_SLOTS * level.nodes;
     return level;
@@ -96,10 +96,10 @@ __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_
         // Member 0 is this block. With fan-out = block size each thread has one member and
         // the warps that hold members gather together; the stride only serves one-thread
         // blocks.
-        if (blockDim.x == 1u) {
+        if (gsync_block_threads() == 1u) {
             if (members > 1u) gave_up = !gsync_wait_for_tag(level.arrived + GSYNC_LINE_SLOTS * (level.node + 1u), tag, watch);
-        } else if (threadIdx.x < ((members + 31u) & ~31u)) {
-            const unsigned int m = threadIdx.x;
+        } else if (gsync_linear_thread() < ((members + 31u) & ~31u)) {
+            const unsigned int m = gsync_linear_thread();
             const bool mine = m != 0u && m < members;
             gave_up = !gsync_warp_wait_for_tags(level.arrived + GSYNC_LINE_SLOTS * (level.node + (mine ? m : 0u)), mine, tag, watch);
         }
@@ -109,7 +109,7 @@ __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_
     }
     // A member at this level: announce the subtree and wait for its release.
     if (level.nodes > 1u) {
-        if (threadIdx.x == 0) {
+        if (gsync_linear_thread() == 0) {
             gsync_store_release(level.arrived + GSYNC_LINE_SLOTS * level.node, tag);
             gsync_watch_t watch = gsync_watch(barrier.state, gsync_status, barrier.phase);
             gave_up = !gsync_wait_for_tag(level.released + GSYNC_LINE_SLOTS * level.node, tag, watch);
@@ -122,7 +122,7 @@ __device__ __forceinline__ void gsync_grid_sync(gsync_barrier_t& barrier, gsync_
     for (unsigned int depth = led; depth-- > 0u;) {
         const gsync_ulfs_level_t group = gsync_ulfs_level(barrier.state, depth);
         const unsigned int members = gsync_ulfs_members(group);
-        for (unsigned int m = threadIdx.x; m < members; m += blockDim.x) {
+        for (unsigned int m = gsync_linear_thread(); m < members; m += gsync_block_threads()) {
             if (m == 0u) continue;
             if (!fenced) {
                 gsync_fence_acq_rel();

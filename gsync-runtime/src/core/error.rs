@@ -560,6 +560,32 @@ pub enum Error {
         /// The GPU's name.
         gpu: String,
     },
+
+    /// The launch's block or grid shape does not fit CUDA's limits or the kernel: an axis of
+    /// 0 or past its limit, a 2-D or 3-D shape for a kernel that reads no per-axis index, or
+    /// no shape for a kernel that reads one.
+    #[error("kernel `{kernel}` cannot run in this launch shape: {reason}")]
+    InvalidShape {
+        /// The kernel's name.
+        kernel: String,
+        /// What is wrong and what to do.
+        reason: String,
+    },
+
+    /// The kernel sizes constants or arrays by `BLOCK_SIZE`, and they do not work out at this
+    /// block size.
+    #[error(
+        "kernel `{kernel}` cannot run with {threads} threads per block: {reason}; pass a block size for which \
+         it can to Launch::threads"
+    )]
+    RefusedBlockSize {
+        /// The kernel's name.
+        kernel: String,
+        /// The block size.
+        threads: u32,
+        /// What fails at this block size.
+        reason: String,
+    },
 }
 
 /// A per-block or per-thread resource that a kernel can exceed at compile time.
@@ -644,7 +670,9 @@ impl Error {
             | Error::CannotSplit { .. }
             | Error::WrongBackend { .. }
             | Error::SharedSliceLength { .. }
-            | Error::DynamicSharedMemoryLimit { .. } => ErrorKind::Configuration,
+            | Error::DynamicSharedMemoryLimit { .. }
+            | Error::InvalidShape { .. }
+            | Error::RefusedBlockSize { .. } => ErrorKind::Configuration,
             Error::LengthMismatch { .. }
             | Error::OutOfMemory { .. }
             | Error::BufferOnOtherGpu { .. }

@@ -3,8 +3,10 @@
 
 use crate::barrier::{choose_auto, Barrier};
 use crate::core::device::DeviceInfo;
+use crate::core::dims::{check_block_size, check_shape, Dim3};
 use crate::core::error::{Error, Result};
 use crate::core::kernel::KernelSpec;
+use crate::core::launch::Launch;
 
 /// How many blocks of a kernel fit on the GPU at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +44,26 @@ pub(crate) struct Grid {
     pub threads: u32,
     /// ILBS group count; 0 for other barriers.
     pub groups: u32,
+    /// The grid's extent per axis: `blocks` blocks in all.
+    pub grid_shape: Dim3,
+    /// The block's extent per axis: `threads` threads in all.
+    pub block_shape: Dim3,
+}
+
+impl Grid {
+    /// A one-dimensional grid of `blocks` blocks of `threads` threads.
+    pub const fn linear(blocks: u32, threads: u32, groups: u32) -> Grid {
+        Grid { blocks, threads, groups, grid_shape: Dim3::linear(blocks), block_shape: Dim3::linear(threads) }
+    }
+
+    /// This grid with the shapes `launch` names, where they have its block and thread counts.
+    pub fn shaped_by(self, launch: &Launch) -> Grid {
+        Grid {
+            grid_shape: launch.grid_shape_for(self.blocks),
+            block_shape: launch.block_shape_for(self.threads),
+            ..self
+        }
+    }
 }
 
 /// The barrier a launch uses: `barrier` itself, or for [`Barrier::Auto`] the barrier measured
@@ -104,7 +126,7 @@ pub(crate) fn resolve_grid(
         barrier: barrier.to_string(),
         reason,
     })?;
-    Ok(Grid { blocks, threads, groups })
+    Ok(Grid::linear(blocks, threads, groups))
 }
 
 /// Refuses a grid of more blocks than the device launches at all: `max` at this block size,
@@ -141,9 +163,12 @@ pub(crate) fn check_shared_memory(kernel: &KernelSpec, info: &DeviceInfo, bytes:
 }
 
 /// The block size of a launch, checked against the device's limit.
-pub(crate) fn checked_threads(info: &DeviceInfo, kernel: &KernelSpec, threads: u32) -> Result<u32> {
+pub(crate) fn checked_threads(info: &DeviceInfo, kernel: &KernelSpec, launch: &Launch) -> Result<u32> {
     let max = info.max_threads_per_block;
+    check_shape(kernel, launch, max)?;
+    let threads = launch.threads_for(kernel);
     if (1..=max).contains(&threads) {
+        check_block_size(kernel, threads)?;
         Ok(threads)
     } else {
         Err(Error::InvalidBlockSize { kernel: kernel.name.to_owned(), threads, max })
@@ -191,7 +216,7 @@ mod tests {
     #[test]
     fn the_default_grid_is_the_largest_co_resident_one() {
         let resolved = grid(Barrier::Lbs, None, 256).expect("valid");
-        assert_eq!(resolved, Grid { blocks: 264, threads: 256, groups: 0 });
+        assert_eq!(resolved, Grid::linear(264, 256, 0));
     }
 
     #[test]
@@ -213,7 +238,7 @@ mod tests {
 
     #[test]
     fn a_grid_beyond_the_device_s_block_limit_is_refused_stating_it() {
-        let grid = Grid { blocks: u32::MAX, threads: 256, groups: 0 };
+        let grid = Grid::linear(u32::MAX, 256, 0);
         let why = || ("GPU `H100`".to_owned(), "its largest gridDim.x".to_owned());
         let error = check_block_limit(&SMOOTH, grid, i32::MAX as u32, why).expect_err("over the limit");
         assert!(
@@ -223,7 +248,7 @@ mod tests {
         let message = error.to_string();
         assert!(message.contains("GPU `H100` launches at most 2147483647 blocks"), "{message}");
         assert!(message.contains("launch at most 2147483647 blocks"), "{message}");
-        let fits = Grid { blocks: 2_147_483_647, ..grid };
+        let fits = Grid::linear(2_147_483_647, 256, 0);
         assert!(check_block_limit(&SMOOTH, fits, i32::MAX as u32, || unreachable!()).is_ok());
     }
 

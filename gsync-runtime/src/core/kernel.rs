@@ -51,6 +51,12 @@ pub struct KernelSpec {
     pub split: SplitSpec,
     /// The kernel's `assert!`s in source order; the status word of a failed one indexes this.
     pub assertions: &'static [crate::core::assertion::KernelAssertion],
+    /// The per-axis builtins it reads: a kernel that reads any is compiled with
+    /// `GSYNC_MULTI_DIM` and may run in 2-D and 3-D shapes.
+    pub axes: crate::core::dims::Axes,
+    /// The block sizes it cannot run with (its `BLOCK_SIZE` constants rule them out), in
+    /// ascending order; empty for a kernel that does not read `BLOCK_SIZE`.
+    pub refused_block_sizes: &'static [crate::core::dims::RefusedBlockSizes],
 }
 
 /// A kernel split at every `grid_sync()` into segment kernels, one launch each, which
@@ -102,6 +108,9 @@ impl KernelSpec {
             self.rust_signature,
             barrier.name(),
         );
+        if self.axes.any() {
+            header.push_str("#define GSYNC_MULTI_DIM\n");
+        }
         if self.profile {
             header.push_str("#define GSYNC_PROFILE\n");
         }
@@ -161,6 +170,7 @@ impl KernelSpec {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::core::dims::Axes;
 
     /// A kernel description as `#[grid_phases]` would emit it.
     pub(crate) static SMOOTH: KernelSpec = KernelSpec {
@@ -182,7 +192,28 @@ pub(crate) mod tests {
             reads_device: false,
         },
         assertions: &[],
+        axes: Axes::NONE,
+        refused_block_sizes: &[],
     };
+
+    /// The grid barriers, the profile and the prelude count blocks and threads linearly, so that
+    /// they hold in 2-D and 3-D launches: CUDA's components appear only in the linear
+    /// indices' definitions.
+    #[test]
+    fn the_runtime_cuda_reads_only_linear_indices() {
+        let planar = KernelSpec { axes: Axes { block: true, grid: true }, profile: true, ..SMOOTH };
+        for &barrier in Barrier::ALL {
+            let source = planar.source(barrier, 64);
+            assert!(source.contains("#define GSYNC_MULTI_DIM\n"));
+            let start = source.find("#ifdef GSYNC_MULTI_DIM").expect("the linear indices");
+            let end = start + source[start..].find("#endif").expect("their end");
+            let rest = format!("{}{}", &source[..start], &source[end..]);
+            for component in ["threadIdx.", "blockIdx.", "blockDim.", "gridDim."] {
+                assert!(!rest.contains(component), "{barrier}: `{component}` outside the linear indices");
+            }
+        }
+        assert!(!SMOOTH.source(Barrier::Lbs, 64).contains("#define GSYNC_MULTI_DIM"));
+    }
 
     #[test]
     fn source_has_header_define_prelude_fragment_body_in_order() {

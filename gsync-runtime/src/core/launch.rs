@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::barrier::Barrier;
+use crate::core::dims::Dim3;
 use crate::core::kernel::KernelSpec;
 use crate::core::profile::{PhaseProfile, DEFAULT_PROFILE_PHASES};
 use crate::core::shape::{LaunchShape, ShapeChoice};
@@ -23,6 +24,12 @@ pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(5);
 pub struct Launch {
     blocks: Option<u32>,
     threads: Option<u32>,
+    /// The grid's shape when the launch named one with [`Launch::blocks_xyz`]; `blocks` is its
+    /// block count.
+    grid_shape: Option<Dim3>,
+    /// The block's shape when the launch named one with [`Launch::threads_xyz`]; `threads` is
+    /// its thread count.
+    block_shape: Option<Dim3>,
     barrier: Barrier,
     bounds_checks: Option<bool>,
     watchdog: Option<Duration>,
@@ -37,6 +44,8 @@ impl Default for Launch {
         Launch {
             blocks: None,
             threads: None,
+            grid_shape: None,
+            block_shape: None,
             barrier: Barrier::default(),
             bounds_checks: None,
             watchdog: Some(DEFAULT_WATCHDOG),
@@ -61,6 +70,21 @@ impl Launch {
     #[must_use]
     pub fn blocks(mut self, blocks: u32) -> Self {
         self.blocks = Some(blocks);
+        self.grid_shape = None;
+        self
+    }
+
+    /// Launches a grid of `x × y × z` blocks. Its linear block index, `block_idx()`, is
+    /// `x + y·X + z·X·Y` for block `(x, y, z)` of an `X × Y × Z` grid, and `grid_dim()` counts
+    /// all blocks; `block_idx_y()`, `grid_dim_z()` and their kin read the axes. Only a kernel
+    /// that reads a per-axis builtin runs in a grid of more than one dimension
+    /// ([`Error::InvalidShape`](crate::Error::InvalidShape) for any other); one that reads
+    /// `block_idx_x()` … `grid_dim_z()` must name its grid, with this or [`Launch::blocks`].
+    #[must_use]
+    pub fn blocks_xyz(mut self, x: u32, y: u32, z: u32) -> Self {
+        let shape = Dim3::new(x, y, z);
+        self.blocks = Some(u32::try_from(shape.count()).unwrap_or(u32::MAX));
+        self.grid_shape = Some(shape);
         self
     }
 
@@ -69,7 +93,30 @@ impl Launch {
     #[must_use]
     pub fn threads(mut self, threads: u32) -> Self {
         self.threads = Some(threads);
+        self.block_shape = None;
         self
+    }
+
+    /// Uses blocks of `x × y × z` threads (at most 1024 in all; 64 along z). The linear thread
+    /// index, `thread_idx()`, is `x + y·X + z·X·Y` for thread `(x, y, z)` of an `X × Y × Z`
+    /// block, consecutive linear indices form the warps as on the GPU, and `block_dim()` and
+    /// `BLOCK_SIZE` count all threads; `thread_idx_y()`, `block_dim_z()` and their kin read the
+    /// axes. Only a kernel that reads a per-axis builtin runs in a block of more than one
+    /// dimension ([`Error::InvalidShape`](crate::Error::InvalidShape) for any other); one
+    /// that reads `thread_idx_x()` … `block_dim_z()` must name its block, with this or
+    /// [`Launch::threads`], and is never tuned.
+    #[must_use]
+    pub fn threads_xyz(mut self, x: u32, y: u32, z: u32) -> Self {
+        let shape = Dim3::new(x, y, z);
+        self.threads = Some(u32::try_from(shape.count()).unwrap_or(u32::MAX));
+        self.block_shape = Some(shape);
+        self
+    }
+
+    /// Launches exactly a grid of `grid` blocks of `block` threads.
+    #[must_use]
+    pub(crate) fn grid(self, grid: Dim3, block: Dim3) -> Self {
+        self.blocks_xyz(grid.x, grid.y, grid.z).threads_xyz(block.x, block.y, block.z)
     }
 
     /// Uses `barrier` for the kernel's `grid_sync()` calls.
@@ -203,6 +250,27 @@ impl Launch {
     /// The block size asked for, if any.
     pub fn requested_threads(&self) -> Option<u32> {
         self.threads
+    }
+
+    /// The grid shape asked for with [`Launch::blocks_xyz`], if any.
+    pub fn requested_grid_shape(&self) -> Option<Dim3> {
+        self.grid_shape
+    }
+
+    /// The block shape asked for with [`Launch::threads_xyz`], if any.
+    pub fn requested_block_shape(&self) -> Option<Dim3> {
+        self.block_shape
+    }
+
+    /// The block shape of a launch of `threads` threads per block: the one asked for, else
+    /// `threads × 1 × 1`.
+    pub fn block_shape_for(&self, threads: u32) -> Dim3 {
+        self.block_shape.filter(|shape| shape.count() == u64::from(threads)).unwrap_or(Dim3::linear(threads))
+    }
+
+    /// The grid shape of a launch of `blocks` blocks: the one asked for, else `blocks × 1 × 1`.
+    pub fn grid_shape_for(&self, blocks: u32) -> Dim3 {
+        self.grid_shape.filter(|shape| shape.count() == u64::from(blocks)).unwrap_or(Dim3::linear(blocks))
     }
 
     /// The barrier to use.

@@ -6,6 +6,7 @@
 //! - `kernel`: what `#[grid_phases]` emits ([`KernelSpec`]) and its CUDA translation unit;
 //! - `args`: the arguments of one launch ([`KernelArgs`]), the buffers behind a
 //!   [`KernelBuffer`];
+//! - `dims`: 2-D and 3-D block and grid shapes ([`Dim3`]) and their checks;
 //! - `launch`: how to launch ([`Launch`]) and what a launch did ([`LaunchReport`]);
 //! - `profile`: a launch's per-phase profile ([`PhaseProfile`]), its record layout and
 //!   export;
@@ -20,6 +21,7 @@
 pub(crate) mod args;
 pub(crate) mod assertion;
 pub(crate) mod device;
+pub(crate) mod dims;
 pub(crate) mod disk;
 pub(crate) mod dynamic_shared;
 pub(crate) mod error;
@@ -36,6 +38,7 @@ pub(crate) mod status;
 pub use args::{KernelArgs, KernelBuffer};
 pub use assertion::KernelAssertion;
 pub use device::{Backend, DeviceInfo};
+pub use dims::{Axes, Dim3, RefusedBlockSizes, MAX_BLOCK_DIM, MAX_GRID_DIM};
 pub use error::{Error, ErrorKind, Resource, Result, SourceError};
 pub use grid::CoResidency;
 pub use kernel::{KernelSpec, SplitSpec, DEFAULT_THREADS};

@@ -15,6 +15,22 @@ typedef unsigned long long usize;
 typedef float f32;
 typedef double f64;
 
+// The launch's linear indices, which the builtins and the grid barriers use. A kernel that
+// reads a per-axis index (thread_idx_y(), block_idx_z(), ...) is compiled with
+// GSYNC_MULTI_DIM and may run in 2-D and 3-D shapes; x varies fastest, as in the warps CUDA
+// forms. Every other kernel runs in 1-D shapes only, where these are the .x components.
+#ifdef GSYNC_MULTI_DIM
+__device__ __forceinline__ u32 gsync_linear_thread() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
+__device__ __forceinline__ u32 gsync_linear_block() { return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z); }
+__device__ __forceinline__ u32 gsync_block_threads() { return GSYNC_BLOCK_SIZE; }
+__device__ __forceinline__ u32 gsync_grid_blocks() { return gridDim.x * gridDim.y * gridDim.z; }
+#else
+__device__ __forceinline__ u32 gsync_linear_thread() { return threadIdx.x; }
+__device__ __forceinline__ u32 gsync_linear_block() { return blockIdx.x; }
+__device__ __forceinline__ u32 gsync_block_threads() { return blockDim.x; }
+__device__ __forceinline__ u32 gsync_grid_blocks() { return gridDim.x; }
+#endif
+
 // The device error word: the first fault wins and is read back by the host.
 struct gsync_status_t {
     u32 code;   // 0: ok, 1: slice index out of bounds, 2: barrier timeout, 3: step_by(0), 4: assert!, 5: spin timeout
@@ -325,13 +341,13 @@ __device__ __forceinline__ f64 atomic_min(f64* p, f64 v) { return atomic_float_e
 // The lanes of the calling thread's warp: all 32, but in the last warp of a block whose size is
 // no multiple of 32 only those the block has. Shuffles and votes name exactly these: a mask
 // with lanes that do not exist is undefined in CUDA, and __activemask() would name only the
-// lanes that happen to be converged. (GSYNC_BLOCK_SIZE is the launch's blockDim.x: each block
+// lanes that happen to be converged. (GSYNC_BLOCK_SIZE is the block's thread count: each block
 // size is compiled on its own.)
 __device__ __forceinline__ u32 warp_lanes() {
 #if GSYNC_BLOCK_SIZE % 32 == 0
     return 0xffffffffu;
 #else
-    const u32 present = GSYNC_BLOCK_SIZE - (threadIdx.x & ~31u);
+    const u32 present = GSYNC_BLOCK_SIZE - (gsync_linear_thread() & ~31u);
     return present >= 32u ? 0xffffffffu : (1u << present) - 1u;
 #endif
 }
@@ -463,7 +479,7 @@ __device__ __forceinline__ gsync_spin_t spin_begin() {
 __device__ __noinline__ void spin_time_out(u32* state, gsync_status_t* status, u32 line) {
     if (atomicCAS(&status->code, GSYNC_OK, GSYNC_SPIN_TIMEOUT) == GSYNC_OK) {
         status->line = line;
-        status->array = blockIdx.x;  // the block that gave up
+        status->array = gsync_linear_block();  // the block that gave up
     }
     asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(state + GSYNC_SPIN_ABORT_WORD), "r"(1u) : "memory");
 }

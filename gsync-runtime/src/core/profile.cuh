@@ -33,24 +33,24 @@ __device__ __forceinline__ u64 gsync_profile_clock() {
 
 __device__ __forceinline__ gsync_profile_t gsync_profile_begin(u64* records, u32 capacity) {
     gsync_profile_t profile;
-    profile.records = records + (u64)blockIdx.x * (GSYNC_PROFILE_HEADER_WORDS + 2ull * capacity);
+    profile.records = records + (u64)gsync_linear_block() * (GSYNC_PROFILE_HEADER_WORDS + 2ull * capacity);
     profile.capacity = capacity;
     profile.passed = 0ull;
-    if (threadIdx.x == 0u) profile.records[GSYNC_PROFILE_START_WORD] = gsync_profile_clock();
+    if (gsync_linear_thread() == 0u) profile.records[GSYNC_PROFILE_START_WORD] = gsync_profile_clock();
     return profile;
 }
 
 // Before a grid_sync(): every thread of the block has finished the phase.
 __device__ __forceinline__ void gsync_profile_arrive(const gsync_profile_t& profile) {
     gsync_sync_block();
-    if (threadIdx.x == 0u && profile.passed < profile.capacity) {
+    if (gsync_linear_thread() == 0u && profile.passed < profile.capacity) {
         profile.records[GSYNC_PROFILE_HEADER_WORDS + 2ull * profile.passed] = gsync_profile_clock();
     }
 }
 
 // After a grid_sync(): the barrier let the block go.
 __device__ __forceinline__ void gsync_profile_leave(gsync_profile_t& profile) {
-    if (threadIdx.x == 0u && profile.passed < profile.capacity) {
+    if (gsync_linear_thread() == 0u && profile.passed < profile.capacity) {
         profile.records[GSYNC_PROFILE_HEADER_WORDS + 2ull * profile.passed + 1ull] = gsync_profile_clock();
     }
     profile.passed += 1ull;
@@ -60,7 +60,7 @@ __device__ __forceinline__ void gsync_profile_leave(gsync_profile_t& profile) {
 // `return`).
 __device__ __forceinline__ void gsync_profile_finish(const gsync_profile_t& profile) {
     gsync_sync_block();
-    if (threadIdx.x == 0u) {
+    if (gsync_linear_thread() == 0u) {
         profile.records[GSYNC_PROFILE_END_WORD] = gsync_profile_clock();
         profile.records[GSYNC_PROFILE_PASSED_WORD] = profile.passed;
     }

@@ -147,6 +147,8 @@ pub(crate) struct ShapeSpace {
     max_threads_per_block: u32,
     /// The block size the kernel declares, if any.
     fixed_threads: Option<u32>,
+    /// The block sizes the kernel's `BLOCK_SIZE` constants rule out.
+    refused: &'static [crate::core::dims::RefusedBlockSizes],
 }
 
 impl ShapeSpace {
@@ -159,16 +161,22 @@ impl ShapeSpace {
             compute_capability: info.compute_capability,
             max_threads_per_block: info.max_threads_per_block,
             fixed_threads: (kernel.default_threads != 0).then_some(kernel.default_threads),
+            refused: kernel.refused_block_sizes,
         }
     }
 
     /// Block sizes to try, the heuristic's first. A kernel that declares its block size
     /// (`#[grid_phases(threads = N)]`) may rely on it, so only that one. Every size is at most
-    /// the GPU's limit.
+    /// the GPU's limit, and none is one the kernel's `BLOCK_SIZE` constants rule out (but a
+    /// declared one, whose launch then says why it cannot run).
     pub fn thread_options(&self) -> Vec<u32> {
+        let allowed = |threads: u32| !self.refused.iter().any(|r| (r.first..=r.last).contains(&threads));
         match self.fixed_threads {
             Some(threads) => vec![threads.min(self.max_threads_per_block)],
-            None => TUNED_THREADS.into_iter().filter(|&threads| threads <= self.max_threads_per_block).collect(),
+            None => TUNED_THREADS
+                .into_iter()
+                .filter(|&threads| threads <= self.max_threads_per_block && allowed(threads))
+                .collect(),
         }
     }
 

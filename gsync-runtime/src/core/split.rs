@@ -32,7 +32,8 @@ pub(crate) fn check_split(kernel: &KernelSpec) -> Result<()> {
 /// limits it to the co-resident grid. Also refuses a graph replay the kernel cannot have.
 pub(crate) fn split_grid(kernel: &KernelSpec, launch: &Launch, threads: u32, residency: Residency) -> Result<Grid> {
     let grid =
-        resolve_grid(kernel, Barrier::MultiLaunch, launch.requested_blocks(), threads, residency, CoResidency::Waived)?;
+        resolve_grid(kernel, Barrier::MultiLaunch, launch.requested_blocks(), threads, residency, CoResidency::Waived)?
+            .shaped_by(launch);
     check_graph(kernel, launch)?;
     Ok(grid)
 }

@@ -211,6 +211,7 @@ fn c_chars_to_string(raw: &[c_char]) -> String {
 mod tests {
     use super::*;
     use crate::barrier::Barrier;
+    use crate::core::dims::Axes;
     use crate::core::kernel::{KernelSpec, SplitSpec};
     use crate::cuda::discover::nvrtc_or_skip;
 
@@ -315,6 +316,8 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_1(
             reads_device: false,
         },
         assertions: &[],
+        axes: Axes::NONE,
+        refused_block_sizes: &[],
     };
 
     #[test]

@@ -43,7 +43,7 @@ pub(crate) fn max_coresident_blocks(
 ) -> Result<u32> {
     gpu.health().guard(|| {
         let kernel = &launch.configure(kernel);
-        let threads = checked_threads(gpu.info(), kernel, launch.threads_for(kernel))?;
+        let threads = checked_threads(gpu.info(), kernel, launch)?;
         let layout = shared.layout(kernel, threads)?;
         let barrier = resolve(gpu, kernel, launch.selected_barrier(), None, threads, &layout)?;
         let function = match barrier.descriptor().launch_mode {
@@ -180,8 +180,8 @@ unsafe fn enqueue(
     }
     builder.record_kernel_launch(CUevent_flags::CU_EVENT_DEFAULT);
     let config = LaunchConfig {
-        grid_dim: (fused.grid.blocks, 1, 1),
-        block_dim: (fused.grid.threads, 1, 1),
+        grid_dim: fused.grid.grid_shape.tuple(),
+        block_dim: fused.grid.block_shape.tuple(),
         shared_mem_bytes: fused.shared.driver_bytes(),
     };
     match fused.barrier.descriptor().launch_mode {
@@ -218,7 +218,7 @@ fn resolve_launch(
     co_residency: CoResidency,
     shared: &DynamicShared,
 ) -> Result<FusedLaunch> {
-    let threads = checked_threads(gpu.info(), kernel, launch.threads_for(kernel))?;
+    let threads = checked_threads(gpu.info(), kernel, launch)?;
     let shared = shared.layout(kernel, threads)?;
     let barrier = resolve(gpu, kernel, launch.selected_barrier(), launch.requested_blocks(), threads, &shared)?;
     let descriptor = barrier.descriptor();
@@ -231,7 +231,8 @@ fn resolve_launch(
     }
     let function = gpu.function(kernel, barrier, threads)?;
     let resident = residency(gpu, kernel, &function, threads, &shared)?;
-    let grid = resolve_grid(kernel, barrier, launch.requested_blocks(), threads, resident, co_residency)?;
+    let grid =
+        resolve_grid(kernel, barrier, launch.requested_blocks(), threads, resident, co_residency)?.shaped_by(launch);
     check_block_limit(kernel, grid, gpu.info().max_blocks_per_grid, || grid_limit_reason(gpu))?;
     let compiled = barrier.compiled_for(RelayMode::for_grid(grid.blocks, gpu.info().sm_count));
     if compiled == barrier {

@@ -143,7 +143,7 @@ mod tests {
 
     #[test]
     fn a_launch_is_named_by_kernel_grid_and_barrier() {
-        let grid = Grid { blocks: 60, threads: 32, groups: 8 };
+        let grid = Grid::linear(60, 32, 8);
         let name = describe_launch(&crate::core::kernel::tests::SMOOTH, grid, Barrier::Ilbs { groups: Some(8) });
         assert_eq!(name, "kernel `smooth` (60 blocks x 32 threads, barrier ilbs:8)");
     }

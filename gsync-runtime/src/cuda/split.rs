@@ -59,7 +59,7 @@ impl<'g> CudaSplitRun<'g> {
         shared: &DynamicShared,
     ) -> Result<Self> {
         let kernel = launch.configure(kernel);
-        let threads = checked_threads(gpu.info(), &kernel, launch.threads_for(&kernel))?;
+        let threads = checked_threads(gpu.info(), &kernel, launch)?;
         let shared = shared.layout(&kernel, threads)?;
         let functions = gpu.segment_functions(&kernel, threads)?;
         let first = functions.first().ok_or_else(|| no_segments(&kernel))?;
@@ -160,8 +160,8 @@ impl CudaSplitRun<'_> {
         push_shared_args(&mut builder, &self.shared);
         self.scratch.push_trailing_args(&mut builder);
         let config = LaunchConfig {
-            grid_dim: (self.grid.blocks, 1, 1),
-            block_dim: (self.grid.threads, 1, 1),
+            grid_dim: self.grid.grid_shape.tuple(),
+            block_dim: self.grid.block_shape.tuple(),
             shared_mem_bytes: self.shared.driver_bytes(),
         };
         // SAFETY: the caller vouches for `args`; the scratch words outlive the launch, since

@@ -9,6 +9,7 @@ use cudarc::driver::{result, CudaSlice};
 
 use crate::barrier::Barrier;
 use crate::core::args::{sealed, KernelArgs, KernelBuffer};
+use crate::core::dims::check_shape;
 use crate::core::dynamic_shared::{shared_class, DynamicShared};
 use crate::core::error::{Error, ErrorKind, Result};
 use crate::core::grid::CoResidency;
@@ -35,6 +36,8 @@ pub(crate) fn choose(
     launch: &Launch,
     args: &KernelArgs<'_>,
 ) -> Result<(Launch, ShapeChoice)> {
+    // A kernel that reads per-axis builtins is never tuned: it must name its shape.
+    check_shape(kernel, launch, gpu.info().max_threads_per_block)?;
     if !is_open(launch) {
         return Ok((launch.clone(), untuned_choice(launch)));
     }
@@ -93,6 +96,7 @@ pub(crate) fn promise(
     class: SizeClass,
     shared: &DynamicShared,
 ) -> Result<Option<LaunchShape>> {
+    check_shape(kernel, launch, gpu.info().max_threads_per_block)?;
     let key =
         ShapeKey::new(kernel, gpu.info(), launch, class, toolchain(gpu)?).shared(shared_key(kernel, launch, shared));
     if let Some(shape) = gpu.shapes().get(&key) {

@@ -40,6 +40,13 @@ impl<'r> EmuLaunch<'r> {
         EmuLaunch { emulator, kernel, launch }
     }
 
+    /// Threads per block of the launch, which sizes the shared arrays sized by `BLOCK_SIZE`;
+    /// the launch's error where its shape is refused.
+    pub fn block_size(&self) -> Result<u32> {
+        let kernel = self.launch.configure(self.kernel);
+        Ok(resolve(self.emulator, &kernel, self.launch)?.0.threads)
+    }
+
     /// Runs the kernel's threads, like [`Gpu::emulate`](crate::Gpu::emulate): `make_shared`
     /// builds a block's shared arrays, `body` one thread's future.
     pub fn run<S, MakeShared, Body>(&self, make_shared: MakeShared, body: Body) -> Result<LaunchReport>
@@ -116,7 +123,7 @@ where
     let watchdog = launch.watchdog_limit().map(|limit| Watchdog { limit, stop: faults.stop_flag() });
     let syncs: Vec<BlockSync> = (0..blocks).map(|_| BlockSync::new(threads)).collect();
     let shared: Vec<S> = (0..blocks).map(|_| make_shared()).collect();
-    let ctxs = thread_contexts(blocks, threads, &syncs, &faults);
+    let ctxs = thread_contexts(grid, &syncs, &faults);
     let recorders: Option<Vec<Mutex<BlockRecorder>>> = kernel
         .profile
         .then(|| (0..blocks).map(|_| Mutex::new(BlockRecorder::new(launch.profile_capacity()))).collect());
@@ -182,14 +189,15 @@ where
 /// requested grid, else [`BLOCKS_PER_CORE`] blocks per host core within the barrier's limit.
 /// No shape is tuned here: the host's timing says nothing about a GPU's.
 pub(crate) fn resolve(emulator: &Emulator, kernel: &KernelSpec, launch: &Launch) -> Result<(Grid, Barrier)> {
-    let threads = checked_threads(emulator.info(), kernel, launch.threads_for(kernel))?;
+    let threads = checked_threads(emulator.info(), kernel, launch)?;
     // Any grid is co-resident here, but each barrier keeps its own limits, as on a GPU.
     let default_grid = Residency { blocks_per_sm: BLOCKS_PER_CORE, sm_count: emulator.info().sm_count };
     let barrier = resolve_barrier(launch.selected_barrier(), emulator.info(), launch.requested_blocks(), || {
         let limit = (launch.selected_barrier().descriptor().max_blocks)(threads);
         Ok(limit.map_or(default_grid.max_blocks(), |limit| limit.min(default_grid.max_blocks())))
     })?;
-    let grid = resolve_grid(kernel, barrier, launch.requested_blocks(), threads, default_grid, CoResidency::Waived)?;
+    let grid = resolve_grid(kernel, barrier, launch.requested_blocks(), threads, default_grid, CoResidency::Waived)?
+        .shaped_by(launch);
     check_block_limit(kernel, grid, max_grid_blocks(threads), grid_limit_reason)?;
     Ok((grid, barrier))
 }
@@ -200,10 +208,14 @@ fn spin_line(ctxs: &[ThreadCtx<'_>], block: u32, threads: u32) -> Option<u32> {
 }
 
 /// Every thread's context, block after block.
-fn thread_contexts<'a>(blocks: u32, threads: u32, syncs: &'a [BlockSync], faults: &'a Faults) -> Vec<ThreadCtx<'a>> {
+fn thread_contexts<'a>(grid: Grid, syncs: &'a [BlockSync], faults: &'a Faults) -> Vec<ThreadCtx<'a>> {
+    let (blocks, threads) = (grid.blocks, grid.threads);
     let mut ctxs = Vec::with_capacity(blocks as usize * threads as usize);
     for (block, sync) in (0..blocks).zip(syncs) {
-        ctxs.extend((0..threads).map(|thread| ThreadCtx::new((thread, block), (blocks, threads), sync, faults)));
+        ctxs.extend((0..threads).map(|thread| {
+            ThreadCtx::new((thread, block), (blocks, threads), sync, faults)
+                .with_shapes(grid.grid_shape, grid.block_shape)
+        }));
     }
     ctxs
 }

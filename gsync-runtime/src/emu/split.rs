@@ -41,6 +41,11 @@ pub struct EmuSegment<'r> {
 }
 
 impl<'r> EmuSegment<'r> {
+    /// Threads per block of the run, which sizes the shared arrays sized by `BLOCK_SIZE`.
+    pub fn block_size(&self) -> u32 {
+        self.launch.threads_for(self.kernel)
+    }
+
     /// Argument `param`, a slice of `T`, as the emulated threads share it.
     pub fn slice<T: EmuScalar>(&self, param: usize) -> Result<&'r EmuSlice<T>> {
         let buffer = self.args.buffer(param).ok_or_else(|| self.wrong_argument(param))?;
@@ -120,7 +125,7 @@ impl<'g> EmuSplitRun<'g> {
         let grid = Self::grid_for(emulator, &kernel, launch)?;
         let shared_lens = check_shared(emulator, &kernel, grid.threads, shared)?.lens;
         let choice = untuned_choice(launch);
-        let launch = launch.clone().blocks(grid.blocks).threads(grid.threads);
+        let launch = launch.clone().grid(grid.grid_shape, grid.block_shape);
         Ok(EmuSplitRun {
             emulator,
             kernel,
@@ -136,7 +141,7 @@ impl<'g> EmuSplitRun<'g> {
 
     /// The grid of a split run of `kernel` (as `launch` configures it), checked.
     pub(crate) fn grid_for(emulator: &Emulator, kernel: &KernelSpec, launch: &Launch) -> Result<Grid> {
-        let threads = checked_threads(emulator.info(), kernel, launch.threads_for(kernel))?;
+        let threads = checked_threads(emulator.info(), kernel, launch)?;
         check_split(kernel)?;
         let residency = Residency { blocks_per_sm: BLOCKS_PER_CORE, sm_count: emulator.info().sm_count };
         let grid = split_grid(kernel, launch, threads, residency)?;
@@ -201,6 +206,7 @@ mod tests {
     use std::marker::PhantomData;
 
     use super::*;
+    use crate::core::dims::Axes;
     use crate::core::kernel::SplitSpec;
     use crate::{DeviceBuffer, Gpu};
 
@@ -226,6 +232,8 @@ mod tests {
             reads_device: false,
         },
         assertions: &[],
+        axes: Axes::NONE,
+        refused_block_sizes: &[],
     };
 
     /// The emulator bodies of `TWO_SEGMENTS`.

@@ -11,6 +11,7 @@ use std::time::Duration;
 use crate::barrier::Barrier;
 use crate::buffer::DeviceBuffer;
 use crate::core::args::KernelArgs;
+use crate::core::dims::Axes;
 use crate::core::error::{Error, Result};
 use crate::core::kernel::{KernelSpec, SplitSpec};
 use crate::core::launch::{Launch, LaunchReport};
@@ -33,6 +34,8 @@ const fn spec(name: &'static str, arrays: &'static [&'static str]) -> KernelSpec
         default_threads: 0,
         split: SplitSpec::NONE,
         assertions: &[],
+        axes: Axes::NONE,
+        refused_block_sizes: &[],
     }
 }
 

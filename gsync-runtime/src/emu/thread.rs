@@ -7,9 +7,16 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8};
 use std::task::{Context, Poll};
 
+use crate::core::dims::Dim3;
 use crate::emu::fault::Faults;
 use crate::emu::scalar::ShuffleScalar;
 use crate::emu::warp::{BlockSync, WARP_SIZE};
+
+/// The per-axis coordinates of linear index `index` in `extent`, x varying fastest.
+fn split_index(index: u32, extent: Dim3) -> (u32, u32, u32) {
+    let (x, y) = (extent.x.max(1), extent.y.max(1));
+    (index % x, index / x % y, index / x / y)
+}
 
 /// Where a thread is, as the block scheduler sees it after polling it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,6 +84,9 @@ pub struct ThreadCtx<'a> {
     block_idx: u32,
     block_dim: u32,
     grid_dim: u32,
+    /// The block's and the grid's extents per axis; `block_dim` and `grid_dim` are their counts.
+    block_shape: Dim3,
+    grid_shape: Dim3,
     /// A [`Wait`]: written by the thread at an await point, reset by the scheduler's release.
     wait: AtomicU8,
     /// `sync_block()` and `grid_sync()` calls so far, counting the one waited at.
@@ -106,6 +116,8 @@ impl<'a> ThreadCtx<'a> {
             block_idx,
             block_dim,
             grid_dim,
+            block_shape: Dim3::linear(block_dim),
+            grid_shape: Dim3::linear(grid_dim),
             wait: AtomicU8::new(0),
             block_syncs: AtomicU32::new(0),
             grid_syncs: AtomicU32::new(0),
@@ -119,28 +131,56 @@ impl<'a> ThreadCtx<'a> {
 }
 
 impl ThreadCtx<'_> {
-    /// `threadIdx.x`.
+    /// The same thread in a launch of `grid` blocks of `block` threads, whose counts are the
+    /// `grid_dim` and `block_dim` it was made with: the linear indices stay, and the per-axis
+    /// ones derive from them, x varying fastest.
+    pub(crate) fn with_shapes(self, grid: Dim3, block: Dim3) -> Self {
+        debug_assert_eq!((grid.count(), block.count()), (u64::from(self.grid_dim), u64::from(self.block_dim)));
+        ThreadCtx { grid_shape: grid, block_shape: block, ..self }
+    }
+
+    /// The linear thread index in the block, `threadIdx.x` in a one-dimensional block.
     #[inline]
     pub fn thread_idx(&self) -> u32 {
         self.thread_idx
     }
 
-    /// `blockIdx.x`.
+    /// The linear block index in the grid, `blockIdx.x` in a one-dimensional grid.
     #[inline]
     pub fn block_idx(&self) -> u32 {
         self.block_idx
     }
 
-    /// `blockDim.x`.
+    /// Threads per block, `blockDim.x` in a one-dimensional block.
     #[inline]
     pub fn block_dim(&self) -> u32 {
         self.block_dim
     }
 
-    /// `gridDim.x`.
+    /// Blocks in the grid, `gridDim.x` in a one-dimensional grid.
     #[inline]
     pub fn grid_dim(&self) -> u32 {
         self.grid_dim
+    }
+
+    /// `threadIdx.x`, `threadIdx.y`, `threadIdx.z`.
+    pub fn thread_idx_xyz(&self) -> (u32, u32, u32) {
+        split_index(self.thread_idx, self.block_shape)
+    }
+
+    /// `blockIdx.x`, `blockIdx.y`, `blockIdx.z`.
+    pub fn block_idx_xyz(&self) -> (u32, u32, u32) {
+        split_index(self.block_idx, self.grid_shape)
+    }
+
+    /// `blockDim.x`, `blockDim.y`, `blockDim.z`.
+    pub fn block_dim_xyz(&self) -> (u32, u32, u32) {
+        self.block_shape.tuple()
+    }
+
+    /// `gridDim.x`, `gridDim.y`, `gridDim.z`.
+    pub fn grid_dim_xyz(&self) -> (u32, u32, u32) {
+        self.grid_shape.tuple()
     }
 
     /// `blockIdx.x * blockDim.x + threadIdx.x`, wrapping as `u32` arithmetic does on the device.
