@@ -138,9 +138,9 @@ pub fn blocks_pass_messages_with_release_and_acquire(gpu: &Gpu, scale: Scale) {
 /// Many blocks contend for a few locks and lose no update.
 pub fn many_blocks_contending_for_a_lock_lose_no_update(gpu: &Gpu, scale: Scale) {
     let (blocks, rounds) = match scale {
-        // The lock is not fair: a thread may wait while others take it, so the whole run
-        // (169,000 critical sections on one lock on an H200, about 1 µs each) stays well
-        // inside the launch's 5 s spin watchdog.
+        // The lock is not fair: a thread may wait while all the others take it, so the whole
+        // run (169,000 critical sections on one lock on an H200) stays inside the launch's
+        // 5 s spin watchdog.
         Scale::Full => (4 * gpu.info().sm_count, 5u32),
         Scale::Small => (16, 20),
     };

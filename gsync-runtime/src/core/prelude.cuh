@@ -514,8 +514,13 @@ __device__ __forceinline__ bool spin_give_up(gsync_spin_t& spin, u32* state, gsy
 
 // A lock word is 0 when free and 1 when held. Taking it is an acquire compare-and-swap, so
 // that the critical section sees what the previous holder wrote before its release store.
+// A waiter first reads the word and tries the compare-and-swap only when it looks free
+// (test and test-and-set): thousands of waiters polling with compare-and-swaps would queue
+// in the L2's atomic unit ahead of the holder's own atomics and its release.
 __device__ __forceinline__ bool lock_acquire(u32* word) {
-    return atomic_cas_acquire(word, 0u, 1u) == 0u;
+    u32 seen;
+    asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(seen) : "l"(word) : "memory");
+    return seen == 0u && atomic_cas_acquire(word, 0u, 1u) == 0u;
 }
 __device__ __forceinline__ void lock_release(u32* word) {
     store_release(word, 0u);
