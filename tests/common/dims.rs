@@ -238,7 +238,7 @@ pub fn grid_sync_in_a_3d_grid_waits_for_every_block(gpu: &Gpu, barrier: Barrier,
     let launch =
         Launch::new().blocks_xyz(grid.0, grid.1, grid.2).threads_xyz(block.0, block.1, block.2).barrier(barrier);
     neighbour_rounds::launch_with(gpu, &launch, &mut a, &mut b, rounds).unwrap();
-    let result = if rounds % 2 == 0 { gpu.download(&a) } else { gpu.download(&b) }.unwrap();
+    let result = if rounds.is_multiple_of(2) { gpu.download(&a) } else { gpu.download(&b) }.unwrap();
     let expected = (0..rounds).fold(1u32, |v, _| v.wrapping_mul(2).wrapping_add(1));
     let wrong = result.iter().filter(|&&v| v != expected).count();
     assert_eq!(wrong, 0, "{barrier}, grid {grid:?}: {wrong} of {n} values wrong");

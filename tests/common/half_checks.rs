@@ -230,7 +230,7 @@ fn flags_of<H: HalfRef>(p: H, q: H) -> u32 {
 fn edge_bits(exp: u16, one: u16) -> Vec<u16> {
     let mantissa = !exp & 0x7fff;
     let mut v =
-        vec![0, 1, mantissa, mantissa + 1, exp - 1, exp, exp + 1, exp | mantissa, exp | (mantissa >> 1) + 1, one];
+        vec![0, 1, mantissa, mantissa + 1, exp - 1, exp, exp + 1, exp | mantissa, exp | ((mantissa >> 1) + 1), one];
     v.extend(v.clone().iter().map(|b| b | 0x8000));
     v
 }

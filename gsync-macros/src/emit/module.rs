@@ -463,6 +463,26 @@ fn declared_threads(k: &Kernel) -> DeclaredThreads {
     }
 }
 
+/// `KernelAssertion`s of the kernel's `assert!`s, in the order of their numbers.
+fn assertions(k: &Kernel) -> Vec<TokenStream> {
+    let mut found = Vec::new();
+    each_stmt(&k.body, &mut |s| {
+        if let StmtKind::Assert { check, assertion } = &s.kind {
+            let operands = match check {
+                AssertCheck::Compare { left, .. } => {
+                    let ty = left.ty.name();
+                    quote!(::core::option::Option::Some(#ty))
+                }
+                AssertCheck::Holds(_) => quote!(::core::option::Option::None),
+            };
+            let message = &assertion.message;
+            found.push((assertion.number, quote!(::gsync::KernelAssertion { message: #message, operands: #operands })));
+        }
+    });
+    found.sort_by_key(|(number, _)| *number);
+    found.into_iter().map(|(_, spec)| spec).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -493,24 +513,4 @@ mod tests {
         let sized = quote! { fn k(a: &mut [u32]) { if global_id() == 0 { a[0] = block_dim(); } } };
         assert_eq!(declared(sized, 0), DeclaredThreads::RuntimeDefault);
     }
-}
-
-/// `KernelAssertion`s of the kernel's `assert!`s, in the order of their numbers.
-fn assertions(k: &Kernel) -> Vec<TokenStream> {
-    let mut found = Vec::new();
-    each_stmt(&k.body, &mut |s| {
-        if let StmtKind::Assert { check, assertion } = &s.kind {
-            let operands = match check {
-                AssertCheck::Compare { left, .. } => {
-                    let ty = left.ty.name();
-                    quote!(::core::option::Option::Some(#ty))
-                }
-                AssertCheck::Holds(_) => quote!(::core::option::Option::None),
-            };
-            let message = &assertion.message;
-            found.push((assertion.number, quote!(::gsync::KernelAssertion { message: #message, operands: #operands })));
-        }
-    });
-    found.sort_by_key(|(number, _)| *number);
-    found.into_iter().map(|(_, spec)| spec).collect()
 }
