@@ -12,7 +12,7 @@ mod common;
 
 use clap::Parser;
 use common::AnyError;
-use gsync::kernels::heat::{self, heat_global, HeatError, Heated};
+use gsync::kernels::heat::{self, heat_global, HeatError, Heated, ResidentForm};
 use gsync::prelude::*;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -97,31 +97,47 @@ fn run(args: &Args) -> Result<(), AnyError> {
     let graph_time = split_graph.time.as_secs_f64();
     rows.push(split_graph);
 
-    // The resident kernel pins its grid; its default block size under Auto,
-    // then the device barriers and the other block sizes whose grid fits.
+    // The resident kernels pin their grids: the default (Auto, the kernel and block size
+    // `resident_grid` picks), then each form under the device barriers and other block sizes.
     let resident = |launch: &Launch| heat::run_resident(&gpu, launch, &input, n, steps, args.r);
     let grid = heat::resident_grid(&gpu, &Launch::new(), n)?;
-    println!("resident grid: {} blocks × {} threads, {} rows per block", grid.blocks, grid.threads, grid.rows);
+    println!(
+        "resident default: {:?}, {} blocks × {} threads, {} rows per block",
+        grid.form, grid.blocks, grid.threads, grid.rows
+    );
+    rows.push(bench.best("resident, fused default", &[Launch::new()], resident)?);
     let resident_threads: &[u32] = if emulated { &[64, 256] } else { &[128, 256, 512, 1024] };
-    let default = Launch::new();
-    let mut pinned = Vec::new();
-    for &t in resident_threads {
-        let sized = if t == grid.threads { default.clone() } else { default.clone().threads(t) };
-        match heat::resident_grid(&gpu, &sized, n) {
-            Err(HeatError::NotCoresident { .. }) => continue, // too many blocks of this size
-            other => other?,
-        };
-        for barrier in [Barrier::Auto, Barrier::Lbs, Barrier::Relay, Barrier::Cooperative] {
-            if t != grid.threads || barrier != Barrier::Auto {
+    for (form, variant) in
+        [(ResidentForm::Columns, "resident columns, best"), (ResidentForm::Strips, "resident strips, best")]
+    {
+        let mut pinned = Vec::new();
+        for threads in resident_threads.iter().map(|&t| Some(t)).chain([None]) {
+            let sized = threads.map_or_else(Launch::new, |t| Launch::new().threads(t));
+            match heat::resident_grid_as(&gpu, &sized, n, form) {
+                // Too many blocks of this size, or no thread per column.
+                Err(HeatError::NotCoresident { .. } | HeatError::NoColumns { .. }) => continue,
+                other => other?,
+            };
+            for barrier in [Barrier::Auto, Barrier::Lbs, Barrier::Relay, Barrier::Cooperative] {
                 pinned.push(sized.clone().barrier(barrier));
             }
         }
+        let run = |launch: &Launch| heat::run_resident_as(&gpu, launch, form, &input, n, steps, args.r);
+        match bench.best(variant, &pinned, run) {
+            Ok(row) => rows.push(row),
+            Err(e) => println!("{variant}: {e}"),
+        }
     }
-    let auto = bench.best("resident, fused auto", std::slice::from_ref(&default), resident)?;
-    let others = bench.measure("resident, fused best", &pinned, resident)?;
-    let best = fastest("resident, fused best", others.into_iter().chain([auto.clone()]))?;
-    rows.push(auto);
-    rows.push(best);
+
+    // The columns kernel at each halo-exchange period its default grid allows.
+    if grid.form == ResidentForm::Columns {
+        const LABELS: [&str; 4] =
+            ["columns, every step", "columns, every 2 steps", "columns, every 3 steps", "columns, every 4 steps"];
+        for (depth, variant) in (1..=grid.depth).zip(LABELS) {
+            let run = |launch: &Launch| heat::run_columns_at_depth(&gpu, launch, depth, &input, n, steps, args.r);
+            rows.push(bench.best(variant, &[Launch::new()], run)?);
+        }
+    }
 
     println!("| variant | grid | barrier | total | per step | ÷ split graph |");
     println!("|---|---|---|---:|---:|---:|");

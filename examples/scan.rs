@@ -2,7 +2,7 @@
 //! scan and timed: a single pass with decoupled look-back (blocks publish their tiles' sums
 //! and prefixes with release stores and wait for their predecessors' with acquire loads, no
 //! grid barrier), three phases fused into one kernel by `grid_sync()`, and the same three
-//! phases split into one launch per phase.
+//! phases split into one launch per phase, on the stream and replayed as a CUDA graph.
 //!
 //! ```text
 //! cargo run --release --example scan                  # 2^24 keys on a GPU, 2^16 on the emulator
@@ -52,6 +52,7 @@ enum Variant {
     SinglePass,
     ThreePhases,
     ThreePhasesSplit,
+    ThreePhasesGraph,
 }
 
 impl Variant {
@@ -60,6 +61,7 @@ impl Variant {
             Variant::SinglePass => "single pass, decoupled look-back",
             Variant::ThreePhases => "three phases, grid_sync() (fused)",
             Variant::ThreePhasesSplit => "three phases, one launch each",
+            Variant::ThreePhasesGraph => "three phases, one launch each, CUDA graph",
         }
     }
 }
@@ -78,12 +80,14 @@ fn run(args: &Args) -> Result<(), AnyError> {
     let mut out = gpu.zeros::<u32>(n)?;
     let mut scratch = ScanScratch::new(&gpu, n)?;
     let mut tile_sums = gpu.zeros::<u32>(scan::tiles(n))?;
-    for variant in [Variant::SinglePass, Variant::ThreePhases, Variant::ThreePhasesSplit] {
+    let variants = [Variant::SinglePass, Variant::ThreePhases, Variant::ThreePhasesSplit, Variant::ThreePhasesGraph];
+    for variant in variants {
         let barrier = match variant {
-            Variant::ThreePhasesSplit => Barrier::MultiLaunch,
+            Variant::ThreePhasesSplit | Variant::ThreePhasesGraph => Barrier::MultiLaunch,
             _ => Barrier::Auto,
         };
         let launch = common::launch(barrier, args.blocks, args.threads);
+        let launch = if matches!(variant, Variant::ThreePhasesGraph) { launch.graph(true) } else { launch };
         let mut times = Vec::new();
         let mut shape = String::new();
         for rep in 0..=args.reps {

@@ -177,6 +177,148 @@ pub fn heat_resident(input: &[f32], output: &mut [f32], halo: &mut [f32], n: u32
     }
 }
 
+/// Rows of the field a block of [`heat_columns`] holds at most: each thread
+/// keeps one cell of every row in a register.
+pub const COLUMN_ROWS: usize = 8;
+
+/// The most steps [`heat_columns`] takes between two halo exchanges (and
+/// `grid_sync()`s): it holds that many of each neighbour's rows beside its own.
+pub const COLUMN_DEPTH: usize = 4;
+
+/// `steps` steps of the heat equation on the `n × n` field `input`, with the
+/// field resident in registers, exchanging halos every `depth` steps: the
+/// result goes to `output`. Thread `t` of block `b` owns column `t` of the
+/// strip of rows `b · rows …` (`rows` at most [`COLUMN_ROWS`]; fewer in the
+/// last block, none in blocks past the field). The block size must be a
+/// multiple of 32 and at least `n`; `depth` is 1 to [`COLUMN_DEPTH`] and at
+/// most `rows`; `halo` has `4 · COLUMN_DEPTH · grid_dim() · n` cells.
+/// [`resident_grid`] chooses the grid and the depth.
+///
+/// **Registers.** The thread's cells are the local array `u`, which the
+/// compiler keeps in registers since every index is a constant of an
+/// unrolled loop: `depth` ghost rows (copies of the strip above's last
+/// rows), then the strip's own rows, then `depth` ghost rows of the strip
+/// below (where the field has them).
+///
+/// **A period of `depth` steps** starts by loading the ghost rows from `halo`
+/// (from `input` at step 0). Each step then updates, in place from the top
+/// down (`above` keeps the old value of the row just replaced), the rows whose
+/// new value is still exact: step `j` of the period loses one row at either
+/// end, so after `depth` steps exactly the own rows are, and they are the same
+/// bits the neighbours compute for their copies. The cells above and below are
+/// the thread's own registers; the cells beside it are its neighbours' in
+/// the block, which every step first writes to the dynamic shared slice
+/// `cells`, by step parity, one `sync_block()` before it reads them. Holding
+/// the cells in registers and `cells` costs one store and two loads of shared
+/// memory per cell and step, and no grid barrier but one per `depth` steps.
+/// The period ends by writing the strip's first and last `depth` rows to
+/// `halo`, by period parity, and a `grid_sync()`: one barrier per `depth` steps.
+///
+/// **Race freedom.** Period `q` reads parity `q % 2` of `halo` and writes
+/// parity `(q + 1) % 2`, which was last read in period `q − 1`, before the
+/// `grid_sync()` that ended it. Step `j` of a period writes parity `j % 2` of
+/// `cells`, which was last read in step `j − 2`, before the `sync_block()` of
+/// step `j − 1` (or, across periods, before the `grid_sync()`).
+/// Like [`heat_resident`], it cannot be split into launches.
+#[grid_phases]
+pub fn heat_columns(
+    input: &[f32],
+    output: &mut [f32],
+    halo: &mut [f32],
+    n: u32,
+    rows: u32,
+    depth: u32,
+    steps: u32,
+    r: f32,
+) {
+    const DEPTH: u32 = 4; // COLUMN_DEPTH
+    const EXT: u32 = 16; // COLUMN_ROWS + 2 · COLUMN_DEPTH: ghost, own and ghost rows
+                         // The block's rows of `u`, by step parity: cell `(parity, row, column)` at
+                         // `(parity · EXT + row) · BLOCK_SIZE + column`. Only columns that change read beside
+                         // themselves, and those have a column on either side in the block.
+    let mut cells = shared_slice::<f32>(2 * 16 * BLOCK_SIZE);
+    let b = block_idx();
+    let col = thread_idx();
+    let first = b * rows; // the strip's first row in the field
+    let mine = if first < n { rows.min(n - first) } else { 0 };
+    let last = n - 1;
+    let inside = col < n && mine != 0;
+    let changes = inside && col != 0 && col < last; // the first and last column stay fixed
+    let span = mine + 2 * depth; // rows of `u` in use; row `e` is field row `first + e − depth`
+                                 // Rows of `u` that hold field rows 1 … n − 2 (the first and last rows stay fixed): `lowest` up.
+    let lowest = if first > depth { 1 } else { depth + 1 - first };
+    let beyond = if mine == 0 { 0 } else { depth + last - first };
+    // One register per row; the 17th only lets `u[e + 1]` stay in bounds at the last row.
+    let mut u = [0.0f32; 17];
+    for e in 0..EXT {
+        if inside && e >= depth && e < depth + mine {
+            u[e] = input[(first + e - depth) * n + col];
+        }
+    }
+    let mut s = 0u32;
+    while s < steps {
+        let burst = (steps - s).min(depth);
+        let read = (s / depth) % 2;
+        let write = 1 - read;
+        // The ghost rows: the strip above's last `depth` rows and the strip below's first.
+        for e in 0..EXT {
+            if inside && e < depth && first != 0 {
+                u[e] = if s == 0 {
+                    input[(first + e - depth) * n + col]
+                } else {
+                    halo[(((read * grid_dim() + b - 1) * 2 + 1) * DEPTH + e) * n + col]
+                };
+            }
+            if inside && e >= depth + mine && e < span && first + e - depth < n {
+                u[e] = if s == 0 {
+                    input[(first + e - depth) * n + col]
+                } else {
+                    halo[((read * grid_dim() + b + 1) * 2 * DEPTH + e - depth - mine) * n + col]
+                };
+            }
+        }
+        for j in 0..DEPTH {
+            if j < burst {
+                let at = (j % 2 * EXT) as usize * BLOCK_SIZE + col as usize;
+                for e in 0..EXT {
+                    if e < span {
+                        cells[at + e as usize * BLOCK_SIZE] = u[e];
+                    }
+                }
+                sync_block(); // the block's cells are in `cells`
+                              // Rows still exact after this step (one fewer at either end per step) that change.
+                let from = max(j + 1, lowest);
+                let to = min(span - j - 1, beyond);
+                let mut above = u[0];
+                for e in 1..EXT {
+                    let old = u[e];
+                    if e >= from && e < to && changes {
+                        let here = at + e as usize * BLOCK_SIZE;
+                        u[e] = old + r * (above + u[e + 1] + cells[here - 1] + cells[here + 1] - 4.0 * old);
+                    }
+                    above = old;
+                }
+            }
+        }
+        s += burst;
+        // The strip's first and last `depth` rows, for the neighbours' next period.
+        for e in 0..EXT {
+            if inside && e >= depth && e < 2 * depth {
+                halo[((write * grid_dim() + b) * 2 * DEPTH + e - depth) * n + col] = u[e];
+            }
+            if inside && e >= mine && e < depth + mine {
+                halo[(((write * grid_dim() + b) * 2 + 1) * DEPTH + e - mine) * n + col] = u[e];
+            }
+        }
+        grid_sync(); // the new edge rows are visible to the neighbours
+    }
+    for e in 0..EXT {
+        if inside && e >= depth && e < depth + mine {
+            output[(first + e - depth) * n + col] = u[e];
+        }
+    }
+}
+
 /// Why a heat-equation run could not be done.
 #[derive(Debug)]
 pub enum HeatError {
@@ -212,6 +354,18 @@ pub enum HeatError {
         /// The most blocks of that size that can be resident at once.
         max: u32,
     },
+    /// [`heat_columns`] cannot hold the field with the launch asked for.
+    NoColumns {
+        /// The side length.
+        n: usize,
+    },
+    /// A halo exchange period [`heat_columns`] cannot take.
+    Depth {
+        /// The steps per exchange asked for.
+        depth: u32,
+        /// The most the grid allows.
+        most: u32,
+    },
     /// The GPU, or the runtime, failed.
     Gpu(crate::Error),
 }
@@ -240,6 +394,17 @@ impl fmt::Display for HeatError {
                 f,
                 "a {n} × {n} field cannot be resident: it needs {blocks} blocks of {threads} threads, but only \
                  {max} can be resident at once on this GPU"
+            ),
+            HeatError::NoColumns { n } => write!(
+                f,
+                "heat_columns cannot hold a {n} × {n} field with this launch: it needs a thread per column \
+                 (a block of at least {n} threads, a multiple of 32, at most the GPU's largest block), at \
+                 most {COLUMN_ROWS} rows per block, and a co-resident grid; use heat_resident (strips) instead"
+            ),
+            HeatError::Depth { depth, most } => write!(
+                f,
+                "heat_columns cannot exchange halos every {depth} steps on this grid: pass 1 to {most} \
+                 (at most {COLUMN_DEPTH}, and at most the rows each block holds)"
             ),
             HeatError::Gpu(error) => error.fmt(f),
         }
@@ -270,15 +435,39 @@ pub struct Heated {
     pub report: LaunchReport,
 }
 
-/// The grid [`heat_resident`] runs on for an `n × n` field.
+/// Which kernel keeps the field resident.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResidentForm {
+    /// [`heat_columns`]: a thread per column, a register per row.
+    Columns,
+    /// [`heat_resident`]: strips of rows in shared memory, swept row by row.
+    Strips,
+}
+
+impl ResidentForm {
+    /// The kernel of this form.
+    pub fn kernel(self) -> &'static crate::KernelSpec {
+        match self {
+            ResidentForm::Columns => &heat_columns::KERNEL,
+            ResidentForm::Strips => &heat_resident::KERNEL,
+        }
+    }
+}
+
+/// The kernel and grid [`run_resident`] runs for an `n × n` field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ResidentGrid {
+    /// The kernel.
+    pub form: ResidentForm,
     /// Blocks in the grid.
     pub blocks: u32,
     /// Threads per block.
     pub threads: u32,
     /// Rows of the field each block holds (the last block holds the rest).
     pub rows: u32,
+    /// Steps between two halo exchanges: 1 for [`heat_resident`], up to
+    /// [`COLUMN_DEPTH`] for [`heat_columns`].
+    pub depth: u32,
 }
 
 impl ResidentGrid {
@@ -288,33 +477,101 @@ impl ResidentGrid {
     }
 }
 
-/// The grid that keeps an `n × n` field resident (`n ≥ 1`) with `launch`'s
-/// block size (by default, on a GPU, the first of 1024, 512, 256 and 128
-/// threads, no more than a row's cells rounded up to a warp, whose grid is
-/// co-resident; on the emulator the kernel's 256). With `Launch::blocks` the field is spread
-/// over that many blocks; otherwise over one block per SM, or more where a
-/// tile of [`TILE_CELLS`] cells cannot hold that many rows. Fails with a
-/// [`HeatError`] naming the limit when the tile or the co-resident grid is
-/// too small (with `Barrier::MultiLaunch`, with `Error::CannotSplit`).
+/// The kernel and grid that keep an `n × n` field resident (`n ≥ 1`).
+///
+/// [`heat_columns`] (registers) runs where it can: a field of at most 1024
+/// columns, one thread per column (a block of `n` threads rounded up to a
+/// warp, or the launch's block size where it is a multiple of 32 and at
+/// least `n`), at most [`COLUMN_ROWS`] rows per block, and a co-resident
+/// grid. Otherwise [`heat_resident`] (shared-memory strips) runs, with
+/// `launch`'s block size (by default, on a GPU, the first of 1024, 512, 256
+/// and 128 threads, no more than a row's cells rounded up to a warp, whose
+/// grid is co-resident; on the emulator the kernel's 256). With
+/// `Launch::blocks` the field is spread over that many blocks; otherwise over
+/// one block per SM, or more where a block cannot hold that many rows. Fails
+/// with a [`HeatError`] naming the limit when neither kernel can hold the
+/// field (with `Barrier::MultiLaunch`, with `Error::CannotSplit`).
 pub fn resident_grid(gpu: &Gpu, launch: &Launch, n: usize) -> Result<ResidentGrid, HeatError> {
     if n == 0 || n > MAX_N {
         return Err(HeatError::Shape { n, len: n.saturating_mul(n) });
     }
+    if let Some(grid) = columns_grid(gpu, launch, n)? {
+        return Ok(grid);
+    }
+    strips_grid(gpu, launch, n)
+}
+
+/// [`resident_grid`] for the kernel of `form` only; [`HeatError::NoColumns`]
+/// where [`heat_columns`] cannot hold the field.
+pub fn resident_grid_as(gpu: &Gpu, launch: &Launch, n: usize, form: ResidentForm) -> Result<ResidentGrid, HeatError> {
+    if n == 0 || n > MAX_N {
+        return Err(HeatError::Shape { n, len: n.saturating_mul(n) });
+    }
+    match form {
+        ResidentForm::Columns => columns_grid(gpu, launch, n)?.ok_or(HeatError::NoColumns { n }),
+        ResidentForm::Strips => strips_grid(gpu, launch, n),
+    }
+}
+
+/// Rows per block for `n` rows: over the launch's blocks, or one block per SM.
+fn rows_per_block(gpu: &Gpu, launch: &Launch, n: usize) -> usize {
+    match launch.requested_blocks() {
+        Some(0) => 1, // the runtime refuses the empty grid
+        Some(blocks) => n.div_ceil(blocks as usize),
+        None => n.div_ceil((gpu.info().sm_count as usize).clamp(1, n)),
+    }
+}
+
+/// The grid of [`heat_columns`], if it can hold the field.
+fn columns_grid(gpu: &Gpu, launch: &Launch, n: usize) -> Result<Option<ResidentGrid>, HeatError> {
+    let threads = match launch.requested_threads() {
+        Some(threads) if threads as usize >= n && threads % 32 == 0 => threads,
+        Some(_) => return Ok(None),
+        None => n.next_multiple_of(32) as u32,
+    };
+    let rows = match launch.requested_blocks() {
+        Some(_) => rows_per_block(gpu, launch, n),
+        None => rows_per_block(gpu, launch, n).min(COLUMN_ROWS),
+    };
+    if threads > gpu.info().max_threads_per_block || rows > COLUMN_ROWS {
+        return Ok(None);
+    }
+    let blocks = launch.requested_blocks().unwrap_or(n.div_ceil(rows) as u32);
+    let depth = rows.min(COLUMN_DEPTH) as u32;
+    let grid = ResidentGrid { form: ResidentForm::Columns, blocks, threads, rows: rows as u32, depth };
+    // The shared slice's length depends on the block size alone: a one-cell buffer stands
+    // for every slice argument.
+    let probe: DeviceBuffer<f32> = gpu.zeros(1)?;
+    let (n32, rows32) = (n as u32, rows as u32);
+    let max = heat_columns::max_coresident_blocks(
+        gpu,
+        &grid.pin(launch),
+        &probe,
+        &probe,
+        &probe,
+        n32,
+        rows32,
+        depth,
+        0,
+        0.0,
+    )?;
+    Ok((blocks <= max).then_some(grid))
+}
+
+/// The grid of [`heat_resident`], or why it cannot hold the field.
+fn strips_grid(gpu: &Gpu, launch: &Launch, n: usize) -> Result<ResidentGrid, HeatError> {
     // A strip of `rows` rows takes `rows + 1` rows of the tile.
     let most_rows = (TILE_CELLS / n).saturating_sub(1);
     if most_rows == 0 {
         return Err(HeatError::RowTooWide { n });
     }
+    let rows = rows_per_block(gpu, launch, n);
     let rows = match launch.requested_blocks() {
-        Some(0) => 1, // the runtime refuses the empty grid
-        Some(blocks) => {
-            let rows = n.div_ceil(blocks as usize);
-            if rows > most_rows {
-                return Err(HeatError::TooFewBlocks { n, blocks, rows });
-            }
-            rows
+        Some(blocks) if blocks > 0 && rows > most_rows => {
+            return Err(HeatError::TooFewBlocks { n, blocks, rows });
         }
-        None => n.div_ceil((gpu.info().sm_count as usize).clamp(1, n)).min(most_rows),
+        Some(_) => rows,
+        None => rows.min(most_rows),
     };
     let blocks = launch.requested_blocks().unwrap_or(n.div_ceil(rows) as u32);
     // The sweep gives each thread one cell of a row, so up to a row's width more threads per
@@ -335,7 +592,7 @@ pub fn resident_grid(gpu: &Gpu, launch: &Launch, n: usize) -> Result<ResidentGri
     };
     let mut refusal = None;
     for threads in candidates {
-        let grid = ResidentGrid { blocks, threads, rows: rows as u32 };
+        let grid = ResidentGrid { form: ResidentForm::Strips, blocks, threads, rows: rows as u32, depth: 1 };
         let max = gpu.max_coresident_blocks(&heat_resident::KERNEL, &grid.pin(launch))?;
         if blocks <= max {
             return Ok(grid);
@@ -370,9 +627,9 @@ pub fn run_global(
     Ok(Heated { field, report })
 }
 
-/// Runs `steps` steps of [`heat_resident`] on the `n × n` field `input` on
-/// `gpu`, on the grid [`resident_grid`] chooses for `launch`, and returns
-/// the field.
+/// Runs `steps` steps of the heat equation on the `n × n` field `input` on
+/// `gpu` with the field resident, with the kernel and grid [`resident_grid`]
+/// chooses for `launch`, and returns the field.
 pub fn run_resident(
     gpu: &Gpu,
     launch: &Launch,
@@ -386,20 +643,76 @@ pub fn run_resident(
         return Ok(empty(launch));
     }
     let grid = resident_grid(gpu, launch, n)?;
+    run_on_grid(gpu, launch, &grid, input, n, steps, r)
+}
+
+/// [`run_resident`] with the kernel chosen: `form`'s, on the grid
+/// [`resident_grid_as`] chooses.
+pub fn run_resident_as(
+    gpu: &Gpu,
+    launch: &Launch,
+    form: ResidentForm,
+    input: &[f32],
+    n: usize,
+    steps: u32,
+    r: f32,
+) -> Result<Heated, HeatError> {
+    check_shape(input, n)?;
+    if n == 0 {
+        return Ok(empty(launch));
+    }
+    let grid = resident_grid_as(gpu, launch, n, form)?;
+    run_on_grid(gpu, launch, &grid, input, n, steps, r)
+}
+
+/// [`run_resident_as`] with [`heat_columns`], exchanging halos every `depth`
+/// steps instead of the default (as many as the rows per block allow, at
+/// most [`COLUMN_DEPTH`]); [`HeatError::Depth`] where `depth` is 0 or more
+/// than that.
+pub fn run_columns_at_depth(
+    gpu: &Gpu,
+    launch: &Launch,
+    depth: u32,
+    input: &[f32],
+    n: usize,
+    steps: u32,
+    r: f32,
+) -> Result<Heated, HeatError> {
+    check_shape(input, n)?;
+    if n == 0 {
+        return Ok(empty(launch));
+    }
+    let grid = resident_grid_as(gpu, launch, n, ResidentForm::Columns)?;
+    if depth == 0 || depth > grid.depth {
+        return Err(HeatError::Depth { depth, most: grid.depth });
+    }
+    run_on_grid(gpu, launch, &ResidentGrid { depth, ..grid }, input, n, steps, r)
+}
+
+/// Runs the resident kernel of `grid` (chosen for this `n`) on `input`.
+fn run_on_grid(
+    gpu: &Gpu,
+    launch: &Launch,
+    grid: &ResidentGrid,
+    input: &[f32],
+    n: usize,
+    steps: u32,
+    r: f32,
+) -> Result<Heated, HeatError> {
     let device_input = gpu.upload(input)?;
     let mut output: DeviceBuffer<f32> = gpu.zeros(input.len())?;
-    let mut halo: DeviceBuffer<f32> = gpu.zeros(4 * grid.blocks as usize * n)?;
-    let report = heat_resident::launch_with(
-        gpu,
-        &grid.pin(launch),
-        &device_input,
-        &mut output,
-        &mut halo,
-        n as u32,
-        grid.rows,
-        steps,
-        r,
-    )?;
+    let (n32, pinned) = (n as u32, grid.pin(launch));
+    let report = match grid.form {
+        ResidentForm::Columns => {
+            let mut halo: DeviceBuffer<f32> = gpu.zeros(4 * COLUMN_DEPTH * grid.blocks as usize * n)?;
+            let (input, output, halo) = (&device_input, &mut output, &mut halo);
+            heat_columns::launch_with(gpu, &pinned, input, output, halo, n32, grid.rows, grid.depth, steps, r)?
+        }
+        ResidentForm::Strips => {
+            let mut halo: DeviceBuffer<f32> = gpu.zeros(4 * grid.blocks as usize * n)?;
+            heat_resident::launch_with(gpu, &pinned, &device_input, &mut output, &mut halo, n32, grid.rows, steps, r)?
+        }
+    };
     Ok(Heated { field: gpu.download(&output)?, report })
 }
 

@@ -12,62 +12,76 @@
 use crate::prelude::*;
 use crate::{Gpu, Launch, LaunchReport, Result};
 
-/// Keys per tile.
-pub const TILE: usize = 4096;
-
 /// Tiles of `n` keys: the length of the single-pass scan's `states`, and of the three-phase
 /// scan's `tile_sums`.
 pub fn tiles(n: usize) -> usize {
     n.div_ceil(TILE).max(1)
 }
 
-/// The single pass. Blocks take tiles in the order they ask for them (an atomic ticket,
-/// `tickets[0]`, never the block index: a block that takes a tile has every earlier tile's
-/// block running, which is what makes waiting for them safe). A block publishes its tile's
-/// sum in `states[tile]` (`1 << 32 | sum`, released), then looks back over the tiles before
-/// it, a window of one tile per thread at a time, each thread waiting until its tile has
-/// published; the nearest tile that has published its inclusive prefix (`2 << 32 | prefix`)
-/// ends the look-back, and the block publishes its own. `states` (one per tile, see
-/// [`tiles`]) and `tickets` (one) must be zero at launch.
-#[grid_phases(threads = 256)]
-pub fn scan_lookback(keys: &[u32], out: &mut [u32], states: &mut [u64], tickets: &mut [u32]) {
-    const TILE: usize = 4096;
-    const AGGREGATE: u64 = 1;
-    const PREFIX: u64 = 2;
-    let n = keys.len();
-    let tiles = n.div_ceil(TILE);
-    // The tile, one padding word per 32 so that a thread's run of keys spreads over the banks.
-    let mut data = shared_array::<u32, 4224>();
-    let mut warp_sums = shared_array::<u32, 32>();
-    // [0]: the tile; [1]: the look-back window's nearest prefix; [2]: the window's sum.
-    let mut share = shared_array::<u32, 3>();
-    let t = thread_idx();
-    let lane = lane_id();
-    let warp = t / 32;
-    let warps = block_dim() / 32;
-    let items = (TILE as u32).div_ceil(block_dim());
-    let first = min(t * items, TILE as u32);
-    let last = min(first + items, TILE as u32);
-    loop {
-        if t == 0 {
-            share[0] = tickets.atomic_add(0, 1);
+/// The scans' kernels and the tile steps they share.
+#[gsync::kernels]
+mod kernels {
+    /// Keys per tile.
+    pub const TILE: usize = 4096;
+
+    /// Keys each thread loads, sums and stores per tile.
+    const ITEMS: usize = TILE / BLOCK_SIZE;
+    /// Shared words of a tile: one padding word per 32, so that a thread's run of
+    /// consecutive keys spreads over the banks.
+    const PADDED: usize = TILE + TILE / 32;
+
+    /// Where key `i` of a tile lives in shared memory.
+    #[device]
+    fn slot(i: usize) -> usize {
+        i + (i >> 5)
+    }
+
+    /// Copies the tile of `keys` at `base` (zeros past the end) into `data`: each thread
+    /// issues its [`ITEMS`] coalesced loads before it stores any, so that they are all in
+    /// flight at once.
+    #[device]
+    fn load_tile(keys: &[u32], base: usize, data: &mut [u32]) {
+        let t = thread_idx() as usize;
+        let n = keys.len();
+        let mut v = [0u32; ITEMS];
+        if base + TILE <= n {
+            for m in 0..ITEMS {
+                v[m] = keys[base + m * BLOCK_SIZE + t];
+            }
+        } else {
+            for m in 0..ITEMS {
+                let g = base + m * BLOCK_SIZE + t;
+                if g < n {
+                    v[m] = keys[g];
+                }
+            }
+        }
+        for m in 0..ITEMS {
+            data[slot(m * BLOCK_SIZE + t)] = v[m];
         }
         sync_block();
-        let tile = share[0] as usize;
-        if tile >= tiles {
-            break;
-        }
-        let base = tile * TILE;
-        for i in block_stride(0..TILE as u32) {
-            let g = base + i as usize;
-            data[(i + (i >> 5)) as usize] = if g < n { keys[g] } else { 0 };
-        }
-        sync_block();
-        // The thread's run, then an exclusive scan of the runs across the block.
+    }
+
+    /// The sum of this thread's run: the [`ITEMS`] consecutive keys of the tile from
+    /// `thread_idx() · ITEMS`.
+    #[device]
+    fn run_sum(data: &[u32]) -> u32 {
+        let first = thread_idx() as usize * ITEMS;
         let mut sum = 0u32;
-        for i in first..last {
-            sum = sum.wrapping_add(data[(i + (i >> 5)) as usize]);
+        for m in 0..ITEMS {
+            sum = sum.wrapping_add(data[slot(first + m)]);
         }
+        sum
+    }
+
+    /// What the runs of the threads before this one add up to (an exclusive scan of `sum`
+    /// across the block: within the warp by shuffles, then over the earlier warps' totals,
+    /// which lane 31 of each warp leaves in `warp_sums`). `warp_sums` must not be written
+    /// again before a `sync_block()`.
+    #[device]
+    fn runs_before(sum: u32, warp_sums: &mut [u32]) -> u32 {
+        let lane = lane_id();
+        let warp = warp_id();
         let mut inclusive = sum;
         for s in 0..5u32 {
             let up = shfl_up(inclusive, 1 << s);
@@ -79,224 +93,201 @@ pub fn scan_lookback(keys: &[u32], out: &mut [u32], states: &mut [u64], tickets:
             warp_sums[warp as usize] = inclusive;
         }
         sync_block();
-        let own = if lane < warps { warp_sums[lane as usize] } else { 0 };
-        let mut warps_inclusive = own;
+        let mut before = inclusive.wrapping_sub(sum);
+        for w in 0..warp {
+            before = before.wrapping_add(warp_sums[w as usize]);
+        }
+        before
+    }
+
+    /// The sum of every thread's `sum` in the block, for every thread. `warp_sums` must not
+    /// be written again before a `sync_block()`.
+    #[device]
+    fn block_sum(sum: u32, warp_sums: &mut [u32]) -> u32 {
+        let mut total = sum;
         for s in 0..5u32 {
-            let up = shfl_up(warps_inclusive, 1 << s);
-            if lane >= 1 << s {
-                warps_inclusive = warps_inclusive.wrapping_add(up);
+            total = total.wrapping_add(shfl_xor(total, 16 >> s));
+        }
+        if lane_id() == 0 {
+            warp_sums[warp_id() as usize] = total;
+        }
+        sync_block();
+        tile_total(warp_sums)
+    }
+
+    /// The tile's total, once every warp's total is in `warp_sums`.
+    #[device]
+    fn tile_total(warp_sums: &[u32]) -> u32 {
+        let mut total = 0u32;
+        for w in 0..(BLOCK_SIZE / 32) {
+            total = total.wrapping_add(warp_sums[w]);
+        }
+        total
+    }
+
+    /// Replaces this thread's run in `data` with its running sums from `start` (the sum of
+    /// everything before the run): inclusive sums, or with `inclusive` false exclusive ones.
+    /// Then stores the tile at `base` of `out`, coalesced (the part below `out.len()`).
+    #[device]
+    fn store_tile(data: &mut [u32], start: u32, inclusive: bool, out: &mut [u32], base: usize) {
+        let t = thread_idx() as usize;
+        let first = t * ITEMS;
+        let mut running = start;
+        for m in 0..ITEMS {
+            let p = slot(first + m);
+            let key = data[p];
+            data[p] = if inclusive { running.wrapping_add(key) } else { running };
+            running = running.wrapping_add(key);
+        }
+        sync_block();
+        let n = out.len();
+        for m in 0..ITEMS {
+            let g = base + m * BLOCK_SIZE + t;
+            if g < n {
+                out[g] = data[slot(m * BLOCK_SIZE + t)];
             }
         }
-        let before_warp = shfl(warps_inclusive, warp).wrapping_sub(shfl(own, warp));
-        let aggregate = shfl(warps_inclusive, warps - 1);
-        let mut running = before_warp.wrapping_add(inclusive).wrapping_sub(sum);
-        if t == 0 {
-            states.store_release(tile, (AGGREGATE << 32) | aggregate as u64);
-        }
-        // Look back: thread t reads the tile `t + 1` before the window's end.
-        let mut exclusive = 0u32;
-        let mut end = tile;
+        sync_block();
+    }
+
+    /// The single pass. Blocks take tiles in the order they ask for them (an atomic ticket,
+    /// `tickets[0]`, never the block index: a block that takes a tile has every earlier tile's
+    /// block running, which is what makes waiting for them safe). A block publishes its tile's
+    /// sum in `states[tile]` (`1 << 32 | sum`, released), then looks back over the tiles before
+    /// it, a window of one tile per thread at a time: each thread reads its tile's state once;
+    /// the nearest tile that has published its inclusive prefix (`2 << 32 | prefix`) bounds
+    /// the window, and only the threads of nearer tiles that have published nothing yet wait
+    /// for them (a nearer prefix that appears meanwhile bounds it further). The sums up to the
+    /// nearest prefix end the look-back, and the block publishes its own. `states` (one per tile, see
+    /// [`tiles`](super::tiles)) and `tickets` (one) must be zero at launch. The block size
+    /// must be a multiple of 32 that divides [`TILE`].
+    #[grid_phases(threads = 256)]
+    pub fn scan_lookback(keys: &[u32], out: &mut [u32], states: &mut [u64], tickets: &mut [u32]) {
+        const AGGREGATE: u64 = 1;
+        const PREFIX: u64 = 2;
+        let tiles = keys.len().div_ceil(TILE);
+        let mut data = shared_array::<u32, PADDED>();
+        let mut warp_sums = shared_array::<u32, 32>();
+        // [0]: the tile; [1]: the look-back window's nearest prefix at the first look, [3] after
+        // the waits; [2]: the window's sum.
+        let mut share = shared_array::<u32, 4>();
+        let t = thread_idx();
         loop {
             if t == 0 {
-                share[1] = block_dim();
-                share[2] = 0;
+                share[0] = tickets.atomic_add(0, 1);
             }
             sync_block();
-            // Before tile 0, the prefix is 0.
-            let mut state = PREFIX << 32;
-            if (t as usize) < end {
-                let j = end - 1 - t as usize;
-                wait_until(|| states.load_acquire(j) >> 32 != 0);
-                state = states.load_acquire(j);
-            }
-            if state >> 32 == PREFIX {
-                let _ = share.atomic_min(1, t);
-            }
-            sync_block();
-            let nearest = share[1];
-            if t <= nearest {
-                let _ = share.atomic_add(2, state as u32);
-            }
-            sync_block();
-            exclusive = exclusive.wrapping_add(share[2]);
-            if nearest < block_dim() {
+            let tile = share[0] as usize;
+            if tile >= tiles {
                 break;
             }
-            end -= block_dim() as usize;
+            let base = tile * TILE;
+            load_tile(keys, base, &mut data);
+            let sum = run_sum(&data);
+            let before = runs_before(sum, &mut warp_sums);
+            let aggregate = tile_total(&warp_sums);
+            if t == 0 {
+                states.store_release(tile, (AGGREGATE << 32) | aggregate as u64);
+            }
+            // Look back: thread t reads the tile `t + 1` before the window's end.
+            let mut exclusive = 0u32;
+            let mut end = tile;
+            loop {
+                if t == 0 {
+                    share[1] = block_dim();
+                    share[2] = 0;
+                    share[3] = block_dim();
+                }
+                sync_block();
+                let inside = (t as usize) < end;
+                let j = if inside { end - 1 - t as usize } else { 0 };
+                // Before tile 0, the prefix is 0.
+                let mut state = PREFIX << 32;
+                if inside {
+                    state = states.load_acquire(j);
+                }
+                if state >> 32 == PREFIX {
+                    let _ = share.atomic_min(1, t);
+                }
+                sync_block();
+                // Only tiles nearer than the nearest published prefix count: wait for those
+                // alone, so that few threads spin on memory the other blocks are loading.
+                if t < share[1] && state >> 32 == 0 {
+                    wait_until(|| states.load_acquire(j) >> 32 != 0);
+                    state = states.load_acquire(j);
+                    if state >> 32 == PREFIX {
+                        let _ = share.atomic_min(3, t);
+                    }
+                }
+                sync_block();
+                let nearest = min(share[1], share[3]);
+                if t <= nearest {
+                    let _ = share.atomic_add(2, state as u32);
+                }
+                sync_block();
+                exclusive = exclusive.wrapping_add(share[2]);
+                if nearest < block_dim() {
+                    break;
+                }
+                end -= block_dim() as usize;
+                sync_block();
+            }
+            if t == 0 {
+                states.store_release(tile, (PREFIX << 32) | exclusive.wrapping_add(aggregate) as u64);
+            }
+            store_tile(&mut data, exclusive.wrapping_add(before), true, out, base);
+        }
+    }
+
+    /// The three phases: every block sums its tiles (tile `block_idx() + k × grid_dim()`) into
+    /// `tile_sums`; block 0 scans `tile_sums` into each tile's exclusive prefix; every block
+    /// scans its tiles again from their prefixes. `tile_sums` has one element per tile (see
+    /// [`tiles`](super::tiles)). The block size must be a multiple of 32 that divides [`TILE`].
+    #[grid_phases(threads = 256)]
+    pub fn scan_three_phase(keys: &[u32], out: &mut [u32], tile_sums: &mut [u32]) {
+        let tiles = keys.len().div_ceil(TILE);
+        let mut data = shared_array::<u32, PADDED>();
+        let mut warp_sums = shared_array::<u32, 32>();
+        // Phase 1: the tiles' sums.
+        let mut tile = block_idx() as usize;
+        while tile < tiles {
+            load_tile(keys, tile * TILE, &mut data);
+            let total = block_sum(run_sum(&data), &mut warp_sums);
+            if thread_idx() == 0 {
+                tile_sums[tile] = total;
+            }
             sync_block();
+            tile += grid_dim() as usize;
         }
-        if t == 0 {
-            states.store_release(tile, (PREFIX << 32) | exclusive.wrapping_add(aggregate) as u64);
-        }
-        running = running.wrapping_add(exclusive);
-        for i in first..last {
-            let p = (i + (i >> 5)) as usize;
-            running = running.wrapping_add(data[p]);
-            data[p] = running;
-        }
-        sync_block();
-        for i in block_stride(0..TILE as u32) {
-            let g = base + i as usize;
-            if g < n {
-                out[g] = data[(i + (i >> 5)) as usize];
+        grid_sync();
+        // Phase 2: block 0 turns the tile sums into exclusive prefixes, a tile of them at a time.
+        if block_idx() == 0 {
+            let mut carry = 0u32;
+            let mut chunk = 0usize;
+            while chunk < tiles {
+                load_tile(tile_sums, chunk, &mut data);
+                let sum = run_sum(&data);
+                let before = runs_before(sum, &mut warp_sums);
+                let total = tile_total(&warp_sums);
+                store_tile(&mut data, carry.wrapping_add(before), false, tile_sums, chunk);
+                carry = carry.wrapping_add(total);
+                chunk += TILE;
             }
         }
-        sync_block();
+        grid_sync();
+        // Phase 3: the tiles again, each from its prefix.
+        let mut tile = block_idx() as usize;
+        while tile < tiles {
+            load_tile(keys, tile * TILE, &mut data);
+            let sum = run_sum(&data);
+            let before = runs_before(sum, &mut warp_sums);
+            store_tile(&mut data, tile_sums[tile].wrapping_add(before), true, out, tile * TILE);
+            tile += grid_dim() as usize;
+        }
     }
 }
 
-/// The three phases: every block sums its tiles (tile `block_idx() + k × grid_dim()`) into
-/// `tile_sums`; block 0 scans `tile_sums` into each tile's exclusive prefix; every block scans
-/// its tiles again from their prefixes. `tile_sums` has one element per tile (see [`tiles`]).
-#[grid_phases(threads = 256)]
-pub fn scan_three_phase(keys: &[u32], out: &mut [u32], tile_sums: &mut [u32]) {
-    const TILE: usize = 4096;
-    let n = keys.len();
-    let tiles = n.div_ceil(TILE);
-    let mut data = shared_array::<u32, 4224>();
-    let mut warp_sums = shared_array::<u32, 32>();
-    let t = thread_idx();
-    let lane = lane_id();
-    let warp = t / 32;
-    let warps = block_dim() / 32;
-    let items = (TILE as u32).div_ceil(block_dim());
-    let first = min(t * items, TILE as u32);
-    let last = min(first + items, TILE as u32);
-    // Phase 1: the tiles' sums.
-    let mut tile = block_idx() as usize;
-    while tile < tiles {
-        let base = tile * TILE;
-        let mut sum = 0u32;
-        for i in block_stride(0..TILE as u32) {
-            let g = base + i as usize;
-            if g < n {
-                sum = sum.wrapping_add(keys[g]);
-            }
-        }
-        for s in 0..5u32 {
-            sum = sum.wrapping_add(shfl_xor(sum, 16 >> s));
-        }
-        if lane == 0 {
-            warp_sums[warp as usize] = sum;
-        }
-        sync_block();
-        if t == 0 {
-            let mut total = 0u32;
-            for w in 0..warps {
-                total = total.wrapping_add(warp_sums[w as usize]);
-            }
-            tile_sums[tile] = total;
-        }
-        sync_block();
-        tile += grid_dim() as usize;
-    }
-    grid_sync();
-    // Phase 2: block 0 turns the tile sums into exclusive prefixes, a tile of them at a time.
-    if block_idx() == 0 {
-        let mut carry = 0u32;
-        let mut chunk = 0usize;
-        while chunk < tiles {
-            for i in block_stride(0..TILE as u32) {
-                let g = chunk + i as usize;
-                data[(i + (i >> 5)) as usize] = if g < tiles { tile_sums[g] } else { 0 };
-            }
-            sync_block();
-            let mut sum = 0u32;
-            for i in first..last {
-                sum = sum.wrapping_add(data[(i + (i >> 5)) as usize]);
-            }
-            let mut inclusive = sum;
-            for s in 0..5u32 {
-                let up = shfl_up(inclusive, 1 << s);
-                if lane >= 1 << s {
-                    inclusive = inclusive.wrapping_add(up);
-                }
-            }
-            if lane == 31 {
-                warp_sums[warp as usize] = inclusive;
-            }
-            sync_block();
-            let own = if lane < warps { warp_sums[lane as usize] } else { 0 };
-            let mut warps_inclusive = own;
-            for s in 0..5u32 {
-                let up = shfl_up(warps_inclusive, 1 << s);
-                if lane >= 1 << s {
-                    warps_inclusive = warps_inclusive.wrapping_add(up);
-                }
-            }
-            let before_warp = shfl(warps_inclusive, warp).wrapping_sub(shfl(own, warp));
-            let aggregate = shfl(warps_inclusive, warps - 1);
-            // Exclusive: each prefix leaves its own tile's sum out.
-            let mut running = carry.wrapping_add(before_warp).wrapping_add(inclusive).wrapping_sub(sum);
-            for i in first..last {
-                let p = (i + (i >> 5)) as usize;
-                let own_sum = data[p];
-                data[p] = running;
-                running = running.wrapping_add(own_sum);
-            }
-            sync_block();
-            for i in block_stride(0..TILE as u32) {
-                let g = chunk + i as usize;
-                if g < tiles {
-                    tile_sums[g] = data[(i + (i >> 5)) as usize];
-                }
-            }
-            sync_block();
-            carry = carry.wrapping_add(aggregate);
-            chunk += TILE;
-        }
-    }
-    grid_sync();
-    // Phase 3: the tiles again, each from its prefix.
-    let mut tile = block_idx() as usize;
-    while tile < tiles {
-        let base = tile * TILE;
-        for i in block_stride(0..TILE as u32) {
-            let g = base + i as usize;
-            data[(i + (i >> 5)) as usize] = if g < n { keys[g] } else { 0 };
-        }
-        sync_block();
-        let mut sum = 0u32;
-        for i in first..last {
-            sum = sum.wrapping_add(data[(i + (i >> 5)) as usize]);
-        }
-        let mut inclusive = sum;
-        for s in 0..5u32 {
-            let up = shfl_up(inclusive, 1 << s);
-            if lane >= 1 << s {
-                inclusive = inclusive.wrapping_add(up);
-            }
-        }
-        if lane == 31 {
-            warp_sums[warp as usize] = inclusive;
-        }
-        sync_block();
-        let own = if lane < warps { warp_sums[lane as usize] } else { 0 };
-        let mut warps_inclusive = own;
-        for s in 0..5u32 {
-            let up = shfl_up(warps_inclusive, 1 << s);
-            if lane >= 1 << s {
-                warps_inclusive = warps_inclusive.wrapping_add(up);
-            }
-        }
-        let before_warp = shfl(warps_inclusive, warp).wrapping_sub(shfl(own, warp));
-        let mut running = tile_sums[tile].wrapping_add(before_warp).wrapping_add(inclusive).wrapping_sub(sum);
-        for i in first..last {
-            let p = (i + (i >> 5)) as usize;
-            running = running.wrapping_add(data[p]);
-            data[p] = running;
-        }
-        sync_block();
-        for i in block_stride(0..TILE as u32) {
-            let g = base + i as usize;
-            if g < n {
-                out[g] = data[(i + (i >> 5)) as usize];
-            }
-        }
-        sync_block();
-        tile += grid_dim() as usize;
-    }
-}
+pub use kernels::{scan_lookback, scan_three_phase, TILE};
 
 /// The inclusive prefix sums of `keys` on the CPU, wrapping: the reference.
 pub fn scan_reference(keys: &[u32]) -> Vec<u32> {

@@ -231,16 +231,18 @@ pub fn both_scans_match_the_cpu(gpu: &Gpu, scale: Scale) {
         let mut out = gpu.zeros::<u32>(n).unwrap();
         let mut scratch = ScanScratch::new(gpu, n).unwrap();
         let mut tile_sums = gpu.zeros::<u32>(scan::tiles(n)).unwrap();
-        for blocks in &grids {
-            let launch = match blocks {
-                Some(b) => Launch::new().blocks(*b),
-                None => Launch::new(),
-            };
+        // Other block sizes change the keys each thread takes (32 at 128 threads, 4 at 1024).
+        let launches = grids
+            .iter()
+            .map(|blocks| blocks.map_or_else(Launch::new, |b| Launch::new().blocks(b)))
+            .chain([Launch::new().threads(128), Launch::new().threads(1024).blocks(2)]);
+        for launch in launches {
+            let blocks = launch.requested_blocks();
             scratch.launch(gpu, &launch, &dkeys, &mut out).unwrap();
-            assert!(gpu.download(&out).unwrap() == expected, "single pass, n {n}, {blocks:?} blocks");
+            assert!(gpu.download(&out).unwrap() == expected, "single pass, n {n}, {blocks:?} blocks, {launch:?}");
             gpu.write(&mut out, &vec![0; n]).unwrap();
             scan_three_phase::launch_with(gpu, &launch, &dkeys, &mut out, &mut tile_sums).unwrap();
-            assert!(gpu.download(&out).unwrap() == expected, "three phases, n {n}, {blocks:?} blocks");
+            assert!(gpu.download(&out).unwrap() == expected, "three phases, n {n}, {blocks:?} blocks, {launch:?}");
             gpu.write(&mut out, &vec![0; n]).unwrap();
         }
         let split = Launch::new().barrier(Barrier::MultiLaunch);

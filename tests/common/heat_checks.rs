@@ -3,7 +3,8 @@
 
 use super::checks::{random_vec, rng, Scale};
 use gsync::kernels::heat::{
-    heat_reference_parallel, resident_grid, run_global, run_resident, HeatError, MAX_N, TILE_CELLS,
+    heat_reference_parallel, resident_grid, resident_grid_as, run_columns_at_depth, run_global, run_resident,
+    run_resident_as, HeatError, ResidentForm, COLUMN_DEPTH, COLUMN_ROWS, MAX_N, TILE_CELLS,
 };
 use gsync::prelude::*;
 
@@ -72,17 +73,31 @@ pub fn heat_resident_matches_the_reference_bit_for_bit(gpu: &Gpu, scale: Scale) 
                 launches.push(launch);
             }
         }
-        let wide_blocks = Launch::new().threads(1024);
-        if resident_grid(gpu, &wide_blocks, n).is_ok() {
-            launches.push(wide_blocks);
+        for threads in [1024, 64] {
+            let sized = Launch::new().threads(threads);
+            if resident_grid(gpu, &sized, n).is_ok() {
+                launches.push(sized);
+            }
         }
+        let mut ran = [0; 2];
         for launch in &launches {
             let heated = run_resident(gpu, launch, &input, n, steps, R).unwrap();
             let what = format!(
-                "heat_resident {n}² × {steps} on {} × {} ({})",
+                "resident {n}² × {steps} on {} × {} ({})",
                 heated.report.blocks, heated.report.threads, heated.report.barrier
             );
             assert_same_bits(&heated.field, &want, n, &what);
+            // Each kernel the launch admits, whichever the default picks.
+            for (form, count) in [ResidentForm::Columns, ResidentForm::Strips].into_iter().zip(&mut ran) {
+                if resident_grid_as(gpu, launch, n, form).is_ok() {
+                    let heated = run_resident_as(gpu, launch, form, &input, n, steps, R).unwrap();
+                    assert_same_bits(&heated.field, &want, n, &format!("{form:?}: {what}"));
+                    *count += 1;
+                }
+            }
+        }
+        if n > 2 && n <= 1024 {
+            assert!(ran.iter().all(|&count| count > 0), "{n}²: both kernels ran: {ran:?}");
         }
     }
 }
@@ -117,8 +132,8 @@ fn isolated_strips(input: &[f32], n: usize, rows: usize, steps: u32) -> Vec<f32>
 pub fn heat_resident_exchanges_halos_between_blocks(gpu: &Gpu, scale: Scale) {
     let mut rng = rng();
     let (n, steps, blocks) = match scale {
-        Scale::Full => (1024, 64, 128u32),
-        Scale::Small => (45, 9, 5u32),
+        Scale::Full => (1024, 63, 128u32),
+        Scale::Small => (45, 9, 6u32),
     };
     let input: Vec<f32> = random_vec(&mut rng, n * n);
     let want = reference(&input, n, steps);
@@ -133,10 +148,24 @@ pub fn heat_resident_exchanges_halos_between_blocks(gpu: &Gpu, scale: Scale) {
             assert!(differ > 0, "row {row} next to a strip edge does not depend on the neighbouring strip");
         }
     }
-    for barrier in [Barrier::Auto, Barrier::Lbs, Barrier::Relay, Barrier::Cooperative] {
-        let heated = run_resident(gpu, &launch.clone().barrier(barrier), &input, n, steps, R).unwrap();
-        assert_eq!(heated.report.blocks, blocks);
-        assert_same_bits(&heated.field, &want, n, &format!("heat_resident on {blocks} blocks ({barrier})"));
+    for form in [ResidentForm::Columns, ResidentForm::Strips] {
+        assert_eq!(resident_grid_as(gpu, &launch, n, form).unwrap().rows as usize, rows);
+        for barrier in [Barrier::Auto, Barrier::Lbs, Barrier::Relay, Barrier::Cooperative] {
+            let heated = run_resident_as(gpu, &launch.clone().barrier(barrier), form, &input, n, steps, R).unwrap();
+            assert_eq!(heated.report.blocks, blocks);
+            assert_same_bits(&heated.field, &want, n, &format!("{form:?} on {blocks} blocks ({barrier})"));
+        }
+    }
+    // Every exchange period, with steps that no period divides (the last one is shorter).
+    let most = resident_grid_as(gpu, &launch, n, ResidentForm::Columns).unwrap().depth;
+    assert_eq!(most as usize, COLUMN_DEPTH.min(rows));
+    for depth in 1..=most {
+        let heated = run_columns_at_depth(gpu, &launch, depth, &input, n, steps, R).unwrap();
+        assert_same_bits(&heated.field, &want, n, &format!("columns every {depth} steps on {blocks} blocks"));
+    }
+    for depth in [0, most + 1] {
+        let result = run_columns_at_depth(gpu, &launch, depth, &input, n, steps, R);
+        assert!(matches!(result, Err(HeatError::Depth { depth: d, most: m }) if d == depth && m == most), "{result:?}");
     }
 }
 
@@ -164,7 +193,23 @@ pub fn heat_resident_refuses_fields_it_cannot_hold(gpu: &Gpu, _scale: Scale) {
     assert!(matches!(result, Err(HeatError::Shape { n: 3, len: 10 })), "{result:?}");
     let result = run_global(gpu, &Launch::new(), &[], MAX_N + 1, 1, R);
     assert!(matches!(result, Err(HeatError::Shape { n, len: 0 }) if n == MAX_N + 1), "{result:?}");
+    // The columns kernel needs a thread per column and at most COLUMN_ROWS rows per block.
+    for (launch, n) in [
+        (Launch::new().threads(64), 65),
+        (Launch::new().threads(48), 40),
+        (Launch::new().blocks(2), 2 * COLUMN_ROWS + 1),
+        (Launch::new(), 1025),
+    ] {
+        let result = resident_grid_as(gpu, &launch, n, ResidentForm::Columns);
+        assert!(matches!(result, Err(HeatError::NoColumns { n: side }) if side == n), "{n}: {result:?}");
+        let result = run_resident_as(gpu, &launch, ResidentForm::Columns, &vec![0.5; n * n], n, 1, R);
+        assert!(matches!(result, Err(HeatError::NoColumns { .. })), "{n}: {result:?}");
+    }
     // Shared memory does not survive a kernel boundary.
+    for form in [ResidentForm::Columns, ResidentForm::Strips] {
+        let result = run_resident_as(gpu, &Launch::new().barrier(Barrier::MultiLaunch), form, &[0.5; 16], 4, 1, R);
+        assert!(matches!(result, Err(HeatError::Gpu(Error::CannotSplit { .. }))), "{form:?}: {result:?}");
+    }
     let result = run_resident(gpu, &Launch::new().barrier(Barrier::MultiLaunch), &[0.5; 16], 4, 1, R);
     assert!(matches!(result, Err(HeatError::Gpu(Error::CannotSplit { .. }))), "{result:?}");
     // Fitting fields run, the empty one without a launch.

@@ -575,6 +575,7 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
         &gsync::kernels::smith_waterman::smith_waterman::KERNEL,
         &gsync::kernels::heat::heat_global::KERNEL,
         &gsync::kernels::heat::heat_resident::KERNEL,
+        &gsync::kernels::heat::heat_columns::KERNEL,
         &super::functions::kernels::next_match::KERNEL,
         &super::dims::transpose_twice::KERNEL,
         &super::dims::grid_ids::KERNEL,

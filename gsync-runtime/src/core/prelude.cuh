@@ -525,10 +525,11 @@ __device__ __forceinline__ bool lock_acquire(u32* word) {
 __device__ __forceinline__ void lock_release(u32* word) {
     store_release(word, 0u);
 }
-// After a failed attempt: sleeps 32 ns, doubling up to 1 µs, so that contending threads
-// leave the lock's cache line to the holder.
-__device__ __forceinline__ void spin_backoff(gsync_spin_t& spin) {
-    spin.backoff_ns = spin.backoff_ns == 0u ? 32u : min(spin.backoff_ns * 2u, 1024u);
+// After a failed attempt: sleeps 32 ns, doubling up to `most_ns`. A lock's waiters (1 µs)
+// leave its cache line to the holder; a wait_until's (256 ns) leave the issue slots and the
+// memory system to the warps doing the work it waits for.
+__device__ __forceinline__ void spin_backoff(gsync_spin_t& spin, u32 most_ns) {
+    spin.backoff_ns = spin.backoff_ns == 0u ? 32u : min(spin.backoff_ns * 2u, most_ns);
     __nanosleep(spin.backoff_ns);
 }
 

@@ -8,7 +8,8 @@ use crate::ir_walk::{each_expr, each_stmt, stmt_exprs};
 use crate::names;
 
 impl CudaEmitter<'_> {
-    /// `wait_until(|| cond)`: polls `cond` until it holds. The prelude's watchdog gives up
+    /// `wait_until(|| cond)`: polls `cond` until it holds, sleeping a little longer after
+    /// each failed poll (32 ns doubling to 256 ns). The prelude's watchdog gives up
     /// after `Launch::watchdog`, records `Error::SpinTimeout` with the Rust line, and lets
     /// the thread run on, so that a wrong wait never hangs the GPU.
     pub(super) fn wait_until(&mut self, cond: &Expr, line: u32) {
@@ -18,6 +19,7 @@ impl CudaEmitter<'_> {
         self.line("gsync_spin_t gsync_spin = gsync::spin_begin();");
         self.open(&format!("while (!({c}))"));
         self.line(&format!("if (gsync::spin_give_up(gsync_spin, gsync_barrier_state, gsync_status, {line}u)) break;"));
+        self.line("gsync::spin_backoff(gsync_spin, 256u);");
         self.close();
         self.close();
     }
@@ -51,7 +53,7 @@ impl CudaEmitter<'_> {
         self.line("break;");
         self.close();
         self.line(&format!("if (gsync::spin_give_up(gsync_spin, gsync_barrier_state, gsync_status, {line}u)) break;"));
-        self.line("gsync::spin_backoff(gsync_spin);");
+        self.line("gsync::spin_backoff(gsync_spin, 1024u);");
         self.close();
         if guarded {
             self.close();
