@@ -175,6 +175,8 @@ fn the_library_kernels_also_split_into_one_launch_per_phase() {
 fn the_resident_heat_kernel_is_not_split_since_its_tile_lives_in_shared_memory() {
     let error = gsync::kernels::heat::heat_resident::KERNEL.split.error.expect("heat_resident cannot be split");
     assert!(error.contains("shared array `tile`"), "{error}");
+    let error = gsync::kernels::heat::heat_columns::KERNEL.split.error.expect("heat_columns cannot be split");
+    assert!(error.contains("`u`") || error.contains("`cells`"), "{error}");
 }
 
 #[test]

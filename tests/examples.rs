@@ -74,7 +74,7 @@ fn the_bitonic_example_verifies_its_sort() {
 #[test]
 fn the_scan_example_verifies_every_scan() {
     let out = run("scan", &["--n", "20001", "--reps", "1"]);
-    assert_eq!(out.matches("| yes |").count(), 3, "single pass, fused and split three phases:\n{out}");
+    assert_eq!(out.matches("| yes |").count(), 4, "single pass, three phases fused, split, as a graph:\n{out}");
     assert!(out.contains("decoupled look-back"), "{out}");
 }
 
@@ -105,8 +105,11 @@ fn the_heat_example_verifies_every_variant() {
         "| global, fused best shape |",
         "| global, split stream |",
         "| global, split graph |",
-        "| resident, fused auto |",
-        "| resident, fused best |",
+        "| resident, fused default |",
+        "| resident columns, best |",
+        "| resident strips, best |",
+        "| columns, every step |",
+        "| columns, every 4 steps |",
     ] {
         assert_eq!(out.matches(variant).count(), 1, "{variant}:\n{out}");
     }

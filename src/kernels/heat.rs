@@ -13,15 +13,23 @@
 //! `r ≤ 0.25`. Both kernels and the CPU reference [`heat_reference`]
 //! evaluate it identically, so their results agree bit for bit.
 //!
-//! Two kernels compute it:
+//! Three kernels compute it:
 //!
 //! - [`heat_global`] ping-pongs the whole field between two arrays in
 //!   global memory, one `grid_stride` sweep and one `grid_sync()` per step.
 //!   It also runs split into one launch per step (`Barrier::MultiLaunch`).
+//! - [`heat_columns`] keeps the field in registers, a thread per column and a
+//!   register per row, and exchanges the strips' edge rows through global
+//!   memory every few steps, computing copies of its neighbours' edge rows in
+//!   between.
 //! - [`heat_resident`] keeps each block's strip of rows in shared memory for
 //!   all the steps and exchanges only the strip's edge rows through global
-//!   memory. It needs the whole field resident at once, so its grid depends
-//!   on the field ([`resident_grid`]), and it cannot be split into launches.
+//!   memory, every step: the form for fields too wide or too tall for
+//!   [`heat_columns`].
+//!
+//! The resident kernels need the whole field on chip at once, so their grid
+//! depends on the field ([`resident_grid`] picks the kernel and the grid),
+//! and they cannot be split into launches.
 
 use crate::grid_phases;
 use crate::{Backend, DeviceBuffer, Gpu, Launch, LaunchReport};
@@ -231,11 +239,13 @@ pub fn heat_columns(
     steps: u32,
     r: f32,
 ) {
-    const DEPTH: u32 = 4; // COLUMN_DEPTH
-    const EXT: u32 = 16; // COLUMN_ROWS + 2 · COLUMN_DEPTH: ghost, own and ghost rows
-                         // The block's rows of `u`, by step parity: cell `(parity, row, column)` at
-                         // `(parity · EXT + row) · BLOCK_SIZE + column`. Only columns that change read beside
-                         // themselves, and those have a column on either side in the block.
+    // COLUMN_DEPTH, and the rows of `u` in use at most: COLUMN_ROWS + 2 · COLUMN_DEPTH
+    // (ghost, own, ghost).
+    const DEPTH: u32 = 4;
+    const EXT: u32 = 16;
+    // The block's rows of `u`, by step parity: cell `(parity, row, column)` at
+    // `(parity · EXT + row) · BLOCK_SIZE + column`. Only columns that change read beside
+    // themselves, and those have a column on either side in the block.
     let mut cells = shared_slice::<f32>(2 * 16 * BLOCK_SIZE);
     let b = block_idx();
     let col = thread_idx();
@@ -243,9 +253,12 @@ pub fn heat_columns(
     let mine = if first < n { rows.min(n - first) } else { 0 };
     let last = n - 1;
     let inside = col < n && mine != 0;
-    let changes = inside && col != 0 && col < last; // the first and last column stay fixed
-    let span = mine + 2 * depth; // rows of `u` in use; row `e` is field row `first + e − depth`
-                                 // Rows of `u` that hold field rows 1 … n − 2 (the first and last rows stay fixed): `lowest` up.
+    // The first and last column stay fixed.
+    let changes = inside && col != 0 && col < last;
+    // Rows of `u` in use; row `e` is field row `first + e − depth`.
+    let span = mine + 2 * depth;
+    // Rows of `u` that hold field rows 1 … n − 2 (the first and last rows stay fixed):
+    // `lowest` to `beyond`, exclusive.
     let lowest = if first > depth { 1 } else { depth + 1 - first };
     let beyond = if mine == 0 { 0 } else { depth + last - first };
     // One register per row; the 17th only lets `u[e + 1]` stay in bounds at the last row.
@@ -279,16 +292,17 @@ pub fn heat_columns(
         }
         for j in 0..DEPTH {
             if j < burst {
+                // Rows still exact after this step (one fewer at either end per step) that change:
+                // the only rows whose cells anyone reads.
+                let from = max(j + 1, lowest);
+                let to = min(span - j - 1, beyond);
                 let at = (j % 2 * EXT) as usize * BLOCK_SIZE + col as usize;
                 for e in 0..EXT {
-                    if e < span {
+                    if e >= from && e < to {
                         cells[at + e as usize * BLOCK_SIZE] = u[e];
                     }
                 }
                 sync_block(); // the block's cells are in `cells`
-                              // Rows still exact after this step (one fewer at either end per step) that change.
-                let from = max(j + 1, lowest);
-                let to = min(span - j - 1, beyond);
                 let mut above = u[0];
                 for e in 1..EXT {
                     let old = u[e];
@@ -543,19 +557,13 @@ fn columns_grid(gpu: &Gpu, launch: &Launch, n: usize) -> Result<Option<ResidentG
     // for every slice argument.
     let probe: DeviceBuffer<f32> = gpu.zeros(1)?;
     let (n32, rows32) = (n as u32, rows as u32);
-    let max = heat_columns::max_coresident_blocks(
-        gpu,
-        &grid.pin(launch),
-        &probe,
-        &probe,
-        &probe,
-        n32,
-        rows32,
-        depth,
-        0,
-        0.0,
-    )?;
-    Ok((blocks <= max).then_some(grid))
+    let pinned = grid.pin(launch);
+    match heat_columns::max_coresident_blocks(gpu, &pinned, &probe, &probe, &probe, n32, rows32, depth, 0, 0.0) {
+        Ok(max) => Ok((blocks <= max).then_some(grid)),
+        // A GPU whose blocks cannot keep that many cells in shared memory.
+        Err(crate::Error::DynamicSharedMemoryLimit { .. }) => Ok(None),
+        Err(error) => Err(error.into()),
+    }
 }
 
 /// The grid of [`heat_resident`], or why it cannot hold the field.
@@ -638,12 +646,7 @@ pub fn run_resident(
     steps: u32,
     r: f32,
 ) -> Result<Heated, HeatError> {
-    check_shape(input, n)?;
-    if n == 0 {
-        return Ok(empty(launch));
-    }
-    let grid = resident_grid(gpu, launch, n)?;
-    run_on_grid(gpu, launch, &grid, input, n, steps, r)
+    run_chosen(gpu, launch, input, n, steps, r, || resident_grid(gpu, launch, n))
 }
 
 /// [`run_resident`] with the kernel chosen: `form`'s, on the grid
@@ -657,12 +660,7 @@ pub fn run_resident_as(
     steps: u32,
     r: f32,
 ) -> Result<Heated, HeatError> {
-    check_shape(input, n)?;
-    if n == 0 {
-        return Ok(empty(launch));
-    }
-    let grid = resident_grid_as(gpu, launch, n, form)?;
-    run_on_grid(gpu, launch, &grid, input, n, steps, r)
+    run_chosen(gpu, launch, input, n, steps, r, || resident_grid_as(gpu, launch, n, form))
 }
 
 /// [`run_resident_as`] with [`heat_columns`], exchanging halos every `depth`
@@ -678,15 +676,31 @@ pub fn run_columns_at_depth(
     steps: u32,
     r: f32,
 ) -> Result<Heated, HeatError> {
+    run_chosen(gpu, launch, input, n, steps, r, || {
+        let grid = resident_grid_as(gpu, launch, n, ResidentForm::Columns)?;
+        if depth == 0 || depth > grid.depth {
+            return Err(HeatError::Depth { depth, most: grid.depth });
+        }
+        Ok(ResidentGrid { depth, ..grid })
+    })
+}
+
+/// Checks the field, then runs the resident kernel and grid `choose` gives (no launch for
+/// an empty field).
+fn run_chosen(
+    gpu: &Gpu,
+    launch: &Launch,
+    input: &[f32],
+    n: usize,
+    steps: u32,
+    r: f32,
+    choose: impl FnOnce() -> Result<ResidentGrid, HeatError>,
+) -> Result<Heated, HeatError> {
     check_shape(input, n)?;
     if n == 0 {
         return Ok(empty(launch));
     }
-    let grid = resident_grid_as(gpu, launch, n, ResidentForm::Columns)?;
-    if depth == 0 || depth > grid.depth {
-        return Err(HeatError::Depth { depth, most: grid.depth });
-    }
-    run_on_grid(gpu, launch, &ResidentGrid { depth, ..grid }, input, n, steps, r)
+    run_on_grid(gpu, launch, &choose()?, input, n, steps, r)
 }
 
 /// Runs the resident kernel of `grid` (chosen for this `n`) on `input`.
