@@ -208,25 +208,25 @@ pub const COLUMN_DEPTH: usize = 4;
 /// rows), then the strip's own rows, then `depth` ghost rows of the strip
 /// below (where the field has them).
 ///
-/// **A period of `depth` steps** starts by loading the ghost rows from `halo`
-/// (from `input` at step 0). Each step then updates, in place from the top
+/// **A period of `depth` steps** starts by writing the strip's first and
+/// last `depth` rows to `halo`, by period parity, then a `grid_sync()` (one
+/// barrier per `depth` steps), then loading the ghost rows from the
+/// neighbours' rows there. Each step then updates, in place from the top
 /// down (`above` keeps the old value of the row just replaced), the rows whose
 /// new value is still exact: step `j` of the period loses one row at either
 /// end, so after `depth` steps exactly the own rows are, and they are the same
 /// bits the neighbours compute for their copies. The cells above and below are
 /// the thread's own registers; the cells beside it are its neighbours' in
 /// the block, which every step first writes to the dynamic shared slice
-/// `cells`, by step parity, one `sync_block()` before it reads them. Holding
-/// the cells in registers and `cells` costs one store and two loads of shared
-/// memory per cell and step, and no grid barrier but one per `depth` steps.
-/// The period ends by writing the strip's first and last `depth` rows to
-/// `halo`, by period parity, and a `grid_sync()`: one barrier per `depth` steps.
+/// `cells`, by step parity, one `sync_block()` before it reads them: one
+/// store and two loads of shared memory per cell and step.
 ///
-/// **Race freedom.** Period `q` reads parity `q % 2` of `halo` and writes
-/// parity `(q + 1) % 2`, which was last read in period `q − 1`, before the
-/// `grid_sync()` that ended it. Step `j` of a period writes parity `j % 2` of
-/// `cells`, which was last read in step `j − 2`, before the `sync_block()` of
-/// step `j − 1` (or, across periods, before the `grid_sync()`).
+/// **Race freedom.** Period `q` writes parity `q % 2` of `halo` before its
+/// `grid_sync()` and reads it after; that parity was last read in period
+/// `q − 2`, before the `grid_sync()` of period `q − 1`. Step `j` of a period
+/// writes parity `j % 2` of `cells`, which was last read in step `j − 2`,
+/// before the `sync_block()` of step `j − 1` (or, across periods, before the
+/// `grid_sync()`).
 /// Like [`heat_resident`], it cannot be split into launches.
 #[grid_phases]
 pub fn heat_columns(
@@ -271,23 +271,28 @@ pub fn heat_columns(
     let mut s = 0u32;
     while s < steps {
         let burst = (steps - s).min(depth);
-        let read = (s / depth) % 2;
-        let write = 1 - read;
-        // The ghost rows: the strip above's last `depth` rows and the strip below's first.
+        let parity = (s / depth) % 2;
+        // The strip's first and last `depth` rows, for the neighbours.
+        let mine_at = (parity * grid_dim() + b) * 2 * DEPTH * n + col;
+        for e in 0..EXT {
+            if inside && e >= depth && e < 2 * depth {
+                halo[mine_at + (e - depth) * n] = u[e];
+            }
+            if inside && e >= mine && e < depth + mine {
+                halo[mine_at + (DEPTH + e - mine) * n] = u[e];
+            }
+        }
+        // The edge rows are visible to the neighbours after the barrier. Then the ghost rows:
+        // the strip above's last `depth` rows and the strip below's first.
+        grid_sync();
+        let above_at = (parity * grid_dim() + b - 1) * 2 * DEPTH * n + col;
+        let below_at = (parity * grid_dim() + b + 1) * 2 * DEPTH * n + col;
         for e in 0..EXT {
             if inside && e < depth && first != 0 {
-                u[e] = if s == 0 {
-                    input[(first + e - depth) * n + col]
-                } else {
-                    halo[(((read * grid_dim() + b - 1) * 2 + 1) * DEPTH + e) * n + col]
-                };
+                u[e] = halo[above_at + (DEPTH + e) * n];
             }
             if inside && e >= depth + mine && e < span && first + e - depth < n {
-                u[e] = if s == 0 {
-                    input[(first + e - depth) * n + col]
-                } else {
-                    halo[((read * grid_dim() + b + 1) * 2 * DEPTH + e - depth - mine) * n + col]
-                };
+                u[e] = halo[below_at + (e - depth - mine) * n];
             }
         }
         for j in 0..DEPTH {
@@ -315,16 +320,6 @@ pub fn heat_columns(
             }
         }
         s += burst;
-        // The strip's first and last `depth` rows, for the neighbours' next period.
-        for e in 0..EXT {
-            if inside && e >= depth && e < 2 * depth {
-                halo[((write * grid_dim() + b) * 2 * DEPTH + e - depth) * n + col] = u[e];
-            }
-            if inside && e >= mine && e < depth + mine {
-                halo[(((write * grid_dim() + b) * 2 + 1) * DEPTH + e - mine) * n + col] = u[e];
-            }
-        }
-        grid_sync(); // the new edge rows are visible to the neighbours
     }
     for e in 0..EXT {
         if inside && e >= depth && e < depth + mine {
