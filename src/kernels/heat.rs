@@ -453,16 +453,6 @@ pub enum ResidentForm {
     Strips,
 }
 
-impl ResidentForm {
-    /// The kernel of this form.
-    pub fn kernel(self) -> &'static crate::KernelSpec {
-        match self {
-            ResidentForm::Columns => &heat_columns::KERNEL,
-            ResidentForm::Strips => &heat_resident::KERNEL,
-        }
-    }
-}
-
 /// The kernel and grid [`run_resident`] runs for an `n × n` field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ResidentGrid {

@@ -401,20 +401,8 @@ impl Lowerer<'_> {
         // The element type may still be `{integer}`; the array records it
         // through its first element's type variable at emission time.
         let elem_ty = first.ty;
-        let name = names::rust_name(ident);
-        let unique = self.fresh_name(&name);
-        let array = self.new_array(Array {
-            name: name.clone(),
-            unique,
-            elem: Scalar::I32,
-            space: ArraySpace::Local,
-            len: len.fixed(),
-            block_len: len.per_block(),
-            mutable,
-            span: ident.span(),
-        });
+        let array = self.declare_array(ident, Scalar::I32, ArraySpace::Local, Some(&len), mutable);
         self.local_elem_types.push((array, elem_ty));
-        self.bind(name, Binding::Array(array));
         out.push(Self::stmt_of(StmtKind::LetArray { array, init }, span));
     }
 
@@ -451,19 +439,7 @@ impl Lowerer<'_> {
             self.diag.error(c.args.span(), "`shared_array` takes no arguments");
             return;
         }
-        let name = names::rust_name(ident);
-        let unique = self.fresh_name(&name);
-        let array = self.new_array(Array {
-            name: name.clone(),
-            unique,
-            elem,
-            space: ArraySpace::Shared,
-            len: len.fixed(),
-            block_len: len.per_block(),
-            mutable,
-            span: ident.span(),
-        });
-        self.bind(name, Binding::Array(array));
+        self.declare_array(ident, elem, ArraySpace::Shared, Some(&len), mutable);
     }
 
     /// `let tile = shared_slice::<T>(len);`: a slice of the block's dynamic shared memory,
@@ -518,20 +494,35 @@ impl Lowerer<'_> {
                 format!("the length of a shared slice must be `usize` or `u32`, found {}", other.describe()),
             ),
         }
+        let array = self.declare_array(ident, elem, ArraySpace::DynamicShared, None, mutable);
+        self.shared_slices.push(crate::ir::SharedSliceDecl { array, len, line: Self::line(span) });
+    }
+
+    /// Declares the array `ident` of `elem` in `space`, `len` long where the length is
+    /// known at expansion or from `BLOCK_SIZE` (a shared slice's is known at launch), and
+    /// binds its name.
+    fn declare_array(
+        &mut self,
+        ident: &syn::Ident,
+        elem: Scalar,
+        space: ArraySpace,
+        len: Option<&Length>,
+        mutable: bool,
+    ) -> ArrayId {
         let name = names::rust_name(ident);
         let unique = self.fresh_name(&name);
         let array = self.new_array(Array {
             name: name.clone(),
             unique,
             elem,
-            space: ArraySpace::DynamicShared,
-            len: None,
-            block_len: None,
+            space,
+            len: len.and_then(Length::fixed),
+            block_len: len.and_then(Length::per_block),
             mutable,
             span: ident.span(),
         });
-        self.shared_slices.push(crate::ir::SharedSliceDecl { array, len, line: Self::line(span) });
         self.bind(name, Binding::Array(array));
+        array
     }
 
     fn let_pattern(&mut self, pat: &syn::Pat) -> Option<LetPattern> {
