@@ -13,8 +13,8 @@ const R: f32 = 0.2;
 /// Fields and step counts: odd and even, sides that no block or warp size divides.
 fn cases(scale: Scale) -> Vec<(usize, u32)> {
     match scale {
-        Scale::Full => vec![(1024, 300), (2048, 301), (1531, 257)],
-        Scale::Small => vec![(1, 3), (2, 2), (3, 1), (37, 6), (37, 7), (64, 5), (100, 0)],
+        Scale::Full => vec![(1024, 300), (1019, 41), (2048, 301), (1531, 257)],
+        Scale::Small => vec![(1, 3), (2, 2), (3, 1), (8, 6), (37, 6), (37, 7), (40, 9), (43, 10), (64, 5), (100, 0)],
     }
 }
 
@@ -66,8 +66,9 @@ pub fn heat_resident_matches_the_reference_bit_for_bit(gpu: &Gpu, scale: Scale) 
             .into_iter()
             .map(|b| Launch::new().barrier(b))
             .collect();
-        // One row per block, two, a few, and more blocks than rows (the last ones idle).
-        for blocks in [n, n.div_ceil(2), 5, 7, n + 3] {
+        // One row per block, two, a few, eight (the columns kernel's common shape, whatever
+        // `n % 8`), and more blocks than rows (the last ones idle).
+        for blocks in [n, n.div_ceil(2), 5, 7, n.div_ceil(8), n + 3] {
             let launch = Launch::new().blocks(blocks as u32);
             if resident_grid(gpu, &launch, n).is_ok() {
                 launches.push(launch);
