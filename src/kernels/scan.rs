@@ -30,34 +30,56 @@ mod kernels {
     /// consecutive keys spreads over the banks.
     const PADDED: usize = TILE + TILE / 32;
 
+    /// A tile's state in the single pass, in the high word of its `states` element: its own
+    /// sum is published (low word).
+    const AGGREGATE: u64 = 1;
+    /// A tile's state: the sum of every key up to its end is published (low word).
+    const PREFIX: u64 = 2;
+
     /// Where key `i` of a tile lives in shared memory.
     #[device]
     fn slot(i: usize) -> usize {
         i + (i >> 5)
     }
 
+    /// Where key `m` of thread `t`'s run lives: the run's keys are `slot(t · ITEMS) + m +
+    /// m / 32`, since `ITEMS` (a power of two) either divides 32 or is a multiple of it.
+    #[device]
+    fn run_slot(m: usize) -> usize {
+        slot(thread_idx() as usize * ITEMS) + m + (m >> 5)
+    }
+
+    /// Where this thread's `m`-th coalesced key of a tile (key `m · BLOCK_SIZE + t`) lives:
+    /// `BLOCK_SIZE` is a multiple of 32, so the padding splits the same way.
+    #[device]
+    fn striped_slot(m: usize) -> usize {
+        slot(thread_idx() as usize) + m * (BLOCK_SIZE + BLOCK_SIZE / 32)
+    }
+
+    /// Key `m` of this thread's coalesced share of the tile at `base` (key `base + m ·
+    /// BLOCK_SIZE + thread_idx()`), 0 past the end of `keys`.
+    #[device]
+    fn striped_key(keys: &[u32], base: usize, m: usize) -> u32 {
+        let g = base + m * BLOCK_SIZE + thread_idx() as usize;
+        if g < keys.len() {
+            keys[g]
+        } else {
+            0
+        }
+    }
+
     /// Copies the tile of `keys` at `base` (zeros past the end) into `data`: each thread
     /// issues its [`ITEMS`] coalesced loads before it stores any, so that they are all in
-    /// flight at once.
+    /// flight at once. `data` must not be read before this: callers order it after the
+    /// last reads of the previous tile with a `sync_block()`.
     #[device]
     fn load_tile(keys: &[u32], base: usize, data: &mut [u32]) {
-        let t = thread_idx() as usize;
-        let n = keys.len();
         let mut v = [0u32; ITEMS];
-        if base + TILE <= n {
-            for m in 0..ITEMS {
-                v[m] = keys[base + m * BLOCK_SIZE + t];
-            }
-        } else {
-            for m in 0..ITEMS {
-                let g = base + m * BLOCK_SIZE + t;
-                if g < n {
-                    v[m] = keys[g];
-                }
-            }
+        for m in 0..ITEMS {
+            v[m] = striped_key(keys, base, m);
         }
         for m in 0..ITEMS {
-            data[slot(m * BLOCK_SIZE + t)] = v[m];
+            data[striped_slot(m)] = v[m];
         }
         sync_block();
     }
@@ -66,10 +88,9 @@ mod kernels {
     /// `thread_idx() · ITEMS`.
     #[device]
     fn run_sum(data: &[u32]) -> u32 {
-        let first = thread_idx() as usize * ITEMS;
         let mut sum = 0u32;
         for m in 0..ITEMS {
-            sum = sum.wrapping_add(data[slot(first + m)]);
+            sum = sum.wrapping_add(data[run_slot(m)]);
         }
         sum
     }
@@ -125,57 +146,114 @@ mod kernels {
         total
     }
 
+    /// The sum of `value` over the warp, in every lane.
+    #[device]
+    fn warp_total(value: u32) -> u32 {
+        let mut total = value;
+        for s in 0..5u32 {
+            total = total.wrapping_add(shfl_xor(total, 16 >> s));
+        }
+        total
+    }
+
     /// Replaces this thread's run in `data` with its running sums from `start` (the sum of
     /// everything before the run): inclusive sums, or with `inclusive` false exclusive ones.
     /// Then stores the tile at `base` of `out`, coalesced (the part below `out.len()`).
+    /// `data` must not be written again before a `sync_block()`.
     #[device]
     fn store_tile(data: &mut [u32], start: u32, inclusive: bool, out: &mut [u32], base: usize) {
         let t = thread_idx() as usize;
-        let first = t * ITEMS;
         let mut running = start;
         for m in 0..ITEMS {
-            let p = slot(first + m);
+            let p = run_slot(m);
             let key = data[p];
             data[p] = if inclusive { running.wrapping_add(key) } else { running };
             running = running.wrapping_add(key);
         }
         sync_block();
         let n = out.len();
-        for m in 0..ITEMS {
-            let g = base + m * BLOCK_SIZE + t;
-            if g < n {
-                out[g] = data[slot(m * BLOCK_SIZE + t)];
+        if base + TILE <= n {
+            for m in 0..ITEMS {
+                out[base + m * BLOCK_SIZE + t] = data[striped_slot(m)];
+            }
+        } else {
+            for m in 0..ITEMS {
+                let g = base + m * BLOCK_SIZE + t;
+                if g < n {
+                    out[g] = data[striped_slot(m)];
+                }
             }
         }
-        sync_block();
+    }
+
+    /// Warp 0's part of the single pass for tile `tile`, whose warps' totals are in
+    /// `warp_sums`: publishes the tile's sum (`AGGREGATE`; `PREFIX` for tile 0), sums the
+    /// tiles before it and publishes its inclusive prefix; returns the tiles' sum before it,
+    /// in every lane. Lane `l` reads tile `end − 1 − l` of a window of 32 ending at `end`;
+    /// where a tile has published nothing yet, its lane waits for it. The nearest `PREFIX` in
+    /// the window (a lane past tile 0 counts as a prefix of 0) ends the look-back: the lanes
+    /// up to it add their sums. Without one the window moves 32 tiles back.
+    #[device]
+    fn look_back(states: &mut [u64], tile: usize, warp_sums: &[u32]) -> u32 {
+        let lane = lane_id();
+        let own = if (lane as usize) < BLOCK_SIZE / 32 { warp_sums[lane as usize] } else { 0 };
+        let aggregate = warp_total(own);
+        let mut exclusive = 0u32;
+        if tile == 0 {
+            if lane == 0 {
+                states.store_release(0, (PREFIX << 32) | aggregate as u64);
+            }
+        } else {
+            if lane == 0 {
+                states.store_release(tile, (AGGREGATE << 32) | aggregate as u64);
+            }
+            let mut end = tile;
+            loop {
+                let mut state = PREFIX << 32;
+                if (lane as usize) < end {
+                    let j = end - 1 - lane as usize;
+                    state = states.load_acquire(j);
+                    if state >> 32 == 0 {
+                        wait_until(|| states.load_acquire(j) >> 32 != 0);
+                        state = states.load_acquire(j);
+                    }
+                }
+                let prefixes = ballot(state >> 32 == PREFIX);
+                let nearest = prefixes.trailing_zeros();
+                let counted = if lane <= nearest { state as u32 } else { 0 };
+                exclusive = exclusive.wrapping_add(warp_total(counted));
+                if prefixes != 0 {
+                    break;
+                }
+                end -= 32;
+            }
+            if lane == 0 {
+                states.store_release(tile, (PREFIX << 32) | exclusive.wrapping_add(aggregate) as u64);
+            }
+        }
+        exclusive
     }
 
     /// The single pass. Blocks take tiles in the order they ask for them (an atomic ticket,
     /// `tickets[0]`, never the block index: a block that takes a tile has every earlier tile's
-    /// block running, which is what makes waiting for them safe). A block publishes its tile's
-    /// sum in `states[tile]` (`1 << 32 | sum`, released), then looks back over the tiles before
-    /// it, a window of one tile per thread at a time: each thread reads its tile's state once;
-    /// the nearest tile that has published its inclusive prefix (`2 << 32 | prefix`) bounds
-    /// the window, and only the threads of nearer tiles that have published nothing yet wait
-    /// for them (a nearer prefix that appears meanwhile bounds it further). The sums up to the
-    /// nearest prefix end the look-back, and the block publishes its own. `states` (one per tile, see
+    /// block running, which is what makes waiting for them safe). Once the block has its
+    /// tile's sum, warp 0 publishes it in `states[tile]` (`1 << 32 | sum`, released) and
+    /// looks back over the tiles before it ([`look_back`]), then publishes the tile's
+    /// inclusive prefix (`2 << 32 | prefix`). `states` (one per tile, see
     /// [`tiles`](super::tiles)) and `tickets` (one) must be zero at launch. The block size
     /// must be a multiple of 32 that divides [`TILE`].
     #[grid_phases(threads = 256)]
     pub fn scan_lookback(keys: &[u32], out: &mut [u32], states: &mut [u64], tickets: &mut [u32]) {
-        const AGGREGATE: u64 = 1;
-        const PREFIX: u64 = 2;
         let tiles = keys.len().div_ceil(TILE);
         let mut data = shared_array::<u32, PADDED>();
         let mut warp_sums = shared_array::<u32, 32>();
-        // [0]: the tile; [1]: the look-back window's nearest prefix at the first look, [3] after
-        // the waits; [2]: the window's sum.
-        let mut share = shared_array::<u32, 4>();
-        let t = thread_idx();
+        // [0]: the tile; [1]: the sum of the tiles before it.
+        let mut share = shared_array::<u32, 2>();
         loop {
-            if t == 0 {
+            if thread_idx() == 0 {
                 share[0] = tickets.atomic_add(0, 1);
             }
+            // Also orders the last tile's reads of `data` before the next tile's writes.
             sync_block();
             let tile = share[0] as usize;
             if tile >= tiles {
@@ -183,59 +261,15 @@ mod kernels {
             }
             let base = tile * TILE;
             load_tile(keys, base, &mut data);
-            let sum = run_sum(&data);
-            let before = runs_before(sum, &mut warp_sums);
-            let aggregate = tile_total(&warp_sums);
-            if t == 0 {
-                states.store_release(tile, (AGGREGATE << 32) | aggregate as u64);
+            let before = runs_before(run_sum(&data), &mut warp_sums);
+            if warp_id() == 0 {
+                let exclusive = look_back(states, tile, &warp_sums);
+                if lane_id() == 0 {
+                    share[1] = exclusive;
+                }
             }
-            // Look back: thread t reads the tile `t + 1` before the window's end.
-            let mut exclusive = 0u32;
-            let mut end = tile;
-            loop {
-                if t == 0 {
-                    share[1] = block_dim();
-                    share[2] = 0;
-                    share[3] = block_dim();
-                }
-                sync_block();
-                let inside = (t as usize) < end;
-                let j = if inside { end - 1 - t as usize } else { 0 };
-                // Before tile 0, the prefix is 0.
-                let mut state = PREFIX << 32;
-                if inside {
-                    state = states.load_acquire(j);
-                }
-                if state >> 32 == PREFIX {
-                    let _ = share.atomic_min(1, t);
-                }
-                sync_block();
-                // Only tiles nearer than the nearest published prefix count: wait for those
-                // alone, so that few threads spin on memory the other blocks are loading.
-                if t < share[1] && state >> 32 == 0 {
-                    wait_until(|| states.load_acquire(j) >> 32 != 0);
-                    state = states.load_acquire(j);
-                    if state >> 32 == PREFIX {
-                        let _ = share.atomic_min(3, t);
-                    }
-                }
-                sync_block();
-                let nearest = min(share[1], share[3]);
-                if t <= nearest {
-                    let _ = share.atomic_add(2, state as u32);
-                }
-                sync_block();
-                exclusive = exclusive.wrapping_add(share[2]);
-                if nearest < block_dim() {
-                    break;
-                }
-                end -= block_dim() as usize;
-                sync_block();
-            }
-            if t == 0 {
-                states.store_release(tile, (PREFIX << 32) | exclusive.wrapping_add(aggregate) as u64);
-            }
-            store_tile(&mut data, exclusive.wrapping_add(before), true, out, base);
+            sync_block();
+            store_tile(&mut data, share[1].wrapping_add(before), true, out, base);
         }
     }
 
@@ -272,6 +306,7 @@ mod kernels {
                 store_tile(&mut data, carry.wrapping_add(before), false, tile_sums, chunk);
                 carry = carry.wrapping_add(total);
                 chunk += TILE;
+                sync_block();
             }
         }
         grid_sync();
@@ -283,6 +318,7 @@ mod kernels {
             let before = runs_before(sum, &mut warp_sums);
             store_tile(&mut data, tile_sums[tile].wrapping_add(before), true, out, tile * TILE);
             tile += grid_dim() as usize;
+            sync_block();
         }
     }
 }

@@ -214,15 +214,48 @@ pub fn a_spin_wait_nobody_ends_times_out_with_its_line(gpu: &Gpu, barrier: Barri
 
 /// Both scans match the CPU's on sizes around the tile and on several grids; the
 /// three-phase scan also split into launches.
+/// The single pass's look-back walks back over windows of 32 tiles while none of them has its
+/// prefix. The launch starts at ticket `skip`, as if blocks had already taken the tiles before
+/// it and published their sums (`1 << 32 | sum`) but no prefix, except tile 0's
+/// (`2 << 32 | sum`): the first tile's look-back must cross four windows of sums to reach
+/// it, and the keys from that tile on must be scanned exactly.
+pub fn the_look_back_crosses_windows_of_sums(gpu: &Gpu, scale: Scale) {
+    let mut rng = rng();
+    let (tiles, skip) = match scale {
+        Scale::Full => (300, 100),
+        Scale::Small => (110, 100),
+    };
+    let n = tiles * scan::TILE - 5;
+    let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+    let expected = scan::scan_reference(&keys);
+    let mut states: Vec<u64> = keys
+        .chunks(scan::TILE)
+        .map(|tile| 1 << 32 | u64::from(tile.iter().fold(0u32, |a, &k| a.wrapping_add(k))))
+        .collect();
+    states[0] += 1 << 32;
+    states[skip..].fill(0);
+    let dkeys = gpu.upload(&keys).unwrap();
+    let from = skip * scan::TILE;
+    let most = scan::scan_lookback::max_coresident_blocks(gpu, &Launch::new()).unwrap();
+    for blocks in [1, 7, most.min(tiles as u32)] {
+        let mut dstates = gpu.upload(&states).unwrap();
+        let mut tickets = gpu.upload(&[skip as u32]).unwrap();
+        let mut out = gpu.zeros::<u32>(n).unwrap();
+        let launch = Launch::new().blocks(blocks);
+        scan::scan_lookback::launch_with(gpu, &launch, &dkeys, &mut out, &mut dstates, &mut tickets).unwrap();
+        assert!(gpu.download(&out).unwrap()[from..] == expected[from..], "tiles {skip}… of {tiles} on {blocks} blocks");
+    }
+}
+
 pub fn both_scans_match_the_cpu(gpu: &Gpu, scale: Scale) {
     let mut rng = rng();
     let sizes = match scale {
         Scale::Full => vec![1, 4095, 4096, 4097, 1 << 20, (1 << 24) + 17],
-        Scale::Small => vec![1, 100, 4096, 3 * 4096 + 5, 40_000],
+        Scale::Small => vec![1, 100, 4096, 3 * 4096 + 5, 40_000, 40 * 4096 + 3],
     };
     let grids = match scale {
         Scale::Full => vec![None, Some(1), Some(gpu.info().sm_count)],
-        Scale::Small => vec![None, Some(1), Some(3)],
+        Scale::Small => vec![None, Some(1), Some(3), Some(48)],
     };
     for n in sizes {
         let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();

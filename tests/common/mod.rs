@@ -71,6 +71,7 @@ macro_rules! with_every_check {
             many_blocks_contending_for_a_lock_lose_no_update,
             atomics_take_every_memory_ordering,
             both_scans_match_the_cpu,
+            the_look_back_crosses_windows_of_sums,
             a_ping_pong_loop_swaps_its_slices,
             swapped_slices_carry_their_lengths,
             scalars_swap_per_thread,
