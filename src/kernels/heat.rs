@@ -225,9 +225,8 @@ pub const COLUMN_DEPTH: usize = 4;
 /// per exchange, whatever `n`) runs every loop with constant bounds, so no row
 /// carries a runtime test: the rows of `u` beyond the field's first or last
 /// row are computed too, from values no one uses, and those two fixed rows get
-/// their values back after each step (on an H200, 1024² × 10,000 steps took
-/// 23.1 ms with the tests in every row, 14.1 ms without). Other shapes test
-/// each row.
+/// their values back after each step. Other shapes test each row (on an H200
+/// the common shape runs 1.7 times as fast; docs/results.md has the figures).
 ///
 /// **Race freedom.** Period `q` writes parity `q % 2` of `halo` before its
 /// `grid_sync()` and reads it after; that parity was last read in period
