@@ -250,10 +250,11 @@ pub fn heat_columns(
     // (ghost, own, ghost).
     const DEPTH: u32 = 4;
     const EXT: u32 = 16;
-    const ROWS: u32 = 8; // COLUMN_ROWS
-                         // The block's rows of `u`, by step parity: cell `(parity, row, column)` at
-                         // `(parity · EXT + row) · BLOCK_SIZE + column`. Only columns that change read beside
-                         // themselves, and those have a column on either side in the block.
+    // COLUMN_ROWS
+    const ROWS: u32 = 8;
+    // The block's rows of `u`, by step parity: cell `(parity, row, column)` at
+    // `(parity · EXT + row) · BLOCK_SIZE + column`. Only columns that change read beside
+    // themselves, and those have a column on either side in the block.
     let mut cells = shared_slice::<f32>(2 * 16 * BLOCK_SIZE);
     let b = block_idx();
     let col = thread_idx();

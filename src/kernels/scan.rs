@@ -125,10 +125,7 @@ mod kernels {
     /// be written again before a `sync_block()`.
     #[device]
     fn block_sum(sum: u32, warp_sums: &mut [u32]) -> u32 {
-        let mut total = sum;
-        for s in 0..5u32 {
-            total = total.wrapping_add(shfl_xor(total, 16 >> s));
-        }
+        let total = warp_total(sum);
         if lane_id() == 0 {
             warp_sums[warp_id() as usize] = total;
         }
