@@ -267,7 +267,8 @@ pub fn heat_columns(
     // Rows of `u` in use; row `e` is field row `first + e − depth`.
     let span = mine + 2 * depth;
     // Rows of `u` that hold field rows 1 … n − 2 (the first and last rows stay fixed):
-    // `lowest` to `beyond`, exclusive.
+    // `lowest` to `beyond`, exclusive. So `u[beyond]` holds field row n − 1, where
+    // `beyond < EXT`.
     let lowest = if first > depth { 1 } else { depth + 1 - first };
     let beyond = if mine == 0 { 0 } else { depth + last - first };
     // The common shape, `COLUMN_ROWS` rows per block and `COLUMN_DEPTH` steps per exchange:
@@ -275,8 +276,6 @@ pub fn heat_columns(
     // Rows of `u` past the field's first or last row hold values no one uses (they reach only
     // those fixed rows), and the fixed rows get their values back after every step.
     let full = rows == ROWS && depth == DEPTH && mine != 0;
-    // The row of `u` that holds field row n − 1, if the block holds it (below `EXT`).
-    let bottom = if mine != 0 { depth + last - first } else { EXT };
     let above_exists = first != 0;
     let below_exists = first + mine < n;
     // One register per row; the 17th only lets `u[e + 1]` stay in bounds at the last row.
@@ -288,7 +287,7 @@ pub fn heat_columns(
     }
     // Field row 0 is `u[DEPTH]` of block 0.
     let top_value = u[DEPTH];
-    let bottom_value = if inside && bottom < EXT { input[last * n + col] } else { 0.0 };
+    let bottom_value = if inside && beyond < EXT { input[last * n + col] } else { 0.0 };
     let mut s = 0u32;
     let mut parity = 0u32;
     while s < steps {
@@ -371,11 +370,11 @@ pub fn heat_columns(
                         }
                         // Where `n` is a multiple of `ROWS`, the last block's last row; else a
                         // row of one of the last two blocks.
-                        if bottom == DEPTH + ROWS - 1 {
+                        if beyond == DEPTH + ROWS - 1 {
                             u[DEPTH + ROWS - 1] = bottom_value;
-                        } else if bottom < EXT {
+                        } else if beyond < EXT {
                             for e in 0..EXT {
-                                if e == bottom {
+                                if e == beyond {
                                     u[e] = bottom_value;
                                 }
                             }
