@@ -36,10 +36,10 @@ struct Args {
     /// Blocks in the grid (default: one per tile, at most the largest co-resident grid).
     #[arg(long)]
     blocks: Option<u32>,
-    /// Threads per block (default: by size, see `bitonic::default_shape`).
+    /// Threads per block (default: by size, see `bitonic::default_threads`, or `bitonic::default_shape` with values or a tile).
     #[arg(long)]
     threads: Option<u32>,
-    /// Keys per shared-memory tile, a power of two up to 8192, 4096 with values (default: by size, see `bitonic::default_shape`).
+    /// Sort in shared-memory tiles of this many keys with `bitonic_sort`, a power of two up to 8192, 4096 with values (default: keys alone run `sort_keys`; with values, by size, see `bitonic::default_shape`).
     #[arg(long)]
     tile: Option<usize>,
     /// Seed of the random keys.
@@ -48,6 +48,10 @@ struct Args {
     /// Timed repetitions after one warm-up; the median is reported.
     #[arg(long, default_value_t = 5)]
     reps: usize,
+    /// After the table, profile one sort (`Launch::profile`) and print each phase's span,
+    /// its slowest block's work and the barrier that ends it.
+    #[arg(long)]
+    profile: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -64,11 +68,12 @@ fn run(args: &Args) -> Result<(), AnyError> {
     let gpu = Gpu::new(0)?; // falls back to the CPU emulator without a CUDA GPU
     let emulated = gpu.backend() == Backend::Emulator;
     let n = args.n.unwrap_or(if emulated { 1 << 16 } else { 1 << 20 });
-    println!(
-        "{} — {n} keys, {} phases",
-        gpu.info().name,
+    let phases = if args.values || args.tile.is_some() {
         bitonic::phases(n, args.values, args.tile.unwrap_or(bitonic::default_shape(n).0))
-    );
+    } else {
+        bitonic::key_phases(n, args.threads.unwrap_or(bitonic::default_threads(n)))
+    };
+    println!("{} — {n} keys, {phases} phases", gpu.info().name);
     let barriers = common::barriers(&args.barrier)?;
     let mut rng = StdRng::seed_from_u64(args.seed);
     println!("| barrier | median kernel time | Mkeys/s | verified |");
@@ -91,10 +96,40 @@ fn run(args: &Args) -> Result<(), AnyError> {
             Err(e) => return Err(e),
         }
     }
+    if args.profile {
+        let launch = common::launch(Barrier::Auto, args.blocks, args.threads).profile(true).profile_phases(64);
+        let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+        let sorted = bitonic::sort(&gpu, &launch, &keys, None, false)?;
+        verify(&keys, &sorted.keys, &sorted.values, args)?;
+        print_profile(&sorted.report);
+    }
     Ok(())
 }
 
-/// Sorts fresh keys `1 + reps` times, verifying every run; the median kernel time of all but the first.
+/// Each phase of a profiled sort: its span, the slowest block's work, and its barrier's latency.
+fn print_profile(report: &LaunchReport) {
+    let Some(profile) = &report.profile else {
+        println!("(no profile)");
+        return;
+    };
+    let micros = |d: Duration| d.as_secs_f64() * 1e6;
+    println!("\nprofiled: {} ({}), {:.1} µs", report.shape(), report.barrier, micros(profile.total()));
+    println!("| phase | span | slowest block's work | barrier |");
+    println!("|---:|---:|---:|---:|");
+    for phase in profile.phases() {
+        let barrier = phase.barrier.as_ref().map_or("–".to_owned(), |b| format!("{:.2} µs", micros(b.latency)));
+        println!(
+            "| {} | {:.2} µs | {:.2} µs | {barrier} |",
+            phase.phase,
+            micros(phase.span),
+            micros(phase.slowest_work)
+        );
+    }
+}
+
+/// Sorts fresh keys `1 + reps` times back to back (an idle GPU lowers its clocks, so the
+/// inputs are made before and the results checked after), verifying every run; the median
+/// kernel time of all but the first.
 fn measure<K: SortKey + PartialEq + std::fmt::Debug>(
     gpu: &Gpu,
     launch: &Launch,
@@ -102,20 +137,20 @@ fn measure<K: SortKey + PartialEq + std::fmt::Debug>(
     n: usize,
     mut key: impl FnMut() -> K,
 ) -> Result<Duration, AnyError> {
-    let mut times = Vec::new();
-    for rep in 0..=args.reps {
-        let keys: Vec<K> = (0..n).map(|_| key()).collect();
-        let values: Vec<u32> = (0..n as u32).collect();
-        let values = args.values.then_some(&values[..]);
-        let sorted = match args.tile {
-            Some(tile) => bitonic::sort_in_tiles(gpu, launch, &keys, values, args.descending, tile)?,
-            None => bitonic::sort(gpu, launch, &keys, values, args.descending)?,
-        };
-        verify(&keys, &sorted.keys, &sorted.values, args)?;
-        if rep > 0 {
-            times.push(sorted.report.gpu_time);
-        }
+    let inputs: Vec<Vec<K>> = (0..=args.reps).map(|_| (0..n).map(|_| key()).collect()).collect();
+    let values: Vec<u32> = (0..n as u32).collect();
+    let values = args.values.then_some(&values[..]);
+    let mut runs = Vec::with_capacity(inputs.len());
+    for keys in &inputs {
+        runs.push(match args.tile {
+            Some(tile) => bitonic::sort_in_tiles(gpu, launch, keys, values, args.descending, tile)?,
+            None => bitonic::sort(gpu, launch, keys, values, args.descending)?,
+        });
     }
+    for (keys, sorted) in inputs.iter().zip(&runs) {
+        verify(keys, &sorted.keys, &sorted.values, args)?;
+    }
+    let mut times: Vec<Duration> = runs[1..].iter().map(|sorted| sorted.report.gpu_time).collect();
     times.sort();
     Ok(times.get(times.len() / 2).copied().unwrap_or_default())
 }

@@ -47,8 +47,8 @@ fn main() -> ExitCode {
     common::exit_code(run(&Args::parse()))
 }
 
-/// One configuration of a workload: how to launch it, and the workload's own knob (bitonic's
-/// tile, Smith-Waterman's tile columns), if any.
+/// One configuration of a workload: how to launch it, and the workload's own knob
+/// (Smith-Waterman's tile columns), if any.
 #[derive(Clone, Debug)]
 struct Config {
     launch: Launch,
@@ -376,8 +376,8 @@ impl Workload for EmptyPhases {
     }
 }
 
-/// Bitonic sort of random `u32` keys (`gsync::kernels::bitonic`), verified against the CPU's
-/// sort; the knob is the tile (keys per block in shared memory).
+/// Bitonic sort of random `u32` keys (`gsync::kernels::bitonic::sort`, which runs
+/// `sort_keys`: a block's tile is 16 keys per thread), verified against the CPU's sort.
 struct Bitonic {
     keys: Vec<u32>,
     expected: Vec<u32>,
@@ -398,22 +398,16 @@ impl Workload for Bitonic {
         format!("bitonic 2^{} keys", self.keys.len().ilog2())
     }
     fn kernel(&self) -> &'static KernelSpec {
-        &bitonic::bitonic_sort::KERNEL
-    }
-    fn knobs(&self) -> Vec<Option<u32>> {
-        vec![Some(1024), Some(2048), Some(4096), Some(8192)]
+        &bitonic::sort_keys::KERNEL
     }
     fn threads(&self) -> Vec<u32> {
-        vec![256, 512, 1024]
+        vec![64, 128, 256, 512]
     }
     fn sweeps_blocks(&self) -> bool {
         false
     }
     fn run(&mut self, gpu: &Gpu, config: &Config) -> Result<LaunchReport, AnyError> {
-        let sorted = match config.knob {
-            Some(tile) => bitonic::sort_in_tiles(gpu, &config.launch, &self.keys, None, false, tile as usize)?,
-            None => bitonic::sort(gpu, &config.launch, &self.keys, None, false)?,
-        };
+        let sorted = bitonic::sort(gpu, &config.launch, &self.keys, None, false)?;
         if sorted.keys != self.expected {
             return Err(format!("bitonic: {config:?} did not sort").into());
         }

@@ -66,7 +66,7 @@ fn the_bitonic_example_verifies_its_sort() {
     assert_eq!(out.matches("| yes |").count(), Barrier::ALL.len() + 1, "every barrier verified:\n{out}");
     // With fewer blocks than groups, ILBS:6 is reported as refused, not a failure.
     let out = run("bitonic", &["--n", "3001", "--reps", "1", "--barrier", "ilbs:6", "--blocks", "4"]);
-    assert!(out.contains("| ilbs:6 | – | – | (kernel `bitonic_sort` cannot use barrier `ilbs:6`"), "{out}");
+    assert!(out.contains("| ilbs:6 | – | – | (kernel `sort_keys` cannot use barrier `ilbs:6`"), "{out}");
     let out = run("bitonic", &["--n", "999", "--reps", "1", "--type", "f32", "--descending", "--values"]);
     assert!(out.contains("| yes |"), "{out}");
 }

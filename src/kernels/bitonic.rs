@@ -1,6 +1,8 @@
 //! Bitonic sort as one fused kernel: the stages whose compare distance stays
-//! within a block's tile run in shared memory between `sync_block()`s; only
-//! the distances that cross tiles use `grid_sync()`.
+//! within a block's tile run inside the block; only the distances that cross
+//! tiles use `grid_sync()`. Keys alone run [`sort_keys`], which holds 16 keys
+//! per thread in registers and compares within warps by shuffles; key–value
+//! pairs run [`bitonic_sort`], whose tiles live in shared memory.
 //!
 //! The kernel sorts `u32` keys ascending. Other orders and key types are
 //! mapped onto that on the host ([`SortKey`]): descending flips the bits,
@@ -70,6 +72,197 @@ mod network {
                 let moved = positions[i];
                 positions[i] = positions[l];
                 positions[l] = moved;
+            }
+        }
+    }
+
+    /// Index, in a block's tile, of this thread's register `m` in [`sort_keys`]: in the
+    /// `low` layout the registers hold tile bits 5–8 and the warps the bits above; in the
+    /// other the registers hold the top four bits and the warps bits 5 up. Lanes hold bits
+    /// 0–4 in both, so every access of a warp touches 32 consecutive keys.
+    #[device]
+    fn slot(m: u32, low: bool, block_size: u32) -> u32 {
+        if low {
+            lane_id() + 32 * m + 512 * warp_id()
+        } else {
+            lane_id() + 32 * warp_id() + block_size * m
+        }
+    }
+
+    /// Global index of the key at tile index `i` of chunk `c` in [`sort_keys`]: tile bits
+    /// below `low` keep their position, the tile bits from `low` up go to the global bits
+    /// from `lo` up, and the chunk number fills the global bits in between and above.
+    #[device]
+    fn spread(i: u32, c: u32, low: u32, lo: u32, tile_bits: u32) -> u32 {
+        let gap = lo - low;
+        let above = lo + tile_bits - low;
+        let kept = (i & ((1u32 << low) - 1)) | ((i >> low) << lo);
+        kept | ((c & ((1u32 << gap) - 1)) << low) | ((c >> gap) << above)
+    }
+
+    /// How far apart in `keys` [`spread`] puts two keys whose tile indices differ in the
+    /// tile bit that register bit `j` stands for in layout `low_layout` (see [`slot`]).
+    #[device]
+    fn register_stride(j: u32, low_layout: bool, low: u32, lo: u32, tile_bits: u32) -> u32 {
+        let bit = if low_layout { 5 + j } else { tile_bits - 4 + j };
+        if bit < low {
+            1u32 << bit
+        } else {
+            1u32 << (bit - low + lo)
+        }
+    }
+
+    /// Global index of register `m`, from register 0's (`base`) and the register bits' strides.
+    #[device]
+    fn key_index(m: u32, base: u32, s0: u32, s1: u32, s2: u32, s3: u32) -> u32 {
+        base + (m & 1) * s0 + ((m >> 1) & 1) * s1 + ((m >> 2) & 1) * s2 + ((m >> 3) & 1) * s3
+    }
+
+    /// Bit `m` set where register `m` holds a key with bit `s` of its global index set (see
+    /// [`key_index`]): the strides are distinct powers of two that `base` has clear.
+    #[device]
+    fn runs_down(s: u32, base: u32, s0: u32, s1: u32, s2: u32, s3: u32) -> u32 {
+        let bit = 1u32 << s;
+        let mut mask = if base & bit != 0 { 0xffff } else { 0 };
+        if s0 == bit {
+            mask ^= 0xaaaa;
+        }
+        if s1 == bit {
+            mask ^= 0xcccc;
+        }
+        if s2 == bit {
+            mask ^= 0xf0f0;
+        }
+        if s3 == bit {
+            mask ^= 0xff00;
+        }
+        mask
+    }
+
+    /// Sorts `keys` (length a power of two, at least `16 * BLOCK_SIZE`) ascending, each
+    /// thread holding 16 keys in registers.
+    ///
+    /// A block works on chunks of `16 * BLOCK_SIZE` keys (a power of two from 32 to 512
+    /// threads). The compare distances that lie within lanes run as shuffles, those within a
+    /// thread's registers as plain compare-exchanges; a distance held by the warps is first
+    /// moved into registers through shared memory. The first phase sorts each tile of
+    /// consecutive keys; every later stage of the network takes its distances of a tile or
+    /// more in chunks that gather keys `2^lo` apart (up to `tile_bits - 5` distances per
+    /// phase, which leaves runs of 32 consecutive keys), then finishes inside the tiles.
+    /// Keys of runs that a stage sorts downwards are held complemented, so that every
+    /// compare-exchange puts the smaller held value at the lower index.
+    #[grid_phases(threads = 256)]
+    pub fn sort_keys(keys: &mut [u32]) {
+        // A power of two from 32 to 512 threads; other block sizes divide by zero here and are refused.
+        const TILE: usize = 16 * BLOCK_SIZE / ((BLOCK_SIZE & (BLOCK_SIZE - 1) == 0 && BLOCK_SIZE >= 32) as usize);
+        let mut tile = shared_array::<u32, TILE>();
+        let block_size = BLOCK_SIZE as u32;
+        let tile_bits = (TILE as u32).trailing_zeros();
+        let log_n = (keys.len() as u32).trailing_zeros();
+        let chunks = (keys.len() / TILE) as u32;
+        // Global bits a chunk phase may take while its warps still read 32 consecutive keys.
+        let most = tile_bits - 5;
+        let lane = lane_id();
+
+        // A phase runs stages `first..=stage`, taking the global bits `lo..=hi` in registers;
+        // `hi < tile_bits` means plain tiles of consecutive keys.
+        let mut first = 1u32;
+        let mut stage = tile_bits;
+        let mut hi = tile_bits - 1;
+        while stage <= log_n {
+            let lo = if hi >= tile_bits { tile_bits.max(hi + 1 - most) } else { tile_bits };
+            let wide = if hi >= tile_bits { hi + 1 - lo } else { 0 };
+            let low = tile_bits - wide;
+            let stop = if wide > 0 { low } else { 0 };
+            let mut c = block_idx();
+            while c < chunks {
+                // The layout of the first distance: the top bits are registers of the high one.
+                let mut in_low = first.min(tile_bits) - 1 < 9;
+                let mut base = spread(slot(0, in_low, block_size), c, low, lo, tile_bits);
+                let mut s0 = register_stride(0, in_low, low, lo, tile_bits);
+                let mut s1 = register_stride(1, in_low, low, lo, tile_bits);
+                let mut s2 = register_stride(2, in_low, low, lo, tile_bits);
+                let mut s3 = register_stride(3, in_low, low, lo, tile_bits);
+                let mut k = [0u32; 16];
+                for m in 0..16u32 {
+                    k[m] = keys[key_index(m, base, s0, s1, s2, s3)];
+                }
+                for s in first..stage + 1 {
+                    // Complement the keys whose run stage s sorts downwards (bit s of the
+                    // index), undoing stage s − 1's.
+                    let mut flip = runs_down(s, base, s0, s1, s2, s3);
+                    if s > first {
+                        flip ^= runs_down(s - 1, base, s0, s1, s2, s3);
+                    }
+                    for m in 0..16u32 {
+                        if (flip >> m) & 1 == 1 {
+                            k[m] = !k[m];
+                        }
+                    }
+                    let mut b = s.min(tile_bits);
+                    while b > stop {
+                        b -= 1;
+                        let in_registers = if in_low { b >= 5 && b <= 8 } else { b + 4 >= tile_bits };
+                        if b >= 5 && !in_registers {
+                            for m in 0..16u32 {
+                                tile[slot(m, in_low, block_size)] = k[m];
+                            }
+                            sync_block();
+                            in_low = !in_low;
+                            for m in 0..16u32 {
+                                k[m] = tile[slot(m, in_low, block_size)];
+                            }
+                            base = spread(slot(0, in_low, block_size), c, low, lo, tile_bits);
+                            s0 = register_stride(0, in_low, low, lo, tile_bits);
+                            s1 = register_stride(1, in_low, low, lo, tile_bits);
+                            s2 = register_stride(2, in_low, low, lo, tile_bits);
+                            s3 = register_stride(3, in_low, low, lo, tile_bits);
+                        }
+                        if b < 5 {
+                            // Lanes: the lower lane of each pair keeps the smaller key.
+                            let lower = (lane >> b) & 1 == 0;
+                            for m in 0..16u32 {
+                                let other = shfl_xor(k[m], 1u32 << b);
+                                k[m] = if lower { k[m].min(other) } else { k[m].max(other) };
+                            }
+                        } else {
+                            let r = if in_low { b - 5 } else { b + 4 - tile_bits };
+                            for q in 0..4u32 {
+                                if q == r {
+                                    for m in 0..16u32 {
+                                        if (m >> q) & 1 == 0 {
+                                            let x = k[m];
+                                            let y = k[m + (1u32 << q)];
+                                            k[m] = x.min(y);
+                                            k[m + (1u32 << q)] = x.max(y);
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                let flip = runs_down(stage, base, s0, s1, s2, s3);
+                for m in 0..16u32 {
+                    let held = if (flip >> m) & 1 == 1 { !k[m] } else { k[m] };
+                    keys[key_index(m, base, s0, s1, s2, s3)] = held;
+                }
+                // The next chunk's first stores must not overwrite keys still being read.
+                sync_block();
+                c += grid_dim();
+            }
+            // Every phase but the last (the tile pass of the last stage) ends at a barrier.
+            if hi >= tile_bits || stage < log_n {
+                grid_sync();
+            }
+            if hi >= tile_bits && lo > tile_bits {
+                hi = lo - 1;
+            } else if hi >= tile_bits {
+                hi = tile_bits - 1;
+            } else {
+                stage += 1;
+                first = stage;
+                hi = stage - 1;
             }
         }
     }
@@ -213,7 +406,7 @@ mod network {
     }
 }
 
-pub use network::bitonic_sort;
+pub use network::{bitonic_sort, sort_keys};
 
 /// Key types the sort orders, mapped onto `u32` so that ascending `u32`
 /// order is the requested order of the keys.
@@ -273,7 +466,8 @@ pub struct Sorted<K> {
     pub report: LaunchReport,
 }
 
-/// Sorts `keys` (and `values`, if given, along with them) on `gpu`.
+/// Sorts `keys` (and `values`, if given, along with them) on `gpu`. Keys alone run
+/// [`sort_keys`] (16 keys per thread in registers); key–value pairs run [`bitonic_sort`].
 pub fn sort<K: SortKey>(
     gpu: &Gpu,
     launch: &Launch,
@@ -281,6 +475,9 @@ pub fn sort<K: SortKey>(
     values: Option<&[u32]>,
     descending: bool,
 ) -> Result<Sorted<K>> {
+    if values.is_none() {
+        return sort_keys_alone(gpu, launch, keys, descending);
+    }
     let (tile, threads) = default_shape(keys.len());
     let launch = match launch.requested_threads() {
         Some(_) => launch.clone(),
@@ -289,15 +486,72 @@ pub fn sort<K: SortKey>(
     sort_in_tiles(gpu, &launch, keys, values, descending, tile)
 }
 
-/// The tile size and block size [`sort`] uses when the launch names none:
-/// the fastest of a sweep on an H200 (docs/results.md). Small inputs gain
-/// from more, smaller tiles; large ones from fewer global phases.
+/// Keys held per thread by [`sort_keys`]; a block sorts tiles of `KEYS_PER_THREAD` × its threads.
+pub const KEYS_PER_THREAD: usize = 16;
+
+/// The block size [`sort`] gives [`sort_keys`] when the launch names none: the fastest of a
+/// sweep on an H200 (docs/results.md), capped so that small inputs still fill a tile.
+pub fn default_threads(n: usize) -> u32 {
+    let wanted = match n.next_power_of_two() {
+        0..=0x4_0000 => 128,
+        0x4_0001..=0x40_0000 => 512,
+        _ => 256,
+    };
+    let fits = (n.next_power_of_two() / KEYS_PER_THREAD).clamp(32, 512) as u32;
+    wanted.min(fits)
+}
+
+/// [`sort`] of keys alone with [`sort_keys`].
+fn sort_keys_alone<K: SortKey>(gpu: &Gpu, launch: &Launch, keys: &[K], descending: bool) -> Result<Sorted<K>> {
+    let threads = launch.requested_threads().unwrap_or_else(|| default_threads(keys.len()));
+    check_key_threads(threads)?;
+    let n = keys.len();
+    let tile = KEYS_PER_THREAD * threads as usize;
+    let padded = n.next_power_of_two().max(tile);
+    let mut ordered: Vec<u32> = keys.iter().map(|k| k.to_ordered(descending)).collect();
+    ordered.resize(padded, u32::MAX);
+    let mut device_keys = gpu.upload(&ordered)?;
+    let launch = launch.clone().threads(threads);
+    let launch = super::grid_for_work(gpu, &launch, &sort_keys::KERNEL, padded / tile)?;
+    let report = sort_keys::launch_with(gpu, &launch, &mut device_keys)?;
+    let sorted = gpu.download(&device_keys)?;
+    let keys = sorted[..n].iter().map(|&b| K::from_ordered(b, descending)).collect();
+    Ok(Sorted { keys, values: Vec::new(), report })
+}
+
+/// [`sort_keys`]'s layouts need a power of two from 32 to 512 threads per block.
+fn check_key_threads(threads: u32) -> Result<()> {
+    if threads.is_power_of_two() && (32..=512).contains(&threads) {
+        return Ok(());
+    }
+    Err(crate::Error::RefusedBlockSize {
+        kernel: "sort_keys".to_owned(),
+        threads,
+        reason: "its threads hold 16 keys each in a tile of a power of two keys, which takes 32, 64, 128, \
+                 256 or 512 threads per block"
+            .to_owned(),
+    })
+}
+
+/// Phases [`sort_keys`] crosses for `n` keys on blocks of `threads`: one that sorts the
+/// tiles, then per later stage its chunk phases (up to `tile_bits - 5` distances each) and
+/// one inside the tiles.
+pub fn key_phases(n: usize, threads: u32) -> u32 {
+    let tile = KEYS_PER_THREAD * threads.clamp(32, 512).next_power_of_two() as usize;
+    let (log_n, tile_bits) = (n.next_power_of_two().max(tile).ilog2(), tile.ilog2());
+    let most = tile_bits - 5;
+    1 + (tile_bits + 1..=log_n).map(|s| (s - tile_bits).div_ceil(most) + 1).sum::<u32>()
+}
+
+/// The tile size and block size [`sort`] gives [`bitonic_sort`] for key–value pairs when
+/// the launch names none: the fastest of a sweep on an H200 (docs/results.md). Small
+/// inputs gain from more, smaller tiles; large ones from fewer global phases.
 pub fn default_shape(n: usize) -> (usize, u32) {
     match n.next_power_of_two() {
         0..=0x2_0000 => (1024, 512),
         0x2_0001..=0x8_0000 => (2048, 512),
-        0x8_0001..=0x20_0000 => (TILE, 1024),
-        _ => (TILE, 256),
+        0x8_0001..=0x20_0000 => (TILE_WITH_VALUES, 1024),
+        _ => (TILE_WITH_VALUES, 256),
     }
 }
 

@@ -14,14 +14,21 @@ pub use smoothing::{smooth, smooth_reference};
 use crate::{Gpu, KernelSpec, Launch, Result};
 
 /// `launch` as it is if it names a grid; otherwise with one block per unit of
-/// parallel work (`work`), capped at the co-resident grid and at the
-/// barrier's own limit: more blocks would only wait at the barriers.
+/// parallel work (`work`), capped at the co-resident grid and at the barrier's own limit:
+/// more blocks would only wait at the barriers.
+///
+/// `Barrier::Auto` picks its barrier by the grid's size, and barriers differ in how many
+/// blocks fit: the smaller grid keeps Auto's choice only where that choice fits it, and
+/// otherwise runs the barrier chosen for the largest grid.
 fn grid_for_work(gpu: &Gpu, launch: &Launch, kernel: &KernelSpec, work: usize) -> Result<Launch> {
     if launch.requested_blocks().is_some() {
         return Ok(launch.clone());
     }
-    let resident = gpu.max_coresident_blocks(kernel, launch)?;
-    let barrier_limit = (launch.selected_barrier().descriptor().max_blocks)(launch.threads_for(kernel));
-    let work = u32::try_from(work.max(1)).unwrap_or(u32::MAX);
-    Ok(launch.clone().blocks(work.min(resident).min(barrier_limit.unwrap_or(u32::MAX))))
+    let largest = gpu.launch_shape(kernel, launch, work)?;
+    let blocks = u32::try_from(work.max(1)).unwrap_or(u32::MAX).min(largest.blocks);
+    let shaped = launch.clone().threads(largest.threads).blocks(blocks);
+    if gpu.launch_shape(kernel, &shaped, work).is_ok() {
+        return Ok(shaped);
+    }
+    Ok(shaped.barrier(largest.barrier))
 }

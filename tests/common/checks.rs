@@ -428,6 +428,54 @@ pub fn bitonic_sorts_like_the_standard_library(gpu: &Gpu, scale: Scale) {
     }
 }
 
+/// The key sort (`sort_keys`) on every block size it runs, with stages whose distances
+/// across tiles take more than one chunk phase, more chunks than blocks, and every barrier;
+/// block sizes its layouts cannot use are refused.
+pub fn the_key_sort_runs_every_block_size_and_chunking(gpu: &Gpu, scale: Scale) {
+    use gsync::kernels::bitonic::{key_phases, sort, KEYS_PER_THREAD};
+    let mut rng = rng();
+    for threads in [32u32, 64, 128, 256, 512] {
+        let tile = KEYS_PER_THREAD * threads as usize;
+        let most = tile.ilog2() - 5;
+        // One tile; then enough tiles that the last stage's distances across tiles take two
+        // chunk phases (on the emulator for the smallest tiles only: 2^14 keys).
+        let mut lengths = vec![tile - 5, (tile << most) + 3];
+        if matches!(scale, Scale::Small) && threads > 32 {
+            lengths = vec![tile - 5, 4 * tile + 1];
+        }
+        for n in lengths {
+            let keys: Vec<u32> = (0..n).map(|_| rng.gen_range(0..(n as u32).max(2))).collect();
+            let mut expected = keys.clone();
+            expected.sort_unstable();
+            for blocks in [None, Some(3)] {
+                let mut launch = Launch::new().threads(threads).profile(true);
+                if let Some(blocks) = blocks {
+                    launch = launch.blocks(blocks);
+                }
+                let got = sort(gpu, &launch, &keys, None, false).unwrap();
+                assert!(got.keys == expected, "{threads} threads, {n} keys, {blocks:?} blocks");
+                let barriers = got.report.profile.as_ref().map(|p| p.grid_syncs());
+                assert_eq!(barriers, Some(u64::from(key_phases(n, threads)) - 1), "{threads} threads, {n} keys");
+            }
+        }
+    }
+    let keys: Vec<u32> = (0..20_000).map(|_| rng.gen()).collect();
+    let mut expected = keys.clone();
+    expected.sort_unstable();
+    for &barrier in Barrier::ALL {
+        let launch = Launch::new().threads(32).blocks(8).barrier(barrier);
+        assert!(sort(gpu, &launch, &keys, None, false).unwrap().keys == expected, "{barrier}");
+    }
+    for threads in [16u32, 96, 1024] {
+        let error = sort(gpu, &Launch::new().threads(threads), &keys, None, false).unwrap_err();
+        assert!(matches!(error, Error::RefusedBlockSize { threads: t, .. } if t == threads), "{threads}: {error}");
+    }
+    let mut direct = gpu.upload(&[0u32; 1536]).unwrap();
+    let error =
+        gsync::kernels::bitonic::sort_keys::launch_with(gpu, &Launch::new().threads(96), &mut direct).unwrap_err();
+    assert!(matches!(error, Error::RefusedBlockSize { threads: 96, .. }), "{error}");
+}
+
 /// Bitonic sort under every barrier, with more tiles than blocks (each
 /// block loops over tiles) and, on a GPU, more tiles than the largest
 /// co-resident grid; and with the largest tiles.

@@ -44,6 +44,7 @@ macro_rules! with_every_check {
             f64_arithmetic_matches_the_cpu_bit_for_bit,
             bitonic_sorts_like_the_standard_library,
             bitonic_sorts_under_every_barrier_with_more_tiles_than_blocks,
+            the_key_sort_runs_every_block_size_and_chunking,
             smith_waterman_matches_the_cpu_reference,
             smith_waterman_tiles_of_any_shape_give_the_same_alignment,
             smith_waterman_scores_the_ssw_example_21,
