@@ -30,7 +30,7 @@ struct Args {
     /// Carry a u32 value with every key.
     #[arg(long)]
     values: bool,
-    /// Barrier: auto, cooperative, lbs, lfs, ilbs, ilbs:G, ulfs, relay, multi-launch, or `all` to compare.
+    /// Barrier: auto, cooperative, lbs, lfs, ilbs, ilbs:G, ulfs, relay, multi-launch; several separated by commas, or `all`, to compare.
     #[arg(long, default_value = "auto")]
     barrier: String,
     /// Blocks in the grid (default: one per tile, at most the largest co-resident grid).

@@ -51,7 +51,7 @@ struct Args {
     /// Gap extension penalty: the cost of each further gap position (default 1 with blosum62, 2 with dna).
     #[arg(long)]
     extend: Option<i32>,
-    /// Barrier: auto, cooperative, lbs, lfs, ilbs, ilbs:G, ulfs, relay, multi-launch, or `all` to compare.
+    /// Barrier: auto, cooperative, lbs, lfs, ilbs, ilbs:G, ulfs, relay, multi-launch; several separated by commas, or `all`, to compare.
     #[arg(long, default_value = "auto")]
     barrier: String,
     /// Blocks in the grid (default: one per tile of the longest tile diagonal, at most the co-resident grid).

@@ -19,7 +19,7 @@ pub fn exit_code(result: Result<(), AnyError>) -> ExitCode {
     }
 }
 
-/// The barriers `--barrier` names: one, or with `all` every barrier plus
+/// The barriers `--barrier` names: one, several separated by commas, or with `all` every barrier plus
 /// ILBS with the research paper's 6 groups.
 pub fn barriers(arg: &str) -> Result<Vec<Barrier>, AnyError> {
     if arg == "all" {
@@ -27,7 +27,7 @@ pub fn barriers(arg: &str) -> Result<Vec<Barrier>, AnyError> {
         all.push(Barrier::Ilbs { groups: Some(6) });
         Ok(all)
     } else {
-        Ok(vec![arg.parse()?])
+        Ok(arg.split(',').map(str::parse).collect::<Result<_, _>>()?)
     }
 }
 

@@ -47,6 +47,9 @@ fn schemes() -> Vec<(Scoring, u8)> {
         (Scoring::dna(2, -3, 5, 2).unwrap(), 4),
         (Scoring::dna(1, -1, 1, 1).unwrap(), 4),
         (Scoring::dna(2, -2, 3, 0).unwrap(), 4),
+        // Extending a gap costs more than opening one: F down a column then
+        // extends by `open`, not `extend`.
+        (Scoring::dna(3, -1, 1, 4).unwrap(), 4),
     ]
 }
 
