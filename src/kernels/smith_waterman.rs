@@ -98,16 +98,6 @@ mod alignment {
         (gap_before - extend).max(h_before - open)
     }
 
-    /// F one row down from a cell whose score before the gap from above is `x`
-    /// (`H = max(x, f)`): `max(f − extend, H − open)`, which equals
-    /// `max(f − extend_down, x − open)` with `extend_down = min(extend, open)`.
-    /// It depends on `f` through one subtraction and one maximum, so the chain
-    /// down a thread's rows is two operations per row.
-    #[device]
-    fn gap_down(f: i32, x: i32, open: i32, extend_down: i32) -> i32 {
-        (f - extend_down).max(x - open)
-    }
-
     /// Keeps in slot `g` the better of what it holds and the cell `(score,
     /// pos)`: the larger score, or the same score at a smaller row-major position.
     #[device]
@@ -149,23 +139,19 @@ mod alignment {
     ///
     /// **Inside a tile** thread `t` computes column `s − t` of its eight rows at
     /// step `s`, top to bottom, in registers: each row's left neighbour
-    /// `H[i][j−1]`, `E[i][j−1]` is its own previous column. From above, its
-    /// first row takes `H[i−1][j]` (the first row's diagonal one step later)
-    /// and its own `F[i][j]`, which thread `t − 1` computed for the row below
-    /// its last one step earlier, passed through shared memory
+    /// `H[i][j−1]`, `E[i][j−1]` is its own previous column; the upper neighbour
+    /// of its first row, `H[i−1][j]`, `F[i−1][j]`, is what thread `t − 1`
+    /// computed for its last row one step earlier, passed through shared memory
     /// double-buffered by step parity (thread `t − 1` writes half `s % 2` while
     /// thread `t` reads half `(s − 1) % 2`), so one `sync_block()` per step
-    /// suffices. Down the rows, `F` is carried as `max(F − min(extend, open),
-    /// X − open)`, where `X` is the cell's score without the gap from above
-    /// (see `gap_down`): the rows wait on each other only through that.
-    /// The tile's `b` residues and the borders from above are staged in
-    /// shared memory when the tile starts.
+    /// suffices; the diagonal neighbour of the first row is the upper neighbour
+    /// of the step before. The tile's `b` residues and the borders from above
+    /// are staged in shared memory when the tile starts.
     ///
     /// **Borders in global memory** (O(m + n) in all):
-    /// - `row_h`, `row_f` (one per column): `H` of the last row of the tile
-    ///   above and `F` of the row below it, staged in shared memory before the
-    ///   tile's first `sync_block()`; the tile's last thread then overwrites
-    ///   them with its own.
+    /// - `row_h`, `row_f` (one per column): `H`, `F` of the last row of the tile
+    ///   above, staged in shared memory before the tile's first `sync_block()`;
+    ///   the tile's last thread then overwrites them with its own last row.
     /// - `col_h`, `col_e` (one per row): `H`, `E` of the last column of the tile
     ///   to the left. Each thread reads its rows' (and thread `t > 0` the row
     ///   above's, its diagonal for the first column) before the tile's first
@@ -181,8 +167,8 @@ mod alignment {
     ///   tile row. Only tiles of tile row `r` touch `corner[r]`, one per
     ///   diagonal, and each reads it before writing it in the same thread.
     ///
-    /// Tile row 0 takes `H` = 0 from above (so its first row's `F` is
-    /// `−open`) and tile column 0 takes `H` = 0 and `E` = −∞ from the left without reading the arrays, so they
+    /// Tile row 0 takes `H` = 0 and `F` = −∞ from above and tile column 0 takes
+    /// `H` = 0 and `E` = −∞ from the left without reading the arrays, so they
     /// need no initialisation. Rows past the end of `a` (the last tile row's
     /// padding) score every residue far below any real cell, so they never
     /// hold a maximum; their borders are never read.
@@ -222,7 +208,6 @@ mod alignment {
         let m = a.len() as u32;
         let n = b.len() as u32;
         let tile_cols = tile_cols.clamp(1, 1024);
-        let extend_down = extend.min(open);
         let tile_height = block_dim() * ROWS;
         let tile_rows = m.div_ceil(tile_height);
         let tiles_across = n.div_ceil(tile_cols);
@@ -255,7 +240,7 @@ mod alignment {
                 for c in block_stride(0..width) {
                     tile_b[c] = b[j0 + c] as u32;
                     top_h[c] = if tr > 0 { row_h[j0 + c] } else { 0 };
-                    top_f[c] = if tr > 0 { row_f[j0 + c] } else { gap(NEG, 0, open, extend) };
+                    top_f[c] = if tr > 0 { row_f[j0 + c] } else { NEG };
                 }
                 let mut h = [0i32; ROWS];
                 let mut e = [NEG; ROWS];
@@ -288,34 +273,32 @@ mod alignment {
                     let c = s.wrapping_sub(t);
                     if c < width {
                         let from = (s + 1) % 2 * MAX_THREADS;
-                        // `f` is F of the row being computed: thread t − 1's last row
-                        // passes it down with that row's H (the first row's diagonal
-                        // one step later).
-                        let up_h = if t > 0 { pass_h[from + t - 1] } else { top_h[c] };
-                        let mut f = if t > 0 { pass_f[from + t - 1] } else { top_f[c] };
+                        let mut up_h = if t > 0 { pass_h[from + t - 1] } else { top_h[c] };
+                        let mut up_f = if t > 0 { pass_f[from + t - 1] } else { top_f[c] };
+                        let next_diag = up_h;
                         let code = tile_b[c];
                         for r in 0..ROWS {
                             let e_here = gap(e[r], h[r], open, extend);
-                            // The cell's score from the left and the diagonal: no row
-                            // waits on another for it, so the rows' `x` overlap.
-                            let x = (diag + scores[profile[r] + code]).max(e_here).max(0);
-                            let h_here = x.max(f);
+                            let f_here = gap(up_f, up_h, open, extend);
+                            // F last: it alone waits on the row above.
+                            let h_here = (diag + scores[profile[r] + code]).max(e_here).max(0).max(f_here);
                             diag = h[r];
                             h[r] = h_here;
                             e[r] = e_here;
+                            up_h = h_here;
+                            up_f = f_here;
                             if h_here > best[r] {
                                 best[r] = h_here;
                                 best_c[r] = c;
                             }
-                            f = gap_down(f, x, open, extend_down);
                         }
-                        diag = up_h;
+                        diag = next_diag;
                         let to = s % 2 * MAX_THREADS + t;
-                        pass_h[to] = h[ROWS - 1];
-                        pass_f[to] = f;
+                        pass_h[to] = up_h;
+                        pass_f[to] = up_f;
                         if t == block_dim() - 1 {
-                            row_h[j0 + c] = h[ROWS - 1];
-                            row_f[j0 + c] = f;
+                            row_h[j0 + c] = up_h;
+                            row_f[j0 + c] = up_f;
                         }
                     }
                     sync_block();
