@@ -221,9 +221,11 @@ pub fn a_spin_wait_nobody_ends_times_out_with_its_line(gpu: &Gpu, barrier: Barri
 /// it, and the keys from that tile on must be scanned exactly.
 pub fn the_look_back_crosses_windows_of_sums(gpu: &Gpu, scale: Scale) {
     let mut rng = rng();
+    // A block looks back over a window of as many tiles as it has threads: 600 tiles take
+    // several windows at 32 and at 256 threads.
     let (tiles, skip) = match scale {
-        Scale::Full => (300, 100),
-        Scale::Small => (110, 100),
+        Scale::Full => (700, 600),
+        Scale::Small => (610, 600),
     };
     let n = tiles * scan::TILE - 5;
     let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
@@ -236,14 +238,17 @@ pub fn the_look_back_crosses_windows_of_sums(gpu: &Gpu, scale: Scale) {
     states[skip..].fill(0);
     let dkeys = gpu.upload(&keys).unwrap();
     let from = skip * scan::TILE;
-    let most = scan::scan_lookback::max_coresident_blocks(gpu, &Launch::new()).unwrap();
-    for blocks in [1, 7, most.min(tiles as u32)] {
-        let mut dstates = gpu.upload(&states).unwrap();
-        let mut tickets = gpu.upload(&[skip as u32]).unwrap();
-        let mut out = gpu.zeros::<u32>(n).unwrap();
-        let launch = Launch::new().blocks(blocks);
-        scan::scan_lookback::launch_with(gpu, &launch, &dkeys, &mut out, &mut dstates, &mut tickets).unwrap();
-        assert!(gpu.download(&out).unwrap()[from..] == expected[from..], "tiles {skip}… of {tiles} on {blocks} blocks");
+    for threads in [32, 256] {
+        let most = scan::scan_lookback::max_coresident_blocks(gpu, &Launch::new().threads(threads)).unwrap();
+        for blocks in [1, 7, most.min(tiles as u32)] {
+            let mut dstates = gpu.upload(&states).unwrap();
+            let mut tickets = gpu.upload(&[skip as u32]).unwrap();
+            let mut out = gpu.zeros::<u32>(n).unwrap();
+            let launch = Launch::new().threads(threads).blocks(blocks);
+            scan::scan_lookback::launch_with(gpu, &launch, &dkeys, &mut out, &mut dstates, &mut tickets).unwrap();
+            let what = format!("tiles {skip}… of {tiles} on {blocks} blocks of {threads}");
+            assert!(gpu.download(&out).unwrap()[from..] == expected[from..], "{what}");
+        }
     }
 }
 
