@@ -247,19 +247,6 @@ impl Splitter<'_> {
                 Some(HostStmt::If { cond: cond.clone(), then, otherwise })
             }
             StmtKind::Block(b) => Some(HostStmt::Block(self.try_host_block(b, local)?)),
-            // A loop of uniform work (a device function that searches, say) runs on the host
-            // whole, so that what it computes can steer the launches.
-            StmtKind::While { cond, body, .. } => {
-                self.is_host_expr_in(cond, local).then_some(())?;
-                Some(HostStmt::While { cond: cond.clone(), body: self.try_host_block(body, local)? })
-            }
-            StmtKind::For { var, range: range @ ForRange::Seq { start, end, step, .. }, body, .. } => {
-                let bounds = [Some(start), Some(end), step.as_ref()];
-                bounds.into_iter().flatten().all(|e| self.is_host_expr_in(e, local)).then_some(())?;
-                let mut scope = local.clone();
-                scope.insert(*var);
-                Some(HostStmt::For { var: *var, range: range.clone(), body: self.try_host_block(body, &scope)? })
-            }
             StmtKind::Inline { call, body } => {
                 Some(HostStmt::Inline { call: *call, body: self.try_host_block(body, local)? })
             }

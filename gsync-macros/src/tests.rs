@@ -523,31 +523,6 @@ fn split_fixed_phases_become_one_launch_each() {
 }
 
 #[test]
-fn split_runs_a_uniform_search_loop_on_the_host() {
-    // How long each phase is comes from loops over uniform values only: the host runs them
-    // whole and steers the launches by what they find.
-    let (_, plan) = split_of(quote! {
-        fn k(a: &mut [u32], levels: u32) {
-            let mut begin = 0u32;
-            while begin < levels {
-                let mut end = begin;
-                let mut used = 0u32;
-                while end < levels && used < 3 {
-                    for j in 0..2u32 { used += (end >> j) & 1; }
-                    end += 1;
-                }
-                for i in grid_stride(0..a.len()) { a[i] += end - begin; }
-                begin = end;
-                grid_sync();
-            }
-        }
-    });
-    let plan = plan.expect("splittable");
-    assert_eq!(plan.segments.len(), 1);
-    assert!(!plan.reads_device);
-}
-
-#[test]
 fn split_host_reads_a_uniform_flag_from_the_device() {
     let (_, plan) = split_of(quote! {
         fn k(flag: &mut [u32], data: &mut [u32]) {
