@@ -69,6 +69,10 @@ fn the_bitonic_example_verifies_its_sort() {
     assert!(out.contains("| ilbs:6 | – | – | (kernel `sort_keys` cannot use barrier `ilbs:6`"), "{out}");
     let out = run("bitonic", &["--n", "999", "--reps", "1", "--type", "f32", "--descending", "--values"]);
     assert!(out.contains("| yes |"), "{out}");
+    // Several barriers, separated by commas: one verified row each.
+    let out = run("bitonic", &["--n", "999", "--reps", "1", "--barrier", "lbs,multi-launch"]);
+    assert!(out.contains("| lbs |") && out.contains("| multi-launch |"), "{out}");
+    assert_eq!(out.matches("| yes |").count(), 2, "{out}");
 }
 
 #[test]
