@@ -19,8 +19,8 @@ pub fn exit_code(result: Result<(), AnyError>) -> ExitCode {
     }
 }
 
-/// The barriers `--barrier` names: one, several separated by commas, or with `all` every barrier plus
-/// ILBS with the research paper's 6 groups.
+/// The barriers `--barrier` names: one, several separated by commas, or with
+/// `all` every barrier plus ILBS with the research paper's 6 groups.
 pub fn barriers(arg: &str) -> Result<Vec<Barrier>, AnyError> {
     if arg == "all" {
         let mut all = Barrier::ALL.to_vec();
