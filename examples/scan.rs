@@ -31,7 +31,7 @@ struct Args {
     /// Blocks in the grid (default: the launch's own choice).
     #[arg(long)]
     blocks: Option<u32>,
-    /// Threads per block, a multiple of 32 that divides 4096 (default 256).
+    /// Threads per block, a multiple of 32 that divides the tile (default 256).
     #[arg(long)]
     threads: Option<u32>,
     /// Seed of the random keys.
@@ -77,7 +77,6 @@ fn run(args: &Args) -> Result<(), AnyError> {
     println!("| scan | median kernel time | GB/s (8 B per key) | blocks × threads | verified |");
     println!("|---|---:|---:|---|---|");
     let dkeys = gpu.upload(&keys)?;
-    let mut out = gpu.zeros::<u32>(n)?;
     let mut scratch = ScanScratch::new(&gpu, n)?;
     let mut tile_sums = gpu.zeros::<u32>(scan::tiles(n))?;
     let variants = [Variant::SinglePass, Variant::ThreePhases, Variant::ThreePhasesSplit, Variant::ThreePhasesGraph];
@@ -88,22 +87,23 @@ fn run(args: &Args) -> Result<(), AnyError> {
         };
         let launch = common::launch(barrier, args.blocks, args.threads);
         let launch = if matches!(variant, Variant::ThreePhasesGraph) { launch.graph(true) } else { launch };
-        let mut times = Vec::new();
-        let mut shape = String::new();
-        for rep in 0..=args.reps {
-            gpu.write(&mut out, &vec![0; n])?;
-            let report = match variant {
-                Variant::SinglePass => scratch.launch(&gpu, &launch, &dkeys, &mut out)?,
-                _ => scan_three_phase::launch_with(&gpu, &launch, &dkeys, &mut out, &mut tile_sums)?,
-            };
-            if gpu.download(&out)? != expected {
+        // Back to back, each run into a buffer of its own, checked afterwards: a GPU left idle
+        // while the host compares lowers its clocks, and the next launch would pay for it.
+        let mut outs = (0..=args.reps).map(|_| gpu.zeros::<u32>(n)).collect::<Result<Vec<_>, _>>()?;
+        let mut reports = Vec::with_capacity(outs.len());
+        for out in &mut outs {
+            reports.push(match variant {
+                Variant::SinglePass => scratch.launch(&gpu, &launch, &dkeys, out)?,
+                _ => scan_three_phase::launch_with(&gpu, &launch, &dkeys, out, &mut tile_sums)?,
+            });
+        }
+        for out in &outs {
+            if gpu.download(out)? != expected {
                 return Err(format!("{}: the sums differ from the CPU's", variant.label()).into());
             }
-            shape = format!("{} × {}", report.blocks, report.threads);
-            if rep > 0 {
-                times.push(report.gpu_time);
-            }
         }
+        let shape = reports.last().map(|r| format!("{} × {}", r.blocks, r.threads)).unwrap_or_default();
+        let mut times: Vec<Duration> = reports[1..].iter().map(|r| r.gpu_time).collect();
         times.sort();
         let median = times.get(times.len() / 2).copied().unwrap_or(Duration::ZERO);
         let gbs = 8.0 * n as f64 / median.as_secs_f64().max(1e-12) / 1e9;

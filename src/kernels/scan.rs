@@ -22,7 +22,7 @@ pub fn tiles(n: usize) -> usize {
 #[gsync::kernels]
 mod kernels {
     /// Keys per tile.
-    pub const TILE: usize = 4096;
+    pub const TILE: usize = 8192;
 
     /// Keys each thread loads, sums and stores per tile.
     const ITEMS: usize = TILE / BLOCK_SIZE;

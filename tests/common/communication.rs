@@ -255,8 +255,8 @@ pub fn the_look_back_crosses_windows_of_sums(gpu: &Gpu, scale: Scale) {
 pub fn both_scans_match_the_cpu(gpu: &Gpu, scale: Scale) {
     let mut rng = rng();
     let sizes = match scale {
-        Scale::Full => vec![1, 4095, 4096, 4097, 1 << 20, (1 << 24) + 17],
-        Scale::Small => vec![1, 100, 4096, 3 * 4096 + 5, 40_000, 40 * 4096 + 3],
+        Scale::Full => vec![1, scan::TILE - 1, scan::TILE, scan::TILE + 1, 1 << 20, (1 << 24) + 17],
+        Scale::Small => vec![1, 100, scan::TILE, 3 * scan::TILE + 5, 40_000, 40 * scan::TILE + 3],
     };
     let grids = match scale {
         Scale::Full => vec![None, Some(1), Some(gpu.info().sm_count)],
@@ -269,7 +269,7 @@ pub fn both_scans_match_the_cpu(gpu: &Gpu, scale: Scale) {
         let mut out = gpu.zeros::<u32>(n).unwrap();
         let mut scratch = ScanScratch::new(gpu, n).unwrap();
         let mut tile_sums = gpu.zeros::<u32>(scan::tiles(n)).unwrap();
-        // Other block sizes change the keys each thread takes (32 at 128 threads, 4 at 1024).
+        // Other block sizes change the keys each thread takes (64 at 128 threads, 8 at 1024).
         let launches = grids
             .iter()
             .map(|blocks| blocks.map_or_else(Launch::new, |b| Launch::new().blocks(b)))
