@@ -212,17 +212,15 @@ pub fn a_spin_wait_nobody_ends_times_out_with_its_line(gpu: &Gpu, barrier: Barri
     assert_eq!(gpu.download(&out).unwrap(), vec![2; 4]);
 }
 
-/// Both scans match the CPU's on sizes around the tile and on several grids; the
-/// three-phase scan also split into launches.
 /// The single pass's look-back walks back over windows of 32 tiles while none of them has its
 /// prefix. The launch starts at ticket `skip`, as if blocks had already taken the tiles before
 /// it and published their sums (`1 << 32 | sum`) but no prefix, except tile 0's
-/// (`2 << 32 | sum`): the first tile's look-back must cross four windows of sums to reach
+/// (`2 << 32 | sum`): the first tile's look-back must cross 19 windows of sums to reach
 /// it, and the keys from that tile on must be scanned exactly.
 pub fn the_look_back_crosses_windows_of_sums(gpu: &Gpu, scale: Scale) {
     let mut rng = rng();
-    // A block looks back over a window of as many tiles as it has threads: 600 tiles take
-    // several windows at 32 and at 256 threads.
+    // Warp 0 looks back over 32 tiles at a time whatever the block size; 32 and 256 threads
+    // give each thread different keys (256 and 32 per tile).
     let (tiles, skip) = match scale {
         Scale::Full => (700, 600),
         Scale::Small => (610, 600),
@@ -252,6 +250,8 @@ pub fn the_look_back_crosses_windows_of_sums(gpu: &Gpu, scale: Scale) {
     }
 }
 
+/// Both scans match the CPU's on sizes around the tile and on several grids; the
+/// three-phase scan also split into launches.
 pub fn both_scans_match_the_cpu(gpu: &Gpu, scale: Scale) {
     let mut rng = rng();
     let sizes = match scale {
