@@ -39,6 +39,10 @@ struct Args {
     /// Timed runs per configuration of the shape sweep.
     #[arg(long, default_value_t = 3)]
     sweep_reps: usize,
+    /// Sweep the shapes on the CPU emulator too (a GPU always sweeps): slow, for checking the
+    /// harness rather than for figures.
+    #[arg(long)]
+    sweep: bool,
     /// After the table, profile each workload's default launch once (`Launch::profile`): how
     /// its time splits into the phases' work and the barriers.
     #[arg(long)]
@@ -191,7 +195,7 @@ fn row(gpu: &Gpu, workload: &mut dyn Workload, args: &Args, emulated: bool) -> R
     let default_config = Config::new(Launch::new());
     // The sweep's fastest median is biased low (the least of many noisy medians), so its
     // winner and the default are timed again, in alternation, and those medians are compared.
-    let winner = if emulated { None } else { sweep(gpu, workload, args)? };
+    let winner = if emulated && !args.sweep { None } else { sweep(gpu, workload, args)? };
     let ((default, report), best) = match winner {
         Some(winner) => {
             let (default, best) = duel(gpu, workload, &default_config, &winner, args.reps)?;

@@ -101,6 +101,18 @@ fn the_fusion_table_has_a_verified_row_per_workload() {
     }
 }
 
+/// The sweep, and the second timing of its winner beside the default, run only on a GPU unless
+/// asked for: this asks, on the cheapest workload.
+#[test]
+fn the_fusion_sweep_times_its_winner_beside_the_default() {
+    let out = run("fusion", &["--workload", "empty-phases", "--reps", "1", "--sweep-reps", "1", "--sweep"]);
+    let row = out.lines().find(|line| line.starts_with("| empty phases"));
+    let row = row.unwrap_or_else(|| panic!("no row:\n{out}"));
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    assert_eq!(cells.len(), 8, "six cells: {row}");
+    assert!(cells[3].contains(" × ") && cells[3].contains("µs"), "the best shape and its time: {row}");
+}
+
 #[test]
 fn the_heat_example_verifies_every_variant() {
     let out = run("heat", &["--n", "37", "--steps", "7", "--reps", "1"]);
