@@ -309,11 +309,13 @@ fn duel(
         last.1 = workload.run(gpu, b)?;
         times_b.push(last.1.gpu_time);
     }
-    let middle = |mut times: Vec<Duration>, report: &LaunchReport| {
-        times.sort();
-        times.get(times.len() / 2).copied().unwrap_or(report.gpu_time)
-    };
-    Ok(((middle(times_a, &last.0), last.0.clone()), (middle(times_b, &last.1), last.1)))
+    Ok(((middle(times_a, last.0.gpu_time), last.0.clone()), (middle(times_b, last.1.gpu_time), last.1)))
+}
+
+/// The median of `times`, or `fallback` when there are none.
+fn middle(mut times: Vec<Duration>, fallback: Duration) -> Duration {
+    times.sort();
+    times.get(times.len() / 2).copied().unwrap_or(fallback)
 }
 
 /// A warm-up run, then the median kernel time of `reps` verified runs, with the last report.
@@ -324,8 +326,7 @@ fn median(gpu: &Gpu, workload: &mut dyn Workload, config: &Config, reps: usize) 
         report = workload.run(gpu, config)?;
         times.push(report.gpu_time);
     }
-    times.sort();
-    Ok((times.get(times.len() / 2).copied().unwrap_or(report.gpu_time), report))
+    Ok((middle(times, report.gpu_time), report))
 }
 
 /// Whether `e` is a shape the barrier or GPU refuses (or, for the resident heat kernel, a block
