@@ -292,8 +292,16 @@ fn sweep(gpu: &Gpu, workload: &mut dyn Workload, args: &Args) -> Result<Option<C
 /// A median kernel time, with the last report of the runs it came from.
 type Timed = (Duration, LaunchReport);
 
-/// Warm-up runs of `a` and `b`, then `reps` verified runs of each in alternation: their median
-/// kernel times, with their last reports.
+/// Kernel time each side of a [`duel`] runs for at least, however short its kernel (up to
+/// [`DUEL_MOST_REPS`] runs): a median of nine 100 µs runs still moves by ±5% between two timings
+/// of the same launch, while the wait for the CPU's check between runs lowers the GPU's clocks.
+const DUEL_TIME: Duration = Duration::from_millis(20);
+
+/// The most runs a side of a [`duel`] makes to reach [`DUEL_TIME`].
+const DUEL_MOST_REPS: usize = 201;
+
+/// Warm-up runs of `a` and `b`, then verified runs of each in alternation, `reps` of them or
+/// more until `a` has run for [`DUEL_TIME`]: their median kernel times, with their last reports.
 fn duel(
     gpu: &Gpu,
     workload: &mut dyn Workload,
@@ -302,6 +310,8 @@ fn duel(
     reps: usize,
 ) -> Result<(Timed, Timed), AnyError> {
     let mut last = (workload.run(gpu, a)?, workload.run(gpu, b)?);
+    let each = (DUEL_TIME.as_secs_f64() / last.0.gpu_time.as_secs_f64().max(1e-9)).ceil() as usize;
+    let reps = reps.max(each.min(DUEL_MOST_REPS));
     let (mut times_a, mut times_b) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
     for _ in 0..reps {
         last.0 = workload.run(gpu, a)?;
