@@ -246,7 +246,7 @@ fn split_threads(workload: &dyn Workload) -> Vec<Option<u32>> {
 
 /// The configuration with the fastest median over the shapes of blocks (1 to 16 per SM, and the
 /// largest co-resident grid) × threads × barrier (LBS, ILBS, Relay, cooperative) × the
-/// workload's knob, with the shape it ran as its launch.
+/// workload's knob.
 fn sweep(gpu: &Gpu, workload: &mut dyn Workload, args: &Args) -> Result<Option<Config>, AnyError> {
     let barriers = [Barrier::Lbs, Barrier::Ilbs { groups: None }, Barrier::Relay, Barrier::Cooperative];
     let sms = gpu.info().sm_count;
@@ -271,12 +271,9 @@ fn sweep(gpu: &Gpu, workload: &mut dyn Workload, args: &Args) -> Result<Option<C
                     let launch = blocks.map_or(launch.clone(), |blocks| launch.clone().blocks(blocks));
                     let config = Config { launch, knob };
                     match median(gpu, workload, &config, args.sweep_reps) {
-                        Ok((time, report)) => {
+                        Ok((time, _)) => {
                             if best.as_ref().is_none_or(|(fastest, _)| time < *fastest) {
-                                let shape = report.shape();
-                                let launch =
-                                    Launch::new().blocks(shape.blocks).threads(shape.threads).barrier(shape.barrier);
-                                best = Some((time, Config { launch, knob }));
+                                best = Some((time, config));
                             }
                         }
                         Err(e) if refused(e.as_ref()) => {}
@@ -319,7 +316,8 @@ fn duel(
         last.1 = workload.run(gpu, b)?;
         times_b.push(last.1.gpu_time);
     }
-    Ok(((middle(times_a, last.0.gpu_time), last.0.clone()), (middle(times_b, last.1.gpu_time), last.1)))
+    let (last_a, last_b) = last;
+    Ok(((middle(times_a, last_a.gpu_time), last_a), (middle(times_b, last_b.gpu_time), last_b)))
 }
 
 /// The median of `times`, or `fallback` when there are none.
