@@ -150,9 +150,7 @@ fn measure<K: SortKey + PartialEq + std::fmt::Debug>(
     for (keys, sorted) in inputs.iter().zip(&runs) {
         verify(keys, &sorted.keys, &sorted.values, args)?;
     }
-    let mut times: Vec<Duration> = runs[1..].iter().map(|sorted| sorted.report.gpu_time).collect();
-    times.sort();
-    Ok(times.get(times.len() / 2).copied().unwrap_or_default())
+    Ok(common::median(runs[1..].iter().map(|sorted| sorted.report.gpu_time).collect()).unwrap_or_default())
 }
 
 /// Compares with the standard library's sort of (key, original position)

@@ -201,7 +201,7 @@ fn row(gpu: &Gpu, workload: &mut dyn Workload, args: &Args, emulated: bool) -> R
             let (default, best) = duel(gpu, workload, &default_config, &winner, args.reps)?;
             (default, Some((best.0, best.1, winner.knob)))
         }
-        None => (median(gpu, workload, &default_config, args.reps)?, None),
+        None => (time_runs(gpu, workload, &default_config, args.reps)?, None),
     };
     let default_cell = format!("{} ({}, {:?})", show(default), report.shape(), report.choice);
     let best_cell = best.map_or("–".to_owned(), |(time, report, knob)| {
@@ -216,7 +216,7 @@ fn row(gpu: &Gpu, workload: &mut dyn Workload, args: &Args, emulated: bool) -> R
                 Some(threads) => launch.clone().threads(threads),
                 None => launch.clone(),
             });
-            match median(gpu, workload, &config, args.reps) {
+            match time_runs(gpu, workload, &config, args.reps) {
                 Ok((time, _)) => fastest = Some(fastest.map_or(time, |best| best.min(time))),
                 Err(e) if refused(e.as_ref()) => {}
                 Err(e) => return Err(e),
@@ -270,7 +270,7 @@ fn sweep(gpu: &Gpu, workload: &mut dyn Workload, args: &Args) -> Result<Option<C
                 for blocks in grids {
                     let launch = blocks.map_or(launch.clone(), |blocks| launch.clone().blocks(blocks));
                     let config = Config { launch, knob };
-                    match median(gpu, workload, &config, args.sweep_reps) {
+                    match time_runs(gpu, workload, &config, args.sweep_reps) {
                         Ok((time, _)) => {
                             if best.as_ref().is_none_or(|(fastest, _)| time < *fastest) {
                                 best = Some((time, config));
@@ -317,24 +317,20 @@ fn duel(
         times_b.push(last.1.gpu_time);
     }
     let (last_a, last_b) = last;
-    Ok(((middle(times_a, last_a.gpu_time), last_a), (middle(times_b, last_b.gpu_time), last_b)))
-}
-
-/// The median of `times`, or `fallback` when there are none.
-fn middle(mut times: Vec<Duration>, fallback: Duration) -> Duration {
-    times.sort();
-    times.get(times.len() / 2).copied().unwrap_or(fallback)
+    let median_a = common::median(times_a).unwrap_or(last_a.gpu_time);
+    let median_b = common::median(times_b).unwrap_or(last_b.gpu_time);
+    Ok(((median_a, last_a), (median_b, last_b)))
 }
 
 /// A warm-up run, then the median kernel time of `reps` verified runs, with the last report.
-fn median(gpu: &Gpu, workload: &mut dyn Workload, config: &Config, reps: usize) -> Result<Timed, AnyError> {
+fn time_runs(gpu: &Gpu, workload: &mut dyn Workload, config: &Config, reps: usize) -> Result<Timed, AnyError> {
     let mut report = workload.run(gpu, config)?;
     let mut times = Vec::with_capacity(reps);
     for _ in 0..reps {
         report = workload.run(gpu, config)?;
         times.push(report.gpu_time);
     }
-    Ok((middle(times, report.gpu_time), report))
+    Ok((common::median(times).unwrap_or(report.gpu_time), report))
 }
 
 /// Whether `e` is a shape the barrier or GPU refuses (or, for the resident heat kernel, a block

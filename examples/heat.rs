@@ -199,8 +199,7 @@ impl Bench<'_> {
                 ran = Some(heated.report);
             }
             let Some(report) = ran else { continue };
-            times.sort();
-            let time = times.get(times.len() / 2).copied().unwrap_or_default();
+            let time = common::median(times).unwrap_or_default();
             let grid = format!("{} × {}", report.blocks, report.threads);
             let grid = if launch.replays_graph() { format!("{grid}, graph") } else { grid };
             rows.push(Row { variant, grid, barrier: report.barrier, time });

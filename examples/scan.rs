@@ -20,7 +20,6 @@ use gsync::kernels::scan::{self, scan_three_phase, ScanScratch};
 use gsync::prelude::*;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::process::ExitCode;
-use std::time::Duration;
 
 /// Scans random keys on the GPU (or the CPU emulator) and checks the result.
 #[derive(Parser)]
@@ -103,9 +102,7 @@ fn run(args: &Args) -> Result<(), AnyError> {
             }
         }
         let shape = reports.last().map(|r| format!("{} × {}", r.blocks, r.threads)).unwrap_or_default();
-        let mut times: Vec<Duration> = reports[1..].iter().map(|r| r.gpu_time).collect();
-        times.sort();
-        let median = times.get(times.len() / 2).copied().unwrap_or(Duration::ZERO);
+        let median = common::median(reports[1..].iter().map(|r| r.gpu_time).collect()).unwrap_or_default();
         let gbs = 8.0 * n as f64 / median.as_secs_f64().max(1e-12) / 1e9;
         println!("| {} | {:.1} µs | {gbs:.0} | {shape} | yes |", variant.label(), median.as_secs_f64() * 1e6);
     }

@@ -1,9 +1,10 @@
 //! What the examples share: how they exit, which barriers `--barrier` names,
-//! and the launch their options describe.
+//! the launch their options describe, and the median of their timed runs.
 #![allow(dead_code)] // each example uses what it needs
 
 use gsync::{Barrier, Error, Launch};
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Any error an example reports before exiting.
 pub type AnyError = Box<dyn std::error::Error>;
@@ -17,6 +18,12 @@ pub fn exit_code(result: Result<(), AnyError>) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The median of `times` (the upper one of an even count); `None` when there are none.
+pub fn median(mut times: Vec<Duration>) -> Option<Duration> {
+    times.sort();
+    times.get(times.len() / 2).copied()
 }
 
 /// The barriers `--barrier` names: one, several separated by commas, or with
