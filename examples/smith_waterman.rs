@@ -66,6 +66,16 @@ struct Args {
     /// Timed repetitions after one warm-up; the median is reported.
     #[arg(long, default_value_t = 5)]
     reps: usize,
+    /// Kernel: auto (stripes where the scores fit, as `align` does), stripes or tiles.
+    #[arg(long, value_enum, default_value_t = Kernel::Auto)]
+    kernel: Kernel,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Kernel {
+    Auto,
+    Stripes,
+    Tiles,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -107,18 +117,34 @@ fn run(args: &Args) -> Result<(), AnyError> {
         scoring.open(),
         scoring.extend()
     );
-    println!(
-        "tiles of {} rows × {tile_cols} columns, {} grid barriers",
-        threads * sw::ROWS_PER_THREAD,
-        sw::grid_syncs(m, n, threads, tile_cols)
-    );
+    let stripes = match args.kernel {
+        Kernel::Auto => sw::align_stripes_fits(&a.codes, &b.codes, &scoring),
+        Kernel::Stripes => true,
+        Kernel::Tiles => false,
+    };
+    if stripes {
+        println!("stripes of {} rows, 1 grid barrier", threads * sw::ROWS_PER_THREAD);
+    } else {
+        println!(
+            "tiles of {} rows × {tile_cols} columns, {} grid barriers",
+            threads * sw::ROWS_PER_THREAD,
+            sw::grid_syncs(m, n, threads, tile_cols)
+        );
+    }
     let expected = reference(&a.codes, &b.codes, &scoring);
     let barriers = common::barriers(&args.barrier)?;
     println!("| barrier | blocks | score | end (a, b) | median kernel time | GCUPS | verified |");
     println!("|---|---:|---:|---|---:|---:|---|");
     for barrier in barriers {
         let launch = common::launch(barrier, args.blocks, Some(threads));
-        match measure(&gpu, &launch, &a.codes, &b.codes, &scoring, tile_cols, args.reps) {
+        let align = |launch: &Launch| {
+            if stripes {
+                sw::align_stripes(&gpu, launch, &a.codes, &b.codes, &scoring)
+            } else {
+                sw::align_tiled(&gpu, launch, &a.codes, &b.codes, &scoring, tile_cols)
+            }
+        };
+        match measure(&launch, align, args.reps) {
             Ok((alignment, median)) => {
                 let verified = match expected {
                     Some(hit) if hit != alignment.hit() => {
@@ -230,26 +256,21 @@ fn reference(a: &[u8], b: &[u8], scoring: &Scoring) -> Option<sw::LocalHit> {
 /// Aligns `1 + reps` times, requiring every run to agree; the alignment and
 /// the median kernel time of all runs but the first.
 fn measure(
-    gpu: &Gpu,
     launch: &Launch,
-    a: &[u8],
-    b: &[u8],
-    scoring: &Scoring,
-    tile_cols: u32,
+    align: impl Fn(&Launch) -> Result<sw::Alignment, sw::AlignError>,
     reps: usize,
 ) -> Result<(sw::Alignment, Duration), AnyError> {
-    let first = sw::align_tiled(gpu, launch, a, b, scoring, tile_cols)?;
+    let first = align(launch)?;
     let mut times = vec![first.report.gpu_time];
     for rep in 0..reps {
-        let again = sw::align_tiled(gpu, launch, a, b, scoring, tile_cols)?;
+        let again = align(launch)?;
         if again.hit() != first.hit() {
             return Err(format!("run {} found {:?}, the first run {:?}", rep + 2, again.hit(), first.hit()).into());
         }
         times.push(again.report.gpu_time);
     }
-    let mut timed = if reps > 0 { times.split_off(1) } else { times };
-    timed.sort();
-    Ok((first, timed[timed.len() / 2]))
+    let timed = if reps > 0 { times.split_off(1) } else { times };
+    Ok((first, common::median(timed).expect("at least one run")))
 }
 
 /// A duration in µs below 10 ms, else in ms.

@@ -1,8 +1,12 @@
-//! Smith-Waterman local alignment with affine gaps (Gotoh) as one fused
-//! kernel: the DP matrix is cut into tiles, the tiles of one anti-diagonal of
-//! tiles run in parallel on different blocks, and a `grid_sync()` separates
-//! one tile diagonal from the next. Inside a tile the block runs its own
-//! wavefront: eight matrix rows per thread in registers, one `sync_block()` per step.
+//! Smith-Waterman local alignment with affine gaps (Gotoh), in two fused
+//! kernels. [`smith_waterman_stripes`] (what [`align`] runs) gives each block a
+//! stripe of rows that it sweeps as one wavefront, handing its last row to the
+//! stripe below through global memory, with no barrier between stripes.
+//! [`smith_waterman`] cuts the DP matrix into tiles, runs the tiles of one
+//! anti-diagonal of tiles in parallel on different blocks, and separates one
+//! tile diagonal from the next with a `grid_sync()`. In both, a block runs its
+//! own wavefront: eight matrix rows per thread in registers, one `sync_block()`
+//! per step.
 //!
 //! Conventions (shared with the CPU reference [`align_reference`]): `H[i][j]`
 //! is the best local alignment score ending at residue `i` of the first
@@ -63,6 +67,18 @@ pub const ROWS_PER_THREAD: u32 = 8;
 
 /// The widest tile the kernel's shared memory holds, in columns.
 pub const MAX_TILE_COLS: u32 = 1024;
+
+/// The largest best score [`align_stripes`] takes: its kernel hands `H` and `F` down
+/// between stripes in 26 bits each.
+pub const MAX_STRIPE_SCORE: u64 = 1 << 25;
+
+/// The most blocks [`smith_waterman_stripes`] runs on: its hand-down words name their
+/// stripe modulo 2^11.
+pub const MAX_STRIPE_BLOCKS: u32 = 2048;
+
+/// Columns the stripe kernel stages at a time (fewer in blocks of fewer threads): one per
+/// lane of warp 0.
+pub const CHUNK: u32 = 32;
 
 /// Tile columns by default. Wider tiles waste fewer steps on the tile's
 /// wavefront filling and draining (a tile of T threads and C columns takes
@@ -322,9 +338,214 @@ mod alignment {
 
         grid_best(best_score, best_pos, result_score, result_pos);
     }
+
+    /// Bits of a hand-down word that name the stripe that wrote it (its index modulo 2^11).
+    const TAG_BITS: u32 = 11;
+    /// Handed-down `F` values are clamped to at least this: below `extend − open` every
+    /// value gives the same `F` in the row below, since `H ≥ 0` there.
+    const F_FLOOR: i32 = -131072;
+
+    /// The hand-down word of a stripe's last row at one column: `H` (26 bits), `F` −
+    /// [`F_FLOOR`] (26 bits), the stripe's tag and a set low bit, so that a zeroed word
+    /// holds nothing.
+    #[device]
+    fn hand_word(h: i32, f: i32, stripe: u32) -> u64 {
+        let f_code = (f.max(F_FLOOR) - F_FLOOR) as u64;
+        ((h as u64) << 38) | (f_code << 12) | hand_tag(stripe)
+    }
+
+    /// The low 12 bits of the words that stripe `stripe` writes.
+    #[device]
+    fn hand_tag(stripe: u32) -> u64 {
+        (((stripe & 2047) as u64) << 1) | 1
+    }
+
+    /// `H` of a hand-down word.
+    #[device]
+    fn hand_h(word: u64) -> i32 {
+        (word >> 38) as i32
+    }
+
+    /// `F` of a hand-down word.
+    #[device]
+    fn hand_f(word: u64) -> i32 {
+        ((word >> 12) & 67108863) as i32 + F_FLOOR
+    }
+
+    /// The same scores as [`smith_waterman`], computed in stripes: a block takes stripe `k`
+    /// (`8 · block_dim()` rows, in the order blocks ask for them: `tickets[0]`) and sweeps
+    /// every column as one wavefront, thread `t` computing column `s − t` of its eight rows
+    /// at step `s`, as inside a tile. There are no tiles, so the wavefront fills and drains
+    /// once per stripe instead of once per tile, and no `grid_sync()` between stripes.
+    ///
+    /// **Hand-down.** The stripe's last thread writes its last row, column by column, into
+    /// `hand` (one `u64` per column of `b`, zero at launch): `H`, `F` and the stripe's tag in
+    /// one word ([`hand_word`]), written with `store_relaxed`, so that the word is its own
+    /// flag and needs no fence (a release store's fence, or an atomic exchange, would make
+    /// every step's block barrier wait for the store's round trip: 60 ms instead of 41 at
+    /// 2^17 × 2^17 on an H200). The stripe below stages it in shared memory, with the
+    /// residues of `b`, [`CHUNK`] columns at a time, two chunks ahead: lanes of warp 0 read
+    /// the words of the chunk after next (`load_relaxed`) at the chunk's first step and
+    /// store them half a chunk of steps later, waiting (`wait_until`) only for a word that
+    /// still holds another stripe's tag. Stripes finish in order, so while stripe `k`
+    /// reads a column, it holds what one of stripes `k − grid_dim() … k − 1` wrote there:
+    /// tags modulo 2^11 tell them apart for grids up to [`MAX_STRIPE_BLOCKS`] blocks.
+    ///
+    /// **Limits.** `H` and `F` take 26 bits in a word: scores up to [`MAX_STRIPE_SCORE`].
+    /// At most [`MAX_STRIPE_BLOCKS`] blocks (an assertion). `tickets` (one) and `hand`
+    /// must be zero at launch, so a launch names its grid (no tuning runs).
+    #[grid_phases(threads = 128)]
+    pub fn smith_waterman_stripes(
+        a: &[u8],
+        b: &[u8],
+        matrix: &[i32],
+        alphabet: u32,
+        open: i32,
+        extend: i32,
+        hand: &mut [u64],
+        tickets: &mut [u32],
+        best_score: &mut [i32],
+        best_pos: &mut [u64],
+        result_score: &mut [i32],
+        result_pos: &mut [u64],
+    ) {
+        const ROWS: u32 = 8; // ROWS_PER_THREAD
+        const MAX_THREADS: u32 = 1024; // the largest block: one buffer half per step parity
+        const RING: u32 = 2048; // staged columns: a power of two above block_dim() + 3 · CHUNK
+        const NEG: i32 = -1073741824;
+        assert!(grid_dim() <= 2048, "smith_waterman_stripes runs on at most 2048 blocks");
+        let m = a.len() as u32;
+        let n = b.len() as u32;
+        let chunk = block_dim().min(32); // CHUNK, or fewer in blocks of fewer threads
+        let half = chunk / 2;
+        let stripe_height = block_dim() * ROWS;
+        let stripes = m.div_ceil(stripe_height);
+        let mut scores = shared_array::<i32, 1056>();
+        let mut ring_b = shared_array::<u32, 2048>();
+        let mut ring_h = shared_array::<i32, 2048>();
+        let mut ring_f = shared_array::<i32, 2048>();
+        let mut pass_h = shared_array::<i32, 2048>();
+        let mut pass_f = shared_array::<i32, 2048>();
+        let mut share = shared_array::<u32, 1>();
+
+        best_score[global_id()] = 0;
+        best_pos[global_id()] = u64::MAX;
+        if global_id() == 0 {
+            result_score[0] = 0;
+            result_pos[0] = u64::MAX;
+        }
+        stage_scores(&mut scores, matrix, alphabet);
+        let t = thread_idx();
+        loop {
+            if t == 0 {
+                share[0] = tickets.atomic_add(0, 1);
+            }
+            // Also orders the last stripe's reads of the rings before this one's writes.
+            sync_block();
+            let k = share[0];
+            if k >= stripes {
+                break;
+            }
+            let above = hand_tag(k.wrapping_sub(1));
+            let i0 = k * stripe_height + t * ROWS; // 0-based: matrix rows i0 + 1 …
+            let mut h = [0i32; ROWS];
+            let mut e = [NEG; ROWS];
+            let mut profile = [0u32; ROWS];
+            let mut best = [0i32; ROWS];
+            let mut best_c = [0u32; ROWS];
+            for r in 0..ROWS {
+                let i = i0 + r;
+                profile[r] = if i < m { a[i] as u32 * STRIDE } else { STRIDE * STRIDE };
+            }
+            // The first two chunks, before the first step.
+            for q in block_stride(0..n.min(2 * chunk)) {
+                ring_b[q] = b[q] as u32;
+                if k > 0 {
+                    wait_until(|| hand.load_acquire(q) & 4095 == above);
+                    let word = hand.load_acquire(q);
+                    ring_h[q] = hand_h(word);
+                    ring_f[q] = hand_f(word);
+                } else {
+                    ring_h[q] = 0;
+                    ring_f[q] = NEG;
+                }
+            }
+            let mut pending = 0u64;
+            let mut pending_b = 0u32;
+            let mut diag = 0i32; // H[i0 − 1][j − 1] for the first row
+            let mut phase = 0u32; // s % chunk, counted rather than divided
+            sync_block();
+            for s in 0..n + block_dim() - 1 {
+                // Warp 0 stages column q, of the chunk after next.
+                let q = s - phase + 2 * chunk + t;
+                if t < chunk && q < n {
+                    if phase == 0 {
+                        pending_b = b[q] as u32;
+                        if k > 0 {
+                            pending = hand.load_relaxed(q);
+                        }
+                    }
+                    if phase == half {
+                        if k > 0 && pending & 4095 != above {
+                            wait_until(|| hand.load_acquire(q) & 4095 == above);
+                            pending = hand.load_acquire(q);
+                        }
+                        let slot = q % RING;
+                        ring_b[slot] = pending_b;
+                        ring_h[slot] = if k > 0 { hand_h(pending) } else { 0 };
+                        ring_f[slot] = if k > 0 { hand_f(pending) } else { NEG };
+                    }
+                }
+                let c = s.wrapping_sub(t);
+                if c < n {
+                    let slot = c % RING;
+                    let from = (s + 1) % 2 * MAX_THREADS;
+                    let mut up_h = if t > 0 { pass_h[from + t - 1] } else { ring_h[slot] };
+                    let mut up_f = if t > 0 { pass_f[from + t - 1] } else { ring_f[slot] };
+                    let next_diag = up_h;
+                    let code = ring_b[slot];
+                    for r in 0..ROWS {
+                        let e_here = gap(e[r], h[r], open, extend);
+                        let f_here = gap(up_f, up_h, open, extend);
+                        let h_here = (diag + scores[profile[r] + code]).max(e_here).max(0).max(f_here);
+                        diag = h[r];
+                        h[r] = h_here;
+                        e[r] = e_here;
+                        up_h = h_here;
+                        up_f = f_here;
+                        if h_here > best[r] {
+                            best[r] = h_here;
+                            best_c[r] = c;
+                        }
+                    }
+                    diag = next_diag;
+                    let to = s % 2 * MAX_THREADS + t;
+                    pass_h[to] = up_h;
+                    pass_f[to] = up_f;
+                    if t == block_dim() - 1 && k + 1 < stripes {
+                        let word = hand_word(up_h, up_f, k);
+                        hand.store_relaxed(c, word);
+                    }
+                }
+                phase = if phase + 1 == chunk { 0 } else { phase + 1 };
+                sync_block();
+            }
+            let g = global_id();
+            for r in 0..ROWS {
+                let i = i0 + r;
+                if i < m && best[r] > 0 {
+                    let pos = i as u64 * n as u64 + best_c[r] as u64;
+                    keep_best(best_score, best_pos, g, best[r], pos);
+                }
+            }
+        }
+
+        grid_best(best_score, best_pos, result_score, result_pos);
+    }
 }
 
 pub use alignment::smith_waterman;
+pub use alignment::smith_waterman_stripes;
 
 /// A local alignment's score and end, and how the kernel ran.
 #[derive(Clone, Debug)]
@@ -358,15 +579,15 @@ pub fn check_input(a: &[u8], b: &[u8], scoring: &Scoring) -> std::result::Result
     }
     let too_long = InputError::TooLong { len_a: a.len(), len_b: b.len() };
     let longest = a.len().max(b.len()) as u64;
-    let best = scoring.max_score().max(1) as u64 * a.len().min(b.len()) as u64;
-    if longest >= 1 << 31 || best > MAX_BEST {
+    if longest >= 1 << 31 || best_bound(a, b, scoring) > MAX_BEST {
         return Err(too_long);
     }
     Ok(())
 }
 
-/// Aligns `a` against `b` on `gpu` with tiles [`DEFAULT_TILE_COLS`] wide
-/// (see [`align_tiled`]).
+/// Aligns `a` against `b` on `gpu`: in stripes ([`align_stripes`]) when the best score
+/// cannot exceed [`MAX_STRIPE_SCORE`], else in tiles [`DEFAULT_TILE_COLS`] wide
+/// ([`align_tiled`]).
 pub fn align(
     gpu: &Gpu,
     launch: &Launch,
@@ -374,7 +595,81 @@ pub fn align(
     b: &[u8],
     scoring: &Scoring,
 ) -> std::result::Result<Alignment, AlignError> {
-    align_tiled(gpu, launch, a, b, scoring, DEFAULT_TILE_COLS)
+    check_input(a, b, scoring)?;
+    if align_stripes_fits(a, b, scoring) {
+        Ok(align_stripes_checked(gpu, launch, a, b, scoring)?)
+    } else {
+        Ok(align_checked(gpu, launch, a, b, scoring, DEFAULT_TILE_COLS)?)
+    }
+}
+
+/// Aligns `a` against `b` on `gpu` with [`smith_waterman_stripes`]: stripes of
+/// [`ROWS_PER_THREAD`] times `launch`'s block size in rows. Without a grid in `launch`, one
+/// block per stripe, capped at the co-resident grid and at [`MAX_STRIPE_BLOCKS`]. An empty
+/// sequence scores 0 without a launch.
+///
+/// Input that [`check_input`] refuses, or whose best score could exceed
+/// [`MAX_STRIPE_SCORE`] ([`InputError::TooLongForStripes`]), is [`AlignError::Input`].
+pub fn align_stripes(
+    gpu: &Gpu,
+    launch: &Launch,
+    a: &[u8],
+    b: &[u8],
+    scoring: &Scoring,
+) -> std::result::Result<Alignment, AlignError> {
+    check_input(a, b, scoring)?;
+    if !align_stripes_fits(a, b, scoring) {
+        return Err(InputError::TooLongForStripes { len_a: a.len(), len_b: b.len() }.into());
+    }
+    Ok(align_stripes_checked(gpu, launch, a, b, scoring)?)
+}
+
+/// Whether [`align_stripes`] takes these sequences and scoring (as [`align`] then does):
+/// their best score cannot exceed [`MAX_STRIPE_SCORE`].
+pub fn align_stripes_fits(a: &[u8], b: &[u8], scoring: &Scoring) -> bool {
+    best_bound(a, b, scoring) <= MAX_STRIPE_SCORE
+}
+
+/// An upper bound of the best score: the largest substitution score times the shorter length.
+fn best_bound(a: &[u8], b: &[u8], scoring: &Scoring) -> u64 {
+    scoring.max_score().max(1) as u64 * a.len().min(b.len()) as u64
+}
+
+/// [`align_stripes`] for input that it accepts.
+fn align_stripes_checked(gpu: &Gpu, launch: &Launch, a: &[u8], b: &[u8], scoring: &Scoring) -> Result<Alignment> {
+    let threads = launch.threads_for(&smith_waterman_stripes::KERNEL);
+    if a.is_empty() || b.is_empty() {
+        let report = LaunchReport::no_launch(launch.selected_barrier());
+        return Ok(Alignment { score: 0, end_a: 0, end_b: 0, report });
+    }
+    let stripes = a.len().div_ceil((threads * ROWS_PER_THREAD) as usize);
+    let work = stripes.min(MAX_STRIPE_BLOCKS as usize);
+    let launch = super::grid_for_work(gpu, launch, &smith_waterman_stripes::KERNEL, work)?;
+    let slots = launch.requested_blocks().unwrap_or(1) as usize * threads as usize;
+    let (da, db, dm) = (gpu.upload(a)?, gpu.upload(b)?, gpu.upload(scoring.matrix())?);
+    let mut hand: DeviceBuffer<u64> = gpu.zeros(b.len())?;
+    let mut tickets: DeviceBuffer<u32> = gpu.zeros(1)?;
+    let mut best_score: DeviceBuffer<i32> = gpu.zeros(slots)?;
+    let mut best_pos: DeviceBuffer<u64> = gpu.zeros(slots)?;
+    let mut result_score: DeviceBuffer<i32> = gpu.zeros(1)?;
+    let mut result_pos: DeviceBuffer<u64> = gpu.zeros(1)?;
+    let report = smith_waterman_stripes::launch_with(
+        gpu,
+        &launch,
+        &da,
+        &db,
+        &dm,
+        scoring.alphabet().len() as u32,
+        scoring.open(),
+        scoring.extend(),
+        &mut hand,
+        &mut tickets,
+        &mut best_score,
+        &mut best_pos,
+        &mut result_score,
+        &mut result_pos,
+    )?;
+    alignment(gpu, report, &result_score, &result_pos, b.len())
 }
 
 /// Aligns `a` against `b` on `gpu` with tiles of [`ROWS_PER_THREAD`] times
@@ -445,10 +740,22 @@ fn align_checked(
         &mut result_score,
         &mut result_pos,
     )?;
-    let score = gpu.download(&result_score)?[0];
-    let pos = gpu.download(&result_pos)?[0];
+    alignment(gpu, report, &result_score, &result_pos, b.len())
+}
+
+/// The alignment a kernel left in `result_score[0]` and `result_pos[0]` (a row-major
+/// position in a matrix `n` columns wide).
+fn alignment(
+    gpu: &Gpu,
+    report: LaunchReport,
+    result_score: &DeviceBuffer<i32>,
+    result_pos: &DeviceBuffer<u64>,
+    n: usize,
+) -> Result<Alignment> {
+    let score = gpu.download(result_score)?[0];
+    let pos = gpu.download(result_pos)?[0];
     let (end_a, end_b) = if score > 0 {
-        let n = b.len() as u64;
+        let n = n as u64;
         ((pos / n) as usize + 1, (pos % n) as usize + 1)
     } else {
         (0, 0)

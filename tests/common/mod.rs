@@ -47,6 +47,7 @@ macro_rules! with_every_check {
             the_key_sort_runs_every_block_size_and_chunking,
             smith_waterman_matches_the_cpu_reference,
             smith_waterman_tiles_of_any_shape_give_the_same_alignment,
+            smith_waterman_stripes_of_any_shape_give_the_same_alignment,
             smith_waterman_scores_the_ssw_example_21,
             smith_waterman_handles_empty_and_single_residue_sequences,
             smith_waterman_runs_under_every_barrier,

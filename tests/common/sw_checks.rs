@@ -3,7 +3,7 @@
 
 use super::checks::{rng, Scale};
 use gsync::kernels::smith_waterman::{
-    align, align_reference, align_tiled, parse_fasta, AlignError, InputError, Scoring, DNA_ALPHABET,
+    align, align_reference, align_stripes, align_tiled, parse_fasta, AlignError, InputError, Scoring, DNA_ALPHABET,
 };
 use gsync::prelude::*;
 use rand::{rngs::StdRng, Rng};
@@ -108,6 +108,41 @@ pub fn smith_waterman_tiles_of_any_shape_give_the_same_alignment(gpu: &Gpu, scal
                 assert_eq!(got.hit(), expected, "{threads} threads, {tile_cols} tile columns, {blocks:?} blocks");
             }
         }
+    }
+}
+
+/// The stripe kernel on every block size (small blocks stage fewer columns at a time) and on
+/// grids smaller than the stripe count, where blocks take several stripes and stripes reuse
+/// the hand-down row that the stripe above is still writing.
+pub fn smith_waterman_stripes_of_any_shape_give_the_same_alignment(gpu: &Gpu, scale: Scale) {
+    let mut rng = rng();
+    let (m, n) = match scale {
+        Scale::Full => (3000, 1700),
+        Scale::Small => (300, 170),
+    };
+    let (scoring, letters) = (Scoring::blosum62(11, 1).unwrap(), 20);
+    let a = random_codes(&mut rng, m, letters);
+    let b = related(&mut rng, &a, n, letters);
+    let expected = align_reference(&a, &b, &scoring);
+    let block_sizes = match scale {
+        Scale::Full => vec![1u32, 7, 32, 33, 96, 128, 256, 1024],
+        Scale::Small => vec![1u32, 7, 32, 33],
+    };
+    for threads in block_sizes {
+        for blocks in [None, Some(1u32), Some(2), Some(3)] {
+            let mut launch = Launch::new().threads(threads);
+            if let Some(blocks) = blocks {
+                launch = launch.blocks(blocks);
+            }
+            let got = align_stripes(gpu, &launch, &a, &b, &scoring).unwrap();
+            assert_eq!(got.hit(), expected, "{threads} threads, {blocks:?} blocks");
+        }
+    }
+    // Past the scores a hand-down word carries, the stripes refuse and `align` takes tiles.
+    let long = vec![0u8; (1 << 25) / 4 + 1];
+    match align_stripes(gpu, &Launch::new(), &long, &long, &scoring) {
+        Err(AlignError::Input(InputError::TooLongForStripes { .. })) => {}
+        other => panic!("expected TooLongForStripes, got {:?}", other.map(|a| a.hit())),
     }
 }
 

@@ -129,7 +129,9 @@ pub fn atomic_helper(op: AtomicOp, order: MemoryOrder) -> String {
         AtomicOp::Max => "gsync::atomic_max",
         AtomicOp::Exch => "gsync::atomic_exch",
         AtomicOp::Cas => "gsync::atomic_cas",
+        AtomicOp::Load if order == MemoryOrder::Relaxed => return "gsync::load_relaxed".to_owned(),
         AtomicOp::Load => return "gsync::load_acquire".to_owned(),
+        AtomicOp::Store if order == MemoryOrder::Relaxed => return "gsync::store_relaxed".to_owned(),
         AtomicOp::Store => return "gsync::store_release".to_owned(),
     };
     let suffix = match order {

@@ -495,7 +495,9 @@ impl RustContext for Emu<'_> {
                 AtomicOp::Max => "atomic_max",
                 AtomicOp::Exch => "atomic_exch",
                 AtomicOp::Cas => "atomic_cas",
+                AtomicOp::Load if order == MemoryOrder::Relaxed => "load_relaxed",
                 AtomicOp::Load => "load_acquire",
+                AtomicOp::Store if order == MemoryOrder::Relaxed => "store_relaxed",
                 AtomicOp::Store => "store_release",
             }
         );

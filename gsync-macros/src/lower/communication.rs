@@ -13,8 +13,8 @@ use syn::spanned::Spanned;
 const ORDERINGS: &str = "`Ordering::Relaxed`, `Acquire`, `Release`, `AcqRel` or `SeqCst`";
 
 impl Lowerer<'_> {
-    /// `a.load_acquire(i)` (a value) or `a.store_release(i, v)` (`statement`: only as a
-    /// statement).
+    /// `a.load_acquire(i)` or `a.load_relaxed(i)` (a value), `a.store_release(i, v)` or
+    /// `a.store_relaxed(i, v)` (`statement`: only as a statement).
     pub(super) fn ordered_access(
         &mut self,
         array: ArrayId,
@@ -24,11 +24,12 @@ impl Lowerer<'_> {
     ) -> Option<Expr> {
         let span = m.span();
         let info = self.arrays[array.0].clone();
-        let store = name == "store_release";
+        let store = name.starts_with("store_");
+        let relaxed = name.ends_with("_relaxed");
         if store && !statement {
             self.diag.error(
                 span,
-                "`store_release` is a statement: it returns nothing; write `a.store_release(i, v);` on its own line",
+                format!("`{name}` is a statement: it returns nothing; write `a.{name}(i, v);` on its own line"),
             );
             return None;
         }
@@ -43,7 +44,7 @@ impl Lowerer<'_> {
             self.diag.error(
                 m.receiver.span(),
                 format!(
-                    "cannot store to `{}`, which is not mutable: `store_release` needs `&mut [T]` or a `let mut` shared array",
+                    "cannot store to `{}`, which is not mutable: `{name}` needs `&mut [T]` or a `let mut` shared array",
                     info.name
                 ),
             );
@@ -52,9 +53,9 @@ impl Lowerer<'_> {
         let want = if store { 2 } else { 1 };
         if m.args.len() != want {
             let usage = if store {
-                "`store_release(index, value)` takes 2 arguments"
+                format!("`{name}(index, value)` takes 2 arguments")
             } else {
-                "`load_acquire(index)` takes 1 argument"
+                format!("`{name}(index)` takes 1 argument")
             };
             self.diag.error(span, usage);
             return None;
@@ -76,8 +77,12 @@ impl Lowerer<'_> {
             );
             return None;
         }
-        let (op, order) =
-            if store { (AtomicOp::Store, MemoryOrder::Release) } else { (AtomicOp::Load, MemoryOrder::Acquire) };
+        let op = if store { AtomicOp::Store } else { AtomicOp::Load };
+        let order = match (relaxed, store) {
+            (true, _) => MemoryOrder::Relaxed,
+            (false, true) => MemoryOrder::Release,
+            (false, false) => MemoryOrder::Acquire,
+        };
         let ty = self.types.known(info.elem);
         Some(self.expr_of(
             ExprKind::Atomic { op, array, index: Box::new(index), args, line: Self::line(span), order },

@@ -477,7 +477,9 @@ impl Lowerer<'_> {
             return Some(self.expr_of(ExprKind::Len(array), ty, span));
         }
         match name {
-            "load_acquire" | "store_release" => return self.ordered_access(array, name, m, false),
+            "load_acquire" | "store_release" | "load_relaxed" | "store_relaxed" => {
+                return self.ordered_access(array, name, m, false)
+            }
             "with_lock" => {
                 self.diag
                     .error(span, "`with_lock` is a statement: write `locks.with_lock(i, || { … });` on its own line");
@@ -494,7 +496,7 @@ impl Lowerer<'_> {
             _ => {
                 self.diag.error(
                     m.method.span(),
-                    format!("unknown method `{name}` on array `{}`: arrays have `len`, `atomic_add`, `atomic_min`, `atomic_max`, `atomic_exch`, `atomic_cas`, `load_acquire`, `store_release` and `with_lock`", info.name),
+                    format!("unknown method `{name}` on array `{}`: arrays have `len`, `atomic_add`, `atomic_min`, `atomic_max`, `atomic_exch`, `atomic_cas`, `load_acquire`, `load_relaxed`, `store_release`, `store_relaxed` and `with_lock`", info.name),
                 );
                 return None;
             }

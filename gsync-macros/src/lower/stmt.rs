@@ -112,11 +112,13 @@ impl Lowerer<'_> {
             syn::Expr::Macro(m) if super::assert::is_assertion(&m.mac) => self.assertion(&m.mac, out),
             syn::Expr::Call(c) if Self::is_swap_call(c) => self.swap(c, out),
             syn::Expr::Call(c) if is_call_to(c, "wait_until") => self.wait_until(c, out),
-            syn::Expr::MethodCall(m) if m.method == "with_lock" || m.method == "store_release" => {
+            syn::Expr::MethodCall(m)
+                if m.method == "with_lock" || m.method == "store_release" || m.method == "store_relaxed" =>
+            {
                 match self.method_receiver_array(m) {
                     Some(array) if m.method == "with_lock" => self.with_lock(array, m, out),
                     Some(array) => {
-                        if let Some(store) = self.ordered_access(array, "store_release", m, true) {
+                        if let Some(store) = self.ordered_access(array, &m.method.to_string(), m, true) {
                             out.push(Self::stmt_of(StmtKind::Expr(store), span));
                         }
                     }

@@ -156,11 +156,15 @@ __device__ __forceinline__ bf16 atomic_min(bf16* p, bf16 v) { return half_atomic
 __device__ __forceinline__ f16 atomic_max(f16* p, f16 v) { return half_atomic(p, v, 3); }
 __device__ __forceinline__ bf16 atomic_max(bf16* p, bf16 v) { return half_atomic(p, v, 3); }
 
-// Acquire loads and release stores move the bits.
+// Acquire, release and relaxed loads and stores move the bits.
 __device__ __forceinline__ f16 load_acquire(const f16* p) { return f16_from_bits(load_acquire((const u16*)p)); }
 __device__ __forceinline__ bf16 load_acquire(const bf16* p) { return bf16_from_bits(load_acquire((const u16*)p)); }
 __device__ __forceinline__ void store_release(f16* p, f16 v) { store_release((u16*)p, half_to_bits(v)); }
 __device__ __forceinline__ void store_release(bf16* p, bf16 v) { store_release((u16*)p, half_to_bits(v)); }
+__device__ __forceinline__ f16 load_relaxed(const f16* p) { return f16_from_bits(load_relaxed((const u16*)p)); }
+__device__ __forceinline__ bf16 load_relaxed(const bf16* p) { return bf16_from_bits(load_relaxed((const u16*)p)); }
+__device__ __forceinline__ void store_relaxed(f16* p, f16 v) { store_relaxed((u16*)p, half_to_bits(v)); }
+__device__ __forceinline__ void store_relaxed(bf16* p, bf16 v) { store_relaxed((u16*)p, half_to_bits(v)); }
 
 // match_any compares the bits, as for the other types.
 __device__ __forceinline__ u32 match_any(f16 v) { return __match_any_sync(warp_lanes(), (u32)half_to_bits(v)); }

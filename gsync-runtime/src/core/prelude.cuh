@@ -370,7 +370,9 @@ template <typename T> __device__ __forceinline__ T shfl(T v, u32 lane) { return 
 // compiler moves no other memory access across it (the kernel hands its `__restrict__`
 // slices to an empty asm first, so that this holds for them too).
 
-// load_acquire / store_release: ld.acquire.gpu and st.release.gpu of the element's width.
+// load_acquire / store_release: ld.acquire.gpu and st.release.gpu of the element's width;
+// load_relaxed / store_relaxed: ld.relaxed.gpu and st.relaxed.gpu, atomic but unordered (no
+// fence, no L1 invalidation).
 // 8- and 16-bit elements travel in 32-bit registers (the load zero- or sign-extends, the store
 // truncates).
 #define GSYNC_ACQUIRE_RELEASE(T, PTX, R, C)                                                    \
@@ -381,6 +383,14 @@ template <typename T> __device__ __forceinline__ T shfl(T v, u32 lane) { return 
     }                                                                                         \
     __device__ __forceinline__ void store_release(T* p, T v) {                                \
         asm volatile("st.release.gpu." PTX " [%0], %1;" ::"l"(p), C((R)v) : "memory");       \
+    }                                                                                         \
+    __device__ __forceinline__ T load_relaxed(const T* p) {                                   \
+        R value;                                                                              \
+        asm volatile("ld.relaxed.gpu." PTX " %0, [%1];" : "=" C(value) : "l"(p) : "memory"); \
+        return (T)value;                                                                      \
+    }                                                                                         \
+    __device__ __forceinline__ void store_relaxed(T* p, T v) {                                \
+        asm volatile("st.relaxed.gpu." PTX " [%0], %1;" ::"l"(p), C((R)v) : "memory");       \
     }
 GSYNC_ACQUIRE_RELEASE(u8, "u8", u32, "r")
 GSYNC_ACQUIRE_RELEASE(i8, "s8", i32, "r")

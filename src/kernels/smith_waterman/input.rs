@@ -51,6 +51,14 @@ pub enum InputError {
         /// Length of the second sequence.
         len_b: usize,
     },
+    /// A sequence pair whose best score could exceed what the stripe kernel hands down
+    /// ([`MAX_STRIPE_SCORE`](super::MAX_STRIPE_SCORE)); the tile kernel takes it.
+    TooLongForStripes {
+        /// Length of the first sequence.
+        len_a: usize,
+        /// Length of the second sequence.
+        len_b: usize,
+    },
 }
 
 impl fmt::Display for InputError {
@@ -80,6 +88,12 @@ impl fmt::Display for InputError {
                 f,
                 "sequences of {len_a} and {len_b} residues are too long for this scoring: \
                  the best score could overflow i32"
+            ),
+            InputError::TooLongForStripes { len_a, len_b } => write!(
+                f,
+                "sequences of {len_a} and {len_b} residues could score above {limit}, more than the stripe \
+                 kernel hands down: align them with `align` or `align_tiled`",
+                limit = super::MAX_STRIPE_SCORE
             ),
         }
     }
