@@ -27,7 +27,8 @@ use std::time::Duration;
 /// Compares the fused kernel with its split form on every workload.
 #[derive(Parser)]
 struct Args {
-    /// Workloads: smooth, heat, heat-resident, empty-phases, bitonic, smith-waterman (default: all).
+    /// Workloads: smooth, heat, heat-resident, empty-phases, bitonic, smith-waterman, smith-waterman-stripes
+    /// (default: all).
     #[arg(long, value_delimiter = ',')]
     workload: Vec<String>,
     /// log₂ of the sizes (elements, keys, residues); default per workload.
@@ -138,9 +139,11 @@ fn run(args: &Args) -> Result<(), AnyError> {
             workloads.push(Box::new(Bitonic::new(1 << log2)));
         }
     }
-    if chosen("smith-waterman") {
-        for log2 in sizes(if emulated { &[8] } else { &[15, 17] }) {
-            workloads.push(Box::new(SmithWaterman::new(1 << log2)));
+    for (name, stripes) in [("smith-waterman", false), ("smith-waterman-stripes", true)] {
+        if chosen(name) {
+            for log2 in sizes(if emulated { &[8] } else { &[15, 17] }) {
+                workloads.push(Box::new(SmithWaterman::new(1 << log2, stripes)));
+            }
         }
     }
     println!();
@@ -459,16 +462,18 @@ impl Workload for Bitonic {
 }
 
 /// Smith-Waterman on random protein pairs (`gsync::kernels::smith_waterman`), verified
-/// against the CPU reference; the knob is the tile's width in columns.
+/// against the CPU reference: the tile kernel, whose knob is the tile's width in columns, or
+/// the stripe kernel.
 struct SmithWaterman {
     a: Vec<u8>,
     b: Vec<u8>,
     scoring: Scoring,
     expected: sw::LocalHit,
+    stripes: bool,
 }
 
 impl SmithWaterman {
-    fn new(n: usize) -> SmithWaterman {
+    fn new(n: usize, stripes: bool) -> SmithWaterman {
         let mut rng = StdRng::seed_from_u64(11);
         let scoring = Scoring::blosum62(sw::BLOSUM62_OPEN, sw::BLOSUM62_EXTEND).expect("BLOSUM62 is valid");
         let letters = scoring.alphabet().len() - 4; // the 20 amino acids, no ambiguity codes
@@ -476,19 +481,28 @@ impl SmithWaterman {
         let (a, b) = (sequence(), sequence());
         let workers = std::thread::available_parallelism().map_or(1, |cores| cores.get());
         let expected = sw::align_reference_parallel(&a, &b, &scoring, workers);
-        SmithWaterman { a, b, scoring, expected }
+        SmithWaterman { a, b, scoring, expected, stripes }
     }
 }
 
 impl Workload for SmithWaterman {
     fn label(&self) -> String {
-        format!("smith-waterman 2^{} × 2^{}", self.a.len().ilog2(), self.b.len().ilog2())
+        let kernel = if self.stripes { "smith-waterman stripes" } else { "smith-waterman" };
+        format!("{kernel} 2^{} × 2^{}", self.a.len().ilog2(), self.b.len().ilog2())
     }
     fn kernel(&self) -> &'static KernelSpec {
-        &sw::smith_waterman::KERNEL
+        if self.stripes {
+            &sw::smith_waterman_stripes::KERNEL
+        } else {
+            &sw::smith_waterman::KERNEL
+        }
     }
     fn knobs(&self) -> Vec<Option<u32>> {
-        vec![Some(128), Some(256), Some(512)]
+        if self.stripes {
+            vec![None]
+        } else {
+            vec![Some(128), Some(256), Some(512)]
+        }
     }
     fn threads(&self) -> Vec<u32> {
         vec![32, 64, 128]
@@ -497,8 +511,12 @@ impl Workload for SmithWaterman {
         false
     }
     fn run(&mut self, gpu: &Gpu, config: &Config) -> Result<LaunchReport, AnyError> {
-        let tile_cols = config.knob.unwrap_or(sw::DEFAULT_TILE_COLS);
-        let alignment = sw::align_tiled(gpu, &config.launch, &self.a, &self.b, &self.scoring, tile_cols)?;
+        let alignment = if self.stripes {
+            sw::align_stripes(gpu, &config.launch, &self.a, &self.b, &self.scoring)?
+        } else {
+            let tile_cols = config.knob.unwrap_or(sw::DEFAULT_TILE_COLS);
+            sw::align_tiled(gpu, &config.launch, &self.a, &self.b, &self.scoring, tile_cols)?
+        };
         if alignment.hit() != self.expected {
             return Err(format!("smith-waterman: {config:?} found {:?}", alignment.hit()).into());
         }

@@ -135,15 +135,15 @@ fn run(args: &Args) -> Result<(), AnyError> {
     let barriers = common::barriers(&args.barrier)?;
     println!("| barrier | blocks | score | end (a, b) | median kernel time | GCUPS | verified |");
     println!("|---|---:|---:|---|---:|---:|---|");
+    let align = |launch: &Launch| {
+        if stripes {
+            sw::align_stripes(&gpu, launch, &a.codes, &b.codes, &scoring)
+        } else {
+            sw::align_tiled(&gpu, launch, &a.codes, &b.codes, &scoring, tile_cols)
+        }
+    };
     for barrier in barriers {
         let launch = common::launch(barrier, args.blocks, Some(threads));
-        let align = |launch: &Launch| {
-            if stripes {
-                sw::align_stripes(&gpu, launch, &a.codes, &b.codes, &scoring)
-            } else {
-                sw::align_tiled(&gpu, launch, &a.codes, &b.codes, &scoring, tile_cols)
-            }
-        };
         match measure(&launch, align, args.reps) {
             Ok((alignment, median)) => {
                 let verified = match expected {

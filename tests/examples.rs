@@ -91,9 +91,15 @@ fn the_smith_waterman_example_verifies_its_alignment() {
 #[test]
 fn the_fusion_table_has_a_verified_row_per_workload() {
     let out = run("fusion", &["--reps", "1"]);
-    for workload in
-        ["smooth 2^10", "heat global 32²", "heat resident 32²", "empty phases", "bitonic 2^12", "smith-waterman 2^8"]
-    {
+    for workload in [
+        "smooth 2^10",
+        "heat global 32²",
+        "heat resident 32²",
+        "empty phases",
+        "bitonic 2^12",
+        "smith-waterman 2^8",
+        "smith-waterman stripes 2^8",
+    ] {
         let row = out.lines().find(|line| line.starts_with(&format!("| {workload}")));
         let row = row.unwrap_or_else(|| panic!("no row for {workload}:\n{out}"));
         assert_eq!(row.matches('|').count(), 7, "six cells: {row}");

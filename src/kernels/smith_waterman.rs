@@ -339,8 +339,9 @@ mod alignment {
         grid_best(best_score, best_pos, result_score, result_pos);
     }
 
-    /// Bits of a hand-down word that name the stripe that wrote it (its index modulo 2^11).
-    const TAG_BITS: u32 = 11;
+    /// The low 12 bits of a hand-down word: the writing stripe's index modulo 2^11, and a
+    /// set bit.
+    const TAG_MASK: u64 = 4095;
     /// Handed-down `F` values are clamped to at least this: below `extend − open` every
     /// value gives the same `F` in the row below, since `H ≥ 0` there.
     const F_FLOOR: i32 = -131072;
@@ -461,7 +462,7 @@ mod alignment {
             for q in block_stride(0..n.min(2 * chunk)) {
                 ring_b[q] = b[q] as u32;
                 if k > 0 {
-                    wait_until(|| hand.load_acquire(q) & 4095 == above);
+                    wait_until(|| hand.load_acquire(q) & TAG_MASK == above);
                     let word = hand.load_acquire(q);
                     ring_h[q] = hand_h(word);
                     ring_f[q] = hand_f(word);
@@ -486,8 +487,8 @@ mod alignment {
                         }
                     }
                     if phase == half {
-                        if k > 0 && pending & 4095 != above {
-                            wait_until(|| hand.load_acquire(q) & 4095 == above);
+                        if k > 0 && pending & TAG_MASK != above {
+                            wait_until(|| hand.load_acquire(q) & TAG_MASK == above);
                             pending = hand.load_acquire(q);
                         }
                         let slot = q % RING;

@@ -96,16 +96,14 @@ impl<T: EmuScalar> EmuSlice<T> {
     /// as an acquire load; on a GPU it orders nothing but the element itself.
     #[inline]
     pub fn load_relaxed(&self, index: u64, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> T {
-        self.cell(index, ctx, array, line).map_or_else(T::default, T::get_acquire)
+        self.load_acquire(index, ctx, array, line)
     }
 
     /// Writes element `index` atomically (`store_relaxed`); ordered on the host as
     /// [`store_release`](Self::store_release) is.
     #[inline]
     pub fn store_relaxed(&self, index: u64, value: T, ctx: &ThreadCtx<'_>, array: u32, line: u32) {
-        if let Some(cell) = self.cell(index, ctx, array, line) {
-            T::set_release(cell, value);
-        }
+        self.store_release(index, value, ctx, array, line);
     }
 
     /// Adds `value` to element `index` (wrapping for integers) and returns the old value.
