@@ -136,6 +136,18 @@ impl Gpu {
         }
     }
 
+    /// Sets every element of a device buffer to zero, without a copy from the host (a memset
+    /// on the GPU).
+    pub fn clear<T: DeviceScalar>(&self, buffer: &mut DeviceBuffer<T>) -> Result<()> {
+        match &self.device {
+            Device::Cuda(cuda) => buffer.cuda_mut()?.clear(cuda),
+            Device::Emulator(_) => {
+                buffer.emu()?.clear();
+                Ok(())
+            }
+        }
+    }
+
     /// The most blocks of `kernel` that can be resident at once with `launch`'s block size and
     /// barrier: the driver's occupancy for the compiled kernel times the SM count. For
     /// [`Barrier::MultiLaunch`](crate::Barrier::MultiLaunch), that of the first segment kernel

@@ -125,10 +125,13 @@ fn buffers_round_trip_and_check_lengths() {
     assert_eq!(out, doubled);
     let mismatch = gpu.write(&mut buffer, &doubled[..10]);
     assert!(matches!(mismatch, Err(Error::LengthMismatch { device: 1000, host: 10 })));
+    gpu.clear(&mut buffer).expect("clear");
+    assert_eq!(gpu.download(&buffer).expect("download"), vec![0.0; 1000]);
     let zeros = gpu.zeros::<i16>(33).expect("zeros");
     assert_eq!(gpu.download(&zeros).expect("download"), vec![0i16; 33]);
-    let empty = gpu.upload::<u8>(&[]).expect("empty upload");
+    let mut empty = gpu.upload::<u8>(&[]).expect("empty upload");
     assert!(empty.is_empty());
+    gpu.clear(&mut empty).expect("clearing an empty buffer");
     assert_eq!(gpu.download(&empty).expect("empty download"), Vec::<u8>::new());
 }
 

@@ -1,6 +1,6 @@
 //! Inclusive prefix sums of `u32` keys (wrapping), two ways: a single pass with decoupled
 //! look-back, where each tile learns the sum of all before it from its predecessors' published
-//! states (`store_release`, `load_acquire`, `wait_until`), and three phases separated by
+//! states (`store_relaxed`, `load_relaxed`, `wait_until`), and three phases separated by
 //! `grid_sync()` (tile sums, a scan of the tile sums, the tiles again with their prefixes).
 //!
 //! Both cut the keys into tiles of [`TILE`] keys. A block loads a tile into shared memory with
@@ -12,10 +12,14 @@
 use crate::prelude::*;
 use crate::{Gpu, Launch, LaunchReport, Result};
 
-/// Tiles of `n` keys: the length of the single-pass scan's `states`, and of the three-phase
-/// scan's `tile_sums`.
+/// Tiles of `n` keys: the length of the three-phase scan's `tile_sums`.
 pub fn tiles(n: usize) -> usize {
     n.div_ceil(TILE).max(1)
+}
+
+/// The length of the single-pass scan's `states` for `n` keys: [`STATE_STRIDE`] words per tile.
+pub fn state_words(n: usize) -> usize {
+    tiles(n) * STATE_STRIDE
 }
 
 /// The scans' kernels and the tile steps they share.
@@ -24,14 +28,20 @@ mod kernels {
     /// Keys per tile.
     pub const TILE: usize = 8192;
 
+    /// `u64` words of `states` per tile in the single pass: tile `k`'s state is word `k ·
+    /// STATE_STRIDE`, alone in its 128-byte line. Packed states share lines that every waiting
+    /// block polls, and the publishing stores queue behind those polls.
+    pub const STATE_STRIDE: usize = 16;
+
     /// Keys each thread loads, sums and stores per tile.
     const ITEMS: usize = TILE / BLOCK_SIZE;
     /// Shared words of a tile: one padding word per 32, so that a thread's run of
     /// consecutive keys spreads over the banks.
     const PADDED: usize = TILE + TILE / 32;
 
-    /// A tile's state in the single pass, in the high word of its `states` element: its own
-    /// sum is published (low word).
+    /// A tile's state in the single pass, in the high word of its `states` word: its own
+    /// sum is published (low word). The word carries its value with its state, so it is read
+    /// and written relaxed: nothing else is published with it.
     const AGGREGATE: u64 = 1;
     /// A tile's state: the sum of every key up to its end is published (low word).
     const PREFIX: u64 = 2;
@@ -184,7 +194,8 @@ mod kernels {
     }
 
     /// Warp 0's part of the single pass for tile `tile`, whose warps' totals are in
-    /// `warp_sums`: publishes the tile's sum (`AGGREGATE`; `PREFIX` for tile 0), sums the
+    /// `warp_sums`: publishes the tile's sum (`AGGREGATE`; `PREFIX` for tile 0) in its state
+    /// word (`states[tile · STATE_STRIDE]`), sums the
     /// tiles before it and publishes its inclusive prefix; returns the tiles' sum before it,
     /// in every lane. Lane `l` reads tile `end − 1 − l` of a window of 32 ending at `end`;
     /// where a tile has published nothing yet, its lane waits for it. The nearest `PREFIX` in
@@ -198,21 +209,21 @@ mod kernels {
         let mut exclusive = 0u32;
         if tile == 0 {
             if lane == 0 {
-                states.store_release(0, (PREFIX << 32) | aggregate as u64);
+                states.store_relaxed(0, (PREFIX << 32) | aggregate as u64);
             }
         } else {
             if lane == 0 {
-                states.store_release(tile, (AGGREGATE << 32) | aggregate as u64);
+                states.store_relaxed(tile * STATE_STRIDE, (AGGREGATE << 32) | aggregate as u64);
             }
             let mut end = tile;
             loop {
                 let mut state = PREFIX << 32;
                 if (lane as usize) < end {
-                    let j = end - 1 - lane as usize;
-                    state = states.load_acquire(j);
+                    let j = (end - 1 - lane as usize) * STATE_STRIDE;
+                    state = states.load_relaxed(j);
                     if state >> 32 == 0 {
-                        wait_until(|| states.load_acquire(j) >> 32 != 0);
-                        state = states.load_acquire(j);
+                        wait_until(|| states.load_relaxed(j) >> 32 != 0);
+                        state = states.load_relaxed(j);
                     }
                 }
                 let prefixes = ballot(state >> 32 == PREFIX);
@@ -225,7 +236,7 @@ mod kernels {
                 end -= 32;
             }
             if lane == 0 {
-                states.store_release(tile, (PREFIX << 32) | exclusive.wrapping_add(aggregate) as u64);
+                states.store_relaxed(tile * STATE_STRIDE, (PREFIX << 32) | exclusive.wrapping_add(aggregate) as u64);
             }
         }
         exclusive
@@ -234,11 +245,11 @@ mod kernels {
     /// The single pass. Blocks take tiles in the order they ask for them (an atomic ticket,
     /// `tickets[0]`, never the block index: a block that takes a tile has every earlier tile's
     /// block running, which is what makes waiting for them safe). Once the block has its
-    /// tile's sum, warp 0 publishes it in `states[tile]` (`1 << 32 | sum`, released) and
-    /// looks back over the tiles before it ([`look_back`]), then publishes the tile's
-    /// inclusive prefix (`2 << 32 | prefix`). `states` (one per tile, see
-    /// [`tiles`](super::tiles)) and `tickets` (one) must be zero at launch. The block size
-    /// must be a multiple of 32 that divides [`TILE`].
+    /// tile's sum, warp 0 publishes it in the tile's state word (`1 << 32 | sum`) and looks
+    /// back over the tiles before it ([`look_back`]), then publishes the tile's inclusive
+    /// prefix (`2 << 32 | prefix`). `states` ([`STATE_STRIDE`] words per tile, see
+    /// [`state_words`](super::state_words)) and `tickets` (one) must be zero at launch. The
+    /// block size must be a multiple of 32 that divides [`TILE`].
     #[grid_phases(threads = 256)]
     pub fn scan_lookback(keys: &[u32], out: &mut [u32], states: &mut [u64], tickets: &mut [u32]) {
         let tiles = keys.len().div_ceil(TILE);
@@ -320,7 +331,7 @@ mod kernels {
     }
 }
 
-pub use kernels::{scan_lookback, scan_three_phase, TILE};
+pub use kernels::{scan_lookback, scan_three_phase, STATE_STRIDE, TILE};
 
 /// The inclusive prefix sums of `keys` on the CPU, wrapping: the reference.
 pub fn scan_reference(keys: &[u32]) -> Vec<u32> {
@@ -338,14 +349,12 @@ pub fn scan_reference(keys: &[u32]) -> Vec<u32> {
 pub struct ScanScratch {
     states: DeviceBuffer<u64>,
     tickets: DeviceBuffer<u32>,
-    zeros: Vec<u64>,
 }
 
 impl ScanScratch {
     /// Scratch for scans of up to `n` keys.
     pub fn new(gpu: &Gpu, n: usize) -> Result<ScanScratch> {
-        let zeros = vec![0u64; tiles(n)];
-        Ok(ScanScratch { states: gpu.upload(&zeros)?, tickets: gpu.zeros(1)?, zeros })
+        Ok(ScanScratch { states: gpu.zeros(state_words(n))?, tickets: gpu.zeros(1)? })
     }
 
     /// Zeroes the scratch (outside the timed launch) and runs [`scan_lookback`] on `keys`
@@ -361,8 +370,8 @@ impl ScanScratch {
         keys: &DeviceBuffer<u32>,
         out: &mut DeviceBuffer<u32>,
     ) -> Result<LaunchReport> {
-        gpu.write(&mut self.states, &self.zeros)?;
-        gpu.write(&mut self.tickets, &[0])?;
+        gpu.clear(&mut self.states)?;
+        gpu.clear(&mut self.tickets)?;
         let launch = match (launch.requested_blocks(), gpu.backend()) {
             (None, Backend::Cuda) => {
                 let blocks = scan_lookback::max_coresident_blocks(gpu, launch)?;

@@ -228,12 +228,11 @@ pub fn the_look_back_crosses_windows_of_sums(gpu: &Gpu, scale: Scale) {
     let n = tiles * scan::TILE - 5;
     let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
     let expected = scan::scan_reference(&keys);
-    let mut states: Vec<u64> = keys
-        .chunks(scan::TILE)
-        .map(|tile| 1 << 32 | u64::from(tile.iter().fold(0u32, |a, &k| a.wrapping_add(k))))
-        .collect();
-    states[0] += 1 << 32;
-    states[skip..].fill(0);
+    let mut states = vec![0u64; scan::state_words(n)];
+    for (i, tile) in keys.chunks(scan::TILE).take(skip).enumerate() {
+        let state = if i == 0 { 2 << 32 } else { 1 << 32 };
+        states[i * scan::STATE_STRIDE] = state | u64::from(tile.iter().fold(0u32, |a, &k| a.wrapping_add(k)));
+    }
     let dkeys = gpu.upload(&keys).unwrap();
     let from = skip * scan::TILE;
     for threads in [32, 256] {

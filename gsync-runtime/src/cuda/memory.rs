@@ -94,6 +94,17 @@ impl<T: CudaElement> CudaBuffer<T> {
         gpu.health().guard(|| self.write_unguarded(gpu, host))
     }
 
+    /// Sets every element to zero (a memset on the GPU's stream).
+    pub(crate) fn clear(&mut self, gpu: &CudaGpu) -> Result<()> {
+        if self.len == 0 {
+            return Ok(());
+        }
+        gpu.health().guard(|| {
+            let mut view = self.slice.slice_mut(..self.len);
+            gpu.stream().memset_zeros(&mut view).map_err(driver_error("zeroing a buffer"))
+        })
+    }
+
     /// Reads element `index`, which must be below the length.
     pub(crate) fn read(&self, gpu: &CudaGpu, index: usize) -> Result<T> {
         gpu.health().guard(|| {

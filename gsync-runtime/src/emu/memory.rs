@@ -55,6 +55,13 @@ impl<T: EmuScalar> EmuSlice<T> {
         }
     }
 
+    /// Sets every element to zero.
+    pub(crate) fn clear(&self) {
+        for cell in self.cells.iter() {
+            T::set(cell, T::default());
+        }
+    }
+
     /// Element `index` as the host reads it between launches; `None` out of bounds.
     pub(crate) fn get(&self, index: usize) -> Option<T> {
         self.cells.get(index).map(T::get)
@@ -200,6 +207,9 @@ mod tests {
         slice.copy_from(&[7.0, 8.0, 9.0]);
         slice.copy_to(&mut out);
         assert_eq!(out, [7.0, 8.0, 9.0]);
+        slice.clear();
+        slice.copy_to(&mut out);
+        assert_eq!(out, [0.0; 3]);
     }
 
     #[test]
