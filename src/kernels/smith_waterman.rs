@@ -61,10 +61,6 @@ pub const MAX_SCORE: i32 = 1 << 16;
 /// below `i32::MAX`, so that no sum in the recurrence overflows.
 const MAX_BEST: u64 = 1 << 30;
 
-/// Matrix rows each thread owns in a tile: a tile is
-/// `ROWS_PER_THREAD · block_dim()` rows tall.
-pub const ROWS_PER_THREAD: u32 = 8;
-
 /// The widest tile the kernel's shared memory holds, in columns.
 pub const MAX_TILE_COLS: u32 = 1024;
 
@@ -112,6 +108,51 @@ mod alignment {
     #[device]
     fn gap(gap_before: i32, h_before: i32, open: i32, extend: i32) -> i32 {
         (gap_before - extend).max(h_before - open)
+    }
+
+    /// Matrix rows each thread owns, in a tile or a stripe: a tile or stripe is
+    /// `ROWS_PER_THREAD · block_dim()` rows tall.
+    pub const ROWS_PER_THREAD: u32 = 8;
+
+    /// One column of a thread's [`ROWS_PER_THREAD`] rows, top to bottom, at column `c` (residue code
+    /// `code` of `b`): each row's left neighbour is its own previous column (`h`, `e`); the
+    /// first row's upper neighbour is `up` (`[H, F]`, replaced by the last row's) and its
+    /// diagonal neighbour `diag`. Keeps each row's first maximum in `best`, `best_c`.
+    #[device]
+    fn column(
+        h: &mut [i32],
+        e: &mut [i32],
+        best: &mut [i32],
+        best_c: &mut [u32],
+        up: &mut [i32],
+        profile: &[u32],
+        scores: &[i32],
+        code: u32,
+        c: u32,
+        diag: i32,
+        open: i32,
+        extend: i32,
+    ) {
+        let mut diag = diag;
+        let mut up_h = up[0];
+        let mut up_f = up[1];
+        for r in 0..ROWS_PER_THREAD {
+            let e_here = gap(e[r], h[r], open, extend);
+            let f_here = gap(up_f, up_h, open, extend);
+            // F last: it alone waits on the row above.
+            let h_here = (diag + scores[profile[r] + code]).max(e_here).max(0).max(f_here);
+            diag = h[r];
+            h[r] = h_here;
+            e[r] = e_here;
+            up_h = h_here;
+            up_f = f_here;
+            if h_here > best[r] {
+                best[r] = h_here;
+                best_c[r] = c;
+            }
+        }
+        up[0] = up_h;
+        up[1] = up_f;
     }
 
     /// Keeps in slot `g` the better of what it holds and the cell `(score,
@@ -218,13 +259,12 @@ mod alignment {
         result_score: &mut [i32],
         result_pos: &mut [u64],
     ) {
-        const ROWS: u32 = 8; // ROWS_PER_THREAD
         const MAX_THREADS: u32 = 1024; // the largest block: one buffer half per step parity
         const NEG: i32 = -1073741824; // i32::MIN / 2: "minus infinity" that survives a subtraction
         let m = a.len() as u32;
         let n = b.len() as u32;
         let tile_cols = tile_cols.clamp(1, 1024);
-        let tile_height = block_dim() * ROWS;
+        let tile_height = block_dim() * ROWS_PER_THREAD;
         let tile_rows = m.div_ceil(tile_height);
         let tiles_across = n.div_ceil(tile_cols);
         let mut scores = shared_array::<i32, 1056>();
@@ -252,18 +292,19 @@ mod alignment {
                 let tc = d - tr;
                 let j0 = tc * tile_cols;
                 let width = tile_cols.min(n - j0);
-                let i0 = tr * tile_height + t * ROWS; // 0-based: matrix rows i0 + 1 …
+                let i0 = tr * tile_height + t * ROWS_PER_THREAD; // 0-based: matrix rows i0 + 1 …
                 for c in block_stride(0..width) {
                     tile_b[c] = b[j0 + c] as u32;
                     top_h[c] = if tr > 0 { row_h[j0 + c] } else { 0 };
                     top_f[c] = if tr > 0 { row_f[j0 + c] } else { NEG };
                 }
-                let mut h = [0i32; ROWS];
-                let mut e = [NEG; ROWS];
-                let mut profile = [0u32; ROWS];
-                let mut best = [0i32; ROWS];
-                let mut best_c = [0u32; ROWS];
-                for r in 0..ROWS {
+                let mut h = [0i32; ROWS_PER_THREAD];
+                let mut e = [NEG; ROWS_PER_THREAD];
+                let mut profile = [0u32; ROWS_PER_THREAD];
+                let mut best = [0i32; ROWS_PER_THREAD];
+                let mut best_c = [0u32; ROWS_PER_THREAD];
+                let mut up = [0i32; 2]; // H and F above a thread's first row, then below its last
+                for r in 0..ROWS_PER_THREAD {
                     let i = i0 + r;
                     profile[r] = if i < m { a[i] as u32 * STRIDE } else { STRIDE * STRIDE };
                     if i < m && tc > 0 {
@@ -289,38 +330,37 @@ mod alignment {
                     let c = s.wrapping_sub(t);
                     if c < width {
                         let from = (s + 1) % 2 * MAX_THREADS;
-                        let mut up_h = if t > 0 { pass_h[from + t - 1] } else { top_h[c] };
-                        let mut up_f = if t > 0 { pass_f[from + t - 1] } else { top_f[c] };
-                        let next_diag = up_h;
+                        up[0] = if t > 0 { pass_h[from + t - 1] } else { top_h[c] };
+                        up[1] = if t > 0 { pass_f[from + t - 1] } else { top_f[c] };
+                        let next_diag = up[0];
                         let code = tile_b[c];
-                        for r in 0..ROWS {
-                            let e_here = gap(e[r], h[r], open, extend);
-                            let f_here = gap(up_f, up_h, open, extend);
-                            // F last: it alone waits on the row above.
-                            let h_here = (diag + scores[profile[r] + code]).max(e_here).max(0).max(f_here);
-                            diag = h[r];
-                            h[r] = h_here;
-                            e[r] = e_here;
-                            up_h = h_here;
-                            up_f = f_here;
-                            if h_here > best[r] {
-                                best[r] = h_here;
-                                best_c[r] = c;
-                            }
-                        }
+                        column(
+                            &mut h,
+                            &mut e,
+                            &mut best,
+                            &mut best_c,
+                            &mut up,
+                            &profile,
+                            &scores,
+                            code,
+                            c,
+                            diag,
+                            open,
+                            extend,
+                        );
                         diag = next_diag;
                         let to = s % 2 * MAX_THREADS + t;
-                        pass_h[to] = up_h;
-                        pass_f[to] = up_f;
+                        pass_h[to] = up[0];
+                        pass_f[to] = up[1];
                         if t == block_dim() - 1 {
-                            row_h[j0 + c] = up_h;
-                            row_f[j0 + c] = up_f;
+                            row_h[j0 + c] = up[0];
+                            row_f[j0 + c] = up[1];
                         }
                     }
                     sync_block();
                 }
                 let g = global_id();
-                for r in 0..ROWS {
+                for r in 0..ROWS_PER_THREAD {
                     let i = i0 + r;
                     if i < m {
                         col_h[i] = h[r];
@@ -410,7 +450,6 @@ mod alignment {
         result_score: &mut [i32],
         result_pos: &mut [u64],
     ) {
-        const ROWS: u32 = 8; // ROWS_PER_THREAD
         const MAX_THREADS: u32 = 1024; // the largest block: one buffer half per step parity
         const RING: u32 = 2048; // staged columns: a power of two above block_dim() + 3 · CHUNK
         const NEG: i32 = -1073741824;
@@ -419,7 +458,7 @@ mod alignment {
         let n = b.len() as u32;
         let chunk = block_dim().min(32); // CHUNK, or fewer in blocks of fewer threads
         let half = chunk / 2;
-        let stripe_height = block_dim() * ROWS;
+        let stripe_height = block_dim() * ROWS_PER_THREAD;
         let stripes = m.div_ceil(stripe_height);
         let mut scores = shared_array::<i32, 1056>();
         let mut ring_b = shared_array::<u32, 2048>();
@@ -448,13 +487,14 @@ mod alignment {
                 break;
             }
             let above = hand_tag(k.wrapping_sub(1));
-            let i0 = k * stripe_height + t * ROWS; // 0-based: matrix rows i0 + 1 …
-            let mut h = [0i32; ROWS];
-            let mut e = [NEG; ROWS];
-            let mut profile = [0u32; ROWS];
-            let mut best = [0i32; ROWS];
-            let mut best_c = [0u32; ROWS];
-            for r in 0..ROWS {
+            let i0 = k * stripe_height + t * ROWS_PER_THREAD; // 0-based: matrix rows i0 + 1 …
+            let mut h = [0i32; ROWS_PER_THREAD];
+            let mut e = [NEG; ROWS_PER_THREAD];
+            let mut profile = [0u32; ROWS_PER_THREAD];
+            let mut best = [0i32; ROWS_PER_THREAD];
+            let mut best_c = [0u32; ROWS_PER_THREAD];
+            let mut up = [0i32; 2]; // H and F above the thread's first row, then below its last
+            for r in 0..ROWS_PER_THREAD {
                 let i = i0 + r;
                 profile[r] = if i < m { a[i] as u32 * STRIDE } else { STRIDE * STRIDE };
             }
@@ -501,30 +541,30 @@ mod alignment {
                 if c < n {
                     let slot = c % RING;
                     let from = (s + 1) % 2 * MAX_THREADS;
-                    let mut up_h = if t > 0 { pass_h[from + t - 1] } else { ring_h[slot] };
-                    let mut up_f = if t > 0 { pass_f[from + t - 1] } else { ring_f[slot] };
-                    let next_diag = up_h;
+                    up[0] = if t > 0 { pass_h[from + t - 1] } else { ring_h[slot] };
+                    up[1] = if t > 0 { pass_f[from + t - 1] } else { ring_f[slot] };
+                    let next_diag = up[0];
                     let code = ring_b[slot];
-                    for r in 0..ROWS {
-                        let e_here = gap(e[r], h[r], open, extend);
-                        let f_here = gap(up_f, up_h, open, extend);
-                        let h_here = (diag + scores[profile[r] + code]).max(e_here).max(0).max(f_here);
-                        diag = h[r];
-                        h[r] = h_here;
-                        e[r] = e_here;
-                        up_h = h_here;
-                        up_f = f_here;
-                        if h_here > best[r] {
-                            best[r] = h_here;
-                            best_c[r] = c;
-                        }
-                    }
+                    column(
+                        &mut h,
+                        &mut e,
+                        &mut best,
+                        &mut best_c,
+                        &mut up,
+                        &profile,
+                        &scores,
+                        code,
+                        c,
+                        diag,
+                        open,
+                        extend,
+                    );
                     diag = next_diag;
                     let to = s % 2 * MAX_THREADS + t;
-                    pass_h[to] = up_h;
-                    pass_f[to] = up_f;
+                    pass_h[to] = up[0];
+                    pass_f[to] = up[1];
                     if t == block_dim() - 1 && k + 1 < stripes {
-                        let word = hand_word(up_h, up_f, k);
+                        let word = hand_word(up[0], up[1], k);
                         hand.store_relaxed(c, word);
                     }
                 }
@@ -532,7 +572,7 @@ mod alignment {
                 sync_block();
             }
             let g = global_id();
-            for r in 0..ROWS {
+            for r in 0..ROWS_PER_THREAD {
                 let i = i0 + r;
                 if i < m && best[r] > 0 {
                     let pos = i as u64 * n as u64 + best_c[r] as u64;
@@ -545,8 +585,7 @@ mod alignment {
     }
 }
 
-pub use alignment::smith_waterman;
-pub use alignment::smith_waterman_stripes;
+pub use alignment::{smith_waterman, smith_waterman_stripes, ROWS_PER_THREAD};
 
 /// A local alignment's score and end, and how the kernel ran.
 #[derive(Clone, Debug)]
