@@ -163,6 +163,8 @@ fn the_library_kernels_also_split_into_one_launch_per_phase() {
         &gsync::kernels::empty_phases::KERNEL,
         &gsync::kernels::bitonic::bitonic_sort::KERNEL,
         &gsync::kernels::smith_waterman::smith_waterman::KERNEL,
+        &gsync::kernels::smith_waterman::smith_waterman_stripes::KERNEL,
+        &gsync::kernels::bitonic::sort_keys::KERNEL,
         &gsync::kernels::heat::heat_global::KERNEL,
     ];
     for kernel in library {

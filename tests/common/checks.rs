@@ -6,8 +6,8 @@
 pub use super::communication::*;
 #[allow(unused_imports)] // the device-function checks, under the same path
 pub use super::functions::{
-    a_device_function_holds_a_grid_barrier, a_generic_kernel_reduces_every_element_type,
-    device_functions_return_early_and_short_circuit,
+    a_device_function_holds_a_grid_barrier, a_device_function_updates_a_threads_own_arrays,
+    a_generic_kernel_reduces_every_element_type, device_functions_return_early_and_short_circuit,
 };
 #[allow(unused_imports)] // the half precision checks, under the same path
 pub use super::half_checks::{

@@ -111,6 +111,39 @@ pub mod kernels {
         done[0] < rounds
     }
 
+    /// Replaces `run`'s elements with their running sums, in place, and returns
+    /// the total; `weights[r]` scales element `r` first. Called with a thread's
+    /// own arrays.
+    #[device]
+    fn running_sums(run: &mut [u32], weights: &[u32]) -> u32 {
+        let mut total = 0u32;
+        for r in 0..4 {
+            total = total.wrapping_add(run[r].wrapping_mul(weights[r]));
+            run[r] = total;
+        }
+        total
+    }
+
+    /// Each thread's four keys from `keys[4 · global_id()]`, weighted by their
+    /// position plus one and summed as they go, through local arrays that a
+    /// device function updates: `out` gets the running sums, `totals` the total.
+    #[grid_phases(threads = 64)]
+    pub fn local_running_sums(keys: &[u32], out: &mut [u32], totals: &mut [u32]) {
+        let g = global_id() as usize;
+        if 4 * g + 3 < keys.len() {
+            let mut run = [0u32; 4];
+            let weights = [1u32, 2, 3, 4];
+            for r in 0..4 {
+                run[r] = keys[4 * g + r];
+            }
+            let total = running_sums(&mut run, &weights);
+            for r in 0..4 {
+                out[4 * g + r] = run[r];
+            }
+            totals[g] = total;
+        }
+    }
+
     /// `rounds` rounds of pair sums, ping-ponging between `a` and `b` through a
     /// device function that holds the barrier; the loop's condition calls one too.
     #[grid_phases]
@@ -238,6 +271,28 @@ pub fn a_device_function_holds_a_grid_barrier(gpu: &Gpu, scale: Scale) {
             assert_eq!(result, pair_rounds_reference(&input, rounds), "{barrier}, {rounds} rounds");
         }
     }
+}
+
+pub fn a_device_function_updates_a_threads_own_arrays(gpu: &Gpu, scale: Scale) {
+    let mut rng = rng();
+    let threads = scale.pick(10_007, 333);
+    let keys: Vec<u32> = random_vec(&mut rng, 4 * threads);
+    let (mut expected_out, mut expected_totals) = (Vec::new(), Vec::new());
+    for chunk in keys.chunks(4) {
+        let mut total = 0u32;
+        for (r, &k) in chunk.iter().enumerate() {
+            total = total.wrapping_add(k.wrapping_mul(r as u32 + 1));
+            expected_out.push(total);
+        }
+        expected_totals.push(total);
+    }
+    let dkeys = gpu.upload(&keys).unwrap();
+    let mut out = gpu.zeros::<u32>(keys.len()).unwrap();
+    let mut totals = gpu.zeros::<u32>(threads).unwrap();
+    let launch = Launch::new().blocks(threads.div_ceil(64) as u32).bounds_checks(true);
+    kernels::local_running_sums::launch_with(gpu, &launch, &dkeys, &mut out, &mut totals).unwrap();
+    assert_eq!(gpu.download(&out).unwrap(), expected_out);
+    assert_eq!(gpu.download(&totals).unwrap(), expected_totals);
 }
 
 pub fn module_constants_reach_the_kernels() {

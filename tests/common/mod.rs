@@ -61,6 +61,7 @@ macro_rules! with_every_check {
             a_generic_kernel_reduces_every_element_type,
             device_functions_return_early_and_short_circuit,
             a_device_function_holds_a_grid_barrier,
+            a_device_function_updates_a_threads_own_arrays,
             a_two_level_block_scan_runs_shuffles_in_warp_zero_only,
             a_stable_radix_rank_is_one_match_and_a_popcount,
             float_atomic_max_and_min_skip_nan_and_order_signed_zeros,
