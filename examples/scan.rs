@@ -1,7 +1,7 @@
 //! Inclusive prefix sums of random `u32` keys, three ways, each verified against the CPU's
 //! scan and timed: a single pass with decoupled look-back (blocks publish their tiles' sums
-//! and prefixes with release stores and wait for their predecessors' with acquire loads, no
-//! grid barrier), three phases fused into one kernel by `grid_sync()`, and the same three
+//! and prefixes in self-describing state words, one to a cache line, and wait for their
+//! predecessors' with relaxed loads, no grid barrier), three phases fused into one kernel by `grid_sync()`, and the same three
 //! phases split into one launch per phase, on the stream and replayed as a CUDA graph.
 //!
 //! ```text
