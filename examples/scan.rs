@@ -1,8 +1,9 @@
 //! Inclusive prefix sums of random `u32` keys, three ways, each verified against the CPU's
-//! scan and timed: a single pass with decoupled look-back (blocks publish their tiles' sums
-//! and prefixes in self-describing state words, one to a cache line, and wait for their
-//! predecessors' with relaxed loads, no grid barrier), three phases fused into one kernel by `grid_sync()`, and the same three
-//! phases split into one launch per phase, on the stream and replayed as a CUDA graph.
+//! scan and timed: a single pass with decoupled look-back (blocks publish their tiles'
+//! sums and prefixes in self-describing state words, one to a cache line, and wait for
+//! their predecessors' with relaxed loads, no grid barrier), three phases fused into one
+//! kernel by `grid_sync()`, and the same three phases split into one launch per phase, on
+//! the stream and replayed as a CUDA graph.
 //!
 //! ```text
 //! cargo run --release --example scan                  # 2^24 keys on a GPU, 2^16 on the emulator

@@ -136,13 +136,13 @@ impl Gpu {
         }
     }
 
-    /// Sets every element of a device buffer to zero, without a copy from the host (a memset
-    /// on the GPU).
-    pub fn clear<T: DeviceScalar>(&self, buffer: &mut DeviceBuffer<T>) -> Result<()> {
+    /// Sets every element of a device buffer to zero, keeping its length, without a copy from
+    /// the host (a memset on the GPU).
+    pub fn fill_zeros<T: DeviceScalar>(&self, buffer: &mut DeviceBuffer<T>) -> Result<()> {
         match &self.device {
-            Device::Cuda(cuda) => buffer.cuda_mut()?.clear(cuda),
+            Device::Cuda(cuda) => buffer.cuda_mut()?.fill_zeros(cuda),
             Device::Emulator(_) => {
-                buffer.emu()?.clear();
+                buffer.emu()?.fill_zeros();
                 Ok(())
             }
         }

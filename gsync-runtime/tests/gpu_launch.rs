@@ -125,13 +125,13 @@ fn buffers_round_trip_and_check_lengths() {
     assert_eq!(out, doubled);
     let mismatch = gpu.write(&mut buffer, &doubled[..10]);
     assert!(matches!(mismatch, Err(Error::LengthMismatch { device: 1000, host: 10 })));
-    gpu.clear(&mut buffer).expect("clear");
+    gpu.fill_zeros(&mut buffer).expect("fill_zeros");
     assert_eq!(gpu.download(&buffer).expect("download"), vec![0.0; 1000]);
     let zeros = gpu.zeros::<i16>(33).expect("zeros");
     assert_eq!(gpu.download(&zeros).expect("download"), vec![0i16; 33]);
     let mut empty = gpu.upload::<u8>(&[]).expect("empty upload");
     assert!(empty.is_empty());
-    gpu.clear(&mut empty).expect("clearing an empty buffer");
+    gpu.fill_zeros(&mut empty).expect("zeroing an empty buffer");
     assert_eq!(gpu.download(&empty).expect("empty download"), Vec::<u8>::new());
 }
 
@@ -157,6 +157,7 @@ fn buffers_and_calls_of_the_other_backend_are_typed_errors() {
         Backend::Emulator,
         Backend::Cuda,
     );
+    mismatch(gpu.fill_zeros(&mut emulator_buffer).expect_err("an emulator buffer"), Backend::Emulator, Backend::Cuda);
     let mut b = gpu.zeros::<u32>(3).expect("zeros");
     let mut args = KernelArgs::new();
     args.slice_mut(&mut emulator_buffer);

@@ -29,8 +29,9 @@ mod kernels {
     pub const TILE: usize = 8192;
 
     /// `u64` words of `states` per tile in the single pass: tile `k`'s state is word `k ·
-    /// STATE_STRIDE`, alone in its 128-byte line. Packed states share lines that every waiting
-    /// block polls, and the publishing stores queue behind those polls.
+    /// STATE_STRIDE`, alone in its L2 line (128 bytes). Packed sixteen to a line, the states
+    /// that every waiting block polls share a few lines, and the publishing stores queue
+    /// behind those polls (a stride of 64 bytes measured the same as 128; docs/results.md).
     pub const STATE_STRIDE: usize = 16;
 
     /// Keys each thread loads, sums and stores per tile.
@@ -39,9 +40,9 @@ mod kernels {
     /// consecutive keys spreads over the banks.
     const PADDED: usize = TILE + TILE / 32;
 
-    /// A tile's state in the single pass, in the high word of its `states` word: its own
-    /// sum is published (low word). The word carries its value with its state, so it is read
-    /// and written relaxed: nothing else is published with it.
+    /// A tile's state in the single pass (the high 32 bits of its state word): its own sum
+    /// is published (the low 32 bits). The word carries its value with its state, so it is
+    /// read and written relaxed: nothing else is published with it.
     const AGGREGATE: u64 = 1;
     /// A tile's state: the sum of every key up to its end is published (low word).
     const PREFIX: u64 = 2;
@@ -195,12 +196,12 @@ mod kernels {
 
     /// Warp 0's part of the single pass for tile `tile`, whose warps' totals are in
     /// `warp_sums`: publishes the tile's sum (`AGGREGATE`; `PREFIX` for tile 0) in its state
-    /// word (`states[tile · STATE_STRIDE]`), sums the
-    /// tiles before it and publishes its inclusive prefix; returns the tiles' sum before it,
-    /// in every lane. Lane `l` reads tile `end − 1 − l` of a window of 32 ending at `end`;
-    /// where a tile has published nothing yet, its lane waits for it. The nearest `PREFIX` in
-    /// the window (a lane past tile 0 counts as a prefix of 0) ends the look-back: the lanes
-    /// up to it add their sums. Without one the window moves 32 tiles back.
+    /// word (`states[tile · STATE_STRIDE]`), sums the tiles before it and publishes its
+    /// inclusive prefix; returns the tiles' sum before it, in every lane. Lane `l` reads
+    /// tile `end − 1 − l` of a window of 32 ending at `end`; where a tile has published
+    /// nothing yet, its lane waits for it. The nearest `PREFIX` in the window (a lane past
+    /// tile 0 counts as a prefix of 0) ends the look-back: the lanes up to it add their
+    /// sums. Without one the window moves 32 tiles back.
     #[device]
     fn look_back(states: &mut [u64], tile: usize, warp_sums: &[u32]) -> u32 {
         let lane = lane_id();
@@ -253,6 +254,10 @@ mod kernels {
     #[grid_phases(threads = 256)]
     pub fn scan_lookback(keys: &[u32], out: &mut [u32], states: &mut [u64], tickets: &mut [u32]) {
         let tiles = keys.len().div_ceil(TILE);
+        assert!(
+            states.len() >= tiles * STATE_STRIDE,
+            "scan_lookback's states take STATE_STRIDE words per tile: size them with scan::state_words"
+        );
         let mut data = shared_array::<u32, PADDED>();
         let mut warp_sums = shared_array::<u32, 32>();
         // [0]: the tile; [1]: the sum of the tiles before it.
@@ -370,8 +375,8 @@ impl ScanScratch {
         keys: &DeviceBuffer<u32>,
         out: &mut DeviceBuffer<u32>,
     ) -> Result<LaunchReport> {
-        gpu.clear(&mut self.states)?;
-        gpu.clear(&mut self.tickets)?;
+        gpu.fill_zeros(&mut self.states)?;
+        gpu.fill_zeros(&mut self.tickets)?;
         let launch = match (launch.requested_blocks(), gpu.backend()) {
             (None, Backend::Cuda) => {
                 let blocks = scan_lookback::max_coresident_blocks(gpu, launch)?;

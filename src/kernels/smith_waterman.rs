@@ -91,6 +91,10 @@ mod alignment {
     const STRIDE: u32 = 32;
     /// What a padding row scores against any residue.
     const PADDING_SCORE: i32 = -1048576;
+    /// "Minus infinity" for `E` and `F` (`i32::MIN / 2`): it survives a subtraction.
+    const NEG: i32 = -1073741824;
+    /// The largest block: `pass_h` and `pass_f` hold one half of this per step parity.
+    const MAX_THREADS: u32 = 1024;
 
     /// Stages the substitution matrix in the block's `scores`: 33 rows of 32,
     /// padding wherever the alphabet ends.
@@ -129,11 +133,10 @@ mod alignment {
         scores: &[i32],
         code: u32,
         c: u32,
-        diag: i32,
+        mut diag: i32,
         open: i32,
         extend: i32,
     ) {
-        let mut diag = diag;
         let mut up_h = up[0];
         let mut up_f = up[1];
         for r in 0..ROWS_PER_THREAD {
@@ -259,8 +262,6 @@ mod alignment {
         result_score: &mut [i32],
         result_pos: &mut [u64],
     ) {
-        const MAX_THREADS: u32 = 1024; // the largest block: one buffer half per step parity
-        const NEG: i32 = -1073741824; // i32::MIN / 2: "minus infinity" that survives a subtraction
         let m = a.len() as u32;
         let n = b.len() as u32;
         let tile_cols = tile_cols.clamp(1, 1024);
@@ -450,9 +451,7 @@ mod alignment {
         result_score: &mut [i32],
         result_pos: &mut [u64],
     ) {
-        const MAX_THREADS: u32 = 1024; // the largest block: one buffer half per step parity
         const RING: u32 = 2048; // staged columns: a power of two above block_dim() + 3 · CHUNK
-        const NEG: i32 = -1073741824;
         assert!(grid_dim() <= 2048, "smith_waterman_stripes runs on at most 2048 blocks");
         let m = a.len() as u32;
         let n = b.len() as u32;

@@ -249,6 +249,27 @@ pub fn the_look_back_crosses_windows_of_sums(gpu: &Gpu, scale: Scale) {
     }
 }
 
+/// The single pass refuses `states` sized one word per tile (the layout before
+/// [`scan::STATE_STRIDE`]) with its assertion, instead of reading and writing past them.
+pub fn the_single_pass_refuses_states_of_one_word_per_tile(gpu: &Gpu, scale: Scale) {
+    let n = match scale {
+        Scale::Full => 100 * scan::TILE,
+        Scale::Small => 10 * scan::TILE,
+    };
+    let keys = gpu.upload(&vec![1u32; n]).unwrap();
+    let mut out = gpu.zeros::<u32>(n).unwrap();
+    let mut states = gpu.zeros::<u64>(scan::tiles(n)).unwrap();
+    let mut tickets = gpu.zeros::<u32>(1).unwrap();
+    let launch = Launch::new().blocks(4);
+    let error = scan::scan_lookback::launch_with(gpu, &launch, &keys, &mut out, &mut states, &mut tickets)
+        .expect_err("one state word per tile is too few");
+    assert!(
+        matches!(&error, Error::AssertionFailed { kernel, message, .. }
+            if kernel == "scan_lookback" && message.contains("scan::state_words")),
+        "{error:?}"
+    );
+}
+
 /// Both scans match the CPU's on sizes around the tile and on several grids; the
 /// three-phase scan also split into launches.
 pub fn both_scans_match_the_cpu(gpu: &Gpu, scale: Scale) {

@@ -75,6 +75,7 @@ macro_rules! with_every_check {
             atomics_take_every_memory_ordering,
             both_scans_match_the_cpu,
             the_look_back_crosses_windows_of_sums,
+            the_single_pass_refuses_states_of_one_word_per_tile,
             a_ping_pong_loop_swaps_its_slices,
             swapped_slices_carry_their_lengths,
             scalars_swap_per_thread,

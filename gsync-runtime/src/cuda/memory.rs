@@ -95,7 +95,7 @@ impl<T: CudaElement> CudaBuffer<T> {
     }
 
     /// Sets every element to zero (a memset on the GPU's stream).
-    pub(crate) fn clear(&mut self, gpu: &CudaGpu) -> Result<()> {
+    pub(crate) fn fill_zeros(&mut self, gpu: &CudaGpu) -> Result<()> {
         if self.len == 0 {
             return Ok(());
         }

@@ -56,7 +56,7 @@ impl<T: EmuScalar> EmuSlice<T> {
     }
 
     /// Sets every element to zero.
-    pub(crate) fn clear(&self) {
+    pub(crate) fn fill_zeros(&self) {
         for cell in self.cells.iter() {
             T::set(cell, T::default());
         }
@@ -207,7 +207,7 @@ mod tests {
         slice.copy_from(&[7.0, 8.0, 9.0]);
         slice.copy_to(&mut out);
         assert_eq!(out, [7.0, 8.0, 9.0]);
-        slice.clear();
+        slice.fill_zeros();
         slice.copy_to(&mut out);
         assert_eq!(out, [0.0; 3]);
     }
