@@ -676,6 +676,17 @@ pub enum Collective {
 }
 
 impl Collective {
+    /// How error messages name the collective.
+    pub fn name(self) -> &'static str {
+        match self {
+            Collective::GridSync => "`grid_sync()`",
+            Collective::SyncBlock => "`sync_block()`",
+            Collective::Shuffle => "a warp shuffle",
+            Collective::Vote => "a warp vote",
+            Collective::Swap => "a swap of slices",
+        }
+    }
+
     /// The collective a statement is, if any.
     pub fn of_stmt<T>(s: &StmtKind<T>) -> Option<Collective> {
         match s {

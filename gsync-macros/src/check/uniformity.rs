@@ -83,17 +83,6 @@ fn tolerates(c: Collective) -> Level {
     }
 }
 
-/// How the messages name a collective.
-fn collective_name(c: Collective) -> &'static str {
-    match c {
-        Collective::GridSync => "`grid_sync()`",
-        Collective::SyncBlock => "`sync_block()`",
-        Collective::Shuffle => "a warp shuffle",
-        Collective::Vote => "a warp vote",
-        Collective::Swap => "a swap of slices",
-    }
-}
-
 /// What goes wrong when some threads skip a collective.
 fn consequence(c: Collective) -> &'static str {
     match c {
@@ -379,7 +368,7 @@ impl Analysis<'_> {
         let at = match blamed {
             Some(frame) => {
                 let call = self.kernel.call(frame.call);
-                let what = collective_name(c);
+                let what = c.name();
                 notes.push((span, format!("`{}` runs {what} here", call.function)));
                 let message = format!(
                     "this call runs {what} (inside `{}`) in control flow that depends on {scope} identity: {}",

@@ -70,10 +70,13 @@ impl Lowerer<'_> {
         for a in &args {
             self.require(a.ty, info.elem, a.span, &format!("the value of `{name}`"));
         }
-        if let Some((_, at)) = std::iter::once(&index).chain(&args).find_map(Collective::in_expr) {
+        if let Some((c, at)) = std::iter::once(&index).chain(&args).find_map(Collective::in_expr) {
             self.diag.error(
                 at,
-                "bind this value with `let` first: an atomic's operands are evaluated only where its index is in bounds, and every thread of the warp must take part in a shuffle",
+                format!(
+                    "bind this value with `let` first: an atomic's operands are evaluated only where its index is in bounds, and every thread of the warp must take part in {}",
+                    c.name()
+                ),
             );
             return None;
         }
@@ -131,10 +134,10 @@ impl Lowerer<'_> {
             );
             return;
         }
-        if let Some((_, at)) = Collective::in_expr(&cond) {
+        if let Some((c, at)) = Collective::in_expr(&cond) {
             self.diag.error(
                 at,
-                "a warp shuffle cannot be part of a spin condition: the lanes leave the wait at different times",
+                format!("{} cannot be part of a spin condition: the lanes leave the wait at different times", c.name()),
             );
             return;
         }
@@ -177,7 +180,7 @@ impl Lowerer<'_> {
         let Some(index) = self.expr(args[0]) else { return };
         self.index_type(&index);
         if expr_has_effects(&index) || Collective::in_expr(&index).is_some() {
-            self.diag.error(index.span, "bind this index with `let` first: it has an atomic or a shuffle in it");
+            self.diag.error(index.span, "bind this index with `let` first: it has an atomic, a shuffle or a vote in it");
             return;
         }
         let body = match &*closure.body {
@@ -205,7 +208,7 @@ impl Lowerer<'_> {
         }
     }
 
-    /// Rejects what cannot run while one thread holds a lock: barriers and shuffles (the
+    /// Rejects what cannot run while one thread holds a lock: barriers, shuffles and votes (the
     /// other threads are not there), `return` (the lock would stay held), spin-waits and
     /// nested locks (a thread that waits while holding a lock can wait forever).
     fn critical_section_ok(&mut self, body: &Block) -> bool {
@@ -215,7 +218,7 @@ impl Lowerer<'_> {
                 inlined.push(call);
             }
         });
-        let mut errors: Vec<(Span, &str)> = Vec::new();
+        let mut errors: Vec<(Span, String)> = Vec::new();
         each_stmt(body, &mut |s: &Stmt| {
             let what = match &s.kind {
                 StmtKind::Leave(call) if !inlined.contains(call) => Some(
@@ -234,14 +237,15 @@ impl Lowerer<'_> {
                 _ => None,
             };
             if let Some(what) = what {
-                errors.push((s.span, what));
+                errors.push((s.span, what.to_owned()));
             }
             for e in stmt_exprs(s) {
-                if let Some((_, at)) = Collective::in_expr(e) {
-                    errors.push((
-                        at,
-                        "a warp shuffle inside `with_lock`: only the thread holding the lock runs it, not the whole warp",
-                    ));
+                if let Some((c, at)) = Collective::in_expr(e) {
+                    let what = format!(
+                        "{} inside `with_lock`: only the thread holding the lock runs it, not the whole warp",
+                        c.name()
+                    );
+                    errors.push((at, what));
                 }
             }
         });

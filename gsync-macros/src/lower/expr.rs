@@ -558,10 +558,13 @@ impl Lowerer<'_> {
             self.require(a.ty, info.elem, a.span, &format!("a value for `{name}`"));
         }
         // With bounds checks, the operands are evaluated only where the index is in bounds.
-        if let Some((_, at)) = std::iter::once(&index).chain(&args).find_map(Collective::in_expr) {
+        if let Some((c, at)) = std::iter::once(&index).chain(&args).find_map(Collective::in_expr) {
             self.diag.error(
                 at,
-                "bind this value with `let` first: an atomic's operands are evaluated only where its index is in bounds, and every thread of the warp must take part in a shuffle",
+                format!(
+                    "bind this value with `let` first: an atomic's operands are evaluated only where its index is in bounds, and every thread of the warp must take part in {}",
+                    c.name()
+                ),
             );
             return None;
         }
