@@ -16,6 +16,7 @@ use clap::Parser;
 use common::AnyError;
 use gsync::kernels::bitonic;
 use gsync::kernels::heat::{self, HeatError};
+use gsync::kernels::scan::{self, ScanScratch};
 use gsync::kernels::smith_waterman::{self as sw, Scoring};
 use gsync::kernels::{empty_phases, smooth, smooth_reference};
 use gsync::prelude::*;
@@ -27,8 +28,8 @@ use std::time::Duration;
 /// Compares the fused kernel with its split form on every workload.
 #[derive(Parser)]
 struct Args {
-    /// Workloads: smooth, heat, heat-resident, empty-phases, bitonic, smith-waterman, smith-waterman-stripes
-    /// (default: all).
+    /// Workloads: smooth, heat, heat-resident, empty-phases, bitonic, bitonic-pairs, scan,
+    /// scan-single-pass, smith-waterman, smith-waterman-stripes (default: all).
     #[arg(long, value_delimiter = ',')]
     workload: Vec<String>,
     /// log₂ of the sizes (elements, keys, residues); default per workload.
@@ -87,6 +88,10 @@ trait Workload {
     fn sweeps_blocks(&self) -> bool {
         true
     }
+    /// Whether the kernel has a split form: one with no `grid_sync()` has none.
+    fn splits(&self) -> bool {
+        true
+    }
     /// Runs `config` once, checks the result, and returns the report.
     fn run(&mut self, gpu: &Gpu, config: &Config) -> Result<LaunchReport, AnyError>;
 }
@@ -137,6 +142,18 @@ fn run(args: &Args) -> Result<(), AnyError> {
     if chosen("bitonic") {
         for log2 in sizes(if emulated { &[12] } else { &[16, 20, 24] }) {
             workloads.push(Box::new(Bitonic::new(1 << log2)));
+        }
+    }
+    if chosen("bitonic-pairs") {
+        for log2 in sizes(if emulated { &[12] } else { &[16, 20, 24] }) {
+            workloads.push(Box::new(BitonicPairs::new(1 << log2)));
+        }
+    }
+    for (name, single_pass) in [("scan", false), ("scan-single-pass", true)] {
+        if chosen(name) {
+            for log2 in sizes(if emulated { &[14] } else { &[16, 20, 24] }) {
+                workloads.push(Box::new(Scan::new(1 << log2, single_pass)));
+            }
         }
     }
     for (name, stripes) in [("smith-waterman", false), ("smith-waterman-stripes", true)] {
@@ -211,6 +228,7 @@ fn row(gpu: &Gpu, workload: &mut dyn Workload, args: &Args, emulated: bool) -> R
         let knob = knob.map_or(String::new(), |knob| format!(", knob {knob}"));
         format!("{} ({}{knob})", show(time), report.shape())
     });
+    let splits = workload.splits();
     let mut split = |graph: bool| -> Result<Option<Duration>, AnyError> {
         let launch = Launch::new().barrier(Barrier::MultiLaunch).graph(graph);
         let mut fastest: Option<Duration> = None;
@@ -227,8 +245,7 @@ fn row(gpu: &Gpu, workload: &mut dyn Workload, args: &Args, emulated: bool) -> R
         }
         Ok(fastest)
     };
-    let stream = split(false)?;
-    let graph = split(true)?;
+    let (stream, graph) = if splits { (split(false)?, split(true)?) } else { (None, None) };
     let best_split = [stream, graph].into_iter().flatten().min();
     let ratio =
         best_split.map_or("–".to_owned(), |split| format!("{:.2}", default.as_secs_f64() / split.as_secs_f64()));
@@ -458,6 +475,118 @@ impl Workload for Bitonic {
             return Err(format!("bitonic: {config:?} did not sort").into());
         }
         Ok(sorted.report)
+    }
+}
+
+/// Bitonic sort of random `u32` keys with their positions as values
+/// (`gsync::kernels::bitonic::sort` with values, which runs `bitonic_sort`), verified against
+/// the CPU's sort: the keys in order, each value naming where its key came from.
+struct BitonicPairs {
+    keys: Vec<u32>,
+    values: Vec<u32>,
+    expected: Vec<u32>,
+}
+
+impl BitonicPairs {
+    fn new(n: usize) -> BitonicPairs {
+        let mut rng = StdRng::seed_from_u64(4);
+        let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+        let mut expected = keys.clone();
+        expected.sort_unstable();
+        BitonicPairs { keys, values: (0..n as u32).collect(), expected }
+    }
+}
+
+impl Workload for BitonicPairs {
+    fn label(&self) -> String {
+        format!("bitonic pairs 2^{} keys", self.keys.len().ilog2())
+    }
+    fn kernel(&self) -> &'static KernelSpec {
+        &bitonic::bitonic_sort::KERNEL
+    }
+    fn threads(&self) -> Vec<u32> {
+        vec![256, 512, 1024]
+    }
+    fn sweeps_blocks(&self) -> bool {
+        false
+    }
+    fn run(&mut self, gpu: &Gpu, config: &Config) -> Result<LaunchReport, AnyError> {
+        let sorted = bitonic::sort(gpu, &config.launch, &self.keys, Some(&self.values), false)?;
+        let paired =
+            sorted.values.iter().zip(&sorted.keys).all(|(&from, &key)| self.keys.get(from as usize) == Some(&key));
+        if sorted.keys != self.expected || !paired {
+            return Err(format!("bitonic pairs: {config:?} did not sort the pairs").into());
+        }
+        Ok(sorted.report)
+    }
+}
+
+/// Inclusive prefix sums of random `u32` keys (`gsync::kernels::scan`), verified against the
+/// CPU: the three-phase scan (`scan_three_phase`, phases fused by `grid_sync()`), or the
+/// single pass with decoupled look-back (`scan_lookback`, no barrier, so no split form),
+/// whose default launch is [`ScanScratch::launch`]'s largest co-resident grid. The keys stay
+/// on the device between runs; the sums go to a buffer zeroed before each run.
+struct Scan {
+    keys: Vec<u32>,
+    expected: Vec<u32>,
+    single_pass: bool,
+    device: Option<ScanBuffers>,
+}
+
+/// A [`Scan`]'s device buffers, made on its first run.
+struct ScanBuffers {
+    keys: DeviceBuffer<u32>,
+    out: DeviceBuffer<u32>,
+    tile_sums: DeviceBuffer<u32>,
+    scratch: ScanScratch,
+}
+
+impl Scan {
+    fn new(n: usize, single_pass: bool) -> Scan {
+        let mut rng = StdRng::seed_from_u64(9);
+        let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+        let expected = scan::scan_reference(&keys);
+        Scan { keys, expected, single_pass, device: None }
+    }
+}
+
+impl Workload for Scan {
+    fn label(&self) -> String {
+        let form = if self.single_pass { "single pass" } else { "three phases" };
+        format!("scan {form} 2^{} keys", self.keys.len().ilog2())
+    }
+    fn kernel(&self) -> &'static KernelSpec {
+        if self.single_pass {
+            &scan::scan_lookback::KERNEL
+        } else {
+            &scan::scan_three_phase::KERNEL
+        }
+    }
+    fn splits(&self) -> bool {
+        !self.single_pass
+    }
+    fn run(&mut self, gpu: &Gpu, config: &Config) -> Result<LaunchReport, AnyError> {
+        let n = self.keys.len();
+        let buffers = match &mut self.device {
+            Some(buffers) => buffers,
+            None => self.device.insert(ScanBuffers {
+                keys: gpu.upload(&self.keys)?,
+                out: gpu.zeros(n)?,
+                tile_sums: gpu.zeros(scan::tiles(n))?,
+                scratch: ScanScratch::new(gpu, n)?,
+            }),
+        };
+        gpu.fill_zeros(&mut buffers.out)?;
+        let report = if self.single_pass {
+            buffers.scratch.launch(gpu, &config.launch, &buffers.keys, &mut buffers.out)?
+        } else {
+            let ScanBuffers { keys, out, tile_sums, .. } = buffers;
+            scan::scan_three_phase::launch_with(gpu, &config.launch, keys, out, tile_sums)?
+        };
+        if gpu.download(&buffers.out)? != self.expected {
+            return Err(format!("scan: {config:?} differs from the CPU").into());
+        }
+        Ok(report)
     }
 }
 

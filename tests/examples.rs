@@ -97,6 +97,9 @@ fn the_fusion_table_has_a_verified_row_per_workload() {
         "heat resident 32²",
         "empty phases",
         "bitonic 2^12",
+        "bitonic pairs 2^12",
+        "scan three phases 2^14",
+        "scan single pass 2^14",
         "smith-waterman 2^8",
         "smith-waterman stripes 2^8",
     ] {

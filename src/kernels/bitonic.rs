@@ -14,16 +14,16 @@
 
 use crate::{DeviceBuffer, Gpu, Launch, LaunchReport, Result};
 
-/// The most keys per block tile when sorting keys alone: 32 KiB of shared memory.
-pub const TILE: usize = 8192;
-
-/// The most keys per block tile when sorting key–value pairs: each key
-/// brings its original position into shared memory as well.
-pub const TILE_WITH_VALUES: usize = 4096;
-
 /// The sorting network's kernel and the compare-exchange steps its phases share.
 #[gsync::kernels]
 mod network {
+    /// The most keys per block tile when sorting keys alone: 32 KiB of shared memory.
+    pub const TILE: usize = 8192;
+
+    /// The most keys per block tile when sorting key–value pairs: each key
+    /// brings its original position into shared memory as well.
+    pub const TILE_WITH_VALUES: usize = 4096;
+
     /// Sorts the four keys at `i`, `i + half`, `i + j` and `i + j + half` of `k`
     /// into the direction `ascending` says: two distances of the network at once.
     #[device]
@@ -282,13 +282,11 @@ mod network {
         with_values: bool,
         tile: u32,
     ) {
-        const TILE_KEYS: usize = 8192; // TILE
-        const TILE_PAIRS: usize = 4096; // TILE_WITH_VALUES
         let n = keys.len() as u32;
-        let tile_len = n.min(tile).min(if with_values { 4096 } else { 8192 });
+        let tile_len = n.min(tile).min(if with_values { TILE_WITH_VALUES as u32 } else { TILE as u32 });
         let tiles = n / tile_len;
-        let mut tile_keys = shared_array::<u32, TILE_KEYS>();
-        let mut tile_positions = shared_array::<u32, TILE_PAIRS>();
+        let mut tile_keys = shared_array::<u32, TILE>();
+        let mut tile_positions = shared_array::<u32, TILE_WITH_VALUES>();
 
         // Stage `size` merges bitonic runs of `size` keys. The first stage sorts
         // each tile completely (sizes 2 … tile_len, all inside the tile); every
@@ -406,7 +404,7 @@ mod network {
     }
 }
 
-pub use network::{bitonic_sort, sort_keys};
+pub use network::{bitonic_sort, sort_keys, TILE, TILE_WITH_VALUES};
 
 /// Key types the sort orders, mapped onto `u32` so that ascending `u32`
 /// order is the requested order of the keys.
@@ -550,7 +548,7 @@ pub fn default_shape(n: usize) -> (usize, u32) {
     match n.next_power_of_two() {
         0..=0x2_0000 => (1024, 512),
         0x2_0001..=0x8_0000 => (2048, 512),
-        0x8_0001..=0x20_0000 => (TILE_WITH_VALUES, 1024),
+        0x8_0001..=0x20_0000 => (TILE_WITH_VALUES, 512),
         _ => (TILE_WITH_VALUES, 256),
     }
 }

@@ -365,9 +365,11 @@ impl ScanScratch {
     /// Zeroes the scratch (outside the timed launch) and runs [`scan_lookback`] on `keys`
     /// (at most the `n` keys the scratch was made for) into `out`, with `launch` (its
     /// threads a multiple of 32 that divides [`TILE`]). A launch that names no grid runs on
-    /// a GPU the largest co-resident grid: blocks take tiles until none is left, so every
-    /// resident block keeps loads in flight. (It is never tuned: a tuning run repeats the
-    /// launch on the same scratch, whose ticket counter the first run used up.)
+    /// a GPU the largest co-resident grid, or one block per tile where there are fewer
+    /// tiles: blocks take tiles until none is left, so every resident block keeps loads in
+    /// flight, and a block that would find no tile is not launched. (It is never tuned: a
+    /// tuning run repeats the launch on the same scratch, whose ticket counter the first run
+    /// used up.)
     pub fn launch(
         &mut self,
         gpu: &Gpu,
@@ -379,8 +381,9 @@ impl ScanScratch {
         gpu.fill_zeros(&mut self.tickets)?;
         let launch = match (launch.requested_blocks(), gpu.backend()) {
             (None, Backend::Cuda) => {
-                let blocks = scan_lookback::max_coresident_blocks(gpu, launch)?;
-                launch.clone().blocks(blocks)
+                let coresident = scan_lookback::max_coresident_blocks(gpu, launch)?;
+                let work = u32::try_from(tiles(keys.len())).unwrap_or(u32::MAX);
+                launch.clone().blocks(coresident.min(work))
             }
             _ => launch.clone(),
         };

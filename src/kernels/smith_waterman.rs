@@ -61,20 +61,9 @@ pub const MAX_SCORE: i32 = 1 << 16;
 /// below `i32::MAX`, so that no sum in the recurrence overflows.
 const MAX_BEST: u64 = 1 << 30;
 
-/// The widest tile the kernel's shared memory holds, in columns.
-pub const MAX_TILE_COLS: u32 = 1024;
-
 /// The largest best score [`align_stripes`] takes: its kernel hands `H` and `F` down
 /// between stripes in 26 bits each.
 pub const MAX_STRIPE_SCORE: u64 = 1 << 25;
-
-/// The most blocks [`smith_waterman_stripes`] runs on: its hand-down words name their
-/// stripe modulo 2^11.
-pub const MAX_STRIPE_BLOCKS: u32 = 2048;
-
-/// Columns the stripe kernel stages at a time (fewer in blocks of fewer threads): one per
-/// lane of warp 0.
-pub const CHUNK: u32 = 32;
 
 /// Tile columns by default. Wider tiles waste fewer steps on the tile's
 /// wavefront filling and draining (a tile of T threads and C columns takes
@@ -86,21 +75,37 @@ pub const DEFAULT_TILE_COLS: u32 = 512;
 /// best cell that it spells out once.
 #[gsync::kernels]
 mod alignment {
+    /// The widest tile the kernel's shared memory holds, in columns.
+    pub const MAX_TILE_COLS: u32 = 1024;
+    /// The most blocks [`smith_waterman_stripes`] runs on: its hand-down words name their
+    /// stripe modulo 2^11.
+    pub const MAX_STRIPE_BLOCKS: u32 = 2048;
+    /// Columns the stripe kernel stages at a time (fewer in blocks of fewer threads): one per
+    /// lane of warp 0.
+    pub const CHUNK: u32 = 32;
     /// Substitution rows are 32 scores apart in shared memory; row 32 scores
     /// the padding rows.
     const STRIDE: u32 = 32;
+    /// The staged substitution scores: `STRIDE + 1` rows of `STRIDE`.
+    const SCORE_CELLS: usize = ((STRIDE + 1) * STRIDE) as usize;
     /// What a padding row scores against any residue.
     const PADDING_SCORE: i32 = -1048576;
     /// "Minus infinity" for `E` and `F` (`i32::MIN / 2`): it survives a subtraction.
     const NEG: i32 = -1073741824;
     /// The largest block: `pass_h` and `pass_f` hold one half of this per step parity.
     const MAX_THREADS: u32 = 1024;
+    /// `pass_h` and `pass_f`: [`MAX_THREADS`] values per step parity.
+    const PASS_SLOTS: usize = (2 * MAX_THREADS) as usize;
+    /// A tile's columns in shared memory.
+    const TILE_SLOTS: usize = MAX_TILE_COLS as usize;
+    /// Columns the stripe kernel keeps staged: a power of two above `block_dim() + 3 · CHUNK`.
+    const RING: usize = 2048;
 
     /// Stages the substitution matrix in the block's `scores`: 33 rows of 32,
     /// padding wherever the alphabet ends.
     #[device]
     fn stage_scores(scores: &mut [i32], matrix: &[i32], alphabet: u32) {
-        for k in block_stride(0..1056u32) {
+        for k in block_stride(0..SCORE_CELLS as u32) {
             let row = k / STRIDE;
             let col = k % STRIDE;
             scores[k] = if row < alphabet && col < alphabet { matrix[row * alphabet + col] } else { PADDING_SCORE };
@@ -264,16 +269,16 @@ mod alignment {
     ) {
         let m = a.len() as u32;
         let n = b.len() as u32;
-        let tile_cols = tile_cols.clamp(1, 1024);
+        let tile_cols = tile_cols.clamp(1, MAX_TILE_COLS);
         let tile_height = block_dim() * ROWS_PER_THREAD;
         let tile_rows = m.div_ceil(tile_height);
         let tiles_across = n.div_ceil(tile_cols);
-        let mut scores = shared_array::<i32, 1056>();
-        let mut tile_b = shared_array::<u32, 1024>();
-        let mut top_h = shared_array::<i32, 1024>();
-        let mut top_f = shared_array::<i32, 1024>();
-        let mut pass_h = shared_array::<i32, 2048>();
-        let mut pass_f = shared_array::<i32, 2048>();
+        let mut scores = shared_array::<i32, SCORE_CELLS>();
+        let mut tile_b = shared_array::<u32, TILE_SLOTS>();
+        let mut top_h = shared_array::<i32, TILE_SLOTS>();
+        let mut top_f = shared_array::<i32, TILE_SLOTS>();
+        let mut pass_h = shared_array::<i32, PASS_SLOTS>();
+        let mut pass_f = shared_array::<i32, PASS_SLOTS>();
 
         best_score[global_id()] = 0;
         best_pos[global_id()] = u64::MAX;
@@ -399,7 +404,7 @@ mod alignment {
     /// The low 12 bits of the words that stripe `stripe` writes.
     #[device]
     fn hand_tag(stripe: u32) -> u64 {
-        (((stripe & 2047) as u64) << 1) | 1
+        (((stripe & (MAX_STRIPE_BLOCKS - 1)) as u64) << 1) | 1
     }
 
     /// `H` of a hand-down word.
@@ -451,20 +456,19 @@ mod alignment {
         result_score: &mut [i32],
         result_pos: &mut [u64],
     ) {
-        const RING: u32 = 2048; // staged columns: a power of two above block_dim() + 3 · CHUNK
-        assert!(grid_dim() <= 2048, "smith_waterman_stripes runs on at most 2048 blocks");
+        assert!(grid_dim() <= MAX_STRIPE_BLOCKS, "smith_waterman_stripes runs on at most 2048 blocks");
         let m = a.len() as u32;
         let n = b.len() as u32;
-        let chunk = block_dim().min(32); // CHUNK, or fewer in blocks of fewer threads
+        let chunk = block_dim().min(CHUNK);
         let half = chunk / 2;
         let stripe_height = block_dim() * ROWS_PER_THREAD;
         let stripes = m.div_ceil(stripe_height);
-        let mut scores = shared_array::<i32, 1056>();
-        let mut ring_b = shared_array::<u32, 2048>();
-        let mut ring_h = shared_array::<i32, 2048>();
-        let mut ring_f = shared_array::<i32, 2048>();
-        let mut pass_h = shared_array::<i32, 2048>();
-        let mut pass_f = shared_array::<i32, 2048>();
+        let mut scores = shared_array::<i32, SCORE_CELLS>();
+        let mut ring_b = shared_array::<u32, RING>();
+        let mut ring_h = shared_array::<i32, RING>();
+        let mut ring_f = shared_array::<i32, RING>();
+        let mut pass_h = shared_array::<i32, PASS_SLOTS>();
+        let mut pass_f = shared_array::<i32, PASS_SLOTS>();
         let mut share = shared_array::<u32, 1>();
 
         best_score[global_id()] = 0;
@@ -530,7 +534,7 @@ mod alignment {
                             wait_until(|| hand.load_acquire(q) & TAG_MASK == above);
                             pending = hand.load_acquire(q);
                         }
-                        let slot = q % RING;
+                        let slot = q % RING as u32;
                         ring_b[slot] = pending_b;
                         ring_h[slot] = if k > 0 { hand_h(pending) } else { 0 };
                         ring_f[slot] = if k > 0 { hand_f(pending) } else { NEG };
@@ -538,7 +542,7 @@ mod alignment {
                 }
                 let c = s.wrapping_sub(t);
                 if c < n {
-                    let slot = c % RING;
+                    let slot = c % RING as u32;
                     let from = (s + 1) % 2 * MAX_THREADS;
                     up[0] = if t > 0 { pass_h[from + t - 1] } else { ring_h[slot] };
                     up[1] = if t > 0 { pass_f[from + t - 1] } else { ring_f[slot] };
@@ -584,7 +588,7 @@ mod alignment {
     }
 }
 
-pub use alignment::{smith_waterman, smith_waterman_stripes, ROWS_PER_THREAD};
+pub use alignment::{smith_waterman, smith_waterman_stripes, CHUNK, MAX_STRIPE_BLOCKS, MAX_TILE_COLS, ROWS_PER_THREAD};
 
 /// A local alignment's score and end, and how the kernel ran.
 #[derive(Clone, Debug)]

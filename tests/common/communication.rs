@@ -296,8 +296,17 @@ pub fn both_scans_match_the_cpu(gpu: &Gpu, scale: Scale) {
             .chain([Launch::new().threads(128), Launch::new().threads(1024).blocks(2)]);
         for launch in launches {
             let blocks = launch.requested_blocks();
-            scratch.launch(gpu, &launch, &dkeys, &mut out).unwrap();
+            let report = scratch.launch(gpu, &launch, &dkeys, &mut out).unwrap();
             assert!(gpu.download(&out).unwrap() == expected, "single pass, n {n}, {blocks:?} blocks, {launch:?}");
+            if blocks.is_none() && gpu.backend() == Backend::Cuda {
+                // A block beyond the tiles would find no work: it is not launched.
+                assert!(
+                    report.blocks as usize <= scan::tiles(n),
+                    "n {n}: {} blocks for {} tiles",
+                    report.blocks,
+                    scan::tiles(n)
+                );
+            }
             gpu.write(&mut out, &vec![0; n]).unwrap();
             scan_three_phase::launch_with(gpu, &launch, &dkeys, &mut out, &mut tile_sums).unwrap();
             assert!(gpu.download(&out).unwrap() == expected, "three phases, n {n}, {blocks:?} blocks, {launch:?}");

@@ -96,10 +96,14 @@ impl<'d> Lowerer<'d> {
         let span = c.span();
         let name = f.ident.to_string();
         let may_write = std::mem::take(&mut self.statement_call);
-        if self.fn_frames.iter().any(|frame| frame.name == name) {
+        if let Some(at) = self.fn_frames.iter().position(|frame| frame.name == name) {
+            // The functions between the first call of `name` and this one, if any.
+            let through: Vec<String> =
+                self.fn_frames[at + 1..].iter().map(|frame| format!("`{}`", frame.name)).collect();
+            let through = if through.is_empty() { String::new() } else { format!(" (through {})", through.join(", ")) };
             self.diag.error_with_note(
                 span,
-                format!("`{name}` calls itself: device functions are inlined, so they cannot be recursive"),
+                format!("`{name}` calls itself{through}: device functions are inlined, so they cannot be recursive"),
                 f.span,
                 format!("`{name}` is defined here"),
             );

@@ -180,7 +180,8 @@ impl Lowerer<'_> {
         let Some(index) = self.expr(args[0]) else { return };
         self.index_type(&index);
         if expr_has_effects(&index) || Collective::in_expr(&index).is_some() {
-            self.diag.error(index.span, "bind this index with `let` first: it has an atomic, a shuffle or a vote in it");
+            self.diag
+                .error(index.span, "bind this index with `let` first: it has an atomic, a shuffle or a vote in it");
             return;
         }
         let body = match &*closure.body {
