@@ -478,22 +478,27 @@ impl Workload for Bitonic {
     }
 }
 
-/// Bitonic sort of random `u32` keys with their positions as values
-/// (`gsync::kernels::bitonic::sort` with values, which runs `bitonic_sort`), verified against
-/// the CPU's sort: the keys in order, each value naming where its key came from.
+/// Bitonic sort of random `u32` keys with values (`gsync::kernels::bitonic::sort` with values,
+/// which runs `bitonic_sort`), verified against the CPU's stable sort: the keys in order, and
+/// the values with them, equal keys keeping their order. The values are scrambled positions, so
+/// a kernel that returned positions instead of values would fail.
 struct BitonicPairs {
     keys: Vec<u32>,
     values: Vec<u32>,
-    expected: Vec<u32>,
+    expected_keys: Vec<u32>,
+    expected_values: Vec<u32>,
 }
 
 impl BitonicPairs {
     fn new(n: usize) -> BitonicPairs {
         let mut rng = StdRng::seed_from_u64(4);
         let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
-        let mut expected = keys.clone();
-        expected.sort_unstable();
-        BitonicPairs { keys, values: (0..n as u32).collect(), expected }
+        let values: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(0x9E37_79B9) ^ 0x5BD1_E995).collect();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| keys[i]); // stable
+        let expected_keys = order.iter().map(|&i| keys[i]).collect();
+        let expected_values = order.iter().map(|&i| values[i]).collect();
+        BitonicPairs { keys, values, expected_keys, expected_values }
     }
 }
 
@@ -512,9 +517,7 @@ impl Workload for BitonicPairs {
     }
     fn run(&mut self, gpu: &Gpu, config: &Config) -> Result<LaunchReport, AnyError> {
         let sorted = bitonic::sort(gpu, &config.launch, &self.keys, Some(&self.values), false)?;
-        let paired =
-            sorted.values.iter().zip(&sorted.keys).all(|(&from, &key)| self.keys.get(from as usize) == Some(&key));
-        if sorted.keys != self.expected || !paired {
+        if sorted.keys != self.expected_keys || sorted.values != self.expected_values {
             return Err(format!("bitonic pairs: {config:?} did not sort the pairs").into());
         }
         Ok(sorted.report)
@@ -524,8 +527,9 @@ impl Workload for BitonicPairs {
 /// Inclusive prefix sums of random `u32` keys (`gsync::kernels::scan`), verified against the
 /// CPU: the three-phase scan (`scan_three_phase`, phases fused by `grid_sync()`), or the
 /// single pass with decoupled look-back (`scan_lookback`, no barrier, so no split form),
-/// whose default launch is [`ScanScratch::launch`]'s largest co-resident grid. The keys stay
-/// on the device between runs; the sums go to a buffer zeroed before each run.
+/// whose default launch is [`ScanScratch::launch`]'s (the co-resident grid, or one block per
+/// tile where there are fewer tiles). The keys stay on the device between runs; the sums go
+/// to a buffer zeroed before each run.
 struct Scan {
     keys: Vec<u32>,
     expected: Vec<u32>,

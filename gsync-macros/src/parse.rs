@@ -285,13 +285,20 @@ impl DeviceParam {
     /// `subst`; `None` if its type is not one a device function takes.
     fn is_slice(&self, subst: &Substitution) -> Option<bool> {
         match strip_group(&self.ty) {
-            syn::Type::Reference(r) => {
-                let syn::Type::Slice(slice) = strip_group(&r.elem) else { return None };
-                subst.scalar_type(&slice.elem).filter(|s| *s != Scalar::Bool).map(|_| true)
+            syn::Type::Reference(_) => {
+                let elem = slice_elem(&self.ty)?;
+                subst.scalar_type(elem).filter(|s| *s != Scalar::Bool).map(|_| true)
             }
             ty => subst.scalar_type(ty).map(|_| false),
         }
     }
+}
+
+/// The element type of `&[T]` or `&mut [T]`.
+fn slice_elem(ty: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Reference(r) = strip_group(ty) else { return None };
+    let syn::Type::Slice(slice) = strip_group(&r.elem) else { return None };
+    Some(&slice.elem)
 }
 
 fn strip_group(ty: &syn::Type) -> &syn::Type {
@@ -346,10 +353,16 @@ pub fn device_fn(func: &syn::ItemFn, diag: &mut Diagnostics) -> DeviceFn {
             span: pat_ty.span(),
         };
         match param.is_slice(&subst) {
-            None => diag.error(
-                pat_ty.ty.span(),
-                "unsupported parameter type: device functions take `&[T]`, `&mut [T]` and scalars (`u32`, `f32`, `bool`, …, or a type parameter)",
-            ),
+            None => match slice_elem(&param.ty) {
+                Some(elem) => diag.error(
+                    elem.span(),
+                    format!("unsupported slice element type: device functions take slices of {SLICE_ELEMS}, or of a type parameter"),
+                ),
+                None => diag.error(
+                    pat_ty.ty.span(),
+                    "unsupported parameter type: device functions take `&[T]`, `&mut [T]` and scalars (`u32`, `f32`, `bool`, …, or a type parameter)",
+                ),
+            },
             Some(true) if param.mutable_binding => diag.error(
                 pat.mutability.span(),
                 "a slice parameter cannot be a `mut` binding; write `name: &mut [T]` to write into it",

@@ -542,8 +542,8 @@ pub fn key_phases(n: usize, threads: u32) -> u32 {
 }
 
 /// The tile size and block size [`sort`] gives [`bitonic_sort`] for key–value pairs when
-/// the launch names none: the fastest of a sweep on an H200 (docs/results.md). Small
-/// inputs gain from more, smaller tiles; large ones from fewer global phases.
+/// the launch names none, chosen from sweeps on an H200 (docs/results.md). Small inputs gain
+/// from more, smaller tiles; large ones from fewer global phases.
 pub fn default_shape(n: usize) -> (usize, u32) {
     match n.next_power_of_two() {
         0..=0x2_0000 => (1024, 512),
