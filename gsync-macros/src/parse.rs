@@ -284,12 +284,9 @@ impl DeviceParam {
     /// Whether the parameter is a slice (`Some(true)`) or a scalar under
     /// `subst`; `None` if its type is not one a device function takes.
     fn is_slice(&self, subst: &Substitution) -> Option<bool> {
-        match strip_group(&self.ty) {
-            syn::Type::Reference(_) => {
-                let elem = slice_elem(&self.ty)?;
-                subst.scalar_type(elem).filter(|s| *s != Scalar::Bool).map(|_| true)
-            }
-            ty => subst.scalar_type(ty).map(|_| false),
+        match slice_elem(&self.ty) {
+            Some(elem) => subst.scalar_type(elem).filter(|s| *s != Scalar::Bool).map(|_| true),
+            None => subst.scalar_type(&self.ty).map(|_| false),
         }
     }
 }
