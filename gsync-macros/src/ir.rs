@@ -367,6 +367,25 @@ pub enum StmtKind<T = Scalar> {
     /// `std::mem::swap(&mut a, &mut b)` of two slice parameters: from here on
     /// each name refers to the other's buffer (and length).
     Swap(ArrayId, ArrayId),
+    /// `a.store_chunk(c, v);`: the thread's array `v` into chunk `c` of `a` (see
+    /// [`Chunk`]). `stores` says the same element by element (`a[c · N + j] = v[j]`), for
+    /// the analyses and the emulator's order of accesses; CUDA stores the chunk at once.
+    StoreChunk {
+        chunk: Chunk,
+        from: ArrayId,
+        stores: Block<T>,
+    },
+}
+
+/// Chunk `index` of `array`: its `len` elements from `index · len` (`len` a power of two),
+/// which a GPU moves in accesses of up to 16 bytes. Rust line `line`.
+#[derive(Clone, Copy, Debug)]
+pub struct Chunk {
+    pub array: ArrayId,
+    /// A variable holding the chunk's index (evaluated once, before the access).
+    pub index: VarId,
+    pub len: u64,
+    pub line: u32,
 }
 
 /// What an assertion checks.
@@ -408,6 +427,12 @@ pub struct Assertion {
 pub enum ArrayInit<T = Scalar> {
     Repeat(Expr<T>),
     List(Vec<Expr<T>>),
+    /// `a.load_chunk::<N>(c)`: chunk `c` of `a` (see [`Chunk`]). `loads` says the same
+    /// element by element (`a[c · N + j]`), for the analyses; CUDA loads the chunk at once.
+    Chunk {
+        chunk: Chunk,
+        loads: Vec<Expr<T>>,
+    },
 }
 
 /// What a `for` loop iterates over.

@@ -25,7 +25,8 @@ pub fn child_blocks<T>(s: &Stmt<T>) -> Vec<&Block<T>> {
         | StmtKind::For { body, .. }
         | StmtKind::Block(body)
         | StmtKind::Inline { body, .. }
-        | StmtKind::Locked { body, .. } => vec![body],
+        | StmtKind::Locked { body, .. }
+        | StmtKind::StoreChunk { stores: body, .. } => vec![body],
         _ => Vec::new(),
     }
 }
@@ -36,7 +37,7 @@ pub fn stmt_exprs<T>(s: &Stmt<T>) -> Vec<&Expr<T>> {
         StmtKind::Let { init, .. } => init.iter().collect(),
         StmtKind::LetArray { init, .. } => match init {
             crate::ir::ArrayInit::Repeat(e) => vec![e],
-            crate::ir::ArrayInit::List(es) => es.iter().collect(),
+            crate::ir::ArrayInit::List(es) | crate::ir::ArrayInit::Chunk { loads: es, .. } => es.iter().collect(),
         },
         StmtKind::Assign { place, value, .. } => {
             let mut v = vec![value];

@@ -272,7 +272,7 @@ fn shared_memory_and_loops_emit() {
             for k in 0..=9u32 { a[k] = 2.0; }
         }
     });
-    assert!(src.contains("__shared__ f32 tile_[256];"), "{src}");
+    assert!(src.contains("__shared__ __align__(16) f32 tile_[256];"), "{src}");
     assert!(src.contains("gsync::step_toward(k_, gsync_k_end, 3ull)"), "{src}");
     assert!(src.contains("const u32 k_2_ = --gsync_k_2_next;"), "{src}");
 }

@@ -3,11 +3,12 @@
 //! states (`store_relaxed`, `load_relaxed`, `wait_until`), and three phases separated by
 //! `grid_sync()` (tile sums, a scan of the tile sums, the tiles again with their prefixes).
 //!
-//! Both cut the keys into tiles of [`TILE`] keys. A block loads a tile into shared memory with
-//! coalesced reads, each thread sums a run of consecutive keys, the runs' sums are scanned
-//! across the block with warp shuffles, and the runs are scanned again from their prefixes
-//! and stored with coalesced writes. The block size must be a multiple of 32 that divides
-//! [`TILE`] (256 by default).
+//! Both cut the keys into tiles of [`TILE`] keys, and each thread of a block holds
+//! `TILE / BLOCK_SIZE` keys of a tile in registers: warp `w` takes the tile's `w`-th run of
+//! consecutive keys and moves it in chunks of [`CHUNK`] keys, 16 bytes (`load_chunk`,
+//! `store_chunk`), the 32 lanes' chunks side by side. The chunks' sums are scanned across the
+//! lanes with shuffles, the warps' totals across the block. The block size must be a multiple
+//! of 32 that divides [`TILE`] (256 by default).
 
 use crate::prelude::*;
 use crate::{Gpu, Launch, LaunchReport, Result};
@@ -34,11 +35,14 @@ mod kernels {
     /// behind those polls (a stride of 64 bytes measured the same as 128; docs/results.md).
     pub const STATE_STRIDE: usize = 16;
 
-    /// Keys each thread loads, sums and stores per tile.
+    /// Keys moved in one access: 16 bytes.
+    pub const CHUNK: usize = 4;
+    /// Keys of a tile each thread holds.
     const ITEMS: usize = TILE / BLOCK_SIZE;
-    /// Shared words of a tile: one padding word per 32, so that a thread's run of
-    /// consecutive keys spreads over the banks.
-    const PADDED: usize = TILE + TILE / 32;
+    /// Chunks of a tile each thread holds.
+    const CHUNKS: usize = ITEMS / CHUNK;
+    /// Consecutive keys of a tile that each warp holds.
+    const WARP_KEYS: usize = 32 * ITEMS;
 
     /// A tile's state in the single pass (the high 32 bits of its state word): its own sum
     /// is published (the low 32 bits). The word carries its value with its state, so it is
@@ -47,104 +51,102 @@ mod kernels {
     /// A tile's state: the sum of every key up to its end is published (low word).
     const PREFIX: u64 = 2;
 
-    /// Where key `i` of a tile lives in shared memory.
+    /// The first chunk of keys this thread holds of the tile at `base`: warp `w` holds the
+    /// tile's keys from `w · WARP_KEYS`, its lane `l` the chunks `m · 32 + l` of them (`m <
+    /// CHUNKS`), so that each of a warp's loads and stores covers 512 contiguous bytes.
     #[device]
-    fn slot(i: usize) -> usize {
-        i + (i >> 5)
+    fn first_chunk(base: usize) -> usize {
+        (base + warp_id() as usize * WARP_KEYS) / CHUNK + lane_id() as usize
     }
 
-    /// Where key `m` of thread `t`'s run lives: the run's keys are `slot(t · ITEMS) + m +
-    /// m / 32`, since `ITEMS` (a power of two) either divides 32 or is a multiple of it.
+    /// This thread's keys of the tile at `base` into `held` (chunk `m` at `m · CHUNK`), zeros
+    /// past the end of `keys`.
     #[device]
-    fn run_slot(m: usize) -> usize {
-        slot(thread_idx() as usize * ITEMS) + m + (m >> 5)
-    }
-
-    /// Where this thread's `m`-th coalesced key of a tile (key `m · BLOCK_SIZE + t`) lives:
-    /// `BLOCK_SIZE` is a multiple of 32, so the padding splits the same way.
-    #[device]
-    fn striped_slot(m: usize) -> usize {
-        slot(thread_idx() as usize) + m * (BLOCK_SIZE + BLOCK_SIZE / 32)
-    }
-
-    /// Key `m` of this thread's coalesced share of the tile at `base` (key `base + m ·
-    /// BLOCK_SIZE + thread_idx()`), 0 past the end of `keys`.
-    #[device]
-    fn striped_key(keys: &[u32], base: usize, m: usize) -> u32 {
-        let g = base + m * BLOCK_SIZE + thread_idx() as usize;
-        if g < keys.len() {
-            keys[g]
+    fn load_chunks(keys: &[u32], base: usize, held: &mut [u32]) {
+        let first = first_chunk(base);
+        if base + TILE <= keys.len() {
+            for m in 0..CHUNKS {
+                let chunk = keys.load_chunk::<CHUNK>(first + m * 32);
+                for j in 0..CHUNK {
+                    held[m * CHUNK + j] = chunk[j];
+                }
+            }
         } else {
-            0
-        }
-    }
-
-    /// Copies the tile of `keys` at `base` (zeros past the end) into `data`: each thread
-    /// issues its [`ITEMS`] coalesced loads before it stores any, so that they are all in
-    /// flight at once. `data` must not be read before this: callers order it after the
-    /// last reads of the previous tile with a `sync_block()`.
-    #[device]
-    fn load_tile(keys: &[u32], base: usize, data: &mut [u32]) {
-        let mut v = [0u32; ITEMS];
-        for m in 0..ITEMS {
-            v[m] = striped_key(keys, base, m);
-        }
-        for m in 0..ITEMS {
-            data[striped_slot(m)] = v[m];
-        }
-        sync_block();
-    }
-
-    /// The sum of this thread's run: the [`ITEMS`] consecutive keys of the tile from
-    /// `thread_idx() · ITEMS`.
-    #[device]
-    fn run_sum(data: &[u32]) -> u32 {
-        let mut sum = 0u32;
-        for m in 0..ITEMS {
-            sum = sum.wrapping_add(data[run_slot(m)]);
-        }
-        sum
-    }
-
-    /// What the runs of the threads before this one add up to (an exclusive scan of `sum`
-    /// across the block: within the warp by shuffles, then over the earlier warps' totals,
-    /// which lane 31 of each warp leaves in `warp_sums`). `warp_sums` must not be written
-    /// again before a `sync_block()`.
-    #[device]
-    fn runs_before(sum: u32, warp_sums: &mut [u32]) -> u32 {
-        let lane = lane_id();
-        let warp = warp_id();
-        let mut inclusive = sum;
-        for s in 0..5u32 {
-            let up = shfl_up(inclusive, 1 << s);
-            if lane >= 1 << s {
-                inclusive = inclusive.wrapping_add(up);
+            for m in 0..CHUNKS {
+                for j in 0..CHUNK {
+                    let g = (first + m * 32) * CHUNK + j;
+                    held[m * CHUNK + j] = if g < keys.len() { keys[g] } else { 0 };
+                }
             }
         }
-        if lane == 31 {
-            warp_sums[warp as usize] = inclusive;
-        }
-        sync_block();
-        let mut before = inclusive.wrapping_sub(sum);
-        for w in 0..warp {
-            before = before.wrapping_add(warp_sums[w as usize]);
-        }
-        before
     }
 
-    /// The sum of every thread's `sum` in the block, for every thread. `warp_sums` must not
-    /// be written again before a `sync_block()`.
+    /// For each of this thread's chunks in `held`, what the keys of the tile before it add up
+    /// to, less the sum of the tiles before (`before[m]`): one scan of the chunks' sums across
+    /// the lanes per chunk, then the warps' totals, which lane 0 of each warp leaves in
+    /// `warp_sums` (read again by the single pass's look-back). `warp_sums` must not be written
+    /// again before a `sync_block()`.
     #[device]
-    fn block_sum(sum: u32, warp_sums: &mut [u32]) -> u32 {
-        let total = warp_total(sum);
-        if lane_id() == 0 {
-            warp_sums[warp_id() as usize] = total;
+    fn chunks_before(held: &[u32], before: &mut [u32], warp_sums: &mut [u32]) {
+        let lane = lane_id();
+        let mut warp_total = 0u32;
+        for m in 0..CHUNKS {
+            let mut own = 0u32;
+            for j in 0..CHUNK {
+                own = own.wrapping_add(held[m * CHUNK + j]);
+            }
+            let mut inclusive = own;
+            for s in 0..5u32 {
+                let up = shfl_up(inclusive, 1 << s);
+                if lane >= 1 << s {
+                    inclusive = inclusive.wrapping_add(up);
+                }
+            }
+            before[m] = warp_total.wrapping_add(inclusive.wrapping_sub(own));
+            warp_total = warp_total.wrapping_add(shfl(inclusive, 31));
+        }
+        if lane == 0 {
+            warp_sums[warp_id() as usize] = warp_total;
         }
         sync_block();
-        tile_total(warp_sums)
+        let mut warps_before = 0u32;
+        for w in 0..warp_id() {
+            warps_before = warps_before.wrapping_add(warp_sums[w as usize]);
+        }
+        for m in 0..CHUNKS {
+            before[m] = before[m].wrapping_add(warps_before);
+        }
     }
 
-    /// The tile's total, once every warp's total is in `warp_sums`.
+    /// Stores the running sums of this thread's keys of the tile at `base` (`held`, each
+    /// chunk `m` from `start` plus `before[m]`): inclusive sums, or with `inclusive` false
+    /// exclusive ones; the part below `out.len()`.
+    #[device]
+    fn store_chunks(out: &mut [u32], base: usize, held: &[u32], before: &[u32], start: u32, inclusive: bool) {
+        let first = first_chunk(base);
+        let whole = base + TILE <= out.len();
+        for m in 0..CHUNKS {
+            let mut sums = [0u32; CHUNK];
+            let mut running = start.wrapping_add(before[m]);
+            for j in 0..CHUNK {
+                let key = held[m * CHUNK + j];
+                sums[j] = if inclusive { running.wrapping_add(key) } else { running };
+                running = running.wrapping_add(key);
+            }
+            if whole {
+                out.store_chunk(first + m * 32, sums);
+            } else {
+                for j in 0..CHUNK {
+                    let g = (first + m * 32) * CHUNK + j;
+                    if g < out.len() {
+                        out[g] = sums[j];
+                    }
+                }
+            }
+        }
+    }
+
+    /// The sum of the tile, once [`chunks_before`] has left every warp's total in `warp_sums`.
     #[device]
     fn tile_total(warp_sums: &[u32]) -> u32 {
         let mut total = 0u32;
@@ -162,36 +164,6 @@ mod kernels {
             total = total.wrapping_add(shfl_xor(total, 16 >> s));
         }
         total
-    }
-
-    /// Replaces this thread's run in `data` with its running sums from `start` (the sum of
-    /// everything before the run): inclusive sums, or with `inclusive` false exclusive ones.
-    /// Then stores the tile at `base` of `out`, coalesced (the part below `out.len()`).
-    /// `data` must not be written again before a `sync_block()`.
-    #[device]
-    fn store_tile(data: &mut [u32], start: u32, inclusive: bool, out: &mut [u32], base: usize) {
-        let t = thread_idx() as usize;
-        let mut running = start;
-        for m in 0..ITEMS {
-            let p = run_slot(m);
-            let key = data[p];
-            data[p] = if inclusive { running.wrapping_add(key) } else { running };
-            running = running.wrapping_add(key);
-        }
-        sync_block();
-        let n = out.len();
-        if base + TILE <= n {
-            for m in 0..ITEMS {
-                out[base + m * BLOCK_SIZE + t] = data[striped_slot(m)];
-            }
-        } else {
-            for m in 0..ITEMS {
-                let g = base + m * BLOCK_SIZE + t;
-                if g < n {
-                    out[g] = data[striped_slot(m)];
-                }
-            }
-        }
     }
 
     /// Warp 0's part of the single pass for tile `tile`, whose warps' totals are in
@@ -258,7 +230,6 @@ mod kernels {
             states.len() >= tiles * STATE_STRIDE,
             "scan_lookback's states take STATE_STRIDE words per tile: size them with scan::state_words"
         );
-        let mut data = shared_array::<u32, PADDED>();
         let mut warp_sums = shared_array::<u32, 32>();
         // [0]: the tile; [1]: the sum of the tiles before it.
         let mut share = shared_array::<u32, 2>();
@@ -266,15 +237,17 @@ mod kernels {
             if thread_idx() == 0 {
                 share[0] = tickets.atomic_add(0, 1);
             }
-            // Also orders the last tile's reads of `data` before the next tile's writes.
+            // Also orders the last tile's reads of `warp_sums` and `share` before this one's writes.
             sync_block();
             let tile = share[0] as usize;
             if tile >= tiles {
                 break;
             }
             let base = tile * TILE;
-            load_tile(keys, base, &mut data);
-            let before = runs_before(run_sum(&data), &mut warp_sums);
+            let mut held = [0u32; ITEMS];
+            let mut before = [0u32; CHUNKS];
+            load_chunks(keys, base, &mut held);
+            chunks_before(&held, &mut before, &mut warp_sums);
             if warp_id() == 0 {
                 let exclusive = look_back(states, tile, &warp_sums);
                 if lane_id() == 0 {
@@ -282,42 +255,51 @@ mod kernels {
                 }
             }
             sync_block();
-            store_tile(&mut data, share[1].wrapping_add(before), true, out, base);
+            store_chunks(out, base, &held, &before, share[1], true);
         }
     }
 
     /// The three phases: every block sums its tiles (tile `block_idx() + k × grid_dim()`) into
-    /// `tile_sums`; block 0 scans `tile_sums` into each tile's exclusive prefix; every block
-    /// scans its tiles again from their prefixes. `tile_sums` has one element per tile (see
-    /// [`tiles`](super::tiles)). The block size must be a multiple of 32 that divides [`TILE`].
+    /// `tile_sums`; block 0 scans `tile_sums` into each tile's exclusive prefix, a tile of them
+    /// at a time; every block scans its tiles again from their prefixes. `tile_sums` has one
+    /// element per tile (see [`tiles`](super::tiles)). The block size must be a multiple of 32
+    /// that divides [`TILE`].
     #[grid_phases(threads = 256)]
     pub fn scan_three_phase(keys: &[u32], out: &mut [u32], tile_sums: &mut [u32]) {
         let tiles = keys.len().div_ceil(TILE);
-        let mut data = shared_array::<u32, PADDED>();
         let mut warp_sums = shared_array::<u32, 32>();
         // Phase 1: the tiles' sums.
         let mut tile = block_idx() as usize;
         while tile < tiles {
-            load_tile(keys, tile * TILE, &mut data);
-            let total = block_sum(run_sum(&data), &mut warp_sums);
+            let mut held = [0u32; ITEMS];
+            load_chunks(keys, tile * TILE, &mut held);
+            let mut sum = 0u32;
+            for i in 0..ITEMS {
+                sum = sum.wrapping_add(held[i]);
+            }
+            let total = warp_total(sum);
+            if lane_id() == 0 {
+                warp_sums[warp_id() as usize] = total;
+            }
+            sync_block();
             if thread_idx() == 0 {
-                tile_sums[tile] = total;
+                tile_sums[tile] = tile_total(&warp_sums);
             }
             sync_block();
             tile += grid_dim() as usize;
         }
         grid_sync();
-        // Phase 2: block 0 turns the tile sums into exclusive prefixes, a tile of them at a time.
+        // Phase 2: block 0 turns the tile sums into exclusive prefixes.
         if block_idx() == 0 {
             let mut carry = 0u32;
             let mut chunk = 0usize;
             while chunk < tiles {
-                load_tile(tile_sums, chunk, &mut data);
-                let sum = run_sum(&data);
-                let before = runs_before(sum, &mut warp_sums);
-                let total = tile_total(&warp_sums);
-                store_tile(&mut data, carry.wrapping_add(before), false, tile_sums, chunk);
-                carry = carry.wrapping_add(total);
+                let mut held = [0u32; ITEMS];
+                let mut before = [0u32; CHUNKS];
+                load_chunks(tile_sums, chunk, &mut held);
+                chunks_before(&held, &mut before, &mut warp_sums);
+                store_chunks(tile_sums, chunk, &held, &before, carry, false);
+                carry = carry.wrapping_add(tile_total(&warp_sums));
                 chunk += TILE;
                 sync_block();
             }
@@ -326,17 +308,18 @@ mod kernels {
         // Phase 3: the tiles again, each from its prefix.
         let mut tile = block_idx() as usize;
         while tile < tiles {
-            load_tile(keys, tile * TILE, &mut data);
-            let sum = run_sum(&data);
-            let before = runs_before(sum, &mut warp_sums);
-            store_tile(&mut data, tile_sums[tile].wrapping_add(before), true, out, tile * TILE);
+            let mut held = [0u32; ITEMS];
+            let mut before = [0u32; CHUNKS];
+            load_chunks(keys, tile * TILE, &mut held);
+            chunks_before(&held, &mut before, &mut warp_sums);
+            store_chunks(out, tile * TILE, &held, &before, tile_sums[tile], true);
             tile += grid_dim() as usize;
             sync_block();
         }
     }
 }
 
-pub use kernels::{scan_lookback, scan_three_phase, STATE_STRIDE, TILE};
+pub use kernels::{scan_lookback, scan_three_phase, CHUNK, STATE_STRIDE, TILE};
 
 /// The inclusive prefix sums of `keys` on the CPU, wrapping: the reference.
 pub fn scan_reference(keys: &[u32]) -> Vec<u32> {

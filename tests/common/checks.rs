@@ -2,6 +2,10 @@
 //! shared by the GPU tests and the emulator tests so that both backends are
 //! held to the same references.
 
+#[allow(unused_imports)] // the chunk checks, under the same path
+pub use super::chunks::{
+    a_chunk_past_the_end_is_out_of_bounds, chunks_of_every_width_move_every_element, chunks_of_four_keys_match_the_cpu,
+};
 #[allow(unused_imports)] // the point-to-point communication checks, under the same path
 pub use super::communication::*;
 #[allow(unused_imports)] // the device-function checks, under the same path

@@ -601,5 +601,6 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
     .chain(super::warp_kernels::all())
     .chain(super::communication::communication_kernels())
     .chain(super::swaps::swap_kernels())
+    .chain(super::chunks::chunk_kernels())
     .collect()
 }

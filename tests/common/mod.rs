@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod checks;
+pub mod chunks;
 pub mod communication;
 pub mod deep;
 pub mod dims;
@@ -86,6 +87,9 @@ macro_rules! with_every_check {
             f16_and_bf16_match_the_half_crate_bit_for_bit,
             an_f16_stencil_with_f32_accumulation_matches_the_cpu,
             a_bf16_dot_product_with_shuffles_and_atomics_matches_the_cpu,
+            chunks_of_four_keys_match_the_cpu,
+            chunks_of_every_width_move_every_element,
+            a_chunk_past_the_end_is_out_of_bounds,
         );
     };
 }

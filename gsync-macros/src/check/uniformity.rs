@@ -243,7 +243,9 @@ impl Analysis<'_> {
             StmtKind::LetArray { array, init } => {
                 let t = match init {
                     ArrayInit::Repeat(e) => self.expr(e, ctx),
-                    ArrayInit::List(es) => es.iter().fold(Taint::UNIFORM, |t, e| t.join(self.expr(e, ctx))),
+                    ArrayInit::List(es) | ArrayInit::Chunk { loads: es, .. } => {
+                        es.iter().fold(Taint::UNIFORM, |t, e| t.join(self.expr(e, ctx)))
+                    }
                 };
                 self.raise_array(*array, t.join(ctx));
             }
@@ -337,6 +339,11 @@ impl Analysis<'_> {
             }
             // Its rule is a collective's (below).
             StmtKind::Swap(..) => {}
+            StmtKind::StoreChunk { stores, .. } => {
+                for s in stores {
+                    self.stmt(s, ctx);
+                }
+            }
             StmtKind::Locked { index, body, .. } => {
                 self.expr(index, ctx);
                 // One thread at a time runs the critical section.

@@ -249,7 +249,9 @@ impl CudaEmitter<'_> {
         self.out.push_str("{\n");
         for id in f.shared.iter().filter(|id| k.array(**id).space == ArraySpace::Shared) {
             let a = k.array(*id);
-            let text = format!("__shared__ {} {}[{}];", a.elem.name(), cuda_names::array(k, *id), array_len(a));
+            // 16 bytes, so that chunks (`load_chunk`, `store_chunk`) of the array are aligned.
+            let text =
+                format!("__shared__ __align__(16) {} {}[{}];", a.elem.name(), cuda_names::array(k, *id), array_len(a));
             self.line(&text);
         }
         for line in shared_slices::declarations(k, f.shared) {
@@ -336,6 +338,7 @@ impl CudaEmitter<'_> {
                 }
             }
             StmtKind::LetArray { array, init } => self.let_array(*array, init),
+            StmtKind::StoreChunk { chunk, from, .. } => self.store_chunk(chunk, *from),
             StmtKind::Assign { place, op, value } => self.assign(place, *op, value),
             StmtKind::Expr(e) => self.effect(e),
             StmtKind::If { cond, then, otherwise } => {
@@ -539,6 +542,46 @@ impl CudaEmitter<'_> {
                 let end = if a.block_len.is_some() { format!("(u32){len}") } else { format!("{len}u") };
                 self.line(&format!("for (u32 {i} = 0u; {i} < {end}; ++{i}) {name}[{i}] = {v};"));
             }
+            ArrayInit::Chunk { chunk, .. } => {
+                let source = &self.k.array(chunk.array).name;
+                self.line(&format!("// {source}.load_chunk::<{}>(…), line {}", chunk.len, chunk.line));
+                // Zeros where a bounds check skips the load, as on the emulator.
+                let zeroed = if self.checked { " = {}" } else { "" };
+                self.line(&format!("{ty} {name}[{len}]{zeroed};"));
+                let load =
+                    format!("gsync::load_chunk<{}>({name}, {});", chunk_bytes(a, chunk), self.chunk_start(chunk));
+                self.chunk_access(chunk, &load);
+            }
+        }
+    }
+
+    /// `a.store_chunk(c, v);`: the thread's array `from` into chunk `c` of `a`.
+    fn store_chunk(&mut self, chunk: &Chunk, from: ArrayId) {
+        let (target, from_rust) = (&self.k.array(chunk.array).name, &self.k.array(from).name);
+        self.line(&format!("// {target}.store_chunk(…, {from_rust}), line {}", chunk.line));
+        let from_name = cuda_names::array(self.k, from);
+        let bytes = chunk_bytes(self.k.array(from), chunk);
+        let store = format!("gsync::store_chunk<{bytes}>({}, {from_name});", self.chunk_start(chunk));
+        self.chunk_access(chunk, &store);
+    }
+
+    /// The address of a chunk's first element.
+    fn chunk_start(&self, chunk: &Chunk) -> String {
+        let (array, index) = (cuda_names::array(self.k, chunk.array), cuda_names::var(self.k, chunk.index));
+        format!("{array} + (usize){index} * {}ull", chunk.len)
+    }
+
+    /// `access` of `chunk`, behind its bounds check where the kernel checks bounds.
+    fn chunk_access(&mut self, chunk: &Chunk, access: &str) {
+        if self.checked {
+            let index = cuda_names::var(self.k, chunk.index);
+            let (n, len) = (chunk.len, self.len_of(chunk.array));
+            let (array, line) = (chunk.array.0, chunk.line);
+            self.line(&format!(
+                "if (gsync::chunk_in_bounds((u64){index}, {n}ull, {len}, gsync_status, {array}u, {line}u)) {access}"
+            ));
+        } else {
+            self.line(access);
         }
     }
 
@@ -1050,4 +1093,9 @@ fn fully_parenthesized(text: &str) -> bool {
         }
     }
     true
+}
+
+/// The bytes of a chunk of `a`'s elements.
+fn chunk_bytes(a: &Array, chunk: &Chunk) -> u64 {
+    chunk.len * u64::from(a.elem.bits() / 8)
 }

@@ -282,6 +282,17 @@ impl Emu<'_> {
                 });
                 quote!(#(#stores)*)
             }
+            ArrayInit::Chunk { chunk, .. } => {
+                let (source, source_num) = (self.slice(chunk.array), chunk.array.0 as u32);
+                let (index, n, line) = (var_ident(self.k, chunk.index), chunk.len, chunk.line);
+                quote! {
+                    if let Some(start) = #source.chunk_start(#index as u64, #n, #ctx, #source_num, #line) {
+                        for j in 0..#n {
+                            #id.store(j, #source.load(start + j, #ctx, #source_num, #line), #ctx, #id_num, 0);
+                        }
+                    }
+                }
+            }
         };
         quote! {
             let #id: ::gsync::EmuSlice<#t> = ::gsync::EmuSlice::zeroed(#len);
@@ -379,7 +390,8 @@ impl RustStmts for Emu<'_> {
             | StmtKind::Assert { .. }
             | StmtKind::WaitUntil { .. }
             | StmtKind::Locked { .. }
-            | StmtKind::Swap(..) => View::Own,
+            | StmtKind::Swap(..)
+            | StmtKind::StoreChunk { .. } => View::Own,
         }
     }
 
@@ -407,6 +419,18 @@ impl RustStmts for Emu<'_> {
             StmtKind::Swap(a, b) => {
                 let (a, b) = (array_ident(self.k, *a), array_ident(self.k, *b));
                 quote!(::core::mem::swap(&mut #a, &mut #b);)
+            }
+            StmtKind::StoreChunk { chunk, from, .. } => {
+                let (target, target_num) = (self.slice(chunk.array), chunk.array.0 as u32);
+                let (from, from_num) = (self.slice(*from), from.0 as u32);
+                let (index, n, line) = (var_ident(self.k, chunk.index), chunk.len, chunk.line);
+                quote! {
+                    if let Some(start) = #target.chunk_start(#index as u64, #n, #ctx, #target_num, #line) {
+                        for j in 0..#n {
+                            #target.store(start + j, #from.load(j, #ctx, #from_num, 0), #ctx, #target_num, #line);
+                        }
+                    }
+                }
             }
             _ => quote!(compile_error!("gsync: a shared statement as the emulator's own");),
         }

@@ -9,6 +9,9 @@ use crate::names;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
+/// The error for a `load_chunk` used where a value is expected.
+const LOAD_CHUNK_AS_A_VALUE: &str = "`load_chunk` gives an array: bind it on its own, `let v = a.load_chunk::<4>(c);`";
+
 impl Lowerer<'_> {
     /// Lowers an expression that produces a value; `None` after an error.
     pub(super) fn expr(&mut self, e: &syn::Expr) -> Option<Expr> {
@@ -383,6 +386,10 @@ impl Lowerer<'_> {
     /// An expression naming an array.
     fn array_operand(&mut self, e: &syn::Expr) -> Option<ArrayId> {
         let syn::Expr::Path(p) = e else {
+            if matches!(e, syn::Expr::MethodCall(m) if m.method == "load_chunk") {
+                self.diag.error(e.span(), LOAD_CHUNK_AS_A_VALUE);
+                return None;
+            }
             self.diag.error(e.span(), "only named slices and arrays can be indexed");
             return None;
         };
@@ -404,7 +411,7 @@ impl Lowerer<'_> {
     fn method_call(&mut self, m: &syn::ExprMethodCall) -> Option<Expr> {
         let span = m.span();
         let name = m.method.to_string();
-        if m.turbofish.is_some() {
+        if m.turbofish.is_some() && m.method != "load_chunk" && m.method != "store_chunk" {
             self.diag.error(m.method.span(), "kernel methods take no type arguments");
             return None;
         }
@@ -485,6 +492,17 @@ impl Lowerer<'_> {
                     .error(span, "`with_lock` is a statement: write `locks.with_lock(i, || { … });` on its own line");
                 return None;
             }
+            "load_chunk" => {
+                self.diag.error(span, LOAD_CHUNK_AS_A_VALUE);
+                return None;
+            }
+            "store_chunk" => {
+                self.diag.error(
+                    span,
+                    "`store_chunk` is a statement: it returns nothing; write `a.store_chunk(c, v);` on its own line",
+                );
+                return None;
+            }
             _ => {}
         }
         let op = match name {
@@ -496,7 +514,7 @@ impl Lowerer<'_> {
             _ => {
                 self.diag.error(
                     m.method.span(),
-                    format!("unknown method `{name}` on array `{}`: arrays have `len`, `atomic_add`, `atomic_min`, `atomic_max`, `atomic_exch`, `atomic_cas`, `load_acquire`, `load_relaxed`, `store_release`, `store_relaxed` and `with_lock`", info.name),
+                    format!("unknown method `{name}` on array `{}`: arrays have `len`, `atomic_add`, `atomic_min`, `atomic_max`, `atomic_exch`, `atomic_cas`, `load_acquire`, `load_relaxed`, `store_release`, `store_relaxed`, `load_chunk`, `store_chunk` and `with_lock`", info.name),
                 );
                 return None;
             }

@@ -7,6 +7,7 @@
 
 mod assert;
 mod call;
+mod chunks;
 mod communication;
 pub mod consts;
 mod expr;

@@ -36,6 +36,7 @@ impl Resolver<'_> {
                 let init = match init {
                     ArrayInit::Repeat(e) => ArrayInit::Repeat(self.expr(e)),
                     ArrayInit::List(es) => ArrayInit::List(self.exprs(es)),
+                    ArrayInit::Chunk { chunk, loads } => ArrayInit::Chunk { chunk, loads: self.exprs(loads) },
                 };
                 StmtKind::LetArray { array, init }
             }
@@ -76,6 +77,9 @@ impl Resolver<'_> {
             }
             StmtKind::WaitUntil { cond, line } => StmtKind::WaitUntil { cond: self.expr(cond), line },
             StmtKind::Swap(a, b) => StmtKind::Swap(a, b),
+            StmtKind::StoreChunk { chunk, from, stores } => {
+                StmtKind::StoreChunk { chunk, from, stores: self.block(stores) }
+            }
             StmtKind::Locked { array, index, body, line } => {
                 StmtKind::Locked { array, index: self.expr(index), body: self.block(body), line }
             }

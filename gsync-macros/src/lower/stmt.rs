@@ -112,6 +112,7 @@ impl Lowerer<'_> {
             syn::Expr::Macro(m) if super::assert::is_assertion(&m.mac) => self.assertion(&m.mac, out),
             syn::Expr::Call(c) if Self::is_swap_call(c) => self.swap(c, out),
             syn::Expr::Call(c) if is_call_to(c, "wait_until") => self.wait_until(c, out),
+            syn::Expr::MethodCall(m) if m.method == "store_chunk" => self.store_chunk(m, out),
             syn::Expr::MethodCall(m)
                 if m.method == "with_lock" || m.method == "store_release" || m.method == "store_relaxed" =>
             {
@@ -149,7 +150,7 @@ impl Lowerer<'_> {
     }
 
     /// The array a method is called on, if its receiver names one.
-    fn method_receiver_array(&self, m: &syn::ExprMethodCall) -> Option<ArrayId> {
+    pub(super) fn method_receiver_array(&self, m: &syn::ExprMethodCall) -> Option<ArrayId> {
         let syn::Expr::Path(p) = &*m.receiver else { return None };
         match p.path.get_ident().and_then(|i| self.lookup(&names::rust_name(i))) {
             Some(Binding::Array(array)) => Some(array),
@@ -210,7 +211,11 @@ impl Lowerer<'_> {
             }
         }
         let init_expr = local.init.as_ref().map(|i| &*i.expr);
-        // Arrays: shared, repeat and list initialisers.
+        // Arrays: chunks, shared, repeat and list initialisers.
+        if let Some(m) = init_expr.and_then(super::chunks::load_chunk_call) {
+            self.let_chunk(&ident, mutable, annotated.as_deref(), m, out);
+            return;
+        }
         if let Some(e) = init_expr {
             if let Some(kind) = array_initializer(e) {
                 self.let_array(&ident, mutable, annotated.as_deref(), e, kind, span, out);
@@ -387,7 +392,7 @@ impl Lowerer<'_> {
         }
     }
 
-    fn local_array(
+    pub(super) fn local_array(
         &mut self,
         ident: &syn::Ident,
         mutable: bool,
@@ -398,7 +403,7 @@ impl Lowerer<'_> {
     ) {
         let first = match &init {
             ArrayInit::Repeat(v) => v,
-            ArrayInit::List(vs) => &vs[0],
+            ArrayInit::List(vs) | ArrayInit::Chunk { loads: vs, .. } => &vs[0],
         };
         // The element type may still be `{integer}`; the array records it
         // through its first element's type variable at emission time.

@@ -107,8 +107,12 @@ impl fmt::Debug for DynamicShared {
     }
 }
 
+/// Where each shared slice starts: a multiple of 16 bytes, the widest chunk access.
+const SLICE_ALIGN: u64 = 16;
+
 /// The shared slices of one launch in the `extern __shared__` buffer: each slice's length and
-/// byte offset (rounded up to its element's alignment), and the bytes of the whole buffer.
+/// byte offset (rounded up to 16 bytes, so that chunks of every slice are aligned; see
+/// `load_chunk` in docs/dsl.md), and the bytes of the whole buffer.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct SharedLayout {
     /// Elements of each slice, in declaration order.
@@ -128,9 +132,9 @@ impl SharedLayout {
         let mut offsets = Vec::with_capacity(lens.len());
         let mut end = 0u64;
         for (index, (slice, &len)) in slices.iter().zip(&lens).enumerate() {
-            let align = u64::from(slice.elem_bytes.max(1));
-            let offset = end.checked_next_multiple_of(align).ok_or(index)?;
-            end = len.checked_mul(align).and_then(|bytes| offset.checked_add(bytes)).ok_or(index)?;
+            let elem_bytes = u64::from(slice.elem_bytes.max(1));
+            let offset = end.checked_next_multiple_of(SLICE_ALIGN).ok_or(index)?;
+            end = len.checked_mul(elem_bytes).and_then(|bytes| offset.checked_add(bytes)).ok_or(index)?;
             offsets.push(offset);
         }
         let params = lens.iter().zip(&offsets).flat_map(|(&len, &offset)| [len, offset]).collect();
@@ -190,11 +194,12 @@ mod tests {
     ];
 
     #[test]
-    fn each_slice_starts_at_a_multiple_of_its_element_size() {
+    fn each_slice_starts_at_a_multiple_of_16_bytes() {
+        // 3 flags end at byte 3 and 2 sums at 32: chunks of 16 bytes of each slice are aligned.
         let layout = SharedLayout::new(SLICES, vec![3, 2, 5]).expect("fits");
-        assert_eq!(layout.offsets, [0, 8, 24]);
-        assert_eq!(layout.bytes, 44);
-        assert_eq!(layout.params, [3, 0, 2, 8, 5, 24]);
+        assert_eq!(layout.offsets, [0, 16, 32]);
+        assert_eq!(layout.bytes, 52);
+        assert_eq!(layout.params, [3, 0, 2, 16, 5, 32]);
         let empty = SharedLayout::new(SLICES, vec![0, 0, 1]).expect("fits");
         assert_eq!((empty.offsets, empty.bytes), (vec![0, 0, 0], 4));
     }

@@ -279,6 +279,44 @@ __device__ __forceinline__ bool in_bounds(u64 index, u64 len, gsync_status_t* st
 template <typename T> __device__ __forceinline__ T load(const T* data, u64 len, u64 index, gsync_status_t* status, u32 array, u32 line) {
     return in_bounds(index, len, status, array, line) ? data[index] : (T)0;
 }
+// Whether chunk `chunk` of `n` elements lies wholly within `len`; if not, records the fault
+// at the chunk's first element, as the emulator does.
+__device__ __forceinline__ bool chunk_in_bounds(u64 chunk, u64 n, u64 len, gsync_status_t* status, u32 array, u32 line) {
+    if (chunk < len / n) return true;
+    record_out_of_bounds(status, array, line, chunk > ~0ull / n ? ~0ull : chunk * n, len);
+    return false;
+}
+
+// Chunks (`load_chunk`, `store_chunk`): BYTES bytes, a power of two, at an address aligned to
+// BYTES (buffers, shared arrays and shared slices all start at multiples of 16 bytes), moved in
+// words of up to 16 bytes. Copying through memcpy keeps the access defined for any element
+// type; the compiler makes each word one vector load or store.
+template <u64 W> struct chunk_word;
+template <> struct chunk_word<1> { typedef u8 type; };
+template <> struct chunk_word<2> { typedef u16 type; };
+template <> struct chunk_word<4> { typedef u32 type; };
+template <> struct chunk_word<8> { typedef u64 type; };
+template <> struct chunk_word<16> { typedef uint4 type; };
+template <u64 BYTES> __device__ __forceinline__ void load_chunk(void* to, const void* from) {
+    constexpr u64 W = BYTES < 16 ? BYTES : 16;
+    typedef typename chunk_word<W>::type word;
+#pragma unroll
+    for (u64 i = 0; i < BYTES / W; ++i) {
+        word w;
+        memcpy(&w, __builtin_assume_aligned(static_cast<const char*>(from) + i * W, W), W);
+        memcpy(static_cast<char*>(to) + i * W, &w, W);
+    }
+}
+template <u64 BYTES> __device__ __forceinline__ void store_chunk(void* to, const void* from) {
+    constexpr u64 W = BYTES < 16 ? BYTES : 16;
+    typedef typename chunk_word<W>::type word;
+#pragma unroll
+    for (u64 i = 0; i < BYTES / W; ++i) {
+        word w;
+        memcpy(&w, static_cast<const char*>(from) + i * W, W);
+        memcpy(__builtin_assume_aligned(static_cast<char*>(to) + i * W, W), &w, W);
+    }
+}
 
 // Atomics on Rust types that CUDA only offers under other names.
 __device__ __forceinline__ i64 atomic_add(i64* p, i64 v) { return (i64)atomicAdd((u64*)p, (u64)v); }

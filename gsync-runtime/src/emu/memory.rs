@@ -77,6 +77,19 @@ impl<T: EmuScalar> EmuSlice<T> {
         }
     }
 
+    /// The first element of chunk `chunk` of `n` elements (`load_chunk`, `store_chunk`), if
+    /// the whole chunk is in bounds; otherwise records the fault at its first element, as the
+    /// device does, and the access is skipped.
+    #[inline]
+    pub fn chunk_start(&self, chunk: u64, n: u64, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> Option<u64> {
+        if chunk < self.len() as u64 / n {
+            Some(chunk * n)
+        } else {
+            ctx.out_of_bounds(array, chunk.saturating_mul(n), self.len(), line);
+            None
+        }
+    }
+
     /// Writes element `index`; out of bounds, records the fault and writes nothing.
     #[inline]
     pub fn store(&self, index: u64, value: T, ctx: &ThreadCtx<'_>, array: u32, line: u32) {

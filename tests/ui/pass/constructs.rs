@@ -67,6 +67,6 @@ pub fn constructs(
 
 fn main() {
     let source = constructs::cuda_source();
-    assert!(source.contains("__shared__ i32 tile_[128];"));
+    assert!(source.contains("__shared__ __align__(16) i32 tile_[128];"));
     assert!(source.contains("#define GSYNC_BLOCK_SIZE 128"));
 }

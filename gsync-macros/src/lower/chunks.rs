@@ -1,0 +1,255 @@
+//! Chunks: `let v = a.load_chunk::<N>(c);` and `a.store_chunk(c, v);` move the `N`
+//! consecutive elements of a slice or shared array from `c · N` (`N` a power of two) into or
+//! out of a thread's own array; on a GPU in accesses of up to 16 bytes.
+
+use super::consts::Length;
+use super::expr::expr_has_effects;
+use super::{Binding, Block, Expr, ExprKind, Lowerer, Place, StmtKind};
+use crate::ir::{ArrayId, ArrayInit, ArraySpace, BinOp, Chunk, Scalar};
+use crate::names;
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+
+impl Lowerer<'_> {
+    /// `let v = a.load_chunk::<N>(c);` (or `let v: [T; N] = a.load_chunk(c);`).
+    pub(super) fn let_chunk(
+        &mut self,
+        ident: &syn::Ident,
+        mutable: bool,
+        annotated: Option<&syn::Type>,
+        m: &syn::ExprMethodCall,
+        out: &mut Block,
+    ) {
+        let span = m.span();
+        let Some(array) = self.chunk_receiver(m, false) else { return };
+        let elem = self.arrays[array.0].elem;
+        let annotated = match annotated {
+            Some(syn::Type::Array(a)) => {
+                if let Some(s) = self.scalar_type(&a.elem) {
+                    if s != elem {
+                        self.diag.error(
+                            a.elem.span(),
+                            format!(
+                                "mismatched types: `{}` holds `{}`, so its chunks are `[{}; N]`",
+                                self.arrays[array.0].name,
+                                elem.name(),
+                                elem.name()
+                            ),
+                        );
+                        return;
+                    }
+                }
+                let Some(n) = self.chunk_length(&a.len, ident) else { return };
+                Some((n, a.len.span()))
+            }
+            Some(other) => {
+                self.diag
+                    .error(other.span(), "`load_chunk` gives an array: annotate it as `[T; N]` or leave the type out");
+                return;
+            }
+            None => None,
+        };
+        let named = match self.chunk_turbofish(m, ident) {
+            Ok(n) => n,
+            Err(()) => return,
+        };
+        let n = match (named, annotated) {
+            (Some((a, _)), Some((b, at))) if a != b => {
+                self.diag.error(at, format!("`load_chunk::<{a}>` gives `[_; {a}]`, not `[_; {b}]`"));
+                return;
+            }
+            (Some((n, at)), _) | (None, Some((n, at))) => {
+                if !self.chunk_power_of_two(n, at) {
+                    return;
+                }
+                n
+            }
+            (None, None) => {
+                self.diag.error(span, "say how many elements the chunk has: `a.load_chunk::<4>(c)`");
+                return;
+            }
+        };
+        let [index] = m.args.iter().collect::<Vec<_>>()[..] else {
+            self.diag.error(span, "`load_chunk::<N>(c)` takes 1 argument, the chunk's index");
+            return;
+        };
+        let Some(chunk) = self.chunk_index(array, index, n, span, out) else { return };
+        let loads = (0..n)
+            .map(|j| {
+                let index = self.chunk_element(chunk, j, span);
+                let ty = self.types.known(elem);
+                self.expr_of(ExprKind::Load { array, index: Box::new(index), line: chunk.line }, ty, span)
+            })
+            .collect();
+        self.local_array(ident, mutable, Length::Fixed(n), ArrayInit::Chunk { chunk, loads }, span, out);
+    }
+
+    /// `a.store_chunk(c, v);` (or `a.store_chunk::<N>(c, v);`), `v` being a thread's array.
+    pub(super) fn store_chunk(&mut self, m: &syn::ExprMethodCall, out: &mut Block) {
+        let span = m.span();
+        let Some(array) = self.chunk_receiver(m, true) else { return };
+        let [index, values] = m.args.iter().collect::<Vec<_>>()[..] else {
+            self.diag.error(
+                span,
+                "`store_chunk(c, v)` takes 2 arguments: the chunk's index and the thread's array to store",
+            );
+            return;
+        };
+        let from = match values {
+            syn::Expr::Path(p) => p.path.get_ident().and_then(|i| self.lookup(&names::rust_name(i))),
+            _ => None,
+        };
+        let from = match from {
+            Some(Binding::Array(a)) if self.arrays[a.0].space == ArraySpace::Local => a,
+            _ => {
+                self.diag.error(
+                    values.span(),
+                    "`store_chunk` stores a thread's own array: name one, e.g. `let v = [a, b, c, d];` then `out.store_chunk(c, v);`",
+                );
+                return;
+            }
+        };
+        let Some(n) = self.arrays[from.0].len else {
+            self.diag.error(values.span(), "a chunk's length must be known without the block size");
+            return;
+        };
+        let ident = match values {
+            syn::Expr::Path(p) => p.path.get_ident().cloned(),
+            _ => None,
+        };
+        let Some(ident) = ident else { return };
+        match self.chunk_turbofish(m, &ident) {
+            Ok(Some((named, at))) if named != n => {
+                self.diag.error(at, format!("`store_chunk::<{named}>` stores {named} elements, but `{ident}` has {n}"));
+                return;
+            }
+            Ok(_) => {}
+            Err(()) => return,
+        }
+        if !self.chunk_power_of_two(n, values.span()) {
+            return;
+        }
+        let elem = self.arrays[array.0].elem;
+        let from_ty = self.array_elem_ty(from);
+        self.require(
+            from_ty,
+            elem,
+            values.span(),
+            &format!("the elements stored into `{}`", self.arrays[array.0].name),
+        );
+        let Some(chunk) = self.chunk_index(array, index, n, span, out) else { return };
+        let stores = (0..n)
+            .map(|j| {
+                let usize_ty = self.types.known(Scalar::Usize);
+                let at = self.expr_of(ExprKind::Int(i128::from(j)), usize_ty, span);
+                let value =
+                    self.expr_of(ExprKind::Load { array: from, index: Box::new(at), line: chunk.line }, from_ty, span);
+                let index = self.chunk_element(chunk, j, span);
+                let place = Place::Elem { array, index: Box::new(index), line: chunk.line };
+                Self::stmt_of(StmtKind::Assign { place, op: None, value }, span)
+            })
+            .collect();
+        out.push(Self::stmt_of(StmtKind::StoreChunk { chunk, from, stores }, span));
+    }
+
+    /// The slice or shared array a chunk method is called on (`store`: it must be mutable).
+    fn chunk_receiver(&mut self, m: &syn::ExprMethodCall, store: bool) -> Option<ArrayId> {
+        let name = m.method.to_string();
+        let Some(array) = self.method_receiver_array(m) else {
+            self.diag.error(m.receiver.span(), format!("`{name}` works on a slice or a shared array, named directly"));
+            return None;
+        };
+        let info = &self.arrays[array.0];
+        if info.space == ArraySpace::Local {
+            self.diag.error(
+                m.receiver.span(),
+                format!("`{name}` works on slices and shared arrays; a thread's own array is indexed directly"),
+            );
+            return None;
+        }
+        if store && !info.mutable {
+            self.diag.error(
+                m.receiver.span(),
+                format!(
+                    "cannot store to `{}`, which is not mutable: `{name}` needs `&mut [T]` or a `let mut` shared array",
+                    info.name
+                ),
+            );
+            return None;
+        }
+        Some(array)
+    }
+
+    /// `N` of `load_chunk::<N>` or `store_chunk::<N>`, if the call names one, with its span.
+    fn chunk_turbofish(&mut self, m: &syn::ExprMethodCall, array: &syn::Ident) -> Result<Option<(u64, Span)>, ()> {
+        let Some(turbofish) = &m.turbofish else { return Ok(None) };
+        let len = match turbofish.args.iter().collect::<Vec<_>>()[..] {
+            [syn::GenericArgument::Const(e)] => e.clone(),
+            [syn::GenericArgument::Type(syn::Type::Path(p))] => {
+                syn::Expr::Path(syn::ExprPath { attrs: vec![], qself: None, path: p.path.clone() })
+            }
+            _ => {
+                self.diag
+                    .error(turbofish.span(), format!("`{}` takes one constant, the chunk's length: `::<4>`", m.method));
+                return Err(());
+            }
+        };
+        let n = self.chunk_length(&len, array).ok_or(())?;
+        Ok(Some((n, len.span())))
+    }
+
+    /// A chunk's length: a constant known without the block size.
+    fn chunk_length(&mut self, e: &syn::Expr, array: &syn::Ident) -> Option<u64> {
+        match self.const_length(e, &names::rust_name(array))? {
+            Length::Fixed(n) => Some(n),
+            Length::PerBlock(_) => {
+                self.diag.error(e.span(), "a chunk's length must be known without the block size");
+                None
+            }
+        }
+    }
+
+    fn chunk_power_of_two(&mut self, n: u64, at: Span) -> bool {
+        if n.is_power_of_two() {
+            return true;
+        }
+        self.diag.error(
+            at,
+            format!("a chunk of {n} elements: a chunk's length must be a power of two (1, 2, 4, 8, …), so that every chunk is aligned"),
+        );
+        false
+    }
+
+    /// Binds the chunk's index `e` to a hidden variable, evaluated once.
+    fn chunk_index(&mut self, array: ArrayId, e: &syn::Expr, len: u64, span: Span, out: &mut Block) -> Option<Chunk> {
+        let index = self.expr(e)?;
+        self.index_type(&index);
+        if expr_has_effects(&index) {
+            self.diag.error(index.span, "bind this index with `let` first: it has an atomic in it");
+            return None;
+        }
+        let var = self.hidden_var("chunk", index.ty, span);
+        out.push(Self::stmt_of(StmtKind::Let { var, init: Some(index) }, span));
+        Some(Chunk { array, index: var, len, line: Self::line(span) })
+    }
+
+    /// The index of element `j` of `chunk`: `c as usize * N + j`.
+    fn chunk_element(&mut self, chunk: Chunk, j: u64, span: Span) -> Expr {
+        let usize_ty = self.types.known(Scalar::Usize);
+        let index_ty = self.vars[chunk.index.0].ty;
+        let c = self.expr_of(ExprKind::Var(chunk.index), index_ty, span);
+        let c = self.expr_of(ExprKind::Cast(Box::new(c)), usize_ty, span);
+        let n = self.expr_of(ExprKind::Int(i128::from(chunk.len)), usize_ty, span);
+        let start = self.expr_of(ExprKind::Binary(BinOp::Mul, Box::new(c), Box::new(n)), usize_ty, span);
+        let j = self.expr_of(ExprKind::Int(i128::from(j)), usize_ty, span);
+        self.expr_of(ExprKind::Binary(BinOp::Add, Box::new(start), Box::new(j)), usize_ty, span)
+    }
+}
+
+/// The `load_chunk` call a `let` binds, if its initializer is one.
+pub(super) fn load_chunk_call(e: &syn::Expr) -> Option<&syn::ExprMethodCall> {
+    match e {
+        syn::Expr::MethodCall(m) if m.method == "load_chunk" => Some(m),
+        _ => None,
+    }
+}

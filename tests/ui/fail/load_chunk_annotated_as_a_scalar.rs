@@ -1,0 +1,9 @@
+use gsync::prelude::*;
+
+#[grid_phases]
+fn k(keys: &[u32], out: &mut [u32]) {
+    let v: u32 = keys.load_chunk::<4>(0);
+    out[0] = v;
+}
+
+fn main() {}
