@@ -96,6 +96,16 @@ pub mod kernels {
         out_words.store_chunk(2 * global_id() as usize + 1, flagged);
     }
 
+    /// Each pair of `a` swapped into `b`, for any element type: chunks of 2 to 16 bytes.
+    #[grid_phases]
+    pub fn swap_pairs<T: Num>(a: &[T], b: &mut [T]) {
+        for c in grid_stride(0..a.len() / 2) {
+            let v = a.load_chunk::<2>(c);
+            let swapped = [v[1], v[0]];
+            b.store_chunk(c, swapped);
+        }
+    }
+
     /// Loads chunk `c` of `keys` (out of bounds where `keys` ends inside it) and stores it.
     #[grid_phases(threads = 32)]
     pub fn chunk_past_the_end(keys: &[u32], out: &mut [u32], c: usize) {
@@ -107,7 +117,35 @@ pub mod kernels {
 }
 
 pub fn chunk_kernels() -> Vec<&'static gsync::KernelSpec> {
-    vec![&kernels::chunk_sums::KERNEL, &kernels::chunk_widths::KERNEL, &kernels::chunk_past_the_end::KERNEL]
+    vec![
+        &kernels::chunk_sums::KERNEL,
+        &kernels::chunk_widths::KERNEL,
+        &kernels::chunk_past_the_end::KERNEL,
+        &kernels::swap_pairs::__u8::KERNEL,
+        &kernels::swap_pairs::__i16::KERNEL,
+        &kernels::swap_pairs::__f32::KERNEL,
+        &kernels::swap_pairs::__f64::KERNEL,
+    ]
+}
+
+/// Checks `swap_pairs` on `input`, whose last element (of an odd length) stays `zero`.
+fn swap_pairs_of<T: kernels::swap_pairs::Element + PartialEq + std::fmt::Debug>(gpu: &Gpu, input: Vec<T>, zero: T) {
+    let n = input.len();
+    let mut expected: Vec<T> = input.chunks(2).flat_map(|c| if c.len() == 2 { vec![c[1], c[0]] } else { vec![] }).collect();
+    expected.resize(n, zero);
+    let mut out = gpu.zeros::<T>(n).unwrap();
+    kernels::swap_pairs::launch(gpu, &gpu.upload(&input).unwrap(), &mut out).unwrap();
+    assert_eq!(gpu.download(&out).unwrap(), expected, "{}", std::any::type_name::<T>());
+}
+
+/// A generic kernel's chunks follow its element type: 2, 4, 8 and 16 bytes.
+pub fn a_generic_kernel_moves_chunks_of_every_element_type(gpu: &Gpu, scale: Scale) {
+    let n = scale.pick(100_001, 999);
+    let small: Vec<u32> = random_vec::<u32>(&mut rng(), n).into_iter().map(|x| x % 100 + 1).collect();
+    swap_pairs_of(gpu, small.iter().map(|&x| x as u8).collect(), 0);
+    swap_pairs_of(gpu, small.iter().map(|&x| -(x as i16)).collect(), 0);
+    swap_pairs_of(gpu, small.iter().map(|&x| x as f32 / 3.0).collect(), 0.0);
+    swap_pairs_of(gpu, small.iter().map(|&x| f64::from(x) / 7.0).collect(), 0.0);
 }
 
 /// Chunks of four keys scanned and doubled match the CPU, with a tail of keys past the last
