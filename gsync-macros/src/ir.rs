@@ -369,7 +369,8 @@ pub enum StmtKind<T = Scalar> {
     Swap(ArrayId, ArrayId),
     /// `a.store_chunk(c, v);`: the thread's array `v` into chunk `c` of `a` (see
     /// [`Chunk`]). `stores` says the same element by element (`a[c · N + j] = v[j]`), for
-    /// the analyses and the emulator's order of accesses; CUDA stores the chunk at once.
+    /// the analyses; CUDA stores the chunk at once, the emulator element by element after
+    /// one bounds check of the whole chunk.
     StoreChunk {
         chunk: Chunk,
         from: ArrayId,

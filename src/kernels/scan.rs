@@ -4,11 +4,12 @@
 //! `grid_sync()` (tile sums, a scan of the tile sums, the tiles again with their prefixes).
 //!
 //! Both cut the keys into tiles of [`TILE`] keys, and each thread of a block holds
-//! `TILE / BLOCK_SIZE` keys of a tile in registers: warp `w` takes the tile's `w`-th run of
+//! `TILE / BLOCK_SIZE` keys of a tile (in registers at the default 256 threads, 32 keys; at 32
+//! or 64 threads the 256 or 128 keys spill to local memory): warp `w` takes the tile's `w`-th run of
 //! consecutive keys and moves it in chunks of [`CHUNK`] keys, 16 bytes (`load_chunk`,
 //! `store_chunk`), the 32 lanes' chunks side by side. The chunks' sums are scanned across the
 //! lanes with shuffles, the warps' totals across the block. The block size must be a multiple
-//! of 32 that divides [`TILE`] (256 by default).
+//! of 32 that divides [`TILE`] (256 by default); the kernels assert it.
 
 use crate::prelude::*;
 use crate::{Gpu, Launch, LaunchReport, Result};
@@ -225,6 +226,10 @@ mod kernels {
     /// block size must be a multiple of 32 that divides [`TILE`].
     #[grid_phases(threads = 256)]
     pub fn scan_lookback(keys: &[u32], out: &mut [u32], states: &mut [u64], tickets: &mut [u32]) {
+        assert!(
+            TILE % BLOCK_SIZE == 0 && BLOCK_SIZE % 32 == 0,
+            "the scans take a block size that is a multiple of 32 and divides scan::TILE, 8192"
+        );
         let tiles = keys.len().div_ceil(TILE);
         assert!(
             states.len() >= tiles * STATE_STRIDE,
@@ -266,6 +271,10 @@ mod kernels {
     /// that divides [`TILE`].
     #[grid_phases(threads = 256)]
     pub fn scan_three_phase(keys: &[u32], out: &mut [u32], tile_sums: &mut [u32]) {
+        assert!(
+            TILE % BLOCK_SIZE == 0 && BLOCK_SIZE % 32 == 0,
+            "the scans take a block size that is a multiple of 32 and divides scan::TILE, 8192"
+        );
         let tiles = keys.len().div_ceil(TILE);
         let mut warp_sums = shared_array::<u32, 32>();
         // Phase 1: the tiles' sums.

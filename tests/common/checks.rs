@@ -6,6 +6,7 @@
 pub use super::chunks::{
     a_chunk_past_the_end_is_out_of_bounds, a_generic_kernel_moves_chunks_of_every_element_type,
     chunks_of_every_width_move_every_element, chunks_of_four_keys_match_the_cpu,
+    chunks_pass_through_functions_and_swaps,
 };
 #[allow(unused_imports)] // the point-to-point communication checks, under the same path
 pub use super::communication::*;

@@ -45,10 +45,12 @@ pub mod kernels {
         doubles: &[f64],
         longs: &[i64],
         shorts: &[u16],
+        halves: &[f16],
         out_bytes: &mut [u8],
         out_doubles: &mut [f64],
         out_longs: &mut [i64],
         out_shorts: &mut [u16],
+        out_halves: &mut [f16],
         out_words: &mut [u32],
     ) {
         for c in grid_stride(0..bytes.len() / 16) {
@@ -74,6 +76,14 @@ pub mod kernels {
         for c in grid_stride(0..shorts.len() / 2) {
             let v = shorts.load_chunk::<2>(c);
             out_shorts.store_chunk(c, v);
+        }
+        for c in grid_stride(0..halves.len() / 8) {
+            let v = halves.load_chunk::<8>(c);
+            let mut r = [v[0]; 8];
+            for j in 0..8 {
+                r[j] = v[7 - j];
+            }
+            out_halves.store_chunk(c, r);
         }
         let mut tile = shared_array::<u32, 256>();
         // `words` starts 16 bytes into the dynamic shared memory, after `flags`' 3 bytes.
@@ -106,12 +116,54 @@ pub mod kernels {
         }
     }
 
-    /// Loads chunk `c` of `keys` (out of bounds where `keys` ends inside it) and stores it.
+    /// `a`'s chunk `c` weighted by position, whichever array `a` is.
+    #[device]
+    fn weigh(a: &[u32], c: u32) -> u32 {
+        let v = a.load_chunk::<4>(c);
+        v[0] + 2 * v[1] + 3 * v[2] + 4 * v[3]
+    }
+
+    /// Chunks through a device function (of a shared array and of a thread's own array,
+    /// indexed by `u32`), and a chunk whose index takes a ticket with an atomic.
     #[grid_phases(threads = 32)]
-    pub fn chunk_past_the_end(keys: &[u32], out: &mut [u32], c: usize) {
+    pub fn chunks_through_functions(keys: &[u32], tickets: &mut [u32], weighted: &mut [u32], taken: &mut [u32]) {
+        let t = thread_idx();
+        let mut tile = shared_array::<u32, 128>();
+        let held = [t, t + 1, t + 2, t + 3];
+        tile.store_chunk(t, held);
+        sync_block();
+        let g = global_id() as usize;
+        weighted[2 * g] = weigh(&tile, (t + 1) % 32);
+        weighted[2 * g + 1] = weigh(&held, 0);
+        // Chunk `c` of `keys` starts with `4 · c`: it goes back to its own place in `taken`.
+        let chunk = keys.load_chunk::<4>(tickets.atomic_add(0, 1) as usize);
+        taken.store_chunk(chunk[0] as usize / 4, chunk);
+    }
+
+    /// `rounds` times, each chunk of `cur` plus one into `next`, then the two trade places.
+    #[grid_phases]
+    pub fn chunk_ping_pong(mut cur: &mut [u32], mut next: &mut [u32], rounds: u32) {
+        for _ in 0..rounds {
+            for c in grid_stride(0..cur.len() / 4) {
+                let v = cur.load_chunk::<4>(c);
+                let mut w = [0u32; 4];
+                for j in 0..4 {
+                    w[j] = v[j] + 1;
+                }
+                next.store_chunk(c, w);
+            }
+            grid_sync();
+            std::mem::swap(&mut cur, &mut next);
+        }
+    }
+
+    /// Loads chunk `c` of `keys` (out of bounds where `keys` ends inside it) and stores it
+    /// as chunk `d` of `out`.
+    #[grid_phases(threads = 32)]
+    pub fn chunk_past_the_end(keys: &[u32], out: &mut [u32], c: usize, d: usize) {
         if global_id() == 0 {
             let v = keys.load_chunk::<4>(c);
-            out.store_chunk(0, v);
+            out.store_chunk(d, v);
         }
     }
 }
@@ -121,6 +173,8 @@ pub fn chunk_kernels() -> Vec<&'static gsync::KernelSpec> {
         &kernels::chunk_sums::KERNEL,
         &kernels::chunk_widths::KERNEL,
         &kernels::chunk_past_the_end::KERNEL,
+        &kernels::chunks_through_functions::KERNEL,
+        &kernels::chunk_ping_pong::KERNEL,
         &kernels::swap_pairs::__u8::KERNEL,
         &kernels::swap_pairs::__i16::KERNEL,
         &kernels::swap_pairs::__f32::KERNEL,
@@ -131,7 +185,8 @@ pub fn chunk_kernels() -> Vec<&'static gsync::KernelSpec> {
 /// Checks `swap_pairs` on `input`, whose last element (of an odd length) stays `zero`.
 fn swap_pairs_of<T: kernels::swap_pairs::Element + PartialEq + std::fmt::Debug>(gpu: &Gpu, input: Vec<T>, zero: T) {
     let n = input.len();
-    let mut expected: Vec<T> = input.chunks(2).flat_map(|c| if c.len() == 2 { vec![c[1], c[0]] } else { vec![] }).collect();
+    let mut expected: Vec<T> =
+        input.chunks(2).flat_map(|c| if c.len() == 2 { vec![c[1], c[0]] } else { vec![] }).collect();
     expected.resize(n, zero);
     let mut out = gpu.zeros::<T>(n).unwrap();
     kernels::swap_pairs::launch(gpu, &gpu.upload(&input).unwrap(), &mut out).unwrap();
@@ -179,10 +234,13 @@ pub fn chunks_of_every_width_move_every_element(gpu: &Gpu, scale: Scale) {
     let doubles: Vec<f64> = random_vec::<u32>(&mut rng, n).into_iter().map(|x| f64::from(x) / 7.0).collect();
     let longs: Vec<i64> = random_vec::<u64>(&mut rng, n).into_iter().map(|x| x as i64).collect();
     let shorts: Vec<u16> = random_vec::<u32>(&mut rng, n).into_iter().map(|x| x as u16).collect();
+    let halves: Vec<f16> =
+        random_vec::<u32>(&mut rng, n).into_iter().map(|x| f16::from_bits(x as u16 & 0x7bff)).collect();
     let blocks = 3u32;
     let threads = 64usize;
     let (mut ob, mut od) = (gpu.zeros::<u8>(n).unwrap(), gpu.zeros::<f64>(n).unwrap());
     let (mut ol, mut os) = (gpu.zeros::<i64>(n).unwrap(), gpu.zeros::<u16>(n).unwrap());
+    let mut oh = gpu.zeros::<f16>(n).unwrap();
     let mut ow = gpu.zeros::<u32>(8 * threads * blocks as usize).unwrap();
     let launch = Launch::new().blocks(blocks);
     kernels::chunk_widths::launch_with(
@@ -192,10 +250,12 @@ pub fn chunks_of_every_width_move_every_element(gpu: &Gpu, scale: Scale) {
         &gpu.upload(&doubles).unwrap(),
         &gpu.upload(&longs).unwrap(),
         &gpu.upload(&shorts).unwrap(),
+        &gpu.upload(&halves).unwrap(),
         &mut ob,
         &mut od,
         &mut ol,
         &mut os,
+        &mut oh,
         &mut ow,
     )
     .unwrap();
@@ -206,6 +266,8 @@ pub fn chunks_of_every_width_move_every_element(gpu: &Gpu, scale: Scale) {
     assert_eq!(gpu.download(&od).unwrap().iter().map(|x| x.to_bits()).collect::<Vec<_>>(), swapped, "f64 pairs");
     assert_eq!(gpu.download(&ol).unwrap(), negated, "32-byte chunks of i64");
     assert_eq!(gpu.download(&os).unwrap(), shorts, "4-byte chunks of u16");
+    let flipped: Vec<u16> = halves.chunks(8).flat_map(|c| c.iter().rev().map(|h| h.to_bits())).collect();
+    assert_eq!(gpu.download(&oh).unwrap().iter().map(|h| h.to_bits()).collect::<Vec<_>>(), flipped, "f16 chunks");
     let chunk = |g: usize, ahead: usize, last: u32| {
         let id = ((g / threads) * threads + (g % threads + ahead) % threads) as u32;
         [id, id * 3, id ^ 0x55, 7 + last]
@@ -222,15 +284,68 @@ pub fn chunks_of_every_width_move_every_element(gpu: &Gpu, scale: Scale) {
 pub fn a_chunk_past_the_end_is_out_of_bounds(gpu: &Gpu, _: Scale) {
     let keys = gpu.upload(&[5u32, 6, 7, 8, 9, 10]).unwrap();
     let launch = Launch::new().bounds_checks(true);
-    let mut out = gpu.zeros::<u32>(4).unwrap();
-    kernels::chunk_past_the_end::launch_with(gpu, &launch, &keys, &mut out, 0).unwrap();
-    assert_eq!(gpu.download(&out).unwrap(), vec![5, 6, 7, 8]);
-    let mut out = gpu.upload(&[1u32; 4]).unwrap();
-    let error = kernels::chunk_past_the_end::launch_with(gpu, &launch, &keys, &mut out, 1)
+    let mut out = gpu.zeros::<u32>(6).unwrap();
+    kernels::chunk_past_the_end::launch_with(gpu, &launch, &keys, &mut out, 0, 0).unwrap();
+    assert_eq!(gpu.download(&out).unwrap(), vec![5, 6, 7, 8, 0, 0]);
+    let mut out = gpu.upload(&[1u32; 6]).unwrap();
+    let error = kernels::chunk_past_the_end::launch_with(gpu, &launch, &keys, &mut out, 1, 0)
         .expect_err("elements 4..8 of 6 are past the end");
     match &error {
-        Error::OutOfBounds { array, index, len, .. } => assert_eq!((array.as_str(), *index, *len), ("keys", 4, 6)),
+        Error::OutOfBounds { array, index, len, .. } => assert_eq!((array.as_str(), *index, *len), ("keys", 7, 6)),
         other => panic!("expected OutOfBounds, got {other:?}"),
     }
-    assert_eq!(gpu.download(&out).unwrap(), vec![0; 4], "the skipped load reads zeros");
+    assert_eq!(gpu.download(&out).unwrap(), vec![0, 0, 0, 0, 1, 1], "the skipped load reads zeros");
+    let mut out = gpu.upload(&[1u32; 6]).unwrap();
+    let error = kernels::chunk_past_the_end::launch_with(gpu, &launch, &keys, &mut out, 0, 1)
+        .expect_err("elements 4..8 of 6 are past the end");
+    match &error {
+        Error::OutOfBounds { array, index, len, .. } => assert_eq!((array.as_str(), *index, *len), ("out", 7, 6)),
+        other => panic!("expected OutOfBounds, got {other:?}"),
+    }
+    assert_eq!(gpu.download(&out).unwrap(), vec![1; 6], "the skipped store writes nothing");
+}
+
+/// Chunks through a device function, of a shared array and of a thread's own array; a chunk
+/// whose index takes an atomic ticket; chunks of slices that trade places, under every barrier.
+pub fn chunks_pass_through_functions_and_swaps(gpu: &Gpu, scale: Scale) {
+    let blocks = 3usize;
+    let n = 4 * 32 * blocks;
+    let keys: Vec<u32> = (0..n as u32).map(|k| k / 4 * 4 + k % 4 * 1000).collect();
+    let mut tickets = gpu.zeros::<u32>(1).unwrap();
+    let mut weighted = gpu.zeros::<u32>(2 * 32 * blocks).unwrap();
+    let mut taken = gpu.zeros::<u32>(n).unwrap();
+    let launch = Launch::new().blocks(blocks as u32);
+    kernels::chunks_through_functions::launch_with(
+        gpu,
+        &launch,
+        &gpu.upload(&keys).unwrap(),
+        &mut tickets,
+        &mut weighted,
+        &mut taken,
+    )
+    .unwrap();
+    let weigh = |v: [u32; 4]| v[0] + 2 * v[1] + 3 * v[2] + 4 * v[3];
+    let expected: Vec<u32> = (0..32 * blocks as u32)
+        .flat_map(|g| {
+            let (t, next) = (g % 32, (g % 32 + 1) % 32);
+            [weigh([next, next + 1, next + 2, next + 3]), weigh([t, t + 1, t + 2, t + 3])]
+        })
+        .collect();
+    assert_eq!(gpu.download(&weighted).unwrap(), expected, "chunks through a device function");
+    assert_eq!(gpu.download(&taken).unwrap(), keys, "every ticket's chunk, once");
+    let n = scale.pick(1 << 16, 1000) + 2;
+    let start: Vec<u32> = random_vec::<u32>(&mut rng(), n).into_iter().map(|x| x % 1000).collect();
+    for &barrier in Barrier::ALL {
+        let rounds = 5u32;
+        let mut cur = gpu.upload(&start).unwrap();
+        let mut next = gpu.zeros::<u32>(n).unwrap();
+        kernels::chunk_ping_pong::launch_with(gpu, &Launch::new().barrier(barrier), &mut cur, &mut next, rounds)
+            .unwrap();
+        let whole = n / 4 * 4;
+        let mut expected: Vec<u32> = start.iter().map(|x| x + rounds).collect();
+        // The two keys past the last chunk stay where they were: in `cur`'s buffer, which the
+        // odd number of rounds leaves in `next`.
+        expected[whole..].fill(0);
+        assert_eq!(gpu.download(&next).unwrap(), expected, "{barrier:?}: after {rounds} rounds");
+    }
 }

@@ -275,7 +275,9 @@ pub fn the_single_pass_refuses_states_of_one_word_per_tile(gpu: &Gpu, scale: Sca
 pub fn both_scans_match_the_cpu(gpu: &Gpu, scale: Scale) {
     let mut rng = rng();
     let sizes = match scale {
-        Scale::Full => vec![1, scan::TILE - 1, scan::TILE, scan::TILE + 1, 1 << 20, (1 << 24) + 17],
+        // 2^26 + 5 keys: more tile sums than a tile, so that block 0 scans them a whole tile at a
+        // time, with a carry, in the three-phase scan's second phase.
+        Scale::Full => vec![1, scan::TILE - 1, scan::TILE, scan::TILE + 1, 1 << 20, (1 << 24) + 17, (1 << 26) + 5],
         Scale::Small => vec![1, 100, scan::TILE, 3 * scan::TILE + 5, 40_000, 40 * scan::TILE + 3],
     };
     let grids = match scale {
@@ -290,10 +292,13 @@ pub fn both_scans_match_the_cpu(gpu: &Gpu, scale: Scale) {
         let mut scratch = ScanScratch::new(gpu, n).unwrap();
         let mut tile_sums = gpu.zeros::<u32>(scan::tiles(n)).unwrap();
         // Other block sizes change the keys each thread takes (64 at 128 threads, 8 at 1024).
-        let launches = grids
-            .iter()
-            .map(|blocks| blocks.map_or_else(Launch::new, |b| Launch::new().blocks(b)))
-            .chain([Launch::new().threads(128), Launch::new().threads(1024).blocks(2)]);
+        let launches = grids.iter().map(|blocks| blocks.map_or_else(Launch::new, |b| Launch::new().blocks(b))).chain([
+            Launch::new().threads(32).blocks(5),
+            Launch::new().threads(64),
+            Launch::new().threads(128),
+            Launch::new().threads(512).blocks(3),
+            Launch::new().threads(1024).blocks(2),
+        ]);
         for launch in launches {
             let blocks = launch.requested_blocks();
             let report = scratch.launch(gpu, &launch, &dkeys, &mut out).unwrap();
@@ -312,8 +317,24 @@ pub fn both_scans_match_the_cpu(gpu: &Gpu, scale: Scale) {
             assert!(gpu.download(&out).unwrap() == expected, "three phases, n {n}, {blocks:?} blocks, {launch:?}");
             gpu.write(&mut out, &vec![0; n]).unwrap();
         }
-        let split = Launch::new().barrier(Barrier::MultiLaunch);
-        scan_three_phase::launch_with(gpu, &split, &dkeys, &mut out, &mut tile_sums).unwrap();
-        assert!(gpu.download(&out).unwrap() == expected, "three phases split, n {n}");
+        for threads in [64, 256] {
+            let split = Launch::new().barrier(Barrier::MultiLaunch).threads(threads);
+            scan_three_phase::launch_with(gpu, &split, &dkeys, &mut out, &mut tile_sums).unwrap();
+            assert!(gpu.download(&out).unwrap() == expected, "three phases split, n {n}, {threads} threads");
+        }
     }
+    let mut out = gpu.zeros::<u32>(100).unwrap();
+    let mut tile_sums = gpu.zeros::<u32>(1).unwrap();
+    let error = scan_three_phase::launch_with(
+        gpu,
+        &Launch::new().threads(96),
+        &gpu.upload(&[1u32; 100]).unwrap(),
+        &mut out,
+        &mut tile_sums,
+    )
+    .expect_err("96 threads do not divide the tile");
+    assert!(
+        matches!(&error, Error::AssertionFailed { message, .. } if message.contains("multiple of 32")),
+        "{error:?}"
+    );
 }

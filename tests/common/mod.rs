@@ -91,6 +91,7 @@ macro_rules! with_every_check {
             chunks_of_every_width_move_every_element,
             a_chunk_past_the_end_is_out_of_bounds,
             a_generic_kernel_moves_chunks_of_every_element_type,
+            chunks_pass_through_functions_and_swaps,
         );
     };
 }

@@ -548,8 +548,8 @@ impl CudaEmitter<'_> {
                 // Zeros where a bounds check skips the load, as on the emulator.
                 let zeroed = if self.checked { " = {}" } else { "" };
                 self.line(&format!("{ty} {name}[{len}]{zeroed};"));
-                let load =
-                    format!("gsync::load_chunk<{}>({name}, {});", chunk_bytes(a, chunk), self.chunk_start(chunk));
+                let helper = self.chunk_helper(chunk, "load_chunk");
+                let load = format!("gsync::{helper}<{}>({name}, {});", chunk_bytes(a, chunk), self.chunk_start(chunk));
                 self.chunk_access(chunk, &load);
             }
         }
@@ -561,8 +561,19 @@ impl CudaEmitter<'_> {
         self.line(&format!("// {target}.store_chunk(…, {from_rust}), line {}", chunk.line));
         let from_name = cuda_names::array(self.k, from);
         let bytes = chunk_bytes(self.k.array(from), chunk);
-        let store = format!("gsync::store_chunk<{bytes}>({}, {from_name});", self.chunk_start(chunk));
+        let helper = self.chunk_helper(chunk, "store_chunk");
+        let store = format!("gsync::{helper}<{bytes}>({}, {from_name});", self.chunk_start(chunk));
         self.chunk_access(chunk, &store);
+    }
+
+    /// The prelude's copy for a chunk: `aligned` (`load_chunk` or `store_chunk`) for a slice
+    /// or shared array, `copy_chunk` for a thread's own array, aligned only to its element.
+    fn chunk_helper(&self, chunk: &Chunk, aligned: &'static str) -> &'static str {
+        if self.k.array(chunk.array).space == ArraySpace::Local {
+            "copy_chunk"
+        } else {
+            aligned
+        }
     }
 
     /// The address of a chunk's first element.

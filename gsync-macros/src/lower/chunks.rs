@@ -1,17 +1,21 @@
 //! Chunks: `let v = a.load_chunk::<N>(c);` and `a.store_chunk(c, v);` move the `N`
-//! consecutive elements of a slice or shared array from `c · N` (`N` a power of two) into or
-//! out of a thread's own array; on a GPU in accesses of up to 16 bytes.
+//! consecutive elements of an array from `c · N` (`N` a power of two) into or out of a
+//! thread's own array; on a GPU, for slices and shared arrays, in accesses of up to 16 bytes.
 
 use super::consts::Length;
-use super::expr::expr_has_effects;
+use super::types::{Inferred, TyId};
 use super::{Binding, Block, Expr, ExprKind, Lowerer, Place, StmtKind};
 use crate::ir::{ArrayId, ArrayInit, ArraySpace, BinOp, Chunk, Scalar};
 use crate::names;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
+/// The most bytes one chunk moves: 16 vector accesses of 16 bytes.
+const MAX_CHUNK_BYTES: u64 = 256;
+
 impl Lowerer<'_> {
-    /// `let v = a.load_chunk::<N>(c);` (or `let v: [T; N] = a.load_chunk(c);`).
+    /// `let v = a.load_chunk::<N>(c);` (or `let v: [T; N] = a.load_chunk(c);`). Where it
+    /// fails, `v` is still declared, so that its uses raise no further errors.
     pub(super) fn let_chunk(
         &mut self,
         ident: &syn::Ident,
@@ -20,13 +24,34 @@ impl Lowerer<'_> {
         m: &syn::ExprMethodCall,
         out: &mut Block,
     ) {
-        let span = m.span();
-        let Some(array) = self.chunk_receiver(m, false) else { return };
-        let elem = self.arrays[array.0].elem;
+        if !self.try_let_chunk(ident, mutable, annotated, m, out) {
+            let elem = match annotated {
+                Some(syn::Type::Array(a)) => self.scalar_type(&a.elem),
+                _ => None,
+            };
+            let elem = elem.or_else(|| self.method_receiver_array(m).map(|a| self.arrays[a.0].elem));
+            let elem = elem.unwrap_or(Scalar::U32);
+            self.declare_array(ident, elem, ArraySpace::Local, Some(&Length::Fixed(1)), mutable);
+        }
+    }
+
+    fn try_let_chunk(
+        &mut self,
+        ident: &syn::Ident,
+        mutable: bool,
+        annotated: Option<&syn::Type>,
+        m: &syn::ExprMethodCall,
+        out: &mut Block,
+    ) -> bool {
+        let span = m.method.span();
+        let Some(array) = self.chunk_receiver(m, false) else { return false };
+        let (elem_ty, elem) = self.chunk_elem(array);
         let annotated = match annotated {
             Some(syn::Type::Array(a)) => {
                 if let Some(s) = self.scalar_type(&a.elem) {
-                    if s != elem {
+                    if self.inferred(elem_ty) == Inferred::AnyInt {
+                        self.require(elem_ty, s, a.elem.span(), "the chunk's element");
+                    } else if s != elem {
                         self.diag.error(
                             a.elem.span(),
                             format!(
@@ -36,57 +61,57 @@ impl Lowerer<'_> {
                                 elem.name()
                             ),
                         );
-                        return;
+                        return false;
                     }
                 }
-                let Some(n) = self.chunk_length(&a.len, ident) else { return };
+                let Some(n) = self.chunk_length(&a.len, ident) else { return false };
                 Some((n, a.len.span()))
             }
             Some(other) => {
                 self.diag
                     .error(other.span(), "`load_chunk` gives an array: annotate it as `[T; N]` or leave the type out");
-                return;
+                return false;
             }
             None => None,
         };
         let named = match self.chunk_turbofish(m, ident) {
             Ok(n) => n,
-            Err(()) => return,
+            Err(()) => return false,
         };
         let n = match (named, annotated) {
             (Some((a, _)), Some((b, at))) if a != b => {
                 self.diag.error(at, format!("`load_chunk::<{a}>` gives `[_; {a}]`, not `[_; {b}]`"));
-                return;
+                return false;
             }
             (Some((n, at)), _) | (None, Some((n, at))) => {
-                if !self.chunk_power_of_two(n, at) {
-                    return;
+                if !self.chunk_length_fits(n, elem, at) {
+                    return false;
                 }
                 n
             }
             (None, None) => {
                 self.diag.error(span, "say how many elements the chunk has: `a.load_chunk::<4>(c)`");
-                return;
+                return false;
             }
         };
         let [index] = m.args.iter().collect::<Vec<_>>()[..] else {
             self.diag.error(span, "`load_chunk::<N>(c)` takes 1 argument, the chunk's index");
-            return;
+            return false;
         };
-        let Some(chunk) = self.chunk_index(array, index, n, span, out) else { return };
+        let Some(chunk) = self.chunk_index(array, index, n, span, out) else { return false };
         let loads = (0..n)
             .map(|j| {
                 let index = self.chunk_element(chunk, j, span);
-                let ty = self.types.known(elem);
-                self.expr_of(ExprKind::Load { array, index: Box::new(index), line: chunk.line }, ty, span)
+                self.expr_of(ExprKind::Load { array, index: Box::new(index), line: chunk.line }, elem_ty, span)
             })
             .collect();
-        self.local_array(ident, mutable, Length::Fixed(n), ArrayInit::Chunk { chunk, loads }, span, out);
+        self.local_array(ident, mutable, Length::Fixed(n), ArrayInit::Chunk { chunk, loads }, m.span(), out);
+        true
     }
 
     /// `a.store_chunk(c, v);` (or `a.store_chunk::<N>(c, v);`), `v` being a thread's array.
     pub(super) fn store_chunk(&mut self, m: &syn::ExprMethodCall, out: &mut Block) {
-        let span = m.span();
+        let span = m.method.span();
         let Some(array) = self.chunk_receiver(m, true) else { return };
         let [index, values] = m.args.iter().collect::<Vec<_>>()[..] else {
             self.diag.error(
@@ -118,26 +143,28 @@ impl Lowerer<'_> {
             _ => None,
         };
         let Some(ident) = ident else { return };
-        match self.chunk_turbofish(m, &ident) {
+        let at = match self.chunk_turbofish(m, &ident) {
             Ok(Some((named, at))) if named != n => {
                 self.diag.error(at, format!("`store_chunk::<{named}>` stores {named} elements, but `{ident}` has {n}"));
                 return;
             }
-            Ok(_) => {}
+            Ok(Some((_, at))) => at,
+            Ok(None) => values.span(),
             Err(()) => return,
-        }
-        if !self.chunk_power_of_two(n, values.span()) {
+        };
+        let (elem_ty, elem) = self.chunk_elem(array);
+        if !self.chunk_length_fits(n, elem, at) {
             return;
         }
-        let elem = self.arrays[array.0].elem;
         let from_ty = self.array_elem_ty(from);
-        self.require(
-            from_ty,
-            elem,
-            values.span(),
-            &format!("the elements stored into `{}`", self.arrays[array.0].name),
-        );
-        let Some(chunk) = self.chunk_index(array, index, n, span, out) else { return };
+        match self.inferred(elem_ty) {
+            Inferred::Known(elem) => {
+                let what = format!("the elements stored into `{}`", self.arrays[array.0].name);
+                self.require(from_ty, elem, values.span(), &what);
+            }
+            _ => self.unify(elem_ty, from_ty, values.span()),
+        }
+        let Some(chunk) = self.chunk_index(array, index, n, m.span(), out) else { return };
         let stores = (0..n)
             .map(|j| {
                 let usize_ty = self.types.known(Scalar::Usize);
@@ -152,21 +179,25 @@ impl Lowerer<'_> {
         out.push(Self::stmt_of(StmtKind::StoreChunk { chunk, from, stores }, span));
     }
 
-    /// The slice or shared array a chunk method is called on (`store`: it must be mutable).
+    /// The element type of `array` (a thread's own array's may still be inferred) and its
+    /// scalar, an unsuffixed integer's being `i32`, as Rust's default makes it.
+    fn chunk_elem(&mut self, array: ArrayId) -> (TyId, Scalar) {
+        let ty = self.array_elem_ty(array);
+        let elem = match self.inferred(ty) {
+            Inferred::Known(s) => s,
+            _ => Scalar::I32,
+        };
+        (ty, elem)
+    }
+
+    /// The array a chunk method is called on (`store`: it must be mutable).
     fn chunk_receiver(&mut self, m: &syn::ExprMethodCall, store: bool) -> Option<ArrayId> {
         let name = m.method.to_string();
         let Some(array) = self.method_receiver_array(m) else {
-            self.diag.error(m.receiver.span(), format!("`{name}` works on a slice or a shared array, named directly"));
+            self.diag.error(m.receiver.span(), format!("`{name}` works on an array, named directly"));
             return None;
         };
         let info = &self.arrays[array.0];
-        if info.space == ArraySpace::Local {
-            self.diag.error(
-                m.receiver.span(),
-                format!("`{name}` works on slices and shared arrays; a thread's own array is indexed directly"),
-            );
-            return None;
-        }
         if store && !info.mutable {
             self.diag.error(
                 m.receiver.span(),
@@ -209,25 +240,34 @@ impl Lowerer<'_> {
         }
     }
 
-    fn chunk_power_of_two(&mut self, n: u64, at: Span) -> bool {
-        if n.is_power_of_two() {
-            return true;
+    /// Whether a chunk of `n` elements of `elem` is one a GPU can move aligned: a power of two
+    /// of elements, at most [`MAX_CHUNK_BYTES`].
+    fn chunk_length_fits(&mut self, n: u64, elem: Scalar, at: Span) -> bool {
+        if !n.is_power_of_two() {
+            self.diag.error(
+                at,
+                format!("a chunk of {n} elements: a chunk's length must be a power of two (1, 2, 4, 8, …), so that every chunk is aligned"),
+            );
+            return false;
         }
-        self.diag.error(
-            at,
-            format!("a chunk of {n} elements: a chunk's length must be a power of two (1, 2, 4, 8, …), so that every chunk is aligned"),
-        );
-        false
+        let bytes = n.saturating_mul(u64::from(elem.bits() / 8));
+        if bytes > MAX_CHUNK_BYTES {
+            self.diag.error(
+                at,
+                format!(
+                    "a chunk of {n} `{}`s is {bytes} bytes, more than the {MAX_CHUNK_BYTES} a chunk moves at once: move it in several chunks",
+                    elem.name()
+                ),
+            );
+            return false;
+        }
+        true
     }
 
-    /// Binds the chunk's index `e` to a hidden variable, evaluated once.
+    /// Binds the chunk's index `e` to a hidden variable, evaluated once (an atomic in it too).
     fn chunk_index(&mut self, array: ArrayId, e: &syn::Expr, len: u64, span: Span, out: &mut Block) -> Option<Chunk> {
         let index = self.expr(e)?;
         self.index_type(&index);
-        if expr_has_effects(&index) {
-            self.diag.error(index.span, "bind this index with `let` first: it has an atomic in it");
-            return None;
-        }
         let var = self.hidden_var("chunk", index.ty, span);
         out.push(Self::stmt_of(StmtKind::Let { var, init: Some(index) }, span));
         Some(Chunk { array, index: var, len, line: Self::line(span) })

@@ -508,7 +508,7 @@ impl Lowerer<'_> {
     /// Declares the array `ident` of `elem` in `space`, `len` long where the length is
     /// known at expansion or from `BLOCK_SIZE` (a shared slice's is known at launch), and
     /// binds its name.
-    fn declare_array(
+    pub(super) fn declare_array(
         &mut self,
         ident: &syn::Ident,
         elem: Scalar,

@@ -280,10 +280,10 @@ template <typename T> __device__ __forceinline__ T load(const T* data, u64 len, 
     return in_bounds(index, len, status, array, line) ? data[index] : (T)0;
 }
 // Whether chunk `chunk` of `n` elements lies wholly within `len`; if not, records the fault
-// at the chunk's first element, as the emulator does.
+// at the chunk's last element, as the emulator does.
 __device__ __forceinline__ bool chunk_in_bounds(u64 chunk, u64 n, u64 len, gsync_status_t* status, u32 array, u32 line) {
     if (chunk < len / n) return true;
-    record_out_of_bounds(status, array, line, chunk > ~0ull / n ? ~0ull : chunk * n, len);
+    record_out_of_bounds(status, array, line, chunk >= ~0ull / n ? ~0ull : chunk * n + (n - 1), len);
     return false;
 }
 
@@ -306,6 +306,10 @@ template <u64 BYTES> __device__ __forceinline__ void load_chunk(void* to, const 
         memcpy(&w, __builtin_assume_aligned(static_cast<const char*>(from) + i * W, W), W);
         memcpy(static_cast<char*>(to) + i * W, &w, W);
     }
+}
+// A chunk of a thread's own array, whose alignment is its element's only.
+template <u64 BYTES> __device__ __forceinline__ void copy_chunk(void* to, const void* from) {
+    memcpy(to, from, BYTES);
 }
 template <u64 BYTES> __device__ __forceinline__ void store_chunk(void* to, const void* from) {
     constexpr u64 W = BYTES < 16 ? BYTES : 16;

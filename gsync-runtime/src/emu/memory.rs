@@ -78,14 +78,15 @@ impl<T: EmuScalar> EmuSlice<T> {
     }
 
     /// The first element of chunk `chunk` of `n` elements (`load_chunk`, `store_chunk`), if
-    /// the whole chunk is in bounds; otherwise records the fault at its first element, as the
+    /// the whole chunk is in bounds; otherwise records the fault at its last element, as the
     /// device does, and the access is skipped.
     #[inline]
     pub fn chunk_start(&self, chunk: u64, n: u64, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> Option<u64> {
         if chunk < self.len() as u64 / n {
             Some(chunk * n)
         } else {
-            ctx.out_of_bounds(array, chunk.saturating_mul(n), self.len(), line);
+            let last = if chunk >= u64::MAX / n { u64::MAX } else { chunk * n + (n - 1) };
+            ctx.out_of_bounds(array, last, self.len(), line);
             None
         }
     }
