@@ -186,6 +186,10 @@ impl<'d> Lowerer<'d> {
         match slice_shape(&param.ty) {
             Some((mutable, elem)) => {
                 let (array, written) = self.slice_argument(arg, &param_name, &f.ident)?;
+                let what = format!("passing it to `{}` as `&mut [_]`", f.ident);
+                if mutable && self.refuse_write_to_read_only(array, &what, arg.span()) {
+                    return None;
+                }
                 let info = &self.arrays[array.0];
                 if mutable && !info.mutable {
                     let hint = match info.space {
@@ -363,7 +367,16 @@ impl<'d> Lowerer<'d> {
         let depth = std::mem::replace(&mut self.depth, 2);
         let pending = std::mem::take(&mut self.pending);
         self.generics.push(subst);
-        self.fn_frames.push(FnFrame { call, name: f.ident.to_string(), result });
+        let read_only = f
+            .inputs
+            .iter()
+            .zip(&args)
+            .filter_map(|(param, arg)| match (arg, slice_shape(&param.ty)) {
+                (Arg::Slice { array, .. }, Some((false, _))) => Some((*array, param.ident.to_string())),
+                _ => None,
+            })
+            .collect();
+        self.fn_frames.push(FnFrame { call, name: f.ident.to_string(), result, read_only });
         let mut body = Vec::new();
         for (param, arg) in f.inputs.iter().zip(args) {
             match arg {

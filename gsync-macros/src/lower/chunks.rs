@@ -197,6 +197,9 @@ impl Lowerer<'_> {
             self.diag.error(m.receiver.span(), format!("`{name}` works on an array, named directly"));
             return None;
         };
+        if store && self.refuse_write_to_read_only(array, "`store_chunk`", m.receiver.span()) {
+            return None;
+        }
         let info = &self.arrays[array.0];
         if store && !info.mutable {
             self.diag.error(

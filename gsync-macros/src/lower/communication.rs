@@ -40,6 +40,9 @@ impl Lowerer<'_> {
             );
             return None;
         }
+        if store && self.refuse_write_to_read_only(array, &format!("`{name}`"), m.receiver.span()) {
+            return None;
+        }
         if store && !info.mutable {
             self.diag.error(
                 m.receiver.span(),
@@ -157,6 +160,9 @@ impl Lowerer<'_> {
                 m.receiver.span(),
                 format!("lock words are `u32` (0: free, 1: held), but `{}` holds `{}`", info.name, info.elem.name()),
             );
+            return;
+        }
+        if self.refuse_write_to_read_only(array, "`with_lock`", m.receiver.span()) {
             return;
         }
         if !info.mutable {

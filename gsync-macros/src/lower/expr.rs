@@ -523,6 +523,9 @@ impl Lowerer<'_> {
             self.diag.error(span, "atomics work on slices and shared arrays, not on a thread's own array");
             return None;
         }
+        if self.refuse_write_to_read_only(array, &format!("`{name}`"), m.receiver.span()) {
+            return None;
+        }
         if !info.mutable {
             self.diag.error(
                 m.receiver.span(),

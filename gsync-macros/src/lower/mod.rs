@@ -89,6 +89,9 @@ struct FnFrame {
     name: String,
     /// The variable that receives the result, and its type.
     result: Option<(VarId, TyId)>,
+    /// The arrays the function takes as `&[T]` parameters, by parameter name: read-only
+    /// here even where the caller's array is mutable, as in Rust.
+    read_only: Vec<(ArrayId, String)>,
 }
 
 /// Lowering state for one kernel.
@@ -354,6 +357,24 @@ impl Lowerer<'_> {
             Some((_, ty)) => *ty,
             None => self.types.known(self.arrays[array.0].elem),
         }
+    }
+
+    /// Refuses a write to `array` (`what`: "an element assignment", "an atomic", …) at `span`
+    /// where the device function being lowered takes it as a `&[T]` parameter; true if it did.
+    fn refuse_write_to_read_only(&mut self, array: ArrayId, what: &str, span: Span) -> bool {
+        let Some(frame) = self.fn_frames.last() else { return false };
+        let Some((_, param)) = frame.read_only.iter().find(|(a, _)| *a == array) else { return false };
+        let (function, param) = (frame.name.clone(), param.clone());
+        let elem_ty = self.array_elem_ty(array);
+        let elem = match self.inferred(elem_ty) {
+            Inferred::Known(s) => s.name(),
+            _ => "_",
+        };
+        let message = format!(
+            "{what} writes through `{param}`, which `{function}` takes as `&[{elem}]`: take it as `{param}: &mut [{elem}]`"
+        );
+        self.diag.error(span, message);
+        true
     }
 
     fn new_loop(&mut self) -> LoopId {

@@ -618,6 +618,9 @@ impl Lowerer<'_> {
             }
             syn::Expr::Index(ix) => {
                 let (array, index, line) = self.element(ix)?;
+                if self.refuse_write_to_read_only(array, "this assignment", ix.expr.span()) {
+                    return None;
+                }
                 let info = &self.arrays[array.0];
                 if !info.mutable {
                     let hint = match info.space {

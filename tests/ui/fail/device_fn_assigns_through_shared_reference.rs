@@ -1,0 +1,14 @@
+#[gsync::kernels]
+mod m {
+    #[device]
+    fn touch(a: &[u32]) {
+        a[0] = 1;
+    }
+
+    #[grid_phases]
+    fn k(a: &mut [u32]) {
+        touch(a);
+    }
+}
+
+fn main() {}
