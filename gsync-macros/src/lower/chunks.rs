@@ -120,11 +120,11 @@ impl Lowerer<'_> {
             );
             return;
         };
-        let from = match values {
-            syn::Expr::Path(p) => p.path.get_ident().and_then(|i| self.lookup(&names::rust_name(i))),
+        let ident = match values {
+            syn::Expr::Path(p) => p.path.get_ident().cloned(),
             _ => None,
         };
-        let from = match from {
+        let from = match ident.as_ref().and_then(|i| self.lookup(&names::rust_name(i))) {
             Some(Binding::Array(a)) if self.arrays[a.0].space == ArraySpace::Local => a,
             _ => {
                 self.diag.error(
@@ -137,10 +137,6 @@ impl Lowerer<'_> {
         let Some(n) = self.arrays[from.0].len else {
             self.diag.error(values.span(), "a chunk's length must be known without the block size");
             return;
-        };
-        let ident = match values {
-            syn::Expr::Path(p) => p.path.get_ident().cloned(),
-            _ => None,
         };
         let Some(ident) = ident else { return };
         let at = match self.chunk_turbofish(m, &ident) {
@@ -197,18 +193,7 @@ impl Lowerer<'_> {
             self.diag.error(m.receiver.span(), format!("`{name}` works on an array, named directly"));
             return None;
         };
-        if store && self.refuse_write_to_read_only(array, "`store_chunk`", m.receiver.span()) {
-            return None;
-        }
-        let info = &self.arrays[array.0];
-        if store && !info.mutable {
-            self.diag.error(
-                m.receiver.span(),
-                format!(
-                    "cannot store to `{}`, which is not mutable: `{name}` needs `&mut [T]` or a `let mut` shared array",
-                    info.name
-                ),
-            );
+        if store && self.refuse_store(array, &name, m.receiver.span()) {
             return None;
         }
         Some(array)

@@ -40,17 +40,7 @@ impl Lowerer<'_> {
             );
             return None;
         }
-        if store && self.refuse_write_to_read_only(array, &format!("`{name}`"), m.receiver.span()) {
-            return None;
-        }
-        if store && !info.mutable {
-            self.diag.error(
-                m.receiver.span(),
-                format!(
-                    "cannot store to `{}`, which is not mutable: `{name}` needs `&mut [T]` or a `let mut` shared array",
-                    info.name
-                ),
-            );
+        if store && self.refuse_store(array, name, m.receiver.span()) {
             return None;
         }
         let want = if store { 2 } else { 1 };
@@ -95,6 +85,24 @@ impl Lowerer<'_> {
             ty,
             span,
         ))
+    }
+
+    /// Refuses the store method `name` (`store_release`, `store_relaxed`, `store_chunk`) on
+    /// `array` at `span` where it is not writable there; true if it did.
+    pub(super) fn refuse_store(&mut self, array: ArrayId, name: &str, span: Span) -> bool {
+        if self.refuse_write_to_read_only(array, &format!("`{name}`"), span) {
+            return true;
+        }
+        let info = &self.arrays[array.0];
+        if info.mutable {
+            return false;
+        }
+        let message = format!(
+            "cannot store to `{}`, which is not mutable: `{name}` needs `&mut [T]` or a `let mut` shared array",
+            info.name
+        );
+        self.diag.error(span, message);
+        true
     }
 
     /// The trailing ordering argument of an atomic: `Some(order)` if `e` is an
