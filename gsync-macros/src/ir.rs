@@ -352,7 +352,9 @@ pub enum StmtKind<T = Scalar> {
         assertion: Assertion,
     },
     /// `wait_until(|| cond)`: spins until `cond` holds, re-evaluating it; Rust line `line`.
+    /// `before` holds the device functions `cond` calls, inlined: they run before each test.
     WaitUntil {
+        before: Block<T>,
         cond: Expr<T>,
         line: u32,
     },

@@ -26,6 +26,7 @@ pub fn child_blocks<T>(s: &Stmt<T>) -> Vec<&Block<T>> {
         | StmtKind::Block(body)
         | StmtKind::Inline { body, .. }
         | StmtKind::Locked { body, .. }
+        | StmtKind::WaitUntil { before: body, .. }
         | StmtKind::StoreChunk { stores: body, .. } => vec![body],
         _ => Vec::new(),
     }

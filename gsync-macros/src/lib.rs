@@ -186,6 +186,8 @@ fn rust_signature(func: &syn::ItemFn, subst: &parse::Substitution) -> String {
 }
 
 #[cfg(test)]
+mod module_tests;
+#[cfg(test)]
 mod random_kernels;
 #[cfg(test)]
 mod tests;

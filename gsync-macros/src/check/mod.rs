@@ -1,6 +1,7 @@
 //! Stage 3: checks on the typed IR. Each reports spanned errors and changes
 //! nothing; together they guarantee the emitters see a well-formed kernel.
 
+mod locks;
 mod operands;
 pub mod shared_len;
 pub mod sizes;
@@ -18,6 +19,7 @@ pub fn kernel(k: &Kernel, diag: &mut Diagnostics) {
     sizes::check(k, diag);
     shared_len::check(k, diag);
     returns(k, &k.body, diag);
+    locks::check(k, diag);
     uniformity::check(k, diag);
 }
 

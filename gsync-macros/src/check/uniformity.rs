@@ -334,7 +334,8 @@ impl Analysis<'_> {
                     self.raise_exit(l, ctx);
                 }
             }
-            StmtKind::WaitUntil { cond, .. } => {
+            StmtKind::WaitUntil { before, cond, .. } => {
+                self.block(before, ctx);
                 self.expr(cond, ctx);
             }
             // Its rule is a collective's (below).

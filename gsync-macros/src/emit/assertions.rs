@@ -7,7 +7,7 @@
 //! where no `grid_sync()` can follow it; before a `grid_sync()`, the thread runs on to it,
 //! and every thread of the grid stops right after it, where all of them see the failure.
 
-use crate::ir::{Block, Stmt, StmtKind};
+use crate::ir::{Block, CallId, Stmt, StmtKind};
 use crate::ir_walk::each_stmt;
 use std::collections::HashSet;
 
@@ -24,8 +24,9 @@ impl AssertStops {
     /// The assertions of `body`, leaving out `debug_assert!`s unless `debug` (the body
     /// with bounds checks).
     pub fn of(body: &Block, debug: bool) -> AssertStops {
-        let mut ending = HashSet::new();
-        walk(body, false, &mut ending);
+        let mut w = Walk { ending: HashSet::new(), leaves: Vec::new() };
+        walk(body, false, &mut w);
+        let ending = w.ending;
         let mut stop_at_grid_sync = false;
         each_stmt(body, &mut |s| {
             if let StmtKind::Assert { assertion, .. } = &s.kind {
@@ -59,40 +60,59 @@ pub fn has_assertions(body: &Block, debug: bool) -> bool {
 /// Walks `block` backwards, `follows` telling whether a `grid_sync()` can run after it;
 /// records the assertions none can follow, and returns whether one can run from the
 /// block's start on.
-fn walk(block: &Block, mut follows: bool, ending: &mut HashSet<u32>) -> bool {
+fn walk(block: &Block, mut follows: bool, w: &mut Walk) -> bool {
     crate::stack::deep(|| {
         for s in block.iter().rev() {
-            follows = stmt(s, follows, ending);
+            follows = stmt(s, follows, w);
         }
         follows
     })
 }
 
-fn stmt(s: &Stmt, follows: bool, ending: &mut HashSet<u32>) -> bool {
+/// What the backward walk knows besides the current statement.
+struct Walk {
+    /// The assertions no `grid_sync()` can follow.
+    ending: HashSet<u32>,
+    /// For each inlined call being walked, whether a `grid_sync()` can follow the call:
+    /// where its `return`s go.
+    leaves: Vec<(CallId, bool)>,
+}
+
+fn stmt(s: &Stmt, follows: bool, w: &mut Walk) -> bool {
     match &s.kind {
         StmtKind::GridSync { .. } => true,
         StmtKind::Assert { assertion, .. } => {
             if !follows {
-                ending.insert(assertion.number);
+                w.ending.insert(assertion.number);
             }
             follows
         }
         StmtKind::If { then, otherwise, .. } => {
-            let then = walk(then, follows, ending);
-            let otherwise = otherwise.as_ref().map_or(follows, |o| walk(o, follows, ending));
+            let then = walk(then, follows, w);
+            let otherwise = otherwise.as_ref().map_or(follows, |o| walk(o, follows, w));
             then || otherwise
         }
         // A later iteration may run the loop's own `grid_sync()` after anything in its body.
         StmtKind::While { body, .. } | StmtKind::Loop { body, .. } | StmtKind::For { body, .. } => {
             let syncs = contains_grid_sync(body);
-            walk(body, follows || syncs, ending);
+            walk(body, follows || syncs, w);
             follows || syncs
         }
-        StmtKind::Block(b) => walk(b, follows, ending),
+        // A device function's body is the caller's code: a `grid_sync()` inside it follows
+        // what comes before it, and what follows the call follows everything inside.
+        StmtKind::Inline { call, body } => {
+            w.leaves.push((*call, follows));
+            let from_start = walk(body, follows, w);
+            w.leaves.pop();
+            from_start
+        }
+        StmtKind::Leave(call) => w.leaves.iter().rev().find(|(c, _)| c == call).map_or(follows, |(_, f)| *f),
+        StmtKind::Block(b) | StmtKind::Locked { body: b, .. } => walk(b, follows, w),
+        // The condition's functions run again after themselves, as often as it polls.
+        StmtKind::WaitUntil { before, .. } => walk(before, follows, w),
         _ => follows,
     }
 }
-
 fn contains_grid_sync(body: &Block) -> bool {
     let mut found = false;
     each_stmt(body, &mut |s| found |= matches!(s.kind, StmtKind::GridSync { .. }));

@@ -400,7 +400,7 @@ impl CudaEmitter<'_> {
                 }
             }
             StmtKind::Leave(call) => self.line(&format!("goto {};", cuda_names::leave_label(self.k, *call))),
-            StmtKind::WaitUntil { cond, line } => self.wait_until(cond, *line),
+            StmtKind::WaitUntil { before, cond, line } => self.wait_until(before, cond, *line),
             StmtKind::Locked { array, index, body, line } => self.locked(*array, index, body, *line),
             StmtKind::Swap(a, b) => {
                 let (x, y) = (cuda_names::array(self.k, *a), cuda_names::array(self.k, *b));

@@ -414,7 +414,7 @@ impl RustStmts for Emu<'_> {
             StmtKind::GridSync { .. } => quote!(#ctx.grid_sync().await;),
             StmtKind::Assert { check, assertion } => self.assertion(check, assertion),
             StmtKind::SyncBlock => quote!(#ctx.sync_block().await;),
-            StmtKind::WaitUntil { cond, line } => self.wait_until(cond, *line),
+            StmtKind::WaitUntil { before, cond, line } => self.wait_until(before, cond, *line),
             StmtKind::Locked { array, index, body, line } => self.locked(*array, index, body, *line),
             StmtKind::Swap(a, b) => {
                 let (a, b) = (array_ident(self.k, *a), array_ident(self.k, *b));

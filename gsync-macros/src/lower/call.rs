@@ -38,6 +38,12 @@ pub const RESERVED: &[&str] = &[
     "warp_size",
 ];
 
+/// The most device-function calls one kernel inlines, counting calls inside inlined bodies.
+/// Each call copies the function's body, so a chain of functions that each call the next
+/// twice grows as 2^depth; the limit keeps the generated code, and the build, in proportion
+/// to the source.
+pub const MAX_INLINED_CALLS: usize = 1024;
+
 /// An argument as the callee's parameter receives it.
 enum Arg {
     Slice { array: ArrayId, span: Span },
@@ -111,6 +117,22 @@ impl<'d> Lowerer<'d> {
         }
         if c.args.len() != f.inputs.len() {
             self.diag.error(span, format!("`{name}` takes {} argument(s), found {}", f.inputs.len(), c.args.len()));
+            return None;
+        }
+        if self.calls.len() >= MAX_INLINED_CALLS {
+            if !self.inlining_exceeded {
+                self.inlining_exceeded = true;
+                let chain: Vec<String> = self.fn_frames.iter().map(|frame| format!("`{}`", frame.name)).collect();
+                let within = if chain.is_empty() { String::new() } else { format!(" (inside {})", chain.join(" → ")) };
+                self.diag.error(
+                    span,
+                    format!(
+                        "this call of `{name}`{within} is the kernel's {}th inlined call: device functions are inlined at every call, and a kernel inlines at most {MAX_INLINED_CALLS}; \
+                         a function that calls another several times multiplies its copies; call it once in a loop instead",
+                        MAX_INLINED_CALLS + 1
+                    ),
+                );
+            }
             return None;
         }
         // One type variable per type parameter, pinned by the arguments.
@@ -414,12 +436,7 @@ impl<'d> Lowerer<'d> {
                 for s in rest {
                     self.stmt(s, out);
                 }
-                let mut tail_out = Vec::new();
-                let outer = std::mem::take(&mut self.pending);
-                self.assign_value(Place::Var(var), ty, tail, &mut tail_out);
-                let hoisted = std::mem::replace(&mut self.pending, outer);
-                out.extend(hoisted);
-                out.extend(tail_out);
+                self.calls_first(out, |l, out| l.assign_value(Place::Var(var), ty, tail, out));
             }
             Some((syn::Stmt::Expr(syn::Expr::Return(_), _), _)) => {
                 for s in stmts {

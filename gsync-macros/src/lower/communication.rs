@@ -134,14 +134,18 @@ impl Lowerer<'_> {
                 return;
             }
         };
-        let Some(cond) = self.expr(&closure.body) else { return };
+        // The device functions the condition calls run before each test, inside the loop.
+        let (cond, before) = self.collect_calls(|l| l.expr(&closure.body));
+        let Some(cond) = cond else { return };
         self.require(cond.ty, Scalar::Bool, cond.span, "the condition of `wait_until`");
         let mut reads_ordered = false;
-        each_expr(&cond, &mut |x| reads_ordered |= matches!(x.kind, ExprKind::Atomic { .. }));
+        let mut note = |x: &Expr| reads_ordered |= matches!(x.kind, ExprKind::Atomic { .. });
+        each_expr(&cond, &mut note);
+        each_stmt(&before, &mut |s| stmt_exprs(s).into_iter().for_each(|e| each_expr(e, &mut note)));
         if !reads_ordered {
             self.diag.error(
                 cond.span,
-                "this condition reads no memory that another thread can change: wait on a `load_acquire` or an atomic, e.g. `wait_until(|| flags.load_acquire(i) != 0)` (a plain load may be read once and never again)",
+                "this condition reads no memory that another thread can change: wait on a `load_acquire`, a `load_relaxed` or an atomic, here or in a device function it calls, e.g. `wait_until(|| flags.load_acquire(i) != 0)` (a plain load may be read once and never again)",
             );
             return;
         }
@@ -152,7 +156,37 @@ impl Lowerer<'_> {
             );
             return;
         }
-        out.push(Self::stmt_of(StmtKind::WaitUntil { cond, line: Self::line(span) }, span));
+        if self.spin_condition_calls_ok(&before) {
+            out.push(Self::stmt_of(StmtKind::WaitUntil { before, cond, line: Self::line(span) }, span));
+        }
+    }
+
+    /// Refuses, in the device functions a spin condition calls, what cannot run once per
+    /// poll: barriers, collectives (the lanes poll different numbers of times), locks and
+    /// nested waits. True if there is none.
+    fn spin_condition_calls_ok(&mut self, before: &Block) -> bool {
+        let mut errors: Vec<(Span, String)> = Vec::new();
+        each_stmt(before, &mut |s: &Stmt| {
+            let what = match &s.kind {
+                StmtKind::GridSync { .. } | StmtKind::SyncBlock => Some("a barrier"),
+                StmtKind::Locked { .. } => Some("`with_lock`"),
+                StmtKind::WaitUntil { .. } => Some("`wait_until`"),
+                _ => None,
+            };
+            if let Some(what) = what {
+                errors.push((s.span, format!("{what} in a function that a `wait_until` condition calls: the condition runs once per poll, a different number of times in each thread")));
+            }
+            for e in stmt_exprs(s) {
+                if let Some((c, at)) = Collective::in_expr(e) {
+                    errors.push((at, format!("{} cannot be part of a spin condition, even through a device function: the lanes leave the wait at different times", c.name())));
+                }
+            }
+        });
+        let ok = errors.is_empty();
+        for (span, message) in errors {
+            self.diag.error(span, message);
+        }
+        ok
     }
 
     /// `locks.with_lock(index, || { body });`: `body` under the lock word `locks[index]`.

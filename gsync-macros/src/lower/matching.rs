@@ -62,6 +62,7 @@ impl Lowerer<'_> {
         let mut unused = Vec::new();
         let (scrutinee, arms) = self.match_head(m, false, &mut unused)?;
         let mut values = Vec::new();
+        let mut arm_calls = Vec::new();
         for arm in &arms {
             let body = match arm.body {
                 syn::Expr::Block(b) if b.label.is_none() && b.block.stmts.len() != 1 => {
@@ -73,10 +74,15 @@ impl Lowerer<'_> {
                 }
                 body => body,
             };
-            values.push(self.expr(body)?);
+            let (value, calls) = self.collect_calls(|l| l.expr(body));
+            values.push(value?);
+            arm_calls.push(calls);
         }
         for v in &values[1..] {
             self.unify(values[0].ty, v.ty, v.span);
+        }
+        if arm_calls.iter().any(|calls| !calls.is_empty()) {
+            return Some(self.match_value_with_calls(&scrutinee, arms, values, arm_calls, span));
         }
         // The last arm is reached when no earlier one matched: exhaustiveness makes it the catch-all.
         let mut arms_values: Vec<(Pattern, Expr)> = arms.into_iter().map(|a| a.pattern).zip(values).collect();
@@ -94,6 +100,37 @@ impl Lowerer<'_> {
             );
         }
         Some(value)
+    }
+
+    /// A `match` value whose arms call device functions: a hidden variable that each arm
+    /// assigns in its own branch, after its own calls, so that only the matching arm's run.
+    fn match_value_with_calls(
+        &mut self,
+        scrutinee: &Expr,
+        arms: Vec<Arm<'_>>,
+        values: Vec<Expr>,
+        arm_calls: Vec<Block>,
+        span: Span,
+    ) -> Expr {
+        let ty = values[0].ty;
+        let var = self.hidden_var("match_value", ty, span);
+        self.pending.push(Self::stmt_of(StmtKind::Let { var, init: None }, span));
+        let mut lowered = Vec::new();
+        let count = arms.len();
+        for (i, ((arm, value), mut calls)) in arms.iter().zip(values).zip(arm_calls).enumerate() {
+            // As in the select chain, exhaustiveness makes the last arm the catch-all.
+            let cond = if i + 1 == count { None } else { self.pattern_test(scrutinee, &arm.pattern) };
+            let last = cond.is_none();
+            let value_span = value.span;
+            calls.push(Self::stmt_of(StmtKind::Assign { place: Place::Var(var), op: None, value }, value_span));
+            lowered.push((cond, calls, arm.body.span()));
+            if last {
+                break;
+            }
+        }
+        let chain = Self::if_chain(lowered);
+        self.pending.extend(chain);
+        Expr { kind: ExprKind::Var(var), ty, span }
     }
 
     /// The scrutinee and the arms, checked: a variable or literal scrutinee is used as it is,
@@ -189,7 +226,8 @@ impl Lowerer<'_> {
             let cond = self.pattern_test(scrutinee, &arm.pattern);
             let mut block = Vec::new();
             self.depth += 1;
-            body(self, arm.body, &mut block);
+            // An arm's device functions run only where its pattern matched.
+            self.calls_first(&mut block, |l, out| body(l, arm.body, out));
             self.depth -= 1;
             let last = cond.is_none();
             lowered.push((cond, block, arm.body.span()));
@@ -197,6 +235,12 @@ impl Lowerer<'_> {
                 break; // later arms are unreachable
             }
         }
+        Self::if_chain(lowered)
+    }
+
+    /// `if c1 { b1 } else if c2 { b2 } … else { bn }` from the arms' tests and blocks, the
+    /// last arm's test `None` where it catches every remaining value.
+    fn if_chain(mut lowered: Vec<(Option<Expr>, Block, Span)>) -> Block {
         // Built from the last arm up: each arm is the `else` of the one before.
         let mut chain: Option<Block> = None;
         while let Some((cond, block, span)) = lowered.pop() {

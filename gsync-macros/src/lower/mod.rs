@@ -105,6 +105,8 @@ pub struct Lowerer<'d> {
     /// the inlined bodies of the device functions it calls.
     pending: Block,
     calls: Vec<InlinedCall>,
+    /// Set once the kernel has inlined [`call::MAX_INLINED_CALLS`] calls and said so.
+    inlining_exceeded: bool,
     fn_frames: Vec<FnFrame>,
     /// Set while lowering a call that is a whole statement, the only place a
     /// call may pass `&mut` slices.
@@ -199,6 +201,7 @@ impl<'d> Lowerer<'d> {
             generics: vec![generics.clone()],
             pending: Vec::new(),
             calls: Vec::new(),
+            inlining_exceeded: false,
             fn_frames: Vec::new(),
             statement_call: false,
             types: TypeTable::default(),

@@ -75,7 +75,9 @@ impl Resolver<'_> {
                 };
                 StmtKind::Assert { check, assertion }
             }
-            StmtKind::WaitUntil { cond, line } => StmtKind::WaitUntil { cond: self.expr(cond), line },
+            StmtKind::WaitUntil { before, cond, line } => {
+                StmtKind::WaitUntil { before: self.block(before), cond: self.expr(cond), line }
+            }
             StmtKind::Swap(a, b) => StmtKind::Swap(a, b),
             StmtKind::StoreChunk { chunk, from, stores } => {
                 StmtKind::StoreChunk { chunk, from, stores: self.block(stores) }

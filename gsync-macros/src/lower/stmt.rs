@@ -20,16 +20,29 @@ impl Lowerer<'_> {
     }
 
     pub(super) fn stmt(&mut self, s: &syn::Stmt, out: &mut Block) {
-        crate::stack::deep(|| {
-            // The device functions its expressions call run first, inlined.
-            let outer = std::mem::take(&mut self.pending);
-            let mut lowered = Vec::new();
-            self.stmt_inner(s, &mut lowered);
-            let hoisted = std::mem::replace(&mut self.pending, outer);
-            self.hoisted_before(&hoisted, &lowered);
-            out.extend(hoisted);
-            out.extend(lowered);
-        })
+        crate::stack::deep(|| self.calls_first(out, |l, lowered| l.stmt_inner(s, lowered)))
+    }
+
+    /// Runs `lower`, which pushes statements, and puts the device functions its expressions
+    /// call before them, in `out`: the unit of code that runs whenever its first statement
+    /// does. Every position that runs only sometimes (a branch, an arm, an `else if`
+    /// condition, a right operand of `&&`) lowers through this or [`Self::collect_calls`], so
+    /// that its calls run where it runs and nowhere else.
+    pub(super) fn calls_first(&mut self, out: &mut Block, lower: impl FnOnce(&mut Self, &mut Block)) {
+        let mut lowered = Vec::new();
+        let ((), calls) = self.collect_calls(|l| lower(l, &mut lowered));
+        self.hoisted_before(&calls, &lowered);
+        out.extend(calls);
+        out.extend(lowered);
+    }
+
+    /// Runs `lower` with the device-function calls it inlines collected apart: its result,
+    /// and the statements that must run before it.
+    pub(super) fn collect_calls<R>(&mut self, lower: impl FnOnce(&mut Self) -> R) -> (R, Block) {
+        let outer = std::mem::take(&mut self.pending);
+        let result = lower(self);
+        let calls = std::mem::replace(&mut self.pending, outer);
+        (result, calls)
     }
 
     /// Moves the statements the expressions lowered so far need into `out`,
@@ -305,7 +318,7 @@ impl Lowerer<'_> {
                 let then = self.value_block(place.clone(), ty, &i.then_branch.stmts);
                 let mut other = Vec::new();
                 self.scopes.push(Default::default());
-                self.assign_value(place, ty, otherwise, &mut other);
+                self.calls_first(&mut other, |l, out| l.assign_value(place, ty, otherwise, out));
                 self.scopes.pop();
                 out.push(Self::stmt_of(StmtKind::If { cond, then, otherwise: Some(other) }, span));
             }
@@ -333,7 +346,7 @@ impl Lowerer<'_> {
                 for s in rest {
                     self.stmt(s, &mut out);
                 }
-                self.assign_value(place, ty, tail, &mut out);
+                self.calls_first(&mut out, |l, out| l.assign_value(place, ty, tail, out));
             }
             _ => self.diag.error(
                 stmts.last().map(|s| s.span()).unwrap_or_else(Span::call_site),
@@ -660,8 +673,9 @@ impl Lowerer<'_> {
             match &**e {
                 syn::Expr::Block(b) => block = self.block_in_scope(&b.block.stmts),
                 syn::Expr::If(nested) => {
+                    // The `else if` condition is tested only where the first one failed.
                     self.depth += 1;
-                    self.if_stmt(nested, &mut block);
+                    self.calls_first(&mut block, |l, out| l.if_stmt(nested, out));
                     self.depth -= 1;
                 }
                 other => self.unsupported(other),

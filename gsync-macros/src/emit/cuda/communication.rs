@@ -12,12 +12,20 @@ impl CudaEmitter<'_> {
     /// each failed poll (32 ns doubling to 256 ns). The prelude's watchdog gives up
     /// after `Launch::watchdog`, records `Error::SpinTimeout` with the Rust line, and lets
     /// the thread run on, so that a wrong wait never hangs the GPU.
-    pub(super) fn wait_until(&mut self, cond: &Expr, line: u32) {
-        let c = self.expr(cond).at(0);
+    /// A condition that calls device functions runs their bodies (`before`) before each test.
+    pub(super) fn wait_until(&mut self, before: &Block, cond: &Expr, line: u32) {
         self.line(&format!("// wait_until, line {line}: spins until the condition holds"));
         self.open("");
         self.line("gsync_spin_t gsync_spin = gsync::spin_begin();");
-        self.open(&format!("while (!({c}))"));
+        if before.is_empty() {
+            let c = self.expr(cond).at(0);
+            self.open(&format!("while (!({c}))"));
+        } else {
+            self.open("while (true)");
+            self.block_body(before);
+            let c = self.expr(cond).at(0);
+            self.line(&format!("if ({c}) break;"));
+        }
         self.line(&format!("if (gsync::spin_give_up(gsync_spin, gsync_barrier_state, gsync_status, {line}u)) break;"));
         self.line("gsync::spin_backoff(gsync_spin, 256u);");
         self.close();

@@ -11,10 +11,12 @@ use quote::quote;
 
 impl Emu<'_> {
     /// `wait_until(|| cond)`.
-    pub(super) fn wait_until(&self, cond: &Expr, line: u32) -> TokenStream {
+    pub(super) fn wait_until(&self, before: &Block, cond: &Expr, line: u32) -> TokenStream {
         let (ctx, cond) = (ctx_ident(), self.expr(cond));
+        let before = rust_stmt::block(self, before);
         quote! {
             loop {
+                #before
                 if #cond { break; }
                 if #ctx.stopped_spinning(#line) { return; }
                 #ctx.spin(#line).await;

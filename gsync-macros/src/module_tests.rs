@@ -1,0 +1,211 @@
+//! Unit tests of kernels in a `#[gsync::kernels]` module: device functions and `const`s
+//! through lowering, the checks and the CUDA emitter.
+
+use crate::diagnostics::Diagnostics;
+use crate::{check, emit, lower, parse};
+use quote::quote;
+
+/// Lowers and checks the module's last `#[grid_phases]` function with its `#[device]`
+/// functions and `const`s in sight; the fused CUDA (and the split CUDA, where the kernel
+/// splits), or the error messages.
+fn compile(module: proc_macro2::TokenStream) -> Result<(String, Option<String>), Vec<String>> {
+    let file: syn::File = syn::parse2(module).expect("test input is a list of items");
+    let mut diag = Diagnostics::default();
+    let mut items = lower::ModuleItems::default();
+    let mut consts = Vec::new();
+    let mut kernel = None;
+    for item in &file.items {
+        match item {
+            syn::Item::Fn(f) if f.attrs.iter().any(|a| a.path().is_ident("device")) => {
+                items.functions.push(parse::device_fn(f, &mut diag));
+            }
+            syn::Item::Fn(f) => kernel = Some(f),
+            syn::Item::Const(c) => consts.push(c),
+            _ => panic!("unexpected item"),
+        }
+    }
+    items.consts = lower::consts::module_consts(&consts, &mut diag);
+    let func = kernel.expect("the module has a kernel");
+    let none = parse::Substitution::default();
+    let sig = parse::signature(func, &none, &mut diag);
+    let k = lower::kernel(&sig, &func.block, 0, &items, &none, &mut diag);
+    if let Some(k) = &k {
+        check::kernel(k, &mut diag);
+    }
+    match (k, diag.into_error()) {
+        (Some(k), None) => {
+            let split = crate::split::plan(&k).ok().map(|plan| emit::cuda::split_source(&k, &plan, true));
+            Ok((emit::cuda::kernel_source(&k, true), split))
+        }
+        (_, Some(e)) => Err(e.into_iter().map(|e| e.to_string()).collect()),
+        (None, None) => unreachable!("lowering fails only with errors"),
+    }
+}
+
+fn cuda(module: proc_macro2::TokenStream) -> String {
+    match compile(module) {
+        Ok((fused, _)) => fused,
+        Err(e) => panic!("unexpected errors: {e:#?}"),
+    }
+}
+
+fn errors(module: proc_macro2::TokenStream) -> String {
+    match compile(module) {
+        Ok((s, _)) => panic!("expected errors, got CUDA:\n{s}"),
+        Err(e) => e.join("\n"),
+    }
+}
+
+/// The text of `src` from the first line containing `from`.
+fn from<'s>(src: &'s str, marker: &str) -> &'s str {
+    &src[src.find(marker).unwrap_or_else(|| panic!("`{marker}` in:\n{src}"))..]
+}
+
+#[test]
+fn a_call_in_a_match_arm_runs_only_in_that_arm() {
+    let src = cuda(quote! {
+        #[device] fn bump(c: &mut [u32]) { c.atomic_add(0, 1); }
+        fn k(c: &mut [u32]) { match thread_idx() { 0 => bump(c), _ => {} } }
+    });
+    // The inlined body sits inside the arm's `if`, not before the `match`.
+    let arm = from(&src, "if (");
+    assert!(arm.contains("bump(…), line"), "{src}");
+    assert!(!src[..src.find("if (").unwrap()].contains("atomic_add"), "{src}");
+}
+
+#[test]
+fn a_call_in_a_value_match_runs_only_in_its_arm() {
+    let src = cuda(quote! {
+        #[device] fn inv(x: u32) -> u32 { 100 / x }
+        fn k(a: &mut [u32]) { let x = a[0]; let y = match x { 0 => 0, _ => inv(x) }; a[1] = y; }
+    });
+    let before_test = &src[..src.find("if (").expect("the match is an if")];
+    assert!(!before_test.contains("inv(…)"), "inv runs before the scrutinee is tested:\n{src}");
+}
+
+#[test]
+fn a_call_in_an_else_if_condition_runs_after_the_first_condition_failed() {
+    let src = cuda(quote! {
+        #[device] fn get(a: &[u32], i: usize) -> u32 { a[i] }
+        fn k(a: &mut [u32], i: usize) { if i >= a.len() { a[0] = 1; } else if get(a, i) > 5 { a[0] = 2; } }
+    });
+    let before_else = &src[..src.find("} else").expect("an else")];
+    assert!(!before_else.contains("get(…)"), "get runs before the guard:\n{src}");
+}
+
+#[test]
+fn a_barrier_in_a_thread_dependent_arm_is_refused_through_a_call() {
+    let e = errors(quote! {
+        #[device] fn step() { grid_sync(); }
+        fn k(a: &mut [u32]) { match thread_idx() { 0 => step(), _ => {} } }
+    });
+    assert!(e.contains("grid_sync"), "{e}");
+}
+
+#[test]
+fn a_call_in_an_else_if_of_a_value_if_runs_in_its_branch() {
+    let src = cuda(quote! {
+        #[device] fn get(a: &[u32], i: usize) -> u32 { a[i] }
+        fn k(a: &mut [u32], i: usize) {
+            let y = if i >= a.len() { let t = 1u32; t } else if get(a, i) > 5 { 2 } else { 3 };
+            a[0] = y;
+        }
+    });
+    let before_else = &src[..src.find("} else").expect("an else")];
+    assert!(!before_else.contains("get(…)"), "get runs before the guard:\n{src}");
+    // ... and before the test of its result, not inside the branch that test guards.
+    let otherwise = from(&src, "} else");
+    let (call, test) = (otherwise.find("get(…)").expect("the call"), otherwise.find("> 5u").expect("the test"));
+    assert!(call < test, "{src}");
+}
+
+#[test]
+fn a_call_in_a_spin_condition_runs_at_every_poll() {
+    let src = cuda(quote! {
+        #[device] fn ready(f: &[u32]) -> bool { f.load_acquire(0) != 0 }
+        fn k(f: &mut [u32], out: &mut [u32]) { wait_until(|| ready(f)); out[0] = 1; }
+    });
+    let wait = from(&src, "while (true)");
+    assert!(wait.contains("ready(…)") && wait.contains("break;"), "{src}");
+}
+
+#[test]
+fn a_spin_condition_may_not_reach_a_barrier_through_a_call() {
+    let e = errors(quote! {
+        #[device] fn ready(f: &[u32]) -> bool { sync_block(); f.load_acquire(0) != 0 }
+        fn k(f: &mut [u32]) { wait_until(|| ready(f)); }
+    });
+    assert!(e.contains("a barrier in a function that a `wait_until` condition calls"), "{e}");
+}
+
+#[test]
+fn an_assert_before_a_barrier_inside_a_call_runs_on_to_the_barrier() {
+    let src = cuda(quote! {
+        #[device] fn step_barrier() { grid_sync(); }
+        fn k(a: &mut [u32]) { assert!(thread_idx() != 0); step_barrier(); a[0] = 1; }
+    });
+    assert!(src.contains("a failure stops the grid at the next grid_sync()"), "{src}");
+    assert!(!from(&src, "assert!").split("grid_sync() #1").next().unwrap().contains("return;"), "{src}");
+}
+
+#[test]
+fn an_assert_in_a_device_function_or_a_lock_compiles_without_a_phase_counter() {
+    for module in [
+        quote! {
+            #[device] fn check(x: u32) { assert!(x < 10); }
+            fn k(a: &mut [u32]) { check(a[0]); }
+        },
+        quote! {
+            fn k(a: &mut [u32], locks: &mut [u32]) { locks.with_lock(0, || { assert!(a[0] < 10); a[0] += 1; }); }
+        },
+        quote! {
+            #[device] fn check(x: u32) { assert!(x < 10); }
+            fn k(a: &mut [u32]) { check(a[0]); grid_sync(); check(a[1]); }
+        },
+    ] {
+        let (fused, split) = compile(module).unwrap_or_else(|e| panic!("{e:#?}"));
+        for src in std::iter::once(&fused).chain(&split) {
+            if !src.contains("u32 gsync_phase = 0u;") {
+                assert!(!src.contains("gsync_phase"), "the phase counter is used but not declared:\n{src}");
+            }
+        }
+    }
+}
+
+#[test]
+fn lock_words_are_reachable_only_through_with_lock() {
+    for access in [
+        quote!(locks.store_release(0, 0);),
+        quote!(locks[0] = 0;),
+        quote!(let _ = locks.atomic_exch(0, 0);),
+        quote!(out[0] = locks[0];),
+    ] {
+        let e = errors(quote! {
+            fn k(locks: &mut [u32], out: &mut [u32]) {
+                locks.with_lock(0, || { out[1] += 1; });
+                #access
+            }
+        });
+        assert!(e.contains("holds lock words"), "{access}: {e}");
+    }
+    let e = errors(quote! {
+        #[device] fn release(l: &mut [u32]) { l.store_release(0, 0); }
+        fn k(locks: &mut [u32], out: &mut [u32]) { locks.with_lock(0, || { out[1] += 1; }); release(locks); }
+    });
+    assert!(e.contains("holds lock words"), "through a device function: {e}");
+}
+
+#[test]
+fn inlining_that_multiplies_is_refused_at_the_limit() {
+    let mut module = quote! { #[device] fn f0(a: &mut [u32]) { a[0] += 1; } };
+    for d in 1u32..=16 {
+        let (me, prev) = (quote::format_ident!("f{d}"), quote::format_ident!("f{}", d - 1));
+        module.extend(quote! { #[device] fn #me(a: &mut [u32]) { #prev(a); #prev(a); } });
+    }
+    module.extend(quote! { fn k(a: &mut [u32]) { f16(a); } });
+    let started = std::time::Instant::now();
+    let e = errors(module);
+    assert!(e.contains("a kernel inlines at most 1024"), "{e}");
+    assert_eq!(e.matches("inlines at most").count(), 1, "{e}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "took {:?}", started.elapsed());
+}
