@@ -8,11 +8,17 @@ use std::fmt::Display;
 #[derive(Default)]
 pub struct Diagnostics {
     errors: Vec<syn::Error>,
+    /// Where and what each error said: a device function's body is lowered once per call,
+    /// and its mistakes are reported once.
+    said: std::collections::HashSet<(String, String)>,
 }
 
 impl Diagnostics {
     pub fn error(&mut self, span: Span, message: impl Display) {
-        self.errors.push(syn::Error::new(span, message));
+        let message = message.to_string();
+        if self.said.insert((format!("{:?}..{:?}", span.start(), span.end()), message.clone())) {
+            self.errors.push(syn::Error::new(span, message));
+        }
     }
 
     /// An error with a second message on another span (a "note: ... here").

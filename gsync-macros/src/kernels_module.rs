@@ -32,6 +32,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut kernels = Vec::new();
     let mut items = ModuleItems::default();
     let mut consts = Vec::new();
+    let mut tables = Vec::new();
     // Each `const` item's name and its place in `kept`.
     let mut kept_consts = Vec::new();
     for item in content {
@@ -55,7 +56,10 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             },
             syn::Item::Const(c) => {
                 kept_consts.push((crate::names::rust_name(&c.ident), kept.len()));
-                if parse::scalar_type(&c.ty).is_some() {
+                if lower::consts::is_table(c) {
+                    tables.push(c);
+                    kept.push(quote!(#[allow(dead_code)] #item));
+                } else if parse::scalar_type(&c.ty).is_some() {
                     consts.push(c);
                     // The kernels read it folded into their code, which rustc does not see.
                     kept.push(quote!(#[allow(dead_code)] #item));
@@ -67,6 +71,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         }
     }
     items.consts = lower::consts::module_consts(&consts, &mut diag);
+    items.tables = lower::consts::module_tables(&tables, &items, &mut diag);
     // A constant computed from `BLOCK_SIZE` has no value on the host: kernels only.
     let per_block: Vec<usize> = kept_consts
         .iter()

@@ -13,6 +13,7 @@ fn compile(module: proc_macro2::TokenStream) -> Result<(String, Option<String>),
     let mut diag = Diagnostics::default();
     let mut items = lower::ModuleItems::default();
     let mut consts = Vec::new();
+    let mut tables = Vec::new();
     let mut kernel = None;
     for item in &file.items {
         match item {
@@ -20,11 +21,13 @@ fn compile(module: proc_macro2::TokenStream) -> Result<(String, Option<String>),
                 items.functions.push(parse::device_fn(f, &mut diag));
             }
             syn::Item::Fn(f) => kernel = Some(f),
+            syn::Item::Const(c) if lower::consts::is_table(c) => tables.push(c),
             syn::Item::Const(c) => consts.push(c),
             _ => panic!("unexpected item"),
         }
     }
     items.consts = lower::consts::module_consts(&consts, &mut diag);
+    items.tables = lower::consts::module_tables(&tables, &items, &mut diag);
     let func = kernel.expect("the module has a kernel");
     let none = parse::Substitution::default();
     let sig = parse::signature(func, &none, &mut diag);
@@ -208,4 +211,98 @@ fn inlining_that_multiplies_is_refused_at_the_limit() {
     assert!(e.contains("a kernel inlines at most 1024"), "{e}");
     assert_eq!(e.matches("inlines at most").count(), 1, "{e}");
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "took {:?}", started.elapsed());
+}
+
+#[test]
+fn patterns_rustc_refuses_are_refused() {
+    let e = errors(quote! { fn k(a: &mut [u8]) { let x = a[0]; match x { 0..=300 => a[1] = 1, _ => {} } } });
+    assert!(e.contains("out of range"), "{e}");
+    let e = errors(quote! { fn k(a: &mut [u8]) { let x = a[0]; let y = match x { 0..=300 => 1 }; a[1] = y; } });
+    assert!(e.contains("out of range"), "a value match's last arm: {e}");
+    let e = errors(quote! { fn k(a: &mut [u32]) { let x = a[0]; match x { 10..=1 => a[1] = 1, _ => {} } } });
+    assert!(e.contains("lower range bound must be less than or equal to upper"), "{e}");
+    let e = errors(quote! { fn k(a: &mut [u32]) { let x = a[0]; match x { 5..5 => a[1] = 1, _ => {} } } });
+    assert!(e.contains("lower range bound must be less than upper"), "{e}");
+}
+
+#[test]
+fn constant_overflow_in_remainder_is_refused() {
+    let e = errors(quote! {
+        const Q: i32 = i32::MIN % -1;
+        fn k(a: &mut [i32]) { a[0] = Q; }
+    });
+    assert!(e.contains("overflow"), "{e}");
+}
+
+#[test]
+fn a_local_that_shadows_a_device_function_is_not_callable() {
+    let e = errors(quote! {
+        #[device] fn step(x: u32) -> u32 { x + 1 }
+        fn k(a: &mut [u32]) { let step = 3u32; a[0] = step(step); }
+    });
+    assert!(e.contains("expected function, found `step`"), "{e}");
+}
+
+#[test]
+fn bindings_that_shadow_a_module_const_are_refused() {
+    for module in [
+        quote! { const N: u32 = 4; fn k(a: &mut [u32], N: u32) { a[0] = N; } },
+        quote! { const N: u32 = 4; #[device] fn f(N: u32) -> u32 { N } fn k(a: &mut [u32]) { a[0] = f(1); } },
+        quote! { const N: u32 = 4; fn k(a: &mut [u32]) { let N = 5u32; a[0] = N; } },
+    ] {
+        let e = errors(module);
+        assert!(e.contains("cannot shadow the constant `N`"), "{e}");
+    }
+}
+
+#[test]
+fn a_parameter_named_twice_is_one_error() {
+    let e = errors(quote! { fn k(a: &mut [u32], a: u32) { } });
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.contains("identifier `a` is bound more than once in this parameter list"), "{e}");
+    let e = errors(quote! {
+        #[device] fn f(x: u32, x: u32) -> u32 { x }
+        fn k(a: &mut [u32]) { a[0] = f(1, 2); }
+    });
+    assert!(e.contains("identifier `x` is bound more than once in this parameter list"), "{e}");
+}
+
+#[test]
+fn a_module_const_array_is_a_lookup_table() {
+    let src = cuda(quote! {
+        const TABLE: [u32; 4] = [1, 2, 4, 8];
+        fn k(a: &mut [u32]) { for i in grid_stride(0..a.len()) { a[i] = TABLE[i % 4] + TABLE.len() as u32; } }
+    });
+    assert!(src.contains("TABLE"), "{src}");
+}
+
+#[test]
+fn a_uniformity_error_points_at_the_assignment_that_made_a_value_vary() {
+    let e = errors(quote! {
+        fn k(a: &mut [u32]) {
+            let mut x = 0u32;
+            if lane_id() == 0 { x = a[0]; }
+            if x > 0 { sync_block(); }
+        }
+    });
+    assert!(e.contains("`x` is assigned here under control flow that depends on thread identity"), "{e}");
+    // Broadcast from one lane, the value is the warp's: a barrier of the block still needs more.
+    let e = errors(quote! {
+        fn k(a: &mut [u32]) {
+            let mut x = 0u32;
+            if lane_id() == 0 { x = a[0]; }
+            let y = shfl(x, 0);
+            if y > 0 { sync_block(); }
+        }
+    });
+    assert!(e.contains("depends on warp identity"), "{e}");
+}
+
+#[test]
+fn an_option_given_twice_is_refused() {
+    let mut diag = Diagnostics::default();
+    let options = parse::options(quote!(threads = 64, threads = 128), &mut diag);
+    let e: Vec<String> = diag.into_error().map(|e| e.into_iter().map(|e| e.to_string()).collect()).unwrap_or_default();
+    assert_eq!(e, ["`threads` is given twice: name the block size once"]);
+    assert_eq!(options.threads, 64);
 }

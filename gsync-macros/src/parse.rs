@@ -26,8 +26,13 @@ pub fn options(args: proc_macro2::TokenStream, diag: &mut Diagnostics) -> Option
             return options;
         }
     };
+    let mut named = false;
     for nv in list {
         let threads = nv.path.is_ident("threads");
+        if threads && std::mem::replace(&mut named, true) {
+            diag.error(nv.path.span(), "`threads` is given twice: name the block size once");
+            continue;
+        }
         match (&nv.value, threads) {
             (syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }), true) => match n.base10_parse::<u32>() {
                 Ok(t) if (1..=1024).contains(&t) => options.threads = t,
@@ -83,8 +88,31 @@ pub fn signature(func: &syn::ItemFn, generics: &Substitution, diag: &mut Diagnos
     if let Some(v) = &sig.variadic {
         diag.error(v.span(), "a `#[grid_phases]` kernel cannot be variadic");
     }
-    let params = sig.inputs.iter().filter_map(|arg| param(arg, generics, diag)).collect();
+    let mut params = Vec::new();
+    for arg in &sig.inputs {
+        if !bound_before(sig, arg, diag) {
+            params.extend(param(arg, generics, diag));
+        }
+    }
     Signature { name: sig.ident.clone(), vis: func.vis.clone(), attrs: func.attrs.clone(), params }
+}
+
+/// Whether `arg` names a parameter that an earlier one of `sig` named already (an error,
+/// as rustc gives it, on the later name).
+fn bound_before(sig: &syn::Signature, arg: &syn::FnArg, diag: &mut Diagnostics) -> bool {
+    let name = |a: &syn::FnArg| match a {
+        syn::FnArg::Typed(t) => match &*t.pat {
+            syn::Pat::Ident(p) => Some(p.ident.clone()),
+            _ => None,
+        },
+        syn::FnArg::Receiver(_) => None,
+    };
+    let Some(ident) = name(arg) else { return false };
+    let earlier = sig.inputs.iter().take_while(|a| !std::ptr::eq(*a, arg)).any(|a| name(a).as_ref() == Some(&ident));
+    if earlier {
+        diag.error(ident.span(), format!("identifier `{ident}` is bound more than once in this parameter list"));
+    }
+    earlier
 }
 
 fn param(arg: &syn::FnArg, generics: &Substitution, diag: &mut Diagnostics) -> Option<ParamDecl> {
@@ -331,6 +359,9 @@ pub fn device_fn(func: &syn::ItemFn, diag: &mut Diagnostics) -> DeviceFn {
     }
     let mut inputs = Vec::new();
     for arg in &sig.inputs {
+        if bound_before(sig, arg, diag) {
+            continue;
+        }
         let syn::FnArg::Typed(pat_ty) = arg else {
             diag.error(arg.span(), format!("{what} is a free function: `self` is not allowed"));
             continue;

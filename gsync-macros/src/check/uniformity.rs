@@ -55,13 +55,26 @@ impl Level {
 struct Taint {
     level: Level,
     cause: Option<Span>,
+    /// Where a variable took this level from the control flow around its assignment,
+    /// not from the value assigned: that assignment, and the variable.
+    via: Option<(Span, VarId)>,
 }
 
 impl Taint {
-    const UNIFORM: Taint = Taint { level: Level::Uniform, cause: None };
+    const UNIFORM: Taint = Taint { level: Level::Uniform, cause: None, via: None };
 
     fn at(level: Level, span: Span) -> Taint {
-        Taint { level, cause: Some(span) }
+        Taint { level, cause: Some(span), via: None }
+    }
+
+    /// What `var` holds after an assignment at `span` of a value at level `self` under
+    /// control at level `ctx`.
+    fn assigned(self, ctx: Taint, var: VarId, span: Span) -> Taint {
+        if ctx.level > self.level {
+            Taint { via: Some((span, var)), ..ctx }
+        } else {
+            self
+        }
     }
 
     fn join(self, other: Taint) -> Taint {
@@ -238,7 +251,7 @@ impl Analysis<'_> {
         match &s.kind {
             StmtKind::Let { var, init } => {
                 let t = init.as_ref().map_or(Taint::UNIFORM, |e| self.expr(e, ctx));
-                self.raise_var(*var, t.join(ctx));
+                self.raise_var(*var, t.assigned(ctx, *var, s.span));
             }
             StmtKind::LetArray { array, init } => {
                 let t = match init {
@@ -250,9 +263,10 @@ impl Analysis<'_> {
                 self.raise_array(*array, t.join(ctx));
             }
             StmtKind::Assign { place, value, .. } => {
-                let t = self.expr(value, ctx).join(ctx);
+                let value_taint = self.expr(value, ctx);
+                let t = value_taint.join(ctx);
                 match place {
-                    Place::Var(v) => self.raise_var(*v, t),
+                    Place::Var(v) => self.raise_var(*v, value_taint.assigned(ctx, *v, s.span)),
                     Place::Elem { array, index, .. } => {
                         let it = self.expr(index, ctx);
                         if self.kernel.array(*array).space == ArraySpace::Local {
@@ -391,6 +405,13 @@ impl Analysis<'_> {
                 ctx
             }
         };
+        if let Some((assignment, var)) = at.via {
+            let name = &self.kernel.var(var).name;
+            notes.push((
+                assignment,
+                format!("`{name}` is assigned here under control flow that depends on {scope} identity, so its value does too"),
+            ));
+        }
         notes.push((at.cause.unwrap_or(span), format!("this depends on {scope} identity")));
         self.errors.last_mut().expect("just pushed").notes = notes;
     }
@@ -410,7 +431,7 @@ impl Analysis<'_> {
             ExprKind::Var(v) => {
                 let t = self.vars[v.0];
                 if t.level > Level::Uniform {
-                    Taint::at(t.level, e.span)
+                    Taint { via: t.via, ..Taint::at(t.level, e.span) }
                 } else {
                     t
                 }

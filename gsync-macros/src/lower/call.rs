@@ -58,6 +58,9 @@ impl<'d> Lowerer<'d> {
             1 => &p.path.segments[0],
             _ => return None,
         };
+        if self.lookup(&names::rust_name(&segment.ident)).is_some() {
+            return None; // a variable, array or constant of that name shadows the function
+        }
         let items: &'d super::ModuleItems = self.items;
         items.function(&segment.ident.to_string())
     }
@@ -384,7 +387,8 @@ impl<'d> Lowerer<'d> {
         args: Vec<Arg>,
         subst: Substitution,
     ) -> Block {
-        let scopes = std::mem::replace(&mut self.scopes, vec![super::module_scope(self.items), HashMap::new()]);
+        let module = self.module_scope();
+        let scopes = std::mem::replace(&mut self.scopes, vec![module, HashMap::new()]);
         let loops = std::mem::take(&mut self.loops);
         let depth = std::mem::replace(&mut self.depth, 2);
         let pending = std::mem::take(&mut self.pending);
@@ -402,7 +406,9 @@ impl<'d> Lowerer<'d> {
         let mut body = Vec::new();
         for (param, arg) in f.inputs.iter().zip(args) {
             match arg {
-                Arg::Slice { array, .. } => self.bind(names::rust_name(&param.ident), Binding::Array(array)),
+                Arg::Slice { array, .. } => {
+                    self.bind(names::rust_name(&param.ident), Binding::Array(array), param.ident.span())
+                }
                 Arg::Scalar(value) => {
                     let var = self.declare_var(&param.ident, value.ty, param.mutable_binding);
                     body.push(Self::stmt_of(StmtKind::Let { var, init: Some(value) }, param.span));

@@ -161,7 +161,7 @@ impl Lowerer<'_> {
             Some(v) => v,
             None => placeholder(c, self.scalar_type(&c.ty)),
         };
-        self.bind(name, super::Binding::Const { value, ty });
+        self.bind(name, super::Binding::Const { value, ty }, proc_macro2::Span::call_site());
     }
 
     fn const_value(&mut self, c: &syn::ItemConst) -> Option<(String, ConstValue, Scalar)> {
@@ -214,6 +214,79 @@ fn evaluate(c: &syn::ItemConst, known: &ModuleItems, diag: &mut Diagnostics) -> 
         None
     } else {
         value
+    }
+}
+
+/// A `const NAME: [T; N] = [a, b, …];` (or `[v; N]`) of a `#[gsync::kernels]` module: a
+/// lookup table that its kernels and device functions read.
+pub struct ConstTable {
+    pub name: String,
+    pub elem: Scalar,
+    pub values: Vec<ConstValue>,
+    pub span: Span,
+}
+
+/// Whether a `const` item's type is an array, which makes it a [`ConstTable`].
+pub fn is_table(c: &syn::ItemConst) -> bool {
+    matches!(&*c.ty, syn::Type::Array(_))
+}
+
+/// Evaluates a module's lookup tables, whose elements may name the module's scalar
+/// constants (`known`).
+pub fn module_tables(items: &[&syn::ItemConst], known: &ModuleItems, diag: &mut Diagnostics) -> Vec<ConstTable> {
+    items
+        .iter()
+        .filter_map(|c| {
+            let subst = Substitution::default();
+            let mut l = Lowerer::new(known, &subst, diag);
+            l.table(c)
+        })
+        .collect()
+}
+
+impl Lowerer<'_> {
+    fn table(&mut self, c: &syn::ItemConst) -> Option<ConstTable> {
+        let syn::Type::Array(array) = &*c.ty else { return None };
+        let name = crate::names::rust_name(&c.ident);
+        let Some(elem) = self.scalar_type(&array.elem) else {
+            self.diag.error(array.elem.span(), "a `const` table holds a primitive type: `[u32; N]`, `[f32; N]`, …");
+            return None;
+        };
+        let Some(len) = self.const_length(&array.len, &name)?.fixed() else {
+            self.diag.error(array.len.span(), "a `const` table's length cannot depend on `BLOCK_SIZE`");
+            return None;
+        };
+        let elements: Vec<&syn::Expr> = match &*c.expr {
+            syn::Expr::Array(list) => list.elems.iter().collect(),
+            syn::Expr::Repeat(r) => {
+                let count = self.const_length(&r.len, &name)?.fixed().unwrap_or(0);
+                vec![&*r.expr; count.min(len + 1) as usize]
+            }
+            other => {
+                self.diag.error(other.span(), "a `const` table's value is a list `[a, b, …]` or `[v; N]`");
+                return None;
+            }
+        };
+        if elements.len() as u64 != len {
+            self.diag.error(
+                c.expr.span(),
+                format!("mismatched types: `[{}; {len}]` holds {len} elements, found {}", elem.name(), elements.len()),
+            );
+            return None;
+        }
+        let mut values = Vec::with_capacity(elements.len());
+        for e in elements {
+            let value = self.expr(e)?;
+            self.require(value.ty, elem, value.span, "an element of the table");
+            match self.fold(&value)? {
+                ConstValue::Block(_) => {
+                    self.diag.error(e.span(), "a `const` table's elements cannot depend on `BLOCK_SIZE`");
+                    return None;
+                }
+                v => values.push(v),
+            }
+        }
+        Some(ConstTable { name, elem, values, span: c.ident.span() })
     }
 }
 
@@ -301,6 +374,12 @@ pub(crate) fn binary(op: BinOp, x: ConstValue, y: ConstValue, ty: Scalar) -> Res
                 BinOp::Mul => checked(a.checked_mul(b)),
                 BinOp::Div | BinOp::Rem if b == 0 => Err("division by zero in a constant".to_owned()),
                 BinOp::Div => checked(a.checked_div(b)),
+                // `MIN % -1` overflows in the type, as `MIN / -1` does, though not in `i128`.
+                BinOp::Rem if ty.is_signed_int() && b == -1 && a == ty.int_range().0 => Err(format!(
+                    "this constant overflows `{}`: the remainder of `{}::MIN % -1` would overflow",
+                    ty.name(),
+                    ty.name()
+                )),
                 BinOp::Rem => checked(a.checked_rem(b)),
                 BinOp::BitAnd => Ok(Int(a & b)),
                 BinOp::BitOr => Ok(Int(a | b)),

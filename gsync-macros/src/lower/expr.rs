@@ -199,7 +199,7 @@ impl Lowerer<'_> {
         }
     }
 
-    fn const_expr(&mut self, value: ConstValue, ty: Scalar, span: Span) -> Expr {
+    pub(super) fn const_expr(&mut self, value: ConstValue, ty: Scalar, span: Span) -> Expr {
         let t = self.types.known(ty);
         let kind = match value {
             ConstValue::Int(v) => ExprKind::Int(v),
@@ -605,6 +605,20 @@ impl Lowerer<'_> {
         };
         if let Some(f) = self.device_function_of(c) {
             return self.device_call_value(f, c);
+        }
+        if let Some(name) = p.path.get_ident() {
+            if let Some(binding) = self.lookup(&names::rust_name(name)) {
+                let what = match binding {
+                    Binding::Var(_) => "a variable",
+                    Binding::Array(_) => "an array",
+                    Binding::Const { .. } => "a constant",
+                };
+                self.diag.error(
+                    c.func.span(),
+                    format!("expected function, found `{name}`: {what} of that name is in scope here; rename it to call the function"),
+                );
+                return None;
+            }
         }
         let segments: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
         let last = segments.last().cloned().unwrap_or_default();

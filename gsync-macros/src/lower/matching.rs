@@ -165,6 +165,15 @@ impl Lowerer<'_> {
             let pattern = self.pattern(&arm.pat, scrutinee.ty)?;
             arms.push(Arm { pattern, body: &arm.body });
         }
+        // An unsuffixed scrutinee is an `i32` to rustc.
+        let range_ty = ty.unwrap_or(Scalar::I32);
+        let mut sound = true;
+        for arm in &arms {
+            sound &= self.pattern_literals_ok(&arm.pattern, range_ty);
+        }
+        if !sound {
+            return None;
+        }
         if !self.exhaustive(&arms, ty) {
             let missing = match ty {
                 Some(Scalar::Bool) => "`true` and `false`".to_owned(),
@@ -298,6 +307,48 @@ impl Lowerer<'_> {
                 Some(tests.fold(first, |acc, t| self.binary_of(BinOp::Or, acc, t, span)))
             }
         }
+    }
+
+    /// Refuses what rustc refuses in a pattern: a literal out of the scrutinee's range, and a
+    /// range whose lower bound passes its upper one. True if there is none.
+    fn pattern_literals_ok(&mut self, pattern: &Pattern, ty: Scalar) -> bool {
+        let (lo, hi) = if ty == Scalar::Bool { (0, 1) } else { ty.int_range() };
+        let mut ok = true;
+        let mut literal = |l: &mut Self, e: &Expr| match e.kind {
+            ExprKind::Int(v) if v < lo || v > hi => {
+                l.diag.error(e.span, format!("literal out of range for `{}`: the range is {lo}..={hi}", ty.name()));
+                ok = false;
+                None
+            }
+            ExprKind::Int(v) => Some(v),
+            _ => None,
+        };
+        match pattern {
+            Pattern::Any => {}
+            Pattern::Value(v) => {
+                literal(self, v);
+            }
+            Pattern::Range { start, end, inclusive } => {
+                let low = start.as_ref().and_then(|s| literal(self, s));
+                let high = end.as_ref().and_then(|e| literal(self, e));
+                if let (Some(low), Some(high), Some(at)) = (low, high, start.as_ref()) {
+                    if *inclusive && low > high {
+                        self.diag.error(at.span, "lower range bound must be less than or equal to upper");
+                        return false;
+                    }
+                    if !*inclusive && low >= high {
+                        self.diag.error(at.span, "lower range bound must be less than upper");
+                        return false;
+                    }
+                }
+            }
+            Pattern::Or(alternatives) => {
+                for p in alternatives {
+                    ok &= self.pattern_literals_ok(p, ty);
+                }
+            }
+        }
+        ok
     }
 
     /// Lowers a pattern of a scrutinee of type `ty`.

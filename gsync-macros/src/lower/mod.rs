@@ -75,6 +75,8 @@ pub struct ModuleItems {
     pub functions: Vec<DeviceFn>,
     /// Module-level constants, already evaluated.
     pub consts: Vec<(String, ConstValue, Scalar)>,
+    /// Module-level lookup tables (`const T: [u32; N] = […]`), already evaluated.
+    pub tables: Vec<consts::ConstTable>,
 }
 
 impl ModuleItems {
@@ -132,6 +134,9 @@ pub struct Lowerer<'d> {
     shared_slices: Vec<ir::SharedSliceDecl<TyId>>,
     /// The constants sized by `BLOCK_SIZE` the kernel uses, checked at every block size.
     block_consts: Vec<crate::block_size::UsedBlockConst>,
+    /// The module's lookup tables, by name: a thread's own read-only arrays, declared at
+    /// the kernel's start where it reads them.
+    tables: Vec<(String, ArrayId)>,
 }
 
 /// Lowers a whole kernel. Returns `None` if lowering found errors.
@@ -145,10 +150,11 @@ pub fn kernel(
 ) -> Option<Kernel> {
     let mut l = Lowerer::new(items, generics, diag);
     let params = sig.params.iter().map(|p| l.param(p)).collect();
-    let body = l.block_in_scope(&body.stmts);
+    let mut body = l.block_in_scope(&body.stmts);
     if l.diag.has_errors() {
         return None;
     }
+    l.declare_tables(&mut body);
     let types = l.types.finish();
     let mut arrays = l.arrays;
     for (array, ty) in l.local_elem_types {
@@ -183,19 +189,18 @@ pub fn kernel(
     Some(kernel)
 }
 
-/// The scope every kernel and device function starts from: the module's constants.
-fn module_scope(items: &ModuleItems) -> HashMap<String, Binding> {
-    items
-        .consts
-        .iter()
-        .map(|(name, value, ty)| (name.clone(), Binding::Const { value: value.clone(), ty: *ty }))
-        .collect()
+/// The scope every kernel and device function starts from: the module's constants and tables.
+fn module_scope(items: &ModuleItems, tables: &[(String, ArrayId)]) -> HashMap<String, Binding> {
+    let consts =
+        items.consts.iter().map(|(name, value, ty)| (name.clone(), Binding::Const { value: value.clone(), ty: *ty }));
+    let tables = tables.iter().map(|(name, array)| (name.clone(), Binding::Array(*array)));
+    consts.chain(tables).collect()
 }
 
 impl<'d> Lowerer<'d> {
     /// A lowerer at the start of a kernel: only the module's constants in scope.
     fn new(items: &'d ModuleItems, generics: &Substitution, diag: &'d mut Diagnostics) -> Lowerer<'d> {
-        Lowerer {
+        let mut l = Lowerer {
             diag,
             items,
             generics: vec![generics.clone()],
@@ -207,7 +212,7 @@ impl<'d> Lowerer<'d> {
             types: TypeTable::default(),
             vars: Vec::new(),
             arrays: Vec::new(),
-            scopes: vec![module_scope(items), HashMap::new()],
+            scopes: Vec::new(),
             spellings: HashSet::new(),
             loops: Vec::new(),
             loop_count: 0,
@@ -218,7 +223,53 @@ impl<'d> Lowerer<'d> {
             rebindable: HashSet::new(),
             shared_slices: Vec::new(),
             block_consts: Vec::new(),
+            tables: Vec::new(),
+        };
+        for table in &items.tables {
+            let unique = l.fresh_name(&table.name);
+            let array = l.new_array(Array {
+                name: table.name.clone(),
+                unique,
+                elem: table.elem,
+                space: ArraySpace::Local,
+                len: Some(table.values.len() as u64),
+                block_len: None,
+                mutable: false,
+                span: table.span,
+            });
+            l.tables.push((table.name.clone(), array));
         }
+        l.scopes = vec![l.module_scope(), HashMap::new()];
+        l
+    }
+
+    /// The scope every kernel and device function starts from.
+    fn module_scope(&self) -> HashMap<String, Binding> {
+        module_scope(self.items, &self.tables)
+    }
+
+    /// Declares, at the start of `body`, each lookup table that the kernel reads.
+    fn declare_tables(&mut self, body: &mut Block) {
+        let mut used = HashSet::new();
+        crate::ir_walk::each_stmt(body, &mut |s| {
+            for e in crate::ir_walk::stmt_exprs(s) {
+                crate::ir_walk::each_expr(e, &mut |x| {
+                    if let ExprKind::Load { array, .. } = x.kind {
+                        used.insert(array);
+                    }
+                });
+            }
+        });
+        let mut declarations = Vec::new();
+        for (table, (_, array)) in self.items.tables.iter().zip(self.tables.clone()) {
+            if !used.contains(&array) {
+                continue;
+            }
+            let values = table.values.iter().map(|v| self.const_expr(v.clone(), table.elem, table.span)).collect();
+            declarations.push(Self::stmt_of(StmtKind::LetArray { array, init: ArrayInit::List(values) }, table.span));
+        }
+        declarations.append(body);
+        *body = declarations;
     }
 }
 
@@ -247,7 +298,7 @@ impl Lowerer<'_> {
                     mutable,
                     span: p.span,
                 });
-                self.bind(name, Binding::Array(id));
+                self.bind(name, Binding::Array(id), p.name.span());
                 if p.mutable_binding {
                     self.rebindable.insert(id);
                 }
@@ -263,7 +314,7 @@ impl Lowerer<'_> {
                     is_param: true,
                     span: p.span,
                 });
-                self.bind(name, Binding::Var(id));
+                self.bind(name, Binding::Var(id), p.name.span());
                 Param::Scalar(id)
             }
         }
@@ -284,11 +335,19 @@ impl Lowerer<'_> {
         let name = names::rust_name(ident);
         let unique = self.fresh_name(&name);
         let id = self.new_var(Var { name: name.clone(), unique, ty, mutable, is_param: false, span: ident.span() });
-        self.bind(name, Binding::Var(id));
+        self.bind(name, Binding::Var(id), ident.span());
         id
     }
 
-    fn bind(&mut self, name: String, b: Binding) {
+    /// Binds `name` in the innermost scope. A variable or array may not take the name of a
+    /// constant in scope: rustc reads such a name as the constant, a pattern that can fail.
+    fn bind(&mut self, name: String, b: Binding, span: Span) {
+        if !matches!(b, Binding::Const { .. }) && matches!(self.lookup(&name), Some(Binding::Const { .. })) {
+            self.diag.error(
+                span,
+                format!("`{name}` cannot shadow the constant `{name}`: rustc reads the name as the constant's value, a pattern that may not match; rename it"),
+            );
+        }
         self.scopes.last_mut().expect("a scope is always open").insert(name, b);
     }
 

@@ -274,7 +274,7 @@ impl Lowerer<'_> {
                 let var = self.declare_var_hidden(&ident, ty, mutable);
                 out.push(Self::stmt_of(StmtKind::Let { var, init: None }, span));
                 self.assign_value(Place::Var(var), ty, e, out);
-                self.bind(names::rust_name(&ident), Binding::Var(var));
+                self.bind(names::rust_name(&ident), Binding::Var(var), ident.span());
             }
             Some(e) => {
                 let Some(value) = self.statement_value(e) else {
@@ -541,7 +541,7 @@ impl Lowerer<'_> {
             mutable,
             span: ident.span(),
         });
-        self.bind(name, Binding::Array(array));
+        self.bind(name, Binding::Array(array), ident.span());
         array
     }
 
