@@ -463,10 +463,16 @@ fn the_fused_kernel_has_profile_hooks_around_every_barrier_and_at_its_end() {
     assert!(src.contains("gsync_status_t* __restrict__ gsync_status\n    GSYNC_PROFILE_PARAMETERS)\n{"), "{src}");
     let hooks: Vec<&str> =
         src.lines().map(str::trim).filter(|line| line.ends_with("();") && line.starts_with("GSYNC_PROFILE_")).collect();
-    let expected =
-        ["GSYNC_PROFILE_BEGIN();", "GSYNC_PROFILE_ARRIVE();", "GSYNC_PROFILE_LEAVE();", "GSYNC_PROFILE_ARRIVE();"];
-    assert_eq!(hooks[..4], expected, "{src}");
-    assert_eq!(hooks[4..], ["GSYNC_PROFILE_LEAVE();", "GSYNC_PROFILE_END();"], "{src}");
+    // After each barrier, where the grid may stop (the deadline), and at the end.
+    let expected = [
+        "GSYNC_PROFILE_BEGIN();",
+        "GSYNC_PROFILE_ARRIVE();",
+        "GSYNC_PROFILE_LEAVE();",
+        "GSYNC_PROFILE_END();",
+        "GSYNC_PROFILE_ARRIVE();",
+    ];
+    assert_eq!(hooks[..5], expected, "{src}");
+    assert_eq!(hooks[5..], ["GSYNC_PROFILE_LEAVE();", "GSYNC_PROFILE_END();", "GSYNC_PROFILE_END();"], "{src}");
     let arrive = src.find("GSYNC_PROFILE_ARRIVE();").expect("an arrival");
     let sync = src.find("gsync_grid_sync(gsync_barrier, gsync_status);").expect("a barrier");
     let leave = src.find("GSYNC_PROFILE_LEAVE();").expect("a leave");
@@ -847,8 +853,21 @@ fn every_unbounded_loop_iteration_is_marked_as_progress() {
             loop {}
         }
     });
+    // No grid_sync() follows these loops: the deadline's check, which marks progress, ends them.
+    let check = "if (gsync::deadline_passed(gsync_deadline, gsync_status, gsync_barrier_state, 0u,";
+    assert!(src.contains(&format!("while (x_ < 100u) {{\n        {check}")), "{src}");
+    assert!(src.contains(&format!("while (true) {{\n        {check}")), "{src}");
+    let src = cuda(quote! {
+        fn k(out: &mut [u32], n: u32) {
+            let mut x = n;
+            while x < 100 {
+                x = x * 2;
+            }
+            grid_sync();
+            out[0] = x;
+        }
+    });
     assert!(src.contains("while (x_ < 100u) {\n        gsync_loop_progress();"), "{src}");
-    assert!(src.contains("while (true) {\n        gsync_loop_progress();"), "{src}");
 }
 
 #[test]

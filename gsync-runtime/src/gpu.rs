@@ -376,7 +376,7 @@ impl Gpu {
                 Runner::Emulator(EmuSplitRun::begin(emulator, kernel, launch, emulated, shared)?)
             }
         };
-        Ok(SplitRun::new(runner))
+        Ok(SplitRun::new(runner, kernel.name, launch.deadline_limit()))
     }
 
     /// Runs one call of a `#[grid_phases]` kernel: the split form for a split barrier, else

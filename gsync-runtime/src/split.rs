@@ -7,7 +7,8 @@
 use crate::buffer::{DeviceBuffer, DeviceScalar};
 use crate::core::args::KernelArgs;
 use crate::core::dims::Dim3;
-use crate::core::error::Result;
+use crate::core::error::{Error, Result};
+use std::time::{Duration, Instant};
 use crate::core::grid::Grid;
 use crate::core::launch::LaunchReport;
 use crate::cuda::CudaSplitRun;
@@ -24,6 +25,13 @@ use crate::emu::EmuSplitRun;
 /// returns.
 pub struct SplitRun<'g> {
     runner: Runner<'g>,
+    /// The kernel's name, for the deadline's error.
+    kernel: &'static str,
+    /// When the run began, and how long it may take ([`Launch::deadline`](crate::Launch::deadline)).
+    started: Instant,
+    deadline: Option<Duration>,
+    /// The launches queued so far.
+    launches: u32,
 }
 
 /// The backend's split run.
@@ -33,8 +41,8 @@ pub(crate) enum Runner<'g> {
 }
 
 impl<'g> SplitRun<'g> {
-    pub(crate) fn new(runner: Runner<'g>) -> Self {
-        SplitRun { runner }
+    pub(crate) fn new(runner: Runner<'g>, kernel: &'static str, deadline: Option<Duration>) -> Self {
+        SplitRun { runner, kernel, started: Instant::now(), deadline, launches: 0 }
     }
 
     /// Blocks per launch.
@@ -71,7 +79,15 @@ impl<'g> SplitRun<'g> {
     /// `args` must match segment `segment`'s C parameters (the user's parameters, then the
     /// extra scalars the split passes), as the code `#[grid_phases]` generates guarantees.
     /// The buffers behind `args` must stay borrowed until [`finish`](Self::finish).
+    ///
+    /// Past the launch's deadline it queues nothing and fails with
+    /// [`Error::DeadlineExceeded`](crate::Error::DeadlineExceeded), so that host code that
+    /// never ends stops as a fused kernel does.
     pub unsafe fn launch(&mut self, segment: usize, args: KernelArgs<'_>) -> Result<()> {
+        if let Some(limit) = self.deadline.filter(|limit| self.started.elapsed() > *limit) {
+            return Err(Error::DeadlineExceeded { kernel: self.kernel.to_owned(), phase: self.launches.max(1), limit });
+        }
+        self.launches += 1;
         match &mut self.runner {
             // SAFETY: the caller vouches for `args`.
             Runner::Cuda(cuda) => unsafe { cuda.launch(segment, args) },

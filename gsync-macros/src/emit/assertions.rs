@@ -7,7 +7,7 @@
 //! where no `grid_sync()` can follow it; before a `grid_sync()`, the thread runs on to it,
 //! and every thread of the grid stops right after it, where all of them see the failure.
 
-use crate::ir::{Block, CallId, Stmt, StmtKind};
+use crate::ir::{Block, CallId, LoopId, Stmt, StmtKind};
 use crate::ir_walk::each_stmt;
 use std::collections::HashSet;
 
@@ -16,6 +16,9 @@ pub struct AssertStops {
     /// The numbers of the assertions after which no `grid_sync()` can run: a failed one
     /// ends its thread.
     ending: HashSet<u32>,
+    /// The `while` and `loop` loops that no `grid_sync()` can follow, in or after them: a
+    /// thread past the launch's deadline may end in them.
+    ending_loops: HashSet<LoopId>,
     /// Whether some assertion runs on to a `grid_sync()`, after which the grid stops.
     stop_at_grid_sync: bool,
 }
@@ -24,21 +27,26 @@ impl AssertStops {
     /// The assertions of `body`, leaving out `debug_assert!`s unless `debug` (the body
     /// with bounds checks).
     pub fn of(body: &Block, debug: bool) -> AssertStops {
-        let mut w = Walk { ending: HashSet::new(), leaves: Vec::new() };
+        let mut w = Walk { ending: HashSet::new(), ending_loops: HashSet::new(), leaves: Vec::new() };
         walk(body, false, &mut w);
-        let ending = w.ending;
+        let (ending, ending_loops) = (w.ending, w.ending_loops);
         let mut stop_at_grid_sync = false;
         each_stmt(body, &mut |s| {
             if let StmtKind::Assert { assertion, .. } = &s.kind {
                 stop_at_grid_sync |= (debug || !assertion.debug_only) && !ending.contains(&assertion.number);
             }
         });
-        AssertStops { ending, stop_at_grid_sync }
+        AssertStops { ending, ending_loops, stop_at_grid_sync }
     }
 
     /// Whether a failed assertion `number` ends its thread (else it runs on to a `grid_sync()`).
     pub fn ends_thread(&self, number: u32) -> bool {
         self.ending.contains(&number)
+    }
+
+    /// Whether a thread may end in the `while` or `loop` `id`: no `grid_sync()` can follow.
+    pub fn loop_ends_thread(&self, id: LoopId) -> bool {
+        self.ending_loops.contains(&id)
     }
 
     /// Whether every thread checks for a failed assertion after each `grid_sync()`.
@@ -73,6 +81,8 @@ fn walk(block: &Block, mut follows: bool, w: &mut Walk) -> bool {
 struct Walk {
     /// The assertions no `grid_sync()` can follow.
     ending: HashSet<u32>,
+    /// The `while` and `loop` loops no `grid_sync()` can follow.
+    ending_loops: HashSet<LoopId>,
     /// For each inlined call being walked, whether a `grid_sync()` can follow the call:
     /// where its `return`s go.
     leaves: Vec<(CallId, bool)>,
@@ -93,8 +103,11 @@ fn stmt(s: &Stmt, follows: bool, w: &mut Walk) -> bool {
             then || otherwise
         }
         // A later iteration may run the loop's own `grid_sync()` after anything in its body.
-        StmtKind::While { body, .. } | StmtKind::Loop { body, .. } | StmtKind::For { body, .. } => {
+        StmtKind::While { id, body, .. } | StmtKind::Loop { id, body } | StmtKind::For { id, body, .. } => {
             let syncs = contains_grid_sync(body);
+            if !(follows || syncs) && !matches!(s.kind, StmtKind::For { .. }) {
+                w.ending_loops.insert(*id);
+            }
             walk(body, follows || syncs, w);
             follows || syncs
         }

@@ -23,7 +23,16 @@ pub fn kernel_source(k: &Kernel, bounds_checks: bool) -> String {
     let asserts = AssertStops::of(&k.body, bounds_checks);
     let multi_dim = dims::axes(k).any();
     let mut e =
-        CudaEmitter { k, checked: bounds_checks, profiled: true, out: half_marker(k), indent: 1, asserts, multi_dim };
+        CudaEmitter {
+        k,
+        checked: bounds_checks,
+        profiled: true,
+        out: half_marker(k),
+        indent: 1,
+        asserts,
+        multi_dim,
+        counts_phases: false,
+    };
     let checks = if bounds_checks { " with bounds checks" } else { "" };
     let shared: Vec<ArrayId> = shared_arrays(k).collect();
     e.function(&Function {
@@ -43,7 +52,16 @@ pub fn split_source(k: &Kernel, plan: &SplitPlan, bounds_checks: bool) -> String
     let asserts = AssertStops::of(&k.body, bounds_checks);
     let multi_dim = dims::axes(k).any();
     let mut e =
-        CudaEmitter { k, checked: bounds_checks, profiled: false, out: half_marker(k), indent: 1, asserts, multi_dim };
+        CudaEmitter {
+        k,
+        checked: bounds_checks,
+        profiled: false,
+        out: half_marker(k),
+        indent: 1,
+        asserts,
+        multi_dim,
+        counts_phases: false,
+    };
     let checks = if bounds_checks { " with bounds checks" } else { "" };
     let asserting = has_assertions(&k.body, bounds_checks);
     for (i, segment) in plan.segments.iter().enumerate() {
@@ -101,6 +119,16 @@ fn array_len(a: &Array) -> String {
     }
 }
 
+/// Whether `body` has a `while` or `loop` that no `grid_sync()` follows, which reads the
+/// launch's deadline.
+fn has_ending_loops(body: &Block, asserts: &AssertStops) -> bool {
+    let mut found = false;
+    crate::ir_walk::each_stmt(body, &mut |s| {
+        found |= matches!(s.kind, StmtKind::While { id, .. } | StmtKind::Loop { id, .. } if asserts.loop_ends_thread(id))
+    });
+    found
+}
+
 /// The shared arrays and shared slices a kernel declares.
 fn shared_arrays(k: &Kernel) -> impl Iterator<Item = ArrayId> + '_ {
     k.arrays.iter().enumerate().filter(|(_, a)| a.space.is_shared()).map(|(i, _)| ArrayId(i))
@@ -132,6 +160,9 @@ struct CudaEmitter<'k> {
     /// Whether the kernel reads per-axis builtins, so that its linear builtins are the
     /// prelude's linear indices rather than the `.x` components.
     multi_dim: bool,
+    /// Whether the function being emitted counts its `grid_sync()` calls in `gsync_phase`:
+    /// one with a grid barrier.
+    counts_phases: bool,
 }
 
 /// C++ operator precedence, higher binds tighter.
@@ -263,8 +294,12 @@ impl CudaEmitter<'_> {
         if f.barrier {
             self.line("gsync_barrier_t gsync_barrier = gsync_barrier_begin(gsync_barrier_state);");
         }
-        if self.asserts.stop_at_grid_sync() && f.barrier {
-            self.line("u32 gsync_phase = 0u;  // grid_sync() calls passed, for a failed assert!");
+        self.counts_phases = f.barrier;
+        if f.barrier {
+            self.line("u32 gsync_phase = 0u;  // grid_sync() calls passed, for a failed assert! and the deadline");
+        }
+        if f.barrier || has_ending_loops(f.body, &self.asserts) {
+            self.line("gsync_deadline_t gsync_deadline = gsync::deadline_begin(gsync_barrier_state);");
         }
         if f.after_failed_assert {
             self.line("if (gsync::assert_failed(gsync_status)) return;  // an assert! of an earlier launch failed");
@@ -311,10 +346,25 @@ impl CudaEmitter<'_> {
 
     /// A `while` or `loop`. Rust defines a loop that never ends; C++ lets the compiler assume
     /// that a loop without side effects ends, and delete it. Each iteration therefore starts
-    /// with `gsync_loop_progress()`, a side effect that emits no instruction.
-    fn unbounded_loop(&mut self, header: &str, body: &Block) {
+    /// with `gsync_loop_progress()`, a side effect that emits no instruction, or, in a loop
+    /// that no `grid_sync()` follows, with the deadline's check, which contains it: past the
+    /// launch's deadline the thread ends there.
+    fn unbounded_loop(&mut self, id: LoopId, header: &str, body: &Block, span: proc_macro2::Span) {
         self.open(header);
-        self.line("gsync_loop_progress();");
+        if self.asserts.loop_ends_thread(id) {
+            let line = crate::diagnostics::line_of(span);
+            let phase = self.phase_count();
+            self.open(&format!(
+                "if (gsync::deadline_passed(gsync_deadline, gsync_status, gsync_barrier_state, {phase}, {line}u))"
+            ));
+            if self.profiled {
+                self.line("GSYNC_PROFILE_EXIT();");
+            }
+            self.line("return;");
+            self.close();
+        } else {
+            self.line("gsync_loop_progress();");
+        }
         self.block_body(body);
         self.close();
     }
@@ -347,11 +397,11 @@ impl CudaEmitter<'_> {
                 self.block_body(then);
                 self.else_chain(otherwise.as_ref());
             }
-            StmtKind::While { cond, body, .. } => {
+            StmtKind::While { id, cond, body } => {
                 let c = self.expr(cond).text;
-                self.unbounded_loop(&format!("while ({c})"), body);
+                self.unbounded_loop(*id, &format!("while ({c})"), body, s.span);
             }
-            StmtKind::Loop { body, .. } => self.unbounded_loop("while (true)", body),
+            StmtKind::Loop { id, body } => self.unbounded_loop(*id, "while (true)", body, s.span),
             StmtKind::For { var, range, body, .. } => self.for_loop(*var, range, body),
             StmtKind::Break(_) => self.line("break;"),
             StmtKind::Continue(_) => self.line("continue;"),
@@ -365,6 +415,9 @@ impl CudaEmitter<'_> {
                 self.line(&format!(
                     "// grid_sync() #{index}, line {line}: every block's writes above are visible below"
                 ));
+                self.line(&format!(
+                    "gsync::deadline_at_barrier(gsync_deadline, gsync_status, gsync_barrier_state, gsync_phase, {line}u);"
+                ));
                 if self.profiled {
                     self.line("GSYNC_PROFILE_ARRIVE();");
                 }
@@ -372,16 +425,16 @@ impl CudaEmitter<'_> {
                 if self.profiled {
                     self.line("GSYNC_PROFILE_LEAVE();");
                 }
-                if self.asserts.stop_at_grid_sync() {
-                    // Every thread sees the failures recorded before the barrier: they stop together.
-                    self.line("gsync_phase += 1u;");
-                    self.open("if (gsync::assert_failed_before(gsync_status, gsync_phase))");
-                    if self.profiled {
-                        self.line(self.profile_end());
-                    }
-                    self.line("return;");
-                    self.close();
+                // Every thread sees the failures and the deadline recorded before the barrier:
+                // they stop together.
+                self.line("gsync_phase += 1u;");
+                let stop = if self.asserts.stop_at_grid_sync() { "stopped_before" } else { "stop_at_barrier" };
+                self.open(&format!("if (gsync::{stop}(gsync_status, gsync_phase))"));
+                if self.profiled {
+                    self.line(self.profile_end());
                 }
+                self.line("return;");
+                self.close();
             }
             StmtKind::Assert { check, assertion } => self.assertion(check, assertion),
             StmtKind::SyncBlock => self.around_barrier("gsync_sync_block();"),
@@ -487,6 +540,15 @@ impl CudaEmitter<'_> {
     /// counted only where the grid stops after a failure.
     fn phase(&self) -> &'static str {
         if self.asserts.stop_at_grid_sync() {
+            "gsync_phase"
+        } else {
+            "0u"
+        }
+    }
+
+    /// The `grid_sync()` calls the thread has passed, as the deadline records them.
+    fn phase_count(&self) -> &'static str {
+        if self.counts_phases {
             "gsync_phase"
         } else {
             "0u"

@@ -22,6 +22,9 @@ const GROUPS_WORD: usize = 4;
 /// (`GSYNC_SPIN_TIMEOUT_WORD` in the prelude, which reads it, and the abort flag, for every
 /// launch and every barrier, split runs included).
 const SPIN_TIMEOUT_WORD: usize = 6;
+/// Header words: the launch's deadline in nanoseconds, a little-endian `u64`, 0 = none
+/// (`GSYNC_DEADLINE_WORD` in the prelude).
+const DEADLINE_WORD: usize = 8;
 /// Relay's arrival counters (`GSYNC_RELAY_LINES`).
 const RELAY_LINES: usize = 32;
 /// Relay's SM groups: census slots and release flags (`GSYNC_RELAY_GROUPS`).
@@ -66,6 +69,8 @@ pub(crate) struct LaunchHeader {
     /// How long a `wait_until` or `with_lock` may spin, in nanoseconds; 0 = forever. Every
     /// launch has it, whatever its barrier.
     pub spin_watchdog_ns: u64,
+    /// How long the whole launch may run, in nanoseconds; 0 = forever.
+    pub deadline_ns: u64,
 }
 
 impl LaunchHeader {
@@ -80,13 +85,15 @@ impl LaunchHeader {
         words[GROUPS_WORD] = self.groups;
         words[SPIN_TIMEOUT_WORD] = self.spin_watchdog_ns as u32;
         words[SPIN_TIMEOUT_WORD + 1] = (self.spin_watchdog_ns >> 32) as u32;
+        words[DEADLINE_WORD] = self.deadline_ns as u32;
+        words[DEADLINE_WORD + 1] = (self.deadline_ns >> 32) as u32;
         words
     }
 }
 
-/// The spin-wait watchdog limit a launch's header carries: `limit` in nanoseconds, at least
-/// 1 (a zero limit still times out), or 0 when the launch has none.
-pub(crate) fn spin_watchdog_ns(limit: Option<std::time::Duration>) -> u64 {
+/// A limit a launch's header carries (the spin-wait watchdog, the deadline): `limit` in
+/// nanoseconds, at least 1 (a zero limit still times out), or 0 when the launch has none.
+pub(crate) fn limit_ns(limit: Option<std::time::Duration>) -> u64 {
     limit.map_or(0, |limit| u64::try_from(limit.as_nanos()).unwrap_or(u64::MAX).max(1))
 }
 
@@ -183,10 +190,10 @@ mod tests {
     #[test]
     fn the_header_encodes_each_field_in_its_word() {
         let header =
-            LaunchHeader { sequence: 7, watchdog_ns: 0x1_2345_6789, groups: 11, spin_watchdog_ns: 0x2_0000_0003 };
+            LaunchHeader { sequence: 7, watchdog_ns: 0x1_2345_6789, groups: 11, spin_watchdog_ns: 0x2_0000_0003, deadline_ns: 0x4_0000_0005 };
         let words = header.to_words();
-        assert_eq!(words[..8], [7, 0, 0x2345_6789, 1, 11, 0, 3, 2]);
-        assert!(words[8..].iter().all(|&word| word == 0));
+        assert_eq!(words[..10], [7, 0, 0x2345_6789, 1, 11, 0, 3, 2, 5, 4]);
+        assert!(words[10..].iter().all(|&word| word == 0));
         assert_eq!(size_of_val(&words), 128, "the header is one line");
     }
 
@@ -208,20 +215,21 @@ mod tests {
         assert_eq!(TIMEOUT_WORD % 2, 0, "the u64 timeout is 8-byte aligned");
         let prelude = include_str!("../core/prelude.cuh");
         for define in
-            [format!("GSYNC_SPIN_ABORT_WORD {ABORT_WORD}u"), format!("GSYNC_SPIN_TIMEOUT_WORD {SPIN_TIMEOUT_WORD}u")]
+            [format!("GSYNC_SPIN_ABORT_WORD {ABORT_WORD}u"), format!("GSYNC_SPIN_TIMEOUT_WORD {SPIN_TIMEOUT_WORD}u"), format!("GSYNC_DEADLINE_WORD {DEADLINE_WORD}u")]
         {
             assert!(prelude.contains(&format!("#define {define}")), "prelude.cuh lacks {define}");
         }
         assert_eq!(SPIN_TIMEOUT_WORD % 2, 0, "the u64 spin timeout is 8-byte aligned");
+        assert_eq!(DEADLINE_WORD % 2, 0, "the u64 deadline is 8-byte aligned");
     }
 
     #[test]
     fn the_spin_watchdog_is_in_nanoseconds_and_never_zero_when_set() {
         use std::time::Duration;
-        assert_eq!(spin_watchdog_ns(Some(Duration::from_millis(1500))), 1_500_000_000);
-        assert_eq!(spin_watchdog_ns(Some(Duration::ZERO)), 1);
-        assert_eq!(spin_watchdog_ns(Some(Duration::MAX)), u64::MAX);
-        assert_eq!(spin_watchdog_ns(None), 0);
+        assert_eq!(limit_ns(Some(Duration::from_millis(1500))), 1_500_000_000);
+        assert_eq!(limit_ns(Some(Duration::ZERO)), 1);
+        assert_eq!(limit_ns(Some(Duration::MAX)), u64::MAX);
+        assert_eq!(limit_ns(None), 0);
     }
 
     #[test]

@@ -419,6 +419,26 @@ pub enum Error {
         limit: Duration,
     },
 
+    /// A launch ran longer than its deadline ([`Launch::deadline`](crate::Launch::deadline)),
+    /// start to end, and was stopped.
+    #[error(
+        "kernel `{kernel}` ran longer than its deadline of {limit:?} and was stopped in phase {phase} \
+         (after {passed} grid_sync() calls); a loop probably never ends (one whose every iteration \
+         passes grid_sync(), or a counter that never reaches its bound); the outputs hold whatever the \
+         kernel wrote before it stopped; if the launch is legitimately long, raise the limit with \
+         Launch::deadline(Some(duration)) or lift it with Launch::deadline(None)",
+        passed = phase.saturating_sub(1)
+    )]
+    DeadlineExceeded {
+        /// The kernel's name.
+        kernel: String,
+        /// The phase the launch had reached, counting from 1: one more than the `grid_sync()`
+        /// calls it had passed.
+        phase: u32,
+        /// The deadline.
+        limit: Duration,
+    },
+
     /// A spin-wait (`wait_until`, or a `with_lock` waiting for its lock) waited longer than
     /// the watchdog limit: the memory it waits on never changed as it needed.
     #[error(
@@ -682,6 +702,7 @@ impl Error {
             | Error::AssertionFailed { .. }
             | Error::BarrierTimeout { .. }
             | Error::KernelTimeout { .. }
+            | Error::DeadlineExceeded { .. }
             | Error::SpinTimeout { .. }
             | Error::EmulatorDeadlock { .. }
             | Error::BarrierMismatch { .. }

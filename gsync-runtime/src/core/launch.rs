@@ -11,6 +11,10 @@ use crate::core::shape::{LaunchShape, ShapeChoice};
 /// How long a block may wait in one software grid barrier unless the launch says otherwise.
 pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(5);
 
+/// The longest a launch runs by default, start to end, before it is stopped with
+/// [`Error::DeadlineExceeded`](crate::Error::DeadlineExceeded) ([`Launch::deadline`]).
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(60);
+
 /// How to launch a kernel; unset values take defaults that are always valid.
 ///
 /// ```
@@ -33,6 +37,7 @@ pub struct Launch {
     barrier: Barrier,
     bounds_checks: Option<bool>,
     watchdog: Option<Duration>,
+    deadline: Option<Duration>,
     graph: bool,
     tune: bool,
     profile: bool,
@@ -49,6 +54,7 @@ impl Default for Launch {
             barrier: Barrier::default(),
             bounds_checks: None,
             watchdog: Some(DEFAULT_WATCHDOG),
+            deadline: Some(DEFAULT_DEADLINE),
             graph: false,
             tune: true,
             profile: false,
@@ -147,6 +153,24 @@ impl Launch {
     #[must_use]
     pub fn watchdog(mut self, limit: Option<Duration>) -> Self {
         self.watchdog = limit;
+        self
+    }
+
+    /// Lets the whole launch run at most `limit`, start to end (`None`: forever; the default
+    /// is [`DEFAULT_DEADLINE`]).
+    ///
+    /// The watchdog bounds one wait; the deadline bounds a kernel that never stops although
+    /// each of its phases does, such as an endless loop whose every iteration passes
+    /// `grid_sync()`. Past it, the launch fails with
+    /// [`Error::DeadlineExceeded`](crate::Error::DeadlineExceeded), naming the phase it had
+    /// reached, and the outputs hold whatever the kernel wrote before it stopped. On a GPU
+    /// the fused kernel reads the clock at every 64th `grid_sync()` and every 1024th
+    /// iteration of a `while` or `loop` that no `grid_sync()` follows, and stops the whole
+    /// grid together after a `grid_sync()`; a split run checks before each launch; the
+    /// emulator checks continuously.
+    #[must_use]
+    pub fn deadline(mut self, limit: Option<Duration>) -> Self {
+        self.deadline = limit;
         self
     }
 
@@ -278,6 +302,11 @@ impl Launch {
         self.barrier
     }
 
+    /// The whole launch's time limit; `None` when there is none ([`Launch::deadline`]).
+    pub fn deadline_limit(&self) -> Option<Duration> {
+        self.deadline
+    }
+
     /// The watchdog limit; `None` when the watchdog is off.
     pub fn watchdog_limit(&self) -> Option<Duration> {
         self.watchdog
@@ -347,6 +376,13 @@ mod tests {
         let wide = KernelSpec { default_threads: 512, ..SMOOTH };
         assert_eq!(Launch::new().threads_for(&wide), 512);
         assert_eq!(Launch::new().threads(64).threads_for(&wide), 64);
+    }
+
+    #[test]
+    fn the_deadline_defaults_to_a_minute_and_can_be_lifted() {
+        assert_eq!(Launch::new().deadline_limit(), Some(Duration::from_secs(60)));
+        assert_eq!(Launch::new().deadline(None).deadline_limit(), None);
+        assert_eq!(Launch::new().deadline(Some(Duration::from_millis(5))).deadline_limit(), Some(Duration::from_millis(5)));
     }
 
     #[test]

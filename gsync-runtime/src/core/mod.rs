@@ -42,7 +42,7 @@ pub use dims::{Axes, Dim3, RefusedBlockSizes, MAX_BLOCK_DIM, MAX_GRID_DIM};
 pub use error::{Error, ErrorKind, Resource, Result, SourceError};
 pub use grid::CoResidency;
 pub use kernel::{KernelSpec, SplitSpec, DEFAULT_THREADS};
-pub use launch::{Launch, LaunchReport, DEFAULT_WATCHDOG};
+pub use launch::{Launch, LaunchReport, DEFAULT_DEADLINE, DEFAULT_WATCHDOG};
 pub use profile::{
     BarrierFigures, BarrierVisit, BlockTimeline, PhaseFigures, PhaseProfile, ProfileClock, DEFAULT_PROFILE_PHASES,
 };

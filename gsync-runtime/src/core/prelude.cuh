@@ -33,7 +33,7 @@ __device__ __forceinline__ u32 gsync_grid_blocks() { return gridDim.x; }
 
 // The device error word: the first fault wins and is read back by the host.
 struct gsync_status_t {
-    u32 code;   // 0: ok, 1: slice index out of bounds, 2: barrier timeout, 3: step_by(0), 4: assert!, 5: spin timeout
+    u32 code;   // 0: ok, 1: slice index out of bounds, 2: barrier timeout, 3: step_by(0), 4: assert!, 5: spin timeout, 6: deadline
     u32 array;  // index into the kernel's array-name table (4: the assertion's number; 5: the block)
     u32 line;   // Rust source line of the faulting access
     u32 phase;  // reserved for barrier faults
@@ -46,6 +46,7 @@ struct gsync_status_t {
 #define GSYNC_ZERO_STEP 3u
 #define GSYNC_ASSERTION_FAILED 4u
 #define GSYNC_SPIN_TIMEOUT 5u
+#define GSYNC_DEADLINE_EXCEEDED 6u
 
 // The first statement of every `while` and `loop` iteration. Rust defines a loop that never
 // ends (it hangs); C++ lets a compiler assume that a loop without side effects ends, and
@@ -507,6 +508,8 @@ GSYNC_ORDERED_ATOMICS(_seq_cst)
 // barrier or spin-wait raises so that every other waiter gives up too.
 #define GSYNC_SPIN_ABORT_WORD 1u
 #define GSYNC_SPIN_TIMEOUT_WORD 6u
+// The launch's deadline, in nanoseconds from its start (a u64; 0: none).
+#define GSYNC_DEADLINE_WORD 8u
 // A spinning thread checks the abort flag and the clock once every this many polls.
 #define GSYNC_SPIN_POLLS_PER_CHECK 256u
 
@@ -636,13 +639,62 @@ __device__ __forceinline__ void fail_assert(gsync_status_t* status, u32 phase, u
 template <typename T> __device__ __forceinline__ void fail_assert(gsync_status_t* status, u32 phase, u32 number, u32 line, T left, T right) {
     record_assertion(status, phase, number, line, operand_bits(left), operand_bits(right));
 }
-// Whether the launch's first fault is an assertion that failed before the thread's grid_sync()
-// number `phase`. Read right after that barrier, which orders every such failure before it,
-// it gives every thread of the grid the same answer; a failure after the barrier, which a
-// fast thread may already have recorded, does not count.
-__device__ __forceinline__ bool assert_failed_before(const gsync_status_t* status, u32 phase) {
+// Whether the launch's first fault stops the grid (a failed assertion, a passed deadline) and
+// was recorded before the thread's grid_sync() number `phase`. Read right after that barrier,
+// which orders every such record before it, it gives every thread of the grid the same answer;
+// a record after the barrier, which a fast thread may already have made, does not count.
+__device__ __forceinline__ bool stopped_before(const gsync_status_t* status, u32 phase) {
     const u32 failed_in = *(const volatile u32*)&status->phase;
-    return *(const volatile u32*)&status->code == GSYNC_ASSERTION_FAILED && failed_in != 0u && failed_in - 1u < phase;
+    const u32 code = *(const volatile u32*)&status->code;
+    return (code == GSYNC_ASSERTION_FAILED || code == GSYNC_DEADLINE_EXCEEDED) && failed_in != 0u && failed_in - 1u < phase;
+}
+
+// The launch's deadline (Launch::deadline). Each thread reads the global timer when it starts
+// and then, to keep the cost off the work, only at every GSYNC_DEADLINE_PHASES-th grid_sync()
+// (its block's first thread) and every GSYNC_DEADLINE_ITERATIONS-th iteration of a `while` or
+// `loop` that no grid_sync() follows. Where a grid_sync() can follow, the grid stops together
+// right after one, as after a failed assertion; elsewhere the thread ends, which no barrier
+// waits for.
+#define GSYNC_DEADLINE_PHASES 64u
+#define GSYNC_DEADLINE_ITERATIONS 1024u
+}  // namespace gsync
+struct gsync_deadline_t {
+    u64 at;     // the global timer past which the launch stops; ~0 without a deadline
+    u32 polls;  // loop iterations so far
+};
+namespace gsync {
+__device__ __forceinline__ gsync_deadline_t deadline_begin(const u32* state) {
+    const u64 limit = *(const volatile u64*)(state + GSYNC_DEADLINE_WORD);
+    gsync_deadline_t deadline = {limit == 0ull ? ~0ull : spin_clock_ns() + limit, 0u};
+    return deadline;
+}
+// Records the passed deadline, with the grid_sync() calls the thread had passed and the Rust
+// line; the first fault of the launch wins, and `phase + 1` is stored last, as for assertions.
+__device__ __noinline__ void record_deadline(gsync_status_t* status, const u32* state, u32 phase, u32 line) {
+    if (atomicCAS(&status->code, GSYNC_OK, GSYNC_DEADLINE_EXCEEDED) == GSYNC_OK) {
+        status->line = line;
+        status->index = *(const volatile u64*)(state + GSYNC_DEADLINE_WORD);
+        __threadfence();
+        *(volatile u32*)&status->phase = phase + 1u;
+    }
+}
+// Before grid_sync() number `phase + 1`, on line `line`.
+__device__ __forceinline__ void deadline_at_barrier(const gsync_deadline_t& deadline, gsync_status_t* status, const u32* state, u32 phase, u32 line) {
+    if ((phase + 1u) % GSYNC_DEADLINE_PHASES == 0u && gsync_linear_thread() == 0u && spin_clock_ns() > deadline.at) {
+        record_deadline(status, state, phase, line);
+    }
+}
+// After grid_sync() number `phase`: whether the grid stops at this barrier.
+__device__ __forceinline__ bool stop_at_barrier(const gsync_status_t* status, u32 phase) {
+    return phase % GSYNC_DEADLINE_PHASES == 0u && stopped_before(status, phase);
+}
+// At the top of an iteration of a loop that no grid_sync() follows, on line `line`: true when
+// the thread must end. It is also the iteration's side effect (see gsync_loop_progress).
+__device__ __forceinline__ bool deadline_passed(gsync_deadline_t& deadline, gsync_status_t* status, const u32* state, u32 phase, u32 line) {
+    gsync_loop_progress();
+    if (++deadline.polls % GSYNC_DEADLINE_ITERATIONS != 0u || spin_clock_ns() <= deadline.at) return false;
+    record_deadline(status, state, phase, line);
+    return true;
 }
 // Whether an assertion failed in an earlier launch of a split kernel (or this one).
 __device__ __forceinline__ bool assert_failed(const gsync_status_t* status) {

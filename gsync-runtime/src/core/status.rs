@@ -16,6 +16,7 @@ const BARRIER_TIMEOUT: u32 = 2;
 const ZERO_STEP: u32 = 3;
 const ASSERTION_FAILED: u32 = 4;
 const SPIN_TIMEOUT: u32 = 5;
+const DEADLINE_EXCEEDED: u32 = 6;
 
 /// The host's view of `gsync_status_t` (see the prelude).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -93,6 +94,13 @@ impl DeviceStatus {
                 block: self.array,
                 limit: watchdog.unwrap_or_default(),
             }),
+            // The device writes the grid_sync() calls passed, plus one, into `phase` (the phase
+            // reached), and the deadline, in nanoseconds, into `index`.
+            DEADLINE_EXCEEDED => Err(Error::DeadlineExceeded {
+                kernel: kernel.name.to_owned(),
+                phase: self.phase.max(1),
+                limit: Duration::from_nanos(self.index),
+            }),
             code => Err(Error::DeviceFault { kernel: kernel.name.to_owned(), code }),
         }
     }
@@ -108,6 +116,17 @@ mod tests {
         let status = DeviceStatus::from_words(&[0; STATUS_WORDS]);
         assert_eq!(status, DeviceStatus::default());
         assert!(status.into_result(&SMOOTH, Barrier::Lbs, None).is_ok());
+    }
+
+    #[test]
+    fn code_six_is_the_deadline_with_the_phase_reached() {
+        // Three grid_sync() calls passed, plus one, and 250 ms in nanoseconds, as the device writes them.
+        let words = [6, 0, 12, 4, 250_000_000, 0, 0, 0];
+        let error = DeviceStatus::from_words(&words).into_result(&SMOOTH, Barrier::Cooperative, None);
+        let Err(Error::DeadlineExceeded { kernel, phase, limit }) = error else {
+            panic!("expected DeadlineExceeded, got {error:?}");
+        };
+        assert_eq!((kernel.as_str(), phase, limit), ("smooth", 4, Duration::from_millis(250)));
     }
 
     #[test]

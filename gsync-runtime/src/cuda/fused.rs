@@ -4,7 +4,7 @@
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaFunction, DriverError, LaunchConfig};
 
-use crate::barrier::{spin_watchdog_ns, Barrier, LaunchMode, RelayMode};
+use crate::barrier::{limit_ns, Barrier, LaunchMode, RelayMode};
 use crate::core::args::KernelArgs;
 use crate::core::dynamic_shared::{DynamicShared, SharedLayout};
 use crate::core::error::{Error, Result};
@@ -113,8 +113,8 @@ pub(crate) unsafe fn launch_shaped(
     let watchdog = launch.watchdog_limit();
     // One launch at a time may use the scratch words; `prepare` resets what it needs.
     let mut scratch = gpu.lock_scratch();
-    let (barrier_ns, spin_ns) = (fused.barrier.watchdog_ns(watchdog), spin_watchdog_ns(watchdog));
-    scratch.prepare(gpu.stream(), fused.compiled, fused.grid, barrier_ns, spin_ns)?;
+    let (barrier_ns, spin_ns) = (fused.barrier.watchdog_ns(watchdog), limit_ns(watchdog));
+    scratch.prepare(gpu.stream(), fused.compiled, fused.grid, barrier_ns, spin_ns, limit_ns(launch.deadline_limit()))?;
     // SAFETY: the caller vouches for `args`.
     let ran = unsafe { run(gpu, kernel, &fused, args, &scratch, profile.as_ref()) };
     let outcome = ran.and_then(|gpu_time| {

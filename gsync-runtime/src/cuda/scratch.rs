@@ -67,7 +67,7 @@ impl LaunchScratch {
 
     /// Prepares a launch with a device barrier, on the stream: zeroes the status word, makes
     /// the barrier state large enough and clean for `barrier`, writes its header (with the
-    /// barrier's watchdog and the spin-waits' `spin_watchdog_ns`) and zeroes its per-launch
+    /// barrier's watchdog, the spin-waits' `spin_watchdog_ns` and the launch's `deadline_ns`) and zeroes its per-launch
     /// counters.
     pub(crate) fn prepare(
         &mut self,
@@ -76,6 +76,7 @@ impl LaunchScratch {
         grid: Grid,
         watchdog_ns: u64,
         spin_watchdog_ns: u64,
+        deadline_ns: u64,
     ) -> Result<()> {
         let name = barrier.name();
         let words = (barrier.descriptor().state_words)(grid.blocks, grid.threads).max(LINE_WORDS);
@@ -88,7 +89,7 @@ impl LaunchScratch {
         }
         self.condition = Condition::Unknown;
         let header =
-            LaunchHeader { sequence: self.next_sequence(), watchdog_ns, groups: grid.groups, spin_watchdog_ns };
+            LaunchHeader { sequence: self.next_sequence(), watchdog_ns, groups: grid.groups, spin_watchdog_ns, deadline_ns };
         self.write_header(stream, header)?;
         let per_launch = (barrier.descriptor().launch_words)(grid.blocks, grid.groups).min(words);
         if per_launch > LINE_WORDS {
@@ -101,8 +102,10 @@ impl LaunchScratch {
     /// Prepares a split run: zeroes the status word and writes a header for the segments'
     /// spin-waits (`spin_watchdog_ns`, the abort flag). Segments use no other barrier state,
     /// so what the state holds for the next fused launch does not change.
-    pub(crate) fn prepare_split(&mut self, stream: &Arc<CudaStream>, spin_watchdog_ns: u64) -> Result<()> {
-        let header = LaunchHeader { sequence: self.next_sequence(), watchdog_ns: 0, groups: 0, spin_watchdog_ns };
+    /// Each segment's loops also stop at the launch's `deadline_ns`.
+    pub(crate) fn prepare_split(&mut self, stream: &Arc<CudaStream>, spin_watchdog_ns: u64, deadline_ns: u64) -> Result<()> {
+        let header =
+            LaunchHeader { sequence: self.next_sequence(), watchdog_ns: 0, groups: 0, spin_watchdog_ns, deadline_ns };
         self.write_header(stream, header)?;
         self.zero_status(stream)
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaEvent, CudaFunction, CudaGraph, LaunchConfig};
 
-use crate::barrier::{spin_watchdog_ns, Barrier};
+use crate::barrier::{limit_ns, Barrier};
 use crate::core::args::KernelArgs;
 use crate::core::dynamic_shared::{DynamicShared, SharedLayout};
 use crate::core::error::Result;
@@ -74,7 +74,7 @@ impl<'g> CudaSplitRun<'g> {
         gpu.health().launching(describe_launch(&kernel, grid, Barrier::MultiLaunch));
         let mut scratch = gpu.lock_scratch();
         let watchdog = launch.watchdog_limit();
-        scratch.prepare_split(gpu.stream(), spin_watchdog_ns(watchdog))?;
+        scratch.prepare_split(gpu.stream(), limit_ns(watchdog), limit_ns(launch.deadline_limit()))?;
         if capturing {
             // Thread-local mode: only this thread's CUDA calls are captured or forbidden.
             let mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;

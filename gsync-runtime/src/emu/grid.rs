@@ -37,14 +37,24 @@ pub(crate) enum GridStop {
     /// A block ran one phase for longer than the watchdog's limit, after `grid_syncs`
     /// completed grid barriers.
     TimedOut { block: u32, grid_syncs: u32 },
+    /// The launch ran longer than its deadline, after `grid_syncs` completed grid barriers.
+    DeadlineExceeded { grid_syncs: u32 },
 }
 
-/// The launch's watchdog: the longest a block may run in one phase, and the flag that ends
-/// every emulated thread at its next loop iteration.
+/// The launch's watchdog: the longest a block may run in one phase, the longest the whole
+/// launch may run, and the flag that ends every emulated thread at its next loop iteration.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Watchdog<'a> {
-    pub limit: Duration,
+    pub limit: Option<Duration>,
+    pub deadline: Option<Duration>,
     pub stop: &'a AtomicBool,
+}
+
+impl Watchdog<'_> {
+    /// Whether there is anything to watch.
+    pub fn watches(&self) -> bool {
+        self.limit.is_some() || self.deadline.is_some()
+    }
 }
 
 /// Why the workers stopped early.
@@ -69,7 +79,8 @@ where
     let finished = AtomicBool::new(false);
     thread::scope(|scope| {
         let (grid, finished) = (&grid, &finished);
-        let watcher = watchdog.map(|watchdog| scope.spawn(move || grid.watch(watchdog, finished)));
+        let watcher =
+            watchdog.filter(Watchdog::watches).map(|watchdog| scope.spawn(move || grid.watch(watchdog, finished)));
         let helpers: Vec<_> = (1..workers).map(|worker| scope.spawn(move || grid.work(worker))).collect();
         grid.work(0);
         for helper in helpers {
@@ -231,11 +242,19 @@ where
 
     /// The watchdog: until the workers are `finished`, checks every few milliseconds whether
     /// one has run its block longer than the limit; if so, stops the grid and the threads.
+    /// Past the deadline, it stops them whatever the blocks are doing.
     fn watch(&self, watchdog: Watchdog<'_>, finished: &AtomicBool) {
-        let limit = u64::try_from(watchdog.limit.as_nanos()).unwrap_or(u64::MAX);
-        let poll = (watchdog.limit / 8).clamp(Duration::from_millis(1), Duration::from_millis(50));
+        let nanos = |d: Option<Duration>| d.map_or(u64::MAX, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        let (limit, deadline) = (nanos(watchdog.limit), nanos(watchdog.deadline));
+        let shortest = watchdog.limit.into_iter().chain(watchdog.deadline).min().unwrap_or(Duration::from_secs(1));
+        let poll = (shortest / 8).clamp(Duration::from_millis(1), Duration::from_millis(50));
         while !finished.load(Relaxed) {
             let now = self.nanos();
+            if now > deadline {
+                self.fail(Failure::Stopped(GridStop::DeadlineExceeded { grid_syncs: self.grid_syncs.load(Relaxed) }));
+                watchdog.stop.store(true, Relaxed);
+                return;
+            }
             for (since, block) in self.busy_since.iter().zip(&self.busy_block) {
                 let since = since.load(Acquire);
                 if since != 0 && now.saturating_sub(since - 1) > limit {
@@ -326,7 +345,7 @@ mod tests {
     fn a_block_running_past_the_watchdog_limit_stops_the_grid_in_about_the_limit() {
         for workers in [1, 3] {
             let stop = AtomicBool::new(false);
-            let watchdog = Watchdog { limit: Duration::from_millis(50), stop: &stop };
+            let watchdog = Watchdog { limit: Some(Duration::from_millis(50)), deadline: None, stop: &stop };
             let phases = AtomicU32::new(0);
             let run_phase = |block: u32| {
                 // Block 2 spins in the second phase; the others wait at grid_sync().
@@ -343,6 +362,19 @@ mod tests {
             assert!(took < Duration::from_secs(2), "{took:?}");
             assert!(stop.load(Relaxed), "the threads were told to stop");
         }
+    }
+
+    #[test]
+    fn a_grid_whose_phases_never_end_stops_at_the_deadline() {
+        let stop = AtomicBool::new(false);
+        let watchdog = Watchdog { limit: Some(Duration::from_secs(60)), deadline: Some(Duration::from_millis(50)), stop: &stop };
+        // Every phase is short, and every block reaches grid_sync() again, forever.
+        let run_phase = |_: u32| Ok(PhaseEnd::AtGridSync);
+        let started = Instant::now();
+        let result = run(4, 2, Some(watchdog), &run_phase);
+        assert!(matches!(result, Err(GridStop::DeadlineExceeded { grid_syncs }) if grid_syncs > 0), "{result:?}");
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+        assert!(stop.load(Relaxed), "the threads were told to stop");
     }
 
     #[test]
@@ -367,7 +399,7 @@ mod tests {
     #[test]
     fn a_block_that_spins_forever_times_out_with_its_parked_time_counted() {
         let stop = AtomicBool::new(false);
-        let watchdog = Watchdog { limit: Duration::from_millis(50), stop: &stop };
+        let watchdog = Watchdog { limit: Some(Duration::from_millis(50)), deadline: None, stop: &stop };
         let run_phase = |block: u32| Ok(if block == 1 { PhaseEnd::Spinning } else { PhaseEnd::Finished });
         let started = Instant::now();
         let result = run(3, 2, Some(watchdog), &run_phase);
@@ -378,7 +410,7 @@ mod tests {
     #[test]
     fn blocks_within_the_limit_are_not_stopped() {
         let stop = AtomicBool::new(false);
-        let watchdog = Watchdog { limit: Duration::from_secs(60), stop: &stop };
+        let watchdog = Watchdog { limit: Some(Duration::from_secs(60)), deadline: Some(Duration::from_secs(60)), stop: &stop };
         let run_phase = |_: u32| Ok(PhaseEnd::Finished);
         assert_eq!(run(8, 2, Some(watchdog), &run_phase), Ok(()));
         assert!(!stop.load(Relaxed));

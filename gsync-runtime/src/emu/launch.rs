@@ -120,7 +120,8 @@ where
     let (blocks, threads) = (grid.blocks, grid.threads);
     let started = Instant::now();
     let faults = Faults::new(kernel.bounds_checks);
-    let watchdog = launch.watchdog_limit().map(|limit| Watchdog { limit, stop: faults.stop_flag() });
+    let watchdog =
+        Some(Watchdog { limit: launch.watchdog_limit(), deadline: launch.deadline_limit(), stop: faults.stop_flag() });
     let syncs: Vec<BlockSync> = (0..blocks).map(|_| BlockSync::new(threads)).collect();
     let shared: Vec<S> = (0..blocks).map(|_| make_shared()).collect();
     let ctxs = thread_contexts(grid, &syncs, &faults);
@@ -244,6 +245,11 @@ fn stop_error(kernel: &KernelSpec, launch: &Launch, barrier: Barrier, stop: Grid
             barrier: "grid_sync()",
             first: format!("block {waiting} waits at grid_sync() number {}", grid_syncs + 1),
             second: format!("block {block} finished after {grid_syncs} grid_sync() calls"),
+        },
+        GridStop::DeadlineExceeded { grid_syncs } => Error::DeadlineExceeded {
+            kernel,
+            phase: grid_syncs + 1,
+            limit: launch.deadline_limit().unwrap_or_default(),
         },
         GridStop::TimedOut { block, grid_syncs } => Error::KernelTimeout {
             kernel,

@@ -1,0 +1,60 @@
+//! The language's edge cases (`hostile/mod.rs`) on the emulator, and their CUDA through NVRTC.
+
+mod hostile;
+
+use gsync::__private::nvrtc_or_skip;
+use gsync::prelude::*;
+use std::time::Duration;
+
+#[test]
+fn a_call_in_an_arm_runs_only_there() {
+    hostile::a_call_in_an_arm_runs_only_there(&Gpu::emulator());
+}
+
+#[test]
+fn calls_in_conditions_read_only_where_rust_does() {
+    hostile::calls_in_conditions_read_only_where_rust_does(&Gpu::emulator());
+}
+
+#[test]
+fn an_assert_before_an_inlined_barrier_reports_the_assertion() {
+    hostile::an_assert_before_an_inlined_barrier_reports_the_assertion(&Gpu::emulator());
+}
+
+#[test]
+fn a_spin_condition_polls_through_a_call() {
+    hostile::a_spin_condition_polls_through_a_call(&Gpu::emulator());
+}
+
+#[test]
+fn a_lookup_table_reads_its_values() {
+    hostile::a_lookup_table_reads_its_values(&Gpu::emulator());
+}
+
+#[test]
+fn a_kernel_that_never_ends_stops_at_its_deadline() {
+    hostile::a_kernel_that_never_ends_stops_at_its_deadline(&Gpu::emulator(), Duration::from_millis(200));
+}
+
+#[test]
+fn every_edge_kernel_compiles_fused_and_split() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    let mut failures = Vec::new();
+    for kernel in hostile::all() {
+        for checks in [true, false] {
+            let spec = gsync::KernelSpec { bounds_checks: checks, ..*kernel };
+            for barrier in [Barrier::Cooperative, Barrier::Lbs, Barrier::MultiLaunch] {
+                if barrier == Barrier::MultiLaunch && spec.split.error.is_some() {
+                    continue;
+                }
+                let source = spec.source(barrier, spec.default_block_size());
+                if let Err(e) = gsync::compile(&source, spec.name, (9, 0)) {
+                    failures.push(format!("{} (checks {checks}, {barrier}): {e}", spec.name));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
