@@ -4,7 +4,7 @@
 
 use std::ffi::OsString;
 use std::fs;
-use std::io::{Read, Write};
+use std::io::{self, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -50,17 +50,29 @@ pub(crate) fn write_atomically(path: &Path, parts: &[&[u8]]) -> std::io::Result<
 /// which is opened without blocking, and at most `limit + 1` bytes are read, so an entry
 /// replaced in between is a miss too.
 pub(crate) fn read_entry(path: &Path, limit: u64) -> Option<Vec<u8>> {
-    let plausible = |metadata: fs::Metadata| metadata.is_file() && metadata.len() <= limit;
-    if !plausible(fs::metadata(path).ok()?) {
-        return None;
-    }
-    let file = fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).ok()?;
-    if !plausible(file.metadata().ok()?) {
+    let (file, metadata) = open_regular(path).ok()?;
+    if metadata.len() > limit {
         return None;
     }
     let mut bytes = Vec::new();
     file.take(limit.saturating_add(1)).read_to_end(&mut bytes).ok()?;
     (bytes.len() as u64 <= limit).then_some(bytes)
+}
+
+/// Opens `path` for reading, with its metadata, if it is a regular file (through a symlink or
+/// not), checked before opening and again on the opened file, which is opened without blocking
+/// on a FIFO; anything else is an `InvalidInput` error.
+pub(crate) fn open_regular(path: &Path) -> io::Result<(fs::File, fs::Metadata)> {
+    let not_regular = || io::Error::new(io::ErrorKind::InvalidInput, "not a regular file");
+    if !fs::metadata(path)?.is_file() {
+        return Err(not_regular());
+    }
+    let file = fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        return Err(not_regular());
+    }
+    Ok((file, metadata))
 }
 
 #[cfg(test)]
