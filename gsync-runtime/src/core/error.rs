@@ -81,6 +81,21 @@ pub enum Error {
         source: SourceError,
     },
 
+    /// A CUDA library found on disk is not a whole shared library (truncated or damaged), so
+    /// loading it could crash the process; it was not loaded.
+    #[error(
+        "{} is damaged: {problem}; reinstall it (for NVIDIA's wheels, \
+         `pip install --force-reinstall nvidia-cuda-nvrtc`), or point GSYNC_CUDA_ROOT (or CUDA_HOME) \
+         at another CUDA installation",
+        path.display()
+    )]
+    DamagedLibrary {
+        /// The library file.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+    },
+
     /// The NVRTC library found is not one the CUDA bindings can use.
     #[error(
         "{} is not a CUDA 12 or 13 NVRTC (its soname is not libnvrtc.so.13 or .12); \
@@ -677,6 +692,7 @@ impl Error {
             | Error::NvrtcNotFound { .. }
             | Error::CudaHeadersNotFound { .. }
             | Error::LibraryLoad { .. }
+            | Error::DamagedLibrary { .. }
             | Error::UnsupportedNvrtc { .. } => ErrorKind::Installation,
             Error::Compile { .. } | Error::Nvrtc { .. } | Error::KernelResources { .. } => ErrorKind::Compilation,
             Error::InvalidBlockSize { .. }

@@ -502,6 +502,38 @@ GSYNC_ORDERED_ATOMICS(_seq_cst)
 #undef GSYNC_ATOM3
 #undef GSYNC_ATOM2
 
+// Ordered float atomic_max/atomic_min: the relaxed loop above (the same float_max/float_min,
+// so the same meaning) on the ordered compare-and-swap of the element's bits, which carries
+// the ordering on every attempt. It always ends in a successful compare-and-swap, writing the
+// element back when it stays, so that the operation is a read-modify-write with its ordering
+// whatever the operands, as Rust's fetch_max and fetch_min (and the emulator's) are.
+__device__ __forceinline__ u32 float_bits(f32 x) { return __float_as_uint(x); }
+__device__ __forceinline__ u64 float_bits(f64 x) { return (u64)__double_as_longlong(x); }
+__device__ __forceinline__ f32 float_of_bits(u32 bits) { return __uint_as_float(bits); }
+__device__ __forceinline__ f64 float_of_bits(u64 bits) { return __longlong_as_double((long long)bits); }
+#define GSYNC_ORDERED_FLOAT_EXTREMES(SUFFIX)                                                            \
+    template <bool Max, typename F, typename W>                                                        \
+    __device__ __forceinline__ F atomic_float_extreme##SUFFIX(F* p, F v) {                             \
+        W* word = (W*)p;                                                                               \
+        W old = *(volatile W*)word;                                                                    \
+        while (true) {                                                                                 \
+            const F current = float_of_bits(old);                                                      \
+            const W wanted = float_bits(Max ? float_max(current, v) : float_min(current, v));          \
+            const W seen = atomic_cas##SUFFIX(word, old, wanted);                                      \
+            if (seen == old) return current;                                                           \
+            old = seen;                                                                                \
+        }                                                                                              \
+    }                                                                                                  \
+    __device__ __forceinline__ f32 atomic_max##SUFFIX(f32* p, f32 v) { return atomic_float_extreme##SUFFIX<true, f32, u32>(p, v); }  \
+    __device__ __forceinline__ f32 atomic_min##SUFFIX(f32* p, f32 v) { return atomic_float_extreme##SUFFIX<false, f32, u32>(p, v); } \
+    __device__ __forceinline__ f64 atomic_max##SUFFIX(f64* p, f64 v) { return atomic_float_extreme##SUFFIX<true, f64, u64>(p, v); }  \
+    __device__ __forceinline__ f64 atomic_min##SUFFIX(f64* p, f64 v) { return atomic_float_extreme##SUFFIX<false, f64, u64>(p, v); }
+GSYNC_ORDERED_FLOAT_EXTREMES(_acquire)
+GSYNC_ORDERED_FLOAT_EXTREMES(_release)
+GSYNC_ORDERED_FLOAT_EXTREMES(_acq_rel)
+GSYNC_ORDERED_FLOAT_EXTREMES(_seq_cst)
+#undef GSYNC_ORDERED_FLOAT_EXTREMES
+
 // Spin-waits (wait_until, with_lock) are bounded by the launch's watchdog. The host writes
 // the limit into the barrier state's header line for every launch, whatever the barrier
 // (gsync-runtime/src/barrier/layout.rs), beside the abort flag that a timed-out software

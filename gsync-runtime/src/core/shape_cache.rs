@@ -13,13 +13,17 @@ use sha2::{Digest, Sha256};
 
 use crate::barrier::Barrier;
 use crate::core::device::DeviceInfo;
-use crate::core::disk::{cache_dir_from_env, write_atomically};
+use crate::core::disk::{cache_dir_from_env, read_entry, write_atomically};
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::Launch;
 use crate::core::shape::{LaunchShape, SizeClass};
 
 /// The first line of an entry, naming its format.
 const HEADER: &str = "gsync launch shape 1";
+
+/// The largest entry read back: an entry is a few dozen bytes, so a larger file is not one of
+/// ours and is a miss.
+const MAX_ENTRY_BYTES: u64 = 4096;
 
 /// Everything that decides the best shape of a launch that names none: the kernel (as the
 /// launch configures it), the GPU, the launch's barrier, the size class, and the `toolchain`
@@ -144,7 +148,7 @@ impl ShapeCache {
 
     /// The shape stored under `key` on disk, if the entry is whole and valid.
     pub fn on_disk(&self, key: &ShapeKey<'_>) -> Option<LaunchShape> {
-        parse(&fs::read_to_string(self.path(key)?).ok()?)
+        parse(&String::from_utf8(read_entry(&self.path(key)?, MAX_ENTRY_BYTES)?).ok()?)
     }
 
     /// The shape remembered under `key`, from memory or else from disk (then remembered).
@@ -221,7 +225,7 @@ fn parse(text: &str) -> Option<LaunchShape> {
 mod tests {
     use super::*;
     use crate::core::kernel::tests::SMOOTH;
-    use crate::test_support::{h200, TempDir};
+    use crate::test_support::{assert_hostile_entries_miss, h200, TempDir};
     use std::sync::LazyLock;
 
     fn info(name: &str) -> DeviceInfo {
@@ -340,6 +344,20 @@ mod tests {
             assert_eq!(ShapeCache::in_dir(Some(tmp.path().to_owned())).get(&key()), None, "{text:?}");
         }
         assert_eq!(parse(&render(SHAPE)), Some(SHAPE), "what is written reads back");
+    }
+
+    #[test]
+    fn devices_fifos_and_oversized_files_are_misses_and_are_replaced_on_put() {
+        let tmp = TempDir::new("shape-hostile");
+        let dir = tmp.path().to_owned();
+        let cache = ShapeCache::in_dir(Some(dir.clone()));
+        let path = cache.path(&key()).expect("a directory");
+        fs::create_dir_all(path.parent().expect("a parent")).expect("create the shapes directory");
+        // What follows the second line is ignored, so only the size makes this entry a miss.
+        let mut oversized = render(SHAPE);
+        oversized.push_str(&" ".repeat(MAX_ENTRY_BYTES as usize + 1 - oversized.len()));
+        let hits = move || ShapeCache::in_dir(Some(dir.clone())).on_disk(&key()).is_some();
+        assert_hostile_entries_miss(&path, oversized.as_bytes(), hits, || cache.put(&key(), SHAPE));
     }
 
     #[test]

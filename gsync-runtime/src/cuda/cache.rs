@@ -4,12 +4,11 @@
 //! architecture and the NVRTC version. The cache is an optimisation only: an unreadable,
 //! corrupt or unwritable cache means compiling again, never an error.
 
-use std::fs;
 use std::path::PathBuf;
 
 use sha2::{Digest, Sha256};
 
-use crate::core::disk::{cache_dir_from_env, write_atomically};
+use crate::core::disk::{cache_dir_from_env, read_entry, write_atomically};
 use crate::core::error::Result;
 use crate::cuda::compile::{self, compile};
 use crate::cuda::discover;
@@ -17,6 +16,10 @@ use crate::cuda::discover;
 /// Marks a cache file of this format.
 const MAGIC: &[u8; 8] = b"GSYNCCB1";
 const DIGEST_LEN: usize = 32;
+
+/// The largest entry read back, header included: far above any kernel's CUBIN; a larger file
+/// is not one of ours and is a miss.
+const MAX_ENTRY_BYTES: u64 = 64 << 20;
 
 /// Compiles `source` for `arch`, reusing a CUBIN from the disk cache when there is one.
 pub(crate) fn compile_cached(source: &str, kernel_name: &str, arch: (u32, u32)) -> Result<Vec<u8>> {
@@ -80,7 +83,7 @@ impl DiskCache {
 
     /// The CUBIN stored under `key`, if it is there and intact.
     pub fn load(&self, key: &CacheKey) -> Option<Vec<u8>> {
-        let bytes = fs::read(self.path(key)?).ok()?;
+        let bytes = read_entry(&self.path(key)?, MAX_ENTRY_BYTES)?;
         let rest = bytes.strip_prefix(MAGIC)?;
         if rest.len() < DIGEST_LEN {
             return None;
@@ -105,7 +108,8 @@ impl DiskCache {
 mod tests {
     use super::*;
     use crate::cuda::discover::nvrtc_or_skip;
-    use crate::test_support::TempDir;
+    use crate::test_support::{assert_hostile_entries_miss, TempDir};
+    use std::fs;
 
     fn key() -> CacheKey {
         CacheKey::new("src", &["-a".into(), "-b".into()], (8, 0), (13, 0))
@@ -159,6 +163,18 @@ mod tests {
         assert_eq!(cache.load(&key()), None, "a truncated file is a miss");
         cache.store(&key(), b"cubin");
         assert_eq!(cache.load(&key()).as_deref(), Some(&b"cubin"[..]));
+    }
+
+    #[test]
+    fn devices_fifos_and_oversized_files_are_misses_and_are_replaced_on_store() {
+        let tmp = TempDir::new("cache-hostile");
+        let cache = DiskCache::at(tmp.path());
+        let path = cache.path(&key()).expect("the cache has a directory");
+        let cubin = vec![0u8; MAX_ENTRY_BYTES as usize + 1 - MAGIC.len() - DIGEST_LEN];
+        let oversized = [&MAGIC[..], Sha256::digest(&cubin).as_slice(), &cubin].concat();
+        let reader = cache.clone();
+        let hits = move || reader.load(&key()).is_some();
+        assert_hostile_entries_miss(&path, &oversized, hits, || cache.store(&key(), b"cubin"));
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 use libloading::Library;
 
 use crate::core::error::{Error, Result};
+use crate::cuda::elf::check_library;
 
 /// Names of the driver library, most specific first.
 const DRIVER_NAMES: [&str; 2] = ["libcuda.so.1", "libcuda.so"];
@@ -100,11 +101,13 @@ pub(crate) fn require_driver() -> Result<()> {
 /// compares such a name against the sonames of already loaded objects, so while our handles
 /// stay open both resolve to the files found here, though their directory is on no search path.
 /// (A `libnvrtc.so` on the default search path would still win for cudarc, since that name
-/// comes first in its list and matches no loaded soname.)
+/// comes first in its list and matches no loaded soname.) Each file is checked before it is
+/// loaded, so that a damaged one is an error, not a crash.
 fn load_nvrtc(nvrtc: &Path) -> Result<Vec<Library>> {
     let dir = nvrtc.parent().unwrap_or(Path::new("."));
     let mut paths = builtins_in(dir);
     paths.push(nvrtc.to_owned());
+    paths.iter().try_for_each(|path| check_library(path))?;
     let libraries = paths
         .iter()
         .map(|path| {
@@ -298,6 +301,7 @@ pub fn nvrtc_or_skip() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cuda::elf::tests::{loaded_library, truncated_copy};
     use crate::test_support::TempDir;
 
     fn touch(path: &Path) {
@@ -392,6 +396,26 @@ mod tests {
                 site.join("nvidia/cuda_nvrtc/lib"),
             ]
         );
+    }
+
+    #[test]
+    fn a_truncated_nvrtc_is_an_error_naming_it_not_a_crash() {
+        let tmp = TempDir::new("discover-truncated");
+        let lib = tmp.path().join("cuda/lib");
+        std::fs::create_dir_all(&lib).expect("create the lib directory");
+        let nvrtc = truncated_copy(&loaded_library(), &lib, "libnvrtc.so.13", |len| len / 2);
+        let env = SearchEnv { toolkit_roots: vec![tmp.path().join("cuda")], ..SearchEnv::default() };
+        let toolkit = env.locate().expect("the file is found");
+        match load_nvrtc(toolkit.nvrtc_library()) {
+            Err(Error::DamagedLibrary { path, .. }) => assert_eq!(path, nvrtc),
+            other => panic!("expected DamagedLibrary, got {other:?}"),
+        }
+        let builtins = truncated_copy(&loaded_library(), &lib, "libnvrtc-builtins.so.13.0", |len| len / 2);
+        std::fs::copy(loaded_library(), &nvrtc).expect("make NVRTC whole");
+        match load_nvrtc(&nvrtc) {
+            Err(Error::DamagedLibrary { path, .. }) => assert_eq!(path, builtins, "the builtins are checked too"),
+            other => panic!("expected DamagedLibrary, got {other:?}"),
+        }
     }
 
     #[test]

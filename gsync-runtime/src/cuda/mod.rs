@@ -1,7 +1,7 @@
 //! The CUDA backend: the only part of the runtime that imports cudarc.
 //!
 //! Follow a launch in this order: `discover` (finding the driver, NVRTC and the CUDA
-//! headers), `compile` and `cache` (NVRTC, and its cubins on disk), `context` (an opened
+//! headers, each library checked by `elf` before it is loaded), `compile` and `cache` (NVRTC, and its cubins on disk), `context` (an opened
 //! GPU: its stream, its loaded kernels, its launch scratch), `memory` (buffers), `occupancy`
 //! (how many blocks fit), `tune` (the shape of a launch that leaves it open), then `fused`
 //! (one cooperative or ordinary launch) or `split` (one
@@ -14,6 +14,7 @@ pub(crate) mod cache;
 pub(crate) mod compile;
 pub(crate) mod context;
 pub(crate) mod discover;
+pub(crate) mod elf;
 pub(crate) mod fused;
 pub(crate) mod health;
 pub(crate) mod memory;

@@ -2,20 +2,25 @@
 //! and the values a warp shuffle moves between lanes.
 
 use std::sync::atomic::Ordering::{self, Acquire, Relaxed, Release};
-use std::sync::atomic::{AtomicI16, AtomicI32, AtomicI64, AtomicI8, AtomicU16, AtomicU32, AtomicU64, AtomicU8};
+use std::sync::atomic::{
+    AtomicBool, AtomicI16, AtomicI32, AtomicI64, AtomicI8, AtomicU16, AtomicU32, AtomicU64, AtomicU8, AtomicUsize,
+};
 
 mod sealed {
     /// Keeps the emulator's value traits to the types the runtime implements them for.
     pub trait Sealed {}
 }
 
-/// The types of device buffers (`u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 f16 bf16`), with their
-/// atomic storage: integers in the atomic integer of their type, floats (half precision too) as
-/// their bits in the unsigned atomic of their width. Plain accesses are relaxed, like plain global memory accesses on a
-/// GPU, and barriers order them; atomics take the ordering the kernel names (`Relaxed`
-/// unless it names one), acquire loads and release stores theirs. Float min and max are
-/// Rust's (a NaN operand yields the other one), with -0.0 below +0.0, so that the result is
-/// one operand bit for bit, as the device's. Sealed.
+/// The types of device buffers (`u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 f16 bf16`) and of
+/// arrays (those, `usize` and `bool`), with their atomic storage: integers (`usize` too, 64
+/// bits on the device and on the 64-bit hosts the emulator runs on) in the atomic integer of
+/// their type, `bool` in an `AtomicBool`, floats (half precision too) as their bits in the
+/// unsigned atomic of their width. Plain accesses are relaxed, like plain global memory
+/// accesses on a GPU, and barriers order them; atomics take the ordering the kernel names
+/// (`Relaxed` unless it names one), acquire loads and release stores theirs. Float min and max
+/// are Rust's (a NaN operand yields the other one), with -0.0 below +0.0, so that the result
+/// is one operand bit for bit, as the device's. `bool`, on which the DSL has no atomics, orders
+/// `false` below `true` and adds as C's `b += v` does (an or). Sealed.
 pub trait EmuScalar: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     /// The atomic that stores one element.
     type Cell: Send + Sync;
@@ -95,8 +100,53 @@ macro_rules! integer_scalars {
 
 integer_scalars!(
     u8 => AtomicU8, i8 => AtomicI8, u16 => AtomicU16, i16 => AtomicI16,
-    u32 => AtomicU32, i32 => AtomicI32, u64 => AtomicU64, i64 => AtomicI64,
+    u32 => AtomicU32, i32 => AtomicI32, u64 => AtomicU64, i64 => AtomicI64, usize => AtomicUsize,
 );
+
+impl EmuScalar for bool {
+    type Cell = AtomicBool;
+
+    #[inline]
+    fn cell(self) -> AtomicBool {
+        AtomicBool::new(self)
+    }
+    #[inline]
+    fn get(cell: &AtomicBool) -> bool {
+        cell.load(Relaxed)
+    }
+    #[inline]
+    fn set(cell: &AtomicBool, value: bool) {
+        cell.store(value, Relaxed)
+    }
+    #[inline]
+    fn get_acquire(cell: &AtomicBool) -> bool {
+        cell.load(Acquire)
+    }
+    #[inline]
+    fn set_release(cell: &AtomicBool, value: bool) {
+        cell.store(value, Release)
+    }
+    #[inline]
+    fn fetch_add(cell: &AtomicBool, value: bool, order: Ordering) -> bool {
+        cell.fetch_or(value, order)
+    }
+    #[inline]
+    fn fetch_min(cell: &AtomicBool, value: bool, order: Ordering) -> bool {
+        cell.fetch_and(value, order)
+    }
+    #[inline]
+    fn fetch_max(cell: &AtomicBool, value: bool, order: Ordering) -> bool {
+        cell.fetch_or(value, order)
+    }
+    #[inline]
+    fn swap(cell: &AtomicBool, value: bool, order: Ordering) -> bool {
+        cell.swap(value, order)
+    }
+    #[inline]
+    fn compare_swap(cell: &AtomicBool, expected: bool, new: bool, order: Ordering) -> bool {
+        cell.compare_exchange(expected, new, order, failure_order(order)).unwrap_or_else(|old| old)
+    }
+}
 
 macro_rules! float_scalars {
     ($($ty:ty => $cell:ty),* $(,)?) => {$(
@@ -269,7 +319,6 @@ macro_rules! shuffle_integers {
 shuffle_integers!(u8 => u8, i8 => u8, u16 => u16, i16 => u16, u32 => u32, i32 => u32, u64 => u64, i64 => u64);
 
 impl sealed::Sealed for bool {}
-impl sealed::Sealed for usize {}
 
 impl ShuffleScalar for usize {
     #[inline]
@@ -376,6 +425,23 @@ mod tests {
         );
         assert_eq!(f64::compare_swap(&cell, -0.0, 1.0, Relaxed).to_bits(), (-0.0f64).to_bits());
         assert_eq!(f64::get(&cell), 1.0);
+    }
+
+    #[test]
+    fn usize_is_a_wrapping_integer_and_bool_orders_false_below_true() {
+        let cell = usize::MAX.cell();
+        assert_eq!(usize::fetch_add(&cell, 2, Relaxed), usize::MAX);
+        assert_eq!(usize::get(&cell), 1);
+        assert_eq!(usize::fetch_max(&cell, 1 << 40, Relaxed), 1);
+        assert_eq!(usize::get(&cell), 1 << 40);
+        let cell = true.cell();
+        assert!(bool::fetch_min(&cell, false, Relaxed));
+        assert!(!bool::get(&cell));
+        assert!(!bool::fetch_max(&cell, true, Relaxed));
+        assert!(bool::fetch_add(&cell, true, Relaxed));
+        assert!(bool::get(&cell), "true + true stays true");
+        assert!(bool::compare_swap(&cell, true, false, Relaxed));
+        assert!(!bool::swap(&cell, true, Relaxed));
     }
 
     #[test]
