@@ -139,6 +139,10 @@ pub struct InlinedCall {
     pub span: Span,
     /// Whether the body has a `return` before its end ([`StmtKind::Leave`]).
     pub leaves: bool,
+    /// The variable that receives the result, for a function that returns one (read by the
+    /// random kernels' check that every call runs where Rust runs it).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub result: Option<VarId>,
 }
 
 /// A name the kernel declares, made unique in it: the Rust name and which

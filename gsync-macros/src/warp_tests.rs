@@ -235,7 +235,7 @@ fn an_assert_before_a_grid_sync_stops_the_grid_there() {
     });
     assert!(src.contains("a failure stops the grid at the next grid_sync()"), "{src}");
     assert!(src.contains("gsync_phase += 1u;"), "{src}");
-    assert!(src.contains("if (gsync::stopped_before(gsync_status, gsync_phase)) {"), "{src}");
+    assert!(src.contains("if (gsync::stopped_before(gsync_status, gsync_phase) || gsync::stop_at_barrier("), "{src}");
     assert!(src.contains("gsync::fail_assert(gsync_status, gsync_phase, 0u,"), "{src}");
     assert!(src.contains("// debug_assert_ne! #1"), "{src}");
     let ends = src.split("// debug_assert_ne! #1").nth(1).unwrap_or_default();

@@ -1,3 +1,4 @@
+#![allow(dead_code)] // each test binary that includes this module uses part of it
 //! Kernels at the edges of the language, where a lowering or a stop could go wrong: device
 //! functions called in conditional positions, an assertion before a `grid_sync()` inside a
 //! device function, a spin condition through a device function, a module's lookup table, and

@@ -119,16 +119,6 @@ fn array_len(a: &Array) -> String {
     }
 }
 
-/// Whether `body` has a `while` or `loop` that no `grid_sync()` follows, which reads the
-/// launch's deadline.
-fn has_ending_loops(body: &Block, asserts: &AssertStops) -> bool {
-    let mut found = false;
-    crate::ir_walk::each_stmt(body, &mut |s| {
-        found |= matches!(s.kind, StmtKind::While { id, .. } | StmtKind::Loop { id, .. } if asserts.loop_ends_thread(id))
-    });
-    found
-}
-
 /// The shared arrays and shared slices a kernel declares.
 fn shared_arrays(k: &Kernel) -> impl Iterator<Item = ArrayId> + '_ {
     k.arrays.iter().enumerate().filter(|(_, a)| a.space.is_shared()).map(|(i, _)| ArrayId(i))
@@ -298,9 +288,6 @@ impl CudaEmitter<'_> {
         if f.barrier {
             self.line("u32 gsync_phase = 0u;  // grid_sync() calls passed, for a failed assert! and the deadline");
         }
-        if f.barrier || has_ending_loops(f.body, &self.asserts) {
-            self.line("gsync_deadline_t gsync_deadline = gsync::deadline_begin(gsync_barrier_state);");
-        }
         if f.after_failed_assert {
             self.line("if (gsync::assert_failed(gsync_status)) return;  // an assert! of an earlier launch failed");
         }
@@ -350,12 +337,17 @@ impl CudaEmitter<'_> {
     /// that no `grid_sync()` follows, with the deadline's check, which contains it: past the
     /// launch's deadline the thread ends there.
     fn unbounded_loop(&mut self, id: LoopId, header: &str, body: &Block, span: proc_macro2::Span) {
+        let ends_thread = self.asserts.loop_ends_thread(id);
+        let polls = format!("gsync_loop{}_polls", id.0);
+        if ends_thread {
+            self.line(&format!("u32 {polls} = 0u;  // iterations, for the launch's deadline"));
+        }
         self.open(header);
-        if self.asserts.loop_ends_thread(id) {
+        if ends_thread {
             let line = crate::diagnostics::line_of(span);
             let phase = self.phase_count();
             self.open(&format!(
-                "if (gsync::deadline_passed(gsync_deadline, gsync_status, gsync_barrier_state, {phase}, {line}u))"
+                "if (gsync::deadline_poll(++{polls}, gsync_status, gsync_barrier_state, {phase}, {line}u))"
             ));
             if self.profiled {
                 self.line("GSYNC_PROFILE_EXIT();");
@@ -415,9 +407,6 @@ impl CudaEmitter<'_> {
                 self.line(&format!(
                     "// grid_sync() #{index}, line {line}: every block's writes above are visible below"
                 ));
-                self.line(&format!(
-                    "gsync::deadline_at_barrier(gsync_deadline, gsync_status, gsync_barrier_state, gsync_phase, {line}u);"
-                ));
                 if self.profiled {
                     self.line("GSYNC_PROFILE_ARRIVE();");
                 }
@@ -425,11 +414,16 @@ impl CudaEmitter<'_> {
                 if self.profiled {
                     self.line("GSYNC_PROFILE_LEAVE();");
                 }
-                // Every thread sees the failures and the deadline recorded before the barrier:
-                // they stop together.
+                // Every thread sees the failures and the passed deadline recorded before the
+                // barrier: they stop together. The deadline is checked at every 64th barrier.
                 self.line("gsync_phase += 1u;");
-                let stop = if self.asserts.stop_at_grid_sync() { "stopped_before" } else { "stop_at_barrier" };
-                self.open(&format!("if (gsync::{stop}(gsync_status, gsync_phase))"));
+                let deadline = format!("gsync::stop_at_barrier(gsync_status, gsync_barrier_state, gsync_phase, {line}u)");
+                let stop = if self.asserts.stop_at_grid_sync() {
+                    format!("gsync::stopped_before(gsync_status, gsync_phase) || {deadline}")
+                } else {
+                    deadline
+                };
+                self.open(&format!("if ({stop})"));
                 if self.profiled {
                     self.line(self.profile_end());
                 }

@@ -158,12 +158,12 @@ impl<'d> Lowerer<'d> {
             None => None,
         };
         let call = CallId(self.calls.len());
-        self.calls.push(InlinedCall { function: name.clone(), span, leaves: false });
         let result = ret.map(|ty| {
             let unique = self.fresh_name(&name);
             let var = self.new_var(Var { name: name.clone(), unique, ty, mutable: true, is_param: false, span });
             (var, ty)
         });
+        self.calls.push(InlinedCall { function: name.clone(), span, leaves: false, result: result.map(|(v, _)| v) });
         let body = self.inlined_body(f, call, result, args, subst);
         self.calls[call.0].leaves = leaves(&body, call);
         if let Some((var, _)) = result {

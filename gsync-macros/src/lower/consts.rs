@@ -239,7 +239,9 @@ pub fn module_tables(items: &[&syn::ItemConst], known: &ModuleItems, diag: &mut 
         .filter_map(|c| {
             let subst = Substitution::default();
             let mut l = Lowerer::new(known, &subst, diag);
-            l.table(c)
+            // A table in error is still bound, of its declared type and length where it has
+            // them, so that its uses raise no further errors.
+            l.table(c).or_else(|| placeholder_table(c))
         })
         .collect()
 }
@@ -288,6 +290,16 @@ impl Lowerer<'_> {
         }
         Some(ConstTable { name, elem, values, span: c.ident.span() })
     }
+}
+
+/// A stand-in for a table in error: its declared element type and literal length.
+fn placeholder_table(c: &syn::ItemConst) -> Option<ConstTable> {
+    let syn::Type::Array(array) = &*c.ty else { return None };
+    let elem = crate::parse::scalar_type(&array.elem)?;
+    let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(len), .. }) = &array.len else { return None };
+    let len: usize = len.base10_parse().ok().filter(|n| (1..=1 << 16).contains(n))?;
+    let (_, value, _) = placeholder(c, Some(elem));
+    Some(ConstTable { name: crate::names::rust_name(&c.ident), elem, values: vec![value; len], span: c.ident.span() })
 }
 
 /// A stand-in for a constant in error, of its declared type.

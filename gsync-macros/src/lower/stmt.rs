@@ -635,6 +635,11 @@ impl Lowerer<'_> {
                     return None;
                 }
                 let info = &self.arrays[array.0];
+                if self.tables.iter().any(|(_, table)| *table == array) {
+                    let message = format!("cannot assign to an element of `{}`, a `const` table", info.name);
+                    self.diag.error(ix.expr.span(), message);
+                    return None;
+                }
                 if !info.mutable {
                     let hint = match info.space {
                         ArraySpace::Global => format!("take it as `{}: &mut [{}]`", info.name, info.elem.name()),

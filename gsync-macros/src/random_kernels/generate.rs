@@ -207,8 +207,33 @@ enum Binding {
     Array { elem: Ty, mutable: bool, len: Option<u64> },
 }
 
+/// The device functions every random kernel sees: one that computes, two with an assertion
+/// inside (one with a result, one without), and one that reads memory another thread changes.
+pub const DEVICE_FUNCTIONS: &str = "\
+#[device]
+fn gen_twice(x: u32) -> u32 {
+    x * 2
+}
+#[device]
+fn gen_checked(x: u32) -> u32 {
+    assert!(x != 77, \"seventy-seven\");
+    x + 1
+}
+#[device]
+fn gen_note(x: u32) {
+    assert!(x != 78, \"seventy-eight\");
+}
+#[device]
+fn gen_ready(flags: &[u32]) -> bool {
+    flags.load_acquire(0) != 0
+}
+";
+
 pub struct Generator<'r> {
     rng: &'r mut ChaCha8Rng,
+    /// Whether the kernel takes the slices `gen_flags` (for `wait_until`) and `gen_locks`
+    /// (for `with_lock`), which no other statement touches.
+    communicates: bool,
     scopes: Vec<Vec<(String, Binding)>>,
     loops: usize,
     /// Statements still to emit.
@@ -217,9 +242,18 @@ pub struct Generator<'r> {
     indent: usize,
 }
 
-/// A random kernel, with its `#[grid_phases(...)]` attribute, after a comment line.
+/// A random kernel, with its `#[grid_phases(...)]` attribute, after a comment line and the
+/// [`DEVICE_FUNCTIONS`] it may call.
 pub fn kernel(rng: &mut ChaCha8Rng, case: usize) -> String {
-    let mut g = Generator { rng, scopes: vec![Vec::new()], loops: 0, budget: 0, out: String::new(), indent: 1 };
+    let mut g = Generator {
+        rng,
+        communicates: false,
+        scopes: vec![Vec::new()],
+        loops: 0,
+        budget: 0,
+        out: String::new(),
+        indent: 1,
+    };
     g.budget = g.rng.gen_range(2..16);
     let args = match g.rng.gen_range(0..20) {
         0 => format!("threads = {}", g.rng.gen_range(1..=1024)),
@@ -242,10 +276,15 @@ pub fn kernel(rng: &mut ChaCha8Rng, case: usize) -> String {
             g.bind(name, Binding::Var { ty, mutable });
         }
     }
+    if g.rng.gen_bool(0.4) {
+        g.communicates = true;
+        params.push("gen_flags: &mut [u32]".into());
+        params.push("gen_locks: &mut [u32]".into());
+    }
     if g.rng.gen_bool(0.2) {
         // Shared arrays live at the top level.
         let name = g.name();
-        let elem = *SLICE_ELEMS.choose(g.rng).unwrap();
+        let elem = *SLICE_ELEMS.iter().chain(&[Usize]).collect::<Vec<_>>().choose(g.rng).copied().unwrap();
         let len = *[1u64, 32, 256, 1 << 15].choose(g.rng).unwrap();
         g.line(format!("let mut {name} = shared_array::<{}, {len}>();", elem.name()));
         g.bind(name, Binding::Array { elem, mutable: true, len: Some(len) });
@@ -253,7 +292,11 @@ pub fn kernel(rng: &mut ChaCha8Rng, case: usize) -> String {
     while g.budget > 0 {
         g.stmt();
     }
-    format!("// case {case}\n#[grid_phases({args})]\nfn {name}({}) {{\n{}}}\n", params.join(", "), g.out)
+    format!(
+        "// case {case}\n{DEVICE_FUNCTIONS}#[grid_phases({args})]\nfn {name}({}) {{\n{}}}\n",
+        params.join(", "),
+        g.out
+    )
 }
 
 impl Generator<'_> {
@@ -308,7 +351,7 @@ impl Generator<'_> {
     fn stmt(&mut self) {
         self.budget = self.budget.saturating_sub(1);
         let nested = self.indent < 5;
-        match self.rng.gen_range(0..22) {
+        match self.rng.gen_range(0..29) {
             0..=3 => {
                 let name = self.name();
                 let ty = *ALL.choose(self.rng).unwrap();
@@ -385,6 +428,7 @@ impl Generator<'_> {
                 self.bind(name, Binding::Var { ty, mutable: false });
             }
             19 if self.rng.gen_bool(0.2) => self.line("return;".into()),
+            21..=28 => self.call_in_a_conditional_position(nested),
             20 if self.rng.gen_bool(0.3) => self.invalid_stmt(),
             _ => {
                 let name = self.name();
@@ -392,6 +436,74 @@ impl Generator<'_> {
                     g.stmts();
                     let _ = name;
                 });
+            }
+        }
+    }
+
+    /// A device-function call where Rust evaluates it only sometimes: a `match` arm (value
+    /// or statement), an `else if` condition, the right side of `&&`/`||`, an `if` value's
+    /// branch, a `while` condition, a spin condition, or inside a lock.
+    fn call_in_a_conditional_position(&mut self, nested: bool) {
+        let u32_expr = |g: &mut Self| g.typed_expr(U32, 2).0;
+        match self.rng.gen_range(0..8) {
+            0 => {
+                let (name, s, a, b, c) = (self.name(), u32_expr(self), u32_expr(self), u32_expr(self), u32_expr(self));
+                self.line(format!(
+                    "let {name}: u32 = match {s} {{ 0 => {a}, 1 | 2 => gen_twice({b}), _ => gen_checked({c}) }};"
+                ));
+                self.bind(name, Binding::Var { ty: U32, mutable: false });
+            }
+            1 => {
+                let (s, a) = (u32_expr(self), u32_expr(self));
+                self.line(format!("match {s} {{ 0 => gen_note({a}), _ => {{}} }}"));
+            }
+            2 if nested => {
+                let (c, _) = self.expr(Bool, 2);
+                let (a, b) = (u32_expr(self), u32_expr(self));
+                self.block(format!("if {c}"), |g| g.stmts());
+                self.block(format!("else if gen_checked({a}) > {b}"), |g| g.stmts());
+                if self.rng.gen_bool(0.5) {
+                    self.block("else".into(), |g| g.stmts());
+                }
+            }
+            3 => {
+                let name = self.name();
+                let (c, _) = self.expr(Bool, 2);
+                let (a, b) = (u32_expr(self), u32_expr(self));
+                let op = if self.rng.gen_bool(0.5) { "&&" } else { "||" };
+                self.line(format!("let {name}: bool = {c} {op} gen_twice({a}) > {b};"));
+                self.bind(name, Binding::Var { ty: Bool, mutable: false });
+            }
+            4 => {
+                let name = self.name();
+                let (c, _) = self.expr(Bool, 2);
+                let (a, b) = (u32_expr(self), u32_expr(self));
+                self.line(format!(
+                    "let {name}: u32 = if {c} {{ gen_checked({a}) }} else if gen_twice({b}) > 9 {{ 1 }} else {{ 2 }};"
+                ));
+                self.bind(name, Binding::Var { ty: U32, mutable: false });
+            }
+            5 if nested => {
+                let (a, b) = (u32_expr(self), u32_expr(self));
+                let (c, _) = self.expr(Bool, 2);
+                self.loops += 1;
+                self.block(format!("while gen_twice({a}) < {b} && {c}"), |g| {
+                    g.stmts();
+                    g.line("break;".into());
+                });
+                self.loops -= 1;
+            }
+            6 if self.communicates => self.line("wait_until(|| gen_ready(gen_flags));".into()),
+            7 if self.communicates => {
+                let (a, _) = self.expr(Bool, 2);
+                let b = u32_expr(self);
+                self.line(format!(
+                    "gen_locks.with_lock(0, || {{ assert!({a}, \"locked\"); gen_note({b}); }});"
+                ));
+            }
+            _ => {
+                let a = u32_expr(self);
+                self.line(format!("gen_note({a});"));
             }
         }
     }

@@ -11,6 +11,7 @@
 
 mod generate;
 mod nvrtc;
+mod placement;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -87,13 +88,29 @@ fn report(seed: u64, case: usize, source: &str, why: &str) -> String {
 /// Expands one kernel as the compiler would: the attribute's arguments and
 /// the function without it. `Err` says what went wrong.
 fn run(source: &str) -> Result<Outcome, String> {
-    let mut func: syn::ItemFn = syn::parse_str(source).map_err(|e| format!("the generator wrote invalid Rust: {e}"))?;
+    let file: syn::File = syn::parse_str(source).map_err(|e| format!("the generator wrote invalid Rust: {e}"))?;
+    let mut items = crate::lower::ModuleItems::default();
+    let mut kernel = None;
+    for item in file.items {
+        match item {
+            syn::Item::Fn(f) if f.attrs.iter().any(|a| a.path().is_ident("device")) => {
+                let mut diag = crate::diagnostics::Diagnostics::default();
+                items.functions.push(crate::parse::device_fn(&f, &mut diag));
+                if diag.has_errors() {
+                    return Err("a generated device function does not parse".into());
+                }
+            }
+            syn::Item::Fn(f) => kernel = Some(f),
+            _ => return Err("the generator wrote an item that is no function".into()),
+        }
+    }
+    let mut func = kernel.ok_or("no kernel")?;
     let attr = func.attrs.iter().position(|a| a.path().is_ident("grid_phases")).ok_or("no #[grid_phases]")?;
     let args = match func.attrs.remove(attr).meta {
         syn::Meta::List(list) => list.tokens,
         _ => proc_macro2::TokenStream::new(),
     };
-    let output = std::panic::catch_unwind(|| crate::kernel(args, &func, &crate::lower::ModuleItems::default()))
+    let output = std::panic::catch_unwind(|| crate::kernel(args, &func, &items))
         .map_err(|panic| {
             let message = panic
                 .downcast_ref::<String>()
@@ -116,8 +133,24 @@ fn run(source: &str) -> Result<Outcome, String> {
         }
         return Ok(Outcome::Rejected);
     }
+    let misplaced = misplaced_calls(&func, &items);
+    if !misplaced.is_empty() {
+        return Err(misplaced.join("; "));
+    }
     let file: syn::File = syn::parse2(output).map_err(|e| format!("the expansion does not parse: {e}"))?;
     nvrtc::Sources::from_expansion(&file).map(Outcome::Expanded)
+}
+
+/// The calls of a kernel the macro accepted that run where Rust would not run them
+/// ([`placement`]), lowered again to see its IR.
+fn misplaced_calls(func: &syn::ItemFn, items: &crate::lower::ModuleItems) -> Vec<String> {
+    let mut diag = crate::diagnostics::Diagnostics::default();
+    let none = crate::parse::Substitution::default();
+    let sig = crate::parse::signature(func, &none, &mut diag);
+    match crate::lower::kernel(&sig, &func.block, 0, items, &none, &mut diag) {
+        Some(k) => placement::misplaced_calls(&k),
+        None => Vec::new(),
+    }
 }
 
 /// Every `compile_error!` in an expansion: its span and message.

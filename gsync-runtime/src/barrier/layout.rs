@@ -25,6 +25,9 @@ const SPIN_TIMEOUT_WORD: usize = 6;
 /// Header words: the launch's deadline in nanoseconds, a little-endian `u64`, 0 = none
 /// (`GSYNC_DEADLINE_WORD` in the prelude).
 const DEADLINE_WORD: usize = 8;
+/// Header words: the global timer when the kernel first checked its deadline, a `u64` the host
+/// zeroes with the rest of the header for every launch (`GSYNC_DEADLINE_START_WORD`).
+const DEADLINE_START_WORD: usize = 10;
 /// Relay's arrival counters (`GSYNC_RELAY_LINES`).
 const RELAY_LINES: usize = 32;
 /// Relay's SM groups: census slots and release flags (`GSYNC_RELAY_GROUPS`).
@@ -87,6 +90,8 @@ impl LaunchHeader {
         words[SPIN_TIMEOUT_WORD + 1] = (self.spin_watchdog_ns >> 32) as u32;
         words[DEADLINE_WORD] = self.deadline_ns as u32;
         words[DEADLINE_WORD + 1] = (self.deadline_ns >> 32) as u32;
+        // The kernel starts the deadline's clock at its first check.
+        words[DEADLINE_START_WORD..DEADLINE_START_WORD + 2].fill(0);
         words
     }
 }
@@ -215,12 +220,13 @@ mod tests {
         assert_eq!(TIMEOUT_WORD % 2, 0, "the u64 timeout is 8-byte aligned");
         let prelude = include_str!("../core/prelude.cuh");
         for define in
-            [format!("GSYNC_SPIN_ABORT_WORD {ABORT_WORD}u"), format!("GSYNC_SPIN_TIMEOUT_WORD {SPIN_TIMEOUT_WORD}u"), format!("GSYNC_DEADLINE_WORD {DEADLINE_WORD}u")]
+            [format!("GSYNC_SPIN_ABORT_WORD {ABORT_WORD}u"), format!("GSYNC_SPIN_TIMEOUT_WORD {SPIN_TIMEOUT_WORD}u"), format!("GSYNC_DEADLINE_WORD {DEADLINE_WORD}u"), format!("GSYNC_DEADLINE_START_WORD {DEADLINE_START_WORD}u")]
         {
             assert!(prelude.contains(&format!("#define {define}")), "prelude.cuh lacks {define}");
         }
         assert_eq!(SPIN_TIMEOUT_WORD % 2, 0, "the u64 spin timeout is 8-byte aligned");
         assert_eq!(DEADLINE_WORD % 2, 0, "the u64 deadline is 8-byte aligned");
+        assert_eq!(DEADLINE_START_WORD % 2, 0, "the u64 start is 8-byte aligned");
     }
 
     #[test]

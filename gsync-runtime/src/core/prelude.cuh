@@ -540,8 +540,10 @@ GSYNC_ORDERED_FLOAT_EXTREMES(_seq_cst)
 // barrier or spin-wait raises so that every other waiter gives up too.
 #define GSYNC_SPIN_ABORT_WORD 1u
 #define GSYNC_SPIN_TIMEOUT_WORD 6u
-// The launch's deadline, in nanoseconds from its start (a u64; 0: none).
+// The launch's deadline, in nanoseconds from its start (a u64; 0: none), and the global timer
+// at its start (a u64, 0 until the kernel's first check of the deadline sets it).
 #define GSYNC_DEADLINE_WORD 8u
+#define GSYNC_DEADLINE_START_WORD 10u
 // A spinning thread checks the abort flag and the clock once every this many polls.
 #define GSYNC_SPIN_POLLS_PER_CHECK 256u
 
@@ -681,28 +683,27 @@ __device__ __forceinline__ bool stopped_before(const gsync_status_t* status, u32
     return (code == GSYNC_ASSERTION_FAILED || code == GSYNC_DEADLINE_EXCEEDED) && failed_in != 0u && failed_in - 1u < phase;
 }
 
-// The launch's deadline (Launch::deadline). Each thread reads the global timer when it starts
-// and then, to keep the cost off the work, only at every GSYNC_DEADLINE_PHASES-th grid_sync()
-// (its block's first thread) and every GSYNC_DEADLINE_ITERATIONS-th iteration of a `while` or
-// `loop` that no grid_sync() follows. Where a grid_sync() can follow, the grid stops together
-// right after one, as after a failed assertion; elsewhere the thread ends, which no barrier
-// waits for.
+// The launch's deadline (Launch::deadline). Nothing of it stays in registers: the clock is
+// read, to keep its cost off the work, only at every GSYNC_DEADLINE_PHASES-th grid_sync() (by
+// each block's first thread, right after the barrier) and every GSYNC_DEADLINE_ITERATIONS-th
+// iteration of a `while` or `loop` that no grid_sync() follows. Where a grid_sync() can follow,
+// the grid stops together right after the next such barrier, as after a failed assertion;
+// elsewhere the thread ends, which no barrier waits for.
 #define GSYNC_DEADLINE_PHASES 64u
 #define GSYNC_DEADLINE_ITERATIONS 1024u
-}  // namespace gsync
-struct gsync_deadline_t {
-    u64 at;     // the global timer past which the launch stops; ~0 without a deadline
-    u32 polls;  // loop iterations so far
-};
-namespace gsync {
-__device__ __forceinline__ gsync_deadline_t deadline_begin(const u32* state) {
+// Whether the launch has run longer than its deadline. The first check of a launch starts
+// its clock (a compare-and-swap of the header's start word, which the host zeroes for every
+// launch), so the first GSYNC_DEADLINE_PHASES phases or iterations run before it.
+__device__ __forceinline__ bool deadline_passed(u32* state) {
     const u64 limit = *(const volatile u64*)(state + GSYNC_DEADLINE_WORD);
-    gsync_deadline_t deadline = {limit == 0ull ? ~0ull : spin_clock_ns() + limit, 0u};
-    return deadline;
+    if (limit == 0ull) return false;
+    const u64 now = spin_clock_ns();
+    const u64 began = atomicCAS((unsigned long long*)(state + GSYNC_DEADLINE_START_WORD), 0ull, now);
+    return began != 0ull && now - began > limit;
 }
 // Records the passed deadline, with the grid_sync() calls the thread had passed and the Rust
 // line; the first fault of the launch wins, and `phase + 1` is stored last, as for assertions.
-__device__ __noinline__ void record_deadline(gsync_status_t* status, const u32* state, u32 phase, u32 line) {
+__device__ __forceinline__ void record_deadline(gsync_status_t* status, const u32* state, u32 phase, u32 line) {
     if (atomicCAS(&status->code, GSYNC_OK, GSYNC_DEADLINE_EXCEEDED) == GSYNC_OK) {
         status->line = line;
         status->index = *(const volatile u64*)(state + GSYNC_DEADLINE_WORD);
@@ -710,23 +711,28 @@ __device__ __noinline__ void record_deadline(gsync_status_t* status, const u32* 
         *(volatile u32*)&status->phase = phase + 1u;
     }
 }
-// Before grid_sync() number `phase + 1`, on line `line`.
-__device__ __forceinline__ void deadline_at_barrier(const gsync_deadline_t& deadline, gsync_status_t* status, const u32* state, u32 phase, u32 line) {
-    if ((phase + 1u) % GSYNC_DEADLINE_PHASES == 0u && gsync_linear_thread() == 0u && spin_clock_ns() > deadline.at) {
-        record_deadline(status, state, phase, line);
-    }
+// Every GSYNC_DEADLINE_PHASES-th barrier, after it: whether the grid stops here (a deadline
+// recorded at the checkpoint before), else the block's first thread checks the clock.
+__device__ __forceinline__ bool deadline_checkpoint(gsync_status_t* status, u32* state, u32 phase, u32 line) {
+    if (stopped_before(status, phase)) return true;
+    if (gsync_linear_thread() == 0u && deadline_passed(state)) record_deadline(status, state, phase, line);
+    return false;
 }
-// After grid_sync() number `phase`: whether the grid stops at this barrier.
-__device__ __forceinline__ bool stop_at_barrier(const gsync_status_t* status, u32 phase) {
-    return phase % GSYNC_DEADLINE_PHASES == 0u && stopped_before(status, phase);
+// Right after grid_sync() number `phase` (on Rust line `line`): whether the grid stops there.
+__device__ __forceinline__ bool stop_at_barrier(gsync_status_t* status, u32* state, u32 phase, u32 line) {
+    return phase % GSYNC_DEADLINE_PHASES == 0u && deadline_checkpoint(status, state, phase, line);
 }
-// At the top of an iteration of a loop that no grid_sync() follows, on line `line`: true when
-// the thread must end. It is also the iteration's side effect (see gsync_loop_progress).
-__device__ __forceinline__ bool deadline_passed(gsync_deadline_t& deadline, gsync_status_t* status, const u32* state, u32 phase, u32 line) {
-    gsync_loop_progress();
-    if (++deadline.polls % GSYNC_DEADLINE_ITERATIONS != 0u || spin_clock_ns() <= deadline.at) return false;
+// At the top of iteration `polls` (counting from 1) of a loop that no grid_sync() follows, on
+// line `line`: true when the thread must end. It is also the iteration's side effect (see
+// gsync_loop_progress).
+__device__ __forceinline__ bool deadline_at_poll(gsync_status_t* status, u32* state, u32 phase, u32 line) {
+    if (!deadline_passed(state)) return false;
     record_deadline(status, state, phase, line);
     return true;
+}
+__device__ __forceinline__ bool deadline_poll(u32 polls, gsync_status_t* status, u32* state, u32 phase, u32 line) {
+    gsync_loop_progress();
+    return polls % GSYNC_DEADLINE_ITERATIONS == 0u && deadline_at_poll(status, state, phase, line);
 }
 // Whether an assertion failed in an earlier launch of a split kernel (or this one).
 __device__ __forceinline__ bool assert_failed(const gsync_status_t* status) {

@@ -1,0 +1,6 @@
+use gsync::prelude::*;
+
+#[grid_phases]
+fn k(a: &mut [u32], a: u32) {}
+
+fn main() {}
