@@ -118,6 +118,17 @@ pub mod edges {
         }
     }
 
+    /// `phases` phases, each adding 1 to every element.
+    #[grid_phases(threads = 64)]
+    pub fn counted_phases(a: &mut [u32], phases: u32) {
+        for _ in 0..phases {
+            for i in grid_stride(0..a.len()) {
+                a[i] += 1;
+            }
+            grid_sync();
+        }
+    }
+
     /// Never ends, and reaches no barrier.
     #[grid_phases(threads = 64)]
     pub fn endless_loop(a: &mut [u32]) {
@@ -142,6 +153,7 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
         &wait_through_a_call::KERNEL,
         &powers::KERNEL,
         &endless_phases::KERNEL,
+        &counted_phases::KERNEL,
         &endless_loop::KERNEL,
     ]
 }
@@ -240,6 +252,7 @@ pub fn a_kernel_that_never_ends_stops_at_its_deadline(gpu: &Gpu, deadline: Durat
         assert_eq!((kernel.as_str(), *limit), ("endless_phases", deadline), "{barrier}");
         assert!(*phase > 1, "{barrier}: the loop passed barriers before the deadline: {error}");
         assert!(took < deadline * 4 + Duration::from_secs(2), "{barrier}: stopped after {took:?}");
+        assert!(took >= deadline, "{barrier}: stopped after {took:?}, before the deadline");
         // The kernel's work ran phase after phase until then.
         assert!(gpu.download(&a).unwrap().iter().all(|&v| v > 0), "{barrier}");
         if barrier == Barrier::MultiLaunch {
@@ -252,4 +265,11 @@ pub fn a_kernel_that_never_ends_stops_at_its_deadline(gpu: &Gpu, deadline: Durat
     let mut out = gpu.zeros::<u32>(200).unwrap();
     let launch = Launch::new().blocks(2).threads(64).deadline(None);
     edges::powers::launch_with(gpu, &launch, &mut out).unwrap();
+    // Nor is one of many phases within its deadline: its checks see no time passed.
+    for barrier in BARRIERS {
+        let launch = Launch::new().blocks(8).threads(64).barrier(barrier).deadline(Some(deadline * 20));
+        let mut a = gpu.zeros::<u32>(512).unwrap();
+        edges::counted_phases::launch_with(gpu, &launch, &mut a, 300).unwrap();
+        assert!(gpu.download(&a).unwrap().iter().all(|&v| v == 300), "{barrier}");
+    }
 }

@@ -699,7 +699,8 @@ __device__ __forceinline__ bool deadline_passed(u32* state) {
     if (limit == 0ull) return false;
     const u64 now = spin_clock_ns();
     const u64 began = atomicCAS((unsigned long long*)(state + GSYNC_DEADLINE_START_WORD), 0ull, now);
-    return began != 0ull && now - began > limit;
+    // Another SM's reading of the global timer may be a little ahead of this one's.
+    return began != 0ull && now > began && now - began > limit;
 }
 // Records the passed deadline, with the grid_sync() calls the thread had passed and the Rust
 // line; the first fault of the launch wins, and `phase + 1` is stored last, as for assertions.
