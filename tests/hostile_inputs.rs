@@ -6,30 +6,23 @@ use gsync::__private::nvrtc_or_skip;
 use gsync::prelude::*;
 use std::time::Duration;
 
-#[test]
-fn a_call_in_an_arm_runs_only_there() {
-    hostile::a_call_in_an_arm_runs_only_there(&Gpu::emulator());
+/// An emulator test per shared check.
+macro_rules! on_the_emulator {
+    ($($check:ident),* $(,)?) => {$(
+        #[test]
+        fn $check() {
+            hostile::$check(&Gpu::emulator());
+        }
+    )*};
 }
 
-#[test]
-fn calls_in_conditions_read_only_where_rust_does() {
-    hostile::calls_in_conditions_read_only_where_rust_does(&Gpu::emulator());
-}
-
-#[test]
-fn an_assert_before_an_inlined_barrier_reports_the_assertion() {
-    hostile::an_assert_before_an_inlined_barrier_reports_the_assertion(&Gpu::emulator());
-}
-
-#[test]
-fn a_spin_condition_polls_through_a_call() {
-    hostile::a_spin_condition_polls_through_a_call(&Gpu::emulator());
-}
-
-#[test]
-fn a_lookup_table_reads_its_values() {
-    hostile::a_lookup_table_reads_its_values(&Gpu::emulator());
-}
+on_the_emulator!(
+    a_call_in_an_arm_runs_only_there,
+    calls_in_conditions_read_only_where_rust_does,
+    an_assert_before_an_inlined_barrier_reports_the_assertion,
+    a_spin_condition_polls_through_a_call,
+    a_lookup_table_reads_its_values,
+);
 
 #[test]
 fn a_kernel_that_never_ends_stops_at_its_deadline() {
@@ -45,7 +38,7 @@ fn every_edge_kernel_compiles_fused_and_split() {
     for kernel in hostile::all() {
         for checks in [true, false] {
             let spec = gsync::KernelSpec { bounds_checks: checks, ..*kernel };
-            for barrier in [Barrier::Cooperative, Barrier::Lbs, Barrier::MultiLaunch] {
+            for barrier in hostile::BARRIERS {
                 if barrier == Barrier::MultiLaunch && spec.split.error.is_some() {
                     continue;
                 }

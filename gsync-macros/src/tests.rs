@@ -855,7 +855,10 @@ fn every_unbounded_loop_iteration_is_marked_as_progress() {
     });
     // No grid_sync() follows these loops: the deadline's check, which marks progress, ends them.
     let check = "_polls, gsync_status, gsync_barrier_state, 0u,";
-    assert!(src.contains(&format!("while (x_ < 100u) {{\n        if (gsync::deadline_poll(++gsync_loop0{check}")), "{src}");
+    assert!(
+        src.contains(&format!("while (x_ < 100u) {{\n        if (gsync::deadline_poll(++gsync_loop0{check}")),
+        "{src}"
+    );
     assert!(src.contains(&format!("while (true) {{\n        if (gsync::deadline_poll(++gsync_loop1{check}")), "{src}");
     let src = cuda(quote! {
         fn k(out: &mut [u32], n: u32) {

@@ -110,8 +110,8 @@ pub use crate::core::{
     Axes, Backend, BarrierFigures, BarrierVisit, BlockTimeline, CoResidency, DeviceInfo, Dim3, Error, ErrorKind,
     KernelArgs, KernelAssertion, KernelBuffer, KernelScalar, KernelSpec, Launch, LaunchReport, LaunchShape,
     PhaseFigures, PhaseProfile, ProfileClock, RefusedBlockSizes, Resource, Result, ShapeChoice, SizeClass, SourceError,
-    SplitSpec, DEFAULT_PROFILE_PHASES, DEFAULT_DEADLINE, DEFAULT_THREADS, DEFAULT_WATCHDOG, MAX_BLOCK_DIM, MAX_GRID_DIM, TUNE_VAR,
-    TUNING_BUDGET,
+    SplitSpec, DEFAULT_DEADLINE, DEFAULT_PROFILE_PHASES, DEFAULT_THREADS, DEFAULT_WATCHDOG, MAX_BLOCK_DIM,
+    MAX_GRID_DIM, TUNE_VAR, TUNING_BUDGET,
 };
 pub use barrier::{Barrier, BarrierDescriptor, LaunchMode, ParseBarrierError};
 pub use buffer::{DeviceBuffer, DeviceScalar};

@@ -8,11 +8,11 @@ use crate::buffer::{DeviceBuffer, DeviceScalar};
 use crate::core::args::KernelArgs;
 use crate::core::dims::Dim3;
 use crate::core::error::{Error, Result};
-use std::time::{Duration, Instant};
 use crate::core::grid::Grid;
 use crate::core::launch::LaunchReport;
 use crate::cuda::CudaSplitRun;
 use crate::emu::EmuSplitRun;
+use std::time::{Duration, Instant};
 
 /// A split kernel being run. Created by [`Gpu::begin_split`](crate::Gpu::begin_split); the
 /// generated host code launches segments and reads device values through it, and the runtime

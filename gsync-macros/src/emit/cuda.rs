@@ -22,8 +22,7 @@ const MAX_UNROLLED_TRIPS: i128 = 32;
 pub fn kernel_source(k: &Kernel, bounds_checks: bool) -> String {
     let asserts = AssertStops::of(&k.body, bounds_checks);
     let multi_dim = dims::axes(k).any();
-    let mut e =
-        CudaEmitter {
+    let mut e = CudaEmitter {
         k,
         checked: bounds_checks,
         profiled: true,
@@ -51,8 +50,7 @@ pub fn kernel_source(k: &Kernel, bounds_checks: bool) -> String {
 pub fn split_source(k: &Kernel, plan: &SplitPlan, bounds_checks: bool) -> String {
     let asserts = AssertStops::of(&k.body, bounds_checks);
     let multi_dim = dims::axes(k).any();
-    let mut e =
-        CudaEmitter {
+    let mut e = CudaEmitter {
         k,
         checked: bounds_checks,
         profiled: false,
@@ -417,7 +415,8 @@ impl CudaEmitter<'_> {
                 // Every thread sees the failures and the passed deadline recorded before the
                 // barrier: they stop together. The deadline is checked at every 64th barrier.
                 self.line("gsync_phase += 1u;");
-                let deadline = format!("gsync::stop_at_barrier(gsync_status, gsync_barrier_state, gsync_phase, {line}u)");
+                let deadline =
+                    format!("gsync::stop_at_barrier(gsync_status, gsync_barrier_state, gsync_phase, {line}u)");
                 let stop = if self.asserts.stop_at_grid_sync() {
                     format!("gsync::stopped_before(gsync_status, gsync_phase) || {deadline}")
                 } else {

@@ -126,7 +126,8 @@ impl<'d> Lowerer<'d> {
             if !self.inlining_exceeded {
                 self.inlining_exceeded = true;
                 let chain: Vec<String> = self.fn_frames.iter().map(|frame| format!("`{}`", frame.name)).collect();
-                let within = if chain.is_empty() { String::new() } else { format!(" (inside {})", chain.join(" → ")) };
+                let within =
+                    if chain.is_empty() { String::new() } else { format!(" (inside {})", chain.join(" → ")) };
                 self.diag.error(
                     span,
                     format!(

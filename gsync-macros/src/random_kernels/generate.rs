@@ -497,9 +497,7 @@ impl Generator<'_> {
             7 if self.communicates => {
                 let (a, _) = self.expr(Bool, 2);
                 let b = u32_expr(self);
-                self.line(format!(
-                    "gen_locks.with_lock(0, || {{ assert!({a}, \"locked\"); gen_note({b}); }});"
-                ));
+                self.line(format!("gen_locks.with_lock(0, || {{ assert!({a}, \"locked\"); gen_note({b}); }});"));
             }
             _ => {
                 let a = u32_expr(self);

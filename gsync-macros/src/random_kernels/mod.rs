@@ -110,15 +110,14 @@ fn run(source: &str) -> Result<Outcome, String> {
         syn::Meta::List(list) => list.tokens,
         _ => proc_macro2::TokenStream::new(),
     };
-    let output = std::panic::catch_unwind(|| crate::kernel(args, &func, &items))
-        .map_err(|panic| {
-            let message = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
-            format!("the macro panicked: {message}")
-        })?;
+    let output = std::panic::catch_unwind(|| crate::kernel(args, &func, &items)).map_err(|panic| {
+        let message = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        format!("the macro panicked: {message}")
+    })?;
     let lines = source.lines().count();
     let errors = compile_errors(output.clone());
     if !errors.is_empty() {

@@ -4,8 +4,8 @@
 //! side of `&&`, an `if` value's branch, a spin condition) runs where Rust's would not: in
 //! the IR, its result is read only under a condition that follows it.
 
-use crate::ir::{Block, ExprKind, Kernel, Stmt, StmtKind, VarId};
 use crate::ir::{BinOp, Expr};
+use crate::ir::{Block, ExprKind, Kernel, Stmt, StmtKind, VarId};
 
 /// Each call whose result is read only under a later condition, described.
 pub fn misplaced_calls(k: &Kernel) -> Vec<String> {

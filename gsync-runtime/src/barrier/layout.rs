@@ -194,8 +194,13 @@ mod tests {
 
     #[test]
     fn the_header_encodes_each_field_in_its_word() {
-        let header =
-            LaunchHeader { sequence: 7, watchdog_ns: 0x1_2345_6789, groups: 11, spin_watchdog_ns: 0x2_0000_0003, deadline_ns: 0x4_0000_0005 };
+        let header = LaunchHeader {
+            sequence: 7,
+            watchdog_ns: 0x1_2345_6789,
+            groups: 11,
+            spin_watchdog_ns: 0x2_0000_0003,
+            deadline_ns: 0x4_0000_0005,
+        };
         let words = header.to_words();
         assert_eq!(words[..10], [7, 0, 0x2345_6789, 1, 11, 0, 3, 2, 5, 4]);
         assert!(words[10..].iter().all(|&word| word == 0));
@@ -219,9 +224,12 @@ mod tests {
         }
         assert_eq!(TIMEOUT_WORD % 2, 0, "the u64 timeout is 8-byte aligned");
         let prelude = include_str!("../core/prelude.cuh");
-        for define in
-            [format!("GSYNC_SPIN_ABORT_WORD {ABORT_WORD}u"), format!("GSYNC_SPIN_TIMEOUT_WORD {SPIN_TIMEOUT_WORD}u"), format!("GSYNC_DEADLINE_WORD {DEADLINE_WORD}u"), format!("GSYNC_DEADLINE_START_WORD {DEADLINE_START_WORD}u")]
-        {
+        for define in [
+            format!("GSYNC_SPIN_ABORT_WORD {ABORT_WORD}u"),
+            format!("GSYNC_SPIN_TIMEOUT_WORD {SPIN_TIMEOUT_WORD}u"),
+            format!("GSYNC_DEADLINE_WORD {DEADLINE_WORD}u"),
+            format!("GSYNC_DEADLINE_START_WORD {DEADLINE_START_WORD}u"),
+        ] {
             assert!(prelude.contains(&format!("#define {define}")), "prelude.cuh lacks {define}");
         }
         assert_eq!(SPIN_TIMEOUT_WORD % 2, 0, "the u64 spin timeout is 8-byte aligned");

@@ -382,7 +382,10 @@ mod tests {
     fn the_deadline_defaults_to_a_minute_and_can_be_lifted() {
         assert_eq!(Launch::new().deadline_limit(), Some(Duration::from_secs(60)));
         assert_eq!(Launch::new().deadline(None).deadline_limit(), None);
-        assert_eq!(Launch::new().deadline(Some(Duration::from_millis(5))).deadline_limit(), Some(Duration::from_millis(5)));
+        assert_eq!(
+            Launch::new().deadline(Some(Duration::from_millis(5))).deadline_limit(),
+            Some(Duration::from_millis(5))
+        );
     }
 
     #[test]

@@ -114,7 +114,14 @@ pub(crate) unsafe fn launch_shaped(
     // One launch at a time may use the scratch words; `prepare` resets what it needs.
     let mut scratch = gpu.lock_scratch();
     let (barrier_ns, spin_ns) = (fused.barrier.watchdog_ns(watchdog), limit_ns(watchdog));
-    scratch.prepare(gpu.stream(), fused.compiled, fused.grid, barrier_ns, spin_ns, limit_ns(launch.deadline_limit()))?;
+    scratch.prepare(
+        gpu.stream(),
+        fused.compiled,
+        fused.grid,
+        barrier_ns,
+        spin_ns,
+        limit_ns(launch.deadline_limit()),
+    )?;
     // SAFETY: the caller vouches for `args`.
     let ran = unsafe { run(gpu, kernel, &fused, args, &scratch, profile.as_ref()) };
     let outcome = ran.and_then(|gpu_time| {

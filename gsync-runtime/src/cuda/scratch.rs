@@ -88,8 +88,13 @@ impl LaunchScratch {
             stream.memset_zeros(&mut self.barrier_state).map_err(driver_error("zeroing the barrier state"))?;
         }
         self.condition = Condition::Unknown;
-        let header =
-            LaunchHeader { sequence: self.next_sequence(), watchdog_ns, groups: grid.groups, spin_watchdog_ns, deadline_ns };
+        let header = LaunchHeader {
+            sequence: self.next_sequence(),
+            watchdog_ns,
+            groups: grid.groups,
+            spin_watchdog_ns,
+            deadline_ns,
+        };
         self.write_header(stream, header)?;
         let per_launch = (barrier.descriptor().launch_words)(grid.blocks, grid.groups).min(words);
         if per_launch > LINE_WORDS {
@@ -103,7 +108,12 @@ impl LaunchScratch {
     /// spin-waits (`spin_watchdog_ns`, the abort flag). Segments use no other barrier state,
     /// so what the state holds for the next fused launch does not change.
     /// Each segment's loops also stop at the launch's `deadline_ns`.
-    pub(crate) fn prepare_split(&mut self, stream: &Arc<CudaStream>, spin_watchdog_ns: u64, deadline_ns: u64) -> Result<()> {
+    pub(crate) fn prepare_split(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        spin_watchdog_ns: u64,
+        deadline_ns: u64,
+    ) -> Result<()> {
         let header =
             LaunchHeader { sequence: self.next_sequence(), watchdog_ns: 0, groups: 0, spin_watchdog_ns, deadline_ns };
         self.write_header(stream, header)?;

@@ -367,7 +367,8 @@ mod tests {
     #[test]
     fn a_grid_whose_phases_never_end_stops_at_the_deadline() {
         let stop = AtomicBool::new(false);
-        let watchdog = Watchdog { limit: Some(Duration::from_secs(60)), deadline: Some(Duration::from_millis(50)), stop: &stop };
+        let watchdog =
+            Watchdog { limit: Some(Duration::from_secs(60)), deadline: Some(Duration::from_millis(50)), stop: &stop };
         // Every phase is short, and every block reaches grid_sync() again, forever.
         let run_phase = |_: u32| Ok(PhaseEnd::AtGridSync);
         let started = Instant::now();
@@ -410,7 +411,8 @@ mod tests {
     #[test]
     fn blocks_within_the_limit_are_not_stopped() {
         let stop = AtomicBool::new(false);
-        let watchdog = Watchdog { limit: Some(Duration::from_secs(60)), deadline: Some(Duration::from_secs(60)), stop: &stop };
+        let watchdog =
+            Watchdog { limit: Some(Duration::from_secs(60)), deadline: Some(Duration::from_secs(60)), stop: &stop };
         let run_phase = |_: u32| Ok(PhaseEnd::Finished);
         assert_eq!(run(8, 2, Some(watchdog), &run_phase), Ok(()));
         assert!(!stop.load(Relaxed));
