@@ -18,13 +18,7 @@ macro_rules! on_the_gpu {
     )*};
 }
 
-on_the_gpu!(
-    a_call_in_an_arm_runs_only_there,
-    calls_in_conditions_read_only_where_rust_does,
-    an_assert_before_an_inlined_barrier_reports_the_assertion,
-    a_spin_condition_polls_through_a_call,
-    a_lookup_table_reads_its_values,
-);
+hostile::with_every_check!(on_the_gpu);
 
 #[test]
 #[ignore = "needs a CUDA GPU"]

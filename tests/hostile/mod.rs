@@ -158,6 +158,21 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
     ]
 }
 
+/// Calls `$run!` with the name of every check that takes only a `&Gpu`, so that each backend's
+/// test file runs all of them.
+macro_rules! with_every_check {
+    ($run:ident) => {
+        $run!(
+            a_call_in_an_arm_runs_only_there,
+            calls_in_conditions_read_only_where_rust_does,
+            an_assert_before_an_inlined_barrier_reports_the_assertion,
+            a_spin_condition_polls_through_a_call,
+            a_lookup_table_reads_its_values,
+        );
+    };
+}
+pub(crate) use with_every_check;
+
 /// The barriers a check runs under: the cooperative one, a software one, and the split form.
 pub const BARRIERS: [Barrier; 3] = [Barrier::Cooperative, Barrier::Lbs, Barrier::MultiLaunch];
 
