@@ -249,6 +249,7 @@ fn bindings_that_shadow_a_module_const_are_refused() {
         quote! { const N: u32 = 4; fn k(a: &mut [u32], N: u32) { a[0] = N; } },
         quote! { const N: u32 = 4; #[device] fn f(N: u32) -> u32 { N } fn k(a: &mut [u32]) { a[0] = f(1); } },
         quote! { const N: u32 = 4; fn k(a: &mut [u32]) { let N = 5u32; a[0] = N; } },
+        quote! { const N: [u32; 2] = [1, 2]; fn k(a: &mut [u32]) { let N = 5u32; a[0] = N; } },
     ] {
         let e = errors(module);
         assert!(e.contains("cannot shadow the constant `N`"), "{e}");
@@ -305,4 +306,21 @@ fn an_option_given_twice_is_refused() {
     let e: Vec<String> = diag.into_error().map(|e| e.into_iter().map(|e| e.to_string()).collect()).unwrap_or_default();
     assert_eq!(e, ["`threads` is given twice: name the block size once"]);
     assert_eq!(options.threads, 64);
+}
+
+#[test]
+fn a_debug_assert_that_calls_a_device_function_is_refused() {
+    let e = errors(quote! {
+        #[device] fn check(x: u32) -> bool { x < 10 }
+        fn k(a: &mut [u32]) { debug_assert!(check(a[0])); a[1] = 1; }
+    });
+    assert!(e.contains("`debug_assert!` calls a device function here"), "{e}");
+}
+
+#[test]
+fn an_unsettled_scrutinee_takes_the_range_of_its_final_type() {
+    let src = cuda(quote! {
+        fn k(a: &mut [u64]) { let x = 0; match x { 3_000_000_000 => a[0] = 1, _ => {} } let y: u64 = x; a[1] = y; }
+    });
+    assert!(src.contains("3000000000"), "{src}");
 }

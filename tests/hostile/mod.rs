@@ -129,6 +129,21 @@ pub mod edges {
         }
     }
 
+    /// Writes past `a`'s end (a fault the thread runs on after), then never ends.
+    #[grid_phases(threads = 64)]
+    pub fn endless_phases_after_a_fault(a: &mut [u32]) {
+        let n = a.len();
+        if global_id() == 0 {
+            a[n] = 1;
+        }
+        loop {
+            for i in grid_stride(0..n) {
+                a[i] += 1;
+            }
+            grid_sync();
+        }
+    }
+
     /// Never ends, and reaches no barrier.
     #[grid_phases(threads = 64)]
     pub fn endless_loop(a: &mut [u32]) {
@@ -154,6 +169,7 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
         &powers::KERNEL,
         &endless_phases::KERNEL,
         &counted_phases::KERNEL,
+        &endless_phases_after_a_fault::KERNEL,
         &endless_loop::KERNEL,
     ]
 }
@@ -275,6 +291,10 @@ pub fn a_kernel_that_never_ends_stops_at_its_deadline(gpu: &Gpu, deadline: Durat
         }
         let error = edges::endless_loop::launch_with(gpu, &launch, &mut a).unwrap_err();
         assert!(matches!(error, Error::DeadlineExceeded { phase: 1, .. }), "{barrier}: {error}");
+        // A fault the kernel ran on after is the launch's error, and the deadline still stops it.
+        let checked = launch.clone().bounds_checks(true);
+        let error = edges::endless_phases_after_a_fault::launch_with(gpu, &checked, &mut a).unwrap_err();
+        assert!(matches!(error, Error::OutOfBounds { .. }), "{barrier}: {error}");
     }
     // The deadline lifted, a kernel that ends is not stopped.
     let mut out = gpu.zeros::<u32>(200).unwrap();

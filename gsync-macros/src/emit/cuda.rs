@@ -117,6 +117,17 @@ fn array_len(a: &Array) -> String {
     }
 }
 
+/// Whether `body` has a `while` or `loop` that no `grid_sync()` follows, which checks the
+/// launch's deadline.
+fn has_ending_loops(body: &Block, asserts: &AssertStops) -> bool {
+    let mut found = false;
+    crate::ir_walk::each_stmt(body, &mut |s| {
+        found |=
+            matches!(s.kind, StmtKind::While { id, .. } | StmtKind::Loop { id, .. } if asserts.loop_ends_thread(id))
+    });
+    found
+}
+
 /// The shared arrays and shared slices a kernel declares.
 fn shared_arrays(k: &Kernel) -> impl Iterator<Item = ArrayId> + '_ {
     k.arrays.iter().enumerate().filter(|(_, a)| a.space.is_shared()).map(|(i, _)| ArrayId(i))
@@ -285,6 +296,9 @@ impl CudaEmitter<'_> {
         self.counts_phases = f.barrier;
         if f.barrier {
             self.line("u32 gsync_phase = 0u;  // grid_sync() calls passed, for a failed assert! and the deadline");
+        }
+        if f.barrier || has_ending_loops(f.body, &self.asserts) {
+            self.line("gsync::deadline_start(gsync_barrier_state);");
         }
         if f.after_failed_assert {
             self.line("if (gsync::assert_failed(gsync_status)) return;  // an assert! of an earlier launch failed");

@@ -39,7 +39,16 @@ impl Lowerer<'_> {
             return;
         }
         let Some(user_message) = self.assertion_message(&name, &args[operands..]) else { return };
-        let lowered: Vec<Option<Expr>> = args[..operands].iter().map(|a| self.expr(a)).collect();
+        let (lowered, calls): (Vec<Option<Expr>>, _) =
+            self.collect_calls(|l| args[..operands].iter().map(|a| l.expr(a)).collect());
+        if debug_only && !calls.is_empty() {
+            self.diag.error(
+                span,
+                format!("`{name}!` calls a device function here, which would run in builds without debug assertions too, where Rust skips the whole check: use `assert!`, or call the function in a `let` first"),
+            );
+            return;
+        }
+        self.pending.extend(calls);
         let Some(lowered) = lowered.into_iter().collect::<Option<Vec<Expr>>>() else { return };
         for e in &lowered {
             if super::expr::expr_has_effects(e) {

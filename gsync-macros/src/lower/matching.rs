@@ -165,11 +165,11 @@ impl Lowerer<'_> {
             let pattern = self.pattern(&arm.pat, scrutinee.ty)?;
             arms.push(Arm { pattern, body: &arm.body });
         }
-        // An unsuffixed scrutinee is an `i32` to rustc.
-        let range_ty = ty.unwrap_or(Scalar::I32);
+        // A scrutinee whose type inference has not settled yet is checked for inverted
+        // ranges only.
         let mut sound = true;
         for arm in &arms {
-            sound &= self.pattern_literals_ok(&arm.pattern, range_ty);
+            sound &= self.pattern_literals_ok(&arm.pattern, ty);
         }
         if !sound {
             return None;
@@ -311,16 +311,16 @@ impl Lowerer<'_> {
 
     /// Refuses what rustc refuses in a pattern: a literal out of the scrutinee's range, and a
     /// range whose lower bound passes its upper one. True if there is none.
-    fn pattern_literals_ok(&mut self, pattern: &Pattern, ty: Scalar) -> bool {
-        let (lo, hi) = if ty == Scalar::Bool { (0, 1) } else { ty.int_range() };
+    fn pattern_literals_ok(&mut self, pattern: &Pattern, ty: Option<Scalar>) -> bool {
+        let range = ty.map(|ty| (ty, if ty == Scalar::Bool { (0, 1) } else { ty.int_range() }));
         let mut ok = true;
-        let mut literal = |l: &mut Self, e: &Expr| match e.kind {
-            ExprKind::Int(v) if v < lo || v > hi => {
+        let mut literal = |l: &mut Self, e: &Expr| match (e.kind.clone(), range) {
+            (ExprKind::Int(v), Some((ty, (lo, hi)))) if v < lo || v > hi => {
                 l.diag.error(e.span, format!("literal out of range for `{}`: the range is {lo}..={hi}", ty.name()));
                 ok = false;
                 None
             }
-            ExprKind::Int(v) => Some(v),
+            (ExprKind::Int(v), _) => Some(v),
             _ => None,
         };
         match pattern {

@@ -342,7 +342,12 @@ impl Lowerer<'_> {
     /// Binds `name` in the innermost scope. A variable or array may not take the name of a
     /// constant in scope: rustc reads such a name as the constant, a pattern that can fail.
     fn bind(&mut self, name: String, b: Binding, span: Span) {
-        if !matches!(b, Binding::Const { .. }) && matches!(self.lookup(&name), Some(Binding::Const { .. })) {
+        let constant = match self.lookup(&name) {
+            Some(Binding::Const { .. }) => true,
+            Some(Binding::Array(array)) => self.tables.iter().any(|(_, table)| *table == array),
+            _ => false,
+        };
+        if !matches!(b, Binding::Const { .. }) && constant {
             self.diag.error(
                 span,
                 format!("`{name}` cannot shadow the constant `{name}`: rustc reads the name as the constant's value, a pattern that may not match; rename it"),

@@ -28,6 +28,9 @@ const DEADLINE_WORD: usize = 8;
 /// Header words: the global timer when the kernel first checked its deadline, a `u64` the host
 /// zeroes with the rest of the header for every launch (`GSYNC_DEADLINE_START_WORD`).
 const DEADLINE_START_WORD: usize = 10;
+/// Header word: the checkpoint at which a block found the deadline passed, plus one, 0 at
+/// launch (`GSYNC_DEADLINE_STOP_WORD`).
+const DEADLINE_STOP_WORD: usize = 12;
 /// Relay's arrival counters (`GSYNC_RELAY_LINES`).
 const RELAY_LINES: usize = 32;
 /// Relay's SM groups: census slots and release flags (`GSYNC_RELAY_GROUPS`).
@@ -92,6 +95,7 @@ impl LaunchHeader {
         words[DEADLINE_WORD + 1] = (self.deadline_ns >> 32) as u32;
         // The kernel starts the deadline's clock at its first check.
         words[DEADLINE_START_WORD..DEADLINE_START_WORD + 2].fill(0);
+        words[DEADLINE_STOP_WORD] = 0;
         words
     }
 }
@@ -229,6 +233,7 @@ mod tests {
             format!("GSYNC_SPIN_TIMEOUT_WORD {SPIN_TIMEOUT_WORD}u"),
             format!("GSYNC_DEADLINE_WORD {DEADLINE_WORD}u"),
             format!("GSYNC_DEADLINE_START_WORD {DEADLINE_START_WORD}u"),
+            format!("GSYNC_DEADLINE_STOP_WORD {DEADLINE_STOP_WORD}u"),
         ] {
             assert!(prelude.contains(&format!("#define {define}")), "prelude.cuh lacks {define}");
         }

@@ -544,6 +544,10 @@ GSYNC_ORDERED_FLOAT_EXTREMES(_seq_cst)
 // at its start (a u64, 0 until the kernel's first check of the deadline sets it).
 #define GSYNC_DEADLINE_WORD 8u
 #define GSYNC_DEADLINE_START_WORD 10u
+// The grid_sync() calls passed, plus one, when a thread found the deadline passed at a
+// checkpoint (0 until then): the grid stops at the next checkpoint whatever fault the status
+// word holds first.
+#define GSYNC_DEADLINE_STOP_WORD 12u
 // A spinning thread checks the abort flag and the clock once every this many polls.
 #define GSYNC_SPIN_POLLS_PER_CHECK 256u
 
@@ -691,9 +695,15 @@ __device__ __forceinline__ bool stopped_before(const gsync_status_t* status, u32
 // elsewhere the thread ends, which no barrier waits for.
 #define GSYNC_DEADLINE_PHASES 64u
 #define GSYNC_DEADLINE_ITERATIONS 1024u
-// Whether the launch has run longer than its deadline. The first check of a launch starts
-// its clock (a compare-and-swap of the header's start word, which the host zeroes for every
-// launch), so the first GSYNC_DEADLINE_PHASES phases or iterations run before it.
+// Starts the launch's clock, at the kernel's start, in its first block's first thread (a
+// compare-and-swap of the header's start word, which the host zeroes for every launch: a
+// block that checks before this one starts starts it instead).
+__device__ __forceinline__ void deadline_start(u32* state) {
+    if (gsync_linear_thread() == 0u && gsync_linear_block() == 0u) {
+        atomicCAS((unsigned long long*)(state + GSYNC_DEADLINE_START_WORD), 0ull, spin_clock_ns());
+    }
+}
+// Whether the launch has run longer than its deadline.
 __device__ __forceinline__ bool deadline_passed(u32* state) {
     const u64 limit = *(const volatile u64*)(state + GSYNC_DEADLINE_WORD);
     if (limit == 0ull) return false;
@@ -713,10 +723,15 @@ __device__ __forceinline__ void record_deadline(gsync_status_t* status, const u3
     }
 }
 // Every GSYNC_DEADLINE_PHASES-th barrier, after it: whether the grid stops here (a deadline
-// recorded at the checkpoint before), else the block's first thread checks the clock.
+// found passed at the checkpoint before, or an assertion), else the block's first thread
+// checks the clock.
 __device__ __forceinline__ bool deadline_checkpoint(gsync_status_t* status, u32* state, u32 phase, u32 line) {
-    if (stopped_before(status, phase)) return true;
-    if (gsync_linear_thread() == 0u && deadline_passed(state)) record_deadline(status, state, phase, line);
+    const u32 stop = *(const volatile u32*)(state + GSYNC_DEADLINE_STOP_WORD);
+    if ((stop != 0u && stop - 1u < phase) || stopped_before(status, phase)) return true;
+    if (gsync_linear_thread() == 0u && deadline_passed(state)) {
+        record_deadline(status, state, phase, line);
+        atomicCAS(state + GSYNC_DEADLINE_STOP_WORD, 0u, phase + 1u);
+    }
     return false;
 }
 // Right after grid_sync() number `phase` (on Rust line `line`): whether the grid stops there.

@@ -162,7 +162,7 @@ where
     let ran = grid::run(blocks, emulator.info().sm_count as usize, watchdog, &run_phase);
     // The futures reach `faults` through their contexts: they go before it is read.
     drop(runs);
-    ran.map_err(|stop| match stop {
+    let ran = ran.map_err(|stop| match stop {
         GridStop::TimedOut { block, .. } => match spin_line(&ctxs, block, threads) {
             Some(line) => Error::SpinTimeout {
                 kernel: kernel.name.to_owned(),
@@ -173,7 +173,13 @@ where
             None => stop_error(&kernel, launch, barrier, stop),
         },
         stop => stop_error(&kernel, launch, barrier, stop),
-    })?;
+    });
+    if let Err(error @ Error::DeadlineExceeded { .. }) = ran {
+        // As on a GPU, a fault the kernel recorded before its deadline is the launch's error.
+        faults.into_result(&kernel, barrier)?;
+        return Err(error);
+    }
+    ran?;
     faults.into_result(&kernel, barrier)?;
     let gpu_time = started.elapsed();
     let profile = recorders.map(|recorders| {
