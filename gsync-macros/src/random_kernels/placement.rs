@@ -2,7 +2,9 @@
 //! run wherever, and only where, Rust evaluates the call. A call that lowering placed ahead
 //! of a condition that guards every use of its result (an `else if`, a `match` arm, the right
 //! side of `&&`, an `if` value's branch, a spin condition) runs where Rust's would not: in
-//! the IR, its result is read only under a condition that follows it.
+//! the IR, its result is read only under a condition that follows it. A call without a result
+//! (a statement in a `match` arm) shows by its place instead: it sits before a conditional
+//! statement that begins before it in the source, outside that statement's condition.
 
 use crate::ir::{BinOp, Expr};
 use crate::ir::{Block, ExprKind, Kernel, Stmt, StmtKind, VarId};
@@ -30,12 +32,35 @@ fn check_block(k: &Kernel, block: &Block, found: &mut Vec<String>) {
                         crate::diagnostics::line_of(info.span)
                     ));
                 }
+            } else if let Some(next) = block[i + 1..].iter().find(|s| !matches!(s.kind, StmtKind::Inline { .. })) {
+                if hoisted_out_of(info.span, next) {
+                    found.push(format!(
+                        "the call of `{}` on line {} runs before the conditional statement it is part of",
+                        info.function,
+                        crate::diagnostics::line_of(info.span)
+                    ));
+                }
             }
         }
         for child in crate::ir_walk::child_blocks(s) {
             check_block(k, child, found);
         }
     }
+}
+
+/// Whether a call at `call` was placed before `next` although it is part of `next`'s
+/// branches: `next` is conditional, begins before the call in the source, and its condition
+/// does not hold the call.
+fn hoisted_out_of(call: proc_macro2::Span, next: &Stmt) -> bool {
+    let position = |at: proc_macro2::LineColumn| (at.line, at.column);
+    let within = |inner: proc_macro2::Span, outer: proc_macro2::Span| {
+        position(outer.start()) <= position(inner.start()) && position(inner.end()) <= position(outer.end())
+    };
+    let cond = match &next.kind {
+        StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => cond,
+        _ => return false,
+    };
+    position(next.span.start()) <= position(call.start()) && !within(call, cond.span)
 }
 
 /// Counts the reads of `var`, by whether they run whenever the statement does.
