@@ -4,19 +4,23 @@
 use proc_macro2::Span;
 use std::fmt::Display;
 
+/// Where a span starts and ends: line, column, line, column.
+type SpanPlace = (usize, usize, usize, usize);
+
 /// The list of errors found so far.
 #[derive(Default)]
 pub struct Diagnostics {
     errors: Vec<syn::Error>,
     /// Where and what each error said: a device function's body is lowered once per call,
     /// and its mistakes are reported once.
-    said: std::collections::HashSet<(String, String)>,
+    said: std::collections::HashSet<(SpanPlace, String)>,
 }
 
 impl Diagnostics {
     pub fn error(&mut self, span: Span, message: impl Display) {
         let message = message.to_string();
-        if self.said.insert((format!("{:?}..{:?}", span.start(), span.end()), message.clone())) {
+        let (start, end) = (span.start(), span.end());
+        if self.said.insert(((start.line, start.column, end.line, end.column), message.clone())) {
             self.errors.push(syn::Error::new(span, message));
         }
     }

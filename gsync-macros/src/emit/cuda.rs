@@ -20,18 +20,7 @@ const MAX_UNROLLED_TRIPS: i128 = 32;
 /// (`GSYNC_PROFILE_*`, from the runtime's `profile.cuh` or `no_profile.cuh`) record a
 /// per-phase profile when the runtime compiles it for one, and are empty otherwise.
 pub fn kernel_source(k: &Kernel, bounds_checks: bool) -> String {
-    let asserts = AssertStops::of(&k.body, bounds_checks);
-    let multi_dim = dims::axes(k).any();
-    let mut e = CudaEmitter {
-        k,
-        checked: bounds_checks,
-        profiled: true,
-        out: half_marker(k),
-        indent: 1,
-        asserts,
-        multi_dim,
-        counts_phases: false,
-    };
+    let mut e = CudaEmitter::new(k, bounds_checks, true);
     let checks = if bounds_checks { " with bounds checks" } else { "" };
     let shared: Vec<ArrayId> = shared_arrays(k).collect();
     e.function(&Function {
@@ -48,18 +37,7 @@ pub fn kernel_source(k: &Kernel, bounds_checks: bool) -> String {
 
 /// The kernel split at its barriers: one function per segment.
 pub fn split_source(k: &Kernel, plan: &SplitPlan, bounds_checks: bool) -> String {
-    let asserts = AssertStops::of(&k.body, bounds_checks);
-    let multi_dim = dims::axes(k).any();
-    let mut e = CudaEmitter {
-        k,
-        checked: bounds_checks,
-        profiled: false,
-        out: half_marker(k),
-        indent: 1,
-        asserts,
-        multi_dim,
-        counts_phases: false,
-    };
+    let mut e = CudaEmitter::new(k, bounds_checks, false);
     let checks = if bounds_checks { " with bounds checks" } else { "" };
     let asserting = has_assertions(&k.body, bounds_checks);
     for (i, segment) in plan.segments.iter().enumerate() {
@@ -162,6 +140,22 @@ struct CudaEmitter<'k> {
     /// Whether the function being emitted counts its `grid_sync()` calls in `gsync_phase`:
     /// one with a grid barrier.
     counts_phases: bool,
+}
+
+impl<'k> CudaEmitter<'k> {
+    /// An emitter of `k`'s body with or without bounds checks, with the profile hooks or not.
+    fn new(k: &'k Kernel, checked: bool, profiled: bool) -> Self {
+        CudaEmitter {
+            k,
+            checked,
+            profiled,
+            out: half_marker(k),
+            indent: 1,
+            asserts: AssertStops::of(&k.body, checked),
+            multi_dim: dims::axes(k).any(),
+            counts_phases: false,
+        }
+    }
 }
 
 /// C++ operator precedence, higher binds tighter.

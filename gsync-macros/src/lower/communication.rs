@@ -182,11 +182,7 @@ impl Lowerer<'_> {
                 }
             }
         });
-        let ok = errors.is_empty();
-        for (span, message) in errors {
-            self.diag.error(span, message);
-        }
-        ok
+        self.report_all(errors)
     }
 
     /// `locks.with_lock(index, || { body });`: `body` under the lock word `locks[index]`.
@@ -298,6 +294,11 @@ impl Lowerer<'_> {
                 }
             }
         });
+        self.report_all(errors)
+    }
+
+    /// Reports every error found; true if there was none.
+    fn report_all(&mut self, errors: Vec<(Span, String)>) -> bool {
         let ok = errors.is_empty();
         for (span, message) in errors {
             self.diag.error(span, message);
