@@ -41,7 +41,7 @@ mod reference;
 mod scoring;
 
 pub use fasta::{parse_fasta, FastaRecord};
-pub use input::{AlignError, InputError};
+pub use input::{AlignError, InputError, MAX_ALPHABET, MAX_SCORE};
 pub use reference::{align_reference, align_reference_parallel, LocalHit};
 pub use scoring::{
     Scoring, BLOSUM62, BLOSUM62_EXTEND, BLOSUM62_OPEN, DNA_ALPHABET, DNA_EXTEND, DNA_MATCH, DNA_MISMATCH, DNA_OPEN,
@@ -49,13 +49,6 @@ pub use scoring::{
 };
 
 use crate::{DeviceBuffer, Gpu, Launch, LaunchReport, Result};
-
-/// The most letters an alphabet may have: the kernel keeps the substitution
-/// matrix (at most 32 × 32 scores) in shared memory.
-pub const MAX_ALPHABET: usize = 32;
-
-/// The largest substitution score magnitude and gap penalty [`Scoring`] accepts.
-pub const MAX_SCORE: i32 = 1 << 16;
 
 /// The largest best score the kernel allows (see [`check_input`]): well
 /// below `i32::MAX`, so that no sum in the recurrence overflows.

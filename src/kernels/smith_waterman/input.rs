@@ -2,6 +2,13 @@
 
 use std::fmt;
 
+/// The most letters an alphabet may have: the kernel keeps the substitution
+/// matrix (at most 32 × 32 scores) in shared memory.
+pub const MAX_ALPHABET: usize = 32;
+
+/// The largest substitution score magnitude and gap penalty [`Scoring`](super::Scoring) accepts.
+pub const MAX_SCORE: i32 = 1 << 16;
+
 /// A sequence, FASTA file or scoring scheme the aligner cannot use.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum InputError {
@@ -82,7 +89,7 @@ impl fmt::Display for InputError {
             InputError::ScoreRange { what, value } => write!(
                 f,
                 "{what} {value} is out of range (substitution scores within ±{limit}, penalties 0..={limit})",
-                limit = super::MAX_SCORE
+                limit = MAX_SCORE
             ),
             InputError::TooLong { len_a, len_b } => write!(
                 f,

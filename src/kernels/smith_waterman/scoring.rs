@@ -1,6 +1,6 @@
 //! Substitution matrices, gap penalties and the encoding of letters as codes.
 
-use super::{InputError, MAX_ALPHABET, MAX_SCORE};
+use super::input::{InputError, MAX_ALPHABET, MAX_SCORE};
 
 /// The protein alphabet of [`BLOSUM62`], in NCBI's order: the 20 standard
 /// amino acids, then `B` (D or N), `Z` (E or Q), `X` (any) and `*` (stop).
