@@ -2,10 +2,10 @@
 //! separated by `grid_sync()` becomes one fused CUDA kernel.
 //!
 //! The stages, in the order a kernel passes through them:
-//! [`parse`] (options and signature) → [`lower`] (body to typed IR, with
-//! type inference) → [`check`] (operand rules, uniformity, `return`) →
-//! [`split`] (segments and host code, where the kernel can be split) →
-//! [`emit`] (CUDA C for the device; Rust for the emulator, the split form's
+//! `parse` (options and signature) → `lower` (body to typed IR, with
+//! type inference) → `check` (operand rules, uniformity, `return`) →
+//! `split` (segments and host code, where the kernel can be split) →
+//! `emit` (CUDA C for the device; Rust for the emulator, the split form's
 //! host code and the module that replaces the function).
 //! All errors are collected and reported together, each on its span.
 

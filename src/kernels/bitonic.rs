@@ -488,7 +488,7 @@ pub fn sort<K: SortKey>(
 pub const KEYS_PER_THREAD: usize = 16;
 
 /// The block size [`sort`] gives [`sort_keys`] when the launch names none: the fastest of a
-/// sweep on an H200 (docs/results.md), capped so that small inputs still fill a tile.
+/// sweep on an H200 (docs/journal.md), capped so that small inputs still fill a tile.
 pub fn default_threads(n: usize) -> u32 {
     let wanted = match n.next_power_of_two() {
         0..=0x4_0000 => 128,
@@ -542,7 +542,7 @@ pub fn key_phases(n: usize, threads: u32) -> u32 {
 }
 
 /// The tile size and block size [`sort`] gives [`bitonic_sort`] for key–value pairs when
-/// the launch names none, chosen from sweeps on an H200 (docs/results.md). Small inputs gain
+/// the launch names none, chosen from sweeps on an H200 (docs/journal.md). Small inputs gain
 /// from more, smaller tiles; large ones from fewer global phases.
 pub fn default_shape(n: usize) -> (usize, u32) {
     match n.next_power_of_two() {

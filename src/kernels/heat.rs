@@ -802,7 +802,7 @@ pub fn heat_reference(input: &[f32], n: usize, steps: u32, r: f32) -> Result<Vec
 /// Each thread steps its own band of rows, with a copy of the row on either
 /// side, and after each step hands its new first and last rows to its
 /// neighbours: the resident kernel's exchange, double-buffered by step
-/// parity, with a [`Barrier`](std::sync::Barrier) between the steps.
+/// parity, with a [`Barrier`] between the steps.
 pub fn heat_reference_parallel(
     input: &[f32],
     n: usize,

@@ -33,7 +33,7 @@ mod kernels {
     /// `u64` words of `states` per tile in the single pass: tile `k`'s state is word `k ·
     /// STATE_STRIDE`, alone in its L2 line (128 bytes). Packed sixteen to a line, the states
     /// that every waiting block polls share a few lines, and the publishing stores queue
-    /// behind those polls (a stride of 64 bytes measured the same as 128; docs/results.md).
+    /// behind those polls (a stride of 64 bytes measured the same as 128; docs/journal.md).
     pub const STATE_STRIDE: usize = 16;
 
     /// Keys moved in one access: 16 bytes.
@@ -220,7 +220,7 @@ mod kernels {
     /// `tickets[0]`, never the block index: a block that takes a tile has every earlier tile's
     /// block running, which is what makes waiting for them safe). Once the block has its
     /// tile's sum, warp 0 publishes it in the tile's state word (`1 << 32 | sum`) and looks
-    /// back over the tiles before it ([`look_back`]), then publishes the tile's inclusive
+    /// back over the tiles before it (`look_back`), then publishes the tile's inclusive
     /// prefix (`2 << 32 | prefix`). `states` ([`STATE_STRIDE`] words per tile, see
     /// [`state_words`](super::state_words)) and `tickets` (one) must be zero at launch. The
     /// block size must be a multiple of 32 that divides [`TILE`].

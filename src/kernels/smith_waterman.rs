@@ -420,7 +420,7 @@ mod alignment {
     ///
     /// **Hand-down.** The stripe's last thread writes its last row, column by column, into
     /// `hand` (one `u64` per column of `b`, zero at launch): `H`, `F` and the stripe's tag in
-    /// one word ([`hand_word`]), written with `store_relaxed`, so that the word is its own
+    /// one word (`hand_word`), written with `store_relaxed`, so that the word is its own
     /// flag and needs no fence (a release store's fence, or an atomic exchange, would make
     /// every step's block barrier wait for the store's round trip: 60 ms instead of 41 at
     /// 2^17 × 2^17 on an H200). The stripe below stages it in shared memory, with the
@@ -431,7 +431,7 @@ mod alignment {
     /// reads a column, it holds what one of stripes `k − grid_dim() … k − 1` wrote there:
     /// tags modulo 2^11 tell them apart for grids up to [`MAX_STRIPE_BLOCKS`] blocks.
     ///
-    /// **Limits.** `H` and `F` take 26 bits in a word: scores up to [`MAX_STRIPE_SCORE`].
+    /// **Limits.** `H` and `F` take 26 bits in a word: scores up to [`MAX_STRIPE_SCORE`](super::MAX_STRIPE_SCORE).
     /// At most [`MAX_STRIPE_BLOCKS`] blocks (an assertion). `tickets` (one) and `hand`
     /// must be zero at launch, so a launch names its grid (no tuning runs).
     #[grid_phases(threads = 128)]

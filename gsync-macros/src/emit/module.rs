@@ -1,7 +1,7 @@
 //! The module emitter: the Rust module that replaces the user's function.
 //!
 //! For `fn smooth(a: &mut [f32], n: u32)` it emits
-//! ```ignore
+//! ```text
 //! pub mod smooth {
 //!     pub static KERNEL: ::gsync::KernelSpec = …;            // both CUDA bodies
 //!     pub use self::functions::*;

@@ -55,7 +55,7 @@ pub enum Barrier {
     /// (Algorithm 4).
     Ulfs,
     /// gsync's own: one counter while the grid is small, arrivals spread over 32 counters and
-    /// released per SM once it is large (see [`RelayMode`]).
+    /// released per SM once it is large (see `RelayMode`).
     Relay,
     /// No device barrier: the kernel is split at every `grid_sync()` and each segment is a
     /// launch of its own (see [`Gpu::begin_split`](crate::Gpu::begin_split)).
