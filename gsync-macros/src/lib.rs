@@ -9,10 +9,8 @@
 //! host code and the module that replaces the function).
 //! All errors are collected and reported together, each on its span.
 
-mod block_size;
 mod check;
 mod diagnostics;
-mod dims;
 mod emit;
 mod generic;
 mod ir;
@@ -125,17 +123,15 @@ fn instance(
     let mut diag = Diagnostics::default();
     let sig = parse::signature(func, subst, &mut diag);
     let kernel = lower::kernel(&sig, &func.block, options.threads, items, subst, &mut diag);
-    if let Some(k) = &kernel {
-        check::kernel(k, &mut diag);
-    }
-    match (kernel, diag.into_error()) {
-        (Some(k), None) => {
-            let plan = split::plan(&k);
+    let checked = kernel.and_then(|k| check::kernel(&k, &mut diag).map(|facts| (k, facts)));
+    match (checked, diag.into_error()) {
+        (Some((k, facts)), None) => {
+            let plan = split::plan(&k, &facts.levels);
             let split_source =
-                |checks| plan.as_ref().map(|p| emit::cuda::split_source(&k, p, checks)).unwrap_or_default();
+                |checks| plan.as_ref().map(|p| emit::cuda::split_source(&k, &facts, p, checks)).unwrap_or_default();
             let sources = emit::module::Sources {
-                checked: emit::cuda::kernel_source(&k, true),
-                unchecked: emit::cuda::kernel_source(&k, false),
+                checked: emit::cuda::kernel_source(&k, &facts, true),
+                unchecked: emit::cuda::kernel_source(&k, &facts, false),
                 split_checked: split_source(true),
                 split_unchecked: split_source(false),
                 segments: plan
@@ -146,13 +142,14 @@ fn instance(
                 split_reads_device: plan.as_ref().is_ok_and(|p| p.reads_device),
                 rust_signature: rust_signature(func, subst),
             };
-            let split_host = emit::split_host::body(&k, plan.as_ref().ok());
-            let emulator = emit::emu::body(&k);
+            let split_host = emit::split_host::body(&k, &facts, plan.as_ref().ok());
+            let emulator = emit::emu::body(&k, &facts);
             let emulated_segments: Vec<_> = plan
                 .as_ref()
-                .map(|p| p.segments.iter().enumerate().map(|(i, s)| emit::emu::segment(&k, i, s)).collect())
+                .map(|p| p.segments.iter().enumerate().map(|(i, s)| emit::emu::segment(&k, &facts, i, s)).collect())
                 .unwrap_or_default();
-            let module_items = emit::module::items(&sig, &k, &sources, split_host, emulator, &emulated_segments);
+            let module_items =
+                emit::module::items(&sig, &k, &facts, &sources, split_host, emulator, &emulated_segments);
             if subst.types.is_empty() {
                 Ok(emit::module::wrapper(&sig, module_items))
             } else {
