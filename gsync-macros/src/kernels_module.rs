@@ -82,7 +82,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         .collect();
     let kept: Vec<TokenStream> =
         kept.into_iter().enumerate().filter(|(at, _)| !per_block.contains(at)).map(|(_, item)| item).collect();
-    let expanded = kernels.iter().map(|(args, func)| crate::kernel(args.clone(), func, &items));
+    let expanded = kernels.iter().map(|(args, func)| crate::expand::kernel(args.clone(), func, &items));
     let errors = diag.into_error().map(|e| e.to_compile_error());
     let attrs = &module.attrs;
     let vis = &module.vis;
