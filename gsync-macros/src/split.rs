@@ -15,7 +15,7 @@
 
 mod recompute;
 
-use crate::check::uniformity::Level;
+use crate::check::Level;
 use crate::diagnostics::line_of;
 use crate::ir::*;
 use crate::ir_walk::{each_expr, each_stmt, stmt_exprs};

@@ -8,11 +8,12 @@ mod locks;
 mod operands;
 mod shared_len;
 mod sizes;
-pub mod uniformity;
+mod uniformity;
 mod warp_index;
 
 pub use block_sizes::RefusedBlockSizes;
 pub use facts::{Axes, Facts};
+pub use uniformity::Level;
 
 use crate::diagnostics::Diagnostics;
 use crate::ir::{Block, Kernel, StmtKind};

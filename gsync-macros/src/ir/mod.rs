@@ -5,6 +5,8 @@
 //! types; the IR's types take the type as a parameter `T` so that lowering
 //! can build them with inference variables first, which it resolves once
 //! inference is done.
+//!
+//! The IR is the bottom of the crate: it imports no stage, and every stage imports it.
 
 pub mod consts;
 mod scalar;
