@@ -1,6 +1,7 @@
 //! Generic traversals of the IR used by several checks.
 
-use crate::ir::{Block, Expr, ExprKind, ForRange, Place, Stmt, StmtKind};
+use crate::ir::{Block, Collective, Expr, ExprKind, ForRange, Place, Stmt, StmtKind};
+use proc_macro2::Span;
 
 /// Calls `f` on every statement, outer before inner.
 pub fn each_stmt<T>(block: &[Stmt<T>], f: &mut dyn FnMut(&Stmt<T>)) {
@@ -99,4 +100,15 @@ fn each_expr_inner<T>(e: &Expr<T>, f: &mut dyn FnMut(&Expr<T>)) {
         | ExprKind::Len(_)
         | ExprKind::Builtin(_) => {}
     }
+}
+
+/// The first collective in an expression or its operands.
+pub fn collective_in<T>(e: &Expr<T>) -> Option<(Collective, Span)> {
+    let mut found = None;
+    each_expr(e, &mut |x| {
+        if found.is_none() {
+            found = Collective::of_expr(&x.kind).map(|c| (c, x.span));
+        }
+    });
+    found
 }

@@ -76,13 +76,13 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let per_block: Vec<usize> = kept_consts
         .iter()
         .filter(|(name, _)| {
-            items.consts.iter().any(|(n, value, _)| n == name && matches!(value, lower::ConstValue::Block(_)))
+            items.consts.iter().any(|(n, value, _)| n == name && matches!(value, crate::ir::ConstValue::Block(_)))
         })
         .map(|(_, at)| *at)
         .collect();
     let kept: Vec<TokenStream> =
         kept.into_iter().enumerate().filter(|(at, _)| !per_block.contains(at)).map(|(_, item)| item).collect();
-    let expanded = kernels.iter().map(|(args, func)| crate::kernel(args.clone(), func, &items));
+    let expanded = kernels.iter().map(|(args, func)| crate::expand::kernel(args.clone(), func, &items));
     let errors = diag.into_error().map(|e| e.to_compile_error());
     let attrs = &module.attrs;
     let vis = &module.vis;
@@ -118,7 +118,7 @@ fn marker(attrs: &[syn::Attribute]) -> Option<(Marker, usize)> {
 /// A device function's name may be neither a builtin's nor another's.
 fn check_name(func: &parse::DeviceFn, items: &ModuleItems, diag: &mut Diagnostics) {
     let name = func.ident.to_string();
-    if lower::RESERVED_NAMES.contains(&name.as_str()) || crate::dims::AXIS_BUILTINS.contains(&name.as_str()) {
+    if lower::RESERVED_NAMES.contains(&name.as_str()) || lower::AXIS_BUILTINS.contains(&name.as_str()) {
         diag.error(func.span, format!("`{name}` is a gsync builtin: give the device function another name"));
     } else if items.functions.iter().any(|f| f.ident == func.ident) {
         diag.error(func.span, format!("the device function `{name}` is defined twice in this module"));

@@ -1,19 +1,20 @@
 //! The `#[grid_phases]` attribute: a Rust function whose phases are
 //! separated by `grid_sync()` becomes one fused CUDA kernel.
 //!
-//! The stages, in the order a kernel passes through them:
+//! This file is the entry: it parses the attribute's input and hands it to `expand` (one
+//! kernel) or `kernels_module` (a module of kernels). The stages, in the order a kernel
+//! passes through them, all over the typed `ir` at the bottom:
 //! `parse` (options and signature) → `lower` (body to typed IR, with
-//! type inference) → `check` (operand rules, uniformity, `return`) →
-//! `split` (segments and host code, where the kernel can be split) →
+//! type inference) → `check` (operand rules, uniformity, `return`, block sizes; it returns
+//! the kernel's facts) → `split` (segments and host code, where the kernel can be split) →
 //! `emit` (CUDA C for the device; Rust for the emulator, the split form's
 //! host code and the module that replaces the function).
 //! All errors are collected and reported together, each on its span.
 
-mod block_size;
 mod check;
 mod diagnostics;
-mod dims;
 mod emit;
+mod expand;
 mod generic;
 mod ir;
 mod ir_math;
@@ -25,10 +26,8 @@ mod parse;
 mod split;
 mod stack;
 
-use diagnostics::Diagnostics;
 use proc_macro::TokenStream;
 use quote::quote;
-use syn::spanned::Spanned;
 
 /// Turns a Rust function into a fused multi-phase CUDA kernel.
 ///
@@ -43,7 +42,7 @@ pub fn grid_phases(args: TokenStream, item: TokenStream) -> TokenStream {
                 return e.to_compile_error().into();
             }
         };
-        kernel(args.into(), &func, &lower::ModuleItems::default()).into()
+        expand::kernel(args.into(), &func, &lower::ModuleItems::default()).into()
     })
 }
 
@@ -65,124 +64,6 @@ pub fn device(_args: TokenStream, item: TokenStream) -> TokenStream {
     )
     .to_compile_error();
     quote!(#error #item).into()
-}
-
-/// Expands one `#[grid_phases]` kernel that sees `items` (its module's
-/// device functions and constants): one module, or one per element type of
-/// a generic kernel with a module that dispatches on the type.
-fn kernel(args: proc_macro2::TokenStream, func: &syn::ItemFn, items: &lower::ModuleItems) -> proc_macro2::TokenStream {
-    let mut diag = Diagnostics::default();
-    let options = parse::options(args, &mut diag);
-    let generics = parse::generics(&func.sig.generics, "a `#[grid_phases]` kernel", &mut diag);
-    if generics.len() > 1 {
-        diag.error(
-            func.sig.generics.span(),
-            "a `#[grid_phases]` kernel takes at most one type parameter, its element type",
-        );
-    }
-    let Some(param) = generics.first().filter(|_| !diag.has_errors()) else {
-        if let Some(e) = diag.into_error() {
-            let sig = parse::signature(func, &parse::Substitution::default(), &mut Diagnostics::default());
-            let errors = e.to_compile_error();
-            let module = emit::module::wrapper(&sig, quote!());
-            return quote!(#errors #module);
-        }
-        return instance(&options, func, items, &parse::Substitution::default()).unwrap_or_else(|e| {
-            let sig = parse::signature(func, &parse::Substitution::default(), &mut Diagnostics::default());
-            let errors = e.to_compile_error();
-            let module = emit::module::wrapper(&sig, quote!());
-            quote!(#errors #module)
-        });
-    };
-    let mut modules = Vec::new();
-    let mut errors = generic::Errors::default();
-    for ty in param.bound.slice_types() {
-        let subst = parse::Substitution { types: vec![(param.ident.to_string(), ty)] };
-        match instance(&options, func, items, &subst) {
-            Ok(items) => modules.push((ty, items)),
-            Err(e) => errors.add(&param.ident, ty, e),
-        }
-    }
-    let sig = parse::signature(func, &parse::Substitution::default(), &mut Diagnostics::default());
-    match errors.into_error(&param.ident, param.bound.slice_types().len()) {
-        Some(e) => {
-            let errors = e.to_compile_error();
-            let module = emit::module::wrapper(&sig, quote!());
-            quote!(#errors #module)
-        }
-        None => generic::module(func, &sig, param, &modules),
-    }
-}
-
-/// One kernel for one element type (the only one, if it is not generic):
-/// the items of its module, or its errors.
-fn instance(
-    options: &parse::Options,
-    func: &syn::ItemFn,
-    items: &lower::ModuleItems,
-    subst: &parse::Substitution,
-) -> Result<proc_macro2::TokenStream, syn::Error> {
-    let mut diag = Diagnostics::default();
-    let sig = parse::signature(func, subst, &mut diag);
-    let kernel = lower::kernel(&sig, &func.block, options.threads, items, subst, &mut diag);
-    if let Some(k) = &kernel {
-        check::kernel(k, &mut diag);
-    }
-    match (kernel, diag.into_error()) {
-        (Some(k), None) => {
-            let plan = split::plan(&k);
-            let split_source =
-                |checks| plan.as_ref().map(|p| emit::cuda::split_source(&k, p, checks)).unwrap_or_default();
-            let sources = emit::module::Sources {
-                checked: emit::cuda::kernel_source(&k, true),
-                unchecked: emit::cuda::kernel_source(&k, false),
-                split_checked: split_source(true),
-                split_unchecked: split_source(false),
-                segments: plan
-                    .as_ref()
-                    .map(|p| (0..p.segments.len()).map(|i| emit::cuda_names::segment_symbol(&k, i)).collect())
-                    .unwrap_or_default(),
-                split_error: plan.as_ref().err().cloned(),
-                split_reads_device: plan.as_ref().is_ok_and(|p| p.reads_device),
-                rust_signature: rust_signature(func, subst),
-            };
-            let split_host = emit::split_host::body(&k, plan.as_ref().ok());
-            let emulator = emit::emu::body(&k);
-            let emulated_segments: Vec<_> = plan
-                .as_ref()
-                .map(|p| p.segments.iter().enumerate().map(|(i, s)| emit::emu::segment(&k, i, s)).collect())
-                .unwrap_or_default();
-            let module_items = emit::module::items(&sig, &k, &sources, split_host, emulator, &emulated_segments);
-            if subst.types.is_empty() {
-                Ok(emit::module::wrapper(&sig, module_items))
-            } else {
-                Ok(module_items)
-            }
-        }
-        (_, error) => Err(error.unwrap_or_else(|| syn::Error::new(func.sig.ident.span(), "the kernel did not lower"))),
-    }
-}
-
-/// `fn name(a: &mut [f32], n: u32)`, for the header of the generated CUDA
-/// (`fn name::<f32>(a: &mut [T], …)` for an instance of a generic kernel).
-fn rust_signature(func: &syn::ItemFn, subst: &parse::Substitution) -> String {
-    let sig = &func.sig;
-    let name = &sig.ident;
-    let inputs = &sig.inputs;
-    let instance = subst.types.iter().map(|(_, s)| quote::format_ident!("{}", s.name()));
-    let turbofish = if subst.types.is_empty() { quote!() } else { quote!(::<#(#instance),*>) };
-    let text = quote!(fn #name #turbofish(#inputs)).to_string();
-    text.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .replace(" ,", ",")
-        .replace("& ", "&")
-        .replace(" (", "(")
-        .replace("( ", "(")
-        .replace(" )", ")")
-        .replace(" :", ":")
-        .replace("[ ", "[")
-        .replace(" ]", "]")
 }
 
 #[cfg(test)]

@@ -32,13 +32,13 @@ fn compile(module: proc_macro2::TokenStream) -> Result<(String, Option<String>),
     let none = parse::Substitution::default();
     let sig = parse::signature(func, &none, &mut diag);
     let k = lower::kernel(&sig, &func.block, 0, &items, &none, &mut diag);
-    if let Some(k) = &k {
-        check::kernel(k, &mut diag);
-    }
-    match (k, diag.into_error()) {
-        (Some(k), None) => {
-            let split = crate::split::plan(&k).ok().map(|plan| emit::cuda::split_source(&k, &plan, true));
-            Ok((emit::cuda::kernel_source(&k, true), split))
+    let checked = k.and_then(|k| check::kernel(&k, &mut diag).map(|facts| (k, facts)));
+    match (checked, diag.into_error()) {
+        (Some((k, facts)), None) => {
+            let split = crate::split::plan(&k, &facts.levels)
+                .ok()
+                .map(|plan| emit::cuda::split_source(&k, &facts, &plan, true));
+            Ok((emit::cuda::kernel_source(&k, &facts, true), split))
         }
         (_, Some(e)) => Err(e.into_iter().map(|e| e.to_string()).collect()),
         (None, None) => unreachable!("lowering fails only with errors"),

@@ -15,7 +15,7 @@
 
 mod recompute;
 
-use crate::check::uniformity::{var_levels, Level};
+use crate::check::Level;
 use crate::diagnostics::line_of;
 use crate::ir::*;
 use crate::ir_walk::{each_expr, each_stmt, stmt_exprs};
@@ -87,13 +87,13 @@ pub enum HostStmt {
     Swap(ArrayId, ArrayId),
 }
 
-/// Splits a kernel at its barriers, or explains why it cannot be split.
+/// Splits a kernel at its barriers, or explains why it cannot be split. `levels` says how
+/// uniform each variable is (the uniformity check's [`Facts::levels`](crate::check::Facts)).
 ///
 /// A uniform local first goes to the host; if per-thread code turns out to
 /// assign it (a loop counter of a `sync_block()` loop, say), the split is
 /// redone with that local kept on the device, until it settles.
-pub fn plan(k: &Kernel) -> Result<SplitPlan, String> {
-    let levels = var_levels(k);
+pub fn plan(k: &Kernel, levels: &[Level]) -> Result<SplitPlan, String> {
     let defs = Definitions::new(k);
     let mut device_only = HashSet::new();
     loop {
@@ -106,7 +106,7 @@ pub fn plan(k: &Kernel) -> Result<SplitPlan, String> {
         let mut s = Splitter {
             k,
             defs: &defs,
-            levels: levels.clone(),
+            levels,
             host_vars,
             device_only: device_only.clone(),
             segments: Vec::new(),
@@ -133,7 +133,8 @@ pub fn plan(k: &Kernel) -> Result<SplitPlan, String> {
 struct Splitter<'k> {
     k: &'k Kernel,
     defs: &'k Definitions<'k>,
-    levels: Vec<Level>,
+    /// The uniformity level of every variable, from the check.
+    levels: &'k [Level],
     host_vars: HashSet<VarId>,
     /// Uniform locals that must stay on the device: per-thread code assigns them.
     device_only: HashSet<VarId>,

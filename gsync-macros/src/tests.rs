@@ -12,11 +12,9 @@ pub(crate) fn compile(func: proc_macro2::TokenStream) -> Result<String, Vec<Stri
     let none = parse::Substitution::default();
     let sig = parse::signature(&func, &none, &mut diag);
     let kernel = lower::kernel(&sig, &func.block, 0, &Default::default(), &none, &mut diag);
-    if let Some(k) = &kernel {
-        check::kernel(k, &mut diag);
-    }
-    match (kernel, diag.into_error()) {
-        (Some(k), None) => Ok(emit::cuda::kernel_source(&k, true)),
+    let checked = kernel.and_then(|k| check::kernel(&k, &mut diag).map(|facts| (k, facts)));
+    match (checked, diag.into_error()) {
+        (Some((k, facts)), None) => Ok(emit::cuda::kernel_source(&k, &facts, true)),
         (_, Some(e)) => Err(e.into_iter().map(|e| e.to_string()).collect()),
         (None, None) => unreachable!("lowering fails only with errors"),
     }
@@ -396,16 +394,17 @@ fn shared_arrays_beyond_48_kib_are_rejected_on_the_array_that_crosses() {
 }
 
 /// Lowers and checks a kernel, then splits it for MultiLaunch.
-fn split_of(func: proc_macro2::TokenStream) -> (crate::ir::Kernel, Result<crate::split::SplitPlan, String>) {
+fn split_of(
+    func: proc_macro2::TokenStream,
+) -> (crate::ir::Kernel, check::Facts, Result<crate::split::SplitPlan, String>) {
     let func: syn::ItemFn = syn::parse2(func).expect("test input is a function");
     let mut diag = Diagnostics::default();
     let none = parse::Substitution::default();
     let sig = parse::signature(&func, &none, &mut diag);
     let k = lower::kernel(&sig, &func.block, 0, &Default::default(), &none, &mut diag).expect("the kernel lowers");
-    check::kernel(&k, &mut diag);
-    assert!(!diag.has_errors(), "the kernel checks");
-    let plan = crate::split::plan(&k);
-    (k, plan)
+    let facts = check::kernel(&k, &mut diag).expect("the kernel checks");
+    let plan = crate::split::plan(&k, &facts.levels);
+    (k, facts, plan)
 }
 
 fn launches(host: &[crate::split::HostStmt]) -> usize {
@@ -422,7 +421,7 @@ fn launches(host: &[crate::split::HostStmt]) -> usize {
 
 #[test]
 fn split_smoothing_runs_the_round_loop_on_the_host() {
-    let (k, plan) = split_of(quote! {
+    let (k, facts, plan) = split_of(quote! {
         fn smooth(a: &mut [f32], b: &mut [f32], rounds: u32) {
             let n = a.len() as u32;
             for r in 0..rounds {
@@ -440,7 +439,7 @@ fn split_smoothing_runs_the_round_loop_on_the_host() {
     let values: Vec<&str> = plan.segments[0].host_values.iter().map(|v| k.var(*v).name.as_str()).collect();
     assert_eq!(values, ["n", "r"]);
     assert!(!plan.reads_device);
-    let src = crate::emit::cuda::split_source(&k, &plan, false);
+    let src = crate::emit::cuda::split_source(&k, &facts, &plan, false);
     assert!(
         src.contains("smooth_segment_0_(") && src.contains("const u32 n_,") && src.contains("const u32 r_,"),
         "{src}"
@@ -499,7 +498,7 @@ fn a_kernel_without_grid_sync_records_each_thread_s_end_at_every_return() {
 
 #[test]
 fn segments_have_no_profile_hooks() {
-    let (k, plan) = split_of(quote! {
+    let (k, facts, plan) = split_of(quote! {
         fn two(a: &mut [u32]) {
             let i = global_id();
             let n = a.len() as u32;
@@ -508,13 +507,13 @@ fn segments_have_no_profile_hooks() {
             if i < n { a[i] = a[i] + 1; }
         }
     });
-    let src = crate::emit::cuda::split_source(&k, &plan.expect("splittable"), false);
+    let src = crate::emit::cuda::split_source(&k, &facts, &plan.expect("splittable"), false);
     assert!(!src.contains("GSYNC_PROFILE"), "{src}");
 }
 
 #[test]
 fn split_fixed_phases_become_one_launch_each() {
-    let (_, plan) = split_of(quote! {
+    let (_, _, plan) = split_of(quote! {
         fn k(a: &mut [u32], b: &mut [u32]) {
             for i in grid_stride(0..a.len()) { a[i] = 1; }
             grid_sync();
@@ -530,7 +529,7 @@ fn split_fixed_phases_become_one_launch_each() {
 
 #[test]
 fn split_host_reads_a_uniform_flag_from_the_device() {
-    let (_, plan) = split_of(quote! {
+    let (_, _, plan) = split_of(quote! {
         fn k(flag: &mut [u32], data: &mut [u32]) {
             while flag[0] != 0 {
                 for i in grid_stride(0..data.len()) { data[i] += 1; }
@@ -547,7 +546,7 @@ fn split_host_reads_a_uniform_flag_from_the_device() {
 
 #[test]
 fn split_refuses_a_varying_local_assigned_after_its_definition() {
-    let (_, plan) = split_of(quote! {
+    let (_, _, plan) = split_of(quote! {
         fn k(a: &mut [u32]) {
             let mut i = global_id();
             i += 1;
@@ -577,7 +576,7 @@ fn bound_names(k: &crate::ir::Kernel, segment: &crate::split::Segment) -> Vec<St
 
 #[test]
 fn split_recomputes_hoisted_thread_indices_in_each_segment() {
-    let (k, plan) = split_of(quote! {
+    let (k, facts, plan) = split_of(quote! {
         fn k(input: &[u32], per_warp: &mut [u32], out: &mut [u32]) {
             let lane = lane_id();
             let warp = thread_idx() / 32;
@@ -594,7 +593,7 @@ fn split_recomputes_hoisted_thread_indices_in_each_segment() {
     assert_eq!(bound_names(&k, &plan.segments[1]), ["lane", "warp", "b", "slot"]);
     let values: Vec<&str> = plan.segments[1].host_values.iter().map(|v| k.var(*v).name.as_str()).collect();
     assert_eq!(values, ["warps"], "a uniform value still comes from the host");
-    let src = crate::emit::cuda::split_source(&k, &plan, false);
+    let src = crate::emit::cuda::split_source(&k, &facts, &plan, false);
     let second = &src[src.find("k_segment_1_(").expect("segment 1")..];
     assert!(second.contains("const u32 lane_ = (threadIdx.x & 31u);"), "{second}");
     assert!(second.contains("const u32 slot_ = b_ * warps_ + warp_;"), "{second}");
@@ -602,7 +601,7 @@ fn split_recomputes_hoisted_thread_indices_in_each_segment() {
 
 #[test]
 fn split_recomputes_a_value_of_a_host_loop_iteration_with_its_loop_variable() {
-    let (k, plan) = split_of(quote! {
+    let (k, _, plan) = split_of(quote! {
         fn k(a: &mut [u32], b: &mut [u32], rounds: u32) {
             for r in 0..rounds {
                 let j = global_id() + r;
@@ -622,7 +621,7 @@ fn split_recomputes_a_value_of_a_host_loop_iteration_with_its_loop_variable() {
 
 #[test]
 fn split_refuses_a_value_whose_host_input_changes_between_launches() {
-    let (_, plan) = split_of(quote! {
+    let (_, _, plan) = split_of(quote! {
         fn k(a: &mut [u32], n: u32) {
             let mut s = 0u32;
             while s < n {
@@ -648,7 +647,7 @@ fn split_refuses_values_read_from_memory_or_exchanged_between_threads() {
         ("y", quote! { let x = a[global_id()]; let y = x + lane_id(); }),
     ] {
         let var = quote::format_ident!("{name}");
-        let (_, plan) = split_of(quote! {
+        let (_, _, plan) = split_of(quote! {
             fn k(a: &mut [u32], out: &mut [u32]) {
                 #body
                 grid_sync();
@@ -662,7 +661,7 @@ fn split_refuses_values_read_from_memory_or_exchanged_between_threads() {
 
 #[test]
 fn split_declares_a_constant_table_again_and_refuses_an_assigned_one() {
-    let (k, plan) = split_of(quote! {
+    let (k, facts, plan) = split_of(quote! {
         fn k(a: &mut [u32]) {
             let table = [3u32, 1, 2, 0];
             a[global_id()] = table[lane_id() % 4];
@@ -672,8 +671,8 @@ fn split_declares_a_constant_table_again_and_refuses_an_assigned_one() {
     });
     let plan = plan.expect("the table is a value");
     assert_eq!(bound_names(&k, &plan.segments[1]), ["table"]);
-    crate::emit::cuda::split_source(&k, &plan, true);
-    let (_, plan) = split_of(quote! {
+    crate::emit::cuda::split_source(&k, &facts, &plan, true);
+    let (_, _, plan) = split_of(quote! {
         fn k(a: &mut [u32]) {
             let mut v = [0u32; 4];
             v[0] = a[global_id()];
@@ -689,7 +688,7 @@ fn split_declares_a_constant_table_again_and_refuses_an_assigned_one() {
 
 #[test]
 fn split_launches_nothing_for_values_it_recomputes() {
-    let (_, plan) = split_of(quote! {
+    let (_, _, plan) = split_of(quote! {
         fn k(a: &mut [u32], rounds: u32) {
             let lane = lane_id();
             let i = global_id();
@@ -703,7 +702,7 @@ fn split_launches_nothing_for_values_it_recomputes() {
     assert_eq!(plan.segments.len(), 1, "the lets before the loop need no launch of their own");
     assert_eq!(launches(&plan.host), 1);
     // A read of a table could be out of bounds, which a launch must report.
-    let (_, plan) = split_of(quote! {
+    let (_, _, plan) = split_of(quote! {
         fn k(a: &mut [u32], rounds: u32) {
             let table = [1u32, 2];
             let t = table[lane_id()];
@@ -719,19 +718,19 @@ fn split_launches_nothing_for_values_it_recomputes() {
 #[test]
 fn split_of_a_kernel_without_per_thread_work_launches_one_empty_segment() {
     for body in [quote! {}, quote! { grid_sync(); }, quote! { let x = n + 1; grid_sync(); }] {
-        let (k, plan) = split_of(quote! { fn k(a: &mut [u32], n: u32) { #body } });
+        let (k, facts, plan) = split_of(quote! { fn k(a: &mut [u32], n: u32) { #body } });
         let plan = plan.expect("splittable");
         assert_eq!(plan.segments.len(), 1);
         assert!(plan.segments[0].body.is_empty());
         assert_eq!(launches(&plan.host), 1);
-        let src = crate::emit::cuda::split_source(&k, &plan, false);
+        let src = crate::emit::cuda::split_source(&k, &facts, &plan, false);
         assert!(src.contains("Segment 0 of Rust `fn k` (no statements)"), "{src}");
     }
 }
 
 #[test]
 fn split_refuses_shared_memory_across_a_barrier() {
-    let (_, plan) = split_of(quote! {
+    let (_, _, plan) = split_of(quote! {
         fn k(a: &mut [u32]) {
             let mut tile = shared_array::<u32, 32>();
             tile[lane_id()] = 1;
@@ -745,7 +744,7 @@ fn split_refuses_shared_memory_across_a_barrier() {
 
 #[test]
 fn split_refuses_host_values_assigned_by_threads() {
-    let (_, plan) = split_of(quote! {
+    let (_, _, plan) = split_of(quote! {
         fn k(a: &mut [u32]) {
             let mut x = 1u32;
             if a.len() > 5 { x = 2; a[0] = 1; }
@@ -759,7 +758,7 @@ fn split_refuses_host_values_assigned_by_threads() {
 
 #[test]
 fn split_keeps_a_host_value_assigned_before_use_in_order() {
-    let (_, plan) = split_of(quote! {
+    let (_, _, plan) = split_of(quote! {
         fn k(a: &mut [u32], b: &mut [u32]) {
             let mut x = 1u32;
             for i in grid_stride(0..a.len()) { a[i] = x; }
@@ -774,7 +773,7 @@ fn split_keeps_a_host_value_assigned_before_use_in_order() {
 
 #[test]
 fn split_keeps_a_uniform_local_of_per_thread_loops_on_the_device() {
-    let (_, plan) = split_of(quote! {
+    let (_, _, plan) = split_of(quote! {
         fn k(a: &mut [u32], total: &mut [u32]) {
             let mut tile = shared_array::<u32, 256>();
             let t = thread_idx();
@@ -797,7 +796,7 @@ fn split_keeps_a_uniform_local_of_per_thread_loops_on_the_device() {
 
 #[test]
 fn split_accepts_shared_memory_each_segment_fills_before_reading() {
-    let (_, plan) = split_of(quote! {
+    let (_, _, plan) = split_of(quote! {
         fn k(a: &mut [u32]) {
             let mut tile = shared_array::<u32, 32>();
             tile[lane_id()] = a[global_id()];
@@ -814,7 +813,7 @@ fn split_accepts_shared_memory_each_segment_fills_before_reading() {
 
 #[test]
 fn split_refuses_a_thread_local_array_used_after_the_barrier_it_was_declared_before() {
-    let (_, plan) = split_of(quote! {
+    let (_, _, plan) = split_of(quote! {
         fn k(out: &mut [u32]) {
             let mut a = [0u32; 3];
             grid_sync();

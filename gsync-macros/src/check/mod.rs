@@ -1,26 +1,45 @@
 //! Stage 3: checks on the typed IR. Each reports spanned errors and changes
-//! nothing; together they guarantee the emitters see a well-formed kernel.
+//! nothing; together they guarantee the emitters see a well-formed kernel,
+//! and what they learn on the way is handed on as the kernel's [`Facts`].
 
+mod block_sizes;
+mod facts;
 mod locks;
 mod operands;
-pub mod shared_len;
-pub mod sizes;
-pub mod uniformity;
+mod shared_len;
+mod sizes;
+mod uniformity;
 mod warp_index;
 
-pub use sizes::{LOCAL_LIMIT, SHARED_LIMIT};
+pub use block_sizes::RefusedBlockSizes;
+pub use facts::{Axes, Facts};
+pub use uniformity::Level;
 
 use crate::diagnostics::Diagnostics;
 use crate::ir::{Block, Kernel, StmtKind};
 
-/// Runs every check, collecting all errors.
-pub fn kernel(k: &Kernel, diag: &mut Diagnostics) {
+/// Runs every check, collecting all errors; the kernel's facts if it passed them all.
+pub fn kernel(k: &Kernel, diag: &mut Diagnostics) -> Option<Facts> {
+    // A kernel that no block size can run is reported alone.
+    let refused_block_sizes = block_sizes::check(k, diag)?;
     operands::check(k, diag);
     sizes::check(k, diag);
-    shared_len::check(k, diag);
+    let shared_slice_lens = shared_len::check(k, diag);
     returns(k, &k.body, diag);
     locks::check(k, diag);
-    uniformity::check(k, diag);
+    let levels = uniformity::check(k, diag);
+    if diag.has_errors() {
+        return None;
+    }
+    Some(Facts {
+        levels,
+        axes: facts::axes(k),
+        refused_block_sizes,
+        half: facts::uses_half(k),
+        swapped: facts::swapped_slices(k),
+        shared_slice_lens,
+        static_shared_bytes: sizes::static_shared_bytes(k),
+    })
 }
 
 /// A `return` would leave the other blocks waiting at the next `grid_sync()`.

@@ -9,18 +9,22 @@ use crate::diagnostics::Diagnostics;
 use crate::ir::*;
 use proc_macro2::Span;
 
-/// Reports every shared slice whose length the host cannot compute.
-pub fn check(k: &Kernel, diag: &mut Diagnostics) {
+/// Reports every shared slice whose length the host cannot compute; returns the lengths the
+/// host computes, in declaration order.
+pub fn check(k: &Kernel, diag: &mut Diagnostics) -> Vec<Expr> {
+    let mut lens = Vec::new();
     for decl in &k.shared_slices {
-        if let Err((span, message)) = host_len(k, &decl.len) {
-            diag.error(span, message);
+        match host_len(k, &decl.len) {
+            Ok(len) => lens.push(len),
+            Err((span, message)) => diag.error(span, message),
         }
     }
+    lens
 }
 
 /// The length expression `len` as the host evaluates it, or the span and message of what the
 /// host cannot evaluate.
-pub fn host_len(k: &Kernel, len: &Expr) -> Result<Expr, (Span, String)> {
+fn host_len(k: &Kernel, len: &Expr) -> Result<Expr, (Span, String)> {
     crate::stack::deep(|| host_expr(k, len))
 }
 

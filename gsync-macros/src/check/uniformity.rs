@@ -169,19 +169,18 @@ struct Report {
     notes: Vec<(Span, String)>,
 }
 
-pub fn check(k: &Kernel, diag: &mut Diagnostics) {
+/// Reports every collective that threads reach divergently; returns the uniformity level of
+/// every variable, indexed by [`VarId`].
+pub fn check(k: &Kernel, diag: &mut Diagnostics) -> Vec<Level> {
     let mut a = analyse(k);
+    let levels = a.vars.iter().map(|t| t.level).collect();
     a.report = true;
     a.returned = Taint::UNIFORM;
     a.block(&k.body, Taint::UNIFORM);
     for r in a.errors {
         diag.error_with_notes(r.span, r.message, r.notes);
     }
-}
-
-/// The uniformity level of every variable, indexed by [`VarId`].
-pub fn var_levels(k: &Kernel) -> Vec<Level> {
-    analyse(k).vars.iter().map(|t| t.level).collect()
+    levels
 }
 
 /// Runs the analysis to its fixed point.

@@ -4,9 +4,11 @@
 
 use crate::emit::assertions::{has_assertions, AssertStops};
 mod communication;
+mod dims;
 mod shared_slices;
 
-use crate::dims;
+use crate::check::Facts;
+use crate::emit::block_size::BlockConstCode;
 use crate::emit::{cuda_names, cuda_ops};
 use crate::ir::*;
 use crate::names;
@@ -19,8 +21,8 @@ const MAX_UNROLLED_TRIPS: i128 = 32;
 /// The fused kernel's definition, with or without bounds checks. Its profile hooks
 /// (`GSYNC_PROFILE_*`, from the runtime's `profile.cuh` or `no_profile.cuh`) record a
 /// per-phase profile when the runtime compiles it for one, and are empty otherwise.
-pub fn kernel_source(k: &Kernel, bounds_checks: bool) -> String {
-    let mut e = CudaEmitter::new(k, bounds_checks, true);
+pub fn kernel_source(k: &Kernel, facts: &Facts, bounds_checks: bool) -> String {
+    let mut e = CudaEmitter::new(k, facts, bounds_checks, true);
     let checks = if bounds_checks { " with bounds checks" } else { "" };
     let shared: Vec<ArrayId> = shared_arrays(k).collect();
     e.function(&Function {
@@ -36,8 +38,8 @@ pub fn kernel_source(k: &Kernel, bounds_checks: bool) -> String {
 }
 
 /// The kernel split at its barriers: one function per segment.
-pub fn split_source(k: &Kernel, plan: &SplitPlan, bounds_checks: bool) -> String {
-    let mut e = CudaEmitter::new(k, bounds_checks, false);
+pub fn split_source(k: &Kernel, facts: &Facts, plan: &SplitPlan, bounds_checks: bool) -> String {
+    let mut e = CudaEmitter::new(k, facts, bounds_checks, false);
     let checks = if bounds_checks { " with bounds checks" } else { "" };
     let asserting = has_assertions(&k.body, bounds_checks);
     for (i, segment) in plan.segments.iter().enumerate() {
@@ -72,14 +74,8 @@ pub fn split_source(k: &Kernel, plan: &SplitPlan, bounds_checks: bool) -> String
 /// `HALF_MARKER` is the same text.
 pub const HALF_MARKER: &str = "// gsync: uses f16/bf16 (core/half.cuh)\n";
 
-fn half_marker(k: &Kernel) -> String {
-    let mut half = k.vars.iter().any(|v| v.ty.is_half()) || k.arrays.iter().any(|a| a.elem.is_half());
-    crate::ir_walk::each_stmt(&k.body, &mut |s| {
-        for e in crate::ir_walk::stmt_exprs(s) {
-            crate::ir_walk::each_expr(e, &mut |e| half |= e.ty.is_half());
-        }
-    });
-    if half {
+fn half_marker(facts: &Facts) -> String {
+    if facts.half {
         HALF_MARKER.to_owned()
     } else {
         String::new()
@@ -126,6 +122,7 @@ struct Function<'a> {
 
 struct CudaEmitter<'k> {
     k: &'k Kernel,
+    facts: &'k Facts,
     checked: bool,
     /// Whether the profile hooks are emitted: in the fused kernel, not in the segments.
     profiled: bool,
@@ -144,15 +141,16 @@ struct CudaEmitter<'k> {
 
 impl<'k> CudaEmitter<'k> {
     /// An emitter of `k`'s body with or without bounds checks, with the profile hooks or not.
-    fn new(k: &'k Kernel, checked: bool, profiled: bool) -> Self {
+    fn new(k: &'k Kernel, facts: &'k Facts, checked: bool, profiled: bool) -> Self {
         CudaEmitter {
             k,
+            facts,
             checked,
             profiled,
-            out: half_marker(k),
+            out: half_marker(facts),
             indent: 1,
             asserts: AssertStops::of(&k.body, checked),
-            multi_dim: dims::axes(k).any(),
+            multi_dim: facts.axes.any(),
             counts_phases: false,
         }
     }
@@ -229,7 +227,7 @@ impl CudaEmitter<'_> {
         let _ = writeln!(self.out, "// {}", f.comment);
         let _ = writeln!(self.out, "extern \"C\" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) {}(", f.name);
         let mut params = Vec::new();
-        let swapped = k.swapped_slices();
+        let swapped = &self.facts.swapped;
         for p in &k.params {
             match p {
                 Param::Slice(id) => {
@@ -927,7 +925,7 @@ impl CudaEmitter<'_> {
                     Builtin::LaneId => "(threadIdx.x & 31u)",
                     Builtin::WarpSize => "32u",
                     Builtin::WarpId => "(threadIdx.x >> 5)",
-                    Builtin::BlockSize => crate::block_size::CUDA,
+                    Builtin::BlockSize => crate::emit::block_size::CUDA,
                     // A kernel that reads one is compiled with GSYNC_MULTI_DIM (the arm above).
                     Builtin::ThreadIdxAxis(_)
                     | Builtin::BlockIdxAxis(_)
@@ -1107,7 +1105,7 @@ fn int_literal(v: i128, ty: Scalar) -> Code {
 fn float_literal(v: f64, ty: Scalar) -> Code {
     if ty.is_half() {
         // Half precision has no C++ literals: the value's bits, exactly.
-        let bits = crate::lower::half_bits(v, ty);
+        let bits = crate::ir::half_bits(v, ty);
         return Code::primary(format!("gsync::{}_from_bits({bits:#06x})", ty.name()));
     }
     let f32 = ty == Scalar::F32;

@@ -6,6 +6,8 @@
 use crate::emit::assertions::AssertStops;
 mod communication;
 
+use crate::check::Facts;
+use crate::emit::block_size::BlockConstCode;
 use crate::emit::rust_expr::{scalar_type, RustContext, RustExpr};
 use crate::emit::rust_names::{array_ident, var_ident};
 use crate::emit::rust_stmt::{self, RustStmts, View};
@@ -21,7 +23,7 @@ use std::collections::HashSet;
 /// Each block gets a `Memory` value: views of the kernel's slices and its own
 /// shared arrays. Thread futures borrow memory only through it, so that their
 /// lifetime follows the scheduler's borrow of the block's `Memory`.
-pub fn body(k: &Kernel) -> TokenStream {
+pub fn body(k: &Kernel, facts: &Facts) -> TokenStream {
     let launch = Ident::new("launch", Span::mixed_site());
     let views = k.params.iter().filter_map(|p| match p {
         Param::Slice(a) => {
@@ -39,7 +41,7 @@ pub fn body(k: &Kernel) -> TokenStream {
         let args = crate::emit::shared_len::form_args(k);
         quote!(let #slices = self::dynamic_shared(#(#args),*);)
     });
-    let grid = grid(k, &globals, &shared, &k.body, |make_shared, thread| match &dynamic {
+    let grid = grid(k, facts, &globals, &shared, &k.body, |make_shared, thread| match &dynamic {
         Some(_) => quote!(#launch.run_shared(&#slices, #make_shared, #thread)),
         None => quote!(#launch.run(#make_shared, #thread)),
     });
@@ -58,7 +60,7 @@ pub fn body(k: &Kernel) -> TokenStream {
 /// the launch, in the host code's order (the kernel's parameters, then the
 /// segment's host values), and runs as a grid of its own: its shared arrays
 /// are new for every launch.
-pub fn segment(k: &Kernel, index: usize, segment: &Segment) -> TokenStream {
+pub fn segment(k: &Kernel, facts: &Facts, index: usize, segment: &Segment) -> TokenStream {
     let name = segment_fn(index);
     let launch = Ident::new("segment", Span::mixed_site());
     let used = arrays_in(&segment.body);
@@ -79,7 +81,7 @@ pub fn segment(k: &Kernel, index: usize, segment: &Segment) -> TokenStream {
         reads.push(value_read(k, *v, k.params.len() + i, &launch));
     }
     let dynamic = !k.shared_slices.is_empty();
-    let grid = grid(k, &globals, &segment.shared, &segment.body, |make_shared, thread| {
+    let grid = grid(k, facts, &globals, &segment.shared, &segment.body, |make_shared, thread| {
         if dynamic {
             quote!(#launch.run_shared(#make_shared, #thread))
         } else {
@@ -133,6 +135,7 @@ fn arrays_in(body: &Block) -> HashSet<ArrayId> {
 /// handed to `run(make_shared, thread)`.
 fn grid(
     k: &Kernel,
+    facts: &Facts,
     globals: &[ArrayId],
     shared: &[ArrayId],
     body: &Block,
@@ -175,7 +178,7 @@ fn grid(
         _ => None,
     });
     // A swapped slice is a per-thread reference into the block's memory, which `swap` exchanges.
-    let swapped = k.swapped_slices();
+    let swapped = &facts.swapped;
     let views: Vec<TokenStream> = globals
         .iter()
         .filter(|a| swapped.contains(a))
@@ -230,7 +233,7 @@ struct Emu<'k> {
     /// How the body's failed assertions stop, as on the device.
     asserts: AssertStops,
     /// The slice parameters a `swap` exchanges: per-thread references.
-    swapped: HashSet<ArrayId>,
+    swapped: &'k HashSet<ArrayId>,
 }
 
 impl Emu<'_> {

@@ -1,6 +1,7 @@
 //! Stage 5: emitters walking the typed IR.
 
 pub mod assertions;
+pub mod block_size;
 pub mod cuda;
 pub mod cuda_names;
 pub mod cuda_ops;

@@ -31,6 +31,8 @@
 //! where no static can capture a parameter named `KERNEL`, and the
 //! generated locals are mixed-site hygienic.
 
+use crate::check::{Axes, Facts};
+use crate::emit::block_size::refused_tokens;
 use crate::emit::rust_expr::scalar_type;
 use crate::emit::{cuda_names, emu, rust_names, shared_len};
 use crate::ir::{ArraySpace, AssertCheck, Builtin, ExprKind, Kernel, Param, StmtKind};
@@ -57,6 +59,7 @@ pub struct Sources {
 pub fn items(
     sig: &Signature,
     k: &Kernel,
+    facts: &Facts,
     src: &Sources,
     split_body: TokenStream,
     emulator_body: TokenStream,
@@ -65,8 +68,8 @@ pub fn items(
     let (name, symbol) = (&k.name, cuda_names::kernel_symbol(k));
     let arrays: Vec<&str> = k.arrays.iter().map(|a| a.name.as_str()).collect();
     let assertions = assertions(k);
-    let axes = crate::dims::axes(k).tokens();
-    let refused = crate::block_size::refused_tokens(&k.refused_block_sizes);
+    let axes = axes_tokens(facts.axes);
+    let refused = refused_tokens(&facts.refused_block_sizes);
     let grid_syncs = k.grid_syncs;
     let threads = match declared_threads(k) {
         DeclaredThreads::Attribute(threads) => quote!(#threads),
@@ -106,7 +109,7 @@ pub fn items(
                 self::dynamic_shared(#(#passed),*)
             }
         };
-        (shared_len::function(k), form)
+        (shared_len::function(k, facts), form)
     };
     quote! {
             /// The kernel as the runtime sees it: its CUDA, fused and split, and its shape.
@@ -233,6 +236,12 @@ pub fn items(
             }
             }
     }
+}
+
+/// The runtime's `Axes` value.
+fn axes_tokens(axes: Axes) -> TokenStream {
+    let (block, grid) = (axes.block, axes.grid);
+    quote!(::gsync::Axes { block: #block, grid: #grid })
 }
 
 /// `max_coresident_blocks` and `launch_shape`. A kernel with shared slices takes the call's

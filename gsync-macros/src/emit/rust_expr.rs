@@ -270,7 +270,7 @@ fn int_literal(v: i128, ty: Scalar) -> TokenStream {
 fn float_literal(v: f64, ty: Scalar) -> TokenStream {
     let t = scalar_type(ty);
     if ty.is_half() {
-        let bits: TokenStream = format!("{:#06x}u16", crate::lower::half_bits(v, ty)).parse().unwrap_or_default();
+        let bits: TokenStream = format!("{:#06x}u16", crate::ir::half_bits(v, ty)).parse().unwrap_or_default();
         return quote!(#t::from_bits(#bits));
     }
     if v.is_nan() {

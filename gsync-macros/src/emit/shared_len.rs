@@ -1,11 +1,10 @@
 //! The host side of shared slices: `fn dynamic_shared(params…) -> DynamicShared`, which the
 //! generated module calls with a call's arguments. Its closure computes each slice's length
-//! for a block size from the expression the kernel declares (as `check::shared_len` gives it
-//! to the host), with Rust's checked arithmetic: what overflows or divides by zero is the
+//! for a block size from the expression the kernel declares (as the check hands it on in the
+//! kernel's facts), with Rust's checked arithmetic: what overflows or divides by zero is the
 //! launch's `Error::SharedSliceLength`, never a wrapped length.
 
-use crate::check::shared_len::host_len;
-use crate::check::sizes::static_shared_bytes;
+use crate::check::Facts;
 use crate::emit::rust_expr::scalar_type;
 use crate::emit::rust_names::{array_ident, var_ident};
 use crate::ir::*;
@@ -25,7 +24,7 @@ pub fn form_args(k: &Kernel) -> Vec<Ident> {
 }
 
 /// `fn dynamic_shared(…)`, for a kernel with shared slices.
-pub fn function(k: &Kernel) -> TokenStream {
+pub fn function(k: &Kernel, facts: &Facts) -> TokenStream {
     let params = k.params.iter().map(|p| match p {
         Param::Slice(a) => {
             let (id, t) = (array_ident(k, *a), scalar_type(k.array(*a).elem));
@@ -41,24 +40,20 @@ pub fn function(k: &Kernel) -> TokenStream {
         let (name, line, bytes) = (&a.name, decl.line, a.elem.bits() / 8);
         quote!(::gsync::__private::SharedSlice { name: #name, line: #line, elem_bytes: #bytes })
     });
-    let static_bytes = u32::try_from(static_shared_bytes(k)).unwrap_or(u32::MAX);
-    let lens: Vec<TokenStream> = k
-        .shared_slices
+    let static_bytes = u32::try_from(facts.static_shared_bytes).unwrap_or(u32::MAX);
+    let lens: Vec<TokenStream> = facts
+        .shared_slice_lens
         .iter()
         .enumerate()
-        .map(|(index, decl)| {
-            // `check::shared_len` reported every length the host cannot compute.
-            let value = match host_len(k, &decl.len) {
-                Ok(len) => HostLen { k }.expr(&len),
-                Err(_) => quote!(0u64),
-            };
+        .map(|(index, len)| {
+            let value = HostLen { k }.expr(len);
             quote! {
                 (|| -> ::core::result::Result<u64, &'static str> { ::core::result::Result::Ok((#value) as u64) })()
                     .map_err(|why| (#index, why))?
             }
         })
         .collect();
-    let captures = global_lens(k).into_iter().map(|a| {
+    let captures = global_lens(facts).into_iter().map(|a| {
         let (id, len) = (array_ident(k, a), len_ident(k, a));
         quote!(let #len: usize = #id.len();)
     });
@@ -78,11 +73,10 @@ pub fn function(k: &Kernel) -> TokenStream {
 }
 
 /// The slice parameters whose lengths the slices' lengths use.
-fn global_lens(k: &Kernel) -> Vec<ArrayId> {
+fn global_lens(facts: &Facts) -> Vec<ArrayId> {
     let mut found = Vec::new();
-    for decl in &k.shared_slices {
-        let Ok(len) = host_len(k, &decl.len) else { continue };
-        each_expr(&len, &mut |e| {
+    for len in &facts.shared_slice_lens {
+        each_expr(len, &mut |e| {
             if let ExprKind::Len(a) = e.kind {
                 if !found.contains(&a) {
                     found.push(a);

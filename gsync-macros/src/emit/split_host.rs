@@ -4,6 +4,8 @@
 //! host: wrapping integer arithmetic, division by zero giving 0, masked
 //! shifts, saturating casts.
 
+use crate::check::Facts;
+use crate::emit::block_size::BlockConstCode;
 use crate::emit::rust_expr::RustContext;
 use crate::emit::rust_names::{array_ident, run_ident, var_ident};
 use crate::emit::rust_stmt::{self, RustStmts, View};
@@ -14,14 +16,14 @@ use quote::{quote, ToTokens};
 
 /// The body of `split(run, params…)`, which the runtime calls between beginning and
 /// finishing the split run `run`.
-pub fn body(k: &Kernel, plan: Option<&SplitPlan>) -> TokenStream {
+pub fn body(k: &Kernel, facts: &Facts, plan: Option<&SplitPlan>) -> TokenStream {
     let run = run_ident();
     let Some(plan) = plan else {
         // Cannot be split: `Gpu::begin_split` refuses the kernel, saying why, before this runs.
         return quote!(::core::result::Result::Ok(()));
     };
     let host = SplitHost { k, plan };
-    let swapped = k.swapped_slices();
+    let swapped = &facts.swapped;
     let rebinds = k.params.iter().filter_map(|p| match p {
         Param::Scalar(v) if k.var(*v).mutable => {
             let id = var_ident(k, *v);

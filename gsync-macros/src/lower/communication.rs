@@ -4,8 +4,8 @@
 
 use super::expr::expr_has_effects;
 use super::{Block, Expr, ExprKind, Lowerer, Stmt, StmtKind};
-use crate::ir::{ArrayId, ArraySpace, AtomicOp, Collective, LoopId, MemoryOrder, Scalar};
-use crate::ir_walk::{each_expr, each_stmt, stmt_exprs};
+use crate::ir::{ArrayId, ArraySpace, AtomicOp, LoopId, MemoryOrder, Scalar};
+use crate::ir_walk::{collective_in, each_expr, each_stmt, stmt_exprs};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
@@ -63,7 +63,7 @@ impl Lowerer<'_> {
         for a in &args {
             self.require(a.ty, info.elem, a.span, &format!("the value of `{name}`"));
         }
-        if let Some((c, at)) = std::iter::once(&index).chain(&args).find_map(Collective::in_expr) {
+        if let Some((c, at)) = std::iter::once(&index).chain(&args).find_map(collective_in) {
             self.diag.error(
                 at,
                 format!(
@@ -149,7 +149,7 @@ impl Lowerer<'_> {
             );
             return;
         }
-        if let Some((c, at)) = Collective::in_expr(&cond) {
+        if let Some((c, at)) = collective_in(&cond) {
             self.diag.error(
                 at,
                 format!("{} cannot be part of a spin condition: the lanes leave the wait at different times", c.name()),
@@ -177,7 +177,7 @@ impl Lowerer<'_> {
                 errors.push((s.span, format!("{what} in a function that a `wait_until` condition calls: the condition runs once per poll, a different number of times in each thread")));
             }
             for e in stmt_exprs(s) {
-                if let Some((c, at)) = Collective::in_expr(e) {
+                if let Some((c, at)) = collective_in(e) {
                     errors.push((at, format!("{} cannot be part of a spin condition, even through a device function: the lanes leave the wait at different times", c.name())));
                 }
             }
@@ -223,7 +223,7 @@ impl Lowerer<'_> {
         };
         let Some(index) = self.expr(args[0]) else { return };
         self.index_type(&index);
-        if expr_has_effects(&index) || Collective::in_expr(&index).is_some() {
+        if expr_has_effects(&index) || collective_in(&index).is_some() {
             self.diag
                 .error(index.span, "bind this index with `let` first: it has an atomic, a shuffle or a vote in it");
             return;
@@ -285,7 +285,7 @@ impl Lowerer<'_> {
                 errors.push((s.span, what.to_owned()));
             }
             for e in stmt_exprs(s) {
-                if let Some((c, at)) = Collective::in_expr(e) {
+                if let Some((c, at)) = collective_in(e) {
                     let what = format!(
                         "{} inside `with_lock`: only the thread holding the lock runs it, not the whole warp",
                         c.name()

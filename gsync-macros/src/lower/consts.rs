@@ -5,10 +5,10 @@
 
 use std::rc::Rc;
 
-use super::{ConstValue, Expr, ExprKind, Lowerer, ModuleItems};
-use crate::block_size::{BlockConst, BlockConstKind, UsedBlockConst};
+use super::{Expr, ExprKind, Lowerer, ModuleItems};
 use crate::diagnostics::Diagnostics;
-use crate::ir::{BinOp, Builtin, MathFn, Scalar, UnOp};
+use crate::ir::consts::{binary, cast, in_range, round_to, unary};
+use crate::ir::{BlockConst, BlockConstKind, Builtin, ConstValue, MathFn, Scalar, UsedBlockConst};
 use crate::parse::Substitution;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
@@ -318,151 +318,5 @@ fn tree(value: ConstValue, ty: Scalar) -> Rc<BlockConst> {
     match value {
         ConstValue::Block(tree) => tree,
         value => Rc::new(BlockConst { kind: BlockConstKind::Value(value), ty }),
-    }
-}
-
-/// `op value` in `ty`, as rustc evaluates it.
-pub(crate) fn unary(op: UnOp, value: ConstValue, ty: Scalar) -> Result<ConstValue, String> {
-    let overflow = || format!("this constant overflows `{}`", ty.name());
-    match (op, value) {
-        (UnOp::Neg, ConstValue::Int(v)) => in_range(-v, ty).map(ConstValue::Int).ok_or_else(overflow),
-        (UnOp::Neg, ConstValue::Float(v)) => Ok(ConstValue::Float(-v)),
-        (UnOp::Not, ConstValue::Bool(b)) => Ok(ConstValue::Bool(!b)),
-        (UnOp::Not, ConstValue::Int(v)) => Ok(ConstValue::Int(wrap(!v, ty))),
-        _ => Err(format!("cannot apply `{}` here in a constant", if op == UnOp::Neg { "-" } else { "!" })),
-    }
-}
-
-/// `v` if `ty` holds it.
-fn in_range(v: i128, ty: Scalar) -> Option<i128> {
-    let (lo, hi) = ty.int_range();
-    (lo..=hi).contains(&v).then_some(v)
-}
-
-/// `v` wrapped to `ty`'s width, as `as` and bitwise operations do.
-fn wrap(v: i128, ty: Scalar) -> i128 {
-    let bits = ty.bits();
-    let mask = (1i128 << bits) - 1;
-    let low = v & mask;
-    if ty.is_signed_int() && low >> (bits - 1) & 1 == 1 {
-        low - (1i128 << bits)
-    } else {
-        low
-    }
-}
-
-fn round_to(v: f64, ty: Scalar) -> f64 {
-    if ty == Scalar::F32 {
-        v as f32 as f64
-    } else {
-        v
-    }
-}
-
-/// `x op y` with operands of type `ty`, as rustc evaluates it.
-pub(crate) fn binary(op: BinOp, x: ConstValue, y: ConstValue, ty: Scalar) -> Result<ConstValue, String> {
-    use ConstValue::*;
-    let overflow = || format!("this constant overflows `{}`", ty.name());
-    match (x, y) {
-        (Bool(a), Bool(b)) => Ok(Bool(match op {
-            BinOp::And | BinOp::BitAnd => a && b,
-            BinOp::Or | BinOp::BitOr => a || b,
-            BinOp::BitXor | BinOp::Ne => a != b,
-            BinOp::Eq => a == b,
-            BinOp::Lt => !a & b,
-            BinOp::Le => a <= b,
-            BinOp::Gt => a & !b,
-            BinOp::Ge => a >= b,
-            _ => return Err(format!("cannot apply `{}` to `bool` in a constant", op.symbol())),
-        })),
-        (Int(a), Int(b)) => {
-            if op.is_comparison() {
-                return Ok(Bool(compare(op, a.cmp(&b))));
-            }
-            let checked = |v: Option<i128>| v.and_then(|v| in_range(v, ty)).map(Int).ok_or_else(overflow);
-            match op {
-                BinOp::Add => checked(a.checked_add(b)),
-                BinOp::Sub => checked(a.checked_sub(b)),
-                BinOp::Mul => checked(a.checked_mul(b)),
-                BinOp::Div | BinOp::Rem if b == 0 => Err("division by zero in a constant".to_owned()),
-                BinOp::Div => checked(a.checked_div(b)),
-                // `MIN % -1` overflows in the type, as `MIN / -1` does, though not in `i128`.
-                BinOp::Rem if ty.is_signed_int() && b == -1 && a == ty.int_range().0 => Err(format!(
-                    "this constant overflows `{}`: the remainder of `{}::MIN % -1` would overflow",
-                    ty.name(),
-                    ty.name()
-                )),
-                BinOp::Rem => checked(a.checked_rem(b)),
-                BinOp::BitAnd => Ok(Int(a & b)),
-                BinOp::BitOr => Ok(Int(a | b)),
-                BinOp::BitXor => Ok(Int(a ^ b)),
-                BinOp::Shl | BinOp::Shr if b < 0 || b >= ty.bits() as i128 => {
-                    Err(format!("this shift by {b} overflows `{}`: shift by less than {}", ty.name(), ty.bits()))
-                }
-                BinOp::Shl => Ok(Int(wrap(a << b, ty))),
-                BinOp::Shr => Ok(Int(a >> b)),
-                _ => Err(format!("cannot apply `{}` to integers in a constant", op.symbol())),
-            }
-        }
-        (Float(a), Float(b)) => {
-            if op.is_comparison() {
-                return Ok(Bool(match a.partial_cmp(&b) {
-                    Some(o) => compare(op, o),
-                    None => op == BinOp::Ne,
-                }));
-            }
-            let v = match (op, ty) {
-                (BinOp::Add, Scalar::F32) => (a as f32 + b as f32) as f64,
-                (BinOp::Sub, Scalar::F32) => (a as f32 - b as f32) as f64,
-                (BinOp::Mul, Scalar::F32) => (a as f32 * b as f32) as f64,
-                (BinOp::Div, Scalar::F32) => (a as f32 / b as f32) as f64,
-                (BinOp::Rem, Scalar::F32) => (a as f32 % b as f32) as f64,
-                (BinOp::Add, _) => a + b,
-                (BinOp::Sub, _) => a - b,
-                (BinOp::Mul, _) => a * b,
-                (BinOp::Div, _) => a / b,
-                (BinOp::Rem, _) => a % b,
-                _ => return Err(format!("cannot apply `{}` to floats in a constant", op.symbol())),
-            };
-            Ok(Float(v))
-        }
-        // A shift's amount may have another integer type than its value.
-        _ => Err("mismatched types in a constant".to_owned()),
-    }
-}
-
-fn compare(op: BinOp, o: std::cmp::Ordering) -> bool {
-    use std::cmp::Ordering::*;
-    match op {
-        BinOp::Eq => o == Equal,
-        BinOp::Ne => o != Equal,
-        BinOp::Lt => o == Less,
-        BinOp::Le => o != Greater,
-        BinOp::Gt => o == Greater,
-        _ => o != Less,
-    }
-}
-
-/// `value as ty`, with Rust's semantics: integers wrap, floats saturate to integers.
-pub(crate) fn cast(value: ConstValue, ty: Scalar) -> ConstValue {
-    use ConstValue::*;
-    match (value, ty) {
-        (Int(v), t) if t.is_int() => Int(wrap(v, t)),
-        (Int(v), t) if t.is_float() => Float(round_to(v as f64, t)),
-        (Float(v), t) if t.is_float() => Float(round_to(v, t)),
-        (Float(v), t) if t.is_int() => {
-            let (lo, hi) = t.int_range();
-            Int(if v.is_nan() {
-                0
-            } else if v <= lo as f64 {
-                lo
-            } else if v >= hi as f64 {
-                hi
-            } else {
-                v.trunc() as i128
-            })
-        }
-        (Bool(b), t) if t.is_int() => Int(b as i128),
-        (other, _) => other,
     }
 }

@@ -1,13 +1,18 @@
 //! Expressions: literals, names, operators, casts, indexing and calls.
 
 use super::half_precision;
-use super::methods::{self, ArgTy, MethodSig, RetTy};
-use super::{Binding, ConstValue, Lowerer};
+use super::method_sig::{ArgTy, MethodSig, RetTy};
+use super::methods;
+use super::{Binding, Lowerer};
 use super::{Expr, ExprKind};
 use crate::ir::*;
+use crate::ir_walk::collective_in;
 use crate::names;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
+
+/// The spelling of the block size as a constant in kernels.
+const BLOCK_SIZE: &str = "BLOCK_SIZE";
 
 /// The error for a `load_chunk` used where a value is expected.
 const LOAD_CHUNK_AS_A_VALUE: &str = "`load_chunk` gives an array: bind it on its own, `let v = a.load_chunk::<4>(c);`";
@@ -175,7 +180,7 @@ impl Lowerer<'_> {
                         .error(span, format!("`{name}` is an array: index it (`{name}[i]`) or take `{name}.len()`"));
                     None
                 }
-                None if name == crate::block_size::NAME => Some(self.block_size(span)),
+                None if name == BLOCK_SIZE => Some(self.block_size(span)),
                 None => {
                     self.diag.error(
                         span,
@@ -186,7 +191,7 @@ impl Lowerer<'_> {
             };
         }
         let segments: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-        if segments.len() == 2 && segments[0] == "gsync" && segments[1] == crate::block_size::NAME {
+        if segments.len() == 2 && segments[0] == "gsync" && segments[1] == BLOCK_SIZE {
             return Some(self.block_size(span));
         }
         match methods::associated_const(&p.path, &|name| self.type_named(name)) {
@@ -217,8 +222,7 @@ impl Lowerer<'_> {
     }
 
     /// A constant computed from `BLOCK_SIZE`, as the expression that computes it.
-    fn block_const_expr(&mut self, tree: &crate::block_size::BlockConst, span: Span) -> Expr {
-        use crate::block_size::BlockConstKind;
+    fn block_const_expr(&mut self, tree: &BlockConst, span: Span) -> Expr {
         let t = self.types.known(tree.ty);
         let kind = match &tree.kind {
             BlockConstKind::Value(value) => return self.const_expr(value.clone(), tree.ty, span),
@@ -579,7 +583,7 @@ impl Lowerer<'_> {
             self.require(a.ty, info.elem, a.span, &format!("a value for `{name}`"));
         }
         // With bounds checks, the operands are evaluated only where the index is in bounds.
-        if let Some((c, at)) = std::iter::once(&index).chain(&args).find_map(Collective::in_expr) {
+        if let Some((c, at)) = std::iter::once(&index).chain(&args).find_map(collective_in) {
             self.diag.error(
                 at,
                 format!(

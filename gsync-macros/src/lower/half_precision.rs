@@ -7,8 +7,8 @@
 //! `sqrt` that is also the correctly rounded half precision result (f32 has more than
 //! 2p + 2 bits of precision for p = 11 and p = 8).
 
-use super::methods::{ArgTy, MethodSig, RetTy};
-use super::ConstValue;
+use super::method_sig::{ArgTy, MethodSig, RetTy};
+use crate::ir::ConstValue;
 use crate::ir::{MathFn, Scalar};
 
 /// The methods of a half precision receiver: the `half` crate's own (`to_f32`, `min`,
@@ -122,15 +122,6 @@ pub fn associated_const(ty: Scalar, name: &str) -> Option<(ConstValue, Scalar)> 
     }
 }
 
-/// The bits of a half precision value that the IR holds as an `f64` (every half precision
-/// value is one exactly; a NaN becomes the type's `NAN`).
-pub fn bits(value: f64, ty: Scalar) -> u16 {
-    match ty {
-        Scalar::F16 => ::half::f16::from_f64_const(value).to_bits(),
-        _ => ::half::bf16::from_f64_const(value).to_bits(),
-    }
-}
-
 /// A constant's value rounded to `ty` as the `half` crate rounds an `f32`: the value of
 /// `f16::from_f32_const(x)` in a `const`.
 pub fn round_from_f32(value: f32, ty: Scalar) -> f64 {
@@ -143,6 +134,7 @@ pub fn round_from_f32(value: f32, ty: Scalar) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ir::half_bits as bits;
 
     #[test]
     fn constants_and_bits_round_trip_exactly() {

@@ -1,30 +1,8 @@
 //! The tables of builtins, methods and constants kernels may use: which
 //! exist for which types, and how their arguments and results are typed.
 
-use super::ConstValue;
-use crate::ir::{AtomicOp, Builtin, MathFn, Scalar};
-
-/// An argument's required type.
-#[derive(Clone, Copy)]
-pub enum ArgTy {
-    /// The receiver's type.
-    Same,
-    Scalar(Scalar),
-}
-
-/// A result type.
-#[derive(Clone, Copy)]
-pub enum RetTy {
-    Same,
-    Scalar(Scalar),
-}
-
-/// A method: the function and its types (receiver first).
-pub struct MethodSig {
-    pub func: MathFn,
-    pub args: Vec<ArgTy>,
-    pub ret: RetTy,
-}
+use super::method_sig::{ArgTy, MethodSig, RetTy};
+use crate::ir::{AtomicOp, Axis, Builtin, ConstValue, MathFn, Scalar};
 
 fn sig(func: MathFn, args: &[ArgTy], ret: RetTy) -> Option<MethodSig> {
     Some(MethodSig { func, args: args.to_vec(), ret })
@@ -111,9 +89,38 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "lane_id" => Builtin::LaneId,
         "warp_size" => Builtin::WarpSize,
         "warp_id" => Builtin::WarpId,
-        _ => return crate::dims::axis_builtin(name),
+        _ => return axis_builtin(name),
     })
 }
+
+/// The per-axis builtin named `name` (`thread_idx_y`, `grid_dim_z`, …), if it is one.
+pub fn axis_builtin(name: &str) -> Option<Builtin> {
+    let (base, axis) = name.rsplit_once('_')?;
+    let axis = Axis::ALL.into_iter().find(|a| a.name() == axis)?;
+    Some(match base {
+        "thread_idx" => Builtin::ThreadIdxAxis(axis),
+        "block_idx" => Builtin::BlockIdxAxis(axis),
+        "block_dim" => Builtin::BlockDimAxis(axis),
+        "grid_dim" => Builtin::GridDimAxis(axis),
+        _ => return None,
+    })
+}
+
+/// The names of the per-axis builtins, which device functions cannot take.
+pub const AXIS_BUILTINS: [&str; 12] = [
+    "thread_idx_x",
+    "thread_idx_y",
+    "thread_idx_z",
+    "block_idx_x",
+    "block_idx_y",
+    "block_idx_z",
+    "block_dim_x",
+    "block_dim_y",
+    "block_dim_z",
+    "grid_dim_x",
+    "grid_dim_y",
+    "grid_dim_z",
+];
 
 /// Every builtin returns `u32`, but `BLOCK_SIZE`, a `usize` like the lengths it sizes.
 pub fn builtin_type(b: Builtin) -> Scalar {

@@ -12,9 +12,9 @@ mod communication;
 pub mod consts;
 mod expr;
 mod half_precision;
-pub use half_precision::bits as half_bits;
 pub use half_precision::cast_error as half_cast_error;
 mod matching;
+mod method_sig;
 mod methods;
 mod resolve;
 mod stmt;
@@ -42,6 +42,7 @@ type StmtKind = ir::StmtKind<TyId>;
 type Var = ir::Var<TyId>;
 
 pub use call::RESERVED as RESERVED_NAMES;
+pub use methods::AXIS_BUILTINS;
 
 /// What a name in scope stands for.
 #[derive(Clone)]
@@ -53,15 +54,6 @@ enum Binding {
         value: ConstValue,
         ty: Scalar,
     },
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum ConstValue {
-    Int(i128),
-    Float(f64),
-    Bool(bool),
-    /// A value computed from `BLOCK_SIZE`, known only per compiled block size.
-    Block(std::rc::Rc<crate::block_size::BlockConst>),
 }
 
 struct LoopFrame {
@@ -133,7 +125,7 @@ pub struct Lowerer<'d> {
     /// The `shared_slice::<T>(len)` declarations so far.
     shared_slices: Vec<ir::SharedSliceDecl<TyId>>,
     /// The constants sized by `BLOCK_SIZE` the kernel uses, checked at every block size.
-    block_consts: Vec<crate::block_size::UsedBlockConst>,
+    block_consts: Vec<UsedBlockConst>,
     /// The module's lookup tables, by name: a thread's own read-only arrays, declared at
     /// the kernel's start where it reads them.
     tables: Vec<(String, ArrayId)>,
@@ -161,7 +153,7 @@ pub fn kernel(
         arrays[array.0].elem = types[ty.0];
     }
     let resolver = resolve::Resolver { types: &types };
-    let mut kernel = Kernel {
+    let kernel = Kernel {
         name: names::rust_name(&sig.name),
         params,
         vars: l.vars.into_iter().map(|v| resolver.var(v)).collect(),
@@ -176,16 +168,8 @@ pub fn kernel(
             .into_iter()
             .map(|d| SharedSliceDecl { array: d.array, len: resolver.expr(d.len), line: d.line })
             .collect(),
-        refused_block_sizes: Vec::new(),
+        block_consts: l.block_consts,
     };
-    kernel.refused_block_sizes = crate::block_size::refused_block_sizes(&kernel, &l.block_consts);
-    let refused: u32 = kernel.refused_block_sizes.iter().map(|r| r.last - r.first + 1).sum();
-    if let (crate::block_size::MAX_BLOCK_SIZE, Some(first)) = (refused, kernel.refused_block_sizes.first()) {
-        // Reported where the kernel first uses a constant sized by `BLOCK_SIZE`.
-        let span = l.block_consts.first().map_or(sig.name.span(), |c| c.span);
-        l.diag.error(span, format!("the kernel cannot run with any block size: {}", first.reason));
-        return None;
-    }
     Some(kernel)
 }
 

@@ -1,5 +1,5 @@
 //! A generator-driven test of the macro's front end: random kernels through
-//! [`crate::kernel`], each of which must either expand into CUDA that NVRTC
+//! [`crate::expand::kernel`], each of which must either expand into CUDA that NVRTC
 //! accepts (fused, and split where the kernel splits) or come back as errors
 //! that all point into the kernel's source. Never a panic, never a kernel
 //! that only NVRTC rejects.
@@ -110,7 +110,7 @@ fn run(source: &str) -> Result<Outcome, String> {
         syn::Meta::List(list) => list.tokens,
         _ => proc_macro2::TokenStream::new(),
     };
-    let output = std::panic::catch_unwind(|| crate::kernel(args, &func, &items)).map_err(|panic| {
+    let output = std::panic::catch_unwind(|| crate::expand::kernel(args, &func, &items)).map_err(|panic| {
         let message = panic
             .downcast_ref::<String>()
             .cloned()

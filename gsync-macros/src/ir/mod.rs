@@ -5,113 +5,16 @@
 //! types; the IR's types take the type as a parameter `T` so that lowering
 //! can build them with inference variables first, which it resolves once
 //! inference is done.
+//!
+//! The IR is the bottom of the crate: it imports no stage, and every stage imports it.
+
+pub mod consts;
+mod scalar;
 
 pub use crate::ir_math::MathFn;
+pub use consts::{BlockConst, BlockConstKind, ConstValue, UsedBlockConst};
 use proc_macro2::Span;
-
-/// Rust's primitive scalar types that kernels may use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Scalar {
-    Bool,
-    I8,
-    U8,
-    I16,
-    U16,
-    I32,
-    U32,
-    I64,
-    U64,
-    Usize,
-    F32,
-    F64,
-    /// IEEE binary16, the `half` crate's `f16` (CUDA's `__half`).
-    F16,
-    /// bfloat16, the `half` crate's `bf16` (CUDA's `__nv_bfloat16`).
-    Bf16,
-}
-
-impl Scalar {
-    /// Every scalar type, for lookups by name.
-    pub const ALL: [Scalar; 14] = [
-        Scalar::Bool,
-        Scalar::I8,
-        Scalar::U8,
-        Scalar::I16,
-        Scalar::U16,
-        Scalar::I32,
-        Scalar::U32,
-        Scalar::I64,
-        Scalar::U64,
-        Scalar::Usize,
-        Scalar::F32,
-        Scalar::F64,
-        Scalar::F16,
-        Scalar::Bf16,
-    ];
-
-    /// The Rust spelling, which is also the CUDA spelling (the prelude has typedefs).
-    pub fn name(self) -> &'static str {
-        match self {
-            Scalar::Bool => "bool",
-            Scalar::I8 => "i8",
-            Scalar::U8 => "u8",
-            Scalar::I16 => "i16",
-            Scalar::U16 => "u16",
-            Scalar::I32 => "i32",
-            Scalar::U32 => "u32",
-            Scalar::I64 => "i64",
-            Scalar::U64 => "u64",
-            Scalar::Usize => "usize",
-            Scalar::F32 => "f32",
-            Scalar::F64 => "f64",
-            Scalar::F16 => "f16",
-            Scalar::Bf16 => "bf16",
-        }
-    }
-
-    /// Looks a type up by its Rust name.
-    pub fn from_name(name: &str) -> Option<Scalar> {
-        Scalar::ALL.into_iter().find(|s| s.name() == name)
-    }
-
-    pub fn is_int(self) -> bool {
-        !matches!(self, Scalar::Bool | Scalar::F32 | Scalar::F64 | Scalar::F16 | Scalar::Bf16)
-    }
-
-    /// `f16` or `bf16`: floats without literals or `as` casts, whose arithmetic rounds
-    /// through `f32` as the `half` crate's does (see `lower/half.rs`).
-    pub fn is_half(self) -> bool {
-        matches!(self, Scalar::F16 | Scalar::Bf16)
-    }
-
-    pub fn is_float(self) -> bool {
-        matches!(self, Scalar::F32 | Scalar::F64)
-    }
-
-    pub fn is_signed_int(self) -> bool {
-        matches!(self, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64)
-    }
-
-    /// Width in bits (`usize` is 64 bits on every CUDA target).
-    pub fn bits(self) -> u32 {
-        match self {
-            Scalar::Bool | Scalar::I8 | Scalar::U8 => 8,
-            Scalar::I16 | Scalar::U16 | Scalar::F16 | Scalar::Bf16 => 16,
-            Scalar::I32 | Scalar::U32 | Scalar::F32 => 32,
-            Scalar::I64 | Scalar::U64 | Scalar::Usize | Scalar::F64 => 64,
-        }
-    }
-
-    /// The inclusive range of an integer type, as i128.
-    pub fn int_range(self) -> (i128, i128) {
-        let bits = self.bits();
-        if self.is_signed_int() {
-            (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
-        } else {
-            (0, (1i128 << bits) - 1)
-        }
-    }
-}
+pub use scalar::{half_bits, BinOp, Scalar, UnOp};
 
 /// Index of a scalar variable (parameter or local) in [`Kernel::vars`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -222,7 +125,7 @@ pub struct Array {
     /// Compile-time length (shared and local arrays), unless it depends on the block size.
     pub len: Option<u64>,
     /// The length of a shared or local array sized by `BLOCK_SIZE`.
-    pub block_len: Option<std::rc::Rc<crate::block_size::BlockConst>>,
+    pub block_len: Option<std::rc::Rc<BlockConst>>,
     pub mutable: bool,
     pub span: Span,
 }
@@ -252,8 +155,8 @@ pub struct Kernel {
     pub calls: Vec<InlinedCall>,
     /// The kernel's shared slices, in declaration order.
     pub shared_slices: Vec<SharedSliceDecl>,
-    /// The block sizes its constants sized by `BLOCK_SIZE` rule out.
-    pub refused_block_sizes: Vec<crate::block_size::RefusedBlockSizes>,
+    /// The constants sized by `BLOCK_SIZE` it uses, which `check` evaluates at every block size.
+    pub block_consts: Vec<UsedBlockConst>,
 }
 
 impl Kernel {
@@ -264,17 +167,6 @@ impl Kernel {
     /// An array by its id.
     pub fn array(&self, id: ArrayId) -> &Array {
         &self.arrays[id.0]
-    }
-    /// The slice parameters that a `swap` exchanges, which are variables in
-    /// the generated code rather than fixed names.
-    pub fn swapped_slices(&self) -> std::collections::HashSet<ArrayId> {
-        let mut swapped = std::collections::HashSet::new();
-        crate::ir_walk::each_stmt(&self.body, &mut |s| {
-            if let StmtKind::Swap(a, b) = s.kind {
-                swapped.extend([a, b]);
-            }
-        });
-        swapped
     }
     /// An inlined call by its id.
     pub fn call(&self, id: CallId) -> &InlinedCall {
@@ -519,68 +411,6 @@ pub enum ExprKind<T = Scalar> {
     },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum UnOp {
-    Neg,
-    Not,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BinOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Rem,
-    BitAnd,
-    BitOr,
-    BitXor,
-    Shl,
-    Shr,
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    And,
-    Or,
-}
-
-impl BinOp {
-    pub fn is_comparison(self) -> bool {
-        matches!(self, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
-    }
-    pub fn is_shift(self) -> bool {
-        matches!(self, BinOp::Shl | BinOp::Shr)
-    }
-    pub fn is_logical(self) -> bool {
-        matches!(self, BinOp::And | BinOp::Or)
-    }
-    pub fn symbol(self) -> &'static str {
-        match self {
-            BinOp::Add => "+",
-            BinOp::Sub => "-",
-            BinOp::Mul => "*",
-            BinOp::Div => "/",
-            BinOp::Rem => "%",
-            BinOp::BitAnd => "&",
-            BinOp::BitOr => "|",
-            BinOp::BitXor => "^",
-            BinOp::Shl => "<<",
-            BinOp::Shr => ">>",
-            BinOp::Eq => "==",
-            BinOp::Ne => "!=",
-            BinOp::Lt => "<",
-            BinOp::Le => "<=",
-            BinOp::Gt => ">",
-            BinOp::Ge => ">=",
-            BinOp::And => "&&",
-            BinOp::Or => "||",
-        }
-    }
-}
-
 /// Thread-identity and launch-shape builtins.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Builtin {
@@ -736,17 +566,6 @@ impl Collective {
             ExprKind::Vote { .. } => Some(Collective::Vote),
             _ => None,
         }
-    }
-
-    /// The first collective in an expression or its operands.
-    pub fn in_expr<T>(e: &Expr<T>) -> Option<(Collective, Span)> {
-        let mut found = None;
-        crate::ir_walk::each_expr(e, &mut |x| {
-            if found.is_none() {
-                found = Collective::of_expr(&x.kind).map(|c| (c, x.span));
-            }
-        });
-        found
     }
 }
 
