@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Lists import circles between the source files of the workspace's crates.
 
-A file imports another when one of its `use` paths names an item that the other defines: a
-path through a module's re-exports (`pub use`) is followed to the file that defines the name,
-and a path that names a module, or a glob of one, imports that module's own file. Test-only
+A file imports another when one of its `use` paths, or a qualified path in its code, names an
+item that the other defines: a path through a module's re-exports (`pub use`) is followed to the
+file that defines the name, and a path that names a module, or a glob of one, imports that
+module's own file. A re-export itself is an alias, not a use, so a `mod.rs` that only declares
+and re-exports its children imports nothing. Test-only
 modules (`#[cfg(test)]`) are left out. Exits with status 1, listing each circle with the names
 that tie it, if any crate has one.
 
@@ -305,7 +307,9 @@ class Crate:
     def edges(self):
         out = {}
         for module in self.all.values():
-            for path, glob, _ in module.uses:
+            for path, glob, reexport in module.uses:
+                if reexport:
+                    continue
                 target = self.resolve(module, path)
                 if target and target[0] != module.file:
                     out.setdefault(module.file, {}).setdefault(target[0], set()).add(

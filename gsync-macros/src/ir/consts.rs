@@ -12,6 +12,8 @@
 
 use std::rc::Rc;
 
+use proc_macro2::Span;
+
 use super::scalar::{BinOp, Scalar, UnOp};
 
 /// The value of a constant.
@@ -220,4 +222,13 @@ pub fn cast(value: ConstValue, ty: Scalar) -> ConstValue {
         (Bool(b), t) if t.is_int() => Int(b as i128),
         (other, _) => other,
     }
+}
+
+/// A `const NAME: [T; N] = [a, b, …];` (or `[v; N]`) of a `#[gsync::kernels]` module: a
+/// lookup table that its kernels and device functions read.
+pub struct ConstTable {
+    pub name: String,
+    pub elem: Scalar,
+    pub values: Vec<ConstValue>,
+    pub span: Span,
 }

@@ -12,7 +12,7 @@ pub mod consts;
 mod scalar;
 
 pub use crate::ir_math::MathFn;
-pub use consts::{BlockConst, BlockConstKind, ConstValue, UsedBlockConst};
+pub use consts::{BlockConst, BlockConstKind, ConstTable, ConstValue, UsedBlockConst};
 use proc_macro2::Span;
 pub use scalar::{half_bits, BinOp, Scalar, UnOp};
 

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use super::{Expr, ExprKind, Lowerer, ModuleItems};
 use crate::diagnostics::Diagnostics;
 use crate::ir::consts::{binary, cast, in_range, round_to, unary};
-use crate::ir::{BlockConst, BlockConstKind, Builtin, ConstValue, MathFn, Scalar, UsedBlockConst};
+use crate::ir::{BlockConst, BlockConstKind, Builtin, ConstTable, ConstValue, MathFn, Scalar, UsedBlockConst};
 use crate::parse::Substitution;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
@@ -215,15 +215,6 @@ fn evaluate(c: &syn::ItemConst, known: &ModuleItems, diag: &mut Diagnostics) -> 
     } else {
         value
     }
-}
-
-/// A `const NAME: [T; N] = [a, b, …];` (or `[v; N]`) of a `#[gsync::kernels]` module: a
-/// lookup table that its kernels and device functions read.
-pub struct ConstTable {
-    pub name: String,
-    pub elem: Scalar,
-    pub values: Vec<ConstValue>,
-    pub span: Span,
 }
 
 /// Whether a `const` item's type is an array, which makes it a [`ConstTable`].

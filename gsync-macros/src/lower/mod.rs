@@ -68,7 +68,7 @@ pub struct ModuleItems {
     /// Module-level constants, already evaluated.
     pub consts: Vec<(String, ConstValue, Scalar)>,
     /// Module-level lookup tables (`const T: [u32; N] = […]`), already evaluated.
-    pub tables: Vec<consts::ConstTable>,
+    pub tables: Vec<ConstTable>,
 }
 
 impl ModuleItems {
