@@ -3,10 +3,10 @@
 use std::time::Duration;
 
 use crate::barrier::Barrier;
+use crate::core::config::{LaunchShape, ShapeChoice};
 use crate::core::dims::Dim3;
 use crate::core::kernel::KernelSpec;
 use crate::core::profile::{PhaseProfile, DEFAULT_PROFILE_PHASES};
-use crate::core::shape::{LaunchShape, ShapeChoice};
 
 /// How long a block may wait in one software grid barrier unless the launch says otherwise.
 pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(5);
@@ -117,12 +117,6 @@ impl Launch {
         self.threads = Some(u32::try_from(shape.count()).unwrap_or(u32::MAX));
         self.block_shape = Some(shape);
         self
-    }
-
-    /// Launches exactly a grid of `grid` blocks of `block` threads.
-    #[must_use]
-    pub(crate) fn grid(self, grid: Dim3, block: Dim3) -> Self {
-        self.blocks_xyz(grid.x, grid.y, grid.z).threads_xyz(block.x, block.y, block.z)
     }
 
     /// Uses `barrier` for the kernel's `grid_sync()` calls.
@@ -257,13 +251,18 @@ impl Launch {
         self.profile_phases
     }
 
-    /// The kernel as this launch runs it: with the bounds-check and profile choices applied.
-    pub fn configure(&self, kernel: &KernelSpec) -> KernelSpec {
-        KernelSpec {
-            bounds_checks: self.bounds_checks.unwrap_or(kernel.bounds_checks),
-            profile: self.profile,
-            ..*kernel
+    /// How the configuration of a launch that is not tuned was chosen: as asked, or the
+    /// backend's default grid.
+    pub(crate) fn untuned_choice(&self) -> ShapeChoice {
+        match (self.blocks, self.threads) {
+            (Some(_), Some(_)) => ShapeChoice::Requested,
+            _ => ShapeChoice::Default,
         }
+    }
+
+    /// Whether the launch chose bounds checks ([`Launch::bounds_checks`]), if it did.
+    pub(crate) fn requested_bounds_checks(&self) -> Option<bool> {
+        self.bounds_checks
     }
 
     /// The number of blocks asked for, if any.
@@ -396,14 +395,10 @@ mod tests {
     }
 
     #[test]
-    fn a_profiled_launch_configures_a_profiled_kernel() {
-        assert!(!Launch::new().configure(&SMOOTH).profile);
+    fn a_launch_records_its_profile_choices() {
         let launch = Launch::new().profile(true).profile_phases(7);
         assert!(launch.records_profile());
         assert_eq!(launch.profile_capacity(), 7);
         assert_eq!(Launch::new().profile_capacity(), DEFAULT_PROFILE_PHASES);
-        let kernel = launch.configure(&SMOOTH);
-        assert!(kernel.profile);
-        assert_eq!(kernel.bounds_checks, SMOOTH.bounds_checks);
     }
 }

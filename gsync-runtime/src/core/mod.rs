@@ -20,6 +20,8 @@
 
 pub(crate) mod args;
 pub(crate) mod assertion;
+pub(crate) mod assertion_error;
+pub(crate) mod config;
 pub(crate) mod device;
 pub(crate) mod dims;
 pub(crate) mod disk;
@@ -28,15 +30,18 @@ pub(crate) mod error;
 pub(crate) mod grid;
 pub(crate) mod kernel;
 pub(crate) mod launch;
+pub(crate) mod plan;
 pub(crate) mod profile;
 pub(crate) mod scalar;
-pub(crate) mod shape;
 pub(crate) mod shape_cache;
+pub(crate) mod shape_check;
 pub(crate) mod split;
 pub(crate) mod status;
+pub(crate) mod tune;
 
 pub use args::{KernelArgs, KernelBuffer};
 pub use assertion::KernelAssertion;
+pub use config::{LaunchShape, ShapeChoice, SizeClass};
 pub use device::{Backend, DeviceInfo};
 pub use dims::{Axes, Dim3, RefusedBlockSizes, MAX_BLOCK_DIM, MAX_GRID_DIM};
 pub use error::{Error, ErrorKind, Resource, Result, SourceError};
@@ -47,4 +52,4 @@ pub use profile::{
     BarrierFigures, BarrierVisit, BlockTimeline, PhaseFigures, PhaseProfile, ProfileClock, DEFAULT_PROFILE_PHASES,
 };
 pub use scalar::KernelScalar;
-pub use shape::{LaunchShape, ShapeChoice, SizeClass, TUNE_VAR, TUNING_BUDGET};
+pub use tune::space::{TUNE_VAR, TUNING_BUDGET};

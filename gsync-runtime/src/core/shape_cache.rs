@@ -12,11 +12,11 @@ use std::sync::{Mutex, PoisonError};
 use sha2::{Digest, Sha256};
 
 use crate::barrier::Barrier;
+use crate::core::config::{LaunchShape, SizeClass};
 use crate::core::device::DeviceInfo;
 use crate::core::disk::{cache_dir_from_env, read_entry, write_atomically};
-use crate::core::kernel::KernelSpec;
 use crate::core::launch::Launch;
-use crate::core::shape::{LaunchShape, SizeClass};
+use crate::core::plan::KernelBuild;
 
 /// The first line of an entry, naming its format.
 const HEADER: &str = "gsync launch shape 1";
@@ -31,7 +31,7 @@ const MAX_ENTRY_BYTES: u64 = 4096;
 /// the prelude, the barrier fragments and Auto's table.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ShapeKey<'a> {
-    kernel: &'a KernelSpec,
+    kernel: &'a KernelBuild,
     info: &'a DeviceInfo,
     barrier: Barrier,
     class: SizeClass,
@@ -59,7 +59,7 @@ impl<'a> ShapeKey<'a> {
     /// The key of `kernel` (as the launch configures it) launched with `launch` (which names
     /// no shape) on `info`'s GPU, for buffers of size class `class`, with `toolchain`.
     pub fn new(
-        kernel: &'a KernelSpec,
+        kernel: &'a KernelBuild,
         info: &'a DeviceInfo,
         launch: &Launch,
         class: SizeClass,
@@ -225,6 +225,7 @@ fn parse(text: &str) -> Option<LaunchShape> {
 mod tests {
     use super::*;
     use crate::core::kernel::tests::SMOOTH;
+    use crate::core::kernel::KernelSpec;
     use crate::test_support::{assert_hostile_entries_miss, h200, TempDir};
     use std::sync::LazyLock;
 
@@ -237,13 +238,15 @@ mod tests {
     const TOOLCHAIN: &str = "nvrtc (13, 0), driver Some((13, 0))";
 
     fn key() -> ShapeKey<'static> {
-        ShapeKey::new(&SMOOTH, &H200, &Launch::new(), SizeClass::of(1 << 20), TOOLCHAIN)
+        let kernel: &'static KernelBuild = Box::leak(Box::new(KernelBuild::new(&SMOOTH, &Launch::new())));
+        ShapeKey::new(kernel, &H200, &Launch::new(), SizeClass::of(1 << 20), TOOLCHAIN)
     }
 
     /// The digest and the in-process id of a key.
     fn names(kernel: &KernelSpec, gpu: &str, launch: &Launch, len: usize, toolchain: &str) -> (String, ShapeId) {
         let info = info(gpu);
-        let key = ShapeKey::new(kernel, &info, launch, SizeClass::of(len), toolchain);
+        let kernel = KernelBuild::new(kernel, launch);
+        let key = ShapeKey::new(&kernel, &info, launch, SizeClass::of(len), toolchain);
         (key.digest(), key.id())
     }
 
@@ -289,7 +292,8 @@ mod tests {
         assert_eq!(fresh.get(&key()), Some(SHAPE));
         assert_eq!(fresh.in_memory(&key()), Some(SHAPE), "read once, then remembered");
         let h100 = info("H100");
-        let other = ShapeKey::new(&SMOOTH, &h100, &Launch::new(), SizeClass::of(1 << 20), TOOLCHAIN);
+        let kernel = KernelBuild::new(&SMOOTH, &Launch::new());
+        let other = ShapeKey::new(&kernel, &h100, &Launch::new(), SizeClass::of(1 << 20), TOOLCHAIN);
         assert_eq!(fresh.on_disk(&other), None);
     }
 

@@ -15,10 +15,11 @@
 
 pub mod arith;
 mod block;
+mod device;
 mod fault;
 mod grid;
 pub mod half_arith;
-pub(crate) mod launch;
+mod launch;
 mod memory;
 mod scalar;
 mod split;
@@ -29,6 +30,7 @@ mod warp;
 mod tests;
 
 pub use block::ThreadFuture;
+pub(crate) use launch::run;
 pub use launch::EmuLaunch;
 pub use memory::EmuSlice;
 pub use scalar::{EmuScalar, ShuffleScalar};

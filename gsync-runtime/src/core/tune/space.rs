@@ -1,92 +1,13 @@
-//! A launch's shape — blocks × threads × barrier — when the launch leaves it open: the
-//! candidates the tuner measures, the heuristic that stands in for tuning, and the size class a
-//! shape is chosen for.
+//! The configurations open to a launch that leaves them to the runtime: the candidates the
+//! tuner measures, the heuristic that stands in for tuning, and the contest between them.
 
-use std::fmt;
 use std::time::{Duration, Instant};
 
 use crate::barrier::{choose_auto, Barrier};
+use crate::core::config::{LaunchShape, ShapeChoice};
 use crate::core::device::DeviceInfo;
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::Launch;
-
-/// Blocks × threads × barrier: what a launch's speed depends on, apart from the kernel.
-///
-/// ```
-/// use gsync_runtime::{Barrier, Launch, LaunchShape};
-/// let shape = LaunchShape { blocks: 132, threads: 1024, barrier: Barrier::Lbs };
-/// assert_eq!(shape.to_string(), "132 × 1024, lbs");
-/// let launch = Launch::new().shape(shape);
-/// assert_eq!((launch.requested_blocks(), launch.requested_threads()), (Some(132), Some(1024)));
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct LaunchShape {
-    /// Blocks in the grid.
-    pub blocks: u32,
-    /// Threads per block.
-    pub threads: u32,
-    /// The barrier between phases, resolved ([`Barrier::Auto`] never appears here).
-    pub barrier: Barrier,
-}
-
-impl fmt::Display for LaunchShape {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} × {}, {}", self.blocks, self.threads, self.barrier)
-    }
-}
-
-/// How the shape of a launch was chosen.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ShapeChoice {
-    /// The launch named both the grid and the block size.
-    Requested,
-    /// The backend's default for what the launch did not name, which no tuning applies to: a
-    /// launch that names only its grid or only its block size, the emulator's grid, a split
-    /// run's (the first segment's largest co-resident grid), or an oversubscribed launch's.
-    Default,
-    /// The heuristic, with tuning off ([`Launch::tune`], or `GSYNC_TUNE=off`), or when a
-    /// candidate's kernel faulted or timed out while tuning (the launch then reports its own
-    /// error as it would untuned): about 1024
-    /// threads per SM, with the largest of 1024, 512, 256 and 128 threads per block that the
-    /// kernel fits, unless the kernel declares its block size.
-    Heuristic,
-    /// Measured by this launch: the fastest of `shapes` candidates, run on copies of the
-    /// buffers the kernel writes, in `took` (compilation included).
-    Tuned {
-        /// Candidates measured.
-        shapes: u32,
-        /// Wall time of the tuning, from the first compilation to the last measurement.
-        took: Duration,
-    },
-    /// Chosen before, for the same kernel, GPU, launch and size class: tuned (remembered in
-    /// this process or in the on-disk cache beside the compiled kernels), or answered by
-    /// [`Gpu::launch_shape`](crate::Gpu::launch_shape), which fixes its answer.
-    Remembered,
-}
-
-/// The size class of a launch, ⌈log₂⌉ of its longest buffer's length: a shape is tuned and
-/// remembered once per class.
-///
-/// ```
-/// use gsync_runtime::SizeClass;
-/// assert_eq!(SizeClass::of(1 << 20), SizeClass::of((1 << 19) + 1));
-/// assert_ne!(SizeClass::of(1 << 20), SizeClass::of((1 << 20) + 1));
-/// assert_eq!(SizeClass::of(1000).log2(), 10);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct SizeClass(u32);
-
-impl SizeClass {
-    /// The class of a launch whose longest buffer has `len` elements.
-    pub fn of(len: usize) -> SizeClass {
-        SizeClass(len.max(1).next_power_of_two().trailing_zeros())
-    }
-
-    /// ⌈log₂⌉ of the longest buffer's length; buffers of up to `2^log2()` elements share it.
-    pub fn log2(self) -> u32 {
-        self.0
-    }
-}
 
 /// How long the first launch of a kernel and size class may spend tuning, compilation
 /// included; a candidate that would start past it is not measured.
@@ -117,14 +38,6 @@ const HEURISTIC_THREADS_PER_SM: u32 = 1024;
 /// describes it.
 pub(crate) fn is_open(launch: &Launch) -> bool {
     launch.requested_blocks().is_none() && launch.requested_threads().is_none()
-}
-
-/// How a launch that is never tuned got its shape: as asked, or the backend's default grid.
-pub(crate) fn untuned_choice(launch: &Launch) -> ShapeChoice {
-    match (launch.requested_blocks(), launch.requested_threads()) {
-        (Some(_), Some(_)) => ShapeChoice::Requested,
-        _ => ShapeChoice::Default,
-    }
 }
 
 /// Whether a launch may tune: its own switch, and [`TUNE_VAR`] not saying `off`.
@@ -338,13 +251,5 @@ mod tests {
         for on in [None, Some("1"), Some("on"), Some("")] {
             assert!(!switched_off(on), "{on:?}");
         }
-    }
-
-    #[test]
-    fn size_classes_round_up_to_powers_of_two() {
-        assert_eq!(SizeClass::of(0).log2(), 0);
-        assert_eq!(SizeClass::of(1).log2(), 0);
-        assert_eq!(SizeClass::of(3).log2(), 2);
-        assert_eq!(SizeClass::of(1 << 24).log2(), 24);
     }
 }
