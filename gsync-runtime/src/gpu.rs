@@ -8,7 +8,7 @@ use std::sync::Once;
 use crate::barrier::LaunchMode;
 use crate::buffer::{DeviceBuffer, DeviceScalar, Memory};
 use crate::core::args::KernelArgs;
-use crate::core::config::LaunchShape;
+use crate::core::config::LaunchConfig;
 use crate::core::device::{Backend, DeviceInfo};
 use crate::core::dynamic_shared::DynamicShared;
 use crate::core::error::{Error, Result};
@@ -179,41 +179,59 @@ impl Gpu {
         }
     }
 
-    /// The shape — blocks × threads × barrier — that a launch of `kernel` with `launch` runs
-    /// when its longest buffer has `len` elements, known before anything is allocated: for a
-    /// kernel whose buffers' sizes depend on the grid (per-block partial results, a histogram
-    /// per block), size them from this.
+    /// The configuration — blocks × threads × barrier — that a launch of `kernel` with
+    /// `launch` runs when its longest buffer has `len` elements, known before anything is
+    /// allocated: for a kernel whose buffers' sizes depend on the grid (per-block partial
+    /// results, a histogram per block), size them from this.
     ///
     /// A launch that names its grid or block size runs them (the other defaulting to the
     /// largest co-resident grid, or the kernel's block size). One that names neither runs
-    /// the shape tuned for the kernel, this GPU and the size class of `len` if there is one
-    /// (remembered on disk); otherwise this returns the heuristic's shape
-    /// ([`ShapeChoice::Heuristic`](crate::ShapeChoice::Heuristic)), and asking fixes it:
+    /// the configuration tuned for the kernel, this GPU and the size class of `len` if there is
+    /// one (remembered on disk); otherwise this returns the heuristic's configuration
+    /// ([`ConfigChoice::Heuristic`](crate::ConfigChoice::Heuristic)), and asking fixes it:
     /// until the process ends, such launches for that size class run it instead of tuning.
     /// The size class is that of the longest buffer the launch gets: where a buffer sized from
-    /// the answer may be the longest, launch with [`Launch::shape`], which pins a shape
-    /// whatever the size class. On the emulator, its default
-    /// grid: 4 blocks per host core, within the barrier's limit; a split barrier's grid is
-    /// the largest co-resident one of its first segment on a GPU.
-    pub fn launch_shape(&self, kernel: &KernelSpec, launch: &Launch, len: usize) -> Result<LaunchShape> {
-        self.launch_shape_with(kernel, launch, len, &DynamicShared::none())
+    /// the answer may be the longest, launch with [`Launch::config`], which pins a
+    /// configuration whatever the size class. On the emulator, its default grid: 4 blocks per
+    /// host core, within the barrier's limit; a split barrier's grid is the largest
+    /// co-resident one of its first segment on a GPU.
+    pub fn launch_config(&self, kernel: &KernelSpec, launch: &Launch, len: usize) -> Result<LaunchConfig> {
+        self.launch_config_with(kernel, launch, len, &DynamicShared::none())
     }
 
-    /// [`launch_shape`](Self::launch_shape) for a call whose shared slices `shared`
-    /// describes: their bytes decide the occupancy, and the remembered shape is the one for
-    /// their size. The module `#[grid_phases]` generates for a kernel with shared slices calls
-    /// this with the call's arguments.
+    /// [`launch_config`](Self::launch_config) for a call whose shared slices `shared`
+    /// describes: their bytes decide the occupancy, and the remembered configuration is the
+    /// one for their size. The module `#[grid_phases]` generates for a kernel with shared
+    /// slices calls this with the call's arguments.
+    pub fn launch_config_with(
+        &self,
+        kernel: &KernelSpec,
+        launch: &Launch,
+        len: usize,
+        shared: &DynamicShared,
+    ) -> Result<LaunchConfig> {
+        match &self.device {
+            Engine::Cuda(cuda) => cuda.health().guard(|| tune::promise(&**cuda, kernel, launch, len, shared)),
+            Engine::Emulator(emulator) => tune::promise(emulator, kernel, launch, len, shared),
+        }
+    }
+
+    /// [`launch_config`](Self::launch_config), by its former name, which the code
+    /// `#[grid_phases]` generates still calls.
+    pub fn launch_shape(&self, kernel: &KernelSpec, launch: &Launch, len: usize) -> Result<LaunchConfig> {
+        self.launch_config(kernel, launch, len)
+    }
+
+    /// [`launch_config_with`](Self::launch_config_with), by its former name, which the code
+    /// `#[grid_phases]` generates still calls.
     pub fn launch_shape_with(
         &self,
         kernel: &KernelSpec,
         launch: &Launch,
         len: usize,
         shared: &DynamicShared,
-    ) -> Result<LaunchShape> {
-        match &self.device {
-            Engine::Cuda(cuda) => cuda.health().guard(|| tune::promise(&**cuda, kernel, launch, len, shared)),
-            Engine::Emulator(emulator) => tune::promise(emulator, kernel, launch, len, shared),
-        }
+    ) -> Result<LaunchConfig> {
+        self.launch_config_with(kernel, launch, len, shared)
     }
 
     /// Runs `kernel` once and waits for it.

@@ -107,10 +107,10 @@ mod private;
 mod test_support;
 
 pub use crate::core::{
-    Axes, Backend, BarrierFigures, BarrierVisit, BlockTimeline, CoResidency, DeviceInfo, Dim3, Error, ErrorKind,
-    KernelArgs, KernelAssertion, KernelBuffer, KernelScalar, KernelSpec, Launch, LaunchReport, LaunchShape,
-    PhaseFigures, PhaseProfile, ProfileClock, RefusedBlockSizes, Resource, Result, ShapeChoice, SizeClass, SourceError,
-    SplitSpec, DEFAULT_DEADLINE, DEFAULT_PROFILE_PHASES, DEFAULT_THREADS, DEFAULT_WATCHDOG, MAX_BLOCK_DIM,
+    Axes, Backend, BarrierFigures, BarrierVisit, BlockTimeline, CoResidency, ConfigChoice, DeviceInfo, Dim3, Error,
+    ErrorKind, KernelArgs, KernelAssertion, KernelBuffer, KernelScalar, KernelSpec, Launch, LaunchConfig, LaunchReport,
+    LaunchShape, PhaseFigures, PhaseProfile, ProfileClock, RefusedBlockSizes, Resource, Result, ShapeChoice, SizeClass,
+    SourceError, SplitSpec, DEFAULT_DEADLINE, DEFAULT_PROFILE_PHASES, DEFAULT_THREADS, DEFAULT_WATCHDOG, MAX_BLOCK_DIM,
     MAX_GRID_DIM, TUNE_VAR, TUNING_BUDGET,
 };
 pub use barrier::{Barrier, BarrierDescriptor, LaunchMode, ParseBarrierError};

@@ -9,14 +9,14 @@ use crate::barrier::Barrier;
 /// Blocks × threads × barrier: what a launch's speed depends on, apart from the kernel.
 ///
 /// ```
-/// use gsync_runtime::{Barrier, Launch, LaunchShape};
-/// let shape = LaunchShape { blocks: 132, threads: 1024, barrier: Barrier::Lbs };
-/// assert_eq!(shape.to_string(), "132 × 1024, lbs");
-/// let launch = Launch::new().shape(shape);
+/// use gsync_runtime::{Barrier, Launch, LaunchConfig};
+/// let config = LaunchConfig { blocks: 132, threads: 1024, barrier: Barrier::Lbs };
+/// assert_eq!(config.to_string(), "132 × 1024, lbs");
+/// let launch = Launch::new().config(config);
 /// assert_eq!((launch.requested_blocks(), launch.requested_threads()), (Some(132), Some(1024)));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct LaunchShape {
+pub struct LaunchConfig {
     /// Blocks in the grid.
     pub blocks: u32,
     /// Threads per block.
@@ -25,15 +25,15 @@ pub struct LaunchShape {
     pub barrier: Barrier,
 }
 
-impl fmt::Display for LaunchShape {
+impl fmt::Display for LaunchConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} × {}, {}", self.blocks, self.threads, self.barrier)
     }
 }
 
-/// How the shape of a launch was chosen.
+/// How the configuration of a launch was chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ShapeChoice {
+pub enum ConfigChoice {
     /// The launch named both the grid and the block size.
     Requested,
     /// The backend's default for what the launch did not name, which no tuning applies to: a
@@ -46,21 +46,28 @@ pub enum ShapeChoice {
     /// threads per SM, with the largest of 1024, 512, 256 and 128 threads per block that the
     /// kernel fits, unless the kernel declares its block size.
     Heuristic,
-    /// Measured by this launch: the fastest of `shapes` candidates, run on copies of the
-    /// buffers the kernel writes, in `took` (compilation included).
+    /// Measured by this launch: the fastest of `shapes` candidate configurations, run on copies
+    /// of the buffers the kernel writes, in `took` (compilation included).
     Tuned {
-        /// Candidates measured.
+        /// Candidate configurations measured.
         shapes: u32,
         /// Wall time of the tuning, from the first compilation to the last measurement.
         took: Duration,
     },
     /// Chosen before, for the same kernel, GPU, launch and size class: tuned (remembered in
     /// this process or in the on-disk cache beside the compiled kernels), or answered by
-    /// [`Gpu::launch_shape`](crate::Gpu::launch_shape), which fixes its answer.
+    /// [`Gpu::launch_config`](crate::Gpu::launch_config), which fixes its answer.
     Remembered,
 }
 
-/// The size class of a launch, ⌈log₂⌉ of its longest buffer's length: a shape is tuned and
+/// The former name of [`LaunchConfig`], which the code `#[grid_phases]` generates still
+/// spells.
+pub type LaunchShape = LaunchConfig;
+
+/// The former name of [`ConfigChoice`].
+pub type ShapeChoice = ConfigChoice;
+
+/// The size class of a launch, ⌈log₂⌉ of its longest buffer's length: a configuration is tuned and
 /// remembered once per class.
 ///
 /// ```

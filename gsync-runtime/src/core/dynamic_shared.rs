@@ -169,8 +169,8 @@ pub(crate) fn check_dynamic_shared(
     })
 }
 
-/// A size class of dynamic shared bytes (⌈log₂⌉, 0 for none), for the shape cache: a shape
-/// tuned for small tiles is not the one for tiles a hundred times larger.
+/// A size class of dynamic shared bytes (⌈log₂⌉, 0 for none), for the configuration cache: a
+/// configuration tuned for small tiles is not the one for tiles a hundred times larger.
 pub(crate) fn shared_class(bytes: u64) -> u32 {
     if bytes == 0 {
         0
@@ -258,7 +258,7 @@ mod tests {
     }
 
     #[test]
-    fn shape_classes_tell_tile_sizes_apart() {
+    fn size_classes_tell_tile_sizes_apart() {
         assert_eq!(shared_class(0), 0);
         assert_eq!(shared_class(1), 1);
         assert_eq!(shared_class(4096), shared_class(4000));

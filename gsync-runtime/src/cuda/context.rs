@@ -8,10 +8,10 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverEr
 use cudarc::nvrtc::Ptx;
 
 use crate::barrier::Barrier;
+use crate::core::config_cache::ConfigCache;
 use crate::core::device::DeviceInfo;
 use crate::core::error::{Error, Result};
 use crate::core::plan::KernelBuild;
-use crate::core::shape_cache::ShapeCache;
 use crate::core::split::{check_split, no_segments};
 use crate::cuda::cache::compile_cached;
 use crate::cuda::discover;
@@ -50,8 +50,8 @@ pub(crate) struct CudaGpu {
     info: DeviceInfo,
     functions: Mutex<HashMap<FunctionKey, CudaFunction>>,
     scratch: Mutex<LaunchScratch>,
-    /// Shapes tuned for this GPU, in memory and on disk.
-    shapes: ShapeCache,
+    /// Configurations tuned for this GPU, in memory and on disk.
+    configs: ConfigCache,
     health: ContextHealth,
 }
 
@@ -83,7 +83,7 @@ impl CudaGpu {
             info,
             functions: Mutex::new(HashMap::new()),
             scratch,
-            shapes: ShapeCache::from_env(),
+            configs: ConfigCache::from_env(),
             health,
         })
     }
@@ -166,9 +166,9 @@ impl CudaGpu {
         self.context.load_module(Ptx::from_binary(cubin)).map_err(driver_error(context))
     }
 
-    /// The shapes tuned for this GPU.
-    pub(crate) fn shapes(&self) -> &ShapeCache {
-        &self.shapes
+    /// The configurations tuned for this GPU.
+    pub(crate) fn configs(&self) -> &ConfigCache {
+        &self.configs
     }
 
     /// The status word and barrier state, for one launch at a time.

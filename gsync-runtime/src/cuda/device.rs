@@ -5,12 +5,12 @@ use std::sync::OnceLock;
 
 use crate::barrier::LaunchMode;
 use crate::core::args::KernelArgs;
+use crate::core::config_cache::ConfigCache;
 use crate::core::device::DeviceInfo;
 use crate::core::dynamic_shared::SharedLayout;
 use crate::core::error::Result;
 use crate::core::grid::Residency;
 use crate::core::plan::{Device, KernelVariant, Measure};
-use crate::core::shape_cache::ShapeCache;
 use crate::cuda::compile::nvrtc_version;
 use crate::cuda::context::CudaGpu;
 use crate::cuda::measure::CudaMeasure;
@@ -40,8 +40,8 @@ impl Device for CudaGpu {
         grid_limit_reason(self)
     }
 
-    fn tuned(&self) -> Option<&ShapeCache> {
-        Some(self.shapes())
+    fn tuned(&self) -> Option<&ConfigCache> {
+        Some(self.configs())
     }
 
     fn toolchain(&self) -> Result<&'static str> {

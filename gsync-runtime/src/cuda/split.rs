@@ -9,7 +9,7 @@ use cudarc::driver::{CudaEvent, CudaFunction, CudaGraph, LaunchConfig};
 
 use crate::barrier::{limit_ns, Barrier};
 use crate::core::args::KernelArgs;
-use crate::core::config::ShapeChoice;
+use crate::core::config::ConfigChoice;
 use crate::core::dynamic_shared::SharedLayout;
 use crate::core::error::Result;
 use crate::core::grid::Grid;
@@ -33,7 +33,7 @@ pub(crate) struct CudaSplitRun<'g> {
     functions: Vec<CudaFunction>,
     grid: Grid,
     /// How the grid was chosen, for the report.
-    choice: ShapeChoice,
+    choice: ConfigChoice,
     scratch: MutexGuard<'g, LaunchScratch>,
     /// Recorded just before the first launch.
     start: Option<CudaEvent>,

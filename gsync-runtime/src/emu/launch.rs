@@ -7,7 +7,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use crate::barrier::Barrier;
-use crate::core::config::ShapeChoice;
+use crate::core::config::ConfigChoice;
 use crate::core::dynamic_shared::DynamicShared;
 use crate::core::error::{Error, Result};
 use crate::core::grid::{CoResidency, Grid};
@@ -58,7 +58,7 @@ impl<'r> EmuLaunch<'r> {
         match &self.plan {
             Refusable::Planned(plan) => Ok(plan),
             Refusable::Refused { kernel, launch, shared } => {
-                let choice = ShapeChoice::Default;
+                let choice = ConfigChoice::Default;
                 Err(resolve::fused(self.emulator, kernel, launch, shared, CoResidency::Waived, choice)
                     .err()
                     .unwrap_or_else(|| Error::EmptyGrid { kernel: kernel.name.to_owned() }))
@@ -67,7 +67,7 @@ impl<'r> EmuLaunch<'r> {
     }
 
     /// Threads per block of the launch, which sizes the shared arrays sized by `BLOCK_SIZE`;
-    /// the launch's error where its shape is refused.
+    /// the launch's error where it is refused.
     pub fn block_size(&self) -> Result<u32> {
         Ok(self.plan()?.grid.threads)
     }

@@ -4,13 +4,13 @@
 use std::time::Duration;
 
 use crate::core::args::KernelArgs;
+use crate::core::config_cache::ConfigCache;
 use crate::core::device::DeviceInfo;
 use crate::core::dynamic_shared::SharedLayout;
 use crate::core::error::Result;
 use crate::core::grid::Residency;
 use crate::core::plan::build::KernelVariant;
 use crate::core::plan::launch_plan::LaunchPlan;
-use crate::core::shape_cache::ShapeCache;
 
 /// A device as the launch plan sees it: its facts, how many blocks of a compiled kernel it
 /// holds at once, and, where launches are tuned, a place to remember configurations and a way
@@ -42,7 +42,7 @@ pub(crate) trait Device {
 
     /// The configurations tuned for this device, in memory and on disk; `None` where launches
     /// are never tuned (the host's timing says nothing about a GPU's).
-    fn tuned(&self) -> Option<&ShapeCache> {
+    fn tuned(&self) -> Option<&ConfigCache> {
         None
     }
 

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::barrier::Barrier;
-use crate::core::config::{LaunchShape, ShapeChoice};
+use crate::core::config::{ConfigChoice, LaunchConfig};
 use crate::core::dynamic_shared::SharedLayout;
 use crate::core::grid::Grid;
 use crate::core::launch::{Launch, LaunchReport};
@@ -30,13 +30,13 @@ pub(crate) struct LaunchPlan {
     /// The shared slices laid out for the block size.
     pub shared: SharedLayout,
     /// How blocks × threads × barrier were chosen.
-    pub choice: ShapeChoice,
+    pub choice: ConfigChoice,
 }
 
 impl LaunchPlan {
     /// Blocks × threads × barrier.
-    pub fn shape(&self) -> LaunchShape {
-        LaunchShape { blocks: self.grid.blocks, threads: self.grid.threads, barrier: self.barrier }
+    pub fn config(&self) -> LaunchConfig {
+        LaunchConfig { blocks: self.grid.blocks, threads: self.grid.threads, barrier: self.barrier }
     }
 
     /// What the launch reports, having taken `gpu_time` and recorded `profile`.

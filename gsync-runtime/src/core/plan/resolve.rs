@@ -2,7 +2,7 @@
 //! barrier → compiled variant → occupancy → grid → block limit → Relay's variant.
 
 use crate::barrier::{Barrier, LaunchMode, RelayMode};
-use crate::core::config::ShapeChoice;
+use crate::core::config::ConfigChoice;
 use crate::core::dynamic_shared::{DynamicShared, SharedLayout};
 use crate::core::error::{Error, Result};
 use crate::core::grid::{check_block_limit, checked_threads, resolve_barrier, resolve_grid, CoResidency};
@@ -22,7 +22,7 @@ pub(crate) fn fused(
     launch: &Launch,
     shared: &DynamicShared,
     co_residency: CoResidency,
-    choice: ShapeChoice,
+    choice: ConfigChoice,
 ) -> Result<LaunchPlan> {
     let co_residency = if device.runs_every_grid() { CoResidency::Waived } else { co_residency };
     let info = device.info();

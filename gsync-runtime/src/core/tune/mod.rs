@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use crate::barrier::Barrier;
 use crate::core::args::KernelArgs;
-use crate::core::config::{LaunchShape, ShapeChoice, SizeClass};
+use crate::core::config::{ConfigChoice, LaunchConfig, SizeClass};
+use crate::core::config_cache::{ConfigCache, ConfigKey};
 use crate::core::dynamic_shared::{shared_class, DynamicShared};
 use crate::core::error::{Error, ErrorKind, Result};
 use crate::core::grid::CoResidency;
@@ -18,9 +19,8 @@ use crate::core::kernel::KernelSpec;
 use crate::core::launch::Launch;
 use crate::core::plan::resolve;
 use crate::core::plan::{Device, KernelBuild, LaunchPlan};
-use crate::core::shape_cache::{ShapeCache, ShapeKey};
 use crate::core::shape_check::check_shape;
-use space::{is_open, tuning_enabled, Contest, ShapeSpace, TUNE_VAR, TUNING_BUDGET};
+use space::{is_open, tuning_enabled, ConfigSpace, Contest, TUNE_VAR, TUNING_BUDGET};
 
 /// The plan of one fused launch of `spec` with `launch` on `device`, over `args`. A launch that
 /// must be co-resident and leaves its configuration open, on a device that tunes, gets one
@@ -47,45 +47,45 @@ pub(crate) unsafe fn plan(
     if !is_open(launch) {
         return as_asked();
     }
-    let with = |shape: LaunchShape, choice| {
-        resolve::fused(device, spec, &launch.clone().shape(shape), shared, CoResidency::Required, choice)
+    let with = |config: LaunchConfig, choice| {
+        resolve::fused(device, spec, &launch.clone().config(config), shared, CoResidency::Required, choice)
     };
     let class = SizeClass::of(args.longest_buffer());
-    let key = ShapeKey::new(&kernel, device.info(), launch, class, device.toolchain()?)
+    let key = ConfigKey::new(&kernel, device.info(), launch, class, device.toolchain()?)
         .shared(shared_key(&kernel, launch, shared));
-    if let Some(shape) = cache.in_memory(&key) {
-        return with(shape, ShapeChoice::Remembered);
+    if let Some(config) = cache.in_memory(&key) {
+        return with(config, ConfigChoice::Remembered);
     }
-    if let Some(shape) = cache.on_disk(&key) {
+    if let Some(config) = cache.on_disk(&key) {
         // A configuration stored by another run may no longer fit (another compiler, more
         // registers).
-        match with(shape, ShapeChoice::Remembered) {
+        match with(config, ConfigChoice::Remembered) {
             Ok(plan) => {
-                let kept = cache.remember_first(&key, shape);
-                return if kept == shape { Ok(plan) } else { with(kept, ShapeChoice::Remembered) };
+                let kept = cache.remember_first(&key, config);
+                return if kept == config { Ok(plan) } else { with(kept, ConfigChoice::Remembered) };
             }
-            Err(error) if refuses_shape(&error) => cache.forget(&key),
+            Err(error) if refuses_config(&error) => cache.forget(&key),
             Err(error) => return Err(error),
         }
     }
-    let space = ShapeSpace::new(&kernel, launch, device.info());
+    let space = ConfigSpace::new(&kernel, launch, device.info());
     // SAFETY: the caller vouches for `args`.
     let tuned = if tuning_enabled(launch) { unsafe { tune(device, spec, launch, args, &space) }? } else { None };
-    let Some((shape, choice)) = tuned else {
+    let Some((config, choice)) = tuned else {
         return match heuristic(device, &kernel, launch, &space, shared)? {
-            Some(shape) => with(shape, ShapeChoice::Heuristic),
+            Some(config) => with(config, ConfigChoice::Heuristic),
             // No block size fits: the launch as asked, which fails saying why.
-            None => resolve::fused(device, spec, launch, shared, co_residency, ShapeChoice::Default),
+            None => resolve::fused(device, spec, launch, shared, co_residency, ConfigChoice::Default),
         };
     };
-    // A thread that asked `launch_shape` meanwhile was promised its answer: that one stays.
-    let kept = cache.put_first(&key, shape);
-    if kept != shape {
-        return with(kept, ShapeChoice::Remembered);
+    // A thread that asked `launch_config` meanwhile was promised its answer: that one stays.
+    let kept = cache.put_first(&key, config);
+    if kept != config {
+        return with(kept, ConfigChoice::Remembered);
     }
-    if let ShapeChoice::Tuned { shapes, took } = choice {
+    if let ConfigChoice::Tuned { shapes, took } = choice {
         eprintln!(
-            "gsync: tuned `{}` for buffers of up to 2^{} elements on {}: {shape} ({shapes} shapes in {:.2} s; \
+            "gsync: tuned `{}` for buffers of up to 2^{} elements on {}: {config} ({shapes} configurations in {:.2} s; \
              Launch::tune(false) or {TUNE_VAR}=off skips this)",
             kernel.name,
             class.log2(),
@@ -93,12 +93,12 @@ pub(crate) unsafe fn plan(
             took.as_secs_f64(),
         );
     }
-    with(shape, choice)
+    with(config, choice)
 }
 
 /// The configuration a launch of `spec` with `launch` runs when its longest buffer has `len`
 /// elements, known before anything is allocated; see
-/// [`Gpu::launch_shape_with`](crate::Gpu::launch_shape_with). For an open launch on a device
+/// [`Gpu::launch_config_with`](crate::Gpu::launch_config_with). For an open launch on a device
 /// that tunes: the remembered configuration, else the heuristic's, which from then on this
 /// process's launches for that size class run instead of tuning.
 pub(crate) fn promise(
@@ -107,21 +107,21 @@ pub(crate) fn promise(
     launch: &Launch,
     len: usize,
     shared: &DynamicShared,
-) -> Result<LaunchShape> {
+) -> Result<LaunchConfig> {
     if launch.selected_barrier().descriptor().launch_mode == crate::barrier::LaunchMode::Split {
-        return Ok(resolve::split(device, spec, launch, shared)?.shape());
+        return Ok(resolve::split(device, spec, launch, shared)?.config());
     }
     if let Some(cache) = device.tuned().filter(|_| is_open(launch)) {
         let kernel = KernelBuild::new(spec, launch);
         check_shape(&kernel, launch, device.info().max_threads_per_block)?;
-        let key = ShapeKey::new(&kernel, device.info(), launch, SizeClass::of(len), device.toolchain()?)
+        let key = ConfigKey::new(&kernel, device.info(), launch, SizeClass::of(len), device.toolchain()?)
             .shared(shared_key(&kernel, launch, shared));
-        if let Some(shape) = remembered_or_heuristic(device, &kernel, launch, cache, &key, shared)? {
-            return Ok(shape);
+        if let Some(config) = remembered_or_heuristic(device, &kernel, launch, cache, &key, shared)? {
+            return Ok(config);
         }
     }
     let plan = resolve::fused(device, spec, launch, shared, CoResidency::Required, launch.untuned_choice())?;
-    Ok(plan.shape())
+    Ok(plan.config())
 }
 
 /// The remembered configuration of `key`, else the heuristic's, remembered from now on;
@@ -130,15 +130,15 @@ fn remembered_or_heuristic(
     device: &dyn Device,
     kernel: &KernelBuild,
     launch: &Launch,
-    cache: &ShapeCache,
-    key: &ShapeKey<'_>,
+    cache: &ConfigCache,
+    key: &ConfigKey<'_>,
     shared: &DynamicShared,
-) -> Result<Option<LaunchShape>> {
-    if let Some(shape) = cache.get(key) {
-        return Ok(Some(shape));
+) -> Result<Option<LaunchConfig>> {
+    if let Some(config) = cache.get(key) {
+        return Ok(Some(config));
     }
-    let shape = heuristic(device, kernel, launch, &ShapeSpace::new(kernel, launch, device.info()), shared)?;
-    Ok(shape.map(|shape| cache.remember_first(key, shape)))
+    let config = heuristic(device, kernel, launch, &ConfigSpace::new(kernel, launch, device.info()), shared)?;
+    Ok(config.map(|config| cache.remember_first(key, config)))
 }
 
 /// The size class of the shared slices' bytes at the launch's default block size, which
@@ -157,12 +157,12 @@ fn heuristic(
     device: &dyn Device,
     kernel: &KernelBuild,
     launch: &Launch,
-    space: &ShapeSpace,
+    space: &ConfigSpace,
     shared: &DynamicShared,
-) -> Result<Option<LaunchShape>> {
+) -> Result<Option<LaunchConfig>> {
     for threads in space.thread_options() {
-        if let Some(shape) = space.heuristic(threads, blocks_per_sm(device, kernel, launch, threads, shared)?) {
-            return Ok(Some(shape));
+        if let Some(config) = space.heuristic(threads, blocks_per_sm(device, kernel, launch, threads, shared)?) {
+            return Ok(Some(config));
         }
     }
     Ok(None)
@@ -181,8 +181,8 @@ unsafe fn tune(
     spec: &KernelSpec,
     launch: &Launch,
     args: &KernelArgs<'_>,
-    space: &ShapeSpace,
-) -> Result<Option<(LaunchShape, ShapeChoice)>> {
+    space: &ConfigSpace,
+) -> Result<Option<(LaunchConfig, ConfigChoice)>> {
     let mut contest = Contest::new(TUNING_BUDGET);
     // SAFETY: the caller vouches for `args`; every plan measured is of `spec`.
     let Some(mut measurer) = (unsafe { device.measurer(args) })? else {
@@ -199,21 +199,21 @@ unsafe fn tune(
         let compiling = Instant::now();
         let resident = blocks_per_sm(device, &kernel, launch, threads, args.shared())?;
         compile = compile.max(compiling.elapsed());
-        for shape in space.candidates(threads, resident) {
+        for config in space.candidates(threads, resident) {
             if !contest.has_time_for(expected + compile) {
                 break 'sizes;
             }
             let started = Instant::now();
-            let candidate = launch.clone().shape(shape);
+            let candidate = launch.clone().config(config);
             let planned =
-                resolve::fused(device, spec, &candidate, args.shared(), CoResidency::Required, ShapeChoice::Requested);
+                resolve::fused(device, spec, &candidate, args.shared(), CoResidency::Required, ConfigChoice::Requested);
             // SAFETY: the plan is of `spec`, which `args` match.
             match planned.and_then(|plan| unsafe { measurer.measure(&plan) }) {
                 Ok(time) => {
-                    contest.record(shape, time);
+                    contest.record(config, time);
                     expected = started.elapsed();
                 }
-                Err(error) if refuses_shape(&error) => {}
+                Err(error) if refuses_config(&error) => {}
                 // The driver or the installation failed: the caller's launch would too.
                 Err(error) if matches!(error.kind(), ErrorKind::Driver | ErrorKind::Installation) => return Err(error),
                 // The kernel faulted or timed out on this input: its own launch reports it,
@@ -228,7 +228,7 @@ unsafe fn tune(
 /// Whether a candidate failed only because this configuration cannot run (not co-resident,
 /// beyond a barrier's limit, no cooperative launch): a configuration error, which the next
 /// candidate may not have.
-fn refuses_shape(error: &Error) -> bool {
+fn refuses_config(error: &Error) -> bool {
     error.kind() == ErrorKind::Configuration
 }
 
