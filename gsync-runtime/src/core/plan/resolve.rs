@@ -132,9 +132,152 @@ fn not_fused(kernel: &KernelSpec) -> Error {
 
 #[cfg(test)]
 mod tests {
+    use std::cell::RefCell;
+
     use super::*;
+    use crate::core::device::DeviceInfo;
+    use crate::core::grid::Residency;
     use crate::core::kernel::tests::SMOOTH;
     use crate::core::kernel::SplitSpec;
+    use crate::core::plan::KernelVariant;
+    use crate::test_support::h200;
+
+    /// A device of 132 SMs whose occupancy depends on the compiled barrier only, and which
+    /// records the variants it was asked about.
+    struct Fake {
+        info: DeviceInfo,
+        per_sm: fn(Barrier) -> u32,
+        every_grid: bool,
+        block_limit: u32,
+        asked: RefCell<Vec<Barrier>>,
+    }
+
+    impl Fake {
+        fn gpu(per_sm: fn(Barrier) -> u32) -> Fake {
+            Fake { info: h200(), per_sm, every_grid: false, block_limit: i32::MAX as u32, asked: RefCell::default() }
+        }
+
+        fn asked(&self) -> Vec<Barrier> {
+            self.asked.borrow().clone()
+        }
+    }
+
+    impl Device for Fake {
+        fn info(&self) -> &DeviceInfo {
+            &self.info
+        }
+
+        fn residency(&self, variant: &KernelVariant, _shared: &SharedLayout) -> Result<Residency> {
+            self.asked.borrow_mut().push(variant.barrier);
+            Ok(Residency { blocks_per_sm: (self.per_sm)(variant.barrier), sm_count: self.info.sm_count })
+        }
+
+        fn runs_every_grid(&self) -> bool {
+            self.every_grid
+        }
+
+        fn block_limit(&self, _threads: u32) -> u32 {
+            self.block_limit
+        }
+
+        fn block_limit_reason(&self) -> (String, String) {
+            ("the fake".to_owned(), "it says so".to_owned())
+        }
+    }
+
+    fn plan(device: &Fake, launch: &Launch, co_residency: CoResidency) -> Result<LaunchPlan> {
+        fused(device, &SMOOTH, launch, &DynamicShared::none(), co_residency, launch.untuned_choice())
+    }
+
+    #[test]
+    fn an_open_auto_launch_asks_relay_for_the_default_grid_then_the_barrier_it_chose() {
+        let device = Fake::gpu(|_| 2);
+        let plan = plan(&device, &Launch::new(), CoResidency::Required).expect("planned");
+        assert_eq!((plan.grid.blocks, plan.grid.threads), (264, 256));
+        assert_eq!((plan.barrier, plan.compiled), (Barrier::Lbs, Barrier::Lbs), "264 blocks: Auto picks LBS");
+        assert_eq!(device.asked(), [Barrier::Relay, Barrier::Lbs]);
+        assert_eq!(plan.choice, ConfigChoice::Default);
+        assert!(!plan.kernel.profile && plan.shared.bytes == 0);
+    }
+
+    #[test]
+    fn relay_keeps_its_own_kernel_where_the_direct_one_would_not_be_co_resident() {
+        let launch = Launch::new().barrier(Barrier::Relay).blocks(200);
+        let tight = Fake::gpu(|barrier| if barrier == Barrier::Lbs { 1 } else { 4 });
+        let kept = plan(&tight, &launch, CoResidency::Required).expect("planned");
+        assert_eq!((kept.barrier, kept.compiled), (Barrier::Relay, Barrier::Relay));
+        assert_eq!(tight.asked(), [Barrier::Relay, Barrier::Lbs], "the direct variant is asked, and allowed");
+        let waived = plan(&tight, &launch, CoResidency::Waived).expect("planned");
+        assert_eq!(waived.compiled, Barrier::Lbs);
+        let roomy = Fake::gpu(|_| 2);
+        assert_eq!(plan(&roomy, &launch, CoResidency::Required).map(|plan| plan.compiled).ok(), Some(Barrier::Lbs));
+    }
+
+    #[test]
+    fn a_gpu_refuses_grids_that_are_not_co_resident_and_split_kernels() {
+        let device = Fake::gpu(|_| 1);
+        let error = plan(&device, &Launch::new().barrier(Barrier::Ulfs).blocks(133), CoResidency::Required);
+        assert!(matches!(error, Err(Error::GridTooLarge { requested: 133, max: 132, .. })), "{error:?}");
+        let split = plan(&device, &Launch::new().barrier(Barrier::MultiLaunch), CoResidency::Required);
+        assert!(matches!(split, Err(Error::InvalidBarrier { .. })), "{split:?}");
+        let profiled = Launch::new().profile(true).bounds_checks(false);
+        let plan = plan(&device, &profiled, CoResidency::Required).expect("planned");
+        assert!(plan.kernel.profile && !plan.kernel.bounds_checks, "the build is the launch's");
+    }
+
+    #[test]
+    fn a_device_that_runs_every_grid_waives_co_residency_and_runs_split_kernels_fused() {
+        let device = Fake { every_grid: true, block_limit: 4096, ..Fake::gpu(|_| 1) };
+        let big = plan(&device, &Launch::new().barrier(Barrier::Lbs).blocks(1000), CoResidency::Required);
+        assert_eq!(big.map(|plan| plan.grid.blocks).ok(), Some(1000));
+        let split = plan(&device, &Launch::new().barrier(Barrier::MultiLaunch), CoResidency::Required);
+        assert_eq!(split.map(|plan| plan.barrier).ok(), Some(Barrier::MultiLaunch));
+        let error = plan(&device, &Launch::new().barrier(Barrier::Lbs).blocks(4097), CoResidency::Required);
+        let Err(Error::TooManyBlocks { requested: 4097, max: 4096, device, why, .. }) = error else {
+            panic!("{error:?}");
+        };
+        assert_eq!((device.as_str(), why.as_str()), ("the fake", "it says so"));
+        assert_eq!(
+            max_coresident_blocks(
+                &Fake { every_grid: true, ..Fake::gpu(|_| 1) },
+                &SMOOTH,
+                &Launch::new(),
+                &DynamicShared::none()
+            )
+            .ok(),
+            Some(i32::MAX as u32)
+        );
+    }
+
+    #[test]
+    fn the_largest_co_resident_grid_is_the_chosen_barrier_s() {
+        let device = Fake::gpu(|barrier| if barrier == Barrier::Cooperative { 3 } else { 2 });
+        let none = DynamicShared::none();
+        let cooperative = Launch::new().barrier(Barrier::Cooperative);
+        assert_eq!(max_coresident_blocks(&device, &SMOOTH, &cooperative, &none).ok(), Some(396));
+        assert_eq!(max_coresident_blocks(&device, &SMOOTH, &Launch::new(), &none).ok(), Some(264));
+        let unsplit = KernelSpec { split: SplitSpec::NONE, ..SMOOTH };
+        let split = Launch::new().barrier(Barrier::MultiLaunch);
+        assert!(matches!(max_coresident_blocks(&device, &unsplit, &split, &none), Err(Error::CannotSplit { .. })));
+    }
+
+    #[test]
+    fn a_split_plan_defaults_to_the_first_segment_s_grid_and_allows_larger_ones() {
+        let device = Fake::gpu(|_| 2);
+        let none = DynamicShared::none();
+        let launch = Launch::new().barrier(Barrier::MultiLaunch);
+        let plan = split(&device, &SMOOTH, &launch, &none).expect("planned");
+        assert_eq!((plan.grid.blocks, plan.barrier, plan.compiled), (264, Barrier::MultiLaunch, Barrier::MultiLaunch));
+        assert_eq!(device.asked(), [Barrier::MultiLaunch]);
+        assert_eq!(
+            split(&device, &SMOOTH, &launch.clone().blocks(10_000), &none).map(|plan| plan.grid.blocks).ok(),
+            Some(10_000)
+        );
+        let unsplit = KernelSpec { split: SplitSpec::NONE, ..SMOOTH };
+        assert!(matches!(split(&device, &unsplit, &launch, &none), Err(Error::CannotSplit { .. })));
+        let profiled = split(&device, &SMOOTH, &launch.profile(true), &none);
+        assert!(matches!(profiled, Err(Error::InvalidBarrier { .. })), "{profiled:?}");
+    }
 
     #[test]
     fn a_multi_launch_through_launch_kernel_says_where_it_belongs() {
