@@ -132,58 +132,10 @@ fn not_fused(kernel: &KernelSpec) -> Error {
 
 #[cfg(test)]
 mod tests {
-    use std::cell::RefCell;
-
     use super::*;
-    use crate::core::device::DeviceInfo;
-    use crate::core::grid::Residency;
     use crate::core::kernel::tests::SMOOTH;
     use crate::core::kernel::SplitSpec;
-    use crate::core::plan::KernelVariant;
-    use crate::test_support::h200;
-
-    /// A device of 132 SMs whose occupancy depends on the compiled barrier only, and which
-    /// records the variants it was asked about.
-    struct Fake {
-        info: DeviceInfo,
-        per_sm: fn(Barrier) -> u32,
-        every_grid: bool,
-        block_limit: u32,
-        asked: RefCell<Vec<Barrier>>,
-    }
-
-    impl Fake {
-        fn gpu(per_sm: fn(Barrier) -> u32) -> Fake {
-            Fake { info: h200(), per_sm, every_grid: false, block_limit: i32::MAX as u32, asked: RefCell::default() }
-        }
-
-        fn asked(&self) -> Vec<Barrier> {
-            self.asked.borrow().clone()
-        }
-    }
-
-    impl Device for Fake {
-        fn info(&self) -> &DeviceInfo {
-            &self.info
-        }
-
-        fn residency(&self, variant: &KernelVariant, _shared: &SharedLayout) -> Result<Residency> {
-            self.asked.borrow_mut().push(variant.barrier);
-            Ok(Residency { blocks_per_sm: (self.per_sm)(variant.barrier), sm_count: self.info.sm_count })
-        }
-
-        fn runs_every_grid(&self) -> bool {
-            self.every_grid
-        }
-
-        fn block_limit(&self, _threads: u32) -> u32 {
-            self.block_limit
-        }
-
-        fn block_limit_reason(&self) -> (String, String) {
-            ("the fake".to_owned(), "it says so".to_owned())
-        }
-    }
+    use crate::test_support::FakeDevice as Fake;
 
     fn plan(device: &Fake, launch: &Launch, co_residency: CoResidency) -> Result<LaunchPlan> {
         fused(device, &SMOOTH, launch, &DynamicShared::none(), co_residency, launch.untuned_choice())

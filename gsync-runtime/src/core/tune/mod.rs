@@ -257,3 +257,78 @@ fn blocks_per_sm(
         Err(error) => Err(error),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::kernel::tests::SMOOTH;
+    use crate::test_support::FakeDevice;
+
+    /// A GPU of 2 blocks per SM whose fastest configuration is 132 × 512 under LBS.
+    fn tuning_gpu() -> FakeDevice {
+        let times = |config: LaunchConfig| {
+            let best = config.blocks == 132 && config.threads == 512;
+            Duration::from_micros(if best { 10 } else { 20 + u64::from(config.blocks) })
+        };
+        FakeDevice { times: Some(times), ..FakeDevice::gpu(|_| 2) }
+    }
+
+    fn run(device: &FakeDevice, launch: &Launch) -> LaunchPlan {
+        let args = KernelArgs::new();
+        // SAFETY: the fake device launches nothing.
+        unsafe { plan(device, &SMOOTH, launch, &args, CoResidency::Required) }.expect("planned")
+    }
+
+    #[test]
+    fn an_open_launch_is_tuned_once_then_remembered() {
+        let device = tuning_gpu();
+        if !tuning_enabled(&Launch::new()) {
+            return; // switched off for this process (GSYNC_TUNE=off)
+        }
+        let first = run(&device, &Launch::new());
+        let best = LaunchConfig { blocks: 132, threads: 512, barrier: Barrier::Lbs };
+        assert_eq!(first.config(), best);
+        assert!(
+            matches!(first.choice, ConfigChoice::Tuned { shapes, .. } if shapes as usize == device.measured.borrow().len())
+        );
+        assert!(device.measured.borrow().iter().any(|config| config.threads == 1024), "every block size is tried");
+        let measured = device.measured.borrow().len();
+        let second = run(&device, &Launch::new());
+        assert_eq!((second.config(), second.choice), (best, ConfigChoice::Remembered));
+        assert_eq!(device.measured.borrow().len(), measured, "nothing is measured again");
+        assert_eq!(promise(&device, &SMOOTH, &Launch::new(), 0, &DynamicShared::none()).ok(), Some(best));
+    }
+
+    #[test]
+    fn a_launch_that_names_its_configuration_or_turns_tuning_off_is_not_measured() {
+        let device = tuning_gpu();
+        let named = run(&device, &Launch::new().blocks(7).threads(64));
+        assert_eq!((named.grid.blocks, named.grid.threads, named.choice), (7, 64, ConfigChoice::Requested));
+        let grid_only = run(&device, &Launch::new().blocks(7));
+        assert_eq!((grid_only.grid.threads, grid_only.choice), (256, ConfigChoice::Default));
+        let off = run(&device, &Launch::new().tune(false));
+        assert_eq!(off.choice, ConfigChoice::Heuristic);
+        assert_eq!((off.grid.blocks, off.grid.threads), (132, 1024), "about 1024 threads per SM");
+        assert!(device.measured.borrow().is_empty());
+    }
+
+    #[test]
+    fn a_device_that_does_not_tune_plans_the_launch_as_asked() {
+        let device = FakeDevice::gpu(|_| 2);
+        let plan = run(&device, &Launch::new());
+        assert_eq!((plan.config().blocks, plan.config().threads, plan.choice), (264, 256, ConfigChoice::Default));
+    }
+
+    #[test]
+    fn a_promise_is_the_heuristic_s_configuration_and_holds() {
+        let device = tuning_gpu();
+        let promised = promise(&device, &SMOOTH, &Launch::new(), 0, &DynamicShared::none()).expect("a promise");
+        assert_eq!((promised.blocks, promised.threads), (132, 1024));
+        let args = KernelArgs::new();
+        // SAFETY: the fake device launches nothing.
+        let plan = unsafe { plan(&device, &SMOOTH, &Launch::new(), &args, CoResidency::Required) }.expect("planned");
+        assert_eq!(plan.config(), promised, "a launch of the promised size class runs the promise, untuned");
+        assert_eq!(plan.choice, ConfigChoice::Remembered);
+        assert!(device.measured.borrow().is_empty());
+    }
+}
