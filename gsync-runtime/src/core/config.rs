@@ -40,11 +40,11 @@ pub enum ConfigChoice {
     /// launch that names only its grid or only its block size, the emulator's grid, a split
     /// run's (the first segment's largest co-resident grid), or an oversubscribed launch's.
     Default,
-    /// The heuristic, with tuning off ([`Launch::tune`], or `GSYNC_TUNE=off`), or when a
-    /// candidate's kernel faulted or timed out while tuning (the launch then reports its own
-    /// error as it would untuned): about 1024
-    /// threads per SM, with the largest of 1024, 512, 256 and 128 threads per block that the
-    /// kernel fits, unless the kernel declares its block size.
+    /// The heuristic, with tuning off ([`Launch::tune`](crate::Launch::tune), or
+    /// `GSYNC_TUNE=off`), or when a candidate's kernel faulted or timed out while tuning (the
+    /// launch then reports its own error as it would untuned): about 1024 threads per SM, with
+    /// the largest of 1024, 512, 256 and 128 threads per block that the kernel fits, unless
+    /// the kernel declares its block size.
     Heuristic,
     /// Measured by this launch: the fastest of `shapes` candidate configurations, run on copies
     /// of the buffers the kernel writes, in `took` (compilation included).

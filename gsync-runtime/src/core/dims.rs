@@ -81,7 +81,7 @@ impl fmt::Display for Dim3 {
 }
 
 /// Which per-axis builtins a kernel reads; the macro records them in
-/// [`KernelSpec::axes`].
+/// [`KernelSpec::axes`](crate::KernelSpec::axes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Axes {
     /// Whether it reads `thread_idx_x()` … `thread_idx_z()` or `block_dim_x()` …
@@ -105,7 +105,7 @@ impl Axes {
 /// Block sizes `first..=last` a kernel cannot run with, and why: a constant it computes from
 /// `BLOCK_SIZE` fails to evaluate there (as rustc's evaluation would), sizes an array to 0
 /// or less, or makes its arrays larger than CUDA allows. The macro records them in
-/// [`KernelSpec::refused_block_sizes`].
+/// [`KernelSpec::refused_block_sizes`](crate::KernelSpec::refused_block_sizes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RefusedBlockSizes {
     /// The smallest block size of the range.
