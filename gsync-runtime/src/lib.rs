@@ -70,8 +70,9 @@
 //! 1. `barrier`: the grid barriers as data, each a CUDA fragment with its descriptor;
 //! 2. `core`: what every backend shares, with no backend in it: device facts, element types
 //!    and argument slots, the kernel description and its CUDA source, [`Launch`] and
-//!    [`LaunchReport`], a launch's [`PhaseProfile`], grid resolution, the status word,
-//!    [`Error`];
+//!    [`LaunchReport`], a launch's [`PhaseProfile`], the launch plan (one launch resolved once,
+//!    behind the `Device` trait each backend implements) and the tuner of its
+//!    [`LaunchConfig`], the status word, [`Error`];
 //! 3. the backends: `cuda` (the only importer of the CUDA bindings: context, memory, fused and split
 //!    launches, occupancy, NVRTC discovery, compilation and its disk cache) and `emu` (the
 //!    CPU emulator and the DSL's host arithmetic);
@@ -79,9 +80,9 @@
 //!
 //! Follow one kernel in this order: [`KernelSpec`] (what the macro emits, and its CUDA
 //! source), [`Barrier`] (the `grid_sync()` implementations), [`compile`] and its disk cache,
-//! [`Gpu`] (device, buffers), [`Launch`] (the configuration), then the launch:
-//! [`Gpu::launch_kernel`] (the grid and co-residency checks, the per-launch barrier header,
-//! the watchdog's verdict) or, for [`Barrier::MultiLaunch`], [`Gpu::begin_split`] and a
+//! [`Gpu`] (device, buffers), [`Launch`] (what a launch asks for), then the launch:
+//! [`Gpu::launch_kernel`] (the plan: grid and co-residency checks; then the per-launch barrier
+//! header, the watchdog's verdict) or, for [`Barrier::MultiLaunch`], [`Gpu::begin_split`] and a
 //! [`SplitRun`]. Generated code enters through one hidden method, `Gpu::run`, which picks
 //! the form. CUDA libraries are found by [`toolkit`]. On the emulator: [`ThreadCtx`] (a
 //! thread and its await points), [`EmuSlice`] (memory), then [`Gpu::emulate`] (blocks and the

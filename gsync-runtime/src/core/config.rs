@@ -67,8 +67,8 @@ pub type LaunchShape = LaunchConfig;
 /// The former name of [`ConfigChoice`].
 pub type ShapeChoice = ConfigChoice;
 
-/// The size class of a launch, ⌈log₂⌉ of its longest buffer's length: a configuration is tuned and
-/// remembered once per class.
+/// The size class of a launch, ⌈log₂⌉ of its longest buffer's length: a configuration is
+/// tuned and remembered once per class.
 ///
 /// ```
 /// use gsync_runtime::SizeClass;

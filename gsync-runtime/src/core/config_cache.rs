@@ -1,5 +1,5 @@
-//! Tuned configurations remembered: in memory for the process, and on disk beside the compiled kernels
-//! (`<cache dir>/configurations/`), so that a kernel is tuned once per machine.
+//! Tuned configurations remembered: in memory for the process, and on disk beside the compiled
+//! kernels (`<cache dir>/configs/`), so that a kernel is tuned once per machine.
 //!
 //! Like the kernel cache, this is an optimisation only: an unreadable, corrupt or unwritable
 //! entry means tuning again, never an error.
@@ -156,7 +156,7 @@ impl ConfigCache {
         self.in_memory(key).or_else(|| Some(self.remember_first(key, self.on_disk(key)?)))
     }
 
-    /// Remembers `configuration` under `key`; a disk that refuses it is ignored.
+    /// Remembers `config` under `key`; a disk that refuses it is ignored.
     pub fn put(&self, key: &ConfigKey<'_>, config: LaunchConfig) {
         self.remember(key, config);
         if let Some(path) = self.path(key) {
@@ -164,18 +164,19 @@ impl ConfigCache {
         }
     }
 
-    /// Remembers `configuration` under `key` for this process only.
+    /// Remembers `config` under `key` for this process only.
     pub fn remember(&self, key: &ConfigKey<'_>, config: LaunchConfig) {
         self.memory().insert(key.id(), config);
     }
 
-    /// Remembers `configuration` under `key` for this process unless a configuration is there already; the
+    /// Remembers `config` under `key` for this process unless a configuration is there already; the
     /// configuration that is there after.
     pub fn remember_first(&self, key: &ConfigKey<'_>, config: LaunchConfig) -> LaunchConfig {
         *self.memory().entry(key.id()).or_insert(config)
     }
 
-    /// [`put`](Self::put) unless a configuration is remembered already; the configuration that is there after.
+    /// [`put`](Self::put) unless a configuration is remembered already; the configuration
+    /// that is there after.
     pub fn put_first(&self, key: &ConfigKey<'_>, config: LaunchConfig) -> LaunchConfig {
         let kept = self.remember_first(key, config);
         if kept == config {

@@ -64,8 +64,8 @@ impl Default for Launch {
 }
 
 impl Launch {
-    /// The default launch: the configuration (blocks × threads × barrier) measured fastest for the
-    /// kernel, GPU and size class on its first launch ([`Launch::tune`]), the default
+    /// The default launch: the configuration (blocks × threads × barrier) measured fastest for
+    /// the kernel, GPU and size class on its first launch ([`Launch::tune`]), the default
     /// barrier, and a watchdog of [`DEFAULT_WATCHDOG`].
     pub fn new() -> Self {
         Self::default()
@@ -178,22 +178,22 @@ impl Launch {
     }
 
     /// Whether a fused launch that names neither its grid nor its block size may measure
-    /// candidate configurations (default: yes). A launch that names one of them keeps the other's
-    /// default: the largest co-resident grid, or the kernel's block size.
+    /// candidate configurations (default: yes). A launch that names one of them keeps the
+    /// other's default: the largest co-resident grid, or the kernel's block size.
     ///
     /// On a CUDA GPU, the first such launch of a kernel for a size class (⌈log₂⌉ of its
-    /// longest buffer) runs a handful of configurations — blocks per SM, block sizes unless the kernel
-    /// may assume one, with the launch's barrier (Auto resolves per grid) — on copies of the
-    /// buffers the kernel writes, so that the caller's data is written once, by the real
+    /// longest buffer) runs a handful of configurations — blocks per SM, block sizes unless the
+    /// kernel may assume one, with the launch's barrier (Auto resolves per grid) — on copies of
+    /// the buffers the kernel writes, so that the caller's data is written once, by the real
     /// launch. It prints one line, starts no candidate past
     /// [`TUNING_BUDGET`](crate::TUNING_BUDGET) (so a kernel that runs longer than that costs
-    /// one extra run), and remembers the fastest configuration in memory and beside the kernel cache
-    /// on disk, keyed by kernel, GPU, compiler, driver and size class but not by scalar
-    /// arguments. A remembered configuration is used whatever this switch says; with `false` (or
-    /// `GSYNC_TUNE=off` in the environment) a launch with none takes the heuristic's configuration
-    /// instead of measuring (see [`ConfigChoice::Heuristic`]). A kernel whose buffers' sizes
-    /// depend on the grid asks [`Gpu::launch_config`](crate::Gpu::launch_config) for the
-    /// configuration before allocating and launches with [`Launch::config`].
+    /// one extra run), and remembers the fastest configuration in memory and beside the kernel
+    /// cache on disk, keyed by kernel, GPU, compiler, driver and size class but not by scalar
+    /// arguments. A remembered configuration is used whatever this switch says; with `false`
+    /// (or `GSYNC_TUNE=off` in the environment) a launch with none takes the heuristic's
+    /// configuration instead of measuring (see [`ConfigChoice::Heuristic`]). A kernel whose
+    /// buffers' sizes depend on the grid asks [`Gpu::launch_config`](crate::Gpu::launch_config)
+    /// for the configuration before allocating and launches with [`Launch::config`].
     #[must_use]
     pub fn tune(mut self, tune: bool) -> Self {
         self.tune = tune;

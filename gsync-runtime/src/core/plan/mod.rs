@@ -4,9 +4,9 @@
 //!   a backend loads ([`KernelVariant`]);
 //! - `device`: what the plan asks of a backend ([`Device`]): facts, residency, and the tuner's
 //!   measuring hook;
-//! - `resolve`: the resolution order (threads → shared layout → barrier → variant → occupancy
-//!   → grid → block limit → Relay's variant), for a fused launch, a split run, and the largest
-//!   co-resident grid;
+//! - `resolve`: the resolution order (threads → shared layout → barrier → variant →
+//!   occupancy → grid → block limit → Relay's variant), for a fused launch, a split run, and
+//!   the largest co-resident grid;
 //! - `launch_plan`: the result ([`LaunchPlan`]), which a backend runs as it is.
 
 pub(crate) mod build;

@@ -32,10 +32,10 @@ const TUNED_SM_DIVISORS: [u32; 2] = [4, 16];
 /// loads in flight for the phases' work.
 const HEURISTIC_THREADS_PER_SM: u32 = 1024;
 
-/// Whether a launch leaves its configuration to the runtime: it names neither grid nor block size. A
-/// launch that names one keeps the other's default (the kernel's block size; the largest
-/// co-resident grid), so that [`Gpu::max_coresident_blocks`](crate::Gpu::max_coresident_blocks)
-/// describes it.
+/// Whether a launch leaves its configuration to the runtime: it names neither grid nor block
+/// size. A launch that names one keeps the other's default (the kernel's block size; the
+/// largest co-resident grid), so that
+/// [`Gpu::max_coresident_blocks`](crate::Gpu::max_coresident_blocks) describes it.
 pub(crate) fn is_open(launch: &Launch) -> bool {
     launch.requested_blocks().is_none() && launch.requested_threads().is_none()
 }
@@ -160,7 +160,7 @@ impl Contest {
         self.measured == 0 || self.started.elapsed() + expected <= self.budget
     }
 
-    /// Records that `configuration` ran in `time`.
+    /// Records that `config` ran in `time`.
     pub fn record(&mut self, config: LaunchConfig, time: Duration) {
         self.measured += 1;
         if self.best.is_none_or(|(_, best)| time < best) {
