@@ -113,7 +113,7 @@ fn print_profile(report: &LaunchReport) {
         return;
     };
     let micros = |d: Duration| d.as_secs_f64() * 1e6;
-    println!("\nprofiled: {} ({}), {:.1} µs", report.shape(), report.barrier, micros(profile.total()));
+    println!("\nprofiled: {} ({}), {:.1} µs", report.config(), report.barrier, micros(profile.total()));
     println!("| phase | span | slowest block's work | barrier |");
     println!("|---:|---:|---:|---:|");
     for phase in profile.phases() {

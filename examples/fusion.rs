@@ -198,7 +198,7 @@ fn profile_row(gpu: &Gpu, workload: &mut dyn Workload) -> Result<(), AnyError> {
     println!(
         "| {} ({}, {} phases{}) | {} | {} | {} | {} | {:.0}% |",
         workload.label(),
-        report.shape(),
+        report.config(),
         phases.len(),
         if profile.is_truncated() { ", truncated" } else { "" },
         show(profile.total()),
@@ -223,10 +223,10 @@ fn row(gpu: &Gpu, workload: &mut dyn Workload, args: &Args, emulated: bool) -> R
         }
         None => (time_runs(gpu, workload, &default_config, args.reps)?, None),
     };
-    let default_cell = format!("{} ({}, {:?})", show(default), report.shape(), report.choice);
+    let default_cell = format!("{} ({}, {:?})", show(default), report.config(), report.choice);
     let best_cell = best.map_or("–".to_owned(), |(time, report, knob)| {
         let knob = knob.map_or(String::new(), |knob| format!(", knob {knob}"));
-        format!("{} ({}{knob})", show(time), report.shape())
+        format!("{} ({}{knob})", show(time), report.config())
     });
     let splits = workload.splits();
     let mut split = |graph: bool| -> Result<Option<Duration>, AnyError> {

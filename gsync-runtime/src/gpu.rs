@@ -5,17 +5,19 @@
 use std::fmt;
 use std::sync::Once;
 
-use crate::barrier::{Barrier, LaunchMode};
+use crate::barrier::LaunchMode;
 use crate::buffer::{DeviceBuffer, DeviceScalar, Memory};
 use crate::core::args::KernelArgs;
+use crate::core::config::LaunchConfig;
 use crate::core::device::{Backend, DeviceInfo};
 use crate::core::dynamic_shared::DynamicShared;
 use crate::core::error::{Error, Result};
-use crate::core::grid::{checked_threads, CoResidency};
+use crate::core::grid::CoResidency;
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::{Launch, LaunchReport};
-use crate::core::shape::{is_open, LaunchShape, SizeClass};
-use crate::core::split::check_split;
+use crate::core::plan::resolve;
+use crate::core::tune;
+use crate::cuda::args::check_buffers;
 use crate::cuda::{self, require_gpu, CudaBuffer, CudaGpu, CudaSplitRun};
 use crate::emu::{self, EmuLaunch, EmuSegmentFn, EmuSlice, EmuSplitRun, Emulator, ThreadCtx, ThreadFuture};
 use crate::private::KernelForms;
@@ -25,11 +27,11 @@ use crate::split::{Runner, SplitRun};
 ///
 /// On CUDA, all work goes to one stream, in order; every call that returns data waits for it.
 pub struct Gpu {
-    device: Device,
+    device: Engine,
 }
 
 /// The backend's own state.
-enum Device {
+enum Engine {
     /// A CUDA GPU (boxed: its state dwarfs the emulator's).
     Cuda(Box<CudaGpu>),
     /// The CPU emulator.
@@ -59,30 +61,30 @@ impl Gpu {
 
     /// The CPU emulator, which runs every kernel on the host's cores with GPU semantics.
     pub fn emulator() -> Gpu {
-        Gpu { device: Device::Emulator(Emulator::new()) }
+        Gpu { device: Engine::Emulator(Emulator::new()) }
     }
 
     /// Where this GPU runs kernels.
     pub fn backend(&self) -> Backend {
         match self.device {
-            Device::Cuda(_) => Backend::Cuda,
-            Device::Emulator(_) => Backend::Emulator,
+            Engine::Cuda(_) => Backend::Cuda,
+            Engine::Emulator(_) => Backend::Emulator,
         }
     }
 
     /// What this GPU is and what it can do.
     pub fn info(&self) -> &DeviceInfo {
         match &self.device {
-            Device::Cuda(cuda) => cuda.info(),
-            Device::Emulator(emulator) => emulator.info(),
+            Engine::Cuda(cuda) => cuda.info(),
+            Engine::Emulator(emulator) => emulator.info(),
         }
     }
 
     /// Copies `host` into a new device buffer.
     pub fn upload<T: DeviceScalar>(&self, host: &[T]) -> Result<DeviceBuffer<T>> {
         let memory = match &self.device {
-            Device::Cuda(cuda) => Memory::Cuda(CudaBuffer::upload(cuda, host)?),
-            Device::Emulator(_) => Memory::Emulator(EmuSlice::from_host(host)),
+            Engine::Cuda(cuda) => Memory::Cuda(CudaBuffer::upload(cuda, host)?),
+            Engine::Emulator(_) => Memory::Emulator(EmuSlice::from_host(host)),
         };
         Ok(DeviceBuffer::new(memory))
     }
@@ -90,8 +92,8 @@ impl Gpu {
     /// A new device buffer of `len` zeros.
     pub fn zeros<T: DeviceScalar>(&self, len: usize) -> Result<DeviceBuffer<T>> {
         let memory = match &self.device {
-            Device::Cuda(cuda) => Memory::Cuda(CudaBuffer::zeros(cuda, len)?),
-            Device::Emulator(_) => Memory::Emulator(EmuSlice::zeroed(len)),
+            Engine::Cuda(cuda) => Memory::Cuda(CudaBuffer::zeros(cuda, len)?),
+            Engine::Emulator(_) => Memory::Emulator(EmuSlice::zeroed(len)),
         };
         Ok(DeviceBuffer::new(memory))
     }
@@ -106,12 +108,12 @@ impl Gpu {
     /// Copies a device buffer into `out`, which must have the buffer's length.
     pub fn download_into<T: DeviceScalar>(&self, buffer: &DeviceBuffer<T>, out: &mut [T]) -> Result<()> {
         match &self.device {
-            Device::Cuda(cuda) => {
+            Engine::Cuda(cuda) => {
                 let memory = buffer.cuda()?;
                 buffer.check_length(out.len())?;
                 memory.download(cuda, out)
             }
-            Device::Emulator(_) => {
+            Engine::Emulator(_) => {
                 let slice = buffer.emu()?;
                 buffer.check_length(out.len())?;
                 slice.copy_to(out);
@@ -123,11 +125,11 @@ impl Gpu {
     /// Overwrites a device buffer with `host`, which must have the buffer's length.
     pub fn write<T: DeviceScalar>(&self, buffer: &mut DeviceBuffer<T>, host: &[T]) -> Result<()> {
         match &self.device {
-            Device::Cuda(cuda) => {
+            Engine::Cuda(cuda) => {
                 buffer.check_length(host.len())?;
                 buffer.cuda_mut()?.write(cuda, host)
             }
-            Device::Emulator(_) => {
+            Engine::Emulator(_) => {
                 let slice = buffer.emu()?;
                 buffer.check_length(host.len())?;
                 slice.copy_from(host);
@@ -140,8 +142,8 @@ impl Gpu {
     /// the host (a memset on the GPU).
     pub fn fill_zeros<T: DeviceScalar>(&self, buffer: &mut DeviceBuffer<T>) -> Result<()> {
         match &self.device {
-            Device::Cuda(cuda) => buffer.cuda_mut()?.fill_zeros(cuda),
-            Device::Emulator(_) => {
+            Engine::Cuda(cuda) => buffer.cuda_mut()?.fill_zeros(cuda),
+            Engine::Emulator(_) => {
                 buffer.emu()?.fill_zeros();
                 Ok(())
             }
@@ -170,83 +172,66 @@ impl Gpu {
         shared: &DynamicShared,
     ) -> Result<u32> {
         match &self.device {
-            Device::Cuda(cuda) => cuda::fused::max_coresident_blocks(cuda, kernel, launch, shared),
-            Device::Emulator(emulator) => {
-                let kernel = &launch.configure(kernel);
-                let threads = checked_threads(emulator.info(), kernel, launch)?;
-                emu::launch::check_shared(emulator, kernel, threads, shared)?;
-                if launch.selected_barrier().descriptor().launch_mode == LaunchMode::Split {
-                    check_split(kernel)?;
-                }
-                Ok(emu::max_grid_blocks(threads))
+            Engine::Cuda(cuda) => {
+                cuda.health().guard(|| resolve::max_coresident_blocks(&**cuda, kernel, launch, shared))
             }
+            Engine::Emulator(emulator) => resolve::max_coresident_blocks(emulator, kernel, launch, shared),
         }
     }
 
-    /// The shape — blocks × threads × barrier — that a launch of `kernel` with `launch` runs
-    /// when its longest buffer has `len` elements, known before anything is allocated: for a
-    /// kernel whose buffers' sizes depend on the grid (per-block partial results, a histogram
-    /// per block), size them from this.
+    /// The configuration — blocks × threads × barrier — that a launch of `kernel` with
+    /// `launch` runs when its longest buffer has `len` elements, known before anything is
+    /// allocated: for a kernel whose buffers' sizes depend on the grid (per-block partial
+    /// results, a histogram per block), size them from this.
     ///
     /// A launch that names its grid or block size runs them (the other defaulting to the
     /// largest co-resident grid, or the kernel's block size). One that names neither runs
-    /// the shape tuned for the kernel, this GPU and the size class of `len` if there is one
-    /// (remembered on disk); otherwise this returns the heuristic's shape
-    /// ([`ShapeChoice::Heuristic`](crate::ShapeChoice::Heuristic)), and asking fixes it:
+    /// the configuration tuned for the kernel, this GPU and the size class of `len` if there is
+    /// one (remembered on disk); otherwise this returns the heuristic's configuration
+    /// ([`ConfigChoice::Heuristic`](crate::ConfigChoice::Heuristic)), and asking fixes it:
     /// until the process ends, such launches for that size class run it instead of tuning.
     /// The size class is that of the longest buffer the launch gets: where a buffer sized from
-    /// the answer may be the longest, launch with [`Launch::shape`], which pins a shape
-    /// whatever the size class. On the emulator, its default
-    /// grid: 4 blocks per host core, within the barrier's limit; a split barrier's grid is
-    /// the largest co-resident one of its first segment on a GPU.
-    pub fn launch_shape(&self, kernel: &KernelSpec, launch: &Launch, len: usize) -> Result<LaunchShape> {
-        self.launch_shape_with(kernel, launch, len, &DynamicShared::none())
+    /// the answer may be the longest, launch with [`Launch::config`], which pins a
+    /// configuration whatever the size class. On the emulator, its default grid: 4 blocks per
+    /// host core, within the barrier's limit; a split barrier's grid is the largest
+    /// co-resident one of its first segment on a GPU.
+    pub fn launch_config(&self, kernel: &KernelSpec, launch: &Launch, len: usize) -> Result<LaunchConfig> {
+        self.launch_config_with(kernel, launch, len, &DynamicShared::none())
     }
 
-    /// [`launch_shape`](Self::launch_shape) for a call whose shared slices `shared`
-    /// describes: their bytes decide the occupancy, and the remembered shape is the one for
-    /// their size. The module `#[grid_phases]` generates for a kernel with shared slices calls
-    /// this with the call's arguments.
+    /// [`launch_config`](Self::launch_config) for a call whose shared slices `shared`
+    /// describes: their bytes decide the occupancy, and the remembered configuration is the
+    /// one for their size. The module `#[grid_phases]` generates for a kernel with shared
+    /// slices calls this with the call's arguments.
+    pub fn launch_config_with(
+        &self,
+        kernel: &KernelSpec,
+        launch: &Launch,
+        len: usize,
+        shared: &DynamicShared,
+    ) -> Result<LaunchConfig> {
+        match &self.device {
+            Engine::Cuda(cuda) => cuda.health().guard(|| tune::promise(&**cuda, kernel, launch, len, shared)),
+            Engine::Emulator(emulator) => tune::promise(emulator, kernel, launch, len, shared),
+        }
+    }
+
+    /// [`launch_config`](Self::launch_config), by its former name, which the code
+    /// `#[grid_phases]` generates still calls.
+    pub fn launch_shape(&self, kernel: &KernelSpec, launch: &Launch, len: usize) -> Result<LaunchConfig> {
+        self.launch_config(kernel, launch, len)
+    }
+
+    /// [`launch_config_with`](Self::launch_config_with), by its former name, which the code
+    /// `#[grid_phases]` generates still calls.
     pub fn launch_shape_with(
         &self,
         kernel: &KernelSpec,
         launch: &Launch,
         len: usize,
         shared: &DynamicShared,
-    ) -> Result<LaunchShape> {
-        let kernel = &launch.configure(kernel);
-        let split = launch.selected_barrier().descriptor().launch_mode == LaunchMode::Split;
-        match &self.device {
-            Device::Emulator(emulator) if split => {
-                let grid = EmuSplitRun::grid_for(emulator, kernel, launch)?;
-                emu::launch::check_shared(emulator, kernel, grid.threads, shared)?;
-                Ok(LaunchShape { blocks: grid.blocks, threads: grid.threads, barrier: Barrier::MultiLaunch })
-            }
-            Device::Cuda(_) if split => {
-                let threads = checked_threads(self.info(), kernel, launch)?;
-                let blocks = match launch.requested_blocks() {
-                    Some(blocks) => blocks,
-                    None => self.max_coresident_blocks_with(kernel, launch, shared)?,
-                };
-                Ok(LaunchShape { blocks, threads, barrier: Barrier::MultiLaunch })
-            }
-            Device::Emulator(emulator) => {
-                let (grid, barrier) = emu::launch::resolve(emulator, kernel, launch)?;
-                emu::launch::check_shared(emulator, kernel, grid.threads, shared)?;
-                Ok(LaunchShape { blocks: grid.blocks, threads: grid.threads, barrier })
-            }
-            Device::Cuda(cuda) => cuda.health().guard(|| {
-                let promised = if is_open(launch) {
-                    cuda::tune::promise(cuda, kernel, launch, SizeClass::of(len), shared)?
-                } else {
-                    None
-                };
-                match promised {
-                    Some(shape) => Ok(shape),
-                    None => cuda::fused::resolved_shape(cuda, kernel, launch, shared),
-                }
-            }),
-        }
+    ) -> Result<LaunchConfig> {
+        self.launch_config_with(kernel, launch, len, shared)
     }
 
     /// Runs `kernel` once and waits for it.
@@ -271,7 +256,7 @@ impl Gpu {
     ) -> Result<LaunchReport> {
         let cuda = self.require_cuda("Gpu::launch_kernel")?;
         // SAFETY: the caller vouches for `args`.
-        unsafe { cuda::fused::launch(cuda, kernel, launch, args, CoResidency::Required) }
+        unsafe { launch_fused(cuda, kernel, launch, &args, CoResidency::Required) }
     }
 
     /// Like [`launch_kernel`](Self::launch_kernel), but launches grids larger than can be
@@ -294,7 +279,7 @@ impl Gpu {
     ) -> Result<LaunchReport> {
         let cuda = self.require_cuda("Gpu::launch_kernel_oversubscribed")?;
         // SAFETY: the caller vouches for `args` and accepts the risk.
-        unsafe { cuda::fused::launch(cuda, kernel, launch, args, CoResidency::Waived) }
+        unsafe { launch_fused(cuda, kernel, launch, &args, CoResidency::Waived) }
     }
 
     /// Runs a kernel on the emulator: `make_shared` builds one block's shared memory, `body`
@@ -334,8 +319,18 @@ impl Gpu {
         Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> ThreadFuture<'a> + Sync,
     {
         match &self.device {
-            Device::Emulator(emulator) => emu::launch::run(emulator, kernel, launch, make_shared, body),
-            Device::Cuda(_) => Err(Error::WrongBackend { what: "Gpu::emulate", backend: Backend::Cuda }),
+            Engine::Emulator(emulator) => {
+                let plan = resolve::fused(
+                    emulator,
+                    kernel,
+                    launch,
+                    &DynamicShared::none(),
+                    CoResidency::Waived,
+                    launch.untuned_choice(),
+                )?;
+                emu::run(emulator, &plan, make_shared, body)
+            }
+            Engine::Cuda(_) => Err(Error::WrongBackend { what: "Gpu::emulate", backend: Backend::Cuda }),
         }
     }
 
@@ -369,12 +364,14 @@ impl Gpu {
         shared: &DynamicShared,
     ) -> Result<SplitRun<'_>> {
         let runner = match &self.device {
-            Device::Cuda(cuda) => {
-                Runner::Cuda(cuda.health().guard(|| CudaSplitRun::begin(cuda, kernel, launch, shared))?)
-            }
-            Device::Emulator(emulator) => {
-                Runner::Emulator(EmuSplitRun::begin(emulator, kernel, launch, emulated, shared)?)
-            }
+            Engine::Cuda(cuda) => Runner::Cuda(
+                cuda.health().guard(|| CudaSplitRun::begin(cuda, resolve::split(&**cuda, kernel, launch, shared)?))?,
+            ),
+            Engine::Emulator(emulator) => Runner::Emulator(EmuSplitRun::begin(
+                emulator,
+                resolve::split(emulator, kernel, launch, shared)?,
+                emulated,
+            )),
         };
         Ok(SplitRun::new(runner, kernel.name, launch.deadline_limit()))
     }
@@ -402,15 +399,19 @@ impl Gpu {
             return run.finish();
         }
         match &self.device {
-            Device::Emulator(emulator) => forms.emulate(EmuLaunch::new(emulator, kernel, launch)),
-            Device::Cuda(cuda) => {
+            // The plan is made now; a refused one fails where the generated body first asks.
+            Engine::Emulator(emulator) => {
+                let shared = forms.dynamic_shared();
+                forms.emulate(EmuLaunch::new(emulator, kernel, launch, shared))
+            }
+            Engine::Cuda(cuda) => {
                 let shared = forms.dynamic_shared();
                 let mut args = KernelArgs::new();
                 forms.push_args(&mut args);
                 args.dynamic_shared(shared);
                 // SAFETY: `KernelForms` promises arguments that match the C parameters of the
                 // kernel it was generated for, which the caller vouches is `kernel`.
-                unsafe { cuda::fused::launch(cuda, kernel, launch, args, co_residency) }
+                unsafe { launch_fused(cuda, kernel, launch, &args, co_residency) }
             }
         }
     }
@@ -418,13 +419,13 @@ impl Gpu {
     /// The CUDA GPU, or [`Error::WrongBackend`] saying that `what` needs one.
     fn require_cuda(&self, what: &'static str) -> Result<&CudaGpu> {
         match &self.device {
-            Device::Cuda(cuda) => Ok(cuda),
-            Device::Emulator(_) => Err(Error::WrongBackend { what, backend: Backend::Emulator }),
+            Engine::Cuda(cuda) => Ok(cuda),
+            Engine::Emulator(_) => Err(Error::WrongBackend { what, backend: Backend::Emulator }),
         }
     }
 
     fn open_cuda(ordinal: usize) -> Result<Gpu> {
-        Ok(Gpu { device: Device::Cuda(Box::new(CudaGpu::open(ordinal)?)) })
+        Ok(Gpu { device: Engine::Cuda(Box::new(CudaGpu::open(ordinal)?)) })
     }
 }
 
@@ -432,6 +433,28 @@ impl fmt::Debug for Gpu {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Gpu").field("backend", &self.backend()).field("info", self.info()).finish_non_exhaustive()
     }
+}
+
+/// One fused launch on a CUDA GPU: the buffers checked, the plan made (its configuration
+/// tuned where it is open), then run by the backend.
+///
+/// # Safety
+/// `args` must match the kernel's C parameter list, and name every buffer the kernel writes
+/// with [`KernelArgs::slice_mut`].
+unsafe fn launch_fused(
+    cuda: &CudaGpu,
+    kernel: &KernelSpec,
+    launch: &Launch,
+    args: &KernelArgs<'_>,
+    co_residency: CoResidency,
+) -> Result<LaunchReport> {
+    cuda.health().guard(|| {
+        check_buffers(cuda, kernel, args)?;
+        // SAFETY: the caller vouches for `args`.
+        let plan = unsafe { tune::plan(cuda, kernel, launch, args, co_residency) }?;
+        // SAFETY: as above; the plan is of `kernel`.
+        unsafe { cuda::fused::launch(cuda, &plan, args) }
+    })
 }
 
 /// Says once per process that kernels run on the CPU, and why.

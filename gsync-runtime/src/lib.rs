@@ -70,8 +70,9 @@
 //! 1. `barrier`: the grid barriers as data, each a CUDA fragment with its descriptor;
 //! 2. `core`: what every backend shares, with no backend in it: device facts, element types
 //!    and argument slots, the kernel description and its CUDA source, [`Launch`] and
-//!    [`LaunchReport`], a launch's [`PhaseProfile`], grid resolution, the status word,
-//!    [`Error`];
+//!    [`LaunchReport`], a launch's [`PhaseProfile`], the launch plan (one launch resolved once,
+//!    behind the `Device` trait each backend implements) and the tuner of its
+//!    [`LaunchConfig`], the status word, [`Error`];
 //! 3. the backends: `cuda` (the only importer of the CUDA bindings: context, memory, fused and split
 //!    launches, occupancy, NVRTC discovery, compilation and its disk cache) and `emu` (the
 //!    CPU emulator and the DSL's host arithmetic);
@@ -79,9 +80,9 @@
 //!
 //! Follow one kernel in this order: [`KernelSpec`] (what the macro emits, and its CUDA
 //! source), [`Barrier`] (the `grid_sync()` implementations), [`compile`] and its disk cache,
-//! [`Gpu`] (device, buffers), [`Launch`] (the configuration), then the launch:
-//! [`Gpu::launch_kernel`] (the grid and co-residency checks, the per-launch barrier header,
-//! the watchdog's verdict) or, for [`Barrier::MultiLaunch`], [`Gpu::begin_split`] and a
+//! [`Gpu`] (device, buffers), [`Launch`] (what a launch asks for), then the launch:
+//! [`Gpu::launch_kernel`] (the plan: grid and co-residency checks; then the per-launch barrier
+//! header, the watchdog's verdict) or, for [`Barrier::MultiLaunch`], [`Gpu::begin_split`] and a
 //! [`SplitRun`]. Generated code enters through one hidden method, `Gpu::run`, which picks
 //! the form. CUDA libraries are found by [`toolkit`]. On the emulator: [`ThreadCtx`] (a
 //! thread and its await points), [`EmuSlice`] (memory), then [`Gpu::emulate`] (blocks and the
@@ -107,10 +108,10 @@ mod private;
 mod test_support;
 
 pub use crate::core::{
-    Axes, Backend, BarrierFigures, BarrierVisit, BlockTimeline, CoResidency, DeviceInfo, Dim3, Error, ErrorKind,
-    KernelArgs, KernelAssertion, KernelBuffer, KernelScalar, KernelSpec, Launch, LaunchReport, LaunchShape,
-    PhaseFigures, PhaseProfile, ProfileClock, RefusedBlockSizes, Resource, Result, ShapeChoice, SizeClass, SourceError,
-    SplitSpec, DEFAULT_DEADLINE, DEFAULT_PROFILE_PHASES, DEFAULT_THREADS, DEFAULT_WATCHDOG, MAX_BLOCK_DIM,
+    Axes, Backend, BarrierFigures, BarrierVisit, BlockTimeline, CoResidency, ConfigChoice, DeviceInfo, Dim3, Error,
+    ErrorKind, KernelArgs, KernelAssertion, KernelBuffer, KernelScalar, KernelSpec, Launch, LaunchConfig, LaunchReport,
+    LaunchShape, PhaseFigures, PhaseProfile, ProfileClock, RefusedBlockSizes, Resource, Result, ShapeChoice, SizeClass,
+    SourceError, SplitSpec, DEFAULT_DEADLINE, DEFAULT_PROFILE_PHASES, DEFAULT_THREADS, DEFAULT_WATCHDOG, MAX_BLOCK_DIM,
     MAX_GRID_DIM, TUNE_VAR, TUNING_BUDGET,
 };
 pub use barrier::{Barrier, BarrierDescriptor, LaunchMode, ParseBarrierError};

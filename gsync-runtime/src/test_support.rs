@@ -1,9 +1,19 @@
 //! Helpers shared by the unit tests.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-
-use crate::core::device::DeviceInfo;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use crate::barrier::Barrier;
+use crate::core::args::KernelArgs;
+use crate::core::config::LaunchConfig;
+use crate::core::config_cache::ConfigCache;
+use crate::core::device::DeviceInfo;
+use crate::core::dynamic_shared::SharedLayout;
+use crate::core::error::Result;
+use crate::core::grid::Residency;
+use crate::core::plan::{Device, KernelVariant, LaunchPlan, Measure};
 
 /// A fresh directory under the system temp dir, removed on drop.
 pub struct TempDir(PathBuf);
@@ -77,5 +87,84 @@ pub fn assert_hostile_entries_miss(
         assert_eq!(hit, Ok(false), "{kind} is a miss, at once");
         store();
         assert!(hits(), "a store replaces {kind}");
+    }
+}
+
+/// A device for the launch plan's tests: an H200's facts, an occupancy that depends on the
+/// compiled barrier only, and, where `times` is set, tuning that measures each configuration
+/// as `times` says. It records the variants asked about and the configurations measured.
+pub struct FakeDevice {
+    pub info: DeviceInfo,
+    pub per_sm: fn(Barrier) -> u32,
+    pub every_grid: bool,
+    pub block_limit: u32,
+    pub times: Option<fn(LaunchConfig) -> Duration>,
+    pub cache: ConfigCache,
+    pub asked: RefCell<Vec<Barrier>>,
+    pub measured: RefCell<Vec<LaunchConfig>>,
+}
+
+impl FakeDevice {
+    /// A GPU that tunes nothing, with `per_sm` blocks per SM of each compiled barrier.
+    pub fn gpu(per_sm: fn(Barrier) -> u32) -> FakeDevice {
+        FakeDevice {
+            info: h200(),
+            per_sm,
+            every_grid: false,
+            block_limit: i32::MAX as u32,
+            times: None,
+            cache: ConfigCache::in_dir(None),
+            asked: RefCell::default(),
+            measured: RefCell::default(),
+        }
+    }
+
+    /// The compiled barriers asked about so far, in order.
+    pub fn asked(&self) -> Vec<Barrier> {
+        self.asked.borrow().clone()
+    }
+}
+
+impl Device for FakeDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn residency(&self, variant: &KernelVariant, _shared: &SharedLayout) -> Result<Residency> {
+        self.asked.borrow_mut().push(variant.barrier);
+        Ok(Residency { blocks_per_sm: (self.per_sm)(variant.barrier), sm_count: self.info.sm_count })
+    }
+
+    fn runs_every_grid(&self) -> bool {
+        self.every_grid
+    }
+
+    fn block_limit(&self, _threads: u32) -> u32 {
+        self.block_limit
+    }
+
+    fn block_limit_reason(&self) -> (String, String) {
+        ("the fake".to_owned(), "it says so".to_owned())
+    }
+
+    fn tuned(&self) -> Option<&ConfigCache> {
+        self.times.map(|_| &self.cache)
+    }
+
+    unsafe fn measurer<'s>(&'s self, _args: &'s KernelArgs<'s>) -> Result<Option<Box<dyn Measure + 's>>> {
+        Ok(self.times.map(|times| Box::new(FakeMeasure { device: self, times }) as Box<dyn Measure + 's>))
+    }
+}
+
+/// Measures a plan as its device's `times` says.
+struct FakeMeasure<'s> {
+    device: &'s FakeDevice,
+    times: fn(LaunchConfig) -> Duration,
+}
+
+impl Measure for FakeMeasure<'_> {
+    unsafe fn measure(&mut self, plan: &LaunchPlan) -> Result<Duration> {
+        self.device.measured.borrow_mut().push(plan.config());
+        Ok((self.times)(plan.config()))
     }
 }

@@ -24,13 +24,13 @@ fn grid_for_work(gpu: &Gpu, launch: &Launch, kernel: &KernelSpec, work: usize) -
     if launch.requested_blocks().is_some() {
         return Ok(launch.clone());
     }
-    // The callers size their work by this block size; naming it also keeps the shape query
+    // The callers size their work by this block size; naming it also keeps the configuration query
     // from tuning, so no buffer length (size class) enters it.
     let launch = launch.clone().threads(launch.threads_for(kernel));
-    let largest = gpu.launch_shape(kernel, &launch, 0)?;
+    let largest = gpu.launch_config(kernel, &launch, 0)?;
     let blocks = u32::try_from(work.max(1)).unwrap_or(u32::MAX).min(largest.blocks);
     let shaped = launch.blocks(blocks);
-    if gpu.launch_shape(kernel, &shaped, 0).is_ok() {
+    if gpu.launch_config(kernel, &shaped, 0).is_ok() {
         return Ok(shaped);
     }
     Ok(shaped.barrier(largest.barrier))

@@ -63,21 +63,16 @@ impl DynamicShared {
         self.slices.is_empty()
     }
 
-    /// The kernel's static shared bytes as the macro counted them (the emulator's; a GPU's
-    /// come from the compiled kernel).
-    pub(crate) fn static_bytes(&self) -> u64 {
-        self.static_bytes
-    }
-
     /// The slices laid out for blocks of `threads` threads, or why they cannot be.
     pub(crate) fn layout(&self, kernel: &KernelSpec, threads: u32) -> Result<SharedLayout> {
         let Some(lengths) = &self.lengths else {
             return Ok(SharedLayout::default());
         };
         let lens = lengths(threads).map_err(|(slice, reason)| self.length_error(kernel, slice, threads, reason))?;
-        SharedLayout::new(self.slices, lens).map_err(|slice| {
+        let layout = SharedLayout::new(self.slices, lens).map_err(|slice| {
             self.length_error(kernel, slice, threads, "the shared slices' bytes together overflow a u64")
-        })
+        })?;
+        Ok(SharedLayout { static_bytes: self.static_bytes, ..layout })
     }
 
     fn length_error(&self, kernel: &KernelSpec, slice: usize, threads: u32, reason: &str) -> Error {
@@ -121,6 +116,9 @@ pub(crate) struct SharedLayout {
     pub offsets: Vec<u64>,
     /// The buffer's bytes: the launch's dynamic shared memory.
     pub bytes: u64,
+    /// The kernel's static shared bytes as the macro counted them (the emulator's; a GPU's
+    /// come from the compiled kernel).
+    pub static_bytes: u64,
     /// The kernel's parameters for the slices: each one's length, then its offset.
     pub params: Vec<u64>,
 }
@@ -138,7 +136,7 @@ impl SharedLayout {
             offsets.push(offset);
         }
         let params = lens.iter().zip(&offsets).flat_map(|(&len, &offset)| [len, offset]).collect();
-        Ok(SharedLayout { lens, offsets, bytes: end, params })
+        Ok(SharedLayout { lens, offsets, bytes: end, static_bytes: 0, params })
     }
 
     /// The bytes of the launch's dynamic shared memory, as the driver takes them.
@@ -171,8 +169,8 @@ pub(crate) fn check_dynamic_shared(
     })
 }
 
-/// A size class of dynamic shared bytes (⌈log₂⌉, 0 for none), for the shape cache: a shape
-/// tuned for small tiles is not the one for tiles a hundred times larger.
+/// A size class of dynamic shared bytes (⌈log₂⌉, 0 for none), for the configuration cache: a
+/// configuration tuned for small tiles is not the one for tiles a hundred times larger.
 pub(crate) fn shared_class(bytes: u64) -> u32 {
     if bytes == 0 {
         0
@@ -240,7 +238,13 @@ mod tests {
     #[test]
     fn slices_beyond_the_opt_in_maximum_beside_the_static_arrays_are_refused() {
         let info = h200();
-        let layout = |bytes| SharedLayout { lens: vec![bytes], offsets: vec![0], bytes, params: vec![bytes, 0] };
+        let layout = |bytes| SharedLayout {
+            lens: vec![bytes],
+            offsets: vec![0],
+            bytes,
+            static_bytes: 0,
+            params: vec![bytes, 0],
+        };
         assert!(check_dynamic_shared(&SMOOTH, &info, 256, 0, &layout(227 * 1024)).is_ok());
         assert!(check_dynamic_shared(&SMOOTH, &info, 256, 1024, &layout(226 * 1024)).is_ok());
         let error = check_dynamic_shared(&SMOOTH, &info, 256, 1024, &layout(226 * 1024 + 1)).expect_err("too much");
@@ -254,7 +258,7 @@ mod tests {
     }
 
     #[test]
-    fn shape_classes_tell_tile_sizes_apart() {
+    fn size_classes_tell_tile_sizes_apart() {
         assert_eq!(shared_class(0), 0);
         assert_eq!(shared_class(1), 1);
         assert_eq!(shared_class(4096), shared_class(4000));

@@ -3,10 +3,11 @@
 
 use crate::barrier::{choose_auto, Barrier};
 use crate::core::device::DeviceInfo;
-use crate::core::dims::{check_block_size, check_shape, Dim3};
+use crate::core::dims::Dim3;
 use crate::core::error::{Error, Result};
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::Launch;
+use crate::core::shape_check::{check_block_size, check_shape};
 
 /// How many blocks of a kernel fit on the GPU at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,10 +3,10 @@
 use std::time::Duration;
 
 use crate::barrier::Barrier;
+use crate::core::config::{ConfigChoice, LaunchConfig};
 use crate::core::dims::Dim3;
 use crate::core::kernel::KernelSpec;
 use crate::core::profile::{PhaseProfile, DEFAULT_PROFILE_PHASES};
-use crate::core::shape::{LaunchShape, ShapeChoice};
 
 /// How long a block may wait in one software grid barrier unless the launch says otherwise.
 pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(5);
@@ -64,8 +64,8 @@ impl Default for Launch {
 }
 
 impl Launch {
-    /// The default launch: the shape (blocks × threads × barrier) measured fastest for the
-    /// kernel, GPU and size class on its first launch ([`Launch::tune`]), the default
+    /// The default launch: the configuration (blocks × threads × barrier) measured fastest for
+    /// the kernel, GPU and size class on its first launch ([`Launch::tune`]), the default
     /// barrier, and a watchdog of [`DEFAULT_WATCHDOG`].
     pub fn new() -> Self {
         Self::default()
@@ -117,12 +117,6 @@ impl Launch {
         self.threads = Some(u32::try_from(shape.count()).unwrap_or(u32::MAX));
         self.block_shape = Some(shape);
         self
-    }
-
-    /// Launches exactly a grid of `grid` blocks of `block` threads.
-    #[must_use]
-    pub(crate) fn grid(self, grid: Dim3, block: Dim3) -> Self {
-        self.blocks_xyz(grid.x, grid.y, grid.z).threads_xyz(block.x, block.y, block.z)
     }
 
     /// Uses `barrier` for the kernel's `grid_sync()` calls.
@@ -184,35 +178,41 @@ impl Launch {
     }
 
     /// Whether a fused launch that names neither its grid nor its block size may measure
-    /// candidate shapes (default: yes). A launch that names one of them keeps the other's
-    /// default: the largest co-resident grid, or the kernel's block size.
+    /// candidate configurations (default: yes). A launch that names one of them keeps the
+    /// other's default: the largest co-resident grid, or the kernel's block size.
     ///
     /// On a CUDA GPU, the first such launch of a kernel for a size class (⌈log₂⌉ of its
-    /// longest buffer) runs a handful of shapes — blocks per SM, block sizes unless the kernel
-    /// may assume one, with the launch's barrier (Auto resolves per grid) — on copies of the
-    /// buffers the kernel writes, so that the caller's data is written once, by the real
+    /// longest buffer) runs a handful of configurations — blocks per SM, block sizes unless the
+    /// kernel may assume one, with the launch's barrier (Auto resolves per grid) — on copies of
+    /// the buffers the kernel writes, so that the caller's data is written once, by the real
     /// launch. It prints one line, starts no candidate past
     /// [`TUNING_BUDGET`](crate::TUNING_BUDGET) (so a kernel that runs longer than that costs
-    /// one extra run), and remembers the fastest shape in memory and beside the kernel cache
-    /// on disk, keyed by kernel, GPU, compiler, driver and size class but not by scalar
-    /// arguments. A remembered shape is used whatever this switch says; with `false` (or
-    /// `GSYNC_TUNE=off` in the environment) a launch with none takes the heuristic's shape
-    /// instead of measuring (see [`ShapeChoice::Heuristic`]). A kernel whose buffers' sizes
-    /// depend on the grid asks [`Gpu::launch_shape`](crate::Gpu::launch_shape) for the shape
-    /// before allocating and launches with [`Launch::shape`].
+    /// one extra run), and remembers the fastest configuration in memory and beside the kernel
+    /// cache on disk, keyed by kernel, GPU, compiler, driver and size class but not by scalar
+    /// arguments. A remembered configuration is used whatever this switch says; with `false`
+    /// (or `GSYNC_TUNE=off` in the environment) a launch with none takes the heuristic's
+    /// configuration instead of measuring (see [`ConfigChoice::Heuristic`]). A kernel whose
+    /// buffers' sizes depend on the grid asks [`Gpu::launch_config`](crate::Gpu::launch_config)
+    /// for the configuration before allocating and launches with [`Launch::config`].
     #[must_use]
     pub fn tune(mut self, tune: bool) -> Self {
         self.tune = tune;
         self
     }
 
-    /// Launches exactly `shape`: its blocks, threads and barrier.
+    /// Launches exactly `config`: its blocks, threads and barrier.
     #[must_use]
-    pub fn shape(self, shape: LaunchShape) -> Self {
-        self.blocks(shape.blocks).threads(shape.threads).barrier(shape.barrier)
+    pub fn config(self, config: LaunchConfig) -> Self {
+        self.blocks(config.blocks).threads(config.threads).barrier(config.barrier)
     }
 
-    /// Whether the launch may tune its shape ([`Launch::tune`]).
+    /// [`Launch::config`], by its former name.
+    #[must_use]
+    pub fn shape(self, config: LaunchConfig) -> Self {
+        self.config(config)
+    }
+
+    /// Whether the launch may tune its configuration ([`Launch::tune`]).
     pub fn tunes(&self) -> bool {
         self.tune
     }
@@ -257,13 +257,18 @@ impl Launch {
         self.profile_phases
     }
 
-    /// The kernel as this launch runs it: with the bounds-check and profile choices applied.
-    pub fn configure(&self, kernel: &KernelSpec) -> KernelSpec {
-        KernelSpec {
-            bounds_checks: self.bounds_checks.unwrap_or(kernel.bounds_checks),
-            profile: self.profile,
-            ..*kernel
+    /// How the configuration of a launch that is not tuned was chosen: as asked, or the
+    /// backend's default grid.
+    pub(crate) fn untuned_choice(&self) -> ConfigChoice {
+        match (self.blocks, self.threads) {
+            (Some(_), Some(_)) => ConfigChoice::Requested,
+            _ => ConfigChoice::Default,
         }
+    }
+
+    /// Whether the launch chose bounds checks ([`Launch::bounds_checks`]), if it did.
+    pub(crate) fn requested_bounds_checks(&self) -> Option<bool> {
+        self.bounds_checks
     }
 
     /// The number of blocks asked for, if any.
@@ -331,7 +336,7 @@ pub struct LaunchReport {
     /// The barrier used.
     pub barrier: Barrier,
     /// How blocks, threads and barrier were chosen.
-    pub choice: ShapeChoice,
+    pub choice: ConfigChoice,
     /// The per-phase profile, when the launch asked for one ([`Launch::profile`]); `None`
     /// otherwise, and for a kernel that records nothing (one written by hand, without the
     /// profile hooks `#[grid_phases]` emits).
@@ -339,9 +344,14 @@ pub struct LaunchReport {
 }
 
 impl LaunchReport {
-    /// The shape that ran.
-    pub fn shape(&self) -> LaunchShape {
-        LaunchShape { blocks: self.blocks, threads: self.threads, barrier: self.barrier }
+    /// The configuration that ran: blocks × threads × barrier.
+    pub fn config(&self) -> LaunchConfig {
+        LaunchConfig { blocks: self.blocks, threads: self.threads, barrier: self.barrier }
+    }
+
+    /// [`LaunchReport::config`], by its former name.
+    pub fn shape(&self) -> LaunchConfig {
+        LaunchConfig { blocks: self.blocks, threads: self.threads, barrier: self.barrier }
     }
 
     /// The report of a call that had nothing to run (an empty input): no blocks, no time.
@@ -351,7 +361,7 @@ impl LaunchReport {
             blocks: 0,
             threads: 0,
             barrier,
-            choice: ShapeChoice::Requested,
+            choice: ConfigChoice::Requested,
             profile: None,
         }
     }
@@ -396,14 +406,10 @@ mod tests {
     }
 
     #[test]
-    fn a_profiled_launch_configures_a_profiled_kernel() {
-        assert!(!Launch::new().configure(&SMOOTH).profile);
+    fn a_launch_records_its_profile_choices() {
         let launch = Launch::new().profile(true).profile_phases(7);
         assert!(launch.records_profile());
         assert_eq!(launch.profile_capacity(), 7);
         assert_eq!(Launch::new().profile_capacity(), DEFAULT_PROFILE_PHASES);
-        let kernel = launch.configure(&SMOOTH);
-        assert!(kernel.profile);
-        assert_eq!(kernel.bounds_checks, SMOOTH.bounds_checks);
     }
 }

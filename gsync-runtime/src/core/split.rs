@@ -5,10 +5,11 @@ use crate::core::error::{Error, Result};
 use crate::core::grid::{resolve_grid, CoResidency, Grid, Residency};
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::Launch;
+use crate::core::plan::KernelBuild;
 
 /// Refuses a kernel that cannot be split, with the reason the macro gave, and a profiled
 /// split run.
-pub(crate) fn check_split(kernel: &KernelSpec) -> Result<()> {
+pub(crate) fn check_split(kernel: &KernelBuild) -> Result<()> {
     if kernel.profile {
         return Err(Error::InvalidBarrier {
             kernel: kernel.name.to_owned(),

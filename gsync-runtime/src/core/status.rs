@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::barrier::Barrier;
-use crate::core::assertion;
+use crate::core::assertion_error;
 use crate::core::error::{Error, Result};
 use crate::core::kernel::KernelSpec;
 
@@ -86,7 +86,7 @@ impl DeviceStatus {
             }),
             ZERO_STEP => Err(Error::ZeroStep { kernel: kernel.name.to_owned(), line: self.line }),
             // The device writes the assertion's number into `array`, its operands into `index` and `len`.
-            ASSERTION_FAILED => Err(assertion::failed(kernel, self.array, self.line, self.index, self.len)),
+            ASSERTION_FAILED => Err(assertion_error::failed(kernel, self.array, self.line, self.index, self.len)),
             // The device writes the block that gave up into the `array` field.
             SPIN_TIMEOUT => Err(Error::SpinTimeout {
                 kernel: kernel.name.to_owned(),

@@ -8,10 +8,10 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverEr
 use cudarc::nvrtc::Ptx;
 
 use crate::barrier::Barrier;
+use crate::core::config_cache::ConfigCache;
 use crate::core::device::DeviceInfo;
 use crate::core::error::{Error, Result};
-use crate::core::kernel::KernelSpec;
-use crate::core::shape_cache::ShapeCache;
+use crate::core::plan::KernelBuild;
 use crate::core::split::{check_split, no_segments};
 use crate::cuda::cache::compile_cached;
 use crate::cuda::discover;
@@ -33,8 +33,9 @@ struct FunctionKey {
 }
 
 impl FunctionKey {
-    /// The key of function `name` in the module compiled for `kernel`, `barrier` and `threads`.
-    fn new(name: &'static str, kernel: &KernelSpec, barrier: Barrier, threads: u32) -> Self {
+    /// The key of function `name` in the module compiled for `kernel` (as the launch builds it),
+    /// `barrier` and `threads`.
+    fn new(name: &'static str, kernel: &KernelBuild, barrier: Barrier, threads: u32) -> Self {
         let body = kernel.body_for(barrier).as_ptr() as usize;
         FunctionKey { name, body, profile: kernel.profile, barrier: barrier.name(), threads }
     }
@@ -49,8 +50,8 @@ pub(crate) struct CudaGpu {
     info: DeviceInfo,
     functions: Mutex<HashMap<FunctionKey, CudaFunction>>,
     scratch: Mutex<LaunchScratch>,
-    /// Shapes tuned for this GPU, in memory and on disk.
-    shapes: ShapeCache,
+    /// Configurations tuned for this GPU, in memory and on disk.
+    configs: ConfigCache,
     health: ContextHealth,
 }
 
@@ -82,7 +83,7 @@ impl CudaGpu {
             info,
             functions: Mutex::new(HashMap::new()),
             scratch,
-            shapes: ShapeCache::from_env(),
+            configs: ConfigCache::from_env(),
             health,
         })
     }
@@ -103,7 +104,7 @@ impl CudaGpu {
 
     /// The fused kernel compiled for this GPU, a barrier and a block size, compiling and
     /// loading it on first use.
-    pub(crate) fn function(&self, kernel: &KernelSpec, barrier: Barrier, threads: u32) -> Result<CudaFunction> {
+    pub(crate) fn function(&self, kernel: &KernelBuild, barrier: Barrier, threads: u32) -> Result<CudaFunction> {
         let mut functions = self.functions(kernel, barrier, threads, &[kernel.symbol])?;
         // `functions` returns one function per name asked for, so this is never `None`.
         functions.pop().ok_or_else(|| driver_error(format!("loading kernel `{}`", kernel.name))(not_found()))
@@ -111,13 +112,13 @@ impl CudaGpu {
 
     /// The first segment kernel of a split kernel, whose occupancy stands for the split
     /// kernel's.
-    pub(crate) fn first_segment(&self, kernel: &KernelSpec, threads: u32) -> Result<CudaFunction> {
+    pub(crate) fn first_segment(&self, kernel: &KernelBuild, threads: u32) -> Result<CudaFunction> {
         self.segment_functions(kernel, threads)?.into_iter().next().ok_or_else(|| no_segments(kernel))
     }
 
     /// The segment kernels of a split kernel, compiled for this GPU and a block size, in
     /// segment order, or why the kernel cannot be split.
-    pub(crate) fn segment_functions(&self, kernel: &KernelSpec, threads: u32) -> Result<Vec<CudaFunction>> {
+    pub(crate) fn segment_functions(&self, kernel: &KernelBuild, threads: u32) -> Result<Vec<CudaFunction>> {
         check_split(kernel)?;
         self.functions(kernel, Barrier::MultiLaunch, threads, kernel.split.segments)
     }
@@ -125,7 +126,7 @@ impl CudaGpu {
     /// The functions `names` of the module for `kernel`, `barrier` and `threads`.
     fn functions(
         &self,
-        kernel: &KernelSpec,
+        kernel: &KernelBuild,
         barrier: Barrier,
         threads: u32,
         names: &[&'static str],
@@ -155,7 +156,7 @@ impl CudaGpu {
             .collect())
     }
 
-    fn load(&self, kernel: &KernelSpec, barrier: Barrier, threads: u32) -> Result<Arc<CudaModule>> {
+    fn load(&self, kernel: &KernelBuild, barrier: Barrier, threads: u32) -> Result<Arc<CudaModule>> {
         if barrier.descriptor().needs_cuda_headers {
             discover::toolkit()?.headers()?;
         }
@@ -165,9 +166,9 @@ impl CudaGpu {
         self.context.load_module(Ptx::from_binary(cubin)).map_err(driver_error(context))
     }
 
-    /// The shapes tuned for this GPU.
-    pub(crate) fn shapes(&self) -> &ShapeCache {
-        &self.shapes
+    /// The configurations tuned for this GPU.
+    pub(crate) fn configs(&self) -> &ConfigCache {
+        &self.configs
     }
 
     /// The status word and barrier state, for one launch at a time.

@@ -1,29 +1,31 @@
 //! The CUDA backend: the only part of the runtime that imports cudarc.
 //!
 //! Follow a launch in this order: `discover` (finding the driver, NVRTC and the CUDA
-//! headers, each library checked by `elf` before it is loaded), `compile` and `cache` (NVRTC, and its cubins on disk), `context` (an opened
-//! GPU: its stream, its loaded kernels, its launch scratch), `memory` (buffers), `occupancy`
-//! (how many blocks fit), `tune` (the shape of a launch that leaves it open), then `fused`
-//! (one cooperative or ordinary launch) or `split` (one
-//! launch per segment, or a CUDA graph of them). `scratch` holds the status word and the
-//! barrier state every launch passes, `profile` the records of a profiled launch, and
-//! `health` records a lost context.
+//! headers, each library checked by `elf` before it is loaded), `compile` and `cache` (NVRTC,
+//! and its cubins on disk), `context` (an opened GPU: its stream, its loaded kernels, its
+//! launch scratch), `memory` (buffers), `occupancy` (how many blocks fit), `device` (this GPU
+//! as the launch plan's `Device`, with `measure`, the tuner's hook), then, with a plan that
+//! `core` finished, `fused` (one cooperative or ordinary launch) or `split` (one launch per
+//! segment, or a CUDA graph of them). `scratch` holds the status word and the barrier state
+//! every launch passes, `profile` the records of a profiled launch, and `health` records a
+//! lost context.
 
 pub(crate) mod args;
 pub(crate) mod cache;
 pub(crate) mod compile;
 pub(crate) mod context;
+pub(crate) mod device;
 pub(crate) mod discover;
 pub(crate) mod elf;
 pub(crate) mod fused;
 pub(crate) mod health;
+pub(crate) mod measure;
 pub(crate) mod memory;
 pub(crate) mod occupancy;
 pub(crate) mod profile;
 pub(crate) mod scratch;
 pub(crate) mod split;
 pub(crate) mod timing;
-pub(crate) mod tune;
 
 pub(crate) use context::{require_gpu, CudaGpu};
 pub(crate) use memory::{CudaBuffer, CudaElement};

@@ -9,31 +9,31 @@ use cudarc::driver::{CudaEvent, CudaFunction, CudaGraph, LaunchConfig};
 
 use crate::barrier::{limit_ns, Barrier};
 use crate::core::args::KernelArgs;
-use crate::core::dynamic_shared::{DynamicShared, SharedLayout};
+use crate::core::config::ConfigChoice;
+use crate::core::dynamic_shared::SharedLayout;
 use crate::core::error::Result;
-use crate::core::grid::{check_block_limit, checked_threads, Grid};
-use crate::core::kernel::KernelSpec;
-use crate::core::launch::{Launch, LaunchReport};
-use crate::core::shape::{untuned_choice, ShapeChoice};
-use crate::core::split::{check_read, missing_segment, no_segments, split_grid};
+use crate::core::grid::Grid;
+use crate::core::launch::LaunchReport;
+use crate::core::plan::{KernelBuild, LaunchPlan};
+use crate::core::split::{check_read, missing_segment};
 use crate::core::status::DeviceStatus;
 use crate::cuda::args::{check_buffers, push_args, push_shared_args};
 use crate::cuda::context::CudaGpu;
 use crate::cuda::driver_error;
 use crate::cuda::health::describe_launch;
 use crate::cuda::memory::{CudaBuffer, CudaElement};
-use crate::cuda::occupancy::{grid_limit_reason, residency};
+use crate::cuda::occupancy::residency;
 use crate::cuda::scratch::LaunchScratch;
 use crate::cuda::timing::elapsed;
 
 /// A split run on a CUDA GPU.
 pub(crate) struct CudaSplitRun<'g> {
     gpu: &'g CudaGpu,
-    kernel: KernelSpec,
+    kernel: KernelBuild,
     functions: Vec<CudaFunction>,
     grid: Grid,
     /// How the grid was chosen, for the report.
-    choice: ShapeChoice,
+    choice: ConfigChoice,
     scratch: MutexGuard<'g, LaunchScratch>,
     /// Recorded just before the first launch.
     start: Option<CudaEvent>,
@@ -51,30 +51,22 @@ pub(crate) struct CudaSplitRun<'g> {
 }
 
 impl<'g> CudaSplitRun<'g> {
-    /// Starts a split run of `kernel` on `gpu`; see [`Gpu::begin_split`](crate::Gpu::begin_split).
-    pub(crate) fn begin(
-        gpu: &'g CudaGpu,
-        kernel: &KernelSpec,
-        launch: &Launch,
-        shared: &DynamicShared,
-    ) -> Result<Self> {
-        let kernel = launch.configure(kernel);
-        let threads = checked_threads(gpu.info(), &kernel, launch)?;
-        let shared = shared.layout(&kernel, threads)?;
+    /// Starts the split run `plan` on `gpu`; see [`Gpu::begin_split`](crate::Gpu::begin_split):
+    /// loads the segment kernels, allows each the shared slices' bytes, and prepares the
+    /// status word.
+    pub(crate) fn begin(gpu: &'g CudaGpu, plan: LaunchPlan) -> Result<Self> {
+        let (kernel, grid, threads) = (plan.kernel, plan.grid, plan.grid.threads);
         let functions = gpu.segment_functions(&kernel, threads)?;
-        let first = functions.first().ok_or_else(|| no_segments(&kernel))?;
-        let resident = residency(gpu, &kernel, first, threads, &shared)?;
-        // Every segment takes the shared slices' bytes, and is allowed them here.
-        for function in &functions[1..] {
-            residency(gpu, &kernel, function, threads, &shared)?;
+        // Every segment takes the shared slices' bytes, and is allowed them here (the plan
+        // asked for the first).
+        for function in functions.iter().skip(1) {
+            residency(gpu, &kernel, function, threads, &plan.shared)?;
         }
-        let grid = split_grid(&kernel, launch, threads, resident)?;
-        check_block_limit(&kernel, grid, gpu.info().max_blocks_per_grid, || grid_limit_reason(gpu))?;
-        let capturing = launch.replays_graph();
+        let capturing = plan.launch.replays_graph();
         gpu.health().launching(describe_launch(&kernel, grid, Barrier::MultiLaunch));
         let mut scratch = gpu.lock_scratch();
-        let watchdog = launch.watchdog_limit();
-        scratch.prepare_split(gpu.stream(), limit_ns(watchdog), limit_ns(launch.deadline_limit()))?;
+        let watchdog = plan.launch.watchdog_limit();
+        scratch.prepare_split(gpu.stream(), limit_ns(watchdog), limit_ns(plan.launch.deadline_limit()))?;
         if capturing {
             // Thread-local mode: only this thread's CUDA calls are captured or forbidden.
             let mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
@@ -85,14 +77,14 @@ impl<'g> CudaSplitRun<'g> {
             kernel,
             functions,
             grid,
-            choice: untuned_choice(launch),
+            choice: plan.choice,
             scratch,
             start: None,
             capturing,
             graph: None,
             host_fault: None,
             watchdog,
-            shared,
+            shared: plan.shared,
         })
     }
 

@@ -1,4 +1,4 @@
-//! A launch on the CPU emulator, from the launch configuration to the report; what
+//! A launch on the CPU emulator, from a finished plan to the report; what
 //! [`Gpu::emulate`](crate::Gpu::emulate) runs.
 
 use std::sync::atomic::AtomicBool;
@@ -7,44 +7,69 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use crate::barrier::Barrier;
-use crate::core::dynamic_shared::{check_dynamic_shared, DynamicShared, SharedLayout};
+use crate::core::config::ConfigChoice;
+use crate::core::dynamic_shared::DynamicShared;
 use crate::core::error::{Error, Result};
-use crate::core::grid::{
-    check_block_limit, checked_threads, resolve_barrier, resolve_grid, CoResidency, Grid, Residency,
-};
+use crate::core::grid::{CoResidency, Grid};
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::{Launch, LaunchReport};
+use crate::core::plan::resolve;
+use crate::core::plan::LaunchPlan;
 use crate::core::profile::{BlockRecorder, PhaseProfile, ProfileClock};
-use crate::core::shape::untuned_choice;
 use crate::emu::block::{BlockRun, PhaseEnd, Stuck};
 use crate::emu::fault::Faults;
 use crate::emu::grid::{self, GridStop, Watchdog};
 use crate::emu::thread::ThreadCtx;
 use crate::emu::warp::BlockSync;
-use crate::emu::{max_grid_blocks, Emulator, ThreadFuture, MAX_GRID_BLOCKS, MAX_GRID_THREADS};
+use crate::emu::{Emulator, ThreadFuture};
 
-/// Blocks per host core in an emulated grid when the launch does not say.
-pub(super) const BLOCKS_PER_CORE: u32 = 4;
-
-/// A fused launch on the emulator, as the generated emulator body sees it: the kernel and
-/// launch to run.
+/// A fused launch on the emulator, as the generated emulator body sees it: the plan to run, or
+/// the launch that was refused.
 #[doc(hidden)]
 pub struct EmuLaunch<'r> {
     emulator: &'r Emulator,
-    kernel: &'r KernelSpec,
-    launch: &'r Launch,
+    plan: Refusable<'r>,
+}
+
+/// A plan, or what was refused: resolved again to return its error (an [`Error`] is not
+/// `Clone`, and generated code asks at most once).
+enum Refusable<'r> {
+    Planned(LaunchPlan),
+    Refused { kernel: &'r KernelSpec, launch: &'r Launch, shared: DynamicShared },
 }
 
 impl<'r> EmuLaunch<'r> {
-    pub(crate) fn new(emulator: &'r Emulator, kernel: &'r KernelSpec, launch: &'r Launch) -> Self {
-        EmuLaunch { emulator, kernel, launch }
+    /// The launch of `kernel` with `launch` and the shared slices `shared`, planned now.
+    pub(crate) fn new(
+        emulator: &'r Emulator,
+        kernel: &'r KernelSpec,
+        launch: &'r Launch,
+        shared: DynamicShared,
+    ) -> Self {
+        let planned = resolve::fused(emulator, kernel, launch, &shared, CoResidency::Waived, launch.untuned_choice());
+        let plan = match planned {
+            Ok(plan) => Refusable::Planned(plan),
+            Err(_) => Refusable::Refused { kernel, launch, shared },
+        };
+        EmuLaunch { emulator, plan }
+    }
+
+    fn plan(&self) -> Result<&LaunchPlan> {
+        match &self.plan {
+            Refusable::Planned(plan) => Ok(plan),
+            Refusable::Refused { kernel, launch, shared } => {
+                let choice = ConfigChoice::Default;
+                Err(resolve::fused(self.emulator, kernel, launch, shared, CoResidency::Waived, choice)
+                    .err()
+                    .unwrap_or_else(|| Error::EmptyGrid { kernel: kernel.name.to_owned() }))
+            }
+        }
     }
 
     /// Threads per block of the launch, which sizes the shared arrays sized by `BLOCK_SIZE`;
-    /// the launch's error where its shape is refused.
+    /// the launch's error where it is refused.
     pub fn block_size(&self) -> Result<u32> {
-        let kernel = self.launch.configure(self.kernel);
-        Ok(resolve(self.emulator, &kernel, self.launch)?.0.threads)
+        Ok(self.plan()?.grid.threads)
     }
 
     /// Runs the kernel's threads, like [`Gpu::emulate`](crate::Gpu::emulate): `make_shared`
@@ -55,12 +80,11 @@ impl<'r> EmuLaunch<'r> {
         MakeShared: Fn() -> S,
         Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> ThreadFuture<'a> + Sync,
     {
-        run(self.emulator, self.kernel, self.launch, make_shared, body)
+        run(self.emulator, self.plan()?, make_shared, body)
     }
 
-    /// [`run`](Self::run) for a kernel with shared slices, which `shared` lays out for the
-    /// launch's block size (refusing, as a GPU does, slices beyond the device's opt-in
-    /// maximum): `make_shared` gets their lengths.
+    /// [`run`](Self::run) for a kernel with shared slices, laid out by the plan for the
+    /// launch's block size (from the same call's `shared`): `make_shared` gets their lengths.
     pub fn run_shared<S, MakeShared, Body>(
         &self,
         shared: &DynamicShared,
@@ -72,41 +96,27 @@ impl<'r> EmuLaunch<'r> {
         MakeShared: Fn(&[u64]) -> S,
         Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> ThreadFuture<'a> + Sync,
     {
-        let kernel = self.launch.configure(self.kernel);
-        let (grid, _) = resolve(self.emulator, &kernel, self.launch)?;
-        let lens = check_shared(self.emulator, &kernel, grid.threads, shared)?.lens;
-        run(self.emulator, self.kernel, self.launch, || make_shared(&lens), body)
+        let _ = shared;
+        let plan = self.plan()?;
+        run(self.emulator, plan, || make_shared(&plan.shared.lens), body)
     }
-}
-
-/// The shared slices of `shared` laid out for blocks of `threads`, checked against the
-/// emulator's opt-in maximum beside the kernel's static shared arrays, as a GPU checks them.
-pub(crate) fn check_shared(
-    emulator: &Emulator,
-    kernel: &KernelSpec,
-    threads: u32,
-    shared: &DynamicShared,
-) -> Result<SharedLayout> {
-    let layout = shared.layout(kernel, threads)?;
-    check_dynamic_shared(kernel, emulator.info(), threads, shared.static_bytes(), &layout)?;
-    Ok(layout)
 }
 
 impl std::fmt::Debug for EmuLaunch<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EmuLaunch")
-            .field("kernel", &self.kernel.name)
-            .field("launch", self.launch)
-            .finish_non_exhaustive()
+        let plan = match &self.plan {
+            Refusable::Planned(plan) => Some(plan),
+            Refusable::Refused { .. } => None,
+        };
+        f.debug_struct("EmuLaunch").field("plan", &plan).finish_non_exhaustive()
     }
 }
 
-/// Runs `kernel` on the emulator: `make_shared` builds one block's shared memory, `body`
-/// one thread's future; see [`Gpu::emulate`](crate::Gpu::emulate).
+/// Runs `plan` on the emulator: `make_shared` builds one block's shared memory, `body` one
+/// thread's future; see [`Gpu::emulate`](crate::Gpu::emulate).
 pub(crate) fn run<S, MakeShared, Body>(
     emulator: &Emulator,
-    kernel: &KernelSpec,
-    launch: &Launch,
+    plan: &LaunchPlan,
     make_shared: MakeShared,
     body: Body,
 ) -> Result<LaunchReport>
@@ -115,8 +125,7 @@ where
     MakeShared: Fn() -> S,
     Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> ThreadFuture<'a> + Sync,
 {
-    let kernel = launch.configure(kernel);
-    let (grid, barrier) = resolve(emulator, &kernel, launch)?;
+    let (kernel, launch, grid, barrier) = (&plan.kernel, &plan.launch, plan.grid, plan.barrier);
     let (blocks, threads) = (grid.blocks, grid.threads);
     let started = Instant::now();
     let faults = Faults::new(kernel.bounds_checks);
@@ -170,17 +179,17 @@ where
                 block,
                 limit: launch.watchdog_limit().unwrap_or_default(),
             },
-            None => stop_error(&kernel, launch, barrier, stop),
+            None => stop_error(kernel, launch, barrier, stop),
         },
-        stop => stop_error(&kernel, launch, barrier, stop),
+        stop => stop_error(kernel, launch, barrier, stop),
     });
     if let Err(error @ Error::DeadlineExceeded { .. }) = ran {
         // As on a GPU, a fault the kernel recorded before its deadline is the launch's error.
-        faults.into_result(&kernel, barrier)?;
+        faults.into_result(kernel, barrier)?;
         return Err(error);
     }
     ran?;
-    faults.into_result(&kernel, barrier)?;
+    faults.into_result(kernel, barrier)?;
     let gpu_time = started.elapsed();
     let profile = recorders.map(|recorders| {
         let timelines = (0..blocks)
@@ -189,24 +198,7 @@ where
             .collect();
         PhaseProfile::new(kernel.name, barrier, ProfileClock::HostWallTime, launch.profile_capacity(), timelines)
     });
-    Ok(LaunchReport { gpu_time, blocks, threads, barrier, choice: untuned_choice(launch), profile })
-}
-
-/// The grid and barrier of a fused launch of `kernel` (as `launch` configures it): the
-/// requested grid, else [`BLOCKS_PER_CORE`] blocks per host core within the barrier's limit.
-/// No shape is tuned here: the host's timing says nothing about a GPU's.
-pub(crate) fn resolve(emulator: &Emulator, kernel: &KernelSpec, launch: &Launch) -> Result<(Grid, Barrier)> {
-    let threads = checked_threads(emulator.info(), kernel, launch)?;
-    // Any grid is co-resident here, but each barrier keeps its own limits, as on a GPU.
-    let default_grid = Residency { blocks_per_sm: BLOCKS_PER_CORE, sm_count: emulator.info().sm_count };
-    let barrier = resolve_barrier(launch.selected_barrier(), emulator.info(), launch.requested_blocks(), || {
-        let limit = (launch.selected_barrier().descriptor().max_blocks)(threads);
-        Ok(limit.map_or(default_grid.max_blocks(), |limit| limit.min(default_grid.max_blocks())))
-    })?;
-    let grid = resolve_grid(kernel, barrier, launch.requested_blocks(), threads, default_grid, CoResidency::Waived)?
-        .shaped_by(launch);
-    check_block_limit(kernel, grid, max_grid_blocks(threads), grid_limit_reason)?;
-    Ok((grid, barrier))
+    Ok(plan.report(gpu_time, profile))
 }
 
 /// The Rust line of a spin-wait that a thread of `block` waits in, if one does.
@@ -225,15 +217,6 @@ fn thread_contexts<'a>(grid: Grid, syncs: &'a [BlockSync], faults: &'a Faults) -
         }));
     }
     ctxs
-}
-
-/// The device and the reason of the emulator's grid limit, for [`Error::TooManyBlocks`].
-pub(super) fn grid_limit_reason() -> (String, String) {
-    let why = format!(
-        "it keeps every thread of a grid alive from start to end: at most {MAX_GRID_THREADS} threads and \
-         {MAX_GRID_BLOCKS} blocks"
-    );
-    ("the CPU emulator".to_owned(), why)
 }
 
 /// The error of a grid that stopped.

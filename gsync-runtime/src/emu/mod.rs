@@ -2,23 +2,25 @@
 //!
 //! The macro emits, next to the CUDA, the kernel body as one async Rust function per thread;
 //! the hidden `Gpu::run` runs it through an [`EmuLaunch`], as [`Gpu::emulate`](crate::Gpu::emulate)
-//! runs a hand-written one. Like the CUDA backend, this one imports
-//! only the core and the barrier table. Follow a launch in this order: [`ThreadCtx`]
+//! runs a hand-written one. Like the CUDA backend, this one imports only the core and the
+//! barrier table, and runs a launch the core planned: `device` is the emulator as the plan's
+//! `Device`. Follow a launch in this order: [`ThreadCtx`]
 //! (a thread's indices, and its await points: `sync_block`, `grid_sync`, warp shuffles),
 //! [`EmuSlice`] (memory shared soundly between threads: relaxed atomics, bounds-checked),
 //! `block` (a block's threads polled round-robin on one host thread, its barriers released
 //! when every unfinished thread has arrived), `grid` (blocks in parallel on the host's cores
-//! from one grid barrier to the next), then `launch` (the configuration, the errors, the
+//! from one grid barrier to the next), then `launch` (a plan run to its errors and its
 //! report). `split` runs a split kernel ([`Barrier::MultiLaunch`](crate::Barrier::MultiLaunch)):
 //! one such launch per segment. `arith` is the DSL's arithmetic on the host, which the
 //! emulator body and the split form's host code share.
 
 pub mod arith;
 mod block;
+mod device;
 mod fault;
 mod grid;
 pub mod half_arith;
-pub(crate) mod launch;
+mod launch;
 mod memory;
 mod scalar;
 mod split;
@@ -29,6 +31,7 @@ mod warp;
 mod tests;
 
 pub use block::ThreadFuture;
+pub(crate) use launch::run;
 pub use launch::EmuLaunch;
 pub use memory::EmuSlice;
 pub use scalar::{EmuScalar, ShuffleScalar};

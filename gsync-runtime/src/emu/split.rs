@@ -9,18 +9,16 @@ use std::time::Instant;
 use crate::barrier::Barrier;
 use crate::core::args::KernelArgs;
 use crate::core::device::Backend;
-use crate::core::dynamic_shared::DynamicShared;
 use crate::core::error::{Error, Result};
-use crate::core::grid::{check_block_limit, checked_threads, Grid, Residency};
-use crate::core::kernel::KernelSpec;
-use crate::core::launch::{Launch, LaunchReport};
+use crate::core::grid::Grid;
+use crate::core::launch::LaunchReport;
+use crate::core::plan::LaunchPlan;
 use crate::core::scalar::KernelScalar;
-use crate::core::shape::{untuned_choice, ShapeChoice};
-use crate::core::split::{check_read, check_split, missing_segment, split_grid};
+use crate::core::split::{check_read, missing_segment};
 use crate::core::status::DeviceStatus;
-use crate::emu::launch::{check_shared, grid_limit_reason, run, BLOCKS_PER_CORE};
+use crate::emu::launch::run;
 use crate::emu::scalar::EmuScalar;
-use crate::emu::{max_grid_blocks, EmuSlice, Emulator, ThreadCtx, ThreadFuture};
+use crate::emu::{EmuSlice, Emulator, ThreadCtx, ThreadFuture};
 
 /// A segment of a split kernel as a CPU-emulator body: reads its arguments from `segment`
 /// and runs its threads with [`EmuSegment::run`]. `#[grid_phases]` generates one per segment,
@@ -32,18 +30,15 @@ pub type EmuSegmentFn = fn(&EmuSegment<'_>) -> Result<()>;
 #[doc(hidden)]
 pub struct EmuSegment<'r> {
     emulator: &'r Emulator,
-    kernel: &'r KernelSpec,
-    /// The run's launch, with its resolved grid.
-    launch: &'r Launch,
+    /// The run's plan: its grid, and its shared slices laid out.
+    plan: &'r LaunchPlan,
     args: &'r KernelArgs<'r>,
-    /// The lengths of the kernel's shared slices for the run's block size.
-    shared_lens: &'r [u64],
 }
 
 impl<'r> EmuSegment<'r> {
     /// Threads per block of the run, which sizes the shared arrays sized by `BLOCK_SIZE`.
     pub fn block_size(&self) -> u32 {
-        self.launch.threads_for(self.kernel)
+        self.plan.grid.threads
     }
 
     /// Argument `param`, a slice of `T`, as the emulated threads share it.
@@ -67,7 +62,7 @@ impl<'r> EmuSegment<'r> {
         MakeShared: Fn() -> S,
         Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> ThreadFuture<'a> + Sync,
     {
-        run(self.emulator, self.kernel, self.launch, make_shared, body).map(drop)
+        run(self.emulator, self.plan, make_shared, body).map(drop)
     }
 
     /// [`run`](Self::run) for a kernel with shared slices: `make_shared` gets their lengths.
@@ -77,103 +72,63 @@ impl<'r> EmuSegment<'r> {
         MakeShared: Fn(&[u64]) -> S,
         Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> ThreadFuture<'a> + Sync,
     {
-        run(self.emulator, self.kernel, self.launch, || make_shared(self.shared_lens), body).map(drop)
+        run(self.emulator, self.plan, || make_shared(&self.plan.shared.lens), body).map(drop)
     }
 
     fn wrong_argument(&self, param: usize) -> Error {
         let reason = format!("argument {param} of a segment launch is not what its body reads; this is a bug in gsync");
-        Error::CannotSplit { kernel: self.kernel.name.to_owned(), reason }
+        Error::CannotSplit { kernel: self.plan.kernel.name.to_owned(), reason }
     }
 }
 
 impl std::fmt::Debug for EmuSegment<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EmuSegment").field("kernel", &self.kernel.name).field("args", self.args).finish_non_exhaustive()
+        f.debug_struct("EmuSegment")
+            .field("kernel", &self.plan.kernel.name)
+            .field("args", self.args)
+            .finish_non_exhaustive()
     }
 }
 
 /// A split run on the emulator; see [`SplitRun`](crate::SplitRun).
 pub(crate) struct EmuSplitRun<'g> {
     emulator: &'g Emulator,
-    kernel: KernelSpec,
+    /// The run's plan, for every segment.
+    plan: LaunchPlan,
     /// The segments' emulator bodies, in segment order.
     bodies: &'static [EmuSegmentFn],
-    /// The caller's launch with the run's grid filled in, for every segment.
-    launch: Launch,
-    grid: Grid,
-    /// How the grid was chosen, for the report.
-    choice: ShapeChoice,
     started: Instant,
     /// The Rust line of a host loop's `step_by(0)`, the run's first fault (a segment's fault
     /// ends the run at its launch).
     zero_step: Option<u32>,
-    /// The lengths of the kernel's shared slices for the run's block size.
-    shared_lens: Vec<u64>,
 }
 
 impl<'g> EmuSplitRun<'g> {
-    /// Checks and resolves what [`Gpu::begin_split`](crate::Gpu::begin_split) does on a GPU,
-    /// with the same errors; the default grid is the emulator's (4 blocks per host core).
-    pub(crate) fn begin(
-        emulator: &'g Emulator,
-        kernel: &KernelSpec,
-        launch: &Launch,
-        bodies: &'static [EmuSegmentFn],
-        shared: &DynamicShared,
-    ) -> Result<Self> {
-        let kernel = launch.configure(kernel);
-        let grid = Self::grid_for(emulator, &kernel, launch)?;
-        let shared_lens = check_shared(emulator, &kernel, grid.threads, shared)?.lens;
-        let choice = untuned_choice(launch);
-        let launch = launch.clone().grid(grid.grid_shape, grid.block_shape);
-        Ok(EmuSplitRun {
-            emulator,
-            kernel,
-            bodies,
-            launch,
-            grid,
-            choice,
-            started: Instant::now(),
-            zero_step: None,
-            shared_lens,
-        })
-    }
-
-    /// The grid of a split run of `kernel` (as `launch` configures it), checked.
-    pub(crate) fn grid_for(emulator: &Emulator, kernel: &KernelSpec, launch: &Launch) -> Result<Grid> {
-        let threads = checked_threads(emulator.info(), kernel, launch)?;
-        check_split(kernel)?;
-        let residency = Residency { blocks_per_sm: BLOCKS_PER_CORE, sm_count: emulator.info().sm_count };
-        let grid = split_grid(kernel, launch, threads, residency)?;
-        check_block_limit(kernel, grid, max_grid_blocks(threads), grid_limit_reason)?;
-        Ok(grid)
+    /// Starts the split run `plan`, whose segments run `bodies`; see
+    /// [`Gpu::begin_split`](crate::Gpu::begin_split).
+    pub(crate) fn begin(emulator: &'g Emulator, plan: LaunchPlan, bodies: &'static [EmuSegmentFn]) -> Self {
+        EmuSplitRun { emulator, plan, bodies, started: Instant::now(), zero_step: None }
     }
 
     pub(crate) fn grid(&self) -> Grid {
-        self.grid
+        self.plan.grid
     }
 
     pub(crate) fn kernel_name(&self) -> &'static str {
-        self.kernel.name
+        self.plan.kernel.name
     }
 
     /// Runs segment `segment` to the end: a grid run of its own.
     pub(crate) fn launch(&mut self, segment: usize, args: KernelArgs<'_>) -> Result<()> {
         let Some(body) = self.bodies.get(segment) else {
-            return Err(missing_segment(&self.kernel, segment, self.bodies.len()));
+            return Err(missing_segment(&self.plan.kernel, segment, self.bodies.len()));
         };
-        body(&EmuSegment {
-            emulator: self.emulator,
-            kernel: &self.kernel,
-            launch: &self.launch,
-            args: &args,
-            shared_lens: &self.shared_lens,
-        })
+        body(&EmuSegment { emulator: self.emulator, plan: &self.plan, args: &args })
     }
 
     /// `buf[index]`, read by the host between segments.
     pub(crate) fn read<T: EmuScalar>(&self, buf: &EmuSlice<T>, index: u64, array: &str, line: u32) -> Result<T> {
-        let index = check_read(&self.kernel, buf.len(), index, array, line)?;
+        let index = check_read(&self.plan.kernel, buf.len(), index, array, line)?;
         let value = buf.get(index);
         // `check_read` keeps `index` below the length.
         Ok(value.unwrap_or_default())
@@ -188,16 +143,9 @@ impl<'g> EmuSplitRun<'g> {
     /// [`SplitRun::finish`](crate::SplitRun::finish).
     pub(crate) fn finish(self) -> Result<LaunchReport> {
         if let Some(line) = self.zero_step {
-            DeviceStatus::zero_step(line).into_result(&self.kernel, Barrier::MultiLaunch, None)?;
+            DeviceStatus::zero_step(line).into_result(&self.plan.kernel, Barrier::MultiLaunch, None)?;
         }
-        Ok(LaunchReport {
-            gpu_time: self.started.elapsed(),
-            blocks: self.grid.blocks,
-            threads: self.grid.threads,
-            barrier: Barrier::MultiLaunch,
-            choice: self.choice,
-            profile: None,
-        })
+        Ok(self.plan.report(self.started.elapsed(), None))
     }
 }
 
@@ -207,7 +155,8 @@ mod tests {
 
     use super::*;
     use crate::core::dims::Axes;
-    use crate::core::kernel::SplitSpec;
+    use crate::core::kernel::{KernelSpec, SplitSpec};
+    use crate::core::launch::Launch;
     use crate::{DeviceBuffer, Gpu};
 
     /// `a[i] = i` in segment 0 and `b[i] = a[i] + a[n - 1 - i]` in segment 1, which reads

@@ -1,92 +1,13 @@
-//! A launch's shape — blocks × threads × barrier — when the launch leaves it open: the
-//! candidates the tuner measures, the heuristic that stands in for tuning, and the size class a
-//! shape is chosen for.
+//! The configurations open to a launch that leaves them to the runtime: the candidates the
+//! tuner measures, the heuristic that stands in for tuning, and the contest between them.
 
-use std::fmt;
 use std::time::{Duration, Instant};
 
 use crate::barrier::{choose_auto, Barrier};
+use crate::core::config::{ConfigChoice, LaunchConfig};
 use crate::core::device::DeviceInfo;
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::Launch;
-
-/// Blocks × threads × barrier: what a launch's speed depends on, apart from the kernel.
-///
-/// ```
-/// use gsync_runtime::{Barrier, Launch, LaunchShape};
-/// let shape = LaunchShape { blocks: 132, threads: 1024, barrier: Barrier::Lbs };
-/// assert_eq!(shape.to_string(), "132 × 1024, lbs");
-/// let launch = Launch::new().shape(shape);
-/// assert_eq!((launch.requested_blocks(), launch.requested_threads()), (Some(132), Some(1024)));
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct LaunchShape {
-    /// Blocks in the grid.
-    pub blocks: u32,
-    /// Threads per block.
-    pub threads: u32,
-    /// The barrier between phases, resolved ([`Barrier::Auto`] never appears here).
-    pub barrier: Barrier,
-}
-
-impl fmt::Display for LaunchShape {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} × {}, {}", self.blocks, self.threads, self.barrier)
-    }
-}
-
-/// How the shape of a launch was chosen.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ShapeChoice {
-    /// The launch named both the grid and the block size.
-    Requested,
-    /// The backend's default for what the launch did not name, which no tuning applies to: a
-    /// launch that names only its grid or only its block size, the emulator's grid, a split
-    /// run's (the first segment's largest co-resident grid), or an oversubscribed launch's.
-    Default,
-    /// The heuristic, with tuning off ([`Launch::tune`], or `GSYNC_TUNE=off`), or when a
-    /// candidate's kernel faulted or timed out while tuning (the launch then reports its own
-    /// error as it would untuned): about 1024
-    /// threads per SM, with the largest of 1024, 512, 256 and 128 threads per block that the
-    /// kernel fits, unless the kernel declares its block size.
-    Heuristic,
-    /// Measured by this launch: the fastest of `shapes` candidates, run on copies of the
-    /// buffers the kernel writes, in `took` (compilation included).
-    Tuned {
-        /// Candidates measured.
-        shapes: u32,
-        /// Wall time of the tuning, from the first compilation to the last measurement.
-        took: Duration,
-    },
-    /// Chosen before, for the same kernel, GPU, launch and size class: tuned (remembered in
-    /// this process or in the on-disk cache beside the compiled kernels), or answered by
-    /// [`Gpu::launch_shape`](crate::Gpu::launch_shape), which fixes its answer.
-    Remembered,
-}
-
-/// The size class of a launch, ⌈log₂⌉ of its longest buffer's length: a shape is tuned and
-/// remembered once per class.
-///
-/// ```
-/// use gsync_runtime::SizeClass;
-/// assert_eq!(SizeClass::of(1 << 20), SizeClass::of((1 << 19) + 1));
-/// assert_ne!(SizeClass::of(1 << 20), SizeClass::of((1 << 20) + 1));
-/// assert_eq!(SizeClass::of(1000).log2(), 10);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct SizeClass(u32);
-
-impl SizeClass {
-    /// The class of a launch whose longest buffer has `len` elements.
-    pub fn of(len: usize) -> SizeClass {
-        SizeClass(len.max(1).next_power_of_two().trailing_zeros())
-    }
-
-    /// ⌈log₂⌉ of the longest buffer's length; buffers of up to `2^log2()` elements share it.
-    pub fn log2(self) -> u32 {
-        self.0
-    }
-}
 
 /// How long the first launch of a kernel and size class may spend tuning, compilation
 /// included; a candidate that would start past it is not measured.
@@ -111,20 +32,12 @@ const TUNED_SM_DIVISORS: [u32; 2] = [4, 16];
 /// loads in flight for the phases' work.
 const HEURISTIC_THREADS_PER_SM: u32 = 1024;
 
-/// Whether a launch leaves its shape to the runtime: it names neither grid nor block size. A
-/// launch that names one keeps the other's default (the kernel's block size; the largest
-/// co-resident grid), so that [`Gpu::max_coresident_blocks`](crate::Gpu::max_coresident_blocks)
-/// describes it.
+/// Whether a launch leaves its configuration to the runtime: it names neither grid nor block
+/// size. A launch that names one keeps the other's default (the kernel's block size; the
+/// largest co-resident grid), so that
+/// [`Gpu::max_coresident_blocks`](crate::Gpu::max_coresident_blocks) describes it.
 pub(crate) fn is_open(launch: &Launch) -> bool {
     launch.requested_blocks().is_none() && launch.requested_threads().is_none()
-}
-
-/// How a launch that is never tuned got its shape: as asked, or the backend's default grid.
-pub(crate) fn untuned_choice(launch: &Launch) -> ShapeChoice {
-    match (launch.requested_blocks(), launch.requested_threads()) {
-        (Some(_), Some(_)) => ShapeChoice::Requested,
-        _ => ShapeChoice::Default,
-    }
 }
 
 /// Whether a launch may tune: its own switch, and [`TUNE_VAR`] not saying `off`.
@@ -137,9 +50,9 @@ fn switched_off(value: Option<&str>) -> bool {
     value.is_some_and(|value| matches!(value.trim().to_ascii_lowercase().as_str(), "0" | "off" | "false" | "no"))
 }
 
-/// The shapes open to a launch: what it fixes, and the GPU it runs on.
+/// The configurations open to a launch: what it fixes, and the GPU it runs on.
 #[derive(Clone, Debug)]
-pub(crate) struct ShapeSpace {
+pub(crate) struct ConfigSpace {
     /// The barrier asked for; [`Barrier::Auto`] resolves per grid.
     barrier: Barrier,
     sm_count: u32,
@@ -151,11 +64,11 @@ pub(crate) struct ShapeSpace {
     refused: &'static [crate::core::dims::RefusedBlockSizes],
 }
 
-impl ShapeSpace {
+impl ConfigSpace {
     /// The space of `launch` (with `kernel` as the launch configures it) on `info`'s GPU; only
     /// a launch that names neither grid nor block size has one (see [`is_open`]).
-    pub fn new(kernel: &KernelSpec, launch: &Launch, info: &DeviceInfo) -> ShapeSpace {
-        ShapeSpace {
+    pub fn new(kernel: &KernelSpec, launch: &Launch, info: &DeviceInfo) -> ConfigSpace {
+        ConfigSpace {
             barrier: launch.selected_barrier(),
             sm_count: info.sm_count.max(1),
             compute_capability: info.compute_capability,
@@ -180,58 +93,58 @@ impl ShapeSpace {
         }
     }
 
-    /// The heuristic's shape for `threads` threads per block, of which `blocks_per_sm` are
+    /// The heuristic's configuration for `threads` threads per block, of which `blocks_per_sm` are
     /// co-resident: about [`HEURISTIC_THREADS_PER_SM`] threads per SM; `None` when no block
     /// fits.
-    pub fn heuristic(&self, threads: u32, blocks_per_sm: u32) -> Option<LaunchShape> {
+    pub fn heuristic(&self, threads: u32, blocks_per_sm: u32) -> Option<LaunchConfig> {
         if blocks_per_sm == 0 {
             return None;
         }
         let per_sm = (HEURISTIC_THREADS_PER_SM / threads.max(1)).clamp(1, blocks_per_sm);
-        Some(self.shape(threads, per_sm.saturating_mul(self.sm_count)))
+        Some(self.config(threads, per_sm.saturating_mul(self.sm_count)))
     }
 
     /// Every candidate with `threads` threads per block, of which `blocks_per_sm` are
     /// co-resident: the heuristic's first, then 1, 2, 4, 8 blocks per SM, the largest
     /// co-resident grid, and a quarter and a sixteenth of the SM count, each within the
     /// barrier's own limit.
-    pub fn candidates(&self, threads: u32, blocks_per_sm: u32) -> Vec<LaunchShape> {
+    pub fn candidates(&self, threads: u32, blocks_per_sm: u32) -> Vec<LaunchConfig> {
         let Some(first) = self.heuristic(threads, blocks_per_sm) else {
             return Vec::new();
         };
-        let mut shapes = vec![first];
+        let mut configs = vec![first];
         let per_sm = TUNED_BLOCKS_PER_SM.into_iter().filter(|&per_sm| per_sm < blocks_per_sm);
         let grids = per_sm.chain([blocks_per_sm]).map(|per_sm| per_sm.saturating_mul(self.sm_count));
         let small = TUNED_SM_DIVISORS.into_iter().map(|divisor| (self.sm_count / divisor).max(1));
         for blocks in grids.chain(small) {
-            let shape = self.shape(threads, blocks);
-            if !shapes.contains(&shape) {
-                shapes.push(shape);
+            let config = self.config(threads, blocks);
+            if !configs.contains(&config) {
+                configs.push(config);
             }
         }
-        shapes
+        configs
     }
 
-    /// The shape of `blocks` (capped at the barrier's limit) × `threads`, with the barrier
+    /// The configuration of `blocks` (capped at the barrier's limit) × `threads`, with the barrier
     /// resolved for that grid.
-    fn shape(&self, threads: u32, blocks: u32) -> LaunchShape {
+    fn config(&self, threads: u32, blocks: u32) -> LaunchConfig {
         let limit = (self.barrier.descriptor().max_blocks)(threads);
         let blocks = limit.map_or(blocks, |limit| blocks.min(limit));
         let barrier = match self.barrier {
             Barrier::Auto => choose_auto(self.compute_capability, self.sm_count, blocks),
             barrier => barrier,
         };
-        LaunchShape { blocks, threads, barrier }
+        LaunchConfig { blocks, threads, barrier }
     }
 }
 
-/// The measurements of one tuning: the fastest shape so far, and whether there is time for
+/// The measurements of one tuning: the fastest configuration so far, and whether there is time for
 /// another candidate.
 #[derive(Debug)]
 pub(crate) struct Contest {
     started: Instant,
     budget: Duration,
-    best: Option<(LaunchShape, Duration)>,
+    best: Option<(LaunchConfig, Duration)>,
     measured: u32,
 }
 
@@ -242,23 +155,23 @@ impl Contest {
     }
 
     /// Whether a candidate expected to take `expected` still fits the budget. The first always
-    /// does: the launch needs a shape.
+    /// does: the launch needs a configuration.
     pub fn has_time_for(&self, expected: Duration) -> bool {
         self.measured == 0 || self.started.elapsed() + expected <= self.budget
     }
 
-    /// Records that `shape` ran in `time`.
-    pub fn record(&mut self, shape: LaunchShape, time: Duration) {
+    /// Records that `config` ran in `time`.
+    pub fn record(&mut self, config: LaunchConfig, time: Duration) {
         self.measured += 1;
         if self.best.is_none_or(|(_, best)| time < best) {
-            self.best = Some((shape, time));
+            self.best = Some((config, time));
         }
     }
 
-    /// The fastest shape, and how the choice was made; `None` when nothing was measured.
-    pub fn winner(&self) -> Option<(LaunchShape, ShapeChoice)> {
-        let (shape, _) = self.best?;
-        Some((shape, ShapeChoice::Tuned { shapes: self.measured, took: self.started.elapsed() }))
+    /// The fastest configuration, and how the choice was made; `None` when nothing was measured.
+    pub fn winner(&self) -> Option<(LaunchConfig, ConfigChoice)> {
+        let (config, _) = self.best?;
+        Some((config, ConfigChoice::Tuned { shapes: self.measured, took: self.started.elapsed() }))
     }
 }
 
@@ -268,16 +181,16 @@ mod tests {
     use crate::core::kernel::tests::SMOOTH;
     use crate::test_support::h200;
 
-    fn space(launch: &Launch) -> ShapeSpace {
-        ShapeSpace::new(&KernelSpec { default_threads: 0, ..SMOOTH }, launch, &h200())
+    fn space(launch: &Launch) -> ConfigSpace {
+        ConfigSpace::new(&KernelSpec { default_threads: 0, ..SMOOTH }, launch, &h200())
     }
 
     #[test]
     fn the_heuristic_aims_for_1024_threads_per_sm_with_auto_s_barrier() {
         let space = space(&Launch::new());
         assert_eq!(space.thread_options(), [1024, 512, 256, 128]);
-        assert_eq!(space.heuristic(1024, 2), Some(LaunchShape { blocks: 132, threads: 1024, barrier: Barrier::Lbs }));
-        assert_eq!(space.heuristic(256, 8), Some(LaunchShape { blocks: 528, threads: 256, barrier: Barrier::Lbs }));
+        assert_eq!(space.heuristic(1024, 2), Some(LaunchConfig { blocks: 132, threads: 1024, barrier: Barrier::Lbs }));
+        assert_eq!(space.heuristic(256, 8), Some(LaunchConfig { blocks: 528, threads: 256, barrier: Barrier::Lbs }));
         let capped = space.heuristic(128, 3).expect("a block fits");
         assert_eq!(capped.blocks, 396, "at most what is co-resident");
         assert_eq!(space.heuristic(1024, 0), None, "no block fits");
@@ -286,12 +199,12 @@ mod tests {
     #[test]
     fn candidates_start_with_the_heuristic_and_end_with_the_co_resident_grid() {
         let space = space(&Launch::new());
-        let blocks: Vec<u32> = space.candidates(256, 8).iter().map(|shape| shape.blocks).collect();
+        let blocks: Vec<u32> = space.candidates(256, 8).iter().map(|config| config.blocks).collect();
         assert_eq!(blocks, [528, 132, 264, 1056, 33, 8]);
-        let shapes = space.candidates(128, 16);
-        let largest = shapes.iter().max_by_key(|shape| shape.blocks).map(|shape| (shape.blocks, shape.barrier));
+        let configs = space.candidates(128, 16);
+        let largest = configs.iter().max_by_key(|config| config.blocks).map(|config| (config.blocks, config.barrier));
         assert_eq!(largest, Some((2112, Barrier::Relay)), "Auto resolves per grid");
-        assert!(shapes.iter().all(|shape| shape.barrier != Barrier::Auto));
+        assert!(configs.iter().all(|config| config.barrier != Barrier::Auto));
     }
 
     #[test]
@@ -299,33 +212,33 @@ mod tests {
         assert!(is_open(&Launch::new().barrier(Barrier::Ulfs)));
         assert!(!is_open(&Launch::new().blocks(60)), "a grid keeps the kernel's block size");
         assert!(!is_open(&Launch::new().threads(64)), "a block size keeps the largest grid");
-        let declared = ShapeSpace::new(&KernelSpec { default_threads: 128, ..SMOOTH }, &Launch::new(), &h200());
+        let declared = ConfigSpace::new(&KernelSpec { default_threads: 128, ..SMOOTH }, &Launch::new(), &h200());
         assert_eq!(declared.thread_options(), [128], "a declared block size may be relied on");
         let ulfs = space(&Launch::new().barrier(Barrier::Ulfs));
-        assert!(ulfs.candidates(512, 4).iter().all(|shape| shape.barrier == Barrier::Ulfs));
+        assert!(ulfs.candidates(512, 4).iter().all(|config| config.barrier == Barrier::Ulfs));
     }
 
     #[test]
     fn a_barrier_s_own_limit_caps_the_candidates() {
         let lfs = space(&Launch::new().barrier(Barrier::Lfs));
-        assert!(lfs.candidates(128, 16).iter().all(|shape| shape.blocks <= 128 && shape.barrier == Barrier::Lfs));
+        assert!(lfs.candidates(128, 16).iter().all(|config| config.blocks <= 128 && config.barrier == Barrier::Lfs));
     }
 
     #[test]
     fn the_contest_keeps_the_fastest_and_stops_at_the_budget() {
-        let shape = |blocks| LaunchShape { blocks, threads: 256, barrier: Barrier::Lbs };
+        let config = |blocks| LaunchConfig { blocks, threads: 256, barrier: Barrier::Lbs };
         let mut contest = Contest::new(Duration::from_secs(3600));
-        contest.record(shape(132), Duration::from_micros(30));
-        contest.record(shape(264), Duration::from_micros(20));
-        contest.record(shape(528), Duration::from_micros(20));
+        contest.record(config(132), Duration::from_micros(30));
+        contest.record(config(264), Duration::from_micros(20));
+        contest.record(config(528), Duration::from_micros(20));
         assert!(contest.has_time_for(Duration::from_secs(1)));
         assert!(!contest.has_time_for(Duration::from_secs(3600)));
         let (winner, choice) = contest.winner().expect("measured");
-        assert_eq!(winner, shape(264), "ties keep the earlier shape");
-        assert!(matches!(choice, ShapeChoice::Tuned { shapes: 3, .. }));
+        assert_eq!(winner, config(264), "ties keep the earlier config");
+        assert!(matches!(choice, ConfigChoice::Tuned { shapes: 3, .. }));
         let mut spent = Contest::new(Duration::ZERO);
         assert!(spent.has_time_for(Duration::from_secs(10)), "the first candidate always runs");
-        spent.record(shape(132), Duration::from_micros(30));
+        spent.record(config(132), Duration::from_micros(30));
         assert!(!spent.has_time_for(Duration::ZERO) || spent.started.elapsed().is_zero());
         assert!(Contest::new(Duration::ZERO).winner().is_none());
     }
@@ -338,13 +251,5 @@ mod tests {
         for on in [None, Some("1"), Some("on"), Some("")] {
             assert!(!switched_off(on), "{on:?}");
         }
-    }
-
-    #[test]
-    fn size_classes_round_up_to_powers_of_two() {
-        assert_eq!(SizeClass::of(0).log2(), 0);
-        assert_eq!(SizeClass::of(1).log2(), 0);
-        assert_eq!(SizeClass::of(3).log2(), 2);
-        assert_eq!(SizeClass::of(1 << 24).log2(), 24);
     }
 }
