@@ -1,4 +1,4 @@
-//! Each kernel's check against its CPU reference on fresh random input,
+//! Each kernel's check against its CPU reference on random input (see [`rng`]),
 //! shared by the GPU tests and the emulator tests so that both backends are
 //! held to the same references.
 
