@@ -1,6 +1,7 @@
 //! Kernels on a real GPU, the full tier (bundled on request, see README): the shared checks
-//! that sweep block sizes, barriers and tile shapes (`common::with_full_tier_checks`), and
-//! library grids under every block size, profiled and not.
+//! that sweep block sizes, barriers and tile shapes (`common::with_full_tier_checks`), the
+//! checks that `gpu_kernels.rs` runs under Auto under every barrier, and library grids under
+//! every block size, profiled and not.
 
 use common::checks::{self, random_vec, rng, Scale};
 use gsync::prelude::*;
@@ -21,6 +22,33 @@ macro_rules! on_the_gpu {
 }
 
 common::with_full_tier_checks!(on_the_gpu);
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn unary_receivers_match_rust_under_every_barrier() {
+    let gpu = gpu();
+    for &barrier in Barrier::ALL {
+        checks::unary_receivers_match_rust(&gpu, barrier);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_zero_step_returns_a_typed_error_under_every_barrier() {
+    let gpu = gpu();
+    for &barrier in Barrier::ALL {
+        checks::a_zero_step_returns_a_typed_error(&gpu, barrier);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_2d_transpose_through_a_shared_tile_matches_the_cpu_under_every_barrier() {
+    let gpu = gpu();
+    for &barrier in Barrier::ALL {
+        common::dims::a_2d_transpose_through_a_shared_tile_matches_the_cpu(&gpu, barrier);
+    }
+}
 
 /// A library sort with more tiles than co-resident blocks, under `Barrier::Auto`, profiled
 /// and not: Auto picks its barrier by the grid's size, and the profiled kernel fits fewer

@@ -32,13 +32,11 @@ fn an_out_of_bounds_read_returns_a_typed_error() {
     checks::an_out_of_bounds_read_returns_a_typed_error(&gpu());
 }
 
+/// Under Auto; `full_gpu_kernels.rs` runs it under every barrier.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn unary_receivers_match_rust_under_every_barrier() {
-    let gpu = gpu();
-    for &barrier in Barrier::ALL {
-        checks::unary_receivers_match_rust(&gpu, barrier);
-    }
+fn unary_receivers_match_rust() {
+    checks::unary_receivers_match_rust(&gpu(), Barrier::Auto);
 }
 
 #[test]
@@ -47,13 +45,11 @@ fn deep_expressions_match_the_cpu() {
     checks::deep_expressions_match_the_cpu(&gpu());
 }
 
+/// Under Auto; `full_gpu_kernels.rs` runs it under every barrier.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn a_zero_step_returns_a_typed_error_under_every_barrier() {
-    let gpu = gpu();
-    for &barrier in Barrier::ALL {
-        checks::a_zero_step_returns_a_typed_error(&gpu, barrier);
-    }
+fn a_zero_step_returns_a_typed_error() {
+    checks::a_zero_step_returns_a_typed_error(&gpu(), Barrier::Auto);
 }
 
 #[test]
@@ -205,13 +201,11 @@ fn shared_slices_lower_co_residency_and_a_grid_that_no_longer_fits_is_refused() 
     assert_eq!(gpu.download(&total).unwrap(), [n as u64 + ((n as u64) << 40)]);
 }
 
+/// Under Auto; `full_gpu_kernels.rs` runs it under every barrier.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn a_2d_transpose_through_a_shared_tile_matches_the_cpu_under_every_barrier() {
-    let gpu = gpu();
-    for &barrier in Barrier::ALL {
-        common::dims::a_2d_transpose_through_a_shared_tile_matches_the_cpu(&gpu, barrier);
-    }
+fn a_2d_transpose_through_a_shared_tile_matches_the_cpu() {
+    common::dims::a_2d_transpose_through_a_shared_tile_matches_the_cpu(&gpu(), Barrier::Auto);
 }
 
 #[test]

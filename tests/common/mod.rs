@@ -42,7 +42,6 @@ macro_rules! with_quick_checks {
         $runner!(
             saxpy_matches_the_cpu,
             fixed_phases_pass_data_between_blocks,
-            a_profile_shows_every_barrier_holding_every_block,
             the_library_smoothing_kernel_matches_the_cpu_bit_for_bit,
             shared_memory_block_sums_and_a_grid_total,
             atomics_add_min_max_exchange_and_compare_and_swap,
@@ -114,6 +113,7 @@ macro_rules! with_full_tier_checks {
     ($runner:ident) => {
         $runner!(
             many_phases_each_see_every_blocks_writes,
+            a_profile_shows_every_barrier_holding_every_block,
             bitonic_sorts_under_every_barrier_with_more_tiles_than_blocks,
             the_key_sort_runs_every_block_size_and_chunking,
             smith_waterman_tiles_of_any_shape_give_the_same_alignment,
