@@ -1,9 +1,18 @@
 //! Every kernel of the tests and the library compiles through NVRTC for
-//! sm_80 and sm_90, with and without bounds checks, for every barrier.
+//! sm_80 and sm_90, with and without bounds checks, fused and split, and every
+//! barrier's CUDA compiles with real kernels.
 //! Needs NVRTC but no GPU; `scripts/test` installs it. Without NVRTC these
 //! tests report a skip, unless GSYNC_REQUIRE_NVRTC=1 makes that a failure.
+//!
+//! A translation unit is the prelude, the barrier's fragment and the kernel's body
+//! (`KernelSpec::source`), and the body of a fused kernel is the same text under every
+//! fused barrier. So each kernel body is compiled once per bounds setting and
+//! architecture, fused under one barrier and split under `MultiLaunch`, and the fused
+//! barrier turns with the kernel's place in the list and the configuration: each
+//! barrier's fragment meets ten kernels or more in every configuration. `Auto` is never
+//! compiled for itself, since its source is Relay's (checked below). Only the kernels
+//! whose names are chosen to meet generated names go through every barrier.
 
-mod common;
 /// Kernels whose names meet C++, CUDA, the prelude and the generated code.
 #[path = "ui/pass/hostile_names.rs"]
 mod hostile_names;
@@ -13,26 +22,81 @@ use gsync::{Barrier, KernelSpec};
 
 const ARCHS: [(u32, u32); 2] = [(8, 0), (9, 0)];
 
+/// Bounds checks on and off, each for both architectures.
+const CONFIGURATIONS: [(bool, (u32, u32)); 4] =
+    [(true, ARCHS[0]), (true, ARCHS[1]), (false, ARCHS[0]), (false, ARCHS[1])];
+
+/// The barriers that compile a fused kernel with their own fragment: all but `Auto`, whose
+/// source is Relay's, and `MultiLaunch`, which compiles the split body.
+fn fused_barriers() -> Vec<Barrier> {
+    Barrier::ALL.iter().copied().filter(|b| !matches!(b, Barrier::Auto | Barrier::MultiLaunch)).collect()
+}
+
 /// The same kernel with the other body selected.
 fn with_checks(kernel: &KernelSpec, checks: bool) -> KernelSpec {
     KernelSpec { bounds_checks: checks, ..*kernel }
 }
 
-/// Compiles one kernel in every configuration; returns the failures.
-fn compile_all_configurations(kernel: &KernelSpec) -> Vec<String> {
+/// Compiles `spec` under `barrier` for `arch`; the failure, if any.
+fn compile(spec: &KernelSpec, barrier: Barrier, arch: (u32, u32), what: &str) -> Option<String> {
+    let source = spec.source(barrier, spec.default_block_size());
+    let checks = spec.bounds_checks;
+    gsync::compile(&source, spec.name, arch)
+        .err()
+        .map(|e| format!("{} ({what}checks {checks}, {barrier}, sm_{}{}): {e}", spec.name, arch.0, arch.1))
+}
+
+/// Compiles the `index`th kernel of a list once per bounds setting and architecture, fused
+/// (under the barrier whose turn it is) and split; returns the failures.
+fn compile_each_body(index: usize, kernel: &KernelSpec) -> Vec<String> {
+    let fused = fused_barriers();
     let mut failures = Vec::new();
-    for checks in [true, false] {
+    for (c, &(checks, arch)) in CONFIGURATIONS.iter().enumerate() {
         let spec = with_checks(kernel, checks);
-        for &barrier in Barrier::ALL {
-            let source = spec.source(barrier, spec.default_block_size());
-            for arch in ARCHS {
-                if let Err(e) = gsync::compile(&source, spec.name, arch) {
-                    failures.push(format!("{} (checks {checks}, {barrier}, sm_{}{}): {e}", spec.name, arch.0, arch.1));
-                }
-            }
+        failures.extend(compile(&spec, fused[(index + c) % fused.len()], arch, ""));
+        // A kernel without a split version has no split body: its `MultiLaunch` source would
+        // be the prelude and the fragment alone, which every split kernel compiles too.
+        if !spec.body_for(Barrier::MultiLaunch).is_empty() {
+            failures.extend(compile(&spec, Barrier::MultiLaunch, arch, ""));
         }
     }
     failures
+}
+
+/// Compiles one kernel under every barrier with a text of its own, in every configuration;
+/// returns the failures.
+fn compile_every_barrier(_: usize, kernel: &KernelSpec) -> Vec<String> {
+    let mut failures = Vec::new();
+    for &(checks, arch) in &CONFIGURATIONS {
+        let spec = with_checks(kernel, checks);
+        for barrier in fused_barriers().into_iter().chain([Barrier::MultiLaunch]) {
+            failures.extend(compile(&spec, barrier, arch, ""));
+        }
+    }
+    failures
+}
+
+#[test]
+fn auto_compiles_as_relay_so_the_matrix_leaves_it_out() {
+    for kernel in common::kernels::all() {
+        for checks in [true, false] {
+            let spec = with_checks(kernel, checks);
+            let (auto, relay) = (spec.source(Barrier::Auto, 128), spec.source(Barrier::Relay, 128));
+            assert!(auto == relay, "{}: Auto's source is not Relay's", kernel.name);
+        }
+    }
+}
+
+#[test]
+fn every_fused_barrier_meets_ten_kernels_or_more_in_every_configuration() {
+    let (kernels, fused) = (common::kernels::all(), fused_barriers());
+    assert_eq!(fused.len(), Barrier::ALL.len() - 2);
+    for c in 0..CONFIGURATIONS.len() {
+        for (b, barrier) in fused.iter().enumerate() {
+            let met = (0..kernels.len()).filter(|i| (i + c) % fused.len() == b).count();
+            assert!(met >= 10, "{barrier} meets {met} kernels in configuration {c}");
+        }
+    }
 }
 
 #[test]
@@ -40,22 +104,17 @@ fn every_kernel_compiles_for_sm80_and_sm90() {
     if !nvrtc_or_skip() {
         return;
     }
-    let failures = compile_in_parallel(&common::kernels::all(), compile_all_configurations);
+    let failures = compile_in_parallel(&common::kernels::all(), compile_each_body);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-/// Compiles a kernel's profiled variant (the recording compiled in) under a software barrier
-/// and the cooperative one; returns the failures.
-fn compile_profiled(kernel: &KernelSpec) -> Vec<String> {
+/// Compiles the `index`th kernel's profiled variant (the recording compiled in) under the
+/// fused barrier whose turn it is, so that every barrier's recording hooks meet ten kernels
+/// or more; returns the failures.
+fn compile_profiled(index: usize, kernel: &KernelSpec) -> Vec<String> {
     let spec = KernelSpec { profile: true, ..with_checks(kernel, false) };
-    let mut failures = Vec::new();
-    for barrier in [Barrier::Lbs, Barrier::Cooperative] {
-        let source = spec.source(barrier, spec.default_block_size());
-        if let Err(e) = gsync::compile(&source, spec.name, (9, 0)) {
-            failures.push(format!("{} (profiled, {barrier}): {e}", spec.name));
-        }
-    }
-    failures
+    let fused = fused_barriers();
+    compile(&spec, fused[index % fused.len()], (9, 0), "profiled, ").into_iter().collect()
 }
 
 #[test]
@@ -86,8 +145,9 @@ fn without_a_profile_no_recording_is_compiled_in() {
     }
 }
 
-/// Compiles kernels on all cores, each with `compile`; returns the failures.
-fn compile_in_parallel(kernels: &[&KernelSpec], compile: fn(&KernelSpec) -> Vec<String>) -> Vec<String> {
+/// Compiles kernels on all cores, each with `compile` and its place in the list; returns the
+/// failures.
+fn compile_in_parallel(kernels: &[&KernelSpec], compile: fn(usize, &KernelSpec) -> Vec<String>) -> Vec<String> {
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
     let next = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|scope| {
@@ -95,8 +155,10 @@ fn compile_in_parallel(kernels: &[&KernelSpec], compile: fn(&KernelSpec) -> Vec<
             .map(|_| {
                 scope.spawn(|| {
                     let mut failures = Vec::new();
-                    while let Some(kernel) = kernels.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
-                        failures.extend(compile(kernel));
+                    loop {
+                        let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(kernel) = kernels.get(index) else { break };
+                        failures.extend(compile(index, kernel));
                     }
                     failures
                 })
@@ -124,7 +186,7 @@ fn kernels_named_like_cpp_cuda_and_prelude_names_compile() {
         &h::sqrtf::KERNEL,
     ];
     assert!(h::prelude_names::KERNEL.split.error.is_none(), "the split version is compiled too");
-    let failures = compile_in_parallel(&kernels, compile_all_configurations);
+    let failures = compile_in_parallel(&kernels, compile_every_barrier);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
@@ -228,20 +290,17 @@ fn only_kernels_with_half_precision_include_cuda_fp16_and_they_compile() {
     }
     let plain = common::kernels::saxpy::KERNEL.source(Barrier::Relay, 128);
     assert!(!plain.contains("cuda_fp16.h") && !plain.contains("cuda_bf16.h"), "{plain}");
-    if !nvrtc_or_skip() {
-        return;
+    // `every_kernel_compiles_for_sm80_and_sm90` compiles them.
+    let every = common::kernels::all();
+    for kernel in [&f16_ops::KERNEL, &bf16_ops::KERNEL, &f16_stencil::KERNEL, &bf16_dot::KERNEL] {
+        assert!(every.iter().any(|k| std::ptr::eq(*k, kernel)), "{} is compiled with every kernel", kernel.name);
     }
-    let failures = compile_in_parallel(
-        &[&f16_ops::KERNEL, &bf16_ops::KERNEL, &f16_stencil::KERNEL, &bf16_dot::KERNEL],
-        compile_all_configurations,
-    );
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
 /// The kernels of 2-D and 3-D launches and `BLOCK_SIZE`, at block sizes from 1 to 1024 and one
 /// that is no multiple of 32, fused and split: constants in `GSYNC_BLOCK_SIZE` size their
 /// arrays.
-fn compile_at_block_sizes(kernel: &KernelSpec) -> Vec<String> {
+fn compile_at_block_sizes(_: usize, kernel: &KernelSpec) -> Vec<String> {
     let mut failures = Vec::new();
     for threads in [1, 96, 256, 1024] {
         if kernel.refused_block_sizes.iter().any(|r| (r.first..=r.last).contains(&threads)) {

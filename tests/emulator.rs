@@ -2,8 +2,6 @@
 //! references (`common::checks`), at small sizes: kernel semantics are
 //! checked on every machine, GPU or not.
 
-mod common;
-
 use common::checks::{self, Scale};
 use common::radix::RadixSort;
 use gsync::prelude::*;

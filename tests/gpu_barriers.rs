@@ -1,22 +1,18 @@
-//! Every barrier on a real GPU: cross-block visibility under stress, the same
-//! results from every barrier, the watchdog and the refusals before launch.
+//! Every barrier on a real GPU, the quick tier: cross-block visibility over a thousand
+//! phases on a few grids, the same results from every barrier, warps handed back converged,
+//! the watchdog and the refusals before launch. `full_gpu_barriers.rs` sweeps every block
+//! size and grid.
 
-mod common;
-
+use common::barrier_checks;
+use common::checks::rng;
 use common::kernels::*;
 use common::radix::RadixSort;
 use gsync::prelude::*;
-use rand::{rngs::StdRng, Rng, SeedableRng};
+use rand::Rng;
 use std::time::{Duration, Instant};
 
 fn gpu() -> Gpu {
     Gpu::cuda(0).expect("a CUDA GPU")
-}
-
-fn rng() -> StdRng {
-    let seed = rand::random();
-    eprintln!("seed {seed}");
-    StdRng::seed_from_u64(seed)
 }
 
 /// Every barrier, Auto and MultiLaunch included.
@@ -24,56 +20,26 @@ fn barriers() -> Vec<Barrier> {
     Barrier::ALL.to_vec()
 }
 
-/// Grids the stress covers for a block size: the research paper's 7 and 33
-/// (one past a warp), 60, one block per SM, two per SM and the most that fit.
-fn stress_grids(gpu: &Gpu, max: u32) -> Vec<u32> {
-    let sms = gpu.info().sm_count;
-    let mut grids: Vec<u32> = [7, 33, 60, sms, 2 * sms, max].into_iter().filter(|&g| g <= max).collect();
-    grids.sort_unstable();
-    grids.dedup();
-    grids
+/// A grid one past a warp of blocks, and the largest.
+fn two_grids(_: &Gpu, max: u32) -> Vec<u32> {
+    vec![33.min(max), max]
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn every_barrier_makes_every_blocks_writes_visible_for_10000_phases() {
-    let gpu = gpu();
-    let phases = 10_000;
-    let mut failures = Vec::new();
-    for threads in [32u32, 256, 1024] {
-        for barrier in barriers() {
-            // Each barrier up to its own largest grid: the compiled kernels differ in
-            // registers, and so in how many blocks fit.
-            let fused = Launch::new().threads(threads).barrier(barrier);
-            let max = visibility_stress::max_coresident_blocks(&gpu, &fused).unwrap();
-            for blocks in stress_grids(&gpu, max) {
-                if barrier == Barrier::Lfs && blocks > threads {
-                    continue; // beyond LFS's limit: refused, see below
-                }
-                let launch = fused.clone().blocks(blocks);
-                let half = (blocks * threads) as usize;
-                let mut slots = gpu.upload(&vec![0u32; 2 * half]).unwrap();
-                let mut errors = gpu.zeros::<u32>(1).unwrap();
-                let report = visibility_stress::launch_with(&gpu, &launch, &mut slots, &mut errors, phases).unwrap();
-                let wrong = gpu.download(&errors).unwrap()[0];
-                let per_phase = report.gpu_time.as_secs_f64() * 1e6 / f64::from(phases);
-                eprintln!("{barrier:>13} {blocks:>5} × {threads:>4}: {wrong} errors, {per_phase:.2} µs per phase");
-                if wrong != 0 {
-                    failures.push(format!("{barrier} {blocks}×{threads}: {wrong} stale reads"));
-                }
-                let last = gpu.download(&slots).unwrap();
-                let p = phases - 1;
-                let base = (p % 2) as usize * half;
-                let expected = |b: u32, t: u32| (p.wrapping_mul(2654435761) ^ (b << 12) ^ t).wrapping_add(1);
-                let unwritten =
-                    (0..half).filter(|&i| last[base + i] != expected(i as u32 / threads, i as u32 % threads)).count();
-                if unwritten != 0 {
-                    failures.push(format!("{barrier} {blocks}×{threads}: {unwritten} slots not written last phase"));
-                }
-            }
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+fn every_barrier_makes_every_blocks_writes_visible_for_1000_phases() {
+    barrier_checks::every_barrier_makes_every_blocks_writes_visible(&gpu(), 1000, &[256], two_grids);
+}
+
+/// The block sizes of the two failures the full sweep found (ULFS, 2112 × 128 and 2640 × 32).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_barrier_hands_back_converged_warps_on_the_largest_grid() {
+    barrier_checks::every_barrier_hands_back_converged_warps_on_the_largest_grid(
+        &gpu(),
+        &[RadixSort::EightBit],
+        &[32, 128],
+    );
 }
 
 /// What the kernels of the comparison computed; floats as bits.
@@ -258,50 +224,4 @@ fn a_split_kernel_replays_as_a_cuda_graph() {
         let expected = gsync::kernels::smooth_reference(&input, rounds);
         assert!(result.iter().zip(&expected).all(|(x, y)| x.to_bits() == y.to_bits()), "rounds {rounds}");
     }
-}
-
-/// The largest co-resident grid of every block size under every barrier, on radix sorts whose
-/// code right after `grid_sync()` uses `sync_block()` and full-warp shuffles. A barrier that
-/// hands a warp back diverged makes the warp reach the next CTA barrier in pieces: on an H100
-/// that faulted with an illegal instruction (ULFS, 2112 × 128) or sorted wrongly (ULFS,
-/// 2640 × 32).
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_barrier_hands_back_converged_warps_on_the_largest_grid_of_every_block_size() {
-    let gpu = gpu();
-    let mut rng = rng();
-    let input: Vec<u32> = (0..1 << 20).map(|_| rng.gen()).collect();
-    let mut expected = input.clone();
-    expected.sort_unstable();
-    let mut failures = Vec::new();
-    'sorts: for sort in [RadixSort::EightBit, RadixSort::FourBit] {
-        for threads in [32u32, 64, 128, 256, 512, 1024] {
-            if threads > sort.max_threads() {
-                continue;
-            }
-            for barrier in barriers() {
-                let launch = Launch::new().threads(threads).barrier(barrier);
-                let mut blocks = sort.max_coresident_blocks(&gpu, &launch).unwrap();
-                if barrier == Barrier::Lfs {
-                    blocks = blocks.min(threads); // LFS's own limit
-                }
-                let case = format!("{sort:?} {barrier} {blocks} × {threads}");
-                match sort.sort(&gpu, &launch.blocks(blocks), &input) {
-                    Ok(keys) if keys == expected => eprintln!("{case}: sorted"),
-                    Ok(keys) => {
-                        let wrong = keys.iter().zip(&expected).filter(|(a, b)| a != b).count();
-                        failures.push(format!("{case}: {wrong} keys out of place"));
-                    }
-                    Err(error) => {
-                        failures.push(format!("{case}: {error}"));
-                        if gpu.zeros::<u32>(1).and_then(|b| gpu.download(&b)).is_err() {
-                            failures.push("the GPU context is lost: the remaining cases did not run".into());
-                            break 'sorts;
-                        }
-                    }
-                }
-            }
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -1,8 +1,8 @@
-//! The language's edge cases (`hostile/mod.rs`) on a GPU: calls in conditional positions, an
+//! The language's edge cases (`common/hostile.rs`) on a GPU: calls in conditional positions, an
 //! assertion before an inlined `grid_sync()` (which must not hang), and kernels that never end,
 //! stopped by their deadline.
 
-mod hostile;
+use common::hostile;
 
 use gsync::prelude::*;
 use std::time::Duration;
@@ -18,7 +18,7 @@ macro_rules! on_the_gpu {
     )*};
 }
 
-hostile::with_every_check!(on_the_gpu);
+common::with_every_hostile_check!(on_the_gpu);
 
 #[test]
 #[ignore = "needs a CUDA GPU"]

@@ -1,10 +1,9 @@
-//! Kernels on a real GPU, each checked against its CPU reference on fresh
-//! random input (the checks in `common::checks`, shared with the emulator
-//! tests), plus what only a GPU shows: the race without a barrier, the
-//! co-residency refusal, and the emulator agreeing with the GPU bit for bit.
+//! Kernels on a real GPU, the quick tier: each checked against its CPU reference on random
+//! input (the checks in `common::checks`, shared with the emulator tests), every library
+//! kernel among them, plus what only a GPU shows: the race without a barrier, the
+//! co-residency refusal, and the emulator agreeing with the GPU bit for bit. The checks that
+//! sweep block sizes, barriers and tile shapes are in `full_gpu_kernels.rs`.
 //! Run with `bash .gpu/run.sh tests` on a CUDA machine (see README).
-
-mod common;
 
 use common::checks::{self, random_vec, rng, Scale};
 use common::kernels::*;
@@ -25,7 +24,7 @@ macro_rules! on_the_gpu {
     )*};
 }
 
-common::with_every_check!(on_the_gpu);
+common::with_quick_checks!(on_the_gpu);
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
@@ -33,13 +32,11 @@ fn an_out_of_bounds_read_returns_a_typed_error() {
     checks::an_out_of_bounds_read_returns_a_typed_error(&gpu());
 }
 
+/// Under Auto; `full_gpu_kernels.rs` runs it under every barrier.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn unary_receivers_match_rust_under_every_barrier() {
-    let gpu = gpu();
-    for &barrier in Barrier::ALL {
-        checks::unary_receivers_match_rust(&gpu, barrier);
-    }
+fn unary_receivers_match_rust() {
+    checks::unary_receivers_match_rust(&gpu(), Barrier::Auto);
 }
 
 #[test]
@@ -48,13 +45,11 @@ fn deep_expressions_match_the_cpu() {
     checks::deep_expressions_match_the_cpu(&gpu());
 }
 
+/// Under Auto; `full_gpu_kernels.rs` runs it under every barrier.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn a_zero_step_returns_a_typed_error_under_every_barrier() {
-    let gpu = gpu();
-    for &barrier in Barrier::ALL {
-        checks::a_zero_step_returns_a_typed_error(&gpu, barrier);
-    }
+fn a_zero_step_returns_a_typed_error() {
+    checks::a_zero_step_returns_a_typed_error(&gpu(), Barrier::Auto);
 }
 
 #[test]
@@ -206,13 +201,11 @@ fn shared_slices_lower_co_residency_and_a_grid_that_no_longer_fits_is_refused() 
     assert_eq!(gpu.download(&total).unwrap(), [n as u64 + ((n as u64) << 40)]);
 }
 
+/// Under Auto; `full_gpu_kernels.rs` runs it under every barrier.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn a_2d_transpose_through_a_shared_tile_matches_the_cpu_under_every_barrier() {
-    let gpu = gpu();
-    for &barrier in Barrier::ALL {
-        common::dims::a_2d_transpose_through_a_shared_tile_matches_the_cpu(&gpu, barrier);
-    }
+fn a_2d_transpose_through_a_shared_tile_matches_the_cpu() {
+    common::dims::a_2d_transpose_through_a_shared_tile_matches_the_cpu(&gpu(), Barrier::Auto);
 }
 
 #[test]
@@ -248,27 +241,4 @@ fn a_block_size_that_overflows_shared_memory_is_refused() {
 #[ignore = "needs a CUDA GPU"]
 fn shapes_beyond_the_limits_are_typed_errors() {
     common::dims::shapes_beyond_the_limits_are_typed_errors(&gpu());
-}
-
-/// A library sort with more tiles than co-resident blocks, under `Barrier::Auto`, profiled
-/// and not: Auto picks its barrier by the grid's size, and the profiled kernel fits fewer
-/// blocks per SM, so the grid the library chooses must be the one the barrier Auto picks can
-/// hold (a profiled 2^24-key sort on 128 threads once asked for 924 blocks where 792 fit).
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn library_grids_fit_the_barrier_auto_picks() {
-    use gsync::kernels::bitonic::sort;
-    let gpu = gpu();
-    let mut rng = rng();
-    let keys: Vec<u32> = random_vec(&mut rng, 1 << 21);
-    let mut expected = keys.clone();
-    expected.sort_unstable();
-    for threads in [64u32, 128, 256, 512] {
-        for profile in [false, true] {
-            let launch = Launch::new().threads(threads).profile(profile).profile_phases(64);
-            let sorted =
-                sort(&gpu, &launch, &keys, None, false).unwrap_or_else(|e| panic!("{threads}, {profile}: {e}"));
-            assert!(sorted.keys == expected, "{threads} threads, profile {profile}");
-        }
-    }
 }

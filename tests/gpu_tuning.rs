@@ -3,12 +3,9 @@
 //! shape query answers exactly what the launch then runs.
 //! Run with `bash .gpu/run.sh tests` on a CUDA machine (see README).
 
-#[path = "common/tuning.rs"]
-mod tuning;
-
+use common::tuning::{add_one, block_reverse, block_sums, sum};
 use gsync::prelude::*;
 use gsync::ShapeChoice;
-use tuning::{add_one, block_reverse, block_sums, sum};
 
 fn input(n: usize) -> Vec<u32> {
     (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) >> 7).collect()

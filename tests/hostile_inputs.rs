@@ -1,6 +1,6 @@
-//! The language's edge cases (`hostile/mod.rs`) on the emulator, and their CUDA through NVRTC.
+//! The language's edge cases (`common/hostile.rs`) on the emulator, and their CUDA through NVRTC.
 
-mod hostile;
+use common::hostile;
 
 use gsync::__private::nvrtc_or_skip;
 use gsync::prelude::*;
@@ -16,23 +16,26 @@ macro_rules! on_the_emulator {
     )*};
 }
 
-hostile::with_every_check!(on_the_emulator);
+common::with_every_hostile_check!(on_the_emulator);
 
 #[test]
 fn a_kernel_that_never_ends_stops_at_its_deadline() {
     hostile::a_kernel_that_never_ends_stops_at_its_deadline(&Gpu::emulator(), Duration::from_millis(200));
 }
 
+/// Each kernel's body once per bounds setting, fused and split (a fused body is the same text
+/// under every fused barrier; the cooperative and LBS fragments take turns).
 #[test]
 fn every_edge_kernel_compiles_fused_and_split() {
     if !nvrtc_or_skip() {
         return;
     }
     let mut failures = Vec::new();
-    for kernel in hostile::all() {
-        for checks in [true, false] {
+    for (i, kernel) in hostile::all().into_iter().enumerate() {
+        for (c, checks) in [true, false].into_iter().enumerate() {
             let spec = gsync::KernelSpec { bounds_checks: checks, ..*kernel };
-            for barrier in hostile::BARRIERS {
+            let fused = [Barrier::Cooperative, Barrier::Lbs][(i + c) % 2];
+            for barrier in [fused, Barrier::MultiLaunch] {
                 if barrier == Barrier::MultiLaunch && spec.split.error.is_some() {
                     continue;
                 }

@@ -2,12 +2,9 @@
 //! answers before anything is allocated, with the emulator's real default grid, and a launch
 //! runs exactly what it answered.
 
-#[path = "common/tuning.rs"]
-mod tuning;
-
+use common::tuning::{add_one, block_reverse, block_sums, sum};
 use gsync::prelude::*;
 use gsync::{LaunchShape, ShapeChoice};
-use tuning::{add_one, block_reverse, block_sums, sum};
 
 fn input(n: usize) -> Vec<u32> {
     (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) >> 7).collect()

@@ -1,4 +1,4 @@
-//! Each kernel's check against its CPU reference on fresh random input,
+//! Each kernel's check against its CPU reference on random input (see [`rng`]),
 //! shared by the GPU tests and the emulator tests so that both backends are
 //! held to the same references.
 
@@ -67,9 +67,25 @@ impl Scale {
     }
 }
 
+/// The variable that draws other random inputs, as in the macro crate's random kernels.
+pub const SEED_VAR: &str = "GSYNC_RANDOM_SEED";
+
+/// The inputs' seed when the environment names none: every run checks the same inputs.
+pub const DEFAULT_SEED: u64 = 0x6773_796e_6374;
+
+/// The seed of the random inputs: `GSYNC_RANDOM_SEED=<n>` if set, else [`DEFAULT_SEED`].
+pub fn seed() -> u64 {
+    match std::env::var(SEED_VAR) {
+        Ok(value) => value.trim().parse().unwrap_or_else(|_| panic!("{SEED_VAR}={value:?} is no u64")),
+        Err(_) => DEFAULT_SEED,
+    }
+}
+
+/// A generator of the random inputs, from [`seed`], which it prints (a failing test shows it;
+/// `GSYNC_RANDOM_SEED=<n>` reruns with it or draws others).
 pub fn rng() -> StdRng {
-    let seed = rand::random();
-    eprintln!("seed {seed}");
+    let seed = seed();
+    eprintln!("seed {seed} ({SEED_VAR}=<n> draws other inputs)");
     StdRng::seed_from_u64(seed)
 }
 

@@ -247,7 +247,8 @@ pub fn grid_sync_in_a_3d_grid_waits_for_every_block(gpu: &Gpu, barrier: Barrier,
 /// One kernel whose shared tile follows `BLOCK_SIZE`, at block sizes from 1 to 1024 and
 /// one that is no multiple of 32.
 pub fn a_block_size_constant_sizes_shared_memory_at_every_block_size(gpu: &Gpu) {
-    let input: Vec<u32> = (0..20_011).map(|_| rng().gen_range(0..1000)).collect();
+    let mut rng = rng();
+    let input: Vec<u32> = (0..20_011).map(|_| rng.gen_range(0..1000)).collect();
     let expected: u64 = input.iter().map(|&x| u64::from(x)).sum();
     let di = gpu.upload(&input).unwrap();
     for threads in [1, 64, 96, 100, 256, 1024] {

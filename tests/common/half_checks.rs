@@ -142,7 +142,6 @@ pub fn bf16_ops(a: &[bf16], b: &[bf16], x: &[f32], ops: &mut [bf16], wide: &mut 
 
 /// The results [`f16_ops`] and [`bf16_ops`] compute, on the CPU with the `half` crate.
 trait HalfRef: Copy + PartialOrd + std::ops::Add<Output = Self> + std::ops::Sub<Output = Self> {
-    fn f(x: f32) -> Self;
     fn wide(self) -> f32;
     fn wide64(self) -> f64;
     fn bits(self) -> u16;
@@ -153,9 +152,6 @@ trait HalfRef: Copy + PartialOrd + std::ops::Add<Output = Self> + std::ops::Sub<
 macro_rules! half_ref {
     ($t:ty) => {
         impl HalfRef for $t {
-            fn f(x: f32) -> Self {
-                <$t>::from_f32(x)
-            }
             fn wide(self) -> f32 {
                 self.to_f32()
             }

@@ -1,7 +1,9 @@
 //! Kernels, CPU references and checks shared by the codegen test (NVRTC,
-//! everywhere), the emulator tests and the GPU tests.
-#![allow(dead_code)]
+//! everywhere), the emulator tests and the GPU tests: one library crate, so that
+//! each `#[grid_phases]` kernel is expanded and compiled once, not once per test
+//! binary.
 
+pub mod barrier_checks;
 pub mod checks;
 pub mod chunks;
 pub mod communication;
@@ -10,25 +12,36 @@ pub mod dims;
 pub mod functions;
 pub mod half_checks;
 pub mod heat_checks;
+pub mod hostile;
 pub mod kernels;
 pub mod radix;
 pub mod shared_slice_checks;
 pub mod shared_slice_kernels;
 pub mod sw_checks;
 pub mod swaps;
+pub mod tuning;
 pub mod warp_checks;
 pub mod warp_kernels;
 
 /// Calls `$runner!` with the name of every shared check (`checks::NAME(gpu, scale)`),
-/// so that the GPU and the emulator test the same list.
-#[allow(unused_macros)] // each test crate includes this module; not all run checks
+/// so that the GPU and the emulator test the same list: the quick GPU tier's checks, then
+/// the full tier's.
+#[macro_export]
 macro_rules! with_every_check {
+    ($runner:ident) => {
+        $crate::with_quick_checks!($runner);
+        $crate::with_full_tier_checks!($runner);
+    };
+}
+
+/// Calls `$runner!` with the checks of the quick GPU tier (`tests/gpu_kernels.rs`): among
+/// them every library kernel, at full size.
+#[macro_export]
+macro_rules! with_quick_checks {
     ($runner:ident) => {
         $runner!(
             saxpy_matches_the_cpu,
             fixed_phases_pass_data_between_blocks,
-            many_phases_each_see_every_blocks_writes,
-            a_profile_shows_every_barrier_holding_every_block,
             the_library_smoothing_kernel_matches_the_cpu_bit_for_bit,
             shared_memory_block_sums_and_a_grid_total,
             atomics_add_min_max_exchange_and_compare_and_swap,
@@ -44,14 +57,9 @@ macro_rules! with_every_check {
             f32_arithmetic_matches_the_cpu_bit_for_bit,
             f64_arithmetic_matches_the_cpu_bit_for_bit,
             bitonic_sorts_like_the_standard_library,
-            bitonic_sorts_under_every_barrier_with_more_tiles_than_blocks,
-            the_key_sort_runs_every_block_size_and_chunking,
             smith_waterman_matches_the_cpu_reference,
-            smith_waterman_tiles_of_any_shape_give_the_same_alignment,
-            smith_waterman_stripes_of_any_shape_give_the_same_alignment,
             smith_waterman_scores_the_ssw_example_21,
             smith_waterman_handles_empty_and_single_residue_sequences,
-            smith_waterman_runs_under_every_barrier,
             smith_waterman_aligns_sequences_read_from_fasta,
             smith_waterman_breaks_ties_by_row_major_order,
             smith_waterman_refuses_letters_outside_the_alphabet,
@@ -95,5 +103,21 @@ macro_rules! with_every_check {
         );
     };
 }
-#[allow(unused_imports)]
-pub(crate) use with_every_check;
+
+/// Calls `$runner!` with the checks only the full GPU tier (`tests/full_gpu_kernels.rs`) runs
+/// on a GPU: those that sweep block sizes, barriers or tile shapes over kernels the quick
+/// tier already runs once.
+#[macro_export]
+macro_rules! with_full_tier_checks {
+    ($runner:ident) => {
+        $runner!(
+            many_phases_each_see_every_blocks_writes,
+            a_profile_shows_every_barrier_holding_every_block,
+            bitonic_sorts_under_every_barrier_with_more_tiles_than_blocks,
+            the_key_sort_runs_every_block_size_and_chunking,
+            smith_waterman_tiles_of_any_shape_give_the_same_alignment,
+            smith_waterman_stripes_of_any_shape_give_the_same_alignment,
+            smith_waterman_runs_under_every_barrier,
+        );
+    };
+}

@@ -1,4 +1,3 @@
-#![allow(dead_code)] // each test binary that includes this module uses part of it
 //! Kernels at the edges of the language, where a lowering or a stop could go wrong: device
 //! functions called in conditional positions, an assertion before a `grid_sync()` inside a
 //! device function, a spin condition through a device function, a module's lookup table, and
@@ -176,7 +175,8 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
 
 /// Calls `$run!` with the name of every check that takes only a `&Gpu`, so that each backend's
 /// test file runs all of them.
-macro_rules! with_every_check {
+#[macro_export]
+macro_rules! with_every_hostile_check {
     ($run:ident) => {
         $run!(
             a_call_in_an_arm_runs_only_there,
@@ -187,7 +187,6 @@ macro_rules! with_every_check {
         );
     };
 }
-pub(crate) use with_every_check;
 
 /// The barriers a check runs under: the cooperative one, a software one, and the split form.
 pub const BARRIERS: [Barrier; 3] = [Barrier::Cooperative, Barrier::Lbs, Barrier::MultiLaunch];
