@@ -115,6 +115,8 @@ pub mod __private {
 mod private;
 
 #[cfg(test)]
+mod contract_tests;
+#[cfg(test)]
 mod test_support;
 
 pub use crate::core::{
