@@ -8,7 +8,7 @@ use gsync_contract::{
 };
 
 use crate::barrier::Barrier;
-use crate::core::dims::check_block_size;
+use crate::core::shape_check::check_block_size;
 use crate::core::{KernelSpec, SplitSpec, MAX_BLOCK_DIM};
 use crate::emu::Emulator;
 
