@@ -34,8 +34,13 @@
 //! # }
 //! ```
 //!
-//! The language is described in `docs/dsl.md`; the kernel body is never
-//! compiled as host Rust, so the builtins below exist only for documentation.
+//! The language is described in `docs/dsl.md`. The kernel body is never compiled as host
+//! Rust: its builtins (`grid_sync()`, `global_id()`, `shfl(v, lane)`, …) are documented in
+//! [`dsl`], as items that host code cannot call, and `use gsync::prelude::*` brings their
+//! names into scope.
+//!
+//! The code `#[grid_phases]` generates names gsync through one hidden module,
+//! `gsync::__private`; the public items here are what a user calls.
 
 // Lets the crate's own modules use `#[grid_phases]`, whose expansion names `::gsync`.
 extern crate self as gsync;
@@ -43,6 +48,11 @@ extern crate self as gsync;
 pub use gsync_macros::{device, grid_phases, kernels};
 pub use gsync_runtime::*;
 
+/// What generated code names, and nothing else reaches it by; not a public API.
+#[doc(hidden)]
+pub use gsync_runtime::__private;
+
+pub mod dsl;
 mod elements;
 pub mod kernels;
 
@@ -60,8 +70,10 @@ pub use elements::{Float, Int, Num};
 #[derive(Clone, Copy, Debug)]
 pub struct BLOCK_SIZE;
 
-/// Everything a kernel author needs: the attribute and the runtime's types.
+/// Everything a kernel author needs: the attribute, the runtime's types and the names of the
+/// kernel language's builtins.
 pub mod prelude {
+    pub use crate::dsl::*;
     pub use crate::BLOCK_SIZE;
     pub use crate::{bf16, f16};
     pub use crate::{device, grid_phases};

@@ -65,6 +65,7 @@ pub fn module(
     param: &GenericParam,
     instances: &[(Scalar, TokenStream)],
 ) -> TokenStream {
+    let private = crate::paths::private();
     let t = &param.ident;
     let name = &sig.name;
     let gpu = crate::emit::rust_names::gpu_ident();
@@ -80,8 +81,8 @@ pub fn module(
                 syn::Type::Slice(s) => {
                     let elem = &s.elem;
                     match r.mutability {
-                        Some(_) => quote!(&mut ::gsync::DeviceBuffer<#elem>),
-                        None => quote!(&::gsync::DeviceBuffer<#elem>),
+                        Some(_) => quote!(&mut #private::DeviceBuffer<#elem>),
+                        None => quote!(&#private::DeviceBuffer<#elem>),
                     }
                 }
                 other => quote!(#other),
@@ -99,21 +100,21 @@ pub fn module(
         let concrete: Vec<TokenStream> = params.iter().map(|p| substitute(p.clone(), t, &ty_ident)).collect();
         quote! {
             impl self::Element for #ty_ident {
-                fn kernel() -> &'static ::gsync::KernelSpec {
+                fn kernel() -> &'static #private::KernelSpec {
                     &self::#module::KERNEL
                 }
                 fn launch_with(
-                    #gpu: &::gsync::Gpu,
-                    #launch: &::gsync::Launch,
+                    #gpu: &#private::Gpu,
+                    #launch: &#private::Launch,
                     #(#concrete),*
-                ) -> ::gsync::Result<::gsync::LaunchReport> {
+                ) -> #private::Result<#private::LaunchReport> {
                     self::#module::launch_with(#gpu, #launch, #(#args),*)
                 }
                 unsafe fn launch_oversubscribed(
-                    #gpu: &::gsync::Gpu,
-                    #launch: &::gsync::Launch,
+                    #gpu: &#private::Gpu,
+                    #launch: &#private::Launch,
                     #(#concrete),*
-                ) -> ::gsync::Result<::gsync::LaunchReport> {
+                ) -> #private::Result<#private::LaunchReport> {
                     // SAFETY: the caller's, passed on.
                     unsafe { self::#module::launch_oversubscribed(#gpu, #launch, #(#args),*) }
                 }
@@ -139,21 +140,21 @@ pub fn module(
             #(#modules)*
 
             #[doc = #element_doc]
-            pub trait Element: ::gsync::DeviceScalar + self::sealed::Sealed {
+            pub trait Element: #private::DeviceScalar + self::sealed::Sealed {
                 /// The kernel for this element type.
-                fn kernel() -> &'static ::gsync::KernelSpec;
+                fn kernel() -> &'static #private::KernelSpec;
                 #[doc(hidden)]
                 fn launch_with(
-                    #gpu: &::gsync::Gpu,
-                    #launch: &::gsync::Launch,
+                    #gpu: &#private::Gpu,
+                    #launch: &#private::Launch,
                     #(#generic_params),*
-                ) -> ::gsync::Result<::gsync::LaunchReport>;
+                ) -> #private::Result<#private::LaunchReport>;
                 #[doc(hidden)]
                 unsafe fn launch_oversubscribed(
-                    #gpu: &::gsync::Gpu,
-                    #launch: &::gsync::Launch,
+                    #gpu: &#private::Gpu,
+                    #launch: &#private::Launch,
                     #(#generic_params),*
-                ) -> ::gsync::Result<::gsync::LaunchReport>;
+                ) -> #private::Result<#private::LaunchReport>;
             }
 
             mod sealed {
@@ -164,16 +165,16 @@ pub fn module(
             #(#impls)*
 
             /// Runs the kernel for element type `T` with the default launch.
-            pub fn launch<#t: self::Element>(#gpu: &::gsync::Gpu, #(#params),*) -> ::gsync::Result<::gsync::LaunchReport> {
-                #t::launch_with(#gpu, &::gsync::Launch::new(), #(#args),*)
+            pub fn launch<#t: self::Element>(#gpu: &#private::Gpu, #(#params),*) -> #private::Result<#private::LaunchReport> {
+                #t::launch_with(#gpu, &#private::Launch::new(), #(#args),*)
             }
 
             /// Runs the kernel for element type `T` with an explicit grid, block size and barrier.
             pub fn launch_with<#t: self::Element>(
-                #gpu: &::gsync::Gpu,
-                #launch: &::gsync::Launch,
+                #gpu: &#private::Gpu,
+                #launch: &#private::Launch,
                 #(#params),*
-            ) -> ::gsync::Result<::gsync::LaunchReport> {
+            ) -> #private::Result<#private::LaunchReport> {
                 #t::launch_with(#gpu, #launch, #(#args),*)
             }
 
@@ -183,32 +184,32 @@ pub fn module(
             /// As for a kernel that is not generic: such a launch ends only through the
             /// barrier watchdog.
             pub unsafe fn launch_oversubscribed<#t: self::Element>(
-                #gpu: &::gsync::Gpu,
-                #launch: &::gsync::Launch,
+                #gpu: &#private::Gpu,
+                #launch: &#private::Launch,
                 #(#params),*
-            ) -> ::gsync::Result<::gsync::LaunchReport> {
+            ) -> #private::Result<#private::LaunchReport> {
                 // SAFETY: the caller's, passed on.
                 unsafe { #t::launch_oversubscribed(#gpu, #launch, #(#args),*) }
             }
 
             /// The largest co-resident grid of the kernel for `T` with `launch`'s block size.
-            pub fn max_coresident_blocks<#t: self::Element>(#gpu: &::gsync::Gpu, #launch: &::gsync::Launch) -> ::gsync::Result<u32> {
+            pub fn max_coresident_blocks<#t: self::Element>(#gpu: &#private::Gpu, #launch: &#private::Launch) -> #private::Result<u32> {
                 #gpu.max_coresident_blocks(#t::kernel(), #launch)
             }
 
             /// The shape a launch of the kernel for `T` runs when the longest buffer has `len` elements.
             pub fn launch_shape<#t: self::Element>(
-                #gpu: &::gsync::Gpu,
-                #launch: &::gsync::Launch,
+                #gpu: &#private::Gpu,
+                #launch: &#private::Launch,
                 len: usize,
-            ) -> ::gsync::Result<::gsync::LaunchShape> {
+            ) -> #private::Result<#private::LaunchShape> {
                 #gpu.launch_shape(#t::kernel(), #launch, len)
             }
 
             /// The CUDA translation unit of the kernel for `T` under the default barrier.
             pub fn cuda_source<#t: self::Element>() -> ::std::string::String {
                 let kernel = #t::kernel();
-                kernel.source(::gsync::Barrier::default(), kernel.default_block_size())
+                kernel.source(#private::Barrier::default(), kernel.default_block_size())
             }
         },
     )

@@ -23,6 +23,7 @@ mod kernels_module;
 mod lower;
 mod names;
 mod parse;
+mod paths;
 mod split;
 mod stack;
 
@@ -66,6 +67,8 @@ pub fn device(_args: TokenStream, item: TokenStream) -> TokenStream {
     quote!(#error #item).into()
 }
 
+#[cfg(test)]
+mod contract_tests;
 #[cfg(test)]
 mod module_tests;
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use crate::diagnostics::Diagnostics;
 use crate::ir::Scalar;
+use gsync_contract::MAX_BLOCK_SIZE;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
@@ -35,8 +36,8 @@ pub fn options(args: proc_macro2::TokenStream, diag: &mut Diagnostics) -> Option
         }
         match (&nv.value, threads) {
             (syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }), true) => match n.base10_parse::<u32>() {
-                Ok(t) if (1..=1024).contains(&t) => options.threads = t,
-                _ => diag.error(n.span(), "`threads` must be a block size from 1 to 1024"),
+                Ok(t) if (1..=MAX_BLOCK_SIZE).contains(&t) => options.threads = t,
+                _ => diag.error(n.span(), format!("`threads` must be a block size from 1 to {MAX_BLOCK_SIZE}")),
             },
             (_, true) => diag.error(nv.value.span(), "`threads` takes an integer literal, e.g. `threads = 256`"),
             _ => diag.error(nv.path.span(), "unknown option: `#[grid_phases]` accepts only `threads = N`"),

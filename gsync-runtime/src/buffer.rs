@@ -155,7 +155,8 @@ impl<T: DeviceScalar> fmt::Debug for DeviceBuffer<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Gpu, KernelArgs};
+    use crate::core::KernelArgs;
+    use crate::Gpu;
 
     #[test]
     fn emulator_buffers_round_trip_and_check_lengths() {

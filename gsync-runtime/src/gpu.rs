@@ -303,7 +303,7 @@ impl Gpu {
     /// and 2^14 blocks; more fail with [`Error::TooManyBlocks`] before anything is allocated.
     ///
     /// Fails after the run with [`Error::OutOfBounds`] for the first access out of bounds
-    /// ([`EmuSlice`](crate::EmuSlice) checks every access, whatever the build profile).
+    /// ([`EmuSlice`](crate::__private::EmuSlice) checks every access, whatever the build profile).
     /// `gpu_time` in the report is the wall time of the emulation. A panic in `body`'s
     /// futures (or `make_shared`) resumes on the calling thread once every block has stopped.
     pub fn emulate<S, MakeShared, Body>(

@@ -12,11 +12,15 @@
 //! }
 //! ```
 //!
-//! On a GPU, the code `#[grid_phases]` generates does the equivalent of:
+//! On a GPU, the code `#[grid_phases]` generates does the equivalent of the following. It
+//! names the runtime through the hidden module `__private` alone, which re-exports what the
+//! public root leaves out (the argument list, the kernel description's parts, the emulator's
+//! thread):
 //!
 //! ```no_run
 //! # fn main() -> gsync_runtime::Result<()> {
-//! use gsync_runtime::{Axes, Barrier, Gpu, KernelArgs, KernelSpec, Launch, SplitSpec};
+//! use gsync_runtime::__private::{Axes, KernelArgs, SplitSpec};
+//! use gsync_runtime::{Barrier, Gpu, KernelSpec, Launch};
 //! # static SMOOTH: KernelSpec = KernelSpec {
 //! #     name: "smooth", symbol: "smooth", rust_signature: "fn smooth(a: &mut [f32], rounds: u32)",
 //! #     checked_body: "", unchecked_body: "", bounds_checks: true, profile: false, arrays: &["a"],
@@ -42,7 +46,8 @@
 //!
 //! ```
 //! # fn main() -> gsync_runtime::Result<()> {
-//! use gsync_runtime::{Axes, EmuSlice, Gpu, KernelSpec, Launch, SplitSpec, ThreadCtx};
+//! use gsync_runtime::__private::{Axes, EmuSlice, SplitSpec, ThreadCtx};
+//! use gsync_runtime::{Gpu, KernelSpec, Launch};
 //! # static DOUBLE: KernelSpec = KernelSpec {
 //! #     name: "double", symbol: "double", rust_signature: "fn double(a: &mut [u32])",
 //! #     checked_body: "", unchecked_body: "", bounds_checks: true, profile: false, arrays: &["a"],
@@ -76,18 +81,21 @@
 //! 3. the backends: `cuda` (the only importer of the CUDA bindings: context, memory, fused and split
 //!    launches, occupancy, NVRTC discovery, compilation and its disk cache) and `emu` (the
 //!    CPU emulator and the DSL's host arithmetic);
-//! 4. [`Gpu`], [`DeviceBuffer`] and [`SplitRun`]: the only code that picks a backend.
+//! 4. [`Gpu`], [`DeviceBuffer`] and `SplitRun`: the only code that picks a backend.
 //!
 //! Follow one kernel in this order: [`KernelSpec`] (what the macro emits, and its CUDA
 //! source), [`Barrier`] (the `grid_sync()` implementations), [`compile`] and its disk cache,
 //! [`Gpu`] (device, buffers), [`Launch`] (what a launch asks for), then the launch:
 //! [`Gpu::launch_kernel`] (the plan: grid and co-residency checks; then the per-launch barrier
 //! header, the watchdog's verdict) or, for [`Barrier::MultiLaunch`], [`Gpu::begin_split`] and a
-//! [`SplitRun`]. Generated code enters through one hidden method, `Gpu::run`, which picks
-//! the form. CUDA libraries are found by [`toolkit`]. On the emulator: [`ThreadCtx`] (a
-//! thread and its await points), [`EmuSlice`] (memory), then [`Gpu::emulate`] (blocks and the
-//! grid on host threads); a split kernel runs through the same [`SplitRun`], each segment's
-//! body an [`EmuSegmentFn`].
+//! `SplitRun`. Generated code enters through one hidden method, `Gpu::run`, which picks
+//! the form. CUDA libraries are found by [`toolkit`]. On the emulator: `ThreadCtx` (a
+//! thread and its await points), `EmuSlice` (memory), then [`Gpu::emulate`] (blocks and the
+//! grid on host threads); a split kernel runs through the same `SplitRun`, each segment's
+//! body an `EmuSegmentFn`. Those, and everything else generated code names, are in the
+//! hidden module `__private`; the facts the macro and the runtime must agree on ([`KernelSpec`]'s
+//! axes and refused block sizes, the half precision marker, the trailing C parameters, the
+//! block-size bound) are defined once, in the `gsync-contract` crate both depend on.
 
 mod barrier;
 mod buffer;
@@ -97,7 +105,9 @@ mod emu;
 mod gpu;
 mod split;
 
-/// What the code `#[grid_phases]` generates calls; not a public API.
+/// What the code `#[grid_phases]` generates names, and nothing else reaches it by: every
+/// type, function and constant it uses, re-exported. Not a public API: its contents change
+/// with the macro, which spells the path (`::gsync::__private`) in one place.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::private::*;
@@ -105,24 +115,21 @@ pub mod __private {
 mod private;
 
 #[cfg(test)]
+mod contract_tests;
+#[cfg(test)]
 mod test_support;
 
 pub use crate::core::{
-    Axes, Backend, BarrierFigures, BarrierVisit, BlockTimeline, CoResidency, ConfigChoice, DeviceInfo, Dim3, Error,
-    ErrorKind, KernelArgs, KernelAssertion, KernelBuffer, KernelScalar, KernelSpec, Launch, LaunchConfig, LaunchReport,
-    LaunchShape, PhaseFigures, PhaseProfile, ProfileClock, RefusedBlockSizes, Resource, Result, ShapeChoice, SizeClass,
-    SourceError, SplitSpec, DEFAULT_DEADLINE, DEFAULT_PROFILE_PHASES, DEFAULT_THREADS, DEFAULT_WATCHDOG, MAX_BLOCK_DIM,
-    MAX_GRID_DIM, TUNE_VAR, TUNING_BUDGET,
+    Backend, BarrierFigures, BarrierVisit, BlockTimeline, ConfigChoice, DeviceInfo, Dim3, Error, ErrorKind, KernelSpec,
+    Launch, LaunchConfig, LaunchReport, LaunchShape, PhaseFigures, PhaseProfile, ProfileClock, Resource, Result,
+    ShapeChoice, SizeClass, SourceError, DEFAULT_DEADLINE, DEFAULT_PROFILE_PHASES, DEFAULT_THREADS, DEFAULT_WATCHDOG,
+    MAX_BLOCK_DIM, MAX_GRID_DIM, TUNE_VAR, TUNING_BUDGET,
 };
 pub use barrier::{Barrier, BarrierDescriptor, LaunchMode, ParseBarrierError};
 pub use buffer::{DeviceBuffer, DeviceScalar};
 pub use cuda::compile::{compile, nvrtc_version, Compiled};
 pub use cuda::discover::{toolkit, Toolkit};
-pub use emu::{
-    EmuLaunch, EmuScalar, EmuSegment, EmuSegmentFn, EmuSlice, Shuffle, ShuffleScalar, ThreadCtx, ThreadFuture,
-};
 pub use gpu::Gpu;
 /// Half precision, IEEE binary16 and bfloat16, from the `half` crate: element types of device
 /// buffers and kernels (see docs/dsl.md, "Half precision").
 pub use half::{bf16, f16};
-pub use split::SplitRun;

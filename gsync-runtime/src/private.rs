@@ -1,27 +1,43 @@
-//! What the code `#[grid_phases]` generates calls, and a helper the workspace's tests share;
-//! not a public API.
+//! What the code `#[grid_phases]` generates names, and a helper the workspace's tests share;
+//! not a public API. Generated code reaches the runtime through this module alone
+//! (`::gsync::__private::…`): the user-facing items it names too, and the plumbing that the
+//! public root leaves out.
 //!
 //! A generated launch function hands `Gpu::run` its kernel's three forms
 //! over the caller's arguments, as a [`KernelForms`]; the runtime picks the form from the
 //! backend and the barrier, so generated code holds no backend or barrier branch.
 
-pub use crate::core::dynamic_shared::{DynamicShared, LengthFault, SharedSlice};
-pub use crate::cuda::discover::nvrtc_or_skip;
-pub use crate::emu::arith;
-pub use crate::emu::half_arith;
+// The user-facing items generated code names, so that it names everything through this
+// module alone.
+pub use crate::{bf16, f16, Barrier, DeviceBuffer, DeviceScalar, Gpu, KernelSpec, Launch, LaunchReport, LaunchShape};
+pub use crate::{Result, DEFAULT_THREADS};
 
-use crate::core::args::KernelArgs;
-use crate::core::error::Result;
-use crate::core::launch::LaunchReport;
-use crate::emu::{EmuLaunch, EmuSegmentFn};
-use crate::split::SplitRun;
+// The kernel's description, as the macro writes it: the contract's facts among it.
+pub use crate::core::{Axes, KernelAssertion, RefusedBlockSizes, SplitSpec};
+
+// A fused launch's arguments and co-residency, and a split run's launches.
+pub use crate::core::{CoResidency, KernelArgs, KernelBuffer, KernelScalar};
+pub use crate::split::SplitRun;
+
+// Shared slices, whose lengths the call's arguments decide.
+pub use crate::core::dynamic_shared::{DynamicShared, LengthFault, SharedSlice};
+
+// The emulator: a thread and its await points, memory, segments, and the DSL's arithmetic.
+pub use crate::emu::{arith, half_arith};
+pub use crate::emu::{
+    EmuLaunch, EmuScalar, EmuSegment, EmuSegmentFn, EmuSlice, Shuffle, ShuffleScalar, ThreadCtx, ThreadFuture,
+};
+
+// For the workspace's tests.
+pub use crate::cuda::discover::nvrtc_or_skip;
 
 /// One call of a `#[grid_phases]` kernel, in the three forms the macro generates: the fused
 /// kernel's argument list, the split form's host code, and the emulator body.
 ///
 /// # Safety
 /// [`push_args`](Self::push_args) must push exactly the arguments of the user parameters of
-/// the fused kernel's C parameter list (the runtime appends its own trailing two), and
+/// the fused kernel's C parameter list (the runtime appends the contract's
+/// `gsync_contract::TRAILING_PARAMS`), and
 /// [`run_split`](Self::run_split) must launch each segment with exactly that segment's, the
 /// buffers borrowed by `self` until it returns: the runtime launches device code with them.
 pub unsafe trait KernelForms {

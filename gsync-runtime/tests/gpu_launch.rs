@@ -4,7 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use gsync_runtime::{Backend, Barrier, Error, Gpu, KernelArgs, KernelSpec, Launch, SplitSpec};
+use gsync_runtime::__private::{Axes, KernelArgs, SplitSpec};
+use gsync_runtime::{Backend, Barrier, Error, Gpu, KernelSpec, Launch};
 
 /// Rotates `a` left by one element per round, through `b`. Every round reads elements other
 /// blocks wrote in the round before, so it is only right if the grid barrier holds.
@@ -37,7 +38,7 @@ static ROTATE_KERNEL: KernelSpec = KernelSpec {
     default_threads: 0,
     split: SplitSpec::NONE,
     assertions: &[],
-    axes: gsync_runtime::Axes::NONE,
+    axes: Axes::NONE,
     refused_block_sizes: &[],
 };
 
@@ -73,7 +74,7 @@ static SCALARS_KERNEL: KernelSpec = KernelSpec {
     default_threads: 64,
     split: SplitSpec::NONE,
     assertions: &[],
-    axes: gsync_runtime::Axes::NONE,
+    axes: Axes::NONE,
     refused_block_sizes: &[],
 };
 
@@ -103,7 +104,7 @@ static OVERRUN_KERNEL: KernelSpec = KernelSpec {
     default_threads: 0,
     split: SplitSpec::NONE,
     assertions: &[],
-    axes: gsync_runtime::Axes::NONE,
+    axes: Axes::NONE,
     refused_block_sizes: &[],
 };
 
@@ -322,7 +323,7 @@ static PHASES_KERNEL: KernelSpec = KernelSpec {
     default_threads: 0,
     split: SplitSpec::NONE,
     assertions: &[],
-    axes: gsync_runtime::Axes::NONE,
+    axes: Axes::NONE,
     refused_block_sizes: &[],
 };
 
@@ -529,7 +530,7 @@ static COUNT_DOWN_KERNEL: KernelSpec = KernelSpec {
         reads_device: true,
     },
     assertions: &[],
-    axes: gsync_runtime::Axes::NONE,
+    axes: Axes::NONE,
     refused_block_sizes: &[],
 };
 
@@ -610,7 +611,7 @@ static TRAP_KERNEL: KernelSpec = KernelSpec {
     default_threads: 32,
     split: SplitSpec::NONE,
     assertions: &[],
-    axes: gsync_runtime::Axes::NONE,
+    axes: Axes::NONE,
     refused_block_sizes: &[],
 };
 
@@ -702,7 +703,7 @@ static BIG_TILE_KERNEL: KernelSpec = KernelSpec {
     default_threads: 64,
     split: SplitSpec::NONE,
     assertions: &[],
-    axes: gsync_runtime::Axes::NONE,
+    axes: Axes::NONE,
     refused_block_sizes: &[],
 };
 

@@ -9,7 +9,7 @@ use crate::diagnostics::Diagnostics;
 use crate::ir::{Array, ArraySpace, ConstValue, Kernel, UsedBlockConst};
 
 /// The block sizes the macro checks: every one a CUDA GPU allows.
-const MAX_BLOCK_SIZE: u32 = 1024;
+const MAX_BLOCK_SIZE: u32 = gsync_contract::MAX_BLOCK_SIZE;
 
 /// The block sizes `k` cannot run with, or `None` after reporting that it can run with none
 /// (on the first use of a constant sized by `BLOCK_SIZE`).
@@ -24,13 +24,9 @@ pub fn check(k: &Kernel, diag: &mut Diagnostics) -> Option<Vec<RefusedBlockSizes
     Some(refused_block_sizes)
 }
 
-/// Block sizes `first..=last` a kernel cannot run with, and why (the same reason for each).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RefusedBlockSizes {
-    pub first: u32,
-    pub last: u32,
-    pub reason: String,
-}
+/// Block sizes `first..=last` a kernel cannot run with, and why (the same reason for each):
+/// the contract's ranges, with the reason built as it is checked.
+pub type RefusedBlockSizes = gsync_contract::RefusedBlockSizes<String>;
 
 /// The block sizes `k` cannot run with: where one of its constants sized by the block size
 /// fails to evaluate, an array length is not positive, or its shared (local) arrays need more
@@ -43,9 +39,8 @@ fn refused_block_sizes(k: &Kernel, used: &[UsedBlockConst]) -> Vec<RefusedBlockS
     }
     for threads in 1..=MAX_BLOCK_SIZE {
         let Some(reason) = refusal(k, used, threads) else { continue };
-        match refused.last_mut() {
-            Some(last) if last.last + 1 == threads && last.reason == reason => last.last = threads,
-            _ => refused.push(RefusedBlockSizes { first: threads, last: threads, reason }),
+        if let Some(range) = RefusedBlockSizes::record(refused.last_mut(), threads, reason) {
+            refused.push(range);
         }
     }
     refused

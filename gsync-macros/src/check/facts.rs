@@ -30,21 +30,9 @@ pub struct Facts {
     pub static_shared_bytes: u64,
 }
 
-/// Which per-axis builtins a kernel reads (its device functions included, as inlined).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Axes {
-    /// `thread_idx_*()` or `block_dim_*()`: the launch must name the block's shape.
-    pub block: bool,
-    /// `block_idx_*()` or `grid_dim_*()`: the launch must name the grid's shape.
-    pub grid: bool,
-}
-
-impl Axes {
-    /// Whether the kernel may run in 2-D and 3-D shapes.
-    pub fn any(self) -> bool {
-        self.block || self.grid
-    }
-}
+/// Which per-axis builtins a kernel reads (its device functions included, as inlined): the
+/// contract's `Axes`, which the runtime reads back from the kernel's description.
+pub use gsync_contract::Axes;
 
 /// The per-axis builtins `k` reads.
 pub fn axes(k: &Kernel) -> Axes {

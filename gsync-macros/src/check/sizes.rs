@@ -6,7 +6,7 @@ use crate::ir::*;
 
 /// Static `__shared__` memory of one block: 48 KiB on every CUDA GPU (more
 /// needs dynamic shared memory, which kernels do not use).
-pub const SHARED_LIMIT: u64 = 48 * 1024;
+pub const SHARED_LIMIT: u64 = gsync_contract::MAX_STATIC_SHARED_BYTES as u64;
 
 /// Local memory of one thread: 512 KiB on every CUDA GPU.
 pub const LOCAL_LIMIT: u64 = 512 * 1024;

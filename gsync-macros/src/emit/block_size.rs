@@ -84,9 +84,10 @@ impl BlockConstCode for BlockConst {
 
 /// The runtime's value for `refused`.
 pub fn refused_tokens(refused: &[RefusedBlockSizes]) -> TokenStream {
+    let private = crate::paths::private();
     let ranges = refused.iter().map(|r| {
         let (first, last, reason) = (r.first, r.last, &r.reason);
-        quote!(::gsync::RefusedBlockSizes { first: #first, last: #last, reason: #reason })
+        quote!(#private::RefusedBlockSizes { first: #first, last: #last, reason: #reason })
     });
     quote!(&[#(#ranges),*])
 }

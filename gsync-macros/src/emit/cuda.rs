@@ -13,6 +13,7 @@ use crate::emit::{cuda_names, cuda_ops};
 use crate::ir::*;
 use crate::names;
 use crate::split::SplitPlan;
+use gsync_contract::{BLOCK_SIZE_MACRO, PROFILE_PARAMETERS_MACRO};
 use std::fmt::Write;
 
 /// Constant `for` ranges up to this many iterations are marked `#pragma unroll`.
@@ -70,9 +71,9 @@ pub fn split_source(k: &Kernel, facts: &Facts, plan: &SplitPlan, bounds_checks: 
 
 /// The first line of the body of a kernel that uses `f16` or `bf16`: it tells the runtime to
 /// compile it with the half precision prelude (`core/half.cuh`, which includes CUDA's
-/// `cuda_fp16.h` and `cuda_bf16.h`), which other kernels go without. The runtime's
-/// `HALF_MARKER` is the same text.
-pub const HALF_MARKER: &str = "// gsync: uses f16/bf16 (core/half.cuh)\n";
+/// `cuda_fp16.h` and `cuda_bf16.h`), which other kernels go without: the contract's marker,
+/// which the runtime reads.
+pub const HALF_MARKER: &str = gsync_contract::HALF_MARKER;
 
 fn half_marker(facts: &Facts) -> String {
     if facts.half {
@@ -225,7 +226,7 @@ impl CudaEmitter<'_> {
     fn function(&mut self, f: &Function<'_>) {
         let k = self.k;
         let _ = writeln!(self.out, "// {}", f.comment);
-        let _ = writeln!(self.out, "extern \"C\" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) {}(", f.name);
+        let _ = writeln!(self.out, "extern \"C\" __global__ void __launch_bounds__({BLOCK_SIZE_MACRO}) {}(", f.name);
         let mut params = Vec::new();
         let swapped = &self.facts.swapped;
         for p in &k.params {
@@ -254,8 +255,7 @@ impl CudaEmitter<'_> {
             params.push(format!("const {} {}", v.ty.name(), cuda_names::var(k, *id)));
         }
         params.extend(shared_slices::params(k));
-        params.push("u32* __restrict__ gsync_barrier_state".into());
-        params.push("gsync_status_t* __restrict__ gsync_status".into());
+        params.extend(gsync_contract::TRAILING_PARAMS.iter().map(ToString::to_string));
         let last = params.len() - 1;
         for (i, p) in params.iter().enumerate() {
             let end = match (i == last, self.profiled) {
@@ -266,7 +266,7 @@ impl CudaEmitter<'_> {
             let _ = writeln!(self.out, "    {p}{end}");
         }
         if self.profiled {
-            self.out.push_str("    GSYNC_PROFILE_PARAMETERS)\n");
+            let _ = writeln!(self.out, "    {PROFILE_PARAMETERS_MACRO})");
         }
         self.out.push_str("{\n");
         for id in f.shared.iter().filter(|id| k.array(**id).space == ArraySpace::Shared) {

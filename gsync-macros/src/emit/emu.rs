@@ -24,11 +24,12 @@ use std::collections::HashSet;
 /// shared arrays. Thread futures borrow memory only through it, so that their
 /// lifetime follows the scheduler's borrow of the block's `Memory`.
 pub fn body(k: &Kernel, facts: &Facts) -> TokenStream {
+    let private = crate::paths::private();
     let launch = Ident::new("launch", Span::mixed_site());
     let views = k.params.iter().filter_map(|p| match p {
         Param::Slice(a) => {
             let (id, t) = (array_ident(k, *a), scalar_type(k.array(*a).elem));
-            Some(quote!(let #id: &::gsync::EmuSlice<#t> = #id.emu()?;))
+            Some(quote!(let #id: &#private::EmuSlice<#t> = #id.emu()?;))
         }
         Param::Scalar(_) => None,
     });
@@ -61,6 +62,7 @@ pub fn body(k: &Kernel, facts: &Facts) -> TokenStream {
 /// segment's host values), and runs as a grid of its own: its shared arrays
 /// are new for every launch.
 pub fn segment(k: &Kernel, facts: &Facts, index: usize, segment: &Segment) -> TokenStream {
+    let private = crate::paths::private();
     let name = segment_fn(index);
     let launch = Ident::new("segment", Span::mixed_site());
     let used = arrays_in(&segment.body);
@@ -71,7 +73,7 @@ pub fn segment(k: &Kernel, facts: &Facts, index: usize, segment: &Segment) -> To
             Param::Slice(a) if used.contains(a) => {
                 globals.push(*a);
                 let (id, t) = (array_ident(k, *a), scalar_type(k.array(*a).elem));
-                reads.push(quote!(let #id: &::gsync::EmuSlice<#t> = #launch.slice::<#t>(#param)?;));
+                reads.push(quote!(let #id: &#private::EmuSlice<#t> = #launch.slice::<#t>(#param)?;));
             }
             Param::Slice(_) => {}
             Param::Scalar(v) => reads.push(value_read(k, *v, param, &launch)),
@@ -92,7 +94,7 @@ pub fn segment(k: &Kernel, facts: &Facts, index: usize, segment: &Segment) -> To
     let sized = shared_sized_by_block(k, &segment.shared).then(|| quote!(let #block_size: u32 = #launch.block_size();));
     quote! {
         #[allow(unused_mut, unused_variables, unused_assignments, unreachable_code, unused_parens, clippy::all)]
-        pub(super) fn #name(#launch: &::gsync::EmuSegment<'_>) -> ::gsync::Result<()> {
+        pub(super) fn #name(#launch: &#private::EmuSegment<'_>) -> #private::Result<()> {
             #(#reads)*
             #sized
             #grid
@@ -141,12 +143,13 @@ fn grid(
     body: &Block,
     run: impl FnOnce(TokenStream, TokenStream) -> TokenStream,
 ) -> TokenStream {
+    let private = crate::paths::private();
     let (ctx, memory) = (ctx_ident(), memory_ident());
     let mut fields = Vec::new();
     let mut inits = Vec::new();
     for a in globals {
         let (id, t) = (array_ident(k, *a), scalar_type(k.array(*a).elem));
-        fields.push(quote!(#id: &'g ::gsync::EmuSlice<#t>));
+        fields.push(quote!(#id: &'g #private::EmuSlice<#t>));
         inits.push(quote!(#id));
     }
     let lens = Ident::new("lens", Span::mixed_site());
@@ -163,11 +166,11 @@ fn grid(
                 quote!(#len)
             }
         };
-        fields.push(quote!(#id: ::gsync::EmuSlice<#t>));
+        fields.push(quote!(#id: #private::EmuSlice<#t>));
         match k.shared_slices.iter().position(|decl| decl.array == *a) {
             // The length the runtime computed for the launch; zeroed, like a shared array.
-            Some(index) => inits.push(quote!(#id: ::gsync::EmuSlice::zeroed(#lens[#index] as usize))),
-            None => inits.push(quote!(#id: ::gsync::EmuSlice::zeroed(#len))),
+            Some(index) => inits.push(quote!(#id: #private::EmuSlice::zeroed(#lens[#index] as usize))),
+            None => inits.push(quote!(#id: #private::EmuSlice::zeroed(#len))),
         }
     }
     let rebinds = k.params.iter().filter_map(|p| match p {
@@ -184,7 +187,7 @@ fn grid(
         .filter(|a| swapped.contains(a))
         .map(|a| {
             let (id, t) = (array_ident(k, *a), scalar_type(k.array(*a).elem));
-            quote!(let mut #id: &::gsync::EmuSlice<#t> = #memory.#id;)
+            quote!(let mut #id: &#private::EmuSlice<#t> = #memory.#id;)
         })
         .collect();
     let rebinds = rebinds.chain(views);
@@ -196,7 +199,7 @@ fn grid(
         quote!(|#lens: &[u64]| Memory { #(#inits,)* _kernel: ::core::marker::PhantomData })
     };
     let thread = quote! {
-        |#ctx: &::gsync::ThreadCtx<'_>, #memory: &Memory<'_>| {
+        |#ctx: &#private::ThreadCtx<'_>, #memory: &Memory<'_>| {
             ::std::boxed::Box::pin(async move {
                 #(#rebinds)*
                 #stmts
@@ -256,6 +259,7 @@ impl Emu<'_> {
 
     /// `let a = [v; N];` or `let a = [x, y, …];`: a zeroed `EmuSlice`, then filled.
     fn let_array(&self, array: ArrayId, init: &ArrayInit) -> TokenStream {
+        let private = crate::paths::private();
         let (info, ctx) = (self.k.array(array), ctx_ident());
         let id = array_ident(self.k, array);
         let t = scalar_type(info.elem);
@@ -298,7 +302,7 @@ impl Emu<'_> {
             }
         };
         quote! {
-            let #id: ::gsync::EmuSlice<#t> = ::gsync::EmuSlice::zeroed(#len);
+            let #id: #private::EmuSlice<#t> = #private::EmuSlice::zeroed(#len);
             #fill
         }
     }
@@ -548,6 +552,7 @@ impl RustContext for Emu<'_> {
     }
 
     fn shuffle(&self, op: ShuffleOp, value: TokenStream, lane: TokenStream) -> TokenStream {
+        let private = crate::paths::private();
         let ctx = ctx_ident();
         let op = format_ident!(
             "{}",
@@ -558,7 +563,7 @@ impl RustContext for Emu<'_> {
                 ShuffleOp::Idx => "Idx",
             }
         );
-        quote!(#ctx.shuffle(::gsync::Shuffle::#op, #value, #lane).await)
+        quote!(#ctx.shuffle(#private::Shuffle::#op, #value, #lane).await)
     }
 
     fn vote(&self, op: VoteOp, value: TokenStream) -> TokenStream {

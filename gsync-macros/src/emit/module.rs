@@ -3,7 +3,7 @@
 //! For `fn smooth(a: &mut [f32], n: u32)` it emits
 //! ```text
 //! pub mod smooth {
-//!     pub static KERNEL: ::gsync::KernelSpec = …;            // both CUDA bodies
+//!     pub static KERNEL: KernelSpec = …;                     // both CUDA bodies
 //!     pub use self::functions::*;
 //!     mod functions {
 //!         pub fn launch(gpu, a: &mut DeviceBuffer<f32>, n: u32) -> Result<LaunchReport>;
@@ -26,7 +26,8 @@
 //!
 //! The user's parameter names appear as written, so that the functions read
 //! like the kernel. Nothing can shadow what the functions use: the module
-//! imports nothing (`::gsync::…` paths, the kernel's own items through
+//! imports nothing (the runtime through the one path `paths.rs` spells, the
+//! kernel's own items through
 //! `self::` and `super::`), the functions sit in a module of their own,
 //! where no static can capture a parameter named `KERNEL`, and the
 //! generated locals are mixed-site hygienic.
@@ -65,6 +66,7 @@ pub fn items(
     emulator_body: TokenStream,
     emulated_segments: &[TokenStream],
 ) -> TokenStream {
+    let private = crate::paths::private();
     let (name, symbol) = (&k.name, cuda_names::kernel_symbol(k));
     let arrays: Vec<&str> = k.arrays.iter().map(|a| a.name.as_str()).collect();
     let assertions = assertions(k);
@@ -73,7 +75,7 @@ pub fn items(
     let grid_syncs = k.grid_syncs;
     let threads = match declared_threads(k) {
         DeclaredThreads::Attribute(threads) => quote!(#threads),
-        DeclaredThreads::RuntimeDefault => quote!(::gsync::DEFAULT_THREADS),
+        DeclaredThreads::RuntimeDefault => quote!(#private::DEFAULT_THREADS),
         DeclaredThreads::Free => quote!(0u32),
     };
     let (params, fields) = call_params(sig, k);
@@ -105,7 +107,7 @@ pub fn items(
         (quote!(), quote!())
     } else {
         let form = quote! {
-            fn dynamic_shared(&mut self) -> ::gsync::__private::DynamicShared {
+            fn dynamic_shared(&mut self) -> #private::DynamicShared {
                 self::dynamic_shared(#(#passed),*)
             }
         };
@@ -113,7 +115,7 @@ pub fn items(
     };
     quote! {
             /// The kernel as the runtime sees it: its CUDA, fused and split, and its shape.
-            pub static KERNEL: ::gsync::KernelSpec = ::gsync::KernelSpec {
+            pub static KERNEL: #private::KernelSpec = #private::KernelSpec {
                 name: #name,
                 symbol: #symbol,
                 rust_signature: #rust_signature,
@@ -124,7 +126,7 @@ pub fn items(
                 arrays: &[#(#arrays),*],
                 grid_syncs: #grid_syncs,
                 default_threads: #threads,
-                split: ::gsync::SplitSpec {
+                split: #private::SplitSpec {
                     checked_body: #split_checked,
                     unchecked_body: #split_unchecked,
                     segments: &[#(#segments),*],
@@ -145,18 +147,18 @@ pub fn items(
 
             /// Runs the kernel with the default launch: the shape tuned for this kernel, GPU
             /// and size class, under the barrier Auto picks for its grid.
-            pub fn launch(#gpu: &::gsync::Gpu, #(#params),*) -> ::gsync::Result<::gsync::LaunchReport> {
-                self::launch_with(#gpu, &::gsync::Launch::new(), #(#args),*)
+            pub fn launch(#gpu: &#private::Gpu, #(#params),*) -> #private::Result<#private::LaunchReport> {
+                self::launch_with(#gpu, &#private::Launch::new(), #(#args),*)
             }
 
             /// Runs the kernel with an explicit grid, block size and barrier.
             pub fn launch_with(
-                #gpu: &::gsync::Gpu,
-                #launch: &::gsync::Launch,
+                #gpu: &#private::Gpu,
+                #launch: &#private::Launch,
                 #(#params),*
-            ) -> ::gsync::Result<::gsync::LaunchReport> {
+            ) -> #private::Result<#private::LaunchReport> {
                 // SAFETY: `Call`'s forms were generated for this kernel, from the same signature.
-                unsafe { #gpu.run(&#spec, #launch, ::gsync::CoResidency::Required, &mut #call) }
+                unsafe { #gpu.run(&#spec, #launch, #private::CoResidency::Required, &mut #call) }
             }
 
             /// Like [`launch_with`], without refusing grids that cannot be co-resident.
@@ -166,12 +168,12 @@ pub fn items(
             /// launch ends only through the barrier watchdog (`Launch::watchdog`), with
             /// `Error::BarrierTimeout`. Meant for testing that path.
             pub unsafe fn launch_oversubscribed(
-                #gpu: &::gsync::Gpu,
-                #launch: &::gsync::Launch,
+                #gpu: &#private::Gpu,
+                #launch: &#private::Launch,
                 #(#params),*
-            ) -> ::gsync::Result<::gsync::LaunchReport> {
+            ) -> #private::Result<#private::LaunchReport> {
                 // SAFETY: as in `launch_with`; the caller accepts the risk above.
-                unsafe { #gpu.run(&#spec, #launch, ::gsync::CoResidency::Waived, &mut #call) }
+                unsafe { #gpu.run(&#spec, #launch, #private::CoResidency::Waived, &mut #call) }
             }
 
             /// One call's arguments, which the runtime runs in the form it picks.
@@ -183,21 +185,21 @@ pub fn items(
             // generated for the fused kernel from the same signature, and `split` launches
             // each segment with the parameters it generated for that segment; the buffers
             // stay borrowed by `Call` until `Gpu::run`, which finishes the split run, returns.
-            unsafe impl ::gsync::__private::KernelForms for #call_ty {
-                fn push_args<'a>(&'a mut self, #kernel_args: &mut ::gsync::KernelArgs<'a>) {
+            unsafe impl #private::KernelForms for #call_ty {
+                fn push_args<'a>(&'a mut self, #kernel_args: &mut #private::KernelArgs<'a>) {
                     #(#pushes)*
                 }
 
-                fn run_split(&mut self, #run: &mut ::gsync::SplitRun<'_>) -> ::gsync::Result<()> {
+                fn run_split(&mut self, #run: &mut #private::SplitRun<'_>) -> #private::Result<()> {
                     self::split(#run, #(#passed),*)
                 }
 
-                fn emulated_segments(&self) -> &'static [::gsync::EmuSegmentFn] {
-                    const SEGMENTS: &[::gsync::EmuSegmentFn] = &[#(self::#emulated),*];
+                fn emulated_segments(&self) -> &'static [#private::EmuSegmentFn] {
+                    const SEGMENTS: &[#private::EmuSegmentFn] = &[#(self::#emulated),*];
                     SEGMENTS
                 }
 
-                fn emulate(&mut self, #launch: ::gsync::EmuLaunch<'_>) -> ::gsync::Result<::gsync::LaunchReport> {
+                fn emulate(&mut self, #launch: #private::EmuLaunch<'_>) -> #private::Result<#private::LaunchReport> {
                     self::emulate(#launch, #(#passed),*)
                 }
 
@@ -210,18 +212,18 @@ pub fn items(
             /// `grid_sync()` calls, with one launch per segment through `run`.
             #[allow(unused_mut, unused_variables, unused_assignments, unreachable_code, unused_parens, clippy::all)]
             fn split(
-                #run: &mut ::gsync::SplitRun<'_>,
+                #run: &mut #private::SplitRun<'_>,
                 #(#form_params),*
-            ) -> ::gsync::Result<()> {
+            ) -> #private::Result<()> {
                 #split_body
             }
 
             /// The kernel on the CPU emulator: one async task per thread, barriers as await points.
             #[allow(unused_mut, unused_variables, unused_assignments, unreachable_code, unused_parens, clippy::all)]
             fn emulate(
-                #launch: ::gsync::EmuLaunch<'_>,
+                #launch: #private::EmuLaunch<'_>,
                 #(#form_params),*
-            ) -> ::gsync::Result<::gsync::LaunchReport> {
+            ) -> #private::Result<#private::LaunchReport> {
                 #emulator_body
             }
 
@@ -232,7 +234,7 @@ pub fn items(
             /// The complete CUDA translation unit of the default barrier, Auto, which
             /// compiles as Relay (each launch then resolves it for its grid).
             pub fn cuda_source() -> ::std::string::String {
-                #spec.source(::gsync::Barrier::default(), #spec.default_block_size())
+                #spec.source(#private::Barrier::default(), #spec.default_block_size())
             }
             }
     }
@@ -240,30 +242,32 @@ pub fn items(
 
 /// The runtime's `Axes` value.
 fn axes_tokens(axes: Axes) -> TokenStream {
+    let private = crate::paths::private();
     let (block, grid) = (axes.block, axes.grid);
-    quote!(::gsync::Axes { block: #block, grid: #grid })
+    quote!(#private::Axes { block: #block, grid: #grid })
 }
 
 /// `max_coresident_blocks` and `launch_shape`. A kernel with shared slices takes the call's
 /// arguments too, whose values decide the slices' bytes, and its size class is that of their
 /// longest buffer.
 fn shape_functions(sig: &Signature, k: &Kernel) -> TokenStream {
+    let private = crate::paths::private();
     let (gpu, launch, spec) = (rust_names::gpu_ident(), Ident::new("launch", Span::mixed_site()), kernel_spec());
     if k.shared_slices.is_empty() {
         return quote! {
             /// The largest grid of this kernel that can be co-resident for `launch`'s
             /// block size: the most blocks a grid-wide barrier can wait for.
-            pub fn max_coresident_blocks(#gpu: &::gsync::Gpu, #launch: &::gsync::Launch) -> ::gsync::Result<u32> {
+            pub fn max_coresident_blocks(#gpu: &#private::Gpu, #launch: &#private::Launch) -> #private::Result<u32> {
                 #gpu.max_coresident_blocks(&#spec, #launch)
             }
 
             /// The shape (blocks × threads × barrier) a launch with `launch` runs when the
             /// longest buffer has `len` elements; see `Gpu::launch_shape`.
             pub fn launch_shape(
-                #gpu: &::gsync::Gpu,
-                #launch: &::gsync::Launch,
+                #gpu: &#private::Gpu,
+                #launch: &#private::Launch,
                 len: usize,
-            ) -> ::gsync::Result<::gsync::LaunchShape> {
+            ) -> #private::Result<#private::LaunchShape> {
                 #gpu.launch_shape(&#spec, #launch, len)
             }
         };
@@ -278,7 +282,7 @@ fn shape_functions(sig: &Signature, k: &Kernel) -> TokenStream {
             match p {
                 Param::Slice(a) => {
                     let elem = scalar_type(k.array(*a).elem);
-                    quote!(#ident: &::gsync::DeviceBuffer<#elem>)
+                    quote!(#ident: &#private::DeviceBuffer<#elem>)
                 }
                 Param::Scalar(v) => {
                     let ty = scalar_type(k.var(*v).ty);
@@ -298,20 +302,20 @@ fn shape_functions(sig: &Signature, k: &Kernel) -> TokenStream {
         /// with the shared slices these arguments ask for: the most blocks a grid-wide
         /// barrier can wait for.
         pub fn max_coresident_blocks(
-            #gpu: &::gsync::Gpu,
-            #launch: &::gsync::Launch,
+            #gpu: &#private::Gpu,
+            #launch: &#private::Launch,
             #(#params),*
-        ) -> ::gsync::Result<u32> {
+        ) -> #private::Result<u32> {
             #gpu.max_coresident_blocks_with(&#spec, #launch, &self::dynamic_shared(#(#args),*))
         }
 
         /// The shape (blocks × threads × barrier) a launch with `launch` runs with these
         /// arguments, before it runs; see `Gpu::launch_shape`.
         pub fn launch_shape(
-            #gpu: &::gsync::Gpu,
-            #launch: &::gsync::Launch,
+            #gpu: &#private::Gpu,
+            #launch: &#private::Launch,
             #(#params),*
-        ) -> ::gsync::Result<::gsync::LaunchShape> {
+        ) -> #private::Result<#private::LaunchShape> {
             let #longest = [0usize #(, #lens)*].into_iter().max().unwrap_or(0);
             #gpu.launch_shape_with(&#spec, #launch, #longest, &self::dynamic_shared(#(#args),*))
         }
@@ -321,6 +325,7 @@ fn shape_functions(sig: &Signature, k: &Kernel) -> TokenStream {
 /// The parameters of the split form and the emulator body: the kernel's, named as their
 /// bodies name them.
 fn form_params(k: &Kernel) -> Vec<TokenStream> {
+    let private = crate::paths::private();
     k.params
         .iter()
         .map(|p| match p {
@@ -329,9 +334,9 @@ fn form_params(k: &Kernel) -> Vec<TokenStream> {
                 let id = rust_names::array_ident(k, *a);
                 let elem = scalar_type(info.elem);
                 if info.mutable {
-                    quote!(#id: &mut ::gsync::DeviceBuffer<#elem>)
+                    quote!(#id: &mut #private::DeviceBuffer<#elem>)
                 } else {
-                    quote!(#id: &::gsync::DeviceBuffer<#elem>)
+                    quote!(#id: &#private::DeviceBuffer<#elem>)
                 }
             }
             Param::Scalar(v) => {
@@ -400,6 +405,7 @@ impl CallField {
 
 /// The typed parameters of the launch functions, and the fields of `Call` that hold them.
 fn call_params(sig: &Signature, k: &Kernel) -> (Vec<TokenStream>, Vec<CallField>) {
+    let private = crate::paths::private();
     let mut params = Vec::new();
     let mut fields = Vec::new();
     for (p, decl) in k.params.iter().zip(&sig.params) {
@@ -410,12 +416,12 @@ fn call_params(sig: &Signature, k: &Kernel) -> (Vec<TokenStream>, Vec<CallField>
                 let a = k.array(*a);
                 let elem = scalar_type(a.elem);
                 if a.mutable {
-                    params.push(quote_spanned!(a.span=> #ident: &mut ::gsync::DeviceBuffer<#elem>));
-                    let decl = quote!(#ident: &'p mut ::gsync::DeviceBuffer<#elem>);
+                    params.push(quote_spanned!(a.span=> #ident: &mut #private::DeviceBuffer<#elem>));
+                    let decl = quote!(#ident: &'p mut #private::DeviceBuffer<#elem>);
                     fields.push(CallField { decl, place, kind: FieldKind::SliceMut });
                 } else {
-                    params.push(quote_spanned!(a.span=> #ident: &::gsync::DeviceBuffer<#elem>));
-                    let decl = quote!(#ident: &'p ::gsync::DeviceBuffer<#elem>);
+                    params.push(quote_spanned!(a.span=> #ident: &#private::DeviceBuffer<#elem>));
+                    let decl = quote!(#ident: &'p #private::DeviceBuffer<#elem>);
                     fields.push(CallField { decl, place, kind: FieldKind::Slice });
                 }
             }
@@ -474,6 +480,7 @@ fn declared_threads(k: &Kernel) -> DeclaredThreads {
 
 /// `KernelAssertion`s of the kernel's `assert!`s, in the order of their numbers.
 fn assertions(k: &Kernel) -> Vec<TokenStream> {
+    let private = crate::paths::private();
     let mut found = Vec::new();
     each_stmt(&k.body, &mut |s| {
         if let StmtKind::Assert { check, assertion } = &s.kind {
@@ -485,7 +492,8 @@ fn assertions(k: &Kernel) -> Vec<TokenStream> {
                 AssertCheck::Holds(_) => quote!(::core::option::Option::None),
             };
             let message = &assertion.message;
-            found.push((assertion.number, quote!(::gsync::KernelAssertion { message: #message, operands: #operands })));
+            found
+                .push((assertion.number, quote!(#private::KernelAssertion { message: #message, operands: #operands })));
         }
     });
     found.sort_by_key(|(number, _)| *number);

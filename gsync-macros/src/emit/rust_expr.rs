@@ -114,6 +114,7 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
         step: Option<&Expr>,
         reverse: bool,
     ) -> TokenStream {
+        let private = crate::paths::private();
         let (s, e) = (self.expr(start), self.expr(end));
         let range = if inclusive { quote!((#s..=#e)) } else { quote!((#s..#e)) };
         match (step, reverse) {
@@ -128,7 +129,7 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
                     if #step_id == 0 {
                         #fault;
                     }
-                    ::gsync::__private::arith::step_by(#range_id, #step_id)
+                    #private::arith::step_by(#range_id, #step_id)
                 })
             }
             (None, true) => quote!(#range.rev()),
@@ -157,7 +158,8 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
 
     /// `l op r` with the DSL's meaning, operands of type `ty`.
     pub fn binary(&self, op: BinOp, ty: Scalar, l: TokenStream, r: TokenStream) -> TokenStream {
-        let ops = quote!(::gsync::__private::arith);
+        let private = crate::paths::private();
+        let ops = quote!(#private::arith);
         if !is_infix(op, ty) {
             match op {
                 BinOp::Add => return quote!(#l.wrapping_add(#r)),
@@ -176,7 +178,8 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
 
     /// A math-table call giving a `ty`.
     fn call(&self, func: MathFn, ty: Scalar, args: &[Expr]) -> TokenStream {
-        let ops = quote!(::gsync::__private::arith);
+        let private = crate::paths::private();
+        let ops = quote!(#private::arith);
         let receiver_int = args.first().is_some_and(|a| a.ty.is_int());
         let lowered: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
         if matches!(func, MathFn::FromBits | MathFn::FromF32) {
@@ -197,7 +200,7 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
             )
         {
             let f = format_ident!("{}", func.name());
-            return quote!(::gsync::__private::half_arith::#f(#(#lowered),*));
+            return quote!(#private::half_arith::#f(#(#lowered),*));
         }
         // Methods whose Rust version panics where the DSL defines a value.
         if matches!(
@@ -249,9 +252,10 @@ fn infix_level(op: BinOp) -> Option<u8> {
 /// The Rust type of a scalar: its name, or for the half precision types gsync's re-export of
 /// the `half` crate's, so that the user's crate needs no dependency of its own.
 pub fn scalar_type(s: Scalar) -> TokenStream {
+    let private = crate::paths::private();
     let name = format_ident!("{}", s.name());
     if s.is_half() {
-        quote!(::gsync::#name)
+        quote!(#private::#name)
     } else {
         quote!(#name)
     }

@@ -25,10 +25,11 @@ pub fn form_args(k: &Kernel) -> Vec<Ident> {
 
 /// `fn dynamic_shared(…)`, for a kernel with shared slices.
 pub fn function(k: &Kernel, facts: &Facts) -> TokenStream {
+    let private = crate::paths::private();
     let params = k.params.iter().map(|p| match p {
         Param::Slice(a) => {
             let (id, t) = (array_ident(k, *a), scalar_type(k.array(*a).elem));
-            quote!(#id: &::gsync::DeviceBuffer<#t>)
+            quote!(#id: &#private::DeviceBuffer<#t>)
         }
         Param::Scalar(v) => {
             let (id, t) = (var_ident(k, *v), scalar_type(k.var(*v).ty));
@@ -38,7 +39,7 @@ pub fn function(k: &Kernel, facts: &Facts) -> TokenStream {
     let slices = k.shared_slices.iter().map(|decl| {
         let a = k.array(decl.array);
         let (name, line, bytes) = (&a.name, decl.line, a.elem.bits() / 8);
-        quote!(::gsync::__private::SharedSlice { name: #name, line: #line, elem_bytes: #bytes })
+        quote!(#private::SharedSlice { name: #name, line: #line, elem_bytes: #bytes })
     });
     let static_bytes = u32::try_from(facts.static_shared_bytes).unwrap_or(u32::MAX);
     let lens: Vec<TokenStream> = facts
@@ -62,10 +63,10 @@ pub fn function(k: &Kernel, facts: &Facts) -> TokenStream {
         /// The call's shared slices: their lengths for a block size, computed as Rust computes
         /// the kernel's length expressions.
         #[allow(unused_variables, unused_parens, clippy::all)]
-        fn dynamic_shared(#(#params),*) -> ::gsync::__private::DynamicShared {
-            const SLICES: &[::gsync::__private::SharedSlice] = &[#(#slices),*];
+        fn dynamic_shared(#(#params),*) -> #private::DynamicShared {
+            const SLICES: &[#private::SharedSlice] = &[#(#slices),*];
             #(#captures)*
-            ::gsync::__private::DynamicShared::new(SLICES, #static_bytes, move |#block_dim: u32| {
+            #private::DynamicShared::new(SLICES, #static_bytes, move |#block_dim: u32| {
                 ::core::result::Result::Ok(::std::vec![#(#lens),*])
             })
         }

@@ -98,6 +98,7 @@ impl RustStmts for SplitHost<'_> {
 
 impl SplitHost<'_> {
     fn launch(&self, index: usize) -> TokenStream {
+        let private = crate::paths::private();
         let k = self.k;
         let run = run_ident();
         let args = Ident::new("args", Span::mixed_site());
@@ -124,7 +125,7 @@ impl SplitHost<'_> {
         }
         quote! {
             {
-                let mut #args = ::gsync::KernelArgs::new();
+                let mut #args = #private::KernelArgs::new();
                 #(#pushes)*
                 // SAFETY: the arguments follow the C parameter list #[grid_phases]
                 // generated for this segment: the kernel's parameters, then its host values.

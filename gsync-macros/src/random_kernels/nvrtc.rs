@@ -2,7 +2,8 @@
 //! `gsync-runtime` does (`KernelSpec::source` and `compile`), batched into a
 //! few translation units so that hundreds of kernels take seconds.
 
-use gsync_runtime::{Axes, Barrier, KernelSpec, SplitSpec};
+use gsync_runtime::__private::{Axes, SplitSpec};
+use gsync_runtime::{Barrier, KernelSpec};
 
 /// The CUDA one expansion carries, read back from its `KERNEL` static.
 pub struct Sources {

@@ -40,7 +40,7 @@ pub(crate) struct Slot(pub [u8; 8]);
 ///
 /// Buffers are borrowed for `'a` (mutably for `slice_mut`) so that Rust's aliasing rules hold
 /// across the launch; [`Gpu::launch_kernel`](crate::Gpu::launch_kernel) waits for the kernel
-/// before returning, and a [`SplitRun`](crate::SplitRun) waits for its launches before it
+/// before returning, and a [`SplitRun`](crate::split::SplitRun) waits for its launches before it
 /// is gone, so the borrows outlive the device's use of the memory.
 #[derive(Default)]
 pub struct KernelArgs<'a> {

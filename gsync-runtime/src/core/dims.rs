@@ -4,8 +4,10 @@
 
 use std::fmt;
 
+use gsync_contract::MAX_BLOCK_SIZE;
+
 /// The most threads a block may have along x, y and z on every CUDA GPU.
-pub const MAX_BLOCK_DIM: Dim3 = Dim3::new(1024, 1024, 64);
+pub const MAX_BLOCK_DIM: Dim3 = Dim3::new(MAX_BLOCK_SIZE, MAX_BLOCK_SIZE, 64);
 
 /// The most blocks a grid may have along x, y and z on every CUDA GPU.
 pub const MAX_GRID_DIM: Dim3 = Dim3::new(i32::MAX as u32, 65535, 65535);
@@ -80,39 +82,8 @@ impl fmt::Display for Dim3 {
     }
 }
 
-/// Which per-axis builtins a kernel reads; the macro records them in
-/// [`KernelSpec::axes`](crate::KernelSpec::axes).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Axes {
-    /// Whether it reads `thread_idx_x()` … `thread_idx_z()` or `block_dim_x()` …
-    /// `block_dim_z()`: its launch must name the block's shape.
-    pub block: bool,
-    /// Whether it reads `block_idx_x()` … `block_idx_z()` or `grid_dim_x()` … `grid_dim_z()`:
-    /// its launch must name the grid's shape.
-    pub grid: bool,
-}
-
-impl Axes {
-    /// A kernel that reads no per-axis builtin: it runs in one-dimensional shapes only.
-    pub const NONE: Axes = Axes { block: false, grid: false };
-
-    /// Whether the kernel reads any per-axis builtin, and so may run in 2-D and 3-D shapes.
-    pub const fn any(self) -> bool {
-        self.block || self.grid
-    }
-}
-
-/// Block sizes `first..=last` a kernel cannot run with, and why: a constant it computes from
-/// `BLOCK_SIZE` fails to evaluate there (as rustc's evaluation would), sizes an array to 0
-/// or less, or makes its arrays larger than CUDA allows. The macro records them in
-/// [`KernelSpec::refused_block_sizes`](crate::KernelSpec::refused_block_sizes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RefusedBlockSizes {
-    /// The smallest block size of the range.
-    pub first: u32,
-    /// The largest block size of the range.
-    pub last: u32,
-    /// Why, e.g. "the length of `tile` is 0 with BLOCK_SIZE = 16; an array length must be
-    /// positive".
-    pub reason: &'static str,
-}
+/// What a kernel reads of its shape, and the block sizes it refuses: the macro records them
+/// in [`KernelSpec::axes`](crate::KernelSpec::axes) and
+/// [`KernelSpec::refused_block_sizes`](crate::KernelSpec::refused_block_sizes); both are facts
+/// of the contract between the macro and the runtime, defined in `gsync-contract`.
+pub use gsync_contract::{Axes, RefusedBlockSizes};

@@ -1,14 +1,14 @@
 //! The checks that keep a launch's block and grid shapes within CUDA's limits and the
 //! kernel's meaning, and its block size out of the sizes the kernel's constants rule out.
 
-use crate::core::dims::{Dim3, MAX_BLOCK_DIM, MAX_GRID_DIM};
+use crate::core::dims::{Dim3, RefusedBlockSizes, MAX_BLOCK_DIM, MAX_GRID_DIM};
 use crate::core::error::{Error, Result};
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::Launch;
 
 /// Refuses a block size of `threads` that `kernel`'s constants rule out.
 pub(crate) fn check_block_size(kernel: &KernelSpec, threads: u32) -> Result<()> {
-    match kernel.refused_block_sizes.iter().find(|r| (r.first..=r.last).contains(&threads)) {
+    match RefusedBlockSizes::refusing(kernel.refused_block_sizes, threads) {
         Some(refused) => {
             Err(Error::RefusedBlockSize { kernel: kernel.name.to_owned(), threads, reason: refused.reason.to_owned() })
         }

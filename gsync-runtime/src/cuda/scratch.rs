@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, LaunchArgs, PushKernelArg};
+use gsync_contract::TrailingParam;
 
 use crate::barrier::{Barrier, LaunchHeader, LINE_WORDS};
 use crate::core::error::Result;
@@ -147,10 +148,14 @@ impl LaunchScratch {
         Ok(DeviceStatus::from_words(&words))
     }
 
-    /// Appends the two trailing parameters of every generated kernel.
+    /// Appends the trailing parameters of every generated kernel, in the contract's order.
     pub(crate) fn push_trailing_args<'a>(&'a self, builder: &mut LaunchArgs<'a>) {
-        builder.arg(&self.barrier_state);
-        builder.arg(&self.status);
+        for param in gsync_contract::TRAILING_PARAMS {
+            match param {
+                TrailingParam::BarrierState => builder.arg(&self.barrier_state),
+                TrailingParam::Status => builder.arg(&self.status),
+            };
+        }
     }
 
     fn next_sequence(&mut self) -> u32 {

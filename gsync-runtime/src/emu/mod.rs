@@ -70,8 +70,8 @@ impl Emulator {
                 sm_count: u32::try_from(cores).unwrap_or(u32::MAX),
                 compute_capability: (0, 0),
                 cooperative_launch: true,
-                max_threads_per_block: 1024,
-                max_shared_memory_per_block: 48 * 1024,
+                max_threads_per_block: gsync_contract::MAX_BLOCK_SIZE,
+                max_shared_memory_per_block: gsync_contract::MAX_STATIC_SHARED_BYTES,
                 // An H100's or H200's opt-in maximum, so that the emulator refuses the shared
                 // slices a GPU would.
                 max_shared_memory_per_block_optin: 227 * 1024,

@@ -90,7 +90,7 @@ impl std::fmt::Debug for EmuSegment<'_> {
     }
 }
 
-/// A split run on the emulator; see [`SplitRun`](crate::SplitRun).
+/// A split run on the emulator; see [`SplitRun`](crate::split::SplitRun).
 pub(crate) struct EmuSplitRun<'g> {
     emulator: &'g Emulator,
     /// The run's plan, for every segment.
@@ -134,13 +134,13 @@ impl<'g> EmuSplitRun<'g> {
         Ok(value.unwrap_or_default())
     }
 
-    /// See [`SplitRun::zero_step`](crate::SplitRun::zero_step).
+    /// See [`SplitRun::zero_step`](crate::split::SplitRun::zero_step).
     pub(crate) fn zero_step(&mut self, line: u32) {
         self.zero_step.get_or_insert(line);
     }
 
     /// The report, with the wall time from the start of the run; see
-    /// [`SplitRun::finish`](crate::SplitRun::finish).
+    /// [`SplitRun::finish`](crate::split::SplitRun::finish).
     pub(crate) fn finish(self) -> Result<LaunchReport> {
         if let Some(line) = self.zero_step {
             DeviceStatus::zero_step(line).into_result(&self.plan.kernel, Barrier::MultiLaunch, None)?;

@@ -1,0 +1,490 @@
+//! The builtins of the kernel language, as documented items: what a `#[grid_phases]` kernel
+//! body may call, with its Rust signature, meaning and where it may be used.
+//!
+//! The kernel body is never compiled as host Rust: `#[grid_phases]` translates it to CUDA and
+//! to the CPU emulator, so these functions are never called. They exist so that rustdoc and
+//! IDE hovers show the builtins, and so that `use gsync::prelude::*` brings their names into
+//! scope. Each requires [`KernelOnly`], which no type meets: host code that calls one does not
+//! compile. In a kernel, a builtin may also be written with a path (`gsync::dsl::grid_sync()`).
+//!
+//! Uniformity (the last line of most entries) says how a value may differ between threads:
+//! *uniform* values are the same in the whole grid, *block-uniform* ones in a block,
+//! *warp-uniform* ones in a warp, *varying* ones per thread. Barriers need uniform control,
+//! warp collectives warp-uniform control; see docs/dsl.md, "Uniformity".
+//!
+//! The methods of slices and arrays in kernels (`a.atomic_add(i, v)`, `a.load_acquire(i)`,
+//! `locks.with_lock(i, || …)`, `a.chunks::<N>()`, the float and integer methods) are listed in
+//! docs/dsl.md, as are the block size as a constant, [`BLOCK_SIZE`](crate::BLOCK_SIZE), and
+//! local arrays (`[0u32; 8]`).
+
+use core::ops::Range;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A bound that no type meets, on every builtin: the builtins exist for documentation and
+/// run only inside a `#[grid_phases]` kernel, whose body the macro compiles to CUDA, so host
+/// code that calls one fails to compile.
+#[diagnostic::on_unimplemented(
+    message = "a gsync builtin runs only inside a `#[grid_phases]` kernel",
+    label = "called from host code",
+    note = "the kernel body is compiled to CUDA and to the emulator, never as host Rust; see docs/dsl.md"
+)]
+pub trait KernelOnly: sealed::Sealed {}
+
+/// The body of every builtin: no host code can call one (see [`KernelOnly`]).
+fn device_only() -> ! {
+    unreachable!("a gsync builtin runs only inside a #[grid_phases] kernel, never as host Rust")
+}
+
+// Barriers.
+
+/// Every thread of the grid waits here until all have arrived; global-memory writes before it
+/// are visible to every thread after it. A statement (`grid_sync();`), compiled to the
+/// launch's grid barrier (`Launch::barrier`; `Barrier::Auto` by default), or, for
+/// `Barrier::MultiLaunch`, to the end of one launch and the start of the next.
+///
+/// Allowed under uniform control only: every thread of the grid must reach the same
+/// `grid_sync()` the same number of times. Not inside `with_lock` or a spin condition.
+pub fn grid_sync()
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+/// Every thread of the block waits here until all of the block have arrived; the block's
+/// shared- and global-memory writes before it are visible to the block after it (CUDA's
+/// `__syncthreads()`). A statement (`sync_block();`).
+///
+/// Allowed under uniform or block-uniform control. Not inside `with_lock` or a spin condition.
+pub fn sync_block()
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+// Strided loops.
+
+/// The indices of `range` this thread visits when the whole grid shares the range: thread
+/// `g = global_id()` takes `start + g`, `start + g + grid_size()`, … below `end`. Only as the
+/// range of a `for` loop: `for i in grid_stride(0..n) { … }`.
+///
+/// `T` is `u32`, `i32`, `u64`, `i64` or `usize`; the loop's body is varying.
+pub fn grid_stride<T>(range: Range<T>) -> Range<T>
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = range;
+    device_only()
+}
+
+/// The indices of `range` this thread visits when its block shares the range: thread
+/// `t = thread_idx()` takes `start + t`, `start + t + block_dim()`, … below `end`. Only as
+/// the range of a `for` loop: `for i in block_stride(0..n) { … }`.
+///
+/// `T` is `u32`, `i32`, `u64`, `i64` or `usize`; the loop's body is varying.
+pub fn block_stride<T>(range: Range<T>) -> Range<T>
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = range;
+    device_only()
+}
+
+// Shared memory.
+
+/// An array of `N` elements shared by the threads of a block (CUDA's `__shared__`), one per
+/// block, uninitialised at the start and kept across `grid_sync()`:
+/// `let mut tile = shared_array::<f32, 256>();`. `N` is a literal or a `const`, possibly
+/// computed from `BLOCK_SIZE`.
+///
+/// Only to initialise a `let` at the top level of the kernel body. `T` is any scalar type but
+/// `bool`. The block's shared arrays take 48 KiB at most; synchronise with `sync_block()`
+/// between writing and reading other threads' elements.
+pub fn shared_array<T, const N: usize>() -> [T; N]
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+/// A slice of `len` elements shared by the threads of a block, whose length the launch decides
+/// (CUDA's dynamic shared memory): `let mut values = shared_slice::<u32>(n as usize);`.
+/// `len` is a `usize` or `u32` expression of the kernel's scalar parameters and the block size.
+///
+/// Only to initialise a `let` at the top level of the kernel body. `T` is any scalar type but
+/// `bool`; the slices and shared arrays of a block take at most the device's opt-in maximum
+/// (227 KiB on an H100 or H200).
+pub fn shared_slice<T>(len: usize) -> &'static mut [T]
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = len;
+    device_only()
+}
+
+// Point-to-point communication.
+
+/// Spins until `condition` holds, testing it again and again (sleeping a little after each
+/// failed test): `wait_until(|| flags.load_acquire(other) == 1);`. A statement. The condition
+/// is a closure without parameters that reads memory another thread can change
+/// (`load_acquire`, `load_relaxed` or an atomic).
+///
+/// Any thread may call it under any control. After the launch's watchdog the thread records
+/// `Error::SpinTimeout` and goes on. Not inside `with_lock`.
+pub fn wait_until(condition: impl FnMut() -> bool)
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = condition;
+    device_only()
+}
+
+// Warp shuffles.
+
+/// `value` as lane `lane` of the warp holds it (CUDA's `__shfl_sync`). `T` is any scalar
+/// type; `i8 u8 i16 u16 bool` travel widened to 32 bits.
+///
+/// Every lane of the warp must run it: allowed under warp-uniform (or more uniform) control.
+/// The result is warp-uniform when `lane` is, else varying.
+pub fn shfl<T: Copy>(value: T, lane: u32) -> T
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = (value, lane);
+    device_only()
+}
+
+/// `value` of lane `lane_id() - delta`, or this lane's own `value` where that is below 0
+/// (CUDA's `__shfl_up_sync`).
+///
+/// Allowed under warp-uniform (or more uniform) control; the result is varying.
+pub fn shfl_up<T: Copy>(value: T, delta: u32) -> T
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = (value, delta);
+    device_only()
+}
+
+/// `value` of lane `lane_id() + delta`, or this lane's own `value` where that is above 31
+/// (CUDA's `__shfl_down_sync`).
+///
+/// Allowed under warp-uniform (or more uniform) control; the result is varying.
+pub fn shfl_down<T: Copy>(value: T, delta: u32) -> T
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = (value, delta);
+    device_only()
+}
+
+/// `value` of lane `lane_id() ^ mask` (CUDA's `__shfl_xor_sync`).
+///
+/// Allowed under warp-uniform (or more uniform) control; the result is varying.
+pub fn shfl_xor<T: Copy>(value: T, mask: u32) -> T
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = (value, mask);
+    device_only()
+}
+
+// Warp votes.
+
+/// A `u32` with bit `l` set where lane `l`'s `predicate` is true (CUDA's `__ballot_sync`).
+///
+/// Allowed under warp-uniform (or more uniform) control; the result is warp-uniform.
+pub fn ballot(predicate: bool) -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = predicate;
+    device_only()
+}
+
+/// Whether `predicate` is true in some lane of the warp (CUDA's `__any_sync`).
+///
+/// Allowed under warp-uniform (or more uniform) control; the result is warp-uniform.
+pub fn any(predicate: bool) -> bool
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = predicate;
+    device_only()
+}
+
+/// Whether `predicate` is true in every lane of the warp (CUDA's `__all_sync`).
+///
+/// Allowed under warp-uniform (or more uniform) control; the result is warp-uniform.
+pub fn all(predicate: bool) -> bool
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = predicate;
+    device_only()
+}
+
+/// A `u32` with bit `l` set where lane `l`'s `value` has the same bits as this lane's
+/// (CUDA's `__match_any_sync`). `T` is any scalar type.
+///
+/// Allowed under warp-uniform (or more uniform) control; the result is varying.
+pub fn match_any<T: Copy>(value: T) -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = value;
+    device_only()
+}
+
+// Arithmetic.
+
+/// The smaller of `a` and `b`, both of one scalar type, with Rust's meaning (`f32::min` for
+/// floats: a NaN operand yields the other one).
+pub fn min<T: PartialOrd>(a: T, b: T) -> T
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = (a, b);
+    device_only()
+}
+
+/// The larger of `a` and `b`, both of one scalar type, with Rust's meaning (`f32::max` for
+/// floats: a NaN operand yields the other one).
+pub fn max<T: PartialOrd>(a: T, b: T) -> T
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = (a, b);
+    device_only()
+}
+
+// The launch's shape, linear: in a 2-D or 3-D launch, x varies fastest.
+
+/// The index of the thread in its block, a `u32` (CUDA's `threadIdx.x` in a 1-D launch).
+///
+/// Varying.
+pub fn thread_idx() -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+/// The index of the block in the grid, a `u32` (CUDA's `blockIdx.x` in a 1-D launch).
+///
+/// Block-uniform.
+pub fn block_idx() -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+/// Threads per block, a `u32` (CUDA's `blockDim.x` in a 1-D launch). As a `usize` constant:
+/// [`BLOCK_SIZE`](crate::BLOCK_SIZE).
+///
+/// Uniform.
+pub fn block_dim() -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+/// Blocks in the grid, a `u32` (CUDA's `gridDim.x` in a 1-D launch).
+///
+/// Uniform.
+pub fn grid_dim() -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+/// The index of the thread in the grid, `block_idx() * block_dim() + thread_idx()`, a `u32`.
+///
+/// Varying.
+pub fn global_id() -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+/// Threads in the grid, `block_dim() * grid_dim()`, a `u32`.
+///
+/// Uniform.
+pub fn grid_size() -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+/// The index of the thread in its warp, `thread_idx() % 32`, a `u32`.
+///
+/// Varying.
+pub fn lane_id() -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+/// Threads per warp: 32, a `u32`.
+///
+/// Uniform.
+pub fn warp_size() -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+/// The index of the warp in its block, `thread_idx() / 32`, a `u32`.
+///
+/// Warp-uniform.
+pub fn warp_id() -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+// The launch's shape, per axis.
+
+/// The index of the thread along x in its block, a `u32`: CUDA's `threadIdx.x`.
+///
+/// Varying. A kernel that reads it may run in 2-D and 3-D shapes, and its launch must
+/// name the block's shape (`Launch::threads_xyz`); see docs/dsl.md, "2-D and 3-D launches".
+pub fn thread_idx_x() -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+/// The index of the thread along y in its block, a `u32`: CUDA's `threadIdx.y`.
+///
+/// Varying. A kernel that reads it may run in 2-D and 3-D shapes, and its launch must
+/// name the block's shape (`Launch::threads_xyz`); see docs/dsl.md, "2-D and 3-D launches".
+pub fn thread_idx_y() -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+/// The index of the thread along z in its block, a `u32`: CUDA's `threadIdx.z`.
+///
+/// Varying. A kernel that reads it may run in 2-D and 3-D shapes, and its launch must
+/// name the block's shape (`Launch::threads_xyz`); see docs/dsl.md, "2-D and 3-D launches".
+pub fn thread_idx_z() -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+/// The index of the block along x in the grid, a `u32`: CUDA's `blockIdx.x`.
+///
+/// Block-uniform. A kernel that reads it may run in 2-D and 3-D shapes, and its launch must
+/// name the grid's shape (`Launch::blocks_xyz`); see docs/dsl.md, "2-D and 3-D launches".
+pub fn block_idx_x() -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+/// The index of the block along y in the grid, a `u32`: CUDA's `blockIdx.y`.
+///
+/// Block-uniform. A kernel that reads it may run in 2-D and 3-D shapes, and its launch must
+/// name the grid's shape (`Launch::blocks_xyz`); see docs/dsl.md, "2-D and 3-D launches".
+pub fn block_idx_y() -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+/// The index of the block along z in the grid, a `u32`: CUDA's `blockIdx.z`.
+///
+/// Block-uniform. A kernel that reads it may run in 2-D and 3-D shapes, and its launch must
+/// name the grid's shape (`Launch::blocks_xyz`); see docs/dsl.md, "2-D and 3-D launches".
+pub fn block_idx_z() -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+/// The extent of the block along x: threads per block in that direction, a `u32`: CUDA's `blockDim.x`.
+///
+/// Uniform. A kernel that reads it may run in 2-D and 3-D shapes, and its launch must
+/// name the block's shape (`Launch::threads_xyz`); see docs/dsl.md, "2-D and 3-D launches".
+pub fn block_dim_x() -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+/// The extent of the block along y: threads per block in that direction, a `u32`: CUDA's `blockDim.y`.
+///
+/// Uniform. A kernel that reads it may run in 2-D and 3-D shapes, and its launch must
+/// name the block's shape (`Launch::threads_xyz`); see docs/dsl.md, "2-D and 3-D launches".
+pub fn block_dim_y() -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+/// The extent of the block along z: threads per block in that direction, a `u32`: CUDA's `blockDim.z`.
+///
+/// Uniform. A kernel that reads it may run in 2-D and 3-D shapes, and its launch must
+/// name the block's shape (`Launch::threads_xyz`); see docs/dsl.md, "2-D and 3-D launches".
+pub fn block_dim_z() -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+/// The extent of the grid along x: blocks in that direction, a `u32`: CUDA's `gridDim.x`.
+///
+/// Uniform. A kernel that reads it may run in 2-D and 3-D shapes, and its launch must
+/// name the grid's shape (`Launch::blocks_xyz`); see docs/dsl.md, "2-D and 3-D launches".
+pub fn grid_dim_x() -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+/// The extent of the grid along y: blocks in that direction, a `u32`: CUDA's `gridDim.y`.
+///
+/// Uniform. A kernel that reads it may run in 2-D and 3-D shapes, and its launch must
+/// name the grid's shape (`Launch::blocks_xyz`); see docs/dsl.md, "2-D and 3-D launches".
+pub fn grid_dim_y() -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+/// The extent of the grid along z: blocks in that direction, a `u32`: CUDA's `gridDim.z`.
+///
+/// Uniform. A kernel that reads it may run in 2-D and 3-D shapes, and its launch must
+/// name the grid's shape (`Launch::blocks_xyz`); see docs/dsl.md, "2-D and 3-D launches".
+pub fn grid_dim_z() -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
