@@ -4,7 +4,7 @@
 
 use common::tuning::{add_one, block_reverse, block_sums, sum};
 use gsync::prelude::*;
-use gsync::{LaunchShape, ShapeChoice};
+use gsync::{ConfigChoice, LaunchConfig};
 
 fn input(n: usize) -> Vec<u32> {
     (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) >> 7).collect()
@@ -13,11 +13,11 @@ fn input(n: usize) -> Vec<u32> {
 #[test]
 fn the_emulator_s_shape_is_its_real_default_grid() {
     let gpu = Gpu::emulator();
-    let shape = gpu.launch_shape(&block_sums::KERNEL, &Launch::new(), 4096).expect("a shape");
+    let shape = gpu.launch_config(&block_sums::KERNEL, &Launch::new(), 4096).expect("a shape");
     assert_eq!(shape.blocks, 4 * gpu.info().sm_count, "4 blocks per host core");
     assert_eq!(shape.threads, gsync::DEFAULT_THREADS);
     assert_ne!(shape.barrier, Barrier::Auto, "the barrier is resolved");
-    let lfs = gpu.launch_shape(&block_sums::KERNEL, &Launch::new().barrier(Barrier::Lfs).threads(2), 4096);
+    let lfs = gpu.launch_config(&block_sums::KERNEL, &Launch::new().barrier(Barrier::Lfs).threads(2), 4096);
     assert_eq!(lfs.map(|shape| shape.blocks).ok(), Some(2), "within the barrier's limit");
 }
 
@@ -26,13 +26,13 @@ fn buffers_sized_from_the_query_fit_the_launch() {
     let gpu = Gpu::emulator();
     let data = input(5000);
     for launch in [Launch::new(), Launch::new().blocks(3), Launch::new().threads(32).barrier(Barrier::Ulfs)] {
-        let shape = gpu.launch_shape(&block_sums::KERNEL, &launch, data.len()).expect("a shape");
+        let shape = gpu.launch_config(&block_sums::KERNEL, &launch, data.len()).expect("a shape");
         let device_input = gpu.upload(&data).expect("upload");
         let mut partials = gpu.zeros::<u32>(shape.blocks as usize).expect("partials");
         let mut total = gpu.zeros::<u32>(1).expect("total");
         let report =
             block_sums::launch_with(&gpu, &launch, &device_input, &mut partials, &mut total).expect("fits the grid");
-        assert_eq!(report.shape(), shape, "{launch:?}");
+        assert_eq!(report.config(), shape, "{launch:?}");
         assert_eq!(gpu.download(&total).expect("download"), [sum(&data)]);
     }
 }
@@ -40,7 +40,7 @@ fn buffers_sized_from_the_query_fit_the_launch() {
 #[test]
 fn a_buffer_sized_for_a_smaller_grid_is_caught_not_written_past() {
     let gpu = Gpu::emulator();
-    let shape = gpu.launch_shape(&block_sums::KERNEL, &Launch::new(), 100).expect("a shape");
+    let shape = gpu.launch_config(&block_sums::KERNEL, &Launch::new(), 100).expect("a shape");
     let device_input = gpu.upload(&input(100)).expect("upload");
     let mut partials = gpu.zeros::<u32>(shape.blocks as usize - 1).expect("partials");
     let mut total = gpu.zeros::<u32>(1).expect("total");
@@ -51,13 +51,13 @@ fn a_buffer_sized_for_a_smaller_grid_is_caught_not_written_past() {
 #[test]
 fn a_pinned_shape_runs_as_given_and_says_so() {
     let gpu = Gpu::emulator();
-    let shape = LaunchShape { blocks: 5, threads: 64, barrier: Barrier::Lbs };
+    let shape = LaunchConfig { blocks: 5, threads: 64, barrier: Barrier::Lbs };
     let mut data = gpu.upload(&input(1000)).expect("upload");
     let mut staging = gpu.zeros::<u32>(1000).expect("staging");
-    let report = add_one::launch_with(&gpu, &Launch::new().shape(shape), &mut data, &mut staging).expect("runs");
-    assert_eq!((report.shape(), report.choice), (shape, ShapeChoice::Requested));
+    let report = add_one::launch_with(&gpu, &Launch::new().config(shape), &mut data, &mut staging).expect("runs");
+    assert_eq!((report.config(), report.choice), (shape, ConfigChoice::Requested));
     let report = add_one::launch(&gpu, &mut data, &mut staging).expect("runs");
-    assert_eq!(report.choice, ShapeChoice::Default, "the emulator does not tune");
+    assert_eq!(report.choice, ConfigChoice::Default, "the emulator does not tune");
     let expected: Vec<u32> = input(1000).iter().map(|x| x + 2).collect();
     assert_eq!(gpu.download(&data).expect("download"), expected);
 }
@@ -66,11 +66,11 @@ fn a_pinned_shape_runs_as_given_and_says_so() {
 fn a_split_run_s_shape_is_the_one_it_runs() {
     let gpu = Gpu::emulator();
     let split = Launch::new().barrier(Barrier::MultiLaunch);
-    let shape = gpu.launch_shape(&add_one::KERNEL, &split, 1000).expect("a shape");
+    let shape = gpu.launch_config(&add_one::KERNEL, &split, 1000).expect("a shape");
     let mut data = gpu.upload(&input(1000)).expect("upload");
     let mut staging = gpu.zeros::<u32>(1000).expect("staging");
     let report = add_one::launch_with(&gpu, &split, &mut data, &mut staging).expect("runs");
-    assert_eq!(report.shape(), shape);
+    assert_eq!(report.config(), shape);
 }
 
 #[test]

@@ -198,12 +198,12 @@ pub fn module(
             }
 
             /// The shape a launch of the kernel for `T` runs when the longest buffer has `len` elements.
-            pub fn launch_shape<#t: self::Element>(
+            pub fn launch_config<#t: self::Element>(
                 #gpu: &#private::Gpu,
                 #launch: &#private::Launch,
                 len: usize,
-            ) -> #private::Result<#private::LaunchShape> {
-                #gpu.launch_shape(#t::kernel(), #launch, len)
+            ) -> #private::Result<#private::LaunchConfig> {
+                #gpu.launch_config(#t::kernel(), #launch, len)
             }
 
             /// The CUDA translation unit of the kernel for `T` under the default barrier.

@@ -216,24 +216,6 @@ impl Gpu {
         }
     }
 
-    /// [`launch_config`](Self::launch_config), by its former name, which the code
-    /// `#[grid_phases]` generates still calls.
-    pub fn launch_shape(&self, kernel: &KernelSpec, launch: &Launch, len: usize) -> Result<LaunchConfig> {
-        self.launch_config(kernel, launch, len)
-    }
-
-    /// [`launch_config_with`](Self::launch_config_with), by its former name, which the code
-    /// `#[grid_phases]` generates still calls.
-    pub fn launch_shape_with(
-        &self,
-        kernel: &KernelSpec,
-        launch: &Launch,
-        len: usize,
-        shared: &DynamicShared,
-    ) -> Result<LaunchConfig> {
-        self.launch_config_with(kernel, launch, len, shared)
-    }
-
     /// Runs `kernel` once and waits for it.
     ///
     /// Fails before launching when the grid cannot be co-resident (a grid barrier would hang)

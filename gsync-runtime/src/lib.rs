@@ -121,9 +121,9 @@ mod test_support;
 
 pub use crate::core::{
     Backend, BarrierFigures, BarrierVisit, BlockTimeline, ConfigChoice, DeviceInfo, Dim3, Error, ErrorKind, KernelSpec,
-    Launch, LaunchConfig, LaunchReport, LaunchShape, PhaseFigures, PhaseProfile, ProfileClock, Resource, Result,
-    ShapeChoice, SizeClass, SourceError, DEFAULT_DEADLINE, DEFAULT_PROFILE_PHASES, DEFAULT_THREADS, DEFAULT_WATCHDOG,
-    MAX_BLOCK_DIM, MAX_GRID_DIM, TUNE_VAR, TUNING_BUDGET,
+    Launch, LaunchConfig, LaunchReport, PhaseFigures, PhaseProfile, ProfileClock, Resource, Result, SizeClass,
+    SourceError, DEFAULT_DEADLINE, DEFAULT_PROFILE_PHASES, DEFAULT_THREADS, DEFAULT_WATCHDOG, MAX_BLOCK_DIM,
+    MAX_GRID_DIM, TUNE_VAR, TUNING_BUDGET,
 };
 pub use barrier::{Barrier, BarrierDescriptor, LaunchMode, ParseBarrierError};
 pub use buffer::{DeviceBuffer, DeviceScalar};

@@ -51,7 +51,7 @@ pub fn shared_slices_beyond_the_device_or_their_type_are_typed_errors(gpu: &Gpu,
     let error = tile_sums::max_coresident_blocks(gpu, &Launch::new().threads(256), &di, &sums, &total, 50_000)
         .expect_err("too large");
     assert!(matches!(error, Error::DynamicSharedMemoryLimit { .. }), "{error}");
-    let shape = tile_sums::launch_shape(gpu, &Launch::new().threads(256), &di, &sums, &total, 1000).unwrap();
+    let shape = tile_sums::launch_config(gpu, &Launch::new().threads(256), &di, &sums, &total, 1000).unwrap();
     assert_eq!(shape.threads, 256);
 }
 

@@ -15,7 +15,7 @@
 //!         fn emulate(launch: EmuLaunch, a, n) -> …;         // the CPU emulator's body
 //!         fn emulate_segment_0(segment) -> …;                // … and each segment's
 //!         pub fn max_coresident_blocks(gpu, launch) -> Result<u32>;
-//!         pub fn launch_shape(gpu, launch, len) -> Result<LaunchShape>; // before allocating
+//!         pub fn launch_config(gpu, launch, len) -> Result<LaunchConfig>; // before allocating
 //!         pub fn cuda_source() -> String;                    // the default barrier's CUDA
 //!     }
 //! }
@@ -139,7 +139,7 @@ pub fn items(
             };
 
             pub use self::functions::{
-                cuda_source, launch, launch_oversubscribed, launch_shape, launch_with, max_coresident_blocks,
+                cuda_source, launch, launch_oversubscribed, launch_config, launch_with, max_coresident_blocks,
             };
 
             /// The kernel's functions, apart from `KERNEL` so that a parameter may take its name.
@@ -247,7 +247,7 @@ fn axes_tokens(axes: Axes) -> TokenStream {
     quote!(#private::Axes { block: #block, grid: #grid })
 }
 
-/// `max_coresident_blocks` and `launch_shape`. A kernel with shared slices takes the call's
+/// `max_coresident_blocks` and `launch_config`. A kernel with shared slices takes the call's
 /// arguments too, whose values decide the slices' bytes, and its size class is that of their
 /// longest buffer.
 fn shape_functions(sig: &Signature, k: &Kernel) -> TokenStream {
@@ -262,13 +262,13 @@ fn shape_functions(sig: &Signature, k: &Kernel) -> TokenStream {
             }
 
             /// The shape (blocks × threads × barrier) a launch with `launch` runs when the
-            /// longest buffer has `len` elements; see `Gpu::launch_shape`.
-            pub fn launch_shape(
+            /// longest buffer has `len` elements; see `Gpu::launch_config`.
+            pub fn launch_config(
                 #gpu: &#private::Gpu,
                 #launch: &#private::Launch,
                 len: usize,
-            ) -> #private::Result<#private::LaunchShape> {
-                #gpu.launch_shape(&#spec, #launch, len)
+            ) -> #private::Result<#private::LaunchConfig> {
+                #gpu.launch_config(&#spec, #launch, len)
             }
         };
     }
@@ -310,14 +310,14 @@ fn shape_functions(sig: &Signature, k: &Kernel) -> TokenStream {
         }
 
         /// The shape (blocks × threads × barrier) a launch with `launch` runs with these
-        /// arguments, before it runs; see `Gpu::launch_shape`.
-        pub fn launch_shape(
+        /// arguments, before it runs; see `Gpu::launch_config`.
+        pub fn launch_config(
             #gpu: &#private::Gpu,
             #launch: &#private::Launch,
             #(#params),*
-        ) -> #private::Result<#private::LaunchShape> {
+        ) -> #private::Result<#private::LaunchConfig> {
             let #longest = [0usize #(, #lens)*].into_iter().max().unwrap_or(0);
-            #gpu.launch_shape_with(&#spec, #launch, #longest, &self::dynamic_shared(#(#args),*))
+            #gpu.launch_config_with(&#spec, #launch, #longest, &self::dynamic_shared(#(#args),*))
         }
     }
 }

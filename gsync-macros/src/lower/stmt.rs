@@ -472,7 +472,7 @@ impl Lowerer<'_> {
                 .error(span, "declare shared slices at the top level of the kernel: they live for the whole block");
         }
         if !self.generics[0].types.is_empty() {
-            // The generic module's `max_coresident_blocks` and `launch_shape` take no
+            // The generic module's `max_coresident_blocks` and `launch_config` take no
             // arguments to size the slices by.
             self.diag.error(
                 span,

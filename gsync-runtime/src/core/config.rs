@@ -46,11 +46,11 @@ pub enum ConfigChoice {
     /// the largest of 1024, 512, 256 and 128 threads per block that the kernel fits, unless
     /// the kernel declares its block size.
     Heuristic,
-    /// Measured by this launch: the fastest of `shapes` candidate configurations, run on copies
+    /// Measured by this launch: the fastest of `candidates` configurations, run on copies
     /// of the buffers the kernel writes, in `took` (compilation included).
     Tuned {
         /// Candidate configurations measured.
-        shapes: u32,
+        candidates: u32,
         /// Wall time of the tuning, from the first compilation to the last measurement.
         took: Duration,
     },
@@ -59,13 +59,6 @@ pub enum ConfigChoice {
     /// [`Gpu::launch_config`](crate::Gpu::launch_config), which fixes its answer.
     Remembered,
 }
-
-/// The former name of [`LaunchConfig`], which the code `#[grid_phases]` generates still
-/// spells.
-pub type LaunchShape = LaunchConfig;
-
-/// The former name of [`ConfigChoice`].
-pub type ShapeChoice = ConfigChoice;
 
 /// The size class of a launch, ⌈log₂⌉ of its longest buffer's length: a configuration is
 /// tuned and remembered once per class.

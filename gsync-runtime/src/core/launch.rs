@@ -206,12 +206,6 @@ impl Launch {
         self.blocks(config.blocks).threads(config.threads).barrier(config.barrier)
     }
 
-    /// [`Launch::config`], by its former name.
-    #[must_use]
-    pub fn shape(self, config: LaunchConfig) -> Self {
-        self.config(config)
-    }
-
     /// Whether the launch may tune its configuration ([`Launch::tune`]).
     pub fn tunes(&self) -> bool {
         self.tune
@@ -346,11 +340,6 @@ pub struct LaunchReport {
 impl LaunchReport {
     /// The configuration that ran: blocks × threads × barrier.
     pub fn config(&self) -> LaunchConfig {
-        LaunchConfig { blocks: self.blocks, threads: self.threads, barrier: self.barrier }
-    }
-
-    /// [`LaunchReport::config`], by its former name.
-    pub fn shape(&self) -> LaunchConfig {
         LaunchConfig { blocks: self.blocks, threads: self.threads, barrier: self.barrier }
     }
 

@@ -49,7 +49,7 @@ pub(crate) mod tune;
 
 pub use args::{KernelArgs, KernelBuffer};
 pub use assertion::KernelAssertion;
-pub use config::{ConfigChoice, LaunchConfig, LaunchShape, ShapeChoice, SizeClass};
+pub use config::{ConfigChoice, LaunchConfig, SizeClass};
 pub use device::{Backend, DeviceInfo};
 pub use dims::{Axes, Dim3, RefusedBlockSizes, MAX_BLOCK_DIM, MAX_GRID_DIM};
 pub use error::{Error, ErrorKind, Resource, Result, SourceError};

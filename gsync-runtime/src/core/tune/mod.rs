@@ -83,9 +83,9 @@ pub(crate) unsafe fn plan(
     if kept != config {
         return with(kept, ConfigChoice::Remembered);
     }
-    if let ConfigChoice::Tuned { shapes, took } = choice {
+    if let ConfigChoice::Tuned { candidates, took } = choice {
         eprintln!(
-            "gsync: tuned `{}` for buffers of up to 2^{} elements on {}: {config} ({shapes} configurations in {:.2} s; \
+            "gsync: tuned `{}` for buffers of up to 2^{} elements on {}: {config} ({candidates} configurations in {:.2} s; \
              Launch::tune(false) or {TUNE_VAR}=off skips this)",
             kernel.name,
             class.log2(),
@@ -289,7 +289,7 @@ mod tests {
         let best = LaunchConfig { blocks: 132, threads: 512, barrier: Barrier::Lbs };
         assert_eq!(first.config(), best);
         assert!(
-            matches!(first.choice, ConfigChoice::Tuned { shapes, .. } if shapes as usize == device.measured.borrow().len())
+            matches!(first.choice, ConfigChoice::Tuned { candidates, .. } if candidates as usize == device.measured.borrow().len())
         );
         assert!(device.measured.borrow().iter().any(|config| config.threads == 1024), "every block size is tried");
         let measured = device.measured.borrow().len();

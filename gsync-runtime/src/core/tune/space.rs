@@ -171,7 +171,7 @@ impl Contest {
     /// The fastest configuration, and how the choice was made; `None` when nothing was measured.
     pub fn winner(&self) -> Option<(LaunchConfig, ConfigChoice)> {
         let (config, _) = self.best?;
-        Some((config, ConfigChoice::Tuned { shapes: self.measured, took: self.started.elapsed() }))
+        Some((config, ConfigChoice::Tuned { candidates: self.measured, took: self.started.elapsed() }))
     }
 }
 
@@ -235,7 +235,7 @@ mod tests {
         assert!(!contest.has_time_for(Duration::from_secs(3600)));
         let (winner, choice) = contest.winner().expect("measured");
         assert_eq!(winner, config(264), "ties keep the earlier config");
-        assert!(matches!(choice, ConfigChoice::Tuned { shapes: 3, .. }));
+        assert!(matches!(choice, ConfigChoice::Tuned { candidates: 3, .. }));
         let mut spent = Contest::new(Duration::ZERO);
         assert!(spent.has_time_for(Duration::from_secs(10)), "the first candidate always runs");
         spent.record(config(132), Duration::from_micros(30));
