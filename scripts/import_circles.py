@@ -10,6 +10,7 @@ modules (`#[cfg(test)]`) are left out. Exits with status 1, listing each circle 
 that tie it, if any crate has one.
 
 Usage: scripts/import_circles.py [CRATE_SRC_DIR...]   (default: every crate of the workspace)
+       scripts/import_circles.py --self-test            (checks the checker on small crates)
 """
 
 import os
@@ -362,7 +363,41 @@ def workspace_roots(top):
     return sorted(roots)
 
 
+SELF_TESTS = [
+    # (files, expected circles as sorted file lists)
+    ({"lib.rs": "mod a;\nmod b;\n", "a.rs": "use crate::b::B;\npub struct A;\n",
+      "b.rs": "pub struct B(crate::a::A);\n"}, [["a.rs", "b.rs"]]),
+    # A parent that only declares and re-exports its children imports nothing.
+    ({"lib.rs": "mod m;\n", "m/mod.rs": "mod x;\nmod y;\npub use x::X;\npub use y::Y;\n",
+      "m/x.rs": "use super::Y;\npub struct X(Y);\n", "m/y.rs": "pub struct Y;\n"}, []),
+    # A parent whose own item a child uses, while it calls the child, is a circle.
+    ({"lib.rs": "mod m;\n", "m/mod.rs": "mod x;\npub fn helper() {}\nfn run() { x::go() }\n",
+      "m/x.rs": "use super::helper;\npub fn go() { helper() }\n"}, [["m/mod.rs", "m/x.rs"]]),
+    # Test modules, comments, strings and macro bodies are not imports.
+    ({"lib.rs": "mod a;\nmod b;\n", "a.rs": "pub struct A;\n#[cfg(test)]\nmod tests { use crate::b::B; }\n",
+      "b.rs": "// crate::a::A\nfn f() { let _ = \"crate::a::A\"; quote!(crate::a::A); }\nuse crate::a::A;\n"}, []),
+]
+
+
+def self_test():
+    import tempfile
+    for number, (files, expected) in enumerate(SELF_TESTS):
+        with tempfile.TemporaryDirectory() as top:
+            for name, text in files.items():
+                path = os.path.join(top, name)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w") as f:
+                    f.write(text)
+            found = [sorted(os.path.relpath(p, top) for p in c)
+                     for c in circles(Crate(os.path.join(top, "lib.rs")).edges())]
+            if sorted(found) != sorted(expected):
+                sys.exit(f"import_circles self-test {number}: found {found}, expected {expected}")
+    print(f"import_circles: {len(SELF_TESTS)} self-tests passed")
+
+
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     roots = [os.path.join(d, "lib.rs") for d in sys.argv[1:]] or workspace_roots(top)
     found = 0
