@@ -2,25 +2,15 @@
 //! `gsync-contract` defines, which the runtime reads back (its own tests check that side).
 
 use crate::check::Facts;
-use crate::diagnostics::Diagnostics;
 use crate::ir::Kernel;
-use crate::{check, emit, lower, parse};
+use crate::{emit, lower};
 use gsync_contract::{Axes, RefusedBlockSizes, BLOCK_SIZE_MACRO, PROFILE_PARAMETERS_MACRO, TRAILING_PARAMS};
 use proc_macro2::{TokenStream, TokenTree};
 use quote::{format_ident, quote};
 
 /// The kernel `func` lowers to, and the facts its checks find.
 fn lowered(func: TokenStream) -> (Kernel, Facts) {
-    let func: syn::ItemFn = syn::parse2(func).expect("test input is a function");
-    let mut diag = Diagnostics::default();
-    let none = parse::Substitution::default();
-    let sig = parse::signature(&func, &none, &mut diag);
-    let kernel = lower::kernel(&sig, &func.block, 0, &Default::default(), &none, &mut diag);
-    let checked = kernel.and_then(|k| check::kernel(&k, &mut diag).map(|facts| (k, facts)));
-    match (checked, diag.into_error()) {
-        (Some(checked), None) => checked,
-        (_, e) => panic!("unexpected errors: {:?}", e.map(|e| e.to_string())),
-    }
+    crate::tests::lowered(func).unwrap_or_else(|e| panic!("unexpected errors: {e:?}"))
 }
 
 #[test]

@@ -1,12 +1,14 @@
 //! Unit tests of the pipeline below the proc-macro boundary: lowering,
 //! checks and the CUDA emitter, on kernels given as token streams.
 
+use crate::check::Facts;
 use crate::diagnostics::Diagnostics;
+use crate::ir::Kernel;
 use crate::{check, emit, lower, parse};
 use quote::quote;
 
-/// Runs the pipeline; returns the checked CUDA or the error messages.
-pub(crate) fn compile(func: proc_macro2::TokenStream) -> Result<String, Vec<String>> {
+/// Lowers and checks `func`; returns the kernel and its facts, or the error messages.
+pub(crate) fn lowered(func: proc_macro2::TokenStream) -> Result<(Kernel, Facts), Vec<String>> {
     let func: syn::ItemFn = syn::parse2(func).expect("test input is a function");
     let mut diag = Diagnostics::default();
     let none = parse::Substitution::default();
@@ -14,10 +16,15 @@ pub(crate) fn compile(func: proc_macro2::TokenStream) -> Result<String, Vec<Stri
     let kernel = lower::kernel(&sig, &func.block, 0, &Default::default(), &none, &mut diag);
     let checked = kernel.and_then(|k| check::kernel(&k, &mut diag).map(|facts| (k, facts)));
     match (checked, diag.into_error()) {
-        (Some((k, facts)), None) => Ok(emit::cuda::kernel_source(&k, &facts, true)),
+        (Some(checked), None) => Ok(checked),
         (_, Some(e)) => Err(e.into_iter().map(|e| e.to_string()).collect()),
         (None, None) => unreachable!("lowering fails only with errors"),
     }
+}
+
+/// Runs the pipeline; returns the checked CUDA or the error messages.
+pub(crate) fn compile(func: proc_macro2::TokenStream) -> Result<String, Vec<String>> {
+    lowered(func).map(|(k, facts)| emit::cuda::kernel_source(&k, &facts, true))
 }
 
 fn cuda(func: proc_macro2::TokenStream) -> String {
