@@ -13,9 +13,9 @@
 //! warp collectives warp-uniform control; see docs/dsl.md, "Uniformity".
 //!
 //! The methods of slices and arrays in kernels (`a.atomic_add(i, v)`, `a.load_acquire(i)`,
-//! `locks.with_lock(i, || …)`, `a.chunks::<N>()`, the float and integer methods) are listed in
-//! docs/dsl.md, as are the block size as a constant, [`BLOCK_SIZE`](crate::BLOCK_SIZE), and
-//! local arrays (`[0u32; 8]`).
+//! `locks.with_lock(i, || …)`, `a.load_chunk::<N>(c)`) are the trait [`SliceBuiltins`]; the
+//! float and integer methods are Rust's own. docs/dsl.md lists them all, with the block size as
+//! a constant, [`BLOCK_SIZE`](crate::BLOCK_SIZE), and local arrays (`[0u32; 8]`).
 
 use core::ops::Range;
 
@@ -488,3 +488,130 @@ where
 {
     device_only()
 }
+
+/// The methods a kernel calls on its slices, shared arrays and shared slices: atomics, ordered
+/// loads and stores, chunks and locks. Like the free builtins, they exist for rustdoc and IDE
+/// hovers and cannot be called by host code ([`KernelOnly`]).
+///
+/// An index `i` follows the indexing rules (any integer type, checked against the length with
+/// bounds checks on). The atomics and ordered accesses act on one element at device scope; on a
+/// shared array, on the block's shared memory. See docs/dsl.md, "Atomics", "Point-to-point
+/// communication" and "Chunks".
+#[allow(unused_variables)] // the stubs only document their parameters
+pub trait SliceBuiltins<T> {
+    /// Adds `v` to element `i` atomically and returns its previous value (CUDA's `atomicAdd`);
+    /// integers wrap. For `i32 u32 i64 u64 f32 f64 f16 bf16` on a `&mut [T]` or a `let mut`
+    /// shared array. An optional last argument gives a memory ordering
+    /// (`a.atomic_add(i, v, Ordering::AcqRel)`). The result is varying.
+    fn atomic_add<I>(&mut self, i: I, v: T) -> T
+    where
+        for<'a> &'a (): KernelOnly,
+    {
+        device_only()
+    }
+
+    /// Stores `v` in element `i` atomically and returns its previous value (`atomicExch`). An
+    /// optional last argument gives a memory ordering.
+    fn atomic_exch<I>(&mut self, i: I, v: T) -> T
+    where
+        for<'a> &'a (): KernelOnly,
+    {
+        device_only()
+    }
+
+    /// Element `i` becomes the smaller of itself and `v`, atomically; returns its previous
+    /// value. Floats follow `f32::min` (a NaN operand yields the other) and order `-0.0` below
+    /// `+0.0`. An optional last argument gives a memory ordering.
+    fn atomic_min<I>(&mut self, i: I, v: T) -> T
+    where
+        for<'a> &'a (): KernelOnly,
+    {
+        device_only()
+    }
+
+    /// Element `i` becomes the larger of itself and `v`, atomically; returns its previous
+    /// value. Floats follow `f32::max`, as [`atomic_min`](Self::atomic_min) does `min`. An
+    /// optional last argument gives a memory ordering.
+    fn atomic_max<I>(&mut self, i: I, v: T) -> T
+    where
+        for<'a> &'a (): KernelOnly,
+    {
+        device_only()
+    }
+
+    /// Stores `new` in element `i` if it holds `expected`, atomically; returns its previous
+    /// value (`atomicCAS`). For `i32 u32 i64 u64`. An optional last argument gives a memory
+    /// ordering.
+    fn atomic_cas<I>(&mut self, i: I, expected: T, new: T) -> T
+    where
+        for<'a> &'a (): KernelOnly,
+    {
+        device_only()
+    }
+
+    /// Element `i`, read with acquire ordering (`ld.acquire.gpu`): every write the thread that
+    /// stored the value made before its release store is visible after this load.
+    fn load_acquire<I>(&self, i: I) -> T
+    where
+        for<'a> &'a (): KernelOnly,
+    {
+        device_only()
+    }
+
+    /// Writes element `i` with release ordering (`st.release.gpu`), publishing every write this
+    /// thread made (or saw) before it to a thread whose acquire load reads `v`. A statement.
+    fn store_release<I>(&mut self, i: I, v: T)
+    where
+        for<'a> &'a (): KernelOnly,
+    {
+        device_only()
+    }
+
+    /// Element `i`, read atomically with no ordering (`ld.relaxed.gpu`): for a word that carries
+    /// its own meaning, never for a flag that guards other data.
+    fn load_relaxed<I>(&self, i: I) -> T
+    where
+        for<'a> &'a (): KernelOnly,
+    {
+        device_only()
+    }
+
+    /// Writes element `i` atomically with no ordering (`st.relaxed.gpu`). A statement.
+    fn store_relaxed<I>(&mut self, i: I, v: T)
+    where
+        for<'a> &'a (): KernelOnly,
+    {
+        device_only()
+    }
+
+    /// Chunk `c`, elements `c·N .. c·N + N`, as the thread's own array, in accesses of up to 16
+    /// bytes; `N` from the turbofish or the binding's annotation.
+    fn load_chunk<const N: usize, I>(&self, c: I) -> [T; N]
+    where
+        for<'a> &'a (): KernelOnly,
+    {
+        device_only()
+    }
+
+    /// Writes the thread's array `v` to chunk `c`, elements `c·N .. c·N + N`, in accesses of up
+    /// to 16 bytes. A statement.
+    fn store_chunk<const N: usize, I>(&mut self, c: I, v: [T; N])
+    where
+        for<'a> &'a (): KernelOnly,
+    {
+        device_only()
+    }
+
+    /// Runs `body` holding lock word `i` of this `u32` array (0 free, 1 held): taken with an
+    /// acquire compare-and-swap, given back with a release store, so each holder sees the
+    /// writes of the holders before it. The array belongs to `with_lock`: no other access to it
+    /// compiles. See docs/dsl.md, "`with_lock`".
+    fn with_lock<I>(&mut self, i: I, body: impl FnOnce())
+    where
+        for<'a> &'a (): KernelOnly,
+    {
+        device_only()
+    }
+}
+
+impl<T> SliceBuiltins<T> for [T] {}
