@@ -3,23 +3,9 @@
 //! checks that `gpu_kernels.rs` runs under Auto under every barrier, and library grids under
 //! every block size, profiled and not.
 
-use common::checks::{self, random_vec, rng, Scale};
+use common::checks::{self, random_vec, rng};
+use common::{cuda_gpu as gpu, on_the_gpu};
 use gsync::prelude::*;
-
-fn gpu() -> Gpu {
-    Gpu::cuda(0).expect("a CUDA GPU")
-}
-
-/// A GPU test per shared check of the full tier, at full size.
-macro_rules! on_the_gpu {
-    ($($check:ident),* $(,)?) => {$(
-        #[test]
-        #[ignore = "needs a CUDA GPU"]
-        fn $check() {
-            checks::$check(&gpu(), Scale::Full);
-        }
-    )*};
-}
 
 common::with_full_tier_checks!(on_the_gpu);
 

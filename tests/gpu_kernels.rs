@@ -7,22 +7,8 @@
 
 use common::checks::{self, random_vec, rng, Scale};
 use common::kernels::*;
+use common::{cuda_gpu as gpu, on_the_gpu};
 use gsync::prelude::*;
-
-fn gpu() -> Gpu {
-    Gpu::cuda(0).expect("a CUDA GPU")
-}
-
-/// A GPU test per shared check, at full size.
-macro_rules! on_the_gpu {
-    ($($check:ident),* $(,)?) => {$(
-        #[test]
-        #[ignore = "needs a CUDA GPU"]
-        fn $check() {
-            checks::$check(&gpu(), Scale::Full);
-        }
-    )*};
-}
 
 common::with_quick_checks!(on_the_gpu);
 

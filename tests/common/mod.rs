@@ -34,6 +34,24 @@ macro_rules! with_every_check {
     };
 }
 
+/// The first CUDA GPU, for the GPU tests.
+pub fn cuda_gpu() -> gsync::Gpu {
+    gsync::Gpu::cuda(0).expect("a CUDA GPU")
+}
+
+/// One ignored GPU test per named shared check, at full size: the runner that the GPU tiers
+/// hand `with_quick_checks!` and `with_full_tier_checks!`.
+#[macro_export]
+macro_rules! on_the_gpu {
+    ($($check:ident),* $(,)?) => {$(
+        #[test]
+        #[ignore = "needs a CUDA GPU"]
+        fn $check() {
+            $crate::checks::$check(&$crate::cuda_gpu(), $crate::checks::Scale::Full);
+        }
+    )*};
+}
+
 /// Calls `$runner!` with the checks of the quick GPU tier (`tests/gpu_kernels.rs`): among
 /// them every library kernel, at full size.
 #[macro_export]
