@@ -32,6 +32,12 @@ fn fused_barriers() -> Vec<Barrier> {
     Barrier::ALL.iter().copied().filter(|b| !matches!(b, Barrier::Auto | Barrier::MultiLaunch)).collect()
 }
 
+/// The fused barrier whose turn it is for the `index`th kernel in configuration `c`.
+fn fused_barrier(index: usize, c: usize) -> Barrier {
+    let fused = fused_barriers();
+    fused[(index + c) % fused.len()]
+}
+
 /// The same kernel with the other body selected.
 fn with_checks(kernel: &KernelSpec, checks: bool) -> KernelSpec {
     KernelSpec { bounds_checks: checks, ..*kernel }
@@ -49,11 +55,10 @@ fn compile(spec: &KernelSpec, barrier: Barrier, arch: (u32, u32), what: &str) ->
 /// Compiles the `index`th kernel of a list once per bounds setting and architecture, fused
 /// (under the barrier whose turn it is) and split; returns the failures.
 fn compile_each_body(index: usize, kernel: &KernelSpec) -> Vec<String> {
-    let fused = fused_barriers();
     let mut failures = Vec::new();
     for (c, &(checks, arch)) in CONFIGURATIONS.iter().enumerate() {
         let spec = with_checks(kernel, checks);
-        failures.extend(compile(&spec, fused[(index + c) % fused.len()], arch, ""));
+        failures.extend(compile(&spec, fused_barrier(index, c), arch, ""));
         // A kernel without a split version has no split body: its `MultiLaunch` source would
         // be the prelude and the fragment alone, which every split kernel compiles too.
         if !spec.body_for(Barrier::MultiLaunch).is_empty() {
@@ -92,8 +97,8 @@ fn every_fused_barrier_meets_ten_kernels_or_more_in_every_configuration() {
     let (kernels, fused) = (common::kernels::all(), fused_barriers());
     assert_eq!(fused.len(), Barrier::ALL.len() - 2);
     for c in 0..CONFIGURATIONS.len() {
-        for (b, barrier) in fused.iter().enumerate() {
-            let met = (0..kernels.len()).filter(|i| (i + c) % fused.len() == b).count();
+        for &barrier in &fused {
+            let met = (0..kernels.len()).filter(|&i| fused_barrier(i, c) == barrier).count();
             assert!(met >= 10, "{barrier} meets {met} kernels in configuration {c}");
         }
     }
@@ -113,8 +118,7 @@ fn every_kernel_compiles_for_sm80_and_sm90() {
 /// or more; returns the failures.
 fn compile_profiled(index: usize, kernel: &KernelSpec) -> Vec<String> {
     let spec = KernelSpec { profile: true, ..with_checks(kernel, false) };
-    let fused = fused_barriers();
-    compile(&spec, fused[index % fused.len()], (9, 0), "profiled, ").into_iter().collect()
+    compile(&spec, fused_barrier(index, 0), (9, 0), "profiled, ").into_iter().collect()
 }
 
 #[test]

@@ -3,12 +3,8 @@
 //! converged on the largest grid of every block size.
 
 use common::barrier_checks;
+use common::cuda_gpu as gpu;
 use common::radix::RadixSort;
-use gsync::prelude::*;
-
-fn gpu() -> Gpu {
-    Gpu::cuda(0).expect("a CUDA GPU")
-}
 
 #[test]
 #[ignore = "needs a CUDA GPU"]

@@ -5,15 +5,12 @@
 
 use common::barrier_checks;
 use common::checks::rng;
+use common::cuda_gpu as gpu;
 use common::kernels::*;
 use common::radix::RadixSort;
 use gsync::prelude::*;
 use rand::Rng;
 use std::time::{Duration, Instant};
-
-fn gpu() -> Gpu {
-    Gpu::cuda(0).expect("a CUDA GPU")
-}
 
 /// Every barrier, Auto and MultiLaunch included.
 fn barriers() -> Vec<Barrier> {

@@ -21,7 +21,7 @@ fn tuning_writes_the_caller_s_data_once_and_remembers_the_winner() {
     std::env::set_var("GSYNC_CACHE_DIR", &cache);
     std::env::remove_var(gsync::TUNE_VAR);
 
-    let gpu = Gpu::cuda(0).expect("a CUDA GPU");
+    let gpu = common::cuda_gpu();
     let n = 1 << 20;
     let original = input(n);
     let mut data = gpu.upload(&original).expect("upload");
@@ -37,7 +37,7 @@ fn tuning_writes_the_caller_s_data_once_and_remembers_the_winner() {
 
     let second = add_one::launch(&gpu, &mut data, &mut staging).expect("runs");
     assert_eq!((second.choice, second.config()), (ConfigChoice::Remembered, first.config()));
-    let reopened = Gpu::cuda(0).expect("a CUDA GPU");
+    let reopened = common::cuda_gpu();
     let mut fresh = reopened.upload(&original).expect("upload");
     let mut fresh_staging = reopened.zeros::<u32>(n).expect("staging");
     let third = add_one::launch(&reopened, &mut fresh, &mut fresh_staging).expect("runs");

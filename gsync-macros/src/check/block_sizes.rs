@@ -7,9 +7,7 @@
 use super::sizes::{LOCAL_LIMIT, SHARED_LIMIT};
 use crate::diagnostics::Diagnostics;
 use crate::ir::{Array, ArraySpace, ConstValue, Kernel, UsedBlockConst};
-
-/// The block sizes the macro checks: every one a CUDA GPU allows.
-const MAX_BLOCK_SIZE: u32 = gsync_contract::MAX_BLOCK_SIZE;
+use gsync_contract::MAX_BLOCK_SIZE;
 
 /// The block sizes `k` cannot run with, or `None` after reporting that it can run with none
 /// (on the first use of a constant sized by `BLOCK_SIZE`).

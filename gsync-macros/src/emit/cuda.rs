@@ -69,15 +69,11 @@ pub fn split_source(k: &Kernel, facts: &Facts, plan: &SplitPlan, bounds_checks: 
     e.out
 }
 
-/// The first line of the body of a kernel that uses `f16` or `bf16`: it tells the runtime to
-/// compile it with the half precision prelude (`core/half.cuh`, which includes CUDA's
-/// `cuda_fp16.h` and `cuda_bf16.h`), which other kernels go without: the contract's marker,
-/// which the runtime reads.
-pub const HALF_MARKER: &str = gsync_contract::HALF_MARKER;
-
+/// The contract's first line for a body that uses `f16` or `bf16`, which the runtime compiles
+/// with the half precision prelude (`core/half.cuh`).
 fn half_marker(facts: &Facts) -> String {
     if facts.half {
-        HALF_MARKER.to_owned()
+        gsync_contract::HALF_MARKER.to_owned()
     } else {
         String::new()
     }

@@ -106,22 +106,6 @@ pub fn axis_builtin(name: &str) -> Option<Builtin> {
     })
 }
 
-/// The names of the per-axis builtins, which device functions cannot take.
-pub const AXIS_BUILTINS: [&str; 12] = [
-    "thread_idx_x",
-    "thread_idx_y",
-    "thread_idx_z",
-    "block_idx_x",
-    "block_idx_y",
-    "block_idx_z",
-    "block_dim_x",
-    "block_dim_y",
-    "block_dim_z",
-    "grid_dim_x",
-    "grid_dim_y",
-    "grid_dim_z",
-];
-
 /// Every builtin returns `u32`, but `BLOCK_SIZE`, a `usize` like the lengths it sizes.
 pub fn builtin_type(b: Builtin) -> Scalar {
     match b {

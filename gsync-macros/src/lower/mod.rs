@@ -42,7 +42,6 @@ type StmtKind = ir::StmtKind<TyId>;
 type Var = ir::Var<TyId>;
 
 pub use call::RESERVED as RESERVED_NAMES;
-pub use methods::AXIS_BUILTINS;
 
 /// What a name in scope stands for.
 #[derive(Clone)]

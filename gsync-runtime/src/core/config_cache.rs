@@ -75,11 +75,7 @@ impl<'a> ConfigKey<'a> {
     }
 
     fn body(&self) -> &'a str {
-        if self.kernel.bounds_checks {
-            self.kernel.checked_body
-        } else {
-            self.kernel.unchecked_body
-        }
+        self.kernel.body()
     }
 
     fn id(&self) -> ConfigId {
@@ -156,17 +152,15 @@ impl ConfigCache {
         self.in_memory(key).or_else(|| Some(self.remember_first(key, self.on_disk(key)?)))
     }
 
-    /// Remembers `config` under `key`; a disk that refuses it is ignored.
-    pub fn put(&self, key: &ConfigKey<'_>, config: LaunchConfig) {
-        self.remember(key, config);
-        if let Some(path) = self.path(key) {
-            let _ = write_atomically(&path, &[render(config).as_bytes()]);
+    /// Remembers `config` under `key` unless a configuration is remembered already, and stores
+    /// it on disk if it was kept (a disk that refuses it is ignored); the configuration that is
+    /// there after.
+    pub fn put_first(&self, key: &ConfigKey<'_>, config: LaunchConfig) -> LaunchConfig {
+        let kept = self.remember_first(key, config);
+        if kept == config {
+            self.write(key, config);
         }
-    }
-
-    /// Remembers `config` under `key` for this process only.
-    pub fn remember(&self, key: &ConfigKey<'_>, config: LaunchConfig) {
-        self.memory().insert(key.id(), config);
+        kept
     }
 
     /// Remembers `config` under `key` for this process unless a configuration is there already; the
@@ -175,14 +169,17 @@ impl ConfigCache {
         *self.memory().entry(key.id()).or_insert(config)
     }
 
-    /// [`put`](Self::put) unless a configuration is remembered already; the configuration
-    /// that is there after.
-    pub fn put_first(&self, key: &ConfigKey<'_>, config: LaunchConfig) -> LaunchConfig {
-        let kept = self.remember_first(key, config);
-        if kept == config {
-            self.put(key, config);
+    /// Remembers `config` under `key`, replacing what is there, and stores it on disk.
+    #[cfg(test)]
+    fn put(&self, key: &ConfigKey<'_>, config: LaunchConfig) {
+        self.memory().insert(key.id(), config);
+        self.write(key, config);
+    }
+
+    fn write(&self, key: &ConfigKey<'_>, config: LaunchConfig) {
+        if let Some(path) = self.path(key) {
+            let _ = write_atomically(&path, &[render(config).as_bytes()]);
         }
-        kept
     }
 
     /// Forgets the configuration under `key`, in memory and on disk.
@@ -319,15 +316,6 @@ mod tests {
         assert_eq!(cache.put_first(&key(), other), other);
         assert_eq!(ConfigCache::in_dir(Some(tmp.path().to_owned())).get(&key()), Some(other));
         cache.forget(&key());
-        assert_eq!(ConfigCache::in_dir(Some(tmp.path().to_owned())).get(&key()), None);
-    }
-
-    #[test]
-    fn a_promised_configuration_is_not_written_to_disk() {
-        let tmp = TempDir::new("config-promise");
-        let cache = ConfigCache::in_dir(Some(tmp.path().to_owned()));
-        cache.remember(&key(), CONFIG);
-        assert_eq!(cache.get(&key()), Some(CONFIG));
         assert_eq!(ConfigCache::in_dir(Some(tmp.path().to_owned())).get(&key()), None);
     }
 

@@ -2,19 +2,16 @@
 //! directly or captured into a CUDA graph and replayed.
 
 use std::sync::MutexGuard;
-use std::time::Duration;
 
 use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaEvent, CudaFunction, CudaGraph, LaunchConfig};
 
 use crate::barrier::{limit_ns, Barrier};
 use crate::core::args::KernelArgs;
-use crate::core::config::ConfigChoice;
-use crate::core::dynamic_shared::SharedLayout;
 use crate::core::error::Result;
 use crate::core::grid::Grid;
 use crate::core::launch::LaunchReport;
-use crate::core::plan::{KernelBuild, LaunchPlan};
+use crate::core::plan::LaunchPlan;
 use crate::core::split::{check_read, missing_segment};
 use crate::core::status::DeviceStatus;
 use crate::cuda::args::{check_buffers, push_args, push_shared_args};
@@ -29,11 +26,10 @@ use crate::cuda::timing::elapsed;
 /// A split run on a CUDA GPU.
 pub(crate) struct CudaSplitRun<'g> {
     gpu: &'g CudaGpu,
-    kernel: KernelBuild,
+    /// The split plan: the kernel build, the grid, the shared slices' layout, the launch
+    /// (its watchdog limit bounds the segments' spin-waits) and how the grid was chosen.
+    plan: LaunchPlan,
     functions: Vec<CudaFunction>,
-    grid: Grid,
-    /// How the grid was chosen, for the report.
-    choice: ConfigChoice,
     scratch: MutexGuard<'g, LaunchScratch>,
     /// Recorded just before the first launch.
     start: Option<CudaEvent>,
@@ -44,10 +40,6 @@ pub(crate) struct CudaSplitRun<'g> {
     /// The first fault of the run when the host's own control flow had one: the host's, or
     /// the device's that came before it.
     host_fault: Option<DeviceStatus>,
-    /// The launch's watchdog limit, which bounds the segments' spin-waits.
-    watchdog: Option<Duration>,
-    /// The shared slices laid out for the block size, passed to every segment.
-    shared: SharedLayout,
 }
 
 impl<'g> CudaSplitRun<'g> {
@@ -72,30 +64,17 @@ impl<'g> CudaSplitRun<'g> {
             let mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
             gpu.stream().begin_capture(mode).map_err(driver_error("starting a graph capture"))?;
         }
-        Ok(CudaSplitRun {
-            gpu,
-            kernel,
-            functions,
-            grid,
-            choice: plan.choice,
-            scratch,
-            start: None,
-            capturing,
-            graph: None,
-            host_fault: None,
-            watchdog,
-            shared: plan.shared,
-        })
+        Ok(CudaSplitRun { gpu, plan, functions, scratch, start: None, capturing, graph: None, host_fault: None })
     }
 
     /// Blocks and threads per launch.
     pub(crate) fn grid(&self) -> Grid {
-        self.grid
+        self.plan.grid
     }
 
     /// The kernel's name.
     pub(crate) fn kernel_name(&self) -> &'static str {
-        self.kernel.name
+        self.plan.kernel.name
     }
 }
 
@@ -138,23 +117,23 @@ impl CudaSplitRun<'_> {
     /// As [`SplitRun::launch`].
     unsafe fn launch_segment(&mut self, segment: usize, args: KernelArgs<'_>) -> Result<()> {
         let Some(function) = self.functions.get(segment) else {
-            return Err(missing_segment(&self.kernel, segment, self.functions.len()));
+            return Err(missing_segment(&self.plan.kernel, segment, self.functions.len()));
         };
-        check_buffers(self.gpu, &self.kernel, &args)?;
+        check_buffers(self.gpu, &self.plan.kernel, &args)?;
         let stream = self.gpu.stream();
-        let context = format!("launching segment {segment} of kernel `{}`", self.kernel.name);
+        let context = format!("launching segment {segment} of kernel `{}`", self.plan.kernel.name);
         if self.start.is_none() && !self.capturing {
             let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT));
             self.start = Some(start.map_err(driver_error(context.as_str()))?);
         }
         let mut builder = stream.launch_builder(function);
         push_args(&mut builder, &args);
-        push_shared_args(&mut builder, &self.shared);
+        push_shared_args(&mut builder, &self.plan.shared);
         self.scratch.push_trailing_args(&mut builder);
         let config = LaunchConfig {
-            grid_dim: self.grid.grid_shape.tuple(),
-            block_dim: self.grid.block_shape.tuple(),
-            shared_mem_bytes: self.shared.driver_bytes(),
+            grid_dim: self.plan.grid.grid_shape.tuple(),
+            block_dim: self.plan.grid.block_shape.tuple(),
+            shared_mem_bytes: self.plan.shared.driver_bytes(),
         };
         // SAFETY: the caller vouches for `args`; the scratch words outlive the launch, since
         // `self` holds them until the stream is synchronized.
@@ -163,10 +142,14 @@ impl CudaSplitRun<'_> {
     }
 
     fn read_value<T: CudaElement>(&mut self, buf: &CudaBuffer<T>, index: u64, array: &str, line: u32) -> Result<T> {
-        let index = check_read(&self.kernel, buf.len(), index, array, line)?;
+        let index = check_read(&self.plan.kernel, buf.len(), index, array, line)?;
         let stream = self.gpu.stream();
-        stream.synchronize().map_err(driver_error(format!("running kernel `{}`", self.kernel.name)))?;
-        self.scratch.read_status(stream)?.into_result(&self.kernel, Barrier::MultiLaunch, self.watchdog)?;
+        stream.synchronize().map_err(driver_error(format!("running kernel `{}`", self.plan.kernel.name)))?;
+        self.scratch.read_status(stream)?.into_result(
+            &self.plan.kernel,
+            Barrier::MultiLaunch,
+            self.plan.launch.watchdog_limit(),
+        )?;
         buf.read(self.gpu, index)
     }
 
@@ -178,7 +161,7 @@ impl CudaSplitRun<'_> {
         // While capturing, nothing has run yet, and the host's fault is taken as the first.
         if !self.capturing {
             let stream = self.gpu.stream();
-            stream.synchronize().map_err(driver_error(format!("running kernel `{}`", self.kernel.name)))?;
+            stream.synchronize().map_err(driver_error(format!("running kernel `{}`", self.plan.kernel.name)))?;
             let device = self.scratch.read_status(stream)?;
             if device != DeviceStatus::default() {
                 first = device;
@@ -190,7 +173,7 @@ impl CudaSplitRun<'_> {
 
     fn wait_and_report(mut self) -> Result<LaunchReport> {
         let stream = self.gpu.stream();
-        let running = format!("running kernel `{}`", self.kernel.name);
+        let running = format!("running kernel `{}`", self.plan.kernel.name);
         if self.capturing {
             self.replay_capture()?;
         }
@@ -204,15 +187,12 @@ impl CudaSplitRun<'_> {
         stream.synchronize().map_err(driver_error(running.as_str()))?;
         let gpu_time = elapsed(events).map_err(driver_error(running))?;
         let device = self.scratch.read_status(stream)?;
-        self.host_fault.unwrap_or(device).into_result(&self.kernel, Barrier::MultiLaunch, self.watchdog)?;
-        Ok(LaunchReport {
-            gpu_time,
-            blocks: self.grid.blocks,
-            threads: self.grid.threads,
-            barrier: Barrier::MultiLaunch,
-            choice: self.choice,
-            profile: None,
-        })
+        self.host_fault.unwrap_or(device).into_result(
+            &self.plan.kernel,
+            Barrier::MultiLaunch,
+            self.plan.launch.watchdog_limit(),
+        )?;
+        Ok(self.plan.report(gpu_time, None))
     }
 }
 
@@ -221,7 +201,7 @@ impl CudaSplitRun<'_> {
     fn replay_capture(&mut self) -> Result<()> {
         self.capturing = false;
         let stream = self.gpu.stream();
-        let context = format!("replaying kernel `{}` as a CUDA graph", self.kernel.name);
+        let context = format!("replaying kernel `{}` as a CUDA graph", self.plan.kernel.name);
         let graph = stream.end_capture(CUgraphInstantiate_flags(0)).map_err(driver_error(context.as_str()))?;
         let Some(graph) = graph else { return Ok(()) };
         // Uploading first keeps the graph's one-time setup out of the timed replay.
@@ -243,7 +223,8 @@ impl Drop for CudaSplitRun<'_> {
         // After an early return the driver's borrows end here, so the launches must be done.
         // A failure that lost the context is recorded, and every later call reports it.
         if let Err(error) = self.gpu.stream().synchronize() {
-            let _ = self.gpu.health().absorb(driver_error(format!("running kernel `{}`", self.kernel.name))(error));
+            let _ =
+                self.gpu.health().absorb(driver_error(format!("running kernel `{}`", self.plan.kernel.name))(error));
         }
     }
 }

@@ -4,41 +4,22 @@
 use std::ops::Deref;
 
 use crate::barrier::Barrier;
-use crate::core::kernel::{body_for, translation_unit, KernelSpec};
+use crate::core::kernel::KernelSpec;
 use crate::core::launch::Launch;
 
 /// A kernel as one launch compiles it: what `#[grid_phases]` emitted ([`KernelSpec`]), with the
-/// launch's bounds-check and profile choices. It reads as the kernel it builds (`Deref`), with
-/// the launch's `bounds_checks` and `profile` in place of the emitted ones.
+/// launch's bounds-check and profile choices in place of the emitted ones. It reads as that
+/// kernel (`Deref`), so its `source`, `body` and `body_for` are this launch's.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct KernelBuild {
     spec: KernelSpec,
-    /// Whether the body is the bounds-checked one: the launch's choice, else the user's build's.
-    pub bounds_checks: bool,
-    /// Whether the fused kernel records a per-phase profile.
-    pub profile: bool,
 }
 
 impl KernelBuild {
     /// `spec` as `launch` compiles it.
     pub fn new(spec: &KernelSpec, launch: &Launch) -> KernelBuild {
-        KernelBuild {
-            spec: *spec,
-            bounds_checks: launch.requested_bounds_checks().unwrap_or(spec.bounds_checks),
-            profile: launch.records_profile(),
-        }
-    }
-
-    /// The CUDA translation unit of this build for a barrier and block size; see
-    /// [`KernelSpec::source`].
-    pub fn source(&self, barrier: Barrier, threads: u32) -> String {
-        translation_unit(&self.spec, self.bounds_checks, self.profile, barrier, threads)
-    }
-
-    /// The body compiled for `barrier`: the segment kernels for a split launch, else the fused
-    /// kernel, with or without bounds checks as this build says.
-    pub fn body_for(&self, barrier: Barrier) -> &'static str {
-        body_for(&self.spec, self.bounds_checks, barrier)
+        let bounds_checks = launch.requested_bounds_checks().unwrap_or(spec.bounds_checks);
+        KernelBuild { spec: KernelSpec { bounds_checks, profile: launch.records_profile(), ..*spec } }
     }
 
     /// The variant compiled for `barrier` (its fragment and state) and `threads` per block.

@@ -26,9 +26,7 @@ pub(crate) fn fused(
 ) -> Result<LaunchPlan> {
     let co_residency = if device.runs_every_grid() { CoResidency::Waived } else { co_residency };
     let info = device.info();
-    let kernel = KernelBuild::new(spec, launch);
-    let threads = checked_threads(info, &kernel, launch)?;
-    let layout = shared.layout(&kernel, threads)?;
+    let (kernel, threads, layout) = build(device, spec, launch, shared)?;
     let barrier = barrier(device, &kernel, launch, launch.requested_blocks(), threads, &layout)?;
     let descriptor = barrier.descriptor();
     match descriptor.launch_mode {
@@ -65,6 +63,7 @@ pub(crate) fn split(
 ) -> Result<LaunchPlan> {
     let kernel = KernelBuild::new(spec, launch);
     let threads = checked_threads(device.info(), &kernel, launch)?;
+    // Before the layout: a kernel that cannot split says so first.
     check_split(&kernel)?;
     let layout = shared.layout(&kernel, threads)?;
     let resident = device.residency(&kernel.variant(Barrier::MultiLaunch, threads), &layout)?;
@@ -89,15 +88,27 @@ pub(crate) fn max_coresident_blocks(
     launch: &Launch,
     shared: &DynamicShared,
 ) -> Result<u32> {
-    let kernel = KernelBuild::new(spec, launch);
-    let threads = checked_threads(device.info(), &kernel, launch)?;
-    let layout = shared.layout(&kernel, threads)?;
+    let (kernel, threads, layout) = build(device, spec, launch, shared)?;
     let barrier = barrier(device, &kernel, launch, None, threads, &layout)?;
     if barrier.descriptor().launch_mode == LaunchMode::Split {
         check_split(&kernel)?;
     }
     let resident = device.residency(&kernel.variant(barrier, threads), &layout)?;
     Ok(if device.runs_every_grid() { device.block_limit(threads) } else { resident.max_blocks() })
+}
+
+/// The first three steps of a fused plan: the launch's build of `spec`, its checked block
+/// size, and the shared slices' layout for that size.
+fn build(
+    device: &dyn Device,
+    spec: &KernelSpec,
+    launch: &Launch,
+    shared: &DynamicShared,
+) -> Result<(KernelBuild, u32, SharedLayout)> {
+    let kernel = KernelBuild::new(spec, launch);
+    let threads = checked_threads(device.info(), &kernel, launch)?;
+    let layout = shared.layout(&kernel, threads)?;
+    Ok((kernel, threads, layout))
 }
 
 /// The barrier a launch of `requested_blocks` (or the default grid) uses: Auto becomes the
