@@ -31,6 +31,14 @@ pub use crate::emu::{
 // For the workspace's tests.
 pub use crate::cuda::discover::nvrtc_or_skip;
 
+/// The multi-GPU teams' host layer (NVSHMEM), for the `nvshmem_ring` example.
+pub mod nvshmem {
+    pub use crate::cuda::nvshmem::{launch_cooperative, link_kernel, load_module, run_local};
+    pub use crate::cuda::nvshmem::{LocalOutcome, Nvshmem, NvshmemPe, PeExit, RawFunction, RawModule};
+    pub use crate::cuda::nvshmem::{RegisteredFunction, TeamEnv, REQUIRED_RELEASE};
+    pub use crate::cuda::nvshmem::{NO_MULTICAST, N_PES_VAR, PE_VAR, RENDEZVOUS_VAR};
+}
+
 /// One call of a `#[grid_phases]` kernel, in the three forms the macro generates: the fused
 /// kernel's argument list, the split form's host code, and the emulator body.
 ///

@@ -621,6 +621,153 @@ pub enum Error {
         /// What fails at this block size.
         reason: String,
     },
+
+    // ---- Multi-GPU teams: NVSHMEM, nvJitLink and the processes of a team.
+    /// A part of NVSHMEM (its host library, device library, headers or bootstrap plugin) was
+    /// not found.
+    #[error(
+        "NVSHMEM's {what} was not found; searched:\n{}\n\
+         install NVSHMEM 3.8 with `pip install 'nvidia-nvshmem-cu13==3.8.0'` (then add that \
+         site-packages directory to PYTHONPATH), or set GSYNC_NVSHMEM_DIR to a folder holding \
+         NVSHMEM's include/ and lib/",
+        bullet_list(searched)
+    )]
+    NvshmemNotFound {
+        /// The missing piece, e.g. "host library (lib/libnvshmem_host.so.3)".
+        what: String,
+        /// The places that were searched.
+        searched: Vec<PathBuf>,
+    },
+
+    /// The NVSHMEM found is not the release gsync is built for, or its headers and host
+    /// library come from different releases.
+    #[error(
+        "NVSHMEM in {} is not usable: {problem}; gsync needs NVSHMEM {required} with headers and \
+         host library of the same release: install it with `pip install 'nvidia-nvshmem-cu13==3.8.0'` \
+         or point GSYNC_NVSHMEM_DIR at such an installation",
+        dir.display()
+    )]
+    NvshmemVersion {
+        /// The NVSHMEM folder that was found.
+        dir: PathBuf,
+        /// The release gsync needs, e.g. "3.8".
+        required: String,
+        /// What differs, e.g. "the headers are 3.8.0 but libnvshmem_host.so.3 is 3.7.1".
+        problem: String,
+    },
+
+    /// nvJitLink (`libnvJitLink.so.13`), which links a team kernel with NVSHMEM's device
+    /// library, was not found, or is older than the NVRTC that compiles the kernel.
+    #[error(
+        "nvJitLink (libnvJitLink.so.13) is not usable: {problem}; searched:\n{}\n\
+         install it next to NVRTC with `pip install 'nvidia-nvjitlink==13.0.*'`, or set CUDA_HOME \
+         (or GSYNC_CUDA_ROOT) to a CUDA 13 toolkit",
+        bullet_list(searched)
+    )]
+    NvJitLinkUnavailable {
+        /// Why it cannot be used, e.g. "not found" or "version 13.0 is older than NVRTC 13.1".
+        problem: String,
+        /// The directories that were searched.
+        searched: Vec<PathBuf>,
+    },
+
+    /// nvJitLink could not link a team kernel with NVSHMEM's device library.
+    #[error(
+        "nvJitLink could not link kernel `{kernel}` with NVSHMEM's device library ({call} returned \
+         {result}); an NVSHMEM function the kernel calls may be missing from libnvshmem_device.a, or \
+         nvJitLink may be older than the CUDA that built that library (install \
+         `nvidia-nvjitlink==13.0.*` or newer)\n--- nvJitLink log ---\n{log}"
+    )]
+    Link {
+        /// The kernel's name.
+        kernel: String,
+        /// The nvJitLink call that failed.
+        call: &'static str,
+        /// nvJitLink's result code.
+        result: i32,
+        /// nvJitLink's error and info logs.
+        log: String,
+    },
+
+    /// An NVSHMEM host call failed.
+    #[error(
+        "NVSHMEM failed while {context} ({call} returned {status}); run again with \
+         NVSHMEM_DEBUG=INFO for NVSHMEM's own account, and check that every PE of the team runs \
+         and reaches the same call"
+    )]
+    Nvshmem {
+        /// What the runtime was doing.
+        context: String,
+        /// The NVSHMEM function.
+        call: &'static str,
+        /// Its status code (or -1 for a null pointer).
+        status: i32,
+    },
+
+    /// A PE of a team waited in vain for PE 0's unique id in the rendezvous file.
+    #[error(
+        "PE {pe} waited {waited:?} for PE 0 to write NVSHMEM's unique id to {}: {problem}; start \
+         PE 0 of the same team with the same rendezvous file (run_local does both), or give the \
+         team longer to start",
+        path.display()
+    )]
+    TeamRendezvous {
+        /// The PE that waited.
+        pe: u32,
+        /// The rendezvous file.
+        path: PathBuf,
+        /// How long it waited.
+        waited: Duration,
+        /// What it found, e.g. "the file does not exist".
+        problem: String,
+    },
+
+    /// A team's environment variables are missing or malformed, or a PE was asked for that
+    /// the team does not have.
+    #[error("the team's settings are invalid: {variable}={value:?}: {reason}")]
+    InvalidTeam {
+        /// The variable or argument, e.g. "GSYNC_TEAM_PE".
+        variable: String,
+        /// Its value.
+        value: String,
+        /// What is wrong and what to do.
+        reason: String,
+    },
+
+    /// A module was registered with NVSHMEM that holds no NVSHMEM device state, so its
+    /// NVSHMEM calls would read an uninitialised state.
+    #[error(
+        "module `{module}` has no NVSHMEM device state (`{symbol}` is missing): it was not linked \
+         with NVSHMEM's device library, or calls no NVSHMEM function; build it with \
+         nvshmem::link_kernel, or do not register it"
+    )]
+    NotAnNvshmemModule {
+        /// The module, as the caller named it.
+        module: String,
+        /// The missing symbol.
+        symbol: &'static str,
+    },
+
+    /// The PEs of a team called a collective with different arguments.
+    #[error(
+        "the PEs of the team called {call} with different arguments: {detail}; every PE must \
+         make the same collective calls with the same sizes, in the same order"
+    )]
+    TeamMismatch {
+        /// The collective.
+        call: &'static str,
+        /// What differed.
+        detail: String,
+    },
+
+    /// A PE process of a local team could not be started, or one of them failed.
+    #[error("the local team of {n_pes} PEs failed: {detail}; see each PE's output above for its error")]
+    TeamFailed {
+        /// The team's size.
+        n_pes: u32,
+        /// Which PE failed first and how each PE ended.
+        detail: String,
+    },
 }
 
 /// A per-block or per-thread resource that a kernel can exceed at compile time.
@@ -724,6 +871,14 @@ impl Error {
             | Error::BarrierMismatch { .. }
             | Error::DeviceFault { .. } => ErrorKind::KernelFault,
             Error::Driver { .. } | Error::ContextLost { .. } => ErrorKind::Driver,
+            Error::NvshmemNotFound { .. } | Error::NvshmemVersion { .. } | Error::NvJitLinkUnavailable { .. } => {
+                ErrorKind::Installation
+            }
+            Error::Link { .. } => ErrorKind::Compilation,
+            Error::InvalidTeam { .. } | Error::NotAnNvshmemModule { .. } | Error::TeamMismatch { .. } => {
+                ErrorKind::Configuration
+            }
+            Error::Nvshmem { .. } | Error::TeamRendezvous { .. } | Error::TeamFailed { .. } => ErrorKind::Driver,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Compiling CUDA source to a CUBIN with NVRTC. Needs NVRTC, not a GPU.
 
 use std::ffi::{c_char, CString};
+use std::path::PathBuf;
 
 use cudarc::nvrtc::result::{self as nvrtc, NvrtcError};
 use cudarc::nvrtc::sys;
@@ -24,6 +25,28 @@ pub struct Compiled {
 pub fn compile(source: &str, kernel_name: &str, arch: (u32, u32)) -> Result<Compiled> {
     let toolkit = discover::toolkit()?;
     let options = options(toolkit, arch);
+    let (cubin, log) = run_nvrtc(source, kernel_name, &options, toolkit.header_search(), Output::Cubin)?;
+    Ok(Compiled { cubin, log })
+}
+
+/// What [`run_nvrtc`] returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Output {
+    /// A CUBIN for the `sm_XY` the options name.
+    Cubin,
+    /// LTO-IR (the options name a `compute_XY` and `-dlto`), for nvJitLink to link.
+    LtoIr,
+}
+
+/// Compiles `source` with `options` into `output` and NVRTC's log, classifying a failure by the
+/// log; `header_search` is what a missing header's error says was searched.
+pub(crate) fn run_nvrtc(
+    source: &str,
+    kernel_name: &str,
+    options: &[String],
+    header_search: &[PathBuf],
+    output: Output,
+) -> Result<(Vec<u8>, String)> {
     let source_c = CString::new(source).map_err(|nul| Error::Compile {
         kernel: kernel_name.to_owned(),
         log: format!("the source contains a NUL byte at offset {}", nul.nul_position()),
@@ -32,14 +55,18 @@ pub fn compile(source: &str, kernel_name: &str, arch: (u32, u32)) -> Result<Comp
     // With NUL bytes removed the name is always a valid C string.
     let program_name = CString::new(format!("{}.cu", kernel_name.replace('\0', ""))).unwrap_or_default();
     let program = Program::create(&source_c, &program_name)?;
-    let compiled = compile_with_stack(&program, &options);
+    let compiled = compile_with_stack(&program, options);
     let log = program.log()?;
     match compiled {
-        Ok(()) => Ok(Compiled { cubin: program.cubin()?, log }),
+        Ok(()) => {
+            let image = match output {
+                Output::Cubin => program.cubin()?,
+                Output::LtoIr => program.lto_ir()?,
+            };
+            Ok((image, log))
+        }
         Err(NvrtcError(sys::nvrtcResult::NVRTC_ERROR_COMPILATION)) => Err(match classify(&log) {
-            Failure::MissingHeader(header) => {
-                Error::CudaHeadersNotFound { header, searched: toolkit.header_search().to_vec() }
-            }
+            Failure::MissingHeader(header) => Error::CudaHeadersNotFound { header, searched: header_search.to_vec() },
             Failure::Resources(resource, detail) => {
                 Error::KernelResources { kernel: kernel_name.to_owned(), resource, detail, log }
             }
@@ -144,8 +171,14 @@ pub fn nvrtc_version() -> Result<(i32, i32)> {
 
 /// The NVRTC options for an architecture; part of the disk cache key.
 pub(crate) fn options(toolkit: &Toolkit, (major, minor): (u32, u32)) -> Vec<String> {
+    options_for_target(toolkit, format!("--gpu-architecture=sm_{major}{minor}"))
+}
+
+/// The NVRTC options with `target` (a `--gpu-architecture` option) first, then the fixed ones
+/// and the toolkit's include directories.
+pub(crate) fn options_for_target(toolkit: &Toolkit, target: String) -> Vec<String> {
     let fixed = [
-        format!("--gpu-architecture=sm_{major}{minor}"),
+        target,
         "-std=c++17".to_owned(),
         // Rust never contracts a * b + c into an fma; neither may the device.
         "--fmad=false".to_owned(),
@@ -191,6 +224,21 @@ impl Program {
             .result()
             .map_err(nvrtc_error("reading the CUBIN"))?;
         Ok(cubin)
+    }
+}
+
+impl Program {
+    /// The LTO-IR of a program compiled with `-dlto`, which cudarc's checked layer lacks.
+    fn lto_ir(&self) -> Result<Vec<u8>> {
+        let mut size = 0usize;
+        // SAFETY: the program is live and compiled; `size` is valid for writes.
+        unsafe { sys::nvrtcGetLTOIRSize(self.0, &mut size) }.result().map_err(nvrtc_error("sizing the LTO-IR"))?;
+        let mut ir = vec![0u8; size];
+        // SAFETY: `ir` has the `size` bytes NVRTC asked for.
+        unsafe { sys::nvrtcGetLTOIR(self.0, ir.as_mut_ptr().cast::<c_char>()) }
+            .result()
+            .map_err(nvrtc_error("reading the LTO-IR"))?;
+        Ok(ir)
     }
 }
 

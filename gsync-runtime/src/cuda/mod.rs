@@ -21,6 +21,7 @@ pub(crate) mod fused;
 pub(crate) mod health;
 pub(crate) mod measure;
 pub(crate) mod memory;
+pub(crate) mod nvshmem;
 pub(crate) mod occupancy;
 pub(crate) mod profile;
 pub(crate) mod scratch;

@@ -1,0 +1,745 @@
+//! This process as a PE of a team: NVSHMEM initialised on a CUDA context, the symmetric heap,
+//! collectives, and modules whose kernels call NVSHMEM.
+
+use std::collections::HashSet;
+use std::ffi::{c_int, c_void, CString};
+use std::marker::PhantomData;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use cudarc::driver::sys::{CUfunction, CUmodule, CUresult};
+use cudarc::driver::{result as driver, CudaContext, CudaFunction, CudaStream, DriverError};
+
+use crate::core::disk::{read_entry, write_atomically};
+use crate::core::error::{Error, Result};
+use crate::cuda::driver_error;
+use crate::cuda::nvshmem::library::{
+    InitAttr, Nvshmem, UniqueId, INIT_WITH_UNIQUEID, STATUS_IS_INITIALIZED, TEAM_WORLD,
+};
+
+/// Words of each of [`NvshmemPe::agree_max`]'s two symmetric scratch buffers.
+const AGREE_WORDS: usize = 256;
+
+/// What a rendezvous file starts with, before the unique id's bytes.
+const RENDEZVOUS_MAGIC: &[u8] = b"gsync nvshmem unique id v1\n";
+
+/// How often a PE looks for the rendezvous file.
+const RENDEZVOUS_POLL: Duration = Duration::from_millis(10);
+
+/// The symbols NVSHMEM initialises in a module; a module without them has no NVSHMEM.
+const DEVICE_STATE: &str = "nvshmemi_device_state_d";
+const DEVICE_LIB_VERSION: &str = "nvshmemi_device_lib_version_d";
+
+/// Whether this process is a PE: NVSHMEM allows one initialisation per process.
+static INITIALISED: AtomicBool = AtomicBool::new(false);
+
+/// Modules registered with NVSHMEM, which must be unregistered before they are unloaded (NVSHMEM
+/// writes its state into every registered module when the heap changes) or NVSHMEM finalised.
+static REGISTERED: Mutex<Vec<RegisteredHandle>> = Mutex::new(Vec::new());
+
+/// A registered module's handle.
+struct RegisteredHandle {
+    module: CUmodule,
+    nvshmem: &'static Nvshmem,
+}
+
+// SAFETY: a module handle may be used from any thread that has its context current; the
+// handles are only compared and passed to `nvshmemx_cumodule_finalize` with it current.
+unsafe impl Send for RegisteredHandle {}
+
+fn registered() -> MutexGuard<'static, Vec<RegisteredHandle>> {
+    // The list is valid after any panic: entries are pushed and removed whole.
+    REGISTERED.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Unregisters `module` from NVSHMEM if it is registered and NVSHMEM still runs.
+fn unregister(module: CUmodule) {
+    let mut handles = registered();
+    if let Some(at) = handles.iter().position(|handle| handle.module == module) {
+        let handle = handles.swap_remove(at);
+        if INITIALISED.load(Ordering::Acquire) {
+            // SAFETY: the module is loaded (its owner calls this before unloading it) and was
+            // registered; the owner made its context current. A failure only leaves NVSHMEM
+            // with a stale entry it no longer writes once the module is gone from its list.
+            let _ = unsafe { (handle.nvshmem.host.cumodule_finalize)(handle.module) };
+        }
+    }
+}
+
+/// This process as PE `pe` of a team of `n_pes`, through NVSHMEM on one CUDA context.
+///
+/// Dropping it synchronises the context, frees its scratch, unregisters the modules still
+/// registered and finalises NVSHMEM, which is collective: every PE must drop its `NvshmemPe`.
+/// NVSHMEM ends the process when its finalisation fails.
+pub struct NvshmemPe {
+    nvshmem: &'static Nvshmem,
+    context: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    pe: u32,
+    n_pes: u32,
+    /// [`AGREE_WORDS`] source words, then as many destination words; 0 until allocated.
+    scratch: u64,
+    allocations: Mutex<HashSet<u64>>,
+    /// NVSHMEM is initialised `NVSHMEM_THREAD_SERIALIZED`: one call at a time.
+    calls: Mutex<()>,
+}
+
+impl std::fmt::Debug for NvshmemPe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NvshmemPe").field("pe", &self.pe).field("n_pes", &self.n_pes).finish_non_exhaustive()
+    }
+}
+
+impl NvshmemPe {
+    /// Initialises NVSHMEM as PE `pe` of `n_pes` on `context`, collectively with the other PEs.
+    ///
+    /// PE 0 creates NVSHMEM's unique id and writes it (atomically) to the file `rendezvous`;
+    /// the others wait up to `timeout` for it. The file must be fresh for each team (an old
+    /// one would hand out a stale id); [`run_local`](super::run_local) makes one. Unless they
+    /// are set, this sets `NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME=lo` (a team on one host),
+    /// `NVSHMEM_BOOTSTRAP_UID_PLUGIN` (the plugin beside the host library) and
+    /// `NVSHMEM_DISABLE_NVLS=1` (NVLink multicast stays off unless asked for) in this
+    /// process's environment, before NVSHMEM reads it. `context` is made current on this
+    /// thread, and NVSHMEM binds to it.
+    pub fn init(
+        nvshmem: &'static Nvshmem,
+        context: &Arc<CudaContext>,
+        pe: u32,
+        n_pes: u32,
+        rendezvous: &Path,
+        timeout: Duration,
+    ) -> Result<NvshmemPe> {
+        check_rank(pe, n_pes)?;
+        if INITIALISED.swap(true, Ordering::AcqRel) {
+            return Err(Error::InvalidTeam {
+                variable: "NvshmemPe::init".into(),
+                value: format!("pe {pe}"),
+                reason:
+                    "this process is a PE already; NVSHMEM allows one PE per process: drop the other NvshmemPe first"
+                        .into(),
+            });
+        }
+        let initialised = initialise(nvshmem, context, pe, n_pes, rendezvous, timeout);
+        if let Err(error) = initialised {
+            INITIALISED.store(false, Ordering::Release);
+            return Err(error);
+        }
+        // From here on, Drop finalises NVSHMEM, also when a step below fails.
+        let stream = context.new_stream().map_err(driver_error("creating the team's stream"))?;
+        let mut this = NvshmemPe {
+            nvshmem,
+            context: context.clone(),
+            stream,
+            pe,
+            n_pes,
+            scratch: 0,
+            allocations: Mutex::new(HashSet::new()),
+            calls: Mutex::new(()),
+        };
+        this.check_identity()?;
+        this.scratch = this.calloc(2 * AGREE_WORDS * 8, "allocating the team's scratch")?;
+        Ok(this)
+    }
+
+    /// This PE's number, from 0.
+    pub fn pe(&self) -> u32 {
+        self.pe
+    }
+
+    /// How many PEs the team has.
+    pub fn n_pes(&self) -> u32 {
+        self.n_pes
+    }
+
+    /// The CUDA context NVSHMEM runs on.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.context
+    }
+
+    /// Allocates `bytes` of zeroed memory on the symmetric heap (`nvshmem_calloc`), returning
+    /// its device address on this PE; collective: every PE allocates the same size, in the same
+    /// order. The heap's size is `NVSHMEM_SYMMETRIC_SIZE` (1 GiB unless set).
+    pub fn malloc(&self, bytes: usize) -> Result<u64> {
+        let _calls = self.enter()?;
+        let context = format!("allocating {bytes} bytes on the symmetric heap (NVSHMEM_SYMMETRIC_SIZE sets its size)");
+        let address = self.calloc(bytes, &context)?;
+        if address != 0 {
+            self.allocations().insert(address);
+        }
+        Ok(address)
+    }
+
+    /// Frees an allocation of [`malloc`](Self::malloc) (`nvshmem_free`), after this PE's queued
+    /// GPU work; collective, like `malloc`.
+    pub fn free(&self, address: u64) -> Result<()> {
+        let _calls = self.enter()?;
+        if !self.allocations().remove(&address) {
+            return Err(Error::InvalidTeam {
+                variable: "NvshmemPe::free".into(),
+                value: format!("{address:#x}"),
+                reason: "the address is not an allocation of this PE's malloc that is still live".into(),
+            });
+        }
+        self.context.synchronize().map_err(driver_error("waiting for the GPU before freeing symmetric memory"))?;
+        // SAFETY: `address` came from `nvshmem_calloc` and is freed once; no queued work of
+        // this PE uses it any more, and `nvshmem_free` waits for the other PEs.
+        unsafe { (self.nvshmem.host.free)(address as *mut c_void) };
+        Ok(())
+    }
+
+    /// The address at which this PE's loads and stores reach PE `pe`'s copy of the symmetric
+    /// `address` (`nvshmem_ptr`), or `None` where PE `pe` is not reachable so (or `address` is
+    /// not symmetric).
+    pub fn peer_ptr(&self, address: u64, pe: u32) -> Option<u64> {
+        if pe >= self.n_pes {
+            return None;
+        }
+        let _calls = self.enter().ok()?;
+        // SAFETY: `nvshmem_ptr` only computes an address, checking it against the heap.
+        let peer = unsafe { (self.nvshmem.host.ptr)(address as *const c_void, pe as c_int) };
+        (!peer.is_null()).then_some(peer as u64)
+    }
+
+    /// Waits until every PE has called it, after this PE's queued GPU work finished
+    /// (`nvshmem_barrier_all` after synchronising the context): then every PE's earlier GPU
+    /// writes are done and visible.
+    pub fn barrier_all(&self) -> Result<()> {
+        let _calls = self.enter()?;
+        self.context.synchronize().map_err(driver_error("waiting for the GPU before a team barrier"))?;
+        // SAFETY: NVSHMEM is initialised and its context is current.
+        unsafe { (self.nvshmem.host.barrier_all)() };
+        Ok(())
+    }
+
+    /// Queues a barrier of all PEs on `stream` (`nvshmemx_barrier_all_on_stream`): work queued
+    /// after it starts once every PE's work queued before it finished.
+    pub fn barrier_all_on_stream(&self, stream: &CudaStream) -> Result<()> {
+        let _calls = self.enter()?;
+        // SAFETY: the stream is live (borrowed) and of this context, which is current.
+        unsafe { (self.nvshmem.host.barrier_all_on_stream)(stream.cu_stream()) };
+        Ok(())
+    }
+
+    /// The element-wise maximum of `values` over all PEs; collective: every PE passes as many
+    /// values (else every PE gets [`Error::TeamMismatch`]). The minimum is `!agree_max(!x)`.
+    ///
+    /// Runs as NVSHMEM reductions (`nvshmemx_uint64_max_reduce_on_stream`) over a small
+    /// symmetric scratch, in rounds of 256 words; the first round carries the length and its
+    /// complement as well, so every PE learns whether the lengths differ before it relies on
+    /// the rounds to match.
+    pub fn agree_max(&self, values: &[u64]) -> Result<Vec<u64>> {
+        let _calls = self.enter()?;
+        let len = values.len() as u64;
+        let mut agreed = Vec::with_capacity(values.len());
+        let mut rest = values;
+        let mut round = 0;
+        loop {
+            let header = if round == 0 { 2 } else { 0 };
+            let (chunk, tail) = rest.split_at(rest.len().min(AGREE_WORDS - header));
+            let mut words = [0u64; AGREE_WORDS];
+            if round == 0 {
+                words[..2].copy_from_slice(&[len, !len]);
+            }
+            words[header..header + chunk.len()].copy_from_slice(chunk);
+            let reduced = self.reduce_max(&words)?;
+            if round == 0 && (reduced[0], !reduced[1]) != (len, len) {
+                return Err(Error::TeamMismatch {
+                    call: "NvshmemPe::agree_max",
+                    detail: format!("the PEs passed between {} and {} values", !reduced[1], reduced[0]),
+                });
+            }
+            agreed.extend_from_slice(&reduced[header..header + chunk.len()]);
+            rest = tail;
+            round += 1;
+            if rest.is_empty() {
+                return Ok(agreed);
+            }
+        }
+    }
+
+    /// One reduction of the scratch: `words` in, the maxima out.
+    fn reduce_max(&self, words: &[u64; AGREE_WORDS]) -> Result<[u64; AGREE_WORDS]> {
+        let (source, destination) = (self.scratch, self.scratch + (AGREE_WORDS * 8) as u64);
+        let stream = self.stream.cu_stream();
+        let failed = driver_error("agreeing across the team");
+        // SAFETY: the scratch holds 2 × AGREE_WORDS words of this context; `words` outlives the
+        // copy, which the synchronisation below waits for.
+        unsafe { driver::memcpy_htod_async(source, &words[..], stream) }.map_err(failed)?;
+        // SAFETY: source and destination are symmetric, AGREE_WORDS long and disjoint; the
+        // stream is this context's, which is current.
+        let status = unsafe {
+            (self.nvshmem.host.uint64_max_reduce_on_stream)(
+                TEAM_WORLD,
+                destination as *mut u64,
+                source as *const u64,
+                AGREE_WORDS,
+                stream,
+            )
+        };
+        if status != 0 {
+            return Err(Error::Nvshmem {
+                context: "agreeing across the team".into(),
+                call: "nvshmemx_uint64_max_reduce_on_stream",
+                status,
+            });
+        }
+        let mut reduced = [0u64; AGREE_WORDS];
+        // SAFETY: as above; `reduced` outlives the copy, which the synchronisation waits for.
+        unsafe { driver::memcpy_dtoh_async(&mut reduced[..], destination, stream) }
+            .map_err(driver_error("agreeing across the team"))?;
+        self.stream.synchronize().map_err(driver_error("agreeing across the team"))?;
+        Ok(reduced)
+    }
+
+    /// Registers `module` with NVSHMEM (`nvshmemx_cumodule_init`), so that its kernels' NVSHMEM
+    /// calls find the team; refuses a module without NVSHMEM's device state. The module is
+    /// unregistered when it is dropped, or when this PE is.
+    pub fn register_module(&self, module: &RawModule) -> Result<()> {
+        self.register(module.handle, "a RawModule")
+    }
+
+    /// Registers the module of `function`, loaded through cudarc's safe layer, as
+    /// [`register_module`](Self::register_module) does; the returned guard keeps the module
+    /// loaded and unregisters it when dropped. With it, a team kernel launches through cudarc's
+    /// `launch_builder` like any other.
+    pub fn register_function(&self, function: &CudaFunction) -> Result<RegisteredFunction> {
+        let calls = self.enter()?;
+        let mut module: CUmodule = std::ptr::null_mut();
+        // SAFETY: the function is live (borrowed); `module` is valid for writes.
+        unsafe { cudarc::driver::sys::cuFuncGetModule(&mut module, function.cu_function()) }
+            .result()
+            .map_err(driver_error("finding a kernel's module"))?;
+        drop(calls);
+        self.register(module, "the module of a CudaFunction")?;
+        Ok(RegisteredFunction { function: function.clone(), module, context: self.context.clone() })
+    }
+
+    fn register(&self, module: CUmodule, name: &str) -> Result<()> {
+        let _calls = self.enter()?;
+        for symbol in [DEVICE_STATE, DEVICE_LIB_VERSION] {
+            // SAFETY: the module is loaded in this context, which is current.
+            if unsafe { global(module, symbol) }.map_err(driver_error("looking up NVSHMEM's state"))?.is_none() {
+                return Err(Error::NotAnNvshmemModule { module: name.to_owned(), symbol });
+            }
+        }
+        let mut handles = registered();
+        if handles.iter().any(|handle| handle.module == module) {
+            return Ok(());
+        }
+        // SAFETY: the module is loaded, has NVSHMEM's device state and its context is current.
+        let status = unsafe { (self.nvshmem.host.cumodule_init)(module) };
+        if status != 0 {
+            return Err(Error::Nvshmem {
+                context: format!("registering {name}"),
+                call: "nvshmemx_cumodule_init",
+                status,
+            });
+        }
+        handles.push(RegisteredHandle { module, nvshmem: self.nvshmem });
+        Ok(())
+    }
+
+    /// Serialises NVSHMEM calls and makes the context current on this thread.
+    fn enter(&self) -> Result<MutexGuard<'_, ()>> {
+        // The lock guards no data.
+        let guard = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        self.context.bind_to_thread().map_err(driver_error("making the team's context current"))?;
+        Ok(guard)
+    }
+
+    fn allocations(&self) -> MutexGuard<'_, HashSet<u64>> {
+        // The set is valid after any panic: addresses are inserted and removed whole.
+        self.allocations.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `nvshmem_calloc(1, bytes)`, 0 for 0 bytes.
+    fn calloc(&self, bytes: usize, context: &str) -> Result<u64> {
+        // SAFETY: NVSHMEM is initialised and its context is current.
+        let address = unsafe { (self.nvshmem.host.calloc)(1, bytes) };
+        if address.is_null() && bytes > 0 {
+            return Err(Error::Nvshmem { context: context.to_owned(), call: "nvshmem_calloc", status: -1 });
+        }
+        Ok(address as u64)
+    }
+
+    /// NVSHMEM agrees with the rank and size the PE was given.
+    fn check_identity(&self) -> Result<()> {
+        let host = &self.nvshmem.host;
+        // SAFETY: NVSHMEM is initialised; these only read its state.
+        let (status, me, n) = unsafe { ((host.init_status)(), (host.my_pe)(), (host.n_pes)()) };
+        if status < STATUS_IS_INITIALIZED {
+            return Err(Error::Nvshmem { context: "initialising".into(), call: "nvshmemx_init_status", status });
+        }
+        if (i64::from(me), i64::from(n)) != (i64::from(self.pe), i64::from(self.n_pes)) {
+            return Err(Error::InvalidTeam {
+                variable: "NvshmemPe::init".into(),
+                value: format!("pe {} of {}", self.pe, self.n_pes),
+                reason: format!("NVSHMEM made this process PE {me} of {n}; give each process its own PE number"),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Drop for NvshmemPe {
+    fn drop(&mut self) {
+        let _calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        let _ = self.context.bind_to_thread();
+        let _ = self.context.synchronize();
+        if self.scratch != 0 {
+            // SAFETY: the scratch came from `nvshmem_calloc`; no work uses it any more.
+            unsafe { (self.nvshmem.host.free)(self.scratch as *mut c_void) };
+        }
+        for handle in registered().drain(..) {
+            // SAFETY: the module is still loaded (its owner unregisters it before unloading);
+            // the context is current.
+            let _ = unsafe { (handle.nvshmem.host.cumodule_finalize)(handle.module) };
+        }
+        // SAFETY: NVSHMEM was initialised by this PE and is finalised once.
+        unsafe { (self.nvshmem.host.hostlib_finalize)() };
+        INITIALISED.store(false, Ordering::Release);
+    }
+}
+
+/// The registration of a cudarc module's with NVSHMEM ([`NvshmemPe::register_function`]),
+/// which keeps the module loaded; dropping it unregisters the module.
+pub struct RegisteredFunction {
+    function: CudaFunction,
+    module: CUmodule,
+    context: Arc<CudaContext>,
+}
+
+impl RegisteredFunction {
+    /// The registered function.
+    pub fn function(&self) -> &CudaFunction {
+        &self.function
+    }
+}
+
+impl std::fmt::Debug for RegisteredFunction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegisteredFunction").finish_non_exhaustive()
+    }
+}
+
+impl Drop for RegisteredFunction {
+    fn drop(&mut self) {
+        let _ = self.context.bind_to_thread();
+        unregister(self.module);
+    }
+}
+
+fn check_rank(pe: u32, n_pes: u32) -> Result<()> {
+    if n_pes == 0 || pe >= n_pes || n_pes > i32::MAX as u32 {
+        return Err(Error::InvalidTeam {
+            variable: "pe".into(),
+            value: format!("{pe} of {n_pes}"),
+            reason: "a team has at least 1 PE, numbered from 0 to n_pes - 1".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Sets NVSHMEM's environment, exchanges the unique id and initialises NVSHMEM.
+fn initialise(
+    nvshmem: &'static Nvshmem,
+    context: &Arc<CudaContext>,
+    pe: u32,
+    n_pes: u32,
+    rendezvous: &Path,
+    timeout: Duration,
+) -> Result<()> {
+    set_default("NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME", "lo".as_ref());
+    set_default("NVSHMEM_BOOTSTRAP_UID_PLUGIN", nvshmem.uid_plugin().as_os_str());
+    set_default("NVSHMEM_DISABLE_NVLS", "1".as_ref());
+    context.bind_to_thread().map_err(driver_error("making the team's context current"))?;
+    let host = &nvshmem.host;
+    let id = if pe == 0 {
+        let mut id = UniqueId::new();
+        // SAFETY: `id` is a valid, initialised unique id to write.
+        let status = unsafe { (host.get_uniqueid)(&mut id) };
+        if status != 0 {
+            return Err(Error::Nvshmem {
+                context: "creating the team's unique id".into(),
+                call: "nvshmemx_get_uniqueid",
+                status,
+            });
+        }
+        publish_unique_id(rendezvous, &id).map_err(|error| Error::TeamRendezvous {
+            pe,
+            path: rendezvous.to_owned(),
+            waited: Duration::ZERO,
+            problem: format!("PE 0 could not write it ({error})"),
+        })?;
+        id
+    } else {
+        wait_for_unique_id(rendezvous, pe, timeout)?
+    };
+    let mut attr = InitAttr::new();
+    // SAFETY: `id` and `attr` are valid and outlive the initialisation, which reads the id.
+    let status = unsafe { (host.set_attr_uniqueid_args)(pe as c_int, n_pes as c_int, &id, &mut attr) };
+    if status != 0 {
+        return Err(Error::Nvshmem { context: "initialising".into(), call: "nvshmemx_set_attr_uniqueid_args", status });
+    }
+    // SAFETY: `attr` points at `id`, both live; the context is current on this thread.
+    let status = unsafe { (host.hostlib_init_attr)(INIT_WITH_UNIQUEID, &mut attr) };
+    if status != 0 {
+        return Err(Error::Nvshmem {
+            context: format!("initialising PE {pe} of {n_pes}"),
+            call: "nvshmemx_hostlib_init_attr",
+            status,
+        });
+    }
+    Ok(())
+}
+
+/// Sets `name` to `value` unless it is set.
+fn set_default(name: &str, value: &std::ffi::OsStr) {
+    if std::env::var_os(name).is_none() {
+        std::env::set_var(name, value);
+    }
+}
+
+/// Writes `id` to `path` so that no reader sees half of it.
+fn publish_unique_id(path: &Path, id: &UniqueId) -> std::io::Result<()> {
+    write_atomically(path, &[RENDEZVOUS_MAGIC, &unique_id_bytes(id)])
+}
+
+fn unique_id_bytes(id: &UniqueId) -> [u8; 128] {
+    let mut bytes = [0u8; 128];
+    bytes[..4].copy_from_slice(&id.version.to_ne_bytes());
+    bytes[4..].copy_from_slice(&id.internal);
+    bytes
+}
+
+/// The unique id in `path`, or what is wrong with the file.
+fn read_unique_id(path: &Path) -> std::result::Result<UniqueId, String> {
+    if !path.exists() {
+        return Err("the file does not exist".into());
+    }
+    let limit = (RENDEZVOUS_MAGIC.len() + 128) as u64;
+    let bytes = read_entry(path, limit).ok_or("the file is not a regular file of a unique id's size")?;
+    let Some(id) = bytes.strip_prefix(RENDEZVOUS_MAGIC).filter(|id| id.len() == 128) else {
+        return Err("the file does not hold a unique id written by gsync".into());
+    };
+    let mut version = [0u8; 4];
+    version.copy_from_slice(&id[..4]);
+    let mut internal = [0u8; 124];
+    internal.copy_from_slice(&id[4..]);
+    Ok(UniqueId { version: c_int::from_ne_bytes(version), internal })
+}
+
+/// Polls `path` for PE 0's unique id for up to `timeout`.
+fn wait_for_unique_id(path: &Path, pe: u32, timeout: Duration) -> Result<UniqueId> {
+    let start = Instant::now();
+    loop {
+        match read_unique_id(path) {
+            Ok(id) => return Ok(id),
+            Err(problem) if start.elapsed() >= timeout => {
+                return Err(Error::TeamRendezvous { pe, path: path.to_owned(), waited: start.elapsed(), problem });
+            }
+            Err(_) => std::thread::sleep(RENDEZVOUS_POLL),
+        }
+    }
+}
+
+/// The device address and size of global `name` of `module`, `None` when it has none.
+///
+/// # Safety
+/// `module` must be loaded, in the current context.
+unsafe fn global(module: CUmodule, name: &str) -> std::result::Result<Option<(u64, usize)>, DriverError> {
+    let Ok(name) = CString::new(name) else {
+        return Ok(None);
+    };
+    // SAFETY: the caller vouches for the module.
+    match unsafe { driver::module::get_global(module, name) } {
+        Ok((address, bytes)) => Ok(Some((address, bytes))),
+        Err(DriverError(CUresult::CUDA_ERROR_NOT_FOUND)) => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
+/// A module loaded from a CUBIN through the driver API, whose raw handle NVSHMEM needs;
+/// unregistered from NVSHMEM and unloaded on drop.
+pub struct RawModule {
+    handle: CUmodule,
+    context: Arc<CudaContext>,
+}
+
+// SAFETY: the driver allows a module to be used from any thread; every use makes its context
+// current first.
+unsafe impl Send for RawModule {}
+// SAFETY: as above; the handle is only read.
+unsafe impl Sync for RawModule {}
+
+impl std::fmt::Debug for RawModule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RawModule").field("handle", &self.handle).finish_non_exhaustive()
+    }
+}
+
+/// Loads `cubin` (an ELF image, e.g. from [`link_kernel`](super::link_kernel)) into `context`.
+pub fn load_module(context: &Arc<CudaContext>, cubin: &[u8]) -> Result<RawModule> {
+    check_image(cubin)?;
+    context.bind_to_thread().map_err(driver_error("loading a team module"))?;
+    // SAFETY: `cubin` is a whole ELF image (checked above: its section headers lie within it),
+    // which the driver reads during the call only.
+    let handle =
+        unsafe { driver::module::load_data(cubin.as_ptr().cast()) }.map_err(driver_error("loading a team module"))?;
+    Ok(RawModule { handle, context: context.clone() })
+}
+
+/// Refuses an image the driver would read past the end of: it parses the ELF header and
+/// section headers it finds at the offsets the image declares.
+fn check_image(cubin: &[u8]) -> Result<()> {
+    let problem = |problem: &str| {
+        driver_error(format!("loading a team module: {problem}"))(DriverError(CUresult::CUDA_ERROR_INVALID_IMAGE))
+    };
+    if cubin.len() < 64 || &cubin[..4] != b"\x7fELF" || cubin[4] != 2 {
+        return Err(problem("the image is not a 64-bit ELF CUBIN"));
+    }
+    let u64_at = |at: usize| u64::from_le_bytes(cubin[at..at + 8].try_into().unwrap_or([0; 8]));
+    let u16_at = |at: usize| u64::from(u16::from_le_bytes([cubin[at], cubin[at + 1]]));
+    let (shoff, shentsize, shnum) = (u64_at(0x28), u16_at(0x3a), u16_at(0x3c));
+    let (phoff, phentsize, phnum) = (u64_at(0x20), u16_at(0x36), u16_at(0x38));
+    let within = |offset: u64, bytes: u64| offset.checked_add(bytes).is_some_and(|end| end <= cubin.len() as u64);
+    if !within(shoff, shentsize * shnum) || !within(phoff, phentsize * phnum) {
+        return Err(problem("the image is truncated"));
+    }
+    Ok(())
+}
+
+impl RawModule {
+    /// The raw module handle.
+    pub fn handle(&self) -> CUmodule {
+        self.handle
+    }
+
+    /// The kernel `name` of the module.
+    pub fn function(&self, name: &str) -> Result<RawFunction<'_>> {
+        let context = format!("loading kernel `{name}`");
+        let name_c = CString::new(name)
+            .map_err(|_| driver_error(context.as_str())(DriverError(CUresult::CUDA_ERROR_NOT_FOUND)))?;
+        self.context.bind_to_thread().map_err(driver_error(context.as_str()))?;
+        // SAFETY: the module is loaded until `self` drops, and its context is current.
+        let handle = unsafe { driver::module::get_function(self.handle, name_c) }.map_err(driver_error(context))?;
+        Ok(RawFunction { handle, _module: PhantomData })
+    }
+
+    /// The device address and size of the module's global `name`, `None` when it has none.
+    pub fn global(&self, name: &str) -> Result<Option<(u64, usize)>> {
+        self.context.bind_to_thread().map_err(driver_error("looking up a module's global"))?;
+        // SAFETY: the module is loaded until `self` drops, and its context is current.
+        unsafe { global(self.handle, name) }.map_err(driver_error(format!("looking up global `{name}`")))
+    }
+}
+
+impl Drop for RawModule {
+    fn drop(&mut self) {
+        let _ = self.context.bind_to_thread();
+        unregister(self.handle);
+        // SAFETY: loaded by `load_module` and unloaded only here; a failure only leaks it.
+        let _ = unsafe { driver::module::unload(self.handle) };
+    }
+}
+
+/// A kernel of a [`RawModule`], valid while the module is.
+#[derive(Clone, Copy, Debug)]
+pub struct RawFunction<'m> {
+    handle: CUfunction,
+    _module: PhantomData<&'m RawModule>,
+}
+
+impl RawFunction<'_> {
+    /// The raw function handle.
+    pub fn handle(&self) -> CUfunction {
+        self.handle
+    }
+}
+
+/// Launches `function` cooperatively (`cuLaunchCooperativeKernel`) on `stream`, with
+/// `params` as the driver takes them: one pointer per kernel parameter, to its value.
+///
+/// # Safety
+/// `params` must match the kernel's parameter list, each pointer valid until this returns, and
+/// every buffer the kernel reaches must outlive the kernel's run.
+pub unsafe fn launch_cooperative(
+    function: &RawFunction<'_>,
+    grid: (u32, u32, u32),
+    block: (u32, u32, u32),
+    shared_bytes: u32,
+    stream: &CudaStream,
+    params: &mut [*mut c_void],
+) -> Result<()> {
+    let launching = "launching a team kernel";
+    stream.context().bind_to_thread().map_err(driver_error(launching))?;
+    // SAFETY: the function's module is live (borrowed); the caller vouches for `params`.
+    unsafe { driver::launch_cooperative_kernel(function.handle, grid, block, shared_bytes, stream.cu_stream(), params) }
+        .map_err(driver_error(launching))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::TempDir;
+
+    fn some_id() -> UniqueId {
+        let mut id = UniqueId::new();
+        id.internal.iter_mut().enumerate().for_each(|(index, byte)| *byte = index as u8);
+        id
+    }
+
+    #[test]
+    fn a_published_unique_id_reads_back_whole() {
+        let tmp = TempDir::new("nvshmem-uid");
+        let path = tmp.path().join("team/uid");
+        publish_unique_id(&path, &some_id()).expect("write");
+        let id = read_unique_id(&path).expect("read");
+        assert_eq!(unique_id_bytes(&id), unique_id_bytes(&some_id()));
+        let entries: Vec<_> = std::fs::read_dir(path.parent().expect("parent")).expect("list").collect();
+        assert_eq!(entries.len(), 1, "no temporary file is left");
+    }
+
+    #[test]
+    fn a_missing_or_foreign_file_is_refused_with_the_reason() {
+        let tmp = TempDir::new("nvshmem-uid-bad");
+        let path = tmp.path().join("uid");
+        assert_eq!(read_unique_id(&path).err().as_deref(), Some("the file does not exist"));
+        std::fs::write(&path, [0u8; 155]).expect("write");
+        assert!(read_unique_id(&path).expect_err("foreign").contains("not hold a unique id"));
+    }
+
+    #[test]
+    fn a_pe_waiting_in_vain_names_pe_0_and_the_file() {
+        let tmp = TempDir::new("nvshmem-uid-wait");
+        let path = tmp.path().join("uid");
+        let error = wait_for_unique_id(&path, 1, Duration::from_millis(30)).expect_err("nobody writes it");
+        let message = error.to_string();
+        assert!(matches!(error, Error::TeamRendezvous { pe: 1, .. }), "{message}");
+        assert!(message.contains("PE 0") && message.contains(&path.display().to_string()), "{message}");
+        assert!(message.contains("the file does not exist"), "{message}");
+    }
+
+    #[test]
+    fn ranks_outside_the_team_are_refused() {
+        assert!(check_rank(0, 1).is_ok() && check_rank(1, 2).is_ok());
+        assert!(matches!(check_rank(2, 2), Err(Error::InvalidTeam { .. })));
+        assert!(matches!(check_rank(0, 0), Err(Error::InvalidTeam { .. })));
+    }
+
+    #[test]
+    fn a_truncated_image_is_refused_before_the_driver_reads_it() {
+        assert!(check_image(b"not an elf").is_err());
+        let mut header = vec![0u8; 64];
+        header[..5].copy_from_slice(b"\x7fELF\x02");
+        header[0x28..0x30].copy_from_slice(&1000u64.to_le_bytes());
+        header[0x3a..0x3c].copy_from_slice(&64u16.to_le_bytes());
+        header[0x3c..0x3e].copy_from_slice(&3u16.to_le_bytes());
+        assert!(check_image(&header).is_err());
+        header[0x28..0x30].copy_from_slice(&0u64.to_le_bytes());
+        header[0x3c..0x3e].copy_from_slice(&1u16.to_le_bytes());
+        assert!(check_image(&header).is_ok());
+    }
+}
