@@ -424,8 +424,8 @@ unsafe fn function<T: Copy>(library: &Library, path: &Path, name: &str) -> Resul
 }
 
 fn host_api(library: &Library, path: &Path) -> Result<HostApi> {
-    // SAFETY (each call): the types are the C signatures of NVSHMEM 3.8's host API, as its
-    // headers declare them (`host/nvshmem_api.h`, `host/nvshmemx_api.h`,
+    // SAFETY: each type is the C signature of NVSHMEM 3.8's host API function, as its
+    // headers declare it (`host/nvshmem_api.h`, `host/nvshmemx_api.h`,
     // `host/nvshmemx_coll_api.h`); cudaStream_t is CUstream.
     unsafe {
         Ok(HostApi {
@@ -450,8 +450,8 @@ fn host_api(library: &Library, path: &Path) -> Result<HostApi> {
 }
 
 fn jit_api(library: &Library, path: &Path) -> Result<JitLinkApi> {
-    // SAFETY (each call): the types are the C signatures in CUDA 13.0's nvJitLink.h, whose
-    // inline functions call these versioned entry points.
+    // SAFETY: each type is the C signature in CUDA 13.0's nvJitLink.h, whose inline
+    // functions call these versioned entry points.
     unsafe {
         Ok(JitLinkApi {
             version: function(library, path, "nvJitLinkVersion")?,
