@@ -225,9 +225,7 @@ impl Program {
             .map_err(nvrtc_error("reading the CUBIN"))?;
         Ok(cubin)
     }
-}
 
-impl Program {
     /// The LTO-IR of a program compiled with `-dlto`, which cudarc's checked layer lacks.
     fn lto_ir(&self) -> Result<Vec<u8>> {
         let mut size = 0usize;
