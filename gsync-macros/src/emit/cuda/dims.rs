@@ -23,6 +23,7 @@ pub fn multi_dim_cuda(b: Builtin) -> String {
         Builtin::BlockDimAxis(a) => format!("blockDim.{}", a.name()),
         Builtin::GridDimAxis(a) => format!("gridDim.{}", a.name()),
         Builtin::BlockSize => crate::emit::block_size::CUDA.to_owned(),
+        Builtin::Pe | Builtin::NPes => super::team_builtin(b).to_owned(),
     }
 }
 
