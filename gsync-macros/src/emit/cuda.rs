@@ -948,7 +948,7 @@ impl CudaEmitter<'_> {
                     Builtin::WarpSize => "32u",
                     Builtin::WarpId => "(threadIdx.x >> 5)",
                     Builtin::BlockSize => crate::emit::block_size::CUDA,
-                    Builtin::Pe | Builtin::NPes => team_builtin(*b),
+                    Builtin::Pe | Builtin::NPes => dims::team_builtin(*b),
                     // A kernel that reads one is compiled with GSYNC_MULTI_DIM (the arm above).
                     Builtin::ThreadIdxAxis(_)
                     | Builtin::BlockIdxAxis(_)
@@ -1190,12 +1190,4 @@ fn fully_parenthesized(text: &str) -> bool {
 /// The bytes of a chunk of `a`'s elements.
 fn chunk_bytes(a: &Array, chunk: &Chunk) -> u64 {
     chunk.len * u64::from(a.elem.bits() / 8)
-}
-
-/// `pe()` and `n_pes()`: the prelude's team record, which the runtime writes for a team.
-fn team_builtin(b: Builtin) -> &'static str {
-    match b {
-        Builtin::Pe => "gsync_team.pe",
-        _ => "gsync_team.n_pes",
-    }
 }
