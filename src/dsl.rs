@@ -325,6 +325,28 @@ where
     device_only()
 }
 
+/// The PE (GPU) of its [`Team`](crate::Team) the block runs on, a `u32`: 0 for a GPU in no
+/// team.
+///
+/// The same in every block of a PE, different between PEs: a `grid_sync()` under a condition
+/// on it is refused, as under one on `block_idx()`.
+pub fn pe() -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
+/// The number of PEs of the team, a `u32`: 1 for a GPU in no team.
+///
+/// Uniform.
+pub fn n_pes() -> u32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
 /// The index of the thread in its warp, `thread_idx() % 32`, a `u32`.
 ///
 /// Varying.
@@ -578,6 +600,25 @@ pub trait SliceBuiltins<T> {
 
     /// Writes element `i` atomically with no ordering (`st.relaxed.gpu`). A statement.
     fn store_relaxed<I>(&mut self, i: I, v: T)
+    where
+        for<'a> &'a (): KernelOnly,
+    {
+        device_only()
+    }
+
+    /// Element `i` of PE `pe`'s part of a `#[symmetric]` slice, read atomically with no
+    /// ordering (`ld.relaxed.sys` through the peer's mapping); writes of other PEs before the
+    /// last `grid_sync()` are visible. A PE out of the team is a typed error, in every build.
+    fn get<I>(&self, pe: u32, i: I) -> T
+    where
+        for<'a> &'a (): KernelOnly,
+    {
+        device_only()
+    }
+
+    /// Writes element `i` of PE `pe`'s part of a `#[symmetric]` slice, atomically with no
+    /// ordering (`st.relaxed.sys`); PE `pe` sees it after the next `grid_sync()`. A statement.
+    fn put<I>(&mut self, pe: u32, i: I, v: T)
     where
         for<'a> &'a (): KernelOnly,
     {

@@ -55,7 +55,12 @@ pub struct ParamDecl {
 }
 
 pub enum ParamKind {
-    Slice { elem: Scalar, mutable: bool },
+    /// A slice; `symmetric` when marked `#[symmetric]`.
+    Slice {
+        elem: Scalar,
+        mutable: bool,
+        symmetric: bool,
+    },
     Scalar(Scalar),
 }
 
@@ -129,7 +134,21 @@ fn param(arg: &syn::FnArg, generics: &Substitution, diag: &mut Diagnostics) -> O
         diag.error(pat.span(), "kernel parameters must be plain names, e.g. `data: &mut [f32]`");
         return None;
     }
-    let kind = param_kind(&pat_ty.ty, generics, diag)?;
+    let mut kind = param_kind(&pat_ty.ty, generics, diag)?;
+    // A refused attribute leaves the parameter as written, so that the body's uses of it
+    // raise no second error.
+    for attr in &pat_ty.attrs {
+        let at = attr.meta.span();
+        match (&mut kind, attr.path().is_ident("symmetric")) {
+            (ParamKind::Slice { symmetric, .. }, true) if matches!(attr.meta, syn::Meta::Path(_)) => *symmetric = true,
+            (ParamKind::Slice { .. }, true) => diag.error(at, "`#[symmetric]` takes no arguments"),
+            (ParamKind::Scalar(_), true) => diag.error(
+                at,
+                "`#[symmetric]` marks a slice that every PE of a team holds; a scalar is passed to each PE as it is",
+            ),
+            (_, false) => diag.error(at, "a kernel parameter takes no attribute but `#[symmetric]`"),
+        }
+    }
     Some(ParamDecl { name: pat.ident.clone(), kind, mutable_binding: pat.mutability.is_some(), span: pat_ty.span() })
 }
 
@@ -147,7 +166,7 @@ fn param_kind(ty: &syn::Type, generics: &Substitution, diag: &mut Diagnostics) -
             }
             match generics.scalar_type(&slice.elem) {
                 Some(elem) if elem != Scalar::Bool && elem != Scalar::Usize => {
-                    Some(ParamKind::Slice { elem, mutable: r.mutability.is_some() })
+                    Some(ParamKind::Slice { elem, mutable: r.mutability.is_some(), symmetric: false })
                 }
                 _ => {
                     diag.error(

@@ -8,7 +8,7 @@ use crate::core::device::Backend;
 use crate::core::error::{Error, Result};
 use crate::core::scalar::KernelScalar;
 use crate::cuda::{CudaBuffer, CudaElement};
-use crate::emu::{EmuScalar, EmuSlice};
+use crate::emu::{EmuLaunch, EmuScalar, EmuSlice, EmuSymmetric, TeamSlices};
 
 /// An element type of device buffers: `u8 i8 u16 i16 u32 i32 u64 i64 f32 f64`, and the half
 /// precision types `f16` and `bf16`. Sealed: each
@@ -42,6 +42,8 @@ pub struct DeviceBuffer<T: DeviceScalar> {
 pub(crate) enum Memory<T: DeviceScalar> {
     Cuda(CudaBuffer<T>),
     Emulator(EmuSlice<T>),
+    /// A symmetric buffer of an emulated team: every PE's slice, held by one PE.
+    EmuSymmetric(TeamSlices<T>),
 }
 
 impl<T: DeviceScalar> DeviceBuffer<T> {
@@ -54,6 +56,7 @@ impl<T: DeviceScalar> DeviceBuffer<T> {
         match &self.memory {
             Memory::Cuda(buffer) => buffer.len(),
             Memory::Emulator(slice) => slice.len(),
+            Memory::EmuSymmetric(slices) => slices.local().len(),
         }
     }
 
@@ -66,7 +69,7 @@ impl<T: DeviceScalar> DeviceBuffer<T> {
     pub fn gpu_ordinal(&self) -> usize {
         match &self.memory {
             Memory::Cuda(buffer) => buffer.ordinal(),
-            Memory::Emulator(_) => 0,
+            Memory::Emulator(_) | Memory::EmuSymmetric(_) => 0,
         }
     }
 
@@ -74,7 +77,7 @@ impl<T: DeviceScalar> DeviceBuffer<T> {
     pub fn backend(&self) -> Backend {
         match &self.memory {
             Memory::Cuda(_) => Backend::Cuda,
-            Memory::Emulator(_) => Backend::Emulator,
+            Memory::Emulator(_) | Memory::EmuSymmetric(_) => Backend::Emulator,
         }
     }
 
@@ -84,7 +87,32 @@ impl<T: DeviceScalar> DeviceBuffer<T> {
     pub fn emu(&self) -> Result<&EmuSlice<T>> {
         match &self.memory {
             Memory::Emulator(slice) => Ok(slice),
+            Memory::EmuSymmetric(slices) => Ok(slices.local()),
             Memory::Cuda(_) => Err(Error::BufferBackendMismatch { buffer: Backend::Cuda, gpu: Backend::Emulator }),
+        }
+    }
+
+    /// The buffer passed for `#[symmetric]` parameter `param` of `launch`, as a symmetric
+    /// slice seen from this PE; for the code `#[grid_phases]` generates. On a PE of a team of
+    /// more than one, a buffer that is not symmetric fails with [`Error::NotSymmetric`];
+    /// elsewhere any buffer is that of a team of one.
+    #[doc(hidden)]
+    pub fn emu_symmetric(&self, launch: &EmuLaunch<'_>, param: &str) -> Result<EmuSymmetric<'_, T>> {
+        if launch.spans_pes() && !self.is_symmetric() {
+            return Err(Error::NotSymmetric { kernel: launch.kernel_name().to_owned(), param: param.to_owned() });
+        }
+        match &self.memory {
+            Memory::Emulator(slice) => Ok(EmuSymmetric::alone(slice)),
+            Memory::EmuSymmetric(slices) => Ok(slices.view()),
+            Memory::Cuda(_) => Err(Error::BufferBackendMismatch { buffer: Backend::Cuda, gpu: Backend::Emulator }),
+        }
+    }
+
+    /// Whether the buffer was allocated on every PE of a team (`Gpu::symmetric_zeros`).
+    pub fn is_symmetric(&self) -> bool {
+        match &self.memory {
+            Memory::EmuSymmetric(_) => true,
+            Memory::Cuda(_) | Memory::Emulator(_) => false,
         }
     }
 
@@ -92,7 +120,9 @@ impl<T: DeviceScalar> DeviceBuffer<T> {
     pub(crate) fn cuda(&self) -> Result<&CudaBuffer<T>> {
         match &self.memory {
             Memory::Cuda(buffer) => Ok(buffer),
-            Memory::Emulator(_) => Err(Error::BufferBackendMismatch { buffer: Backend::Emulator, gpu: Backend::Cuda }),
+            Memory::Emulator(_) | Memory::EmuSymmetric(_) => {
+                Err(Error::BufferBackendMismatch { buffer: Backend::Emulator, gpu: Backend::Cuda })
+            }
         }
     }
 
@@ -100,7 +130,9 @@ impl<T: DeviceScalar> DeviceBuffer<T> {
     pub(crate) fn cuda_mut(&mut self) -> Result<&mut CudaBuffer<T>> {
         match &mut self.memory {
             Memory::Cuda(buffer) => Ok(buffer),
-            Memory::Emulator(_) => Err(Error::BufferBackendMismatch { buffer: Backend::Emulator, gpu: Backend::Cuda }),
+            Memory::Emulator(_) | Memory::EmuSymmetric(_) => {
+                Err(Error::BufferBackendMismatch { buffer: Backend::Emulator, gpu: Backend::Cuda })
+            }
         }
     }
 
@@ -136,6 +168,7 @@ impl<T: DeviceScalar> KernelBuffer for DeviceBuffer<T> {
     fn emulated(&self) -> Option<&(dyn Any + Send + Sync)> {
         match &self.memory {
             Memory::Emulator(slice) => Some(slice),
+            Memory::EmuSymmetric(slices) => Some(slices.local()),
             Memory::Cuda(_) => None,
         }
     }

@@ -64,11 +64,62 @@ impl Gpu {
         Gpu { device: Engine::Emulator(Emulator::new()) }
     }
 
+    /// The emulated GPU of PE `pe` of the team that meets at `rendezvous`.
+    pub(crate) fn emulated_pe(pe: u32, rendezvous: std::sync::Arc<emu::team::Rendezvous>) -> Gpu {
+        Gpu { device: Engine::Emulator(Emulator::member(pe, rendezvous)) }
+    }
+
     /// Where this GPU runs kernels.
     pub fn backend(&self) -> Backend {
         match self.device {
             Engine::Cuda(_) => Backend::Cuda,
             Engine::Emulator(_) => Backend::Emulator,
+        }
+    }
+
+    /// The PE this GPU is in its team (see [`Team`](crate::Team)): 0 for a GPU in no team.
+    pub fn pe(&self) -> u32 {
+        match &self.device {
+            Engine::Emulator(emulator) => emulator.team().map_or(0, |member| member.pe()),
+            Engine::Cuda(_) => 0,
+        }
+    }
+
+    /// The number of PEs of this GPU's team: 1 for a GPU in no team.
+    pub fn n_pes(&self) -> u32 {
+        match &self.device {
+            Engine::Emulator(emulator) => emulator.team().map_or(1, |member| member.n_pes()),
+            Engine::Cuda(_) => 1,
+        }
+    }
+
+    /// A symmetric buffer of `len` zeros: one on every PE of the team, the same length and
+    /// type everywhere, which kernels reach on any PE through a `#[symmetric]` parameter
+    /// (`a.put(pe, i, v)`, `a.get(pe, i)`). Collective: every PE allocates its symmetric
+    /// buffers in the same order, with the same element type and length, or every PE fails
+    /// with [`Error::TeamMismatch`]. On a GPU in no team, a buffer of a team of one.
+    pub fn symmetric_zeros<T: DeviceScalar>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        self.symmetric(EmuSlice::zeroed(len))
+    }
+
+    /// [`symmetric_zeros`](Self::symmetric_zeros) holding a copy of `host` on this PE (each
+    /// PE passes its own elements, of the same length).
+    pub fn symmetric_upload<T: DeviceScalar>(&self, host: &[T]) -> Result<DeviceBuffer<T>> {
+        self.symmetric(EmuSlice::from_host(host))
+    }
+
+    /// Allocates a symmetric buffer with `local` as this PE's elements.
+    fn symmetric<T: DeviceScalar>(&self, local: EmuSlice<T>) -> Result<DeviceBuffer<T>> {
+        match &self.device {
+            Engine::Emulator(emulator) => match emulator.team() {
+                Some(member) => Ok(DeviceBuffer::new(Memory::EmuSymmetric(emu::allocate_symmetric(member, local)?))),
+                None => Ok(DeviceBuffer::new(Memory::Emulator(local))),
+            },
+            Engine::Cuda(cuda) => {
+                let mut host = vec![T::default(); local.len()];
+                local.copy_to(&mut host);
+                Ok(DeviceBuffer::new(Memory::Cuda(CudaBuffer::upload(cuda, &host)?)))
+            }
         }
     }
 
@@ -302,15 +353,7 @@ impl Gpu {
     {
         match &self.device {
             Engine::Emulator(emulator) => {
-                let plan = resolve::fused(
-                    emulator,
-                    kernel,
-                    launch,
-                    &DynamicShared::none(),
-                    CoResidency::Waived,
-                    launch.untuned_choice(),
-                )?;
-                emu::run(emulator, &plan, make_shared, body)
+                EmuLaunch::new(emulator, kernel, launch, DynamicShared::none()).run(make_shared, body)
             }
             Engine::Cuda(_) => Err(Error::WrongBackend { what: "Gpu::emulate", backend: Backend::Cuda }),
         }
@@ -345,6 +388,12 @@ impl Gpu {
         emulated: &'static [EmuSegmentFn],
         shared: &DynamicShared,
     ) -> Result<SplitRun<'_>> {
+        if self.n_pes() > 1 {
+            let reason = "a split kernel does not span a team yet: launch it with a device barrier, whose \
+                          grid_sync() spans every PE"
+                .to_owned();
+            return Err(Error::CannotSplit { kernel: kernel.name.to_owned(), reason });
+        }
         let runner = match &self.device {
             Engine::Cuda(cuda) => Runner::Cuda(
                 cuda.health().guard(|| CudaSplitRun::begin(cuda, resolve::split(&**cuda, kernel, launch, shared)?))?,

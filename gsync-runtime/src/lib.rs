@@ -104,6 +104,7 @@ mod cuda;
 mod emu;
 mod gpu;
 mod split;
+mod team;
 
 /// What the code `#[grid_phases]` generates names, and nothing else reaches it by: every
 /// type, function and constant it uses, re-exported. Not a public API: its contents change
@@ -133,3 +134,4 @@ pub use gpu::Gpu;
 /// Half precision, IEEE binary16 and bfloat16, from the `half` crate: element types of device
 /// buffers and kernels (see docs/dsl.md, "Half precision").
 pub use half::{bf16, f16};
+pub use team::Team;

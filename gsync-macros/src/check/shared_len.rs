@@ -96,6 +96,9 @@ fn host_expr(k: &Kernel, e: &Expr) -> Result<Expr, (Span, String)> {
                 builtin_name(*b)
             ))
         }
+        ExprKind::Builtin(b @ (Builtin::Pe | Builtin::NPes)) => {
+            return fail(format!("`{}()` is not known where the lengths are computed", builtin_name(*b)))
+        }
         ExprKind::Builtin(b @ Builtin::BlockIdx) => {
             return fail(format!(
                 "`{}()` differs between blocks; every block's slice has the same length",
@@ -154,6 +157,8 @@ fn builtin_name(b: Builtin) -> &'static str {
         Builtin::WarpSize => "warp_size",
         Builtin::WarpId => "warp_id",
         Builtin::BlockSize => "BLOCK_SIZE",
+        Builtin::Pe => "pe",
+        Builtin::NPes => "n_pes",
         Builtin::ThreadIdxAxis(a) => ["thread_idx_x", "thread_idx_y", "thread_idx_z"][a as usize],
         Builtin::BlockIdxAxis(a) => ["block_idx_x", "block_idx_y", "block_idx_z"][a as usize],
         Builtin::BlockDimAxis(a) => ["block_dim_x", "block_dim_y", "block_dim_z"][a as usize],

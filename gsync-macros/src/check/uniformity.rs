@@ -441,13 +441,17 @@ impl Analysis<'_> {
                 }
                 Builtin::BlockIdx | Builtin::BlockIdxAxis(_) => Taint::at(Level::Block, e.span),
                 Builtin::WarpId => Taint::at(Level::Warp, e.span),
+                // The same in a block, as it is in every block of a PE; different between PEs,
+                // whose blocks a spanning grid_sync() waits for as it waits for any block.
+                Builtin::Pe => Taint::at(Level::Block, e.span),
                 Builtin::BlockDim
                 | Builtin::GridDim
                 | Builtin::GridSize
                 | Builtin::WarpSize
                 | Builtin::BlockDimAxis(_)
                 | Builtin::GridDimAxis(_)
-                | Builtin::BlockSize => Taint::UNIFORM,
+                | Builtin::BlockSize
+                | Builtin::NPes => Taint::UNIFORM,
             },
             ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.expr(a, ctx),
             ExprKind::Binary(op, a, b) => {

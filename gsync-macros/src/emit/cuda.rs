@@ -745,12 +745,9 @@ impl CudaEmitter<'_> {
     fn effect(&mut self, e: &Expr) {
         if let ExprKind::Atomic { op, array, index, args, line, order } = &e.kind {
             let call = self.atomic_call(*op, *order, *array, index, args);
-            if self.checked {
-                let idx = self.expr(index).text;
-                let guard = self.in_bounds(*array, &idx, *line);
-                self.line(&format!("if ({guard}) {call};"));
-            } else {
-                self.line(&format!("{call};"));
+            match self.atomic_guard(*op, *array, index, args, *line) {
+                Some(guard) => self.line(&format!("if ({guard}) {call};")),
+                None => self.line(&format!("{call};")),
             }
             return;
         }
@@ -760,9 +757,38 @@ impl CudaEmitter<'_> {
 
     fn atomic_call(&mut self, op: AtomicOp, order: MemoryOrder, array: ArrayId, index: &Expr, args: &[Expr]) -> String {
         let idx = self.expr(index).text;
-        let mut parts = vec![format!("&{}[{idx}]", cuda_names::array(self.k, array))];
-        parts.extend(args.iter().map(|a| self.expr(a).text));
+        let element = format!("&{}[{idx}]", cuda_names::array(self.k, array));
+        let mut args = args.iter().map(|a| self.expr(a).text);
+        let mut parts = match op {
+            // The element's copy on the PE named first.
+            AtomicOp::Get | AtomicOp::Put => {
+                let pe = args.next().unwrap_or_default();
+                vec![format!("gsync::on_pe({element}, {pe})")]
+            }
+            _ => vec![element],
+        };
+        parts.extend(args);
         format!("{}({})", cuda_ops::atomic_helper(op, order), parts.join(", "))
+    }
+
+    /// The guard of an atomic's element: its index in bounds where the kernel checks them,
+    /// and for `get` and `put` its PE in the team, in every build (`None`: no guard).
+    fn atomic_guard(&mut self, op: AtomicOp, array: ArrayId, index: &Expr, args: &[Expr], line: u32) -> Option<String> {
+        let on_team = match op {
+            AtomicOp::Get | AtomicOp::Put => {
+                let pe = self.expr(&args[0]).text;
+                Some(format!("gsync::on_team({pe}, gsync_status, {}u, {line}u)", array.0))
+            }
+            _ => None,
+        };
+        let in_bounds = self.checked.then(|| {
+            let idx = self.expr(index).text;
+            self.in_bounds(array, &idx, line)
+        });
+        match (on_team, in_bounds) {
+            (Some(team), Some(bounds)) => Some(format!("{team} && {bounds}")),
+            (one, other) => one.or(other),
+        }
     }
 
     fn for_loop(&mut self, var: VarId, range: &ForRange, body: &Block) {
@@ -922,6 +948,7 @@ impl CudaEmitter<'_> {
                     Builtin::WarpSize => "32u",
                     Builtin::WarpId => "(threadIdx.x >> 5)",
                     Builtin::BlockSize => crate::emit::block_size::CUDA,
+                    Builtin::Pe | Builtin::NPes => dims::team_builtin(*b),
                     // A kernel that reads one is compiled with GSYNC_MULTI_DIM (the arm above).
                     Builtin::ThreadIdxAxis(_)
                     | Builtin::BlockIdxAxis(_)
@@ -969,12 +996,9 @@ impl CudaEmitter<'_> {
             }
             ExprKind::Atomic { op, array, index, args, line, order } => {
                 let call = self.atomic_call(*op, *order, *array, index, args);
-                if self.checked {
-                    let idx = self.expr(index).text;
-                    let guard = self.in_bounds(*array, &idx, *line);
-                    Code { text: format!("{guard} ? {call} : ({})0", ty.name()), prec: prec::TERNARY }
-                } else {
-                    Code::primary(call)
+                match self.atomic_guard(*op, *array, index, args, *line) {
+                    Some(guard) => Code { text: format!("{guard} ? {call} : ({})0", ty.name()), prec: prec::TERNARY },
+                    None => Code::primary(call),
                 }
             }
             ExprKind::Shuffle { op, value, lane } => {

@@ -133,6 +133,9 @@ pub fn atomic_helper(op: AtomicOp, order: MemoryOrder) -> String {
         AtomicOp::Load => return "gsync::load_acquire".to_owned(),
         AtomicOp::Store if order == MemoryOrder::Relaxed => return "gsync::store_relaxed".to_owned(),
         AtomicOp::Store => return "gsync::store_release".to_owned(),
+        // Another GPU's memory: system scope.
+        AtomicOp::Get => return "gsync::load_relaxed_sys".to_owned(),
+        AtomicOp::Put => return "gsync::store_relaxed_sys".to_owned(),
     };
     let suffix = match order {
         MemoryOrder::Relaxed => "",

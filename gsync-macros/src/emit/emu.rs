@@ -27,6 +27,10 @@ pub fn body(k: &Kernel, facts: &Facts) -> TokenStream {
     let private = crate::paths::private();
     let launch = Ident::new("launch", Span::mixed_site());
     let views = k.params.iter().filter_map(|p| match p {
+        Param::Slice(a) if k.array(*a).symmetric => {
+            let (id, t, name) = (array_ident(k, *a), scalar_type(k.array(*a).elem), &k.array(*a).name);
+            Some(quote!(let #id: #private::EmuSymmetric<'_, #t> = #id.emu_symmetric(&#launch, #name)?;))
+        }
         Param::Slice(a) => {
             let (id, t) = (array_ident(k, *a), scalar_type(k.array(*a).elem));
             Some(quote!(let #id: &#private::EmuSlice<#t> = #id.emu()?;))
@@ -149,7 +153,11 @@ fn grid(
     let mut inits = Vec::new();
     for a in globals {
         let (id, t) = (array_ident(k, *a), scalar_type(k.array(*a).elem));
-        fields.push(quote!(#id: &'g #private::EmuSlice<#t>));
+        if k.array(*a).symmetric {
+            fields.push(quote!(#id: #private::EmuSymmetric<'g, #t>));
+        } else {
+            fields.push(quote!(#id: &'g #private::EmuSlice<#t>));
+        }
         inits.push(quote!(#id));
     }
     let lens = Ident::new("lens", Span::mixed_site());
@@ -505,6 +513,8 @@ impl RustContext for Emu<'_> {
             Builtin::BlockDimAxis(a) => axis_of(quote!(#ctx.block_dim_xyz()), a),
             Builtin::GridDimAxis(a) => axis_of(quote!(#ctx.grid_dim_xyz()), a),
             Builtin::BlockSize => quote!((#ctx.block_dim() as usize)),
+            Builtin::Pe => quote!(#ctx.pe()),
+            Builtin::NPes => quote!(#ctx.n_pes()),
         }
     }
 
@@ -530,9 +540,15 @@ impl RustContext for Emu<'_> {
                 AtomicOp::Load => "load_acquire",
                 AtomicOp::Store if order == MemoryOrder::Relaxed => "store_relaxed",
                 AtomicOp::Store => "store_release",
+                AtomicOp::Get => "get",
+                AtomicOp::Put => "put",
             }
         );
         let call = match op {
+            AtomicOp::Get | AtomicOp::Put => {
+                let (pe, rest) = args.split_first().expect("a PE argument");
+                quote!(#slice.#method((#pe) as u64, (#index) as u64, #(#rest,)* #ctx, #id, #line))
+            }
             AtomicOp::Load | AtomicOp::Store => quote!(#slice.#method((#index) as u64, #(#args,)* #ctx, #id, #line)),
             _ => {
                 let order = format_ident!("{}", order.name());

@@ -169,6 +169,8 @@ impl RustContext for SplitHost<'_> {
             Builtin::GridSize => quote!(#block_dim.wrapping_mul(#grid_dim)),
             Builtin::BlockSize => quote!((#block_dim as usize)),
             Builtin::WarpSize => quote!(32u32),
+            // A split run spans no team (the runtime refuses one on a team).
+            Builtin::NPes => quote!(1u32),
             Builtin::BlockDimAxis(a) => {
                 let (run, axis) = (run_ident(), Ident::new(a.name(), Span::call_site()));
                 quote!(#run.block_shape().#axis)

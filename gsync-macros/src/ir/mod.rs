@@ -127,6 +127,9 @@ pub struct Array {
     /// The length of a shared or local array sized by `BLOCK_SIZE`.
     pub block_len: Option<std::rc::Rc<BlockConst>>,
     pub mutable: bool,
+    /// A `#[symmetric]` slice parameter: this PE's part of a buffer every PE of a team holds,
+    /// which `put` and `get` reach on any PE.
+    pub symmetric: bool,
     pub span: Span,
 }
 
@@ -434,6 +437,11 @@ pub enum Builtin {
     GridDimAxis(Axis),
     /// `BLOCK_SIZE`: threads per block as a `usize` constant of each compiled block size.
     BlockSize,
+    /// `pe()`: the PE (GPU) of a team the block runs on; 0 outside a team. The same in every
+    /// block of a PE, different between PEs.
+    Pe,
+    /// `n_pes()`: the number of PEs of the team; 1 outside a team.
+    NPes,
 }
 
 /// An atomic read-modify-write of an array element (`a.atomic_add(i, v)`, …),
@@ -449,6 +457,12 @@ pub enum AtomicOp {
     Load,
     /// `a.store_release(i, v)`: an atomic store, a statement whose value is unused.
     Store,
+    /// `a.get(pe, i)` on a `#[symmetric]` slice: a relaxed atomic load of element `i` of PE
+    /// `pe`'s part (the PE is the first argument).
+    Get,
+    /// `a.put(pe, i, v)` on a `#[symmetric]` slice: a relaxed atomic store to element `i` of PE
+    /// `pe`'s part, a statement (the PE, then the value, are the arguments).
+    Put,
 }
 
 /// The memory ordering of an atomic, named as `core::sync::atomic::Ordering` names it; at

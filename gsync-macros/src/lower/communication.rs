@@ -87,6 +87,82 @@ impl Lowerer<'_> {
         ))
     }
 
+    /// `a.get(pe, i)` (a value) and `a.put(pe, i, v)` (`statement`: only as a statement) on a
+    /// `#[symmetric]` slice: element `i` of PE `pe`'s part, read or written with a relaxed
+    /// atomic access that the next `grid_sync()` orders.
+    pub(super) fn remote_access(
+        &mut self,
+        array: ArrayId,
+        name: &str,
+        m: &syn::ExprMethodCall,
+        statement: bool,
+    ) -> Option<Expr> {
+        let span = m.span();
+        let info = self.arrays[array.0].clone();
+        let put = name == "put";
+        if !info.symmetric {
+            self.diag.error(
+                m.method.span(),
+                format!(
+                    "`{name}` reaches another PE's part of a symmetric slice: mark the parameter `#[symmetric] {}: &{}[{}]` and allocate its buffer with `Gpu::symmetric_zeros`",
+                    info.name,
+                    if put { "mut " } else { "" },
+                    info.elem.name()
+                ),
+            );
+            return None;
+        }
+        if put && !statement {
+            self.diag.error(span, "`put` is a statement: it returns nothing; write `a.put(pe, i, v);` on its own line");
+            return None;
+        }
+        if put && self.refuse_store(array, name, m.receiver.span()) {
+            return None;
+        }
+        let want = if put { 3 } else { 2 };
+        if m.args.len() != want {
+            let usage =
+                if put { "`put(pe, index, value)` takes 3 arguments" } else { "`get(pe, index)` takes 2 arguments" };
+            self.diag.error(span, usage);
+            return None;
+        }
+        let mut args: Vec<Expr> = m.args.iter().map(|a| self.expr(a)).collect::<Option<_>>()?;
+        let index = args.remove(1);
+        self.require(args[0].ty, Scalar::U32, args[0].span, &format!("the PE of `{name}`"));
+        self.index_type(&index);
+        if let Some(value) = args.get(1) {
+            self.require(value.ty, info.elem, value.span, "the value of `put`");
+        }
+        if let Some(at) = std::iter::once(&index).chain(&args).find(|e| expr_has_effects(e)).map(|e| e.span) {
+            self.diag.error(at, "bind this value with `let` first: it has an atomic in it");
+            return None;
+        }
+        if let Some((c, at)) = std::iter::once(&index).chain(&args).find_map(collective_in) {
+            self.diag.error(
+                at,
+                format!(
+                    "bind this value with `let` first: `{name}`'s operands are evaluated only where its PE and index are valid, and every thread of the warp must take part in {}",
+                    c.name()
+                ),
+            );
+            return None;
+        }
+        let op = if put { AtomicOp::Put } else { AtomicOp::Get };
+        let ty = self.types.known(info.elem);
+        Some(self.expr_of(
+            ExprKind::Atomic {
+                op,
+                array,
+                index: Box::new(index),
+                args,
+                line: Self::line(span),
+                order: MemoryOrder::Relaxed,
+            },
+            ty,
+            span,
+        ))
+    }
+
     /// Refuses the store method `name` (`store_release`, `store_relaxed`, `store_chunk`) on
     /// `array` at `span` where it is not writable there; true if it did.
     pub(super) fn refuse_store(&mut self, array: ArrayId, name: &str, span: Span) -> bool {

@@ -89,6 +89,8 @@ pub fn builtin(name: &str) -> Option<Builtin> {
         "lane_id" => Builtin::LaneId,
         "warp_size" => Builtin::WarpSize,
         "warp_id" => Builtin::WarpId,
+        "pe" => Builtin::Pe,
+        "n_pes" => Builtin::NPes,
         _ => return axis_builtin(name),
     })
 }
@@ -121,7 +123,7 @@ pub fn atomic_supported(op: AtomicOp, elem: Scalar) -> bool {
         AtomicOp::Add | AtomicOp::Exch => matches!(elem, I32 | U32 | I64 | U64 | F32 | F64 | F16 | Bf16),
         AtomicOp::Min | AtomicOp::Max => matches!(elem, I32 | U32 | I64 | U64 | F32 | F64 | F16 | Bf16),
         AtomicOp::Cas => matches!(elem, I32 | U32 | I64 | U64),
-        AtomicOp::Load | AtomicOp::Store => elem != Bool && elem != Usize,
+        AtomicOp::Load | AtomicOp::Store | AtomicOp::Get | AtomicOp::Put => elem != Bool && elem != Usize,
     }
 }
 

@@ -218,6 +218,7 @@ impl<'d> Lowerer<'d> {
                 len: Some(table.values.len() as u64),
                 block_len: None,
                 mutable: false,
+                symmetric: false,
                 span: table.span,
             });
             l.tables.push((table.name.clone(), array));
@@ -270,7 +271,7 @@ impl Lowerer<'_> {
         let name = names::rust_name(&p.name);
         let unique = self.fresh_name(&name);
         match p.kind {
-            ParamKind::Slice { elem, mutable } => {
+            ParamKind::Slice { elem, mutable, symmetric } => {
                 let id = self.new_array(Array {
                     name: name.clone(),
                     unique,
@@ -279,6 +280,7 @@ impl Lowerer<'_> {
                     len: None,
                     block_len: None,
                     mutable,
+                    symmetric,
                     span: p.span,
                 });
                 self.bind(name, Binding::Array(id), p.name.span());

@@ -127,10 +127,18 @@ impl Lowerer<'_> {
             syn::Expr::Call(c) if is_call_to(c, "wait_until") => self.wait_until(c, out),
             syn::Expr::MethodCall(m) if m.method == "store_chunk" => self.store_chunk(m, out),
             syn::Expr::MethodCall(m)
-                if m.method == "with_lock" || m.method == "store_release" || m.method == "store_relaxed" =>
+                if m.method == "with_lock"
+                    || m.method == "store_release"
+                    || m.method == "store_relaxed"
+                    || m.method == "put" =>
             {
                 match self.method_receiver_array(m) {
                     Some(array) if m.method == "with_lock" => self.with_lock(array, m, out),
+                    Some(array) if m.method == "put" => {
+                        if let Some(put) = self.remote_access(array, "put", m, true) {
+                            out.push(Self::stmt_of(StmtKind::Expr(put), span));
+                        }
+                    }
                     Some(array) => {
                         if let Some(store) = self.ordered_access(array, &m.method.to_string(), m, true) {
                             out.push(Self::stmt_of(StmtKind::Expr(store), span));
@@ -539,6 +547,7 @@ impl Lowerer<'_> {
             len: len.and_then(Length::fixed),
             block_len: len.and_then(Length::per_block),
             mutable,
+            symmetric: false,
             span: ident.span(),
         });
         self.bind(name, Binding::Array(array), ident.span());

@@ -69,6 +69,16 @@ impl Lowerer<'_> {
             );
             return;
         }
+        if x.symmetric || y.symmetric {
+            let name = if x.symmetric { &x.name } else { &y.name };
+            self.diag.error(
+                span,
+                format!(
+                    "`{name}` is #[symmetric]: its part on each PE is fixed for the launch, so it cannot trade places"
+                ),
+            );
+            return;
+        }
         out.push(Self::stmt_of(StmtKind::Swap(a, b), span));
     }
 

@@ -338,6 +338,116 @@ pub enum Error {
         backend: Backend,
     },
 
+    // ---- Teams: several GPUs (or emulated GPUs) running one kernel together.
+    /// A team was asked for that cannot exist.
+    #[error("cannot form a team: {reason}")]
+    InvalidTeam {
+        /// What is wrong and what to do.
+        reason: String,
+    },
+
+    /// The PEs of a team are not at the same collective step: every PE must launch the same
+    /// kernels and allocate the same symmetric buffers, in the same order.
+    #[error(
+        "the PEs of the team disagree: PE {pe} {doing}, while PE {other_pe} {other_doing}; every PE must \
+         launch the same kernels and allocate the same symmetric buffers (same element type and \
+         length) in the same order, and every block of every PE must reach the same grid_sync() calls"
+    )]
+    TeamMismatch {
+        /// One PE.
+        pe: u32,
+        /// What it does.
+        doing: String,
+        /// A PE that does something else.
+        other_pe: u32,
+        /// What that one does.
+        other_doing: String,
+    },
+
+    /// A PE did not reach a collective step that the others wait at within the limit.
+    #[error(
+        "PE {pe} did not arrive within {waited:?} (missing: PE {}) while the others waited: one {doing}; \
+         make every PE launch the same kernels and allocate the same symmetric buffers, or raise the \
+         limit with Launch::watchdog if a PE is just slow",
+        missing.iter().map(u32::to_string).collect::<Vec<_>>().join(", PE ")
+    )]
+    PeNotArrived {
+        /// The first PE that did not arrive.
+        pe: u32,
+        /// Every PE that did not arrive.
+        missing: Vec<u32>,
+        /// What the waiting PE was doing.
+        doing: String,
+        /// How long the others waited.
+        waited: Duration,
+    },
+
+    /// A PE left the team (its program returned, failed or died) while others waited for it.
+    #[error(
+        "PE {pe} left the team while another PE {doing}; a PE that fails or returns early \
+         fails every collective step of its team; see PE {pe}'s own error"
+    )]
+    PeLeft {
+        /// The PE that left.
+        pe: u32,
+        /// What the waiting PE was doing.
+        doing: String,
+    },
+
+    /// Another PE of the team failed a launch that this PE took part in; this PE's outputs of
+    /// the launch are not to be trusted.
+    #[error("PE {pe} failed launch `{kernel}`, which every PE of the team ran: {error}")]
+    PeFailed {
+        /// The PE that failed.
+        pe: u32,
+        /// The kernel's name.
+        kernel: String,
+        /// That PE's error.
+        error: String,
+    },
+
+    /// A PE's launch was refused before it ran, so no PE of the team ran it.
+    #[error("launch `{kernel}` was refused on PE {pe}, so no PE ran it: {reason}")]
+    TeamRefused {
+        /// The kernel's name.
+        kernel: String,
+        /// The PE that refused it.
+        pe: u32,
+        /// Its reason.
+        reason: String,
+    },
+
+    /// A buffer that is not symmetric was passed for a `#[symmetric]` parameter of a launch
+    /// on a team.
+    #[error(
+        "kernel `{kernel}`: `{param}` is a #[symmetric] parameter, but its buffer is not symmetric; \
+         allocate it on every PE with Gpu::symmetric_zeros or Gpu::symmetric_upload"
+    )]
+    NotSymmetric {
+        /// The kernel's name.
+        kernel: String,
+        /// The parameter.
+        param: String,
+    },
+
+    /// A kernel addressed a PE that is not in its team.
+    #[error(
+        "kernel `{kernel}`: PE {pe} is out of the team: `{array}` on line {line} was addressed on PE \
+         {pe}, but the team has {n_pes} PE(s), numbered from 0; the access was skipped"
+    )]
+    NoSuchPe {
+        /// The kernel's name.
+        kernel: String,
+        /// The symmetric slice accessed.
+        array: String,
+        /// The PE named.
+        pe: u64,
+        /// The team's size.
+        n_pes: u32,
+        /// The Rust source line of the access.
+        line: u32,
+    },
+
     // ---- Faults a kernel reported while it ran.
     /// A kernel indexed a slice out of bounds (debug builds check every access).
     #[error(
@@ -855,11 +965,15 @@ impl Error {
             | Error::SharedSliceLength { .. }
             | Error::DynamicSharedMemoryLimit { .. }
             | Error::InvalidShape { .. }
-            | Error::RefusedBlockSize { .. } => ErrorKind::Configuration,
+            | Error::RefusedBlockSize { .. }
+            | Error::InvalidTeam { .. }
+            | Error::TeamMismatch { .. }
+            | Error::TeamRefused { .. } => ErrorKind::Configuration,
             Error::LengthMismatch { .. }
             | Error::OutOfMemory { .. }
             | Error::BufferOnOtherGpu { .. }
-            | Error::BufferBackendMismatch { .. } => ErrorKind::Memory,
+            | Error::BufferBackendMismatch { .. }
+            | Error::NotSymmetric { .. } => ErrorKind::Memory,
             Error::OutOfBounds { .. }
             | Error::ZeroStep { .. }
             | Error::AssertionFailed { .. }
@@ -869,7 +983,11 @@ impl Error {
             | Error::SpinTimeout { .. }
             | Error::EmulatorDeadlock { .. }
             | Error::BarrierMismatch { .. }
-            | Error::DeviceFault { .. } => ErrorKind::KernelFault,
+            | Error::DeviceFault { .. }
+            | Error::PeNotArrived { .. }
+            | Error::PeLeft { .. }
+            | Error::PeFailed { .. }
+            | Error::NoSuchPe { .. } => ErrorKind::KernelFault,
             Error::Driver { .. } | Error::ContextLost { .. } => ErrorKind::Driver,
             Error::NvshmemNotFound { .. } | Error::NvshmemVersion { .. } | Error::NvJitLinkUnavailable { .. } => {
                 ErrorKind::Installation

@@ -165,6 +165,10 @@ __device__ __forceinline__ f16 load_relaxed(const f16* p) { return f16_from_bits
 __device__ __forceinline__ bf16 load_relaxed(const bf16* p) { return bf16_from_bits(load_relaxed((const u16*)p)); }
 __device__ __forceinline__ void store_relaxed(f16* p, f16 v) { store_relaxed((u16*)p, half_to_bits(v)); }
 __device__ __forceinline__ void store_relaxed(bf16* p, bf16 v) { store_relaxed((u16*)p, half_to_bits(v)); }
+__device__ __forceinline__ f16 load_relaxed_sys(const f16* p) { return f16_from_bits(load_relaxed_sys((const u16*)p)); }
+__device__ __forceinline__ bf16 load_relaxed_sys(const bf16* p) { return bf16_from_bits(load_relaxed_sys((const u16*)p)); }
+__device__ __forceinline__ void store_relaxed_sys(f16* p, f16 v) { store_relaxed_sys((u16*)p, half_to_bits(v)); }
+__device__ __forceinline__ void store_relaxed_sys(bf16* p, bf16 v) { store_relaxed_sys((u16*)p, half_to_bits(v)); }
 
 // match_any compares the bits, as for the other types.
 __device__ __forceinline__ u32 match_any(f16 v) { return __match_any_sync(warp_lanes(), (u32)half_to_bits(v)); }

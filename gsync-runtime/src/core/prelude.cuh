@@ -33,7 +33,7 @@ __device__ __forceinline__ u32 gsync_grid_blocks() { return gridDim.x; }
 
 // The device error word: the first fault wins and is read back by the host.
 struct gsync_status_t {
-    u32 code;   // 0: ok, 1: slice index out of bounds, 2: barrier timeout, 3: step_by(0), 4: assert!, 5: spin timeout, 6: deadline
+    u32 code;   // 0: ok, 1: slice index out of bounds, 2: barrier timeout, 3: step_by(0), 4: assert!, 5: spin timeout, 6: deadline, 7: PE out of the team (index: the PE, len: the team's size), 8: a PE did not arrive (array: the PE)
     u32 array;  // index into the kernel's array-name table (4: the assertion's number; 5: the block)
     u32 line;   // Rust source line of the faulting access
     u32 phase;  // reserved for barrier faults
@@ -47,6 +47,22 @@ struct gsync_status_t {
 #define GSYNC_ASSERTION_FAILED 4u
 #define GSYNC_SPIN_TIMEOUT 5u
 #define GSYNC_DEADLINE_EXCEEDED 6u
+#define GSYNC_NO_SUCH_PE 7u
+#define GSYNC_PE_TIMEOUT 8u
+
+// ---- teams: where a block runs among the PEs (GPUs) of a team ------------------------------
+// The host writes this PE's place into the module after loading it for a team; outside a team
+// it keeps its initial value, PE 0 of 1. A symmetric buffer has the same offset in every PE's
+// symmetric heap, and each peer's heap is mapped into this GPU's address space at a fixed
+// distance from its own, so a peer's copy of any symmetric element is at that distance.
+#define GSYNC_MAX_PES 64u
+struct gsync_team_t {
+    u32 pe;                              // pe(): this PE
+    u32 n_pes;                           // n_pes(): the team's PEs
+    long long peer_offset[GSYNC_MAX_PES];  // bytes from a symmetric address here to PE p's copy
+    unsigned long long* arrivals;        // the spanning barrier's flags, one per PE (symmetric)
+};
+__constant__ gsync_team_t gsync_team = {0u, 1u, {0}, 0};
 
 // The first statement of every `while` and `loop` iteration. Rust defines a loop that never
 // ends (it hangs); C++ lets a compiler assume that a loop without side effects ends, and
@@ -277,6 +293,26 @@ __device__ __forceinline__ bool in_bounds(u64 index, u64 len, gsync_status_t* st
     record_out_of_bounds(status, array, line, index, len);
     return false;
 }
+// A PE out of the team, named by a.put(pe, …) or a.get(pe, …), is recorded like an index
+// out of bounds (the team's size in `len`) and the access skipped, in every build: a peer
+// offset past the team's would be a wild address.
+__device__ __noinline__ void record_no_such_pe(gsync_status_t* status, u32 array, u32 line, u64 pe) {
+    if (atomicCAS(&status->code, GSYNC_OK, GSYNC_NO_SUCH_PE) == GSYNC_OK) {
+        status->array = array;
+        status->line = line;
+        status->index = pe;
+        status->len = gsync_team.n_pes;
+    }
+}
+__device__ __forceinline__ bool on_team(u64 pe, gsync_status_t* status, u32 array, u32 line) {
+    if (pe < gsync_team.n_pes) return true;
+    record_no_such_pe(status, array, line, pe);
+    return false;
+}
+// PE `pe`'s copy of the symmetric element at `local`.
+template <typename T> __device__ __forceinline__ T* on_pe(T* local, u64 pe) {
+    return (T*)((char*)local + gsync_team.peer_offset[pe]);
+}
 template <typename T> __device__ __forceinline__ T load(const T* data, u64 len, u64 index, gsync_status_t* status, u32 array, u32 line) {
     return in_bounds(index, len, status, array, line) ? data[index] : (T)0;
 }
@@ -434,6 +470,14 @@ template <typename T> __device__ __forceinline__ T shfl(T v, u32 lane) { return 
     }                                                                                         \
     __device__ __forceinline__ void store_relaxed(T* p, T v) {                                \
         asm volatile("st.relaxed.gpu." PTX " [%0], %1;" ::"l"(p), C((R)v) : "memory");       \
+    }                                                                                         \
+    __device__ __forceinline__ T load_relaxed_sys(const T* p) {                               \
+        R value;                                                                              \
+        asm volatile("ld.relaxed.sys." PTX " %0, [%1];" : "=" C(value) : "l"(p) : "memory"); \
+        return (T)value;                                                                      \
+    }                                                                                         \
+    __device__ __forceinline__ void store_relaxed_sys(T* p, T v) {                            \
+        asm volatile("st.relaxed.sys." PTX " [%0], %1;" ::"l"(p), C((R)v) : "memory");       \
     }
 GSYNC_ACQUIRE_RELEASE(u8, "u8", u32, "r")
 GSYNC_ACQUIRE_RELEASE(i8, "s8", i32, "r")

@@ -17,6 +17,8 @@ const ZERO_STEP: u32 = 3;
 const ASSERTION_FAILED: u32 = 4;
 const SPIN_TIMEOUT: u32 = 5;
 const DEADLINE_EXCEEDED: u32 = 6;
+const NO_SUCH_PE: u32 = 7;
+const PE_TIMEOUT: u32 = 8;
 
 /// The host's view of `gsync_status_t` (see the prelude).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -57,6 +59,12 @@ impl DeviceStatus {
     /// `line`, with the operands' bits of an `assert_eq!` or `assert_ne!`.
     pub fn assertion_failed(number: u32, line: u32, left: u64, right: u64) -> Self {
         DeviceStatus { code: ASSERTION_FAILED, array: number, line, phase: 0, index: left, len: right }
+    }
+
+    /// The status of an access of symmetric array `array` on PE `pe` of a team of `n_pes`,
+    /// on Rust source line `line`, as the device's check writes it.
+    pub fn no_such_pe(array: u32, pe: u64, n_pes: u32, line: u32) -> Self {
+        DeviceStatus { code: NO_SUCH_PE, array, line, phase: 0, index: pe, len: u64::from(n_pes) }
     }
 
     /// Whether this is a failed assertion's status.
@@ -100,6 +108,22 @@ impl DeviceStatus {
                 kernel: kernel.name.to_owned(),
                 phase: self.phase.max(1),
                 limit: Duration::from_nanos(self.index),
+            }),
+            // The device writes the team's size into `len`.
+            NO_SUCH_PE => Err(Error::NoSuchPe {
+                kernel: kernel.name.to_owned(),
+                array: kernel.array_name(self.array),
+                pe: self.index,
+                n_pes: u32::try_from(self.len).unwrap_or(u32::MAX),
+                line: self.line,
+            }),
+            // The device writes the PE that did not arrive into `array`, and the grid_sync()
+            // number waited at into `phase`.
+            PE_TIMEOUT => Err(Error::PeNotArrived {
+                pe: self.array,
+                missing: vec![self.array],
+                doing: format!("waits at grid_sync() number {} of `{}`", self.phase, kernel.name),
+                waited: watchdog.unwrap_or_default(),
             }),
             code => Err(Error::DeviceFault { kernel: kernel.name.to_owned(), code }),
         }

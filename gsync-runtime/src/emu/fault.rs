@@ -56,6 +56,13 @@ impl Faults {
         let _ = self.first.set(DeviceStatus::out_of_bounds(array, index, len as u64, line));
     }
 
+    /// Records an access of symmetric array `array` on PE `pe`, outside a team of `n_pes`, on
+    /// Rust source line `line`.
+    #[cold]
+    pub(crate) fn no_such_pe(&self, array: u32, pe: u64, n_pes: u32, line: u32) {
+        let _ = self.first.set(DeviceStatus::no_such_pe(array, pe, n_pes, line));
+    }
+
     /// Whether the launch is being stopped.
     #[inline]
     pub(crate) fn stopped(&self) -> bool {

@@ -39,7 +39,23 @@ pub(crate) enum GridStop {
     TimedOut { block: u32, grid_syncs: u32 },
     /// The launch ran longer than its deadline, after `grid_syncs` completed grid barriers.
     DeadlineExceeded { grid_syncs: u32 },
+    /// The team the grid spans failed at its meeting after `grid_syncs` completed grid
+    /// barriers (the span hook holds the reason).
+    TeamStopped { grid_syncs: u32 },
 }
+
+/// Where every block of a grid has arrived, as the hook of a grid that spans a team hears it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum GridPoint {
+    /// Every block waits at `grid_sync()` number `number`.
+    GridSync { number: u32 },
+    /// Every block has finished.
+    Finished,
+}
+
+/// The hook through which a grid meets the other grids of a team at each of its
+/// [`GridPoint`]s: it returns once they all arrived (true), or failed (false).
+pub(crate) type Span<'s> = &'s (dyn Fn(GridPoint) -> bool + Sync);
 
 /// The launch's watchdog: the longest a block may run in one phase, the longest the whole
 /// launch may run, and the flag that ends every emulated thread at its next loop iteration.
@@ -70,12 +86,29 @@ enum Failure {
 /// `run_phase` stops every worker and then resumes on the calling thread. With a `watchdog`,
 /// a block that runs one phase longer than its limit stops the grid with
 /// [`GridStop::TimedOut`], whatever else then goes wrong.
+#[cfg(test)]
 pub(crate) fn run<F>(blocks: u32, workers: usize, watchdog: Option<Watchdog<'_>>, run_phase: &F) -> Result<(), GridStop>
 where
     F: Fn(u32) -> Result<PhaseEnd, Stuck> + Sync,
 {
+    run_spanning(blocks, workers, watchdog, None, run_phase)
+}
+
+/// [`run`] for a grid that spans a team: with every block at a `grid_sync()`, or finished,
+/// the grid goes on only once `span` says that the team's other grids are there too.
+pub(crate) fn run_spanning<F>(
+    blocks: u32,
+    workers: usize,
+    watchdog: Option<Watchdog<'_>>,
+    span: Option<Span<'_>>,
+    run_phase: &F,
+) -> Result<(), GridStop>
+where
+    F: Fn(u32) -> Result<PhaseEnd, Stuck> + Sync,
+{
     let workers = workers.clamp(1, blocks.max(1) as usize);
-    let grid = Phases::new(blocks, workers, run_phase);
+    let mut grid = Phases::new(blocks, workers, run_phase);
+    grid.span = span;
     let finished = AtomicBool::new(false);
     thread::scope(|scope| {
         let (grid, finished) = (&grid, &finished);
@@ -102,6 +135,8 @@ where
 /// The shared state of the workers of one grid.
 struct Phases<'f, F> {
     run_phase: &'f F,
+    /// The team's meeting, for a grid that spans one.
+    span: Option<Span<'f>>,
     blocks: u32,
     /// The next block to claim in the phase under way.
     next: AtomicU32,
@@ -142,6 +177,7 @@ where
     fn new(blocks: u32, workers: usize, run_phase: &'f F) -> Self {
         Phases {
             run_phase,
+            span: None,
             blocks,
             next: AtomicU32::new(0),
             at_grid_sync: AtomicU32::new(0),
@@ -226,11 +262,18 @@ where
         let at_grid_sync = self.at_grid_sync.swap(0, Relaxed);
         let finished = self.finished.swap(0, Relaxed);
         self.next.store(0, Relaxed);
-        let go_on = if self.failed.load(Relaxed) || finished == self.blocks {
+        let go_on = if self.failed.load(Relaxed) {
+            false
+        } else if finished == self.blocks {
+            self.meet(GridPoint::Finished);
             false
         } else if at_grid_sync == self.blocks {
-            self.grid_syncs.fetch_add(1, Relaxed);
-            true
+            let number = self.grid_syncs.load(Relaxed) + 1;
+            let met = self.meet(GridPoint::GridSync { number });
+            if met {
+                self.grid_syncs.fetch_add(1, Relaxed);
+            }
+            met
         } else {
             let (block, waiting) = (self.a_finished_block.load(Relaxed), self.a_waiting_block.load(Relaxed));
             let grid_syncs = self.grid_syncs.load(Relaxed);
@@ -238,6 +281,16 @@ where
             false
         };
         self.go_on.store(go_on, Relaxed);
+    }
+
+    /// Meets the team the grid spans at `point`, if it spans one; false (the grid stopped)
+    /// if the team failed.
+    fn meet(&self, point: GridPoint) -> bool {
+        let met = self.span.is_none_or(|span| span(point));
+        if !met {
+            self.fail(Failure::Stopped(GridStop::TeamStopped { grid_syncs: self.grid_syncs.load(Relaxed) }));
+        }
+        met
     }
 
     /// The watchdog: until the workers are `finished`, checks every few milliseconds whether

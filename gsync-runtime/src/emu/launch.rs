@@ -4,7 +4,7 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Mutex, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::barrier::Barrier;
 use crate::core::config::ConfigChoice;
@@ -18,7 +18,8 @@ use crate::core::plan::LaunchPlan;
 use crate::core::profile::{BlockRecorder, PhaseProfile, ProfileClock};
 use crate::emu::block::{BlockRun, PhaseEnd, Stuck};
 use crate::emu::fault::Faults;
-use crate::emu::grid::{self, GridStop, Watchdog};
+use crate::emu::grid::{self, GridPoint, GridStop, Watchdog};
+use crate::emu::team::{LaunchPoint, Step, TeamMember};
 use crate::emu::thread::ThreadCtx;
 use crate::emu::warp::BlockSync;
 use crate::emu::{Emulator, ThreadFuture};
@@ -29,13 +30,21 @@ use crate::emu::{Emulator, ThreadFuture};
 pub struct EmuLaunch<'r> {
     emulator: &'r Emulator,
     plan: Refusable<'r>,
+    /// The launch's number among its PE's launches, on a PE of a team.
+    team_launch: Option<u64>,
 }
 
 /// A plan, or what was refused: resolved again to return its error (an [`Error`] is not
 /// `Clone`, and generated code asks at most once).
 enum Refusable<'r> {
     Planned(LaunchPlan),
-    Refused { kernel: &'r KernelSpec, launch: &'r Launch, shared: DynamicShared },
+    Refused {
+        kernel: &'r KernelSpec,
+        launch: &'r Launch,
+        shared: DynamicShared,
+    },
+    /// The team refused the launch, or failed to agree on it.
+    TeamRefused(Mutex<Option<Error>>),
 }
 
 impl<'r> EmuLaunch<'r> {
@@ -47,11 +56,17 @@ impl<'r> EmuLaunch<'r> {
         shared: DynamicShared,
     ) -> Self {
         let planned = resolve::fused(emulator, kernel, launch, &shared, CoResidency::Waived, launch.untuned_choice());
-        let plan = match planned {
-            Ok(plan) => Refusable::Planned(plan),
-            Err(_) => Refusable::Refused { kernel, launch, shared },
+        let team_launch = emulator.team().map(TeamMember::next_launch);
+        let agreed = match (emulator.team(), team_launch) {
+            (Some(member), Some(number)) => agree_to_start(member, number, kernel, launch, planned.as_ref().err()),
+            _ => Ok(()),
         };
-        EmuLaunch { emulator, plan }
+        let plan = match (planned, agreed) {
+            (Ok(plan), Ok(())) => Refusable::Planned(plan),
+            (Err(_), _) => Refusable::Refused { kernel, launch, shared },
+            (Ok(_), Err(error)) => Refusable::TeamRefused(Mutex::new(Some(error))),
+        };
+        EmuLaunch { emulator, plan, team_launch }
     }
 
     fn plan(&self) -> Result<&LaunchPlan> {
@@ -63,6 +78,31 @@ impl<'r> EmuLaunch<'r> {
                     .err()
                     .unwrap_or_else(|| Error::EmptyGrid { kernel: kernel.name.to_owned() }))
             }
+            Refusable::TeamRefused(error) => {
+                Err(error.lock().unwrap_or_else(PoisonError::into_inner).take().unwrap_or_else(|| Error::InvalidTeam {
+                    reason: "the launch's refusal was already returned".into(),
+                }))
+            }
+        }
+    }
+
+    /// The team launch this is, on a PE of a team.
+    fn team(&self) -> Option<TeamLaunch<'_>> {
+        Some(TeamLaunch { member: self.emulator.team()?, number: self.team_launch? })
+    }
+
+    /// Whether the launch runs on a PE of a team of more than one, where every
+    /// `#[symmetric]` parameter needs a symmetric buffer.
+    pub(crate) fn spans_pes(&self) -> bool {
+        self.emulator.team().is_some_and(|member| member.n_pes() > 1)
+    }
+
+    /// The kernel's name.
+    pub(crate) fn kernel_name(&self) -> &'static str {
+        match &self.plan {
+            Refusable::Planned(plan) => plan.kernel.name,
+            Refusable::Refused { kernel, .. } => kernel.name,
+            Refusable::TeamRefused(_) => "(refused)",
         }
     }
 
@@ -80,7 +120,7 @@ impl<'r> EmuLaunch<'r> {
         MakeShared: Fn() -> S,
         Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> ThreadFuture<'a> + Sync,
     {
-        run(self.emulator, self.plan()?, make_shared, body)
+        run(self.emulator, self.plan()?, self.team(), make_shared, body)
     }
 
     /// [`run`](Self::run) for a kernel with shared slices, laid out by the plan for the
@@ -98,7 +138,7 @@ impl<'r> EmuLaunch<'r> {
     {
         let _ = shared;
         let plan = self.plan()?;
-        run(self.emulator, plan, || make_shared(&plan.shared.lens), body)
+        run(self.emulator, plan, self.team(), || make_shared(&plan.shared.lens), body)
     }
 }
 
@@ -106,17 +146,69 @@ impl std::fmt::Debug for EmuLaunch<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let plan = match &self.plan {
             Refusable::Planned(plan) => Some(plan),
-            Refusable::Refused { .. } => None,
+            Refusable::Refused { .. } | Refusable::TeamRefused(_) => None,
         };
         f.debug_struct("EmuLaunch").field("plan", &plan).finish_non_exhaustive()
     }
 }
 
+/// A launch on a PE of a team: the PE, and the launch's number among its launches.
+#[derive(Clone, Copy)]
+pub(crate) struct TeamLaunch<'t> {
+    member: &'t TeamMember,
+    number: u64,
+}
+
+impl TeamLaunch<'_> {
+    /// Meets the team at `point` of the launch of `kernel`: `Ok` once every PE is there, else
+    /// the error every PE returns (another PE's failure among them).
+    fn meet(&self, kernel: &KernelSpec, point: LaunchPoint, limit: Option<Duration>) -> Result<()> {
+        let step = Step::Launch { number: self.number, kernel: kernel.name, point };
+        let round = self.member.exchange(step, None, limit)?;
+        let failed = round.iter().enumerate().find_map(|(pe, c)| match &c.step {
+            Step::Launch { point: LaunchPoint::Failed { error }, .. } => Some((pe as u32, error.clone())),
+            _ => None,
+        });
+        match failed {
+            Some((pe, error)) if pe != self.member.pe() => {
+                Err(Error::PeFailed { pe, kernel: kernel.name.to_owned(), error })
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Every PE of `member`'s team says whether it can run launch `number` of `kernel` (its own
+/// plan's error, `refused`); `Ok` when every other PE can.
+fn agree_to_start(
+    member: &TeamMember,
+    number: u64,
+    kernel: &KernelSpec,
+    launch: &Launch,
+    refused: Option<&Error>,
+) -> Result<()> {
+    let point = LaunchPoint::Start { refused: refused.map(ToString::to_string) };
+    // PEs start apart by whatever host work each does in between: the deadline bounds that.
+    let round = member.exchange(Step::Launch { number, kernel: kernel.name, point }, None, launch.deadline_limit())?;
+    let other = round.iter().enumerate().find_map(|(pe, c)| match &c.step {
+        Step::Launch { point: LaunchPoint::Start { refused: Some(reason) }, .. } if pe as u32 != member.pe() => {
+            Some((pe as u32, reason.clone()))
+        }
+        _ => None,
+    });
+    match other {
+        Some((pe, reason)) => Err(Error::TeamRefused { kernel: kernel.name.to_owned(), pe, reason }),
+        None => Ok(()),
+    }
+}
+
 /// Runs `plan` on the emulator: `make_shared` builds one block's shared memory, `body` one
-/// thread's future; see [`Gpu::emulate`](crate::Gpu::emulate).
+/// thread's future; see [`Gpu::emulate`](crate::Gpu::emulate). On a PE of a team, the grid
+/// meets the team's other grids at each `grid_sync()` and at its end.
 pub(crate) fn run<S, MakeShared, Body>(
     emulator: &Emulator,
     plan: &LaunchPlan,
+    team: Option<TeamLaunch<'_>>,
     make_shared: MakeShared,
     body: Body,
 ) -> Result<LaunchReport>
@@ -133,7 +225,8 @@ where
         Some(Watchdog { limit: launch.watchdog_limit(), deadline: launch.deadline_limit(), stop: faults.stop_flag() });
     let syncs: Vec<BlockSync> = (0..blocks).map(|_| BlockSync::new(threads)).collect();
     let shared: Vec<S> = (0..blocks).map(|_| make_shared()).collect();
-    let ctxs = thread_contexts(grid, &syncs, &faults);
+    let place = emulator.team().map_or((0, 1), |member| (member.pe(), member.n_pes()));
+    let ctxs = thread_contexts(grid, place, &syncs, &faults);
     let recorders: Option<Vec<Mutex<BlockRecorder>>> = kernel
         .profile
         .then(|| (0..blocks).map(|_| Mutex::new(BlockRecorder::new(launch.profile_capacity()))).collect());
@@ -168,9 +261,34 @@ where
         }
         ended
     };
-    let ran = grid::run(blocks, emulator.info().sm_count as usize, watchdog, &run_phase);
+    // A team's meeting waits as long as a block may wait at a barrier.
+    let meeting_limit = launch.watchdog_limit().or(launch.deadline_limit());
+    let team_error: Mutex<Option<Error>> = Mutex::new(None);
+    let meet = |point: GridPoint| {
+        let Some(team) = team else { return true };
+        let point = match point {
+            GridPoint::GridSync { number } => LaunchPoint::GridSync { number },
+            GridPoint::Finished => LaunchPoint::Finished,
+        };
+        let met = team.meet(kernel, point, meeting_limit);
+        let ok = met.is_ok();
+        if let Err(error) = met {
+            team_error.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(error);
+        }
+        ok
+    };
+    let ran = grid::run_spanning(blocks, emulator.info().sm_count as usize, watchdog, Some(&meet), &run_phase);
     // The futures reach `faults` through their contexts: they go before it is read.
     drop(runs);
+    if let Err(GridStop::TeamStopped { .. }) = ran {
+        let error = team_error.into_inner().unwrap_or_else(PoisonError::into_inner);
+        return Err(error.unwrap_or_else(|| Error::InvalidTeam { reason: "the team stopped the grid".into() }));
+    }
+    if let (Err(stop), Some(team)) = (&ran, team) {
+        // The other PEs wait for this one at its next meeting: tell them why it will not come.
+        let error = format!("{stop:?}");
+        let _ = team.meet(kernel, LaunchPoint::Failed { error }, meeting_limit);
+    }
     let ran = ran.map_err(|stop| match stop {
         GridStop::TimedOut { block, .. } => match spin_line(&ctxs, block, threads) {
             Some(line) => Error::SpinTimeout {
@@ -207,13 +325,19 @@ fn spin_line(ctxs: &[ThreadCtx<'_>], block: u32, threads: u32) -> Option<u32> {
 }
 
 /// Every thread's context, block after block.
-fn thread_contexts<'a>(grid: Grid, syncs: &'a [BlockSync], faults: &'a Faults) -> Vec<ThreadCtx<'a>> {
+fn thread_contexts<'a>(
+    grid: Grid,
+    (pe, n_pes): (u32, u32),
+    syncs: &'a [BlockSync],
+    faults: &'a Faults,
+) -> Vec<ThreadCtx<'a>> {
     let (blocks, threads) = (grid.blocks, grid.threads);
     let mut ctxs = Vec::with_capacity(blocks as usize * threads as usize);
     for (block, sync) in (0..blocks).zip(syncs) {
         ctxs.extend((0..threads).map(|thread| {
             ThreadCtx::new((thread, block), (blocks, threads), sync, faults)
                 .with_shapes(grid.grid_shape, grid.block_shape)
+                .on_pe(pe, n_pes)
         }));
     }
     ctxs
@@ -240,6 +364,9 @@ fn stop_error(kernel: &KernelSpec, launch: &Launch, barrier: Barrier, stop: Grid
             phase: grid_syncs + 1,
             limit: launch.deadline_limit().unwrap_or_default(),
         },
+        GridStop::TeamStopped { grid_syncs } => {
+            Error::InvalidTeam { reason: format!("the team stopped `{kernel}` after {grid_syncs} grid_sync() calls") }
+        }
         GridStop::TimedOut { block, grid_syncs } => Error::KernelTimeout {
             kernel,
             barrier: barrier.to_string(),

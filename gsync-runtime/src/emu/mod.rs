@@ -24,6 +24,8 @@ mod launch;
 mod memory;
 mod scalar;
 mod split;
+mod symmetric;
+pub(crate) mod team;
 mod thread;
 mod warp;
 
@@ -31,12 +33,13 @@ mod warp;
 mod tests;
 
 pub use block::ThreadFuture;
-pub(crate) use launch::run;
 pub use launch::EmuLaunch;
 pub use memory::EmuSlice;
 pub use scalar::{EmuScalar, ShuffleScalar};
 pub(crate) use split::EmuSplitRun;
 pub use split::{EmuSegment, EmuSegmentFn};
+pub use symmetric::EmuSymmetric;
+pub(crate) use symmetric::{allocate_symmetric, TeamSlices};
 pub use thread::{Shuffle, ThreadCtx};
 
 use crate::core::device::DeviceInfo;
@@ -57,6 +60,8 @@ pub(crate) fn max_grid_blocks(threads: u32) -> u32 {
 #[derive(Debug)]
 pub(crate) struct Emulator {
     info: DeviceInfo,
+    /// Its place in an emulated team, if it is a PE of one.
+    team: Option<team::TeamMember>,
 }
 
 impl Emulator {
@@ -80,7 +85,23 @@ impl Emulator {
                 total_memory: 0,
                 driver_cuda_version: None,
             },
+            team: None,
         }
+    }
+
+    /// PE `pe` of an emulated team that meets at `rendezvous`: the host's cores shared out
+    /// among the team's PEs, which run at once.
+    pub(crate) fn member(pe: u32, rendezvous: std::sync::Arc<team::Rendezvous>) -> Self {
+        let mut emulator = Emulator::new();
+        emulator.info.sm_count = (emulator.info.sm_count / rendezvous.n_pes()).max(1);
+        emulator.info.ordinal = pe as usize;
+        emulator.team = Some(team::TeamMember::new(pe, rendezvous));
+        emulator
+    }
+
+    /// Its place in an emulated team, if it is a PE of one.
+    pub(crate) fn team(&self) -> Option<&team::TeamMember> {
+        self.team.as_ref()
     }
 
     /// What the emulator reports as its device.

@@ -62,7 +62,7 @@ impl<'r> EmuSegment<'r> {
         MakeShared: Fn() -> S,
         Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> ThreadFuture<'a> + Sync,
     {
-        run(self.emulator, self.plan, make_shared, body).map(drop)
+        run(self.emulator, self.plan, None, make_shared, body).map(drop)
     }
 
     /// [`run`](Self::run) for a kernel with shared slices: `make_shared` gets their lengths.
@@ -72,7 +72,7 @@ impl<'r> EmuSegment<'r> {
         MakeShared: Fn(&[u64]) -> S,
         Body: for<'a> Fn(&'a ThreadCtx<'a>, &'a S) -> ThreadFuture<'a> + Sync,
     {
-        run(self.emulator, self.plan, || make_shared(&self.plan.shared.lens), body).map(drop)
+        run(self.emulator, self.plan, None, || make_shared(&self.plan.shared.lens), body).map(drop)
     }
 
     fn wrong_argument(&self, param: usize) -> Error {

@@ -87,6 +87,9 @@ pub struct ThreadCtx<'a> {
     /// The block's and the grid's extents per axis; `block_dim` and `grid_dim` are their counts.
     block_shape: Dim3,
     grid_shape: Dim3,
+    /// The PE the thread runs on, and the team's size (0 and 1 outside a team).
+    pe: u32,
+    n_pes: u32,
     /// A [`Wait`]: written by the thread at an await point, reset by the scheduler's release.
     wait: AtomicU8,
     /// `sync_block()` and `grid_sync()` calls so far, counting the one waited at.
@@ -118,6 +121,8 @@ impl<'a> ThreadCtx<'a> {
             grid_dim,
             block_shape: Dim3::linear(block_dim),
             grid_shape: Dim3::linear(grid_dim),
+            pe: 0,
+            n_pes: 1,
             wait: AtomicU8::new(0),
             block_syncs: AtomicU32::new(0),
             grid_syncs: AtomicU32::new(0),
@@ -137,6 +142,29 @@ impl ThreadCtx<'_> {
     pub(crate) fn with_shapes(self, grid: Dim3, block: Dim3) -> Self {
         debug_assert_eq!((grid.count(), block.count()), (u64::from(self.grid_dim), u64::from(self.block_dim)));
         ThreadCtx { grid_shape: grid, block_shape: block, ..self }
+    }
+
+    /// The same thread on PE `pe` of a team of `n_pes`.
+    pub(crate) fn on_pe(self, pe: u32, n_pes: u32) -> Self {
+        ThreadCtx { pe, n_pes, ..self }
+    }
+
+    /// The PE the thread runs on (`pe()`): 0 outside a team.
+    #[inline]
+    pub fn pe(&self) -> u32 {
+        self.pe
+    }
+
+    /// The number of PEs of the team (`n_pes()`): 1 outside a team.
+    #[inline]
+    pub fn n_pes(&self) -> u32 {
+        self.n_pes
+    }
+
+    /// Records an access of symmetric array `array` on PE `pe`, which is out of the team.
+    #[cold]
+    pub(crate) fn no_such_pe(&self, array: u32, pe: u64, n_pes: u32, line: u32) {
+        self.faults.no_such_pe(array, pe, n_pes, line);
     }
 
     /// The linear thread index in the block, `threadIdx.x` in a one-dimensional block.

@@ -23,6 +23,7 @@ pub fn multi_dim_cuda(b: Builtin) -> String {
         Builtin::BlockDimAxis(a) => format!("blockDim.{}", a.name()),
         Builtin::GridDimAxis(a) => format!("gridDim.{}", a.name()),
         Builtin::BlockSize => crate::emit::block_size::CUDA.to_owned(),
+        Builtin::Pe | Builtin::NPes => team_builtin(b).to_owned(),
     }
 }
 
@@ -31,3 +32,12 @@ pub const LINEAR_GLOBAL_ID: &str = "gsync_linear_block() * gsync_block_threads()
 
 /// `grid_size()` in a kernel compiled with `GSYNC_MULTI_DIM`.
 pub const LINEAR_GRID_SIZE: &str = "gsync_block_threads() * gsync_grid_blocks()";
+
+/// `pe()` and `n_pes()`, in kernels of any shape: the prelude's team record, which the
+/// runtime writes for a team.
+pub fn team_builtin(b: Builtin) -> &'static str {
+    match b {
+        Builtin::Pe => "gsync_team.pe",
+        _ => "gsync_team.n_pes",
+    }
+}

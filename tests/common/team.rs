@@ -1,0 +1,101 @@
+//! Kernels of a team of GPUs, and the checks that a GPU in no team (a team of one) passes on
+//! the emulator and on a GPU alike; `tests/team.rs` runs them on emulated teams.
+
+use gsync::prelude::*;
+
+pub mod kernels {
+    use gsync::prelude::*;
+
+    /// Each round, every element moves to the next PE: written into the next PE's `inbox`,
+    /// then, after the spanning barrier, taken into `acc`. After `n_pes()` rounds every value
+    /// is back where it began; after fewer, on the PE that many places on.
+    #[grid_phases]
+    pub fn ring_sum(#[symmetric] acc: &mut [u32], #[symmetric] inbox: &mut [u32], rounds: u32) {
+        let next = (pe() + 1) % n_pes();
+        for _ in 0..rounds {
+            let mut i = global_id() as usize;
+            while i < acc.len() {
+                inbox.put(next, i, acc[i]);
+                i += grid_size() as usize;
+            }
+            grid_sync();
+            let mut i = global_id() as usize;
+            while i < acc.len() {
+                acc[i] = inbox[i];
+                i += grid_size() as usize;
+            }
+            grid_sync();
+        }
+    }
+
+    /// Every thread reads element `i` of every PE's part and adds them up.
+    #[grid_phases]
+    pub fn gather_sum(#[symmetric] values: &[u64], sums: &mut [u64]) {
+        let mut i = global_id() as usize;
+        while i < sums.len() {
+            let mut total = 0u64;
+            for p in 0..n_pes() {
+                total += values.get(p, i);
+            }
+            sums[i] = total;
+            i += grid_size() as usize;
+        }
+    }
+
+    /// Phase after phase, every block writes its PE's phase stamp into every PE's slot for it;
+    /// after each spanning barrier, every PE checks that it sees every PE's stamp of that phase.
+    #[grid_phases]
+    pub fn visibility(#[symmetric] stamps: &mut [u32], misses: &mut [u32], phases: u32) {
+        for phase in 1..=phases {
+            if thread_idx() == 0 {
+                let slot = (pe() * grid_dim() + block_idx()) as usize;
+                for p in 0..n_pes() {
+                    stamps.put(p, slot, phase);
+                }
+            }
+            grid_sync();
+            let mut i = global_id() as usize;
+            while i < stamps.len() {
+                if stamps[i] != phase {
+                    misses.atomic_add(0, 1);
+                }
+                i += grid_size() as usize;
+            }
+            grid_sync();
+        }
+    }
+
+    #[grid_phases]
+    pub fn reach_out(#[symmetric] a: &mut [u32], target: u32) {
+        if global_id() == 0 {
+            a.put(target, 0, 7);
+        }
+    }
+}
+
+/// Elements per PE of the checks.
+pub const N: usize = 1000;
+
+/// On a GPU in no team, `ring_sum` is a team of one: the values come back where they began,
+/// `put` to PE 0 writing this GPU's own part.
+pub fn a_gpu_alone_is_a_team_of_one(gpu: &Gpu) {
+    assert_eq!((gpu.pe(), gpu.n_pes()), (0, 1));
+    let start: Vec<u32> = (0..N as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+    let mut acc = gpu.upload(&start).expect("upload");
+    let mut inbox = gpu.zeros::<u32>(N).expect("zeros");
+    kernels::ring_sum::launch(gpu, &mut acc, &mut inbox, 3).expect("a team of one");
+    assert_eq!(gpu.download(&acc).expect("download"), start);
+    let values: Vec<u64> = (0..N as u64).map(|i| i * 3).collect();
+    let values = gpu.upload(&values).expect("upload");
+    let mut sums = gpu.zeros::<u64>(N).expect("zeros");
+    kernels::gather_sum::launch(gpu, &values, &mut sums).expect("gather");
+    assert_eq!(gpu.download(&sums).expect("download"), (0..N as u64).map(|i| i * 3).collect::<Vec<_>>());
+}
+
+/// A PE out of the team, even of a team of one, is a typed error and the access is skipped.
+pub fn a_pe_out_of_the_team_is_refused_in_the_kernel(gpu: &Gpu) {
+    let mut a = gpu.zeros::<u32>(4).expect("zeros");
+    let error = kernels::reach_out::launch(gpu, &mut a, 1).expect_err("PE 1 of 1");
+    assert!(matches!(&error, Error::NoSuchPe { pe: 1, n_pes: 1, .. }), "{error}");
+    assert_eq!(gpu.download(&a).expect("download"), [0; 4], "the access was skipped");
+}

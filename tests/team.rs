@@ -1,0 +1,232 @@
+//! Teams of emulated GPUs: `grid_sync()` spanning every PE, `pe()` and `n_pes()`, symmetric
+//! slices reached with `put` and `get`, and the typed errors of a team that does not agree.
+
+use std::time::Duration;
+
+use common::team::kernels::*;
+use common::team::{self, N};
+use gsync::prelude::*;
+use gsync::Team;
+
+#[test]
+fn put_and_grid_sync_carry_values_around_the_ring_for_one_to_four_pes() {
+    for n_pes in 1..=4u32 {
+        let team = Team::emulated(n_pes).expect("a team");
+        let results = team
+            .run(|gpu| {
+                let start: Vec<u32> = (0..N as u32).map(|i| i * 10 + gpu.pe()).collect();
+                let mut acc = gpu.symmetric_upload(&start)?;
+                let mut inbox = gpu.symmetric_zeros::<u32>(N)?;
+                ring_sum::launch_with(gpu, &Launch::new().blocks(3).threads(64), &mut acc, &mut inbox, n_pes)?;
+                gpu.download(&acc)
+            })
+            .expect("the team runs");
+        for (pe, acc) in results.iter().enumerate() {
+            // After n_pes rounds each value has gone once around: it is back where it began.
+            let expected: Vec<u32> = (0..N as u32).map(|i| i * 10 + pe as u32).collect();
+            assert_eq!(acc, &expected, "PE {pe} of {n_pes}");
+        }
+    }
+}
+
+#[test]
+fn get_reads_every_pe_s_part() {
+    let team = Team::emulated(3).expect("a team");
+    let sums = team
+        .run(|gpu| {
+            let mine: Vec<u64> = (0..N as u64).map(|i| i * u64::from(gpu.pe() + 1)).collect();
+            let values = gpu.symmetric_upload(&mine)?;
+            // Every PE's part must hold its values before any PE reads: a launch that writes
+            // nothing but meets the team at its end would do; allocation already is one.
+            let mut sums = gpu.zeros::<u64>(N)?;
+            gather_sum::launch_with(gpu, &Launch::new().blocks(2).threads(128), &values, &mut sums)?;
+            gpu.download(&sums)
+        })
+        .expect("the team runs");
+    let expected: Vec<u64> = (0..N as u64).map(|i| i * 6).collect();
+    for pe_sums in sums {
+        assert_eq!(pe_sums, expected);
+    }
+}
+
+#[test]
+fn every_phase_sees_every_pe_s_writes_of_the_phase_before() {
+    let team = Team::emulated(4).expect("a team");
+    let blocks = 3u32;
+    let misses = team
+        .run(|gpu| {
+            let mut stamps = gpu.symmetric_zeros::<u32>((gpu.n_pes() * blocks) as usize)?;
+            let mut misses = gpu.zeros::<u32>(1)?;
+            visibility::launch_with(gpu, &Launch::new().blocks(blocks).threads(32), &mut stamps, &mut misses, 200)?;
+            Ok(gpu.download(&misses)?[0])
+        })
+        .expect("the team runs");
+    assert_eq!(misses, [0, 0, 0, 0]);
+}
+
+#[test]
+fn a_gpu_in_no_team_is_pe_0_of_1() {
+    team::a_gpu_alone_is_a_team_of_one(&Gpu::emulator());
+}
+
+#[test]
+fn a_pe_out_of_a_team_of_one_is_refused_in_the_kernel() {
+    team::a_pe_out_of_the_team_is_refused_in_the_kernel(&Gpu::emulator());
+}
+
+#[test]
+fn a_pe_out_of_the_team_is_a_typed_error() {
+    let team = Team::emulated(2).expect("a team");
+    let error = team
+        .run(|gpu| {
+            let mut a = gpu.symmetric_zeros::<u32>(4)?;
+            reach_out::launch(gpu, &mut a, 2)
+        })
+        .expect_err("PE 2 of 2");
+    assert!(matches!(&error, Error::NoSuchPe { pe: 2, n_pes: 2, .. }), "{error}");
+    assert!(error.to_string().contains("`a` on line"), "{error}");
+}
+
+#[test]
+fn a_plain_buffer_for_a_symmetric_parameter_on_a_team_is_refused() {
+    let team = Team::emulated(2).expect("a team");
+    let error = team
+        .run(|gpu| {
+            let mut a = gpu.zeros::<u32>(4)?;
+            reach_out::launch(gpu, &mut a, 0)
+        })
+        .expect_err("not symmetric");
+    assert!(matches!(&error, Error::NotSymmetric { param, .. } if param == "a"), "{error}");
+}
+
+#[test]
+fn symmetric_allocations_that_disagree_fail_every_pe() {
+    let team = Team::emulated(3).expect("a team");
+    let error = team
+        .run(|gpu| {
+            let len = if gpu.pe() == 1 { 8 } else { 4 };
+            gpu.symmetric_zeros::<f32>(len).map(drop)
+        })
+        .expect_err("lengths differ");
+    assert!(matches!(error, Error::TeamMismatch { .. }), "{error}");
+    assert!(error.to_string().contains("of 8 f32"), "{error}");
+}
+
+#[test]
+fn pes_that_launch_different_kernels_fail_alike() {
+    let team = Team::emulated(2).expect("a team");
+    let error = team
+        .run(|gpu| {
+            let mut a = gpu.symmetric_zeros::<u32>(4)?;
+            let mut inbox = gpu.symmetric_zeros::<u32>(4)?;
+            if gpu.pe() == 0 {
+                reach_out::launch(gpu, &mut a, 0).map(drop)
+            } else {
+                ring_sum::launch(gpu, &mut a, &mut inbox, 1).map(drop)
+            }
+        })
+        .expect_err("different kernels");
+    assert!(matches!(error, Error::TeamMismatch { .. }), "{error}");
+    assert!(error.to_string().contains("launches `reach_out`"), "{error}");
+}
+
+#[test]
+fn a_pe_that_never_launches_is_named_and_none_hangs() {
+    let team = Team::emulated(3).expect("a team");
+    let started = std::time::Instant::now();
+    let error = team
+        .run(|gpu| {
+            let mut acc = gpu.symmetric_zeros::<u32>(16)?;
+            let mut inbox = gpu.symmetric_zeros::<u32>(16)?;
+            if gpu.pe() == 2 {
+                // PE 2 stays away past the others' limit, then leaves.
+                std::thread::sleep(Duration::from_millis(1500));
+                return Ok(());
+            }
+            let launch = Launch::new().deadline(Some(Duration::from_millis(300)));
+            ring_sum::launch_with(gpu, &launch, &mut acc, &mut inbox, 2).map(drop)
+        })
+        .expect_err("PE 2 never launches");
+    assert!(matches!(&error, Error::PeNotArrived { pe: 2, .. }), "{error}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn a_launch_refused_on_one_pe_runs_on_none_and_its_cause_comes_back() {
+    let team = Team::emulated(2).expect("a team");
+    let errors = team.run(|gpu| {
+        let mut acc = gpu.symmetric_zeros::<u32>(16)?;
+        let mut inbox = gpu.symmetric_zeros::<u32>(16)?;
+        // PE 1's grid is refused: no PE runs the launch.
+        let blocks = if gpu.pe() == 1 { 1 << 20 } else { 2 };
+        ring_sum::launch_with(gpu, &Launch::new().blocks(blocks), &mut acc, &mut inbox, 2).map(drop)
+    });
+    let error = errors.expect_err("PE 1 refused");
+    assert!(matches!(error, Error::TooManyBlocks { .. }), "the cause comes back, not a consequence: {error}");
+}
+
+#[test]
+fn a_pe_that_panics_fails_the_waiting_pes_and_the_panic_comes_back() {
+    let team = Team::emulated(3).expect("a team");
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        team.run(|gpu| {
+            let mut acc = gpu.symmetric_zeros::<u32>(16)?;
+            let mut inbox = gpu.symmetric_zeros::<u32>(16)?;
+            if gpu.pe() == 1 {
+                panic!("PE 1 gives up");
+            }
+            ring_sum::launch(gpu, &mut acc, &mut inbox, 2).map(drop)
+        })
+    }));
+    let payload = outcome.expect_err("the panic resumes");
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"PE 1 gives up"));
+}
+
+#[test]
+fn the_others_see_a_pe_that_left_as_a_typed_error() {
+    let team = Team::emulated(2).expect("a team");
+    let errors = team.run(|gpu| {
+        let mut acc = gpu.symmetric_zeros::<u32>(16)?;
+        let mut inbox = gpu.symmetric_zeros::<u32>(16)?;
+        if gpu.pe() == 1 {
+            return Ok(None);
+        }
+        Ok(Some(ring_sum::launch(gpu, &mut acc, &mut inbox, 2).map(drop)))
+    });
+    let outcomes = errors.expect("both return");
+    let error = outcomes[0].as_ref().expect("PE 0 launched").as_ref().expect_err("PE 1 left");
+    assert!(matches!(error, Error::PeLeft { pe: 1, .. }), "{error}");
+}
+
+#[test]
+fn a_split_launch_on_a_team_is_refused_with_a_typed_error() {
+    let team = Team::emulated(2).expect("a team");
+    let error = team
+        .run(|gpu| {
+            let mut a = gpu.symmetric_zeros::<u32>(4)?;
+            reach_out::launch_with(gpu, &Launch::new().barrier(Barrier::MultiLaunch), &mut a, 0)
+        })
+        .expect_err("no split across PEs yet");
+    assert!(matches!(error, Error::CannotSplit { .. }), "{error}");
+}
+
+#[test]
+fn team_kernels_compile_with_nvrtc_for_every_architecture() {
+    if !gsync::__private::nvrtc_or_skip() {
+        return;
+    }
+    let sources = [
+        ("ring_sum", ring_sum::cuda_source()),
+        ("gather_sum", gather_sum::cuda_source()),
+        ("visibility", visibility::cuda_source()),
+        ("reach_out", reach_out::cuda_source()),
+    ];
+    for (name, source) in sources {
+        assert!(source.contains("gsync_team.pe") || name == "gather_sum", "{name} reads its PE from the team record");
+        for arch in [(8, 0), (9, 0)] {
+            if let Err(error) = gsync::compile(&source, name, arch) {
+                panic!("{name} for sm_{}{}: {error}", arch.0, arch.1);
+            }
+        }
+    }
+}
