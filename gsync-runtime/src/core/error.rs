@@ -835,7 +835,7 @@ pub enum Error {
     /// A team's environment variables are missing or malformed, or a PE was asked for that
     /// the team does not have.
     #[error("the team's settings are invalid: {variable}={value:?}: {reason}")]
-    InvalidTeam {
+    TeamSettings {
         /// The variable or argument, e.g. "GSYNC_TEAM_PE".
         variable: String,
         /// Its value.
@@ -863,7 +863,7 @@ pub enum Error {
         "the PEs of the team called {call} with different arguments: {detail}; every PE must \
          make the same collective calls with the same sizes, in the same order"
     )]
-    TeamMismatch {
+    CollectiveMismatch {
         /// The collective.
         call: &'static str,
         /// What differed.
@@ -993,7 +993,7 @@ impl Error {
                 ErrorKind::Installation
             }
             Error::Link { .. } => ErrorKind::Compilation,
-            Error::InvalidTeam { .. } | Error::NotAnNvshmemModule { .. } | Error::TeamMismatch { .. } => {
+            Error::TeamSettings { .. } | Error::NotAnNvshmemModule { .. } | Error::CollectiveMismatch { .. } => {
                 ErrorKind::Configuration
             }
             Error::Nvshmem { .. } | Error::TeamRendezvous { .. } | Error::TeamFailed { .. } => ErrorKind::Driver,

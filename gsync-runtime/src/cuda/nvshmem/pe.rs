@@ -113,7 +113,7 @@ impl NvshmemPe {
     ) -> Result<NvshmemPe> {
         check_rank(pe, n_pes)?;
         if INITIALISED.swap(true, Ordering::AcqRel) {
-            return Err(Error::InvalidTeam {
+            return Err(Error::TeamSettings {
                 variable: "NvshmemPe::init".into(),
                 value: format!("pe {pe}"),
                 reason:
@@ -176,7 +176,7 @@ impl NvshmemPe {
     pub fn free(&self, address: u64) -> Result<()> {
         let _calls = self.enter()?;
         if !self.allocations().remove(&address) {
-            return Err(Error::InvalidTeam {
+            return Err(Error::TeamSettings {
                 variable: "NvshmemPe::free".into(),
                 value: format!("{address:#x}"),
                 reason: "the address is not an allocation of this PE's malloc that is still live".into(),
@@ -223,7 +223,7 @@ impl NvshmemPe {
     }
 
     /// The element-wise maximum of `values` over all PEs; collective: every PE passes as many
-    /// values (else every PE gets [`Error::TeamMismatch`]). The minimum is `!agree_max(!x)`.
+    /// values (else every PE gets [`Error::CollectiveMismatch`]). The minimum is `!agree_max(!x)`.
     ///
     /// Runs as NVSHMEM reductions (`nvshmemx_uint64_max_reduce_on_stream`) over a small
     /// symmetric scratch, in rounds of 256 words; the first round carries the length and its
@@ -245,7 +245,7 @@ impl NvshmemPe {
             words[header..header + chunk.len()].copy_from_slice(chunk);
             let reduced = self.reduce_max(&words)?;
             if round == 0 && (reduced[0], !reduced[1]) != (len, len) {
-                return Err(Error::TeamMismatch {
+                return Err(Error::CollectiveMismatch {
                     call: "NvshmemPe::agree_max",
                     detail: format!("the PEs passed between {} and {} values", !reduced[1], reduced[0]),
                 });
@@ -373,7 +373,7 @@ impl NvshmemPe {
             return Err(Error::Nvshmem { context: "initialising".into(), call: "nvshmemx_init_status", status });
         }
         if (i64::from(me), i64::from(n)) != (i64::from(self.pe), i64::from(self.n_pes)) {
-            return Err(Error::InvalidTeam {
+            return Err(Error::TeamSettings {
                 variable: "NvshmemPe::init".into(),
                 value: format!("pe {} of {}", self.pe, self.n_pes),
                 reason: format!("NVSHMEM made this process PE {me} of {n}; give each process its own PE number"),
@@ -433,7 +433,7 @@ impl Drop for RegisteredFunction {
 
 fn check_rank(pe: u32, n_pes: u32) -> Result<()> {
     if n_pes == 0 || pe >= n_pes || n_pes > i32::MAX as u32 {
-        return Err(Error::InvalidTeam {
+        return Err(Error::TeamSettings {
             variable: "pe".into(),
             value: format!("{pe} of {n_pes}"),
             reason: "a team has at least 1 PE, numbered from 0 to n_pes - 1".into(),
@@ -725,8 +725,8 @@ mod tests {
     #[test]
     fn ranks_outside_the_team_are_refused() {
         assert!(check_rank(0, 1).is_ok() && check_rank(1, 2).is_ok());
-        assert!(matches!(check_rank(2, 2), Err(Error::InvalidTeam { .. })));
-        assert!(matches!(check_rank(0, 0), Err(Error::InvalidTeam { .. })));
+        assert!(matches!(check_rank(2, 2), Err(Error::TeamSettings { .. })));
+        assert!(matches!(check_rank(0, 0), Err(Error::TeamSettings { .. })));
     }
 
     #[test]

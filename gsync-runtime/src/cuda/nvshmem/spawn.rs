@@ -81,7 +81,7 @@ impl TeamEnv {
 }
 
 fn invalid(variable: &str, value: &str, reason: String) -> Error {
-    Error::InvalidTeam {
+    Error::TeamSettings {
         variable: variable.to_owned(),
         value: value.to_owned(),
         reason: format!(
@@ -281,11 +281,11 @@ mod tests {
         let expected = [PE_VAR, N_PES_VAR, PE_VAR, RENDEZVOUS_VAR];
         for (case, variable) in cases.into_iter().zip(expected) {
             match TeamEnv::from_vars(vars(case)) {
-                Some(Err(Error::InvalidTeam { variable: named, reason, .. })) => {
+                Some(Err(Error::TeamSettings { variable: named, reason, .. })) => {
                     assert_eq!(named, variable, "{case:?}");
                     assert!(reason.contains("run_local"), "{reason}");
                 }
-                other => panic!("{case:?}: expected InvalidTeam, got {other:?}"),
+                other => panic!("{case:?}: expected TeamSettings, got {other:?}"),
             }
         }
     }
