@@ -112,7 +112,8 @@ impl<T: DeviceScalar> DeviceBuffer<T> {
     pub fn is_symmetric(&self) -> bool {
         match &self.memory {
             Memory::EmuSymmetric(_) => true,
-            Memory::Cuda(_) | Memory::Emulator(_) => false,
+            Memory::Cuda(buffer) => buffer.is_symmetric(),
+            Memory::Emulator(_) => false,
         }
     }
 
@@ -163,6 +164,10 @@ impl<T: DeviceScalar> KernelBuffer for DeviceBuffer<T> {
 
     fn gpu_ordinal(&self) -> usize {
         DeviceBuffer::gpu_ordinal(self)
+    }
+
+    fn is_symmetric(&self) -> bool {
+        DeviceBuffer::is_symmetric(self)
     }
 
     fn emulated(&self) -> Option<&(dyn Any + Send + Sync)> {

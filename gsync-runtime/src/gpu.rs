@@ -18,6 +18,8 @@ use crate::core::launch::{Launch, LaunchReport};
 use crate::core::plan::resolve;
 use crate::core::tune;
 use crate::cuda::args::check_buffers;
+use crate::cuda::nvshmem::TeamEnv;
+use crate::cuda::team::CudaTeam;
 use crate::cuda::{self, require_gpu, CudaBuffer, CudaGpu, CudaSplitRun};
 use crate::emu::{self, EmuLaunch, EmuSegmentFn, EmuSlice, EmuSplitRun, Emulator, ThreadCtx, ThreadFuture};
 use crate::private::KernelForms;
@@ -81,7 +83,7 @@ impl Gpu {
     pub fn pe(&self) -> u32 {
         match &self.device {
             Engine::Emulator(emulator) => emulator.team().map_or(0, |member| member.pe()),
-            Engine::Cuda(_) => 0,
+            Engine::Cuda(cuda) => cuda.team().map_or(0, CudaTeam::pe),
         }
     }
 
@@ -89,7 +91,7 @@ impl Gpu {
     pub fn n_pes(&self) -> u32 {
         match &self.device {
             Engine::Emulator(emulator) => emulator.team().map_or(1, |member| member.n_pes()),
-            Engine::Cuda(_) => 1,
+            Engine::Cuda(cuda) => cuda.team().map_or(1, CudaTeam::n_pes),
         }
     }
 
@@ -118,7 +120,15 @@ impl Gpu {
             Engine::Cuda(cuda) => {
                 let mut host = vec![T::default(); local.len()];
                 local.copy_to(&mut host);
-                Ok(DeviceBuffer::new(Memory::Cuda(CudaBuffer::upload(cuda, &host)?)))
+                let buffer = match cuda.team() {
+                    Some(team) => {
+                        let mut buffer = CudaBuffer::symmetric_zeros(cuda, team, host.len())?;
+                        buffer.write(cuda, &host)?;
+                        buffer
+                    }
+                    None => CudaBuffer::upload(cuda, &host)?,
+                };
+                Ok(DeviceBuffer::new(Memory::Cuda(buffer)))
             }
         }
     }
@@ -458,6 +468,12 @@ impl Gpu {
     fn open_cuda(ordinal: usize) -> Result<Gpu> {
         Ok(Gpu { device: Engine::Cuda(Box::new(CudaGpu::open(ordinal)?)) })
     }
+
+    /// CUDA GPU `ordinal` as the PE of this process in the team `env` describes.
+    pub(crate) fn cuda_pe(ordinal: usize, env: &TeamEnv) -> Result<Gpu> {
+        require_gpu(ordinal)?;
+        Ok(Gpu { device: Engine::Cuda(Box::new(CudaGpu::open_pe(ordinal, env)?)) })
+    }
 }
 
 impl fmt::Debug for Gpu {
@@ -481,10 +497,26 @@ unsafe fn launch_fused(
 ) -> Result<LaunchReport> {
     cuda.health().guard(|| {
         check_buffers(cuda, kernel, args)?;
+        let Some(team) = cuda.team() else {
+            // SAFETY: the caller vouches for `args`.
+            let plan = unsafe { tune::plan(cuda, kernel, launch, args, co_residency) }?;
+            // SAFETY: as above; the plan is of `kernel`.
+            return unsafe { cuda::fused::launch(cuda, &plan, args) };
+        };
+        // On a team, every PE runs what it planned alone (tuning would time candidates that
+        // span the team), and none launches unless every PE can.
+        let launch = launch.clone().tune(false);
         // SAFETY: the caller vouches for `args`.
-        let plan = unsafe { tune::plan(cuda, kernel, launch, args, co_residency) }?;
-        // SAFETY: as above; the plan is of `kernel`.
-        unsafe { cuda::fused::launch(cuda, &plan, args) }
+        let plan = unsafe { tune::plan(cuda, kernel, &launch, args, co_residency) };
+        match (team.agree_to_launch(plan.is_err())?, plan) {
+            (_, Err(error)) => Err(error),
+            (Some(pe), Ok(_)) => {
+                let reason = format!("see PE {pe}'s own error");
+                Err(Error::TeamRefused { kernel: kernel.name.to_owned(), pe, reason })
+            }
+            // SAFETY: as above; the plan is of `kernel`.
+            (None, Ok(plan)) => unsafe { cuda::fused::launch(cuda, &plan, args) },
+        }
     })
 }
 

@@ -8,6 +8,9 @@ use std::sync::Arc;
 use std::thread;
 
 use crate::core::error::{Error, Result};
+use crate::cuda::nvshmem::{run_local, TeamEnv};
+use crate::cuda::require_gpu;
+use crate::cuda::team::MAX_PES;
 use crate::emu::team::Rendezvous;
 use crate::gpu::Gpu;
 
@@ -30,9 +33,24 @@ use crate::gpu::Gpu;
 /// assert_eq!(places, [(0, 4), (1, 4), (2, 4), (3, 4)]);
 /// # Ok(()) }
 /// ```
+///
+/// A team of CUDA GPUs ([`Team::cuda`]) is one process per GPU: the program starts its PEs as
+/// copies of itself, and each copy runs `run`'s body as its PE, on its GPU, with NVSHMEM
+/// (loaded only then) between them.
 #[derive(Debug)]
 pub struct Team {
     n_pes: u32,
+    kind: Kind,
+}
+
+/// Where a team's PEs run.
+#[derive(Debug)]
+enum Kind {
+    /// Emulated GPUs, one host thread each, in this process.
+    Emulated,
+    /// CUDA GPUs, one process each: this process is PE `env.pe` when `env` is set, else the
+    /// one that starts them.
+    Cuda { env: Option<TeamEnv> },
 }
 
 impl Team {
@@ -40,10 +58,37 @@ impl Team {
     /// semantics, refusals and errors as a team of GPUs, to write and test a multi-GPU kernel
     /// on any machine. Fails with [`Error::InvalidTeam`] for 0 PEs.
     pub fn emulated(n_pes: u32) -> Result<Team> {
-        if n_pes == 0 {
-            return Err(Error::InvalidTeam { reason: "a team has at least one PE; ask for 1 or more".into() });
+        check_size(n_pes)?;
+        Ok(Team { n_pes, kind: Kind::Emulated })
+    }
+
+    /// A team of `n_pes` CUDA GPUs of this machine, PE `p` on GPU `p`, one process per GPU.
+    ///
+    /// In the process that starts the program, [`run`](Self::run) starts `n_pes` copies of
+    /// it (same executable, same arguments; `GSYNC_TEAM_PE`, `GSYNC_TEAM_N_PES` and
+    /// `GSYNC_TEAM_RENDEZVOUS` tell each its place), waits for them, and returns no results:
+    /// each PE's stay in its process. In each copy, `Team::cuda` finds its place and `run`
+    /// runs its body once, as that PE. So call it near the top of `main`, before work that
+    /// every copy would repeat. NVLink multicast stays off in every PE (`NVSHMEM_DISABLE_NVLS=1`,
+    /// `NCCL_NVLS_ENABLE=0`). Fails with [`Error::NoSuchGpu`] when the machine has fewer GPUs,
+    /// and with [`Error::InvalidTeam`] for 0 or more than 64 PEs, or in a copy started for a
+    /// team of another size.
+    pub fn cuda(n_pes: u32) -> Result<Team> {
+        check_size(n_pes)?;
+        let env = TeamEnv::from_env().transpose()?;
+        match &env {
+            Some(env) if env.n_pes != n_pes => {
+                return Err(Error::InvalidTeam {
+                    reason: format!(
+                        "this process is PE {} of a team of {}, but the program asks for a team of {n_pes}",
+                        env.pe, env.n_pes
+                    ),
+                })
+            }
+            Some(_) => {}
+            None => require_gpu(n_pes as usize - 1)?,
         }
-        Ok(Team { n_pes })
+        Ok(Team { n_pes, kind: Kind::Cuda { env } })
     }
 
     /// The number of PEs.
@@ -56,7 +101,32 @@ impl Team {
     /// its own account, not the [`Error::PeLeft`], [`Error::PeFailed`] or
     /// [`Error::TeamRefused`] of the others; a
     /// panic in `body` resumes here once every PE has stopped.
+    ///
+    /// On a team of CUDA GPUs, in the process that starts the team: starts every PE's
+    /// process, waits for them all, and returns an empty vector, or [`Error::TeamFailed`]
+    /// naming the first PE that failed (the others are stopped soon after; each PE's own
+    /// error is on its standard error). In a PE's process: opens its GPU, joins the team
+    /// (every PE at once), runs `body`, and returns its result alone.
     pub fn run<T, F>(&self, body: F) -> Result<Vec<T>>
+    where
+        T: Send,
+        F: Fn(&Gpu) -> Result<T> + Sync,
+    {
+        match &self.kind {
+            Kind::Emulated => self.run_emulated(body),
+            Kind::Cuda { env: None } => {
+                run_local(self.n_pes)?.into_result()?;
+                Ok(Vec::new())
+            }
+            Kind::Cuda { env: Some(env) } => {
+                let gpu = Gpu::cuda_pe(env.pe as usize, env)?;
+                Ok(vec![body(&gpu)?])
+            }
+        }
+    }
+
+    /// [`run`](Self::run) on an emulated team.
+    fn run_emulated<T, F>(&self, body: F) -> Result<Vec<T>>
     where
         T: Send,
         F: Fn(&Gpu) -> Result<T> + Sync,
@@ -78,6 +148,16 @@ impl Team {
         });
         collect(outcomes)
     }
+}
+
+/// Refuses a team of no PE, or of more than the device code's team record holds.
+fn check_size(n_pes: u32) -> Result<()> {
+    if n_pes == 0 || n_pes > MAX_PES {
+        return Err(Error::InvalidTeam {
+            reason: format!("a team has 1 to {MAX_PES} PEs, and {n_pes} were asked for"),
+        });
+    }
+    Ok(())
 }
 
 /// The results of every PE, or the error (or panic) that explains the team's failure.

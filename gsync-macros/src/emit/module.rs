@@ -374,6 +374,8 @@ struct CallField {
     /// The field as a place, `self.name`.
     place: TokenStream,
     kind: FieldKind,
+    /// A `#[symmetric]` slice's name.
+    symmetric: Option<String>,
 }
 
 enum FieldKind {
@@ -386,10 +388,14 @@ impl CallField {
     /// The statement that pushes the field onto the argument list `args`.
     fn push(&self, args: &Ident) -> TokenStream {
         let place = &self.place;
-        match self.kind {
+        let push = match self.kind {
             FieldKind::Slice => quote!(#args.slice(#place);),
             FieldKind::SliceMut => quote!(#args.slice_mut(&mut *#place);),
             FieldKind::Scalar => quote!(#args.scalar(#place);),
+        };
+        match &self.symmetric {
+            Some(name) => quote!(#push #args.symmetric(#name);),
+            None => push,
         }
     }
 
@@ -415,21 +421,22 @@ fn call_params(sig: &Signature, k: &Kernel) -> (Vec<TokenStream>, Vec<CallField>
             Param::Slice(a) => {
                 let a = k.array(*a);
                 let elem = scalar_type(a.elem);
+                let symmetric = a.symmetric.then(|| a.name.clone());
                 if a.mutable {
                     params.push(quote_spanned!(a.span=> #ident: &mut #private::DeviceBuffer<#elem>));
                     let decl = quote!(#ident: &'p mut #private::DeviceBuffer<#elem>);
-                    fields.push(CallField { decl, place, kind: FieldKind::SliceMut });
+                    fields.push(CallField { decl, place, kind: FieldKind::SliceMut, symmetric });
                 } else {
                     params.push(quote_spanned!(a.span=> #ident: &#private::DeviceBuffer<#elem>));
                     let decl = quote!(#ident: &'p #private::DeviceBuffer<#elem>);
-                    fields.push(CallField { decl, place, kind: FieldKind::Slice });
+                    fields.push(CallField { decl, place, kind: FieldKind::Slice, symmetric });
                 }
             }
             Param::Scalar(v) => {
                 let v = k.var(*v);
                 let ty = scalar_type(v.ty);
                 params.push(quote_spanned!(v.span=> #ident: #ty));
-                fields.push(CallField { decl: quote!(#ident: #ty), place, kind: FieldKind::Scalar });
+                fields.push(CallField { decl: quote!(#ident: #ty), place, kind: FieldKind::Scalar, symmetric: None });
             }
         }
     }

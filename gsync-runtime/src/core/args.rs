@@ -28,6 +28,9 @@ pub trait KernelBuffer: sealed::Buffer + Sync {
     /// The elements as the emulator's threads share them (an `EmuSlice<T>`); `None` for
     /// device memory.
     fn emulated(&self) -> Option<&(dyn Any + Send + Sync)>;
+
+    /// Whether every PE of a team allocated it together (`Gpu::symmetric_zeros`).
+    fn is_symmetric(&self) -> bool;
 }
 
 /// One kernel parameter as the driver reads it: up to 8 bytes, little-endian, zero-padded.
@@ -50,6 +53,8 @@ pub struct KernelArgs<'a> {
     /// The kernel's shared slices for this call; the runtime lays them out per block size and
     /// passes their lengths and offsets after these arguments.
     shared: DynamicShared,
+    /// The `#[symmetric]` parameters: argument number and name.
+    symmetric: Vec<(usize, &'static str)>,
 }
 
 /// One argument of a launch.
@@ -73,6 +78,20 @@ impl<'a> KernelArgs<'a> {
     /// A slice the kernel may write: its device address, then its length as a `u64`.
     pub fn slice_mut<B: KernelBuffer>(&mut self, buffer: &'a mut B) {
         self.push_buffer(buffer, true);
+    }
+
+    /// Marks the buffer pushed last as the `#[symmetric]` parameter `name`: on a PE of a team,
+    /// a buffer that is not symmetric is refused with
+    /// [`Error::NotSymmetric`](crate::Error::NotSymmetric) before the launch.
+    pub fn symmetric(&mut self, name: &'static str) {
+        if let Some(last) = self.params.len().checked_sub(1) {
+            self.symmetric.push((last, name));
+        }
+    }
+
+    /// The `#[symmetric]` parameters' buffers, with their names.
+    pub(crate) fn symmetric_buffers(&self) -> impl Iterator<Item = (&'static str, &'a dyn KernelBuffer)> + '_ {
+        self.symmetric.iter().filter_map(|&(param, name)| Some((name, self.buffer(param)?)))
     }
 
     /// A value passed by value, in its own slot.

@@ -22,6 +22,10 @@ const PROFILE: &str = include_str!("profile.cuh");
 /// The profile hooks of every other kernel: nothing.
 const NO_PROFILE: &str = include_str!("no_profile.cuh");
 
+/// The spanning barrier, which wraps the barrier fragment's `gsync_grid_sync` in a kernel
+/// compiled for a PE of a team.
+const SPAN: &str = include_str!("../barrier/span.cuh");
+
 /// A kernel produced by `#[grid_phases]`; the generated module holds one as a `static`.
 #[derive(Clone, Copy, Debug)]
 pub struct KernelSpec {
@@ -97,7 +101,13 @@ impl KernelSpec {
     /// ILBS group count), so one compiled module serves every grid. [`Barrier::Auto`], which
     /// each launch resolves to a barrier for its grid, gives Relay's text.
     pub fn source(&self, barrier: Barrier, threads: u32) -> String {
-        translation_unit(self, barrier, threads)
+        translation_unit(self, barrier, threads, false)
+    }
+
+    /// [`source`](Self::source) for a PE of a team: every `grid_sync()` waits for every
+    /// block of every PE (the spanning barrier wraps the barrier's fragment).
+    pub fn spanning_source(&self, barrier: Barrier, threads: u32) -> String {
+        translation_unit(self, barrier, threads, true)
     }
 
     /// Threads per block when the launch does not say: the kernel's own default, else
@@ -138,7 +148,7 @@ impl KernelSpec {
 /// The CUDA translation unit of `kernel` for a barrier and block size; see
 /// [`KernelSpec::source`]. A profiled kernel defines `GSYNC_PROFILE` and includes the
 /// recording; any other includes hooks that are empty.
-fn translation_unit(kernel: &KernelSpec, barrier: Barrier, threads: u32) -> String {
+fn translation_unit(kernel: &KernelSpec, barrier: Barrier, threads: u32, spans: bool) -> String {
     let (bounds_checks, profile) = (kernel.bounds_checks, kernel.profile);
     let barrier = if barrier == Barrier::Auto { Barrier::Relay } else { barrier };
     let fragment = barrier.descriptor().cuda_fragment;
@@ -158,13 +168,17 @@ fn translation_unit(kernel: &KernelSpec, barrier: Barrier, threads: u32) -> Stri
     if profile {
         header.push_str("#define GSYNC_PROFILE\n");
     }
+    if spans {
+        header.push_str("// grid_sync() spans every PE of a team\n");
+    }
     let hooks = if profile { PROFILE } else { NO_PROFILE };
     let mut source = String::with_capacity(
-        header.len() + PRELUDE.len() + HALF.len() + hooks.len() + fragment.len() + body.len() + 5,
+        header.len() + PRELUDE.len() + HALF.len() + hooks.len() + fragment.len() + SPAN.len() + body.len() + 6,
     );
     source.push_str(&header);
     let half = if uses_half(body) { HALF } else { "" };
-    for part in [PRELUDE, half, hooks, fragment, body] {
+    let span = if spans { SPAN } else { "" };
+    for part in [PRELUDE, half, hooks, fragment, span, body] {
         source.push_str(part);
         if !part.is_empty() && !part.ends_with('\n') {
             source.push('\n');

@@ -43,5 +43,10 @@ pub(crate) fn check_buffers(gpu: &CudaGpu, kernel: &KernelSpec, args: &KernelArg
             });
         }
     }
+    if gpu.team().is_some_and(|team| team.n_pes() > 1) {
+        if let Some((name, _)) = args.symmetric_buffers().find(|(_, buffer)| !buffer.is_symmetric()) {
+            return Err(Error::NotSymmetric { kernel: kernel.name.to_owned(), param: name.to_owned() });
+        }
+    }
     Ok(())
 }

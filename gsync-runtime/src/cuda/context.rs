@@ -17,7 +17,9 @@ use crate::cuda::cache::compile_cached;
 use crate::cuda::discover;
 use crate::cuda::driver_error;
 use crate::cuda::health::{self, ContextHealth};
+use crate::cuda::nvshmem::TeamEnv;
 use crate::cuda::scratch::LaunchScratch;
+use crate::cuda::team::CudaTeam;
 
 /// Which compiled function serves a launch. Names can repeat across modules, so the body's
 /// address (a `&'static str` of generated code, one per kernel and bounds-check setting)
@@ -53,6 +55,9 @@ pub(crate) struct CudaGpu {
     /// Configurations tuned for this GPU, in memory and on disk.
     configs: ConfigCache,
     health: ContextHealth,
+    /// Its PE of a team, if it is one: declared last, so that NVSHMEM is finalised after the
+    /// kernels and buffers above are gone and before the context.
+    team: Option<CudaTeam>,
 }
 
 impl CudaGpu {
@@ -62,6 +67,15 @@ impl CudaGpu {
     /// earlier launch lost stays lost for the rest of the process (the driver keeps the error
     /// even once nothing holds the context), which this reports as [`Error::ContextLost`].
     pub(crate) fn open(ordinal: usize) -> Result<CudaGpu> {
+        CudaGpu::open_as(ordinal, None)
+    }
+
+    /// Opens GPU `ordinal` as PE `env.pe` of the team `env` describes (every PE at once).
+    pub(crate) fn open_pe(ordinal: usize, env: &TeamEnv) -> Result<CudaGpu> {
+        CudaGpu::open_as(ordinal, Some(env))
+    }
+
+    fn open_as(ordinal: usize, team: Option<&TeamEnv>) -> Result<CudaGpu> {
         let health = ContextHealth::new(ordinal);
         let (context, stream, info, scratch) = health.guard(|| {
             let context = CudaContext::new(ordinal).map_err(driver_error("opening the GPU"))?;
@@ -77,6 +91,7 @@ impl CudaGpu {
             Ok((context, stream, info, scratch))
         })?;
         health::forget_loss(ordinal);
+        let team = team.map(|env| CudaTeam::join(env, &context)).transpose()?;
         Ok(CudaGpu {
             context,
             stream,
@@ -84,6 +99,7 @@ impl CudaGpu {
             functions: Mutex::new(HashMap::new()),
             scratch,
             configs: ConfigCache::from_env(),
+            team,
             health,
         })
     }
@@ -160,10 +176,22 @@ impl CudaGpu {
         if barrier.descriptor().needs_cuda_headers {
             discover::toolkit()?.headers()?;
         }
-        let source = kernel.source(barrier, threads);
+        let source = match &self.team {
+            Some(_) => kernel.spanning_source(barrier, threads),
+            None => kernel.source(barrier, threads),
+        };
         let cubin = compile_cached(&source, kernel.name, self.info.compute_capability)?;
         let context = format!("loading kernel `{}`", kernel.name);
-        self.context.load_module(Ptx::from_binary(cubin)).map_err(driver_error(context))
+        let module = self.context.load_module(Ptx::from_binary(cubin)).map_err(driver_error(context))?;
+        if let Some(team) = &self.team {
+            team.write_record(&module, &self.stream)?;
+        }
+        Ok(module)
+    }
+
+    /// This GPU's PE of a team, if it is one.
+    pub(crate) fn team(&self) -> Option<&CudaTeam> {
+        self.team.as_ref()
     }
 
     /// The configurations tuned for this GPU.

@@ -126,4 +126,9 @@ impl KernelBuffer for DeviceCopy {
     fn emulated(&self) -> Option<&(dyn Any + Send + Sync)> {
         None
     }
+
+    /// Tuning runs only on a GPU in no team, where nothing needs to be symmetric.
+    fn is_symmetric(&self) -> bool {
+        false
+    }
 }

@@ -1,9 +1,12 @@
 //! Device memory on a CUDA GPU: allocations and host transfers.
 
+use std::mem::ManuallyDrop;
+
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, ValidAsZeroBits};
 
 use crate::core::error::Result;
 use crate::cuda::context::CudaGpu;
+use crate::cuda::team::CudaTeam;
 use crate::cuda::{allocation_error, driver_error};
 
 /// What an element of device memory must be for cudarc; not nameable outside this crate.
@@ -25,9 +28,12 @@ impl CudaElement for half::bf16 {}
 /// `len` elements of `T` in a GPU's memory.
 pub(crate) struct CudaBuffer<T: CudaElement> {
     /// Never empty: CUDA refuses zero-byte allocations, so an empty buffer holds one element
-    /// that nothing reads.
-    slice: CudaSlice<T>,
+    /// that nothing reads. Dropped by `Drop`, unless it is symmetric.
+    slice: ManuallyDrop<CudaSlice<T>>,
     len: usize,
+    /// Whether it lies on a team's symmetric heap, which NVSHMEM frees with the team, not
+    /// `cuMemFree`.
+    symmetric: bool,
 }
 
 impl<T: CudaElement> std::fmt::Debug for CudaBuffer<T> {
@@ -43,7 +49,7 @@ impl<T: CudaElement> CudaBuffer<T> {
             // SAFETY: the contents are overwritten below before anything can read them; the
             // spare element of an empty buffer is never read.
             let slice = unsafe { allocate::<T>(gpu, host.len()) }?;
-            let mut buffer = CudaBuffer { slice, len: host.len() };
+            let mut buffer = CudaBuffer { slice: ManuallyDrop::new(slice), len: host.len(), symmetric: false };
             buffer.write_unguarded(gpu, host)?;
             Ok(buffer)
         })
@@ -54,8 +60,28 @@ impl<T: CudaElement> CudaBuffer<T> {
         gpu.health().guard(|| {
             let bytes = len.max(1) * size_of::<T>();
             let slice = gpu.stream().alloc_zeros::<T>(len.max(1)).map_err(allocation_error(bytes))?;
-            Ok(CudaBuffer { slice, len })
+            Ok(CudaBuffer { slice: ManuallyDrop::new(slice), len, symmetric: false })
         })
+    }
+
+    /// A symmetric buffer of `len` zeros on the team of `gpu`, which must be a PE of one:
+    /// collective, every PE allocates the same length in the same order. It lives on the
+    /// team's symmetric heap until the team ends.
+    pub(crate) fn symmetric_zeros(gpu: &CudaGpu, team: &CudaTeam, len: usize) -> Result<Self> {
+        gpu.health().guard(|| {
+            let address = team.allocate(len.max(1) * size_of::<T>())?;
+            // SAFETY: NVSHMEM allocated (and zeroed, which every element type allows) room for
+            // `len.max(1)` elements at `address`, on this GPU, for as long as the team lives,
+            // which outlives the buffer (the team is the GPU's, and the buffer borrows neither
+            // but is used only with it); `Drop` leaks the slice rather than freeing it.
+            let slice = unsafe { gpu.stream().upgrade_device_ptr::<T>(address, len.max(1)) };
+            Ok(CudaBuffer { slice: ManuallyDrop::new(slice), len, symmetric: true })
+        })
+    }
+
+    /// Whether the buffer lies on a team's symmetric heap.
+    pub(crate) fn is_symmetric(&self) -> bool {
+        self.symmetric
     }
 
     /// The number of elements.
@@ -124,6 +150,19 @@ impl<T: CudaElement> CudaBuffer<T> {
         // From pageable memory the driver stages the data before returning, so `host` may be
         // reused as soon as this returns.
         gpu.stream().memcpy_htod(host, &mut view).map_err(driver_error("copying a buffer to the GPU"))
+    }
+}
+
+impl<T: CudaElement> Drop for CudaBuffer<T> {
+    fn drop(&mut self) {
+        // SAFETY: the slice is taken once, here, and never touched again.
+        let slice = unsafe { ManuallyDrop::take(&mut self.slice) };
+        if self.symmetric {
+            // The symmetric heap is NVSHMEM's: it is freed with the team.
+            let _ = slice.leak();
+        } else {
+            drop(slice);
+        }
     }
 }
 

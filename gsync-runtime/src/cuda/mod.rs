@@ -26,6 +26,7 @@ pub(crate) mod occupancy;
 pub(crate) mod profile;
 pub(crate) mod scratch;
 pub(crate) mod split;
+pub(crate) mod team;
 pub(crate) mod timing;
 
 pub(crate) use context::{require_gpu, CudaGpu};

@@ -1,0 +1,170 @@
+//! One kernel across the GPUs of this machine: a team of PEs, one process per GPU, whose
+//! `grid_sync()` spans them all. Checks what the language promises across GPUs, then times a
+//! spanning phase boundary beside the same boundary on one GPU, in the same run.
+//!
+//! ```text
+//! cargo run --release --example team -- --gpus 2
+//! ```
+//!
+//! Every check is verified on every PE; a failed one ends that PE's process, and the team with
+//! it. Timings: a phase boundary costs (t(2P) − t(P)) / P of `empty_phases`, the median of
+//! `--reps`, on each PE's GPU alone and across the team.
+
+mod common;
+
+use ::common::team::kernels::{gather_sum, reach_out, ring_sum, visibility};
+use clap::Parser;
+use gsync::kernels::empty_phases;
+use gsync::prelude::*;
+use gsync::Team;
+use std::process::ExitCode;
+
+/// Checks and times a team of GPUs.
+#[derive(Parser)]
+struct Args {
+    /// GPUs in the team, one process each.
+    #[arg(long, default_value_t = 2)]
+    gpus: u32,
+    /// Elements per PE of the ring and gather checks.
+    #[arg(long, default_value_t = 1 << 20)]
+    n: usize,
+    /// Phases of the visibility stress.
+    #[arg(long, default_value_t = 10_000)]
+    stress_phases: u32,
+    /// Phases per timing (P); the second run uses 2P.
+    #[arg(long, default_value_t = 2000)]
+    phases: u32,
+    /// Timings per figure; the median is printed.
+    #[arg(long, default_value_t = 7)]
+    reps: usize,
+    /// Skip the timings.
+    #[arg(long)]
+    checks_only: bool,
+}
+
+fn main() -> ExitCode {
+    common::exit_code(run(&Args::parse()))
+}
+
+fn run(args: &Args) -> Result<(), common::AnyError> {
+    let team = Team::cuda(args.gpus)?;
+    // In the starting process this starts the PEs and waits; in each PE it runs the body.
+    team.run(|gpu| {
+        checks(gpu, args)?;
+        if !args.checks_only {
+            timings(gpu, args)?;
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+/// Prints a line from PE 0 only.
+fn say(gpu: &Gpu, line: &str) {
+    if gpu.pe() == 0 {
+        println!("{line}");
+    }
+}
+
+fn checks(gpu: &Gpu, args: &Args) -> gsync::Result<()> {
+    let (pe, n_pes, n) = (gpu.pe(), gpu.n_pes(), args.n);
+    say(gpu, &format!("# A team of {n_pes} PEs: {} and its peers", gpu.info().name));
+    let start = |pe: u32| -> Vec<u32> { (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) ^ pe).collect() };
+    // One round: every value moves to the next PE.
+    let mut acc = gpu.symmetric_upload(&start(pe))?;
+    let mut inbox = gpu.symmetric_zeros::<u32>(n)?;
+    ring_sum::launch(gpu, &mut acc, &mut inbox, 1)?;
+    assert_eq!(gpu.download(&acc)?, start((pe + n_pes - 1) % n_pes), "PE {pe}: one round of the ring");
+    // n_pes more rounds: back where each began, one round on.
+    ring_sum::launch(gpu, &mut acc, &mut inbox, n_pes)?;
+    assert_eq!(gpu.download(&acc)?, start((pe + n_pes - 1) % n_pes), "PE {pe}: n_pes rounds of the ring");
+    say(gpu, &format!("PASS: put and the spanning grid_sync() move {n} values around the ring"));
+
+    let mine: Vec<u64> = (0..n as u64).map(|i| i * u64::from(pe + 1)).collect();
+    let values = gpu.symmetric_upload(&mine)?;
+    let mut sums = gpu.zeros::<u64>(n)?;
+    gather_sum::launch(gpu, &values, &mut sums)?;
+    let factor = u64::from(n_pes * (n_pes + 1) / 2);
+    assert_eq!(gpu.download(&sums)?, (0..n as u64).map(|i| i * factor).collect::<Vec<_>>(), "PE {pe}: get");
+    say(gpu, "PASS: get reads every PE's part");
+
+    let blocks = gpu.info().sm_count;
+    let mut stamps = gpu.symmetric_zeros::<u32>((n_pes * blocks) as usize)?;
+    let mut misses = gpu.zeros::<u32>(1)?;
+    let launch = Launch::new().blocks(blocks).threads(256);
+    let report = visibility::launch_with(gpu, &launch, &mut stamps, &mut misses, args.stress_phases)?;
+    assert_eq!(gpu.download(&misses)?[0], 0, "PE {pe}: a phase missed another PE's write");
+    say(
+        gpu,
+        &format!(
+            "PASS: {} phases of {blocks} x 256 on every PE ({}), each seeing every PE's writes of the phase before",
+            args.stress_phases, report.barrier
+        ),
+    );
+
+    let mut a = gpu.symmetric_zeros::<u32>(4)?;
+    let error = reach_out::launch(gpu, &mut a, n_pes).expect_err("a PE out of the team");
+    assert!(matches!(error, Error::NoSuchPe { .. }), "PE {pe}: {error}");
+    say(gpu, &format!("PASS: a PE out of the team is a typed error: {error}"));
+
+    let mut plain = gpu.zeros::<u32>(4)?;
+    let error = reach_out::launch(gpu, &mut plain, 0).expect_err("not symmetric");
+    assert!(matches!(error, Error::NotSymmetric { .. }), "PE {pe}: {error}");
+    say(gpu, &format!("PASS: a plain buffer for a #[symmetric] parameter is refused: {error}"));
+
+    // PE 1 asks for a grid that cannot be co-resident: no PE launches.
+    let blocks = if pe == 1 { 1 << 20 } else { 1 };
+    let error = ring_sum::launch_with(gpu, &Launch::new().blocks(blocks), &mut acc, &mut inbox, 1)
+        .expect_err("refused on PE 1");
+    let expected = if pe == 1 {
+        matches!(error, Error::GridTooLarge { .. })
+    } else {
+        matches!(error, Error::TeamRefused { pe: 1, .. })
+    };
+    assert!(expected, "PE {pe}: {error}");
+    say(gpu, &format!("PASS: a grid refused on PE 1 runs on no PE: PE 0 says: {error}"));
+    Ok(())
+}
+
+/// µs per phase boundary: median over `reps` of (t(2P) − t(P)) / P, the last phase's write
+/// checked.
+fn boundary(gpu: &Gpu, launch: &Launch, marker: &mut DeviceBuffer<u32>, args: &Args) -> gsync::Result<(f64, Barrier)> {
+    let p = args.phases;
+    let ran = empty_phases::launch_with(gpu, launch, marker, p)?.barrier;
+    let mut samples = Vec::with_capacity(args.reps);
+    for _ in 0..args.reps {
+        let short = empty_phases::launch_with(gpu, launch, marker, p)?.gpu_time;
+        let long = empty_phases::launch_with(gpu, launch, marker, 2 * p)?.gpu_time;
+        samples.push((long.as_secs_f64() - short.as_secs_f64()) * 1e6 / f64::from(p));
+    }
+    assert_eq!(gpu.download(marker)?[0], 2 * p - 1, "the last phase's write");
+    samples.sort_by(f64::total_cmp);
+    Ok((samples[samples.len() / 2], ran))
+}
+
+fn timings(gpu: &Gpu, args: &Args) -> gsync::Result<()> {
+    let alone = Gpu::cuda(gpu.pe() as usize)?;
+    let sms = gpu.info().sm_count;
+    say(
+        gpu,
+        &format!(
+            "\n## One phase boundary (µs, median of {}): {} alone, and spanning {} PEs\n",
+            args.reps,
+            gpu.info().name,
+            gpu.n_pes()
+        ),
+    );
+    say(gpu, "| blocks x threads | barrier | one GPU | spanning | spanning - one GPU |");
+    say(gpu, "|---|---|---:|---:|---:|");
+    let mut marker_alone = alone.zeros::<u32>(1)?;
+    let mut marker = gpu.zeros::<u32>(1)?;
+    for (blocks, threads) in [(1, 128), (sms, 128), (sms, 256), (2 * sms, 256)] {
+        for barrier in [Barrier::Cooperative, Barrier::Relay, Barrier::Lbs] {
+            let launch = Launch::new().barrier(barrier).blocks(blocks).threads(threads);
+            let (one, _) = boundary(&alone, &launch, &mut marker_alone, args)?;
+            let (span, _) = boundary(gpu, &launch, &mut marker, args)?;
+            say(gpu, &format!("| {blocks} x {threads} | {barrier} | {one:.2} | {span:.2} | {:.2} |", span - one));
+        }
+    }
+    Ok(())
+}
