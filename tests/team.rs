@@ -230,3 +230,19 @@ fn team_kernels_compile_with_nvrtc_for_every_architecture() {
         }
     }
 }
+
+#[test]
+fn spanning_kernels_compile_with_nvrtc_under_every_device_barrier() {
+    if !gsync::__private::nvrtc_or_skip() {
+        return;
+    }
+    for &barrier in Barrier::DEVICE {
+        for (name, spec) in [("ring_sum", &ring_sum::KERNEL), ("visibility", &visibility::KERNEL)] {
+            let source = spec.spanning_source(barrier, 128);
+            assert!(source.contains("gsync_spanning_grid_sync"), "{name} under {barrier} spans the team");
+            if let Err(error) = gsync::compile(&source, name, (9, 0)) {
+                panic!("{name} under {barrier}, spanning: {error}");
+            }
+        }
+    }
+}

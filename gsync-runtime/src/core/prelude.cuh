@@ -60,7 +60,7 @@ struct gsync_team_t {
     u32 pe;                              // pe(): this PE
     u32 n_pes;                           // n_pes(): the team's PEs
     long long peer_offset[GSYNC_MAX_PES];  // bytes from a symmetric address here to PE p's copy
-    unsigned long long* arrivals;        // the spanning barrier's flags, one per PE (symmetric)
+    unsigned long long* arrivals;        // the spanning barrier's words (symmetric): a slot per PE, then its own (span.cuh)
 };
 __constant__ gsync_team_t gsync_team = {0u, 1u, {0}, 0};
 

@@ -15,6 +15,10 @@ use crate::cuda::nvshmem::{Nvshmem, NvshmemPe, TeamEnv};
 /// record's peer offsets.
 pub(crate) const MAX_PES: u32 = 64;
 
+/// The u64 words of a PE's arrival area: a slot per PE, then the spanning barrier's own words
+/// up to `GSYNC_TEAM_GENERATION` (span.cuh), each on a 128-byte line.
+const ARRIVAL_WORDS: usize = MAX_PES as usize + 48;
+
 /// How long a PE waits for PE 0's unique id at the team's start.
 const RENDEZVOUS_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -38,8 +42,9 @@ impl CudaTeam {
         }
         let nvshmem =
             NvshmemPe::init(Nvshmem::load()?, context, env.pe, env.n_pes, &env.rendezvous, RENDEZVOUS_TIMEOUT)?;
-        // One slot per PE, and this PE's crossing count (GSYNC_TEAM_CROSSING_SLOT), zeroed.
-        let arrivals = nvshmem.malloc((MAX_PES as usize + 1) * 8)?;
+        // One slot per PE, then this PE's crossing count, arrival counter and generation, each
+        // on a line of its own (span.cuh's GSYNC_TEAM_*), zeroed.
+        let arrivals = nvshmem.malloc(ARRIVAL_WORDS * 8)?;
         let mut offsets = Vec::with_capacity(env.n_pes as usize);
         for pe in 0..env.n_pes {
             let Some(peer) = nvshmem.peer_ptr(arrivals, pe) else {

@@ -3,7 +3,7 @@
 //! spanning phase boundary beside the same boundary on one GPU, in the same run.
 //!
 //! ```text
-//! cargo run --release --example team -- --gpus 2
+//! cargo run --release --example multi_gpu -- --gpus 2
 //! ```
 //!
 //! Every check is verified on every PE; a failed one ends that PE's process, and the team with
@@ -54,6 +54,8 @@ fn run(args: &Args) -> Result<(), common::AnyError> {
         if !args.checks_only {
             timings(gpu, args)?;
         }
+        // Last: it leaves the PEs' crossing counts apart, which ends the team's use.
+        a_pe_that_does_not_arrive(gpu)?;
         Ok(())
     })?;
     Ok(())
@@ -123,6 +125,28 @@ fn checks(gpu: &Gpu, args: &Args) -> gsync::Result<()> {
     };
     assert!(expected, "PE {pe}: {error}");
     say(gpu, &format!("PASS: a grid refused on PE 1 runs on no PE: PE 0 says: {error}"));
+    Ok(())
+}
+
+/// PE 1 stops after 3 phases, PE 0 waits at its 4th `grid_sync()`: the watchdog ends PE 0's
+/// launch with an error naming PE 1, in about the limit.
+fn a_pe_that_does_not_arrive(gpu: &Gpu) -> gsync::Result<()> {
+    let pe = gpu.pe();
+    let limit = std::time::Duration::from_millis(200);
+    let launch = Launch::new().blocks(gpu.info().sm_count).watchdog(Some(limit));
+    let mut marker = gpu.zeros::<u32>(1)?;
+    let phases = if pe == 1 { 3 } else { 5 };
+    let started = std::time::Instant::now();
+    let outcome = empty_phases::launch_with(gpu, &launch, &mut marker, phases);
+    let took = started.elapsed();
+    match (pe, outcome) {
+        (1, Ok(_)) => {}
+        (0, Err(error @ Error::PeNotArrived { pe: 1, .. })) => {
+            assert!(took < limit * 10, "PE 0 gave up after {took:?}");
+            say(gpu, &format!("PASS: PE 0 gave up after {took:.0?} (watchdog {limit:?}): {error}"));
+        }
+        (pe, outcome) => panic!("PE {pe}: {outcome:?}"),
+    }
     Ok(())
 }
 
