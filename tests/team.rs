@@ -246,3 +246,29 @@ fn spanning_kernels_compile_with_nvrtc_under_every_device_barrier() {
         }
     }
 }
+
+#[test]
+fn the_heat_equation_across_a_team_matches_the_cpu_bit_for_bit() {
+    use gsync::kernels::heat::heat_reference;
+    use gsync::kernels::heat_team::{run_strips, strip};
+    let (n, steps, r) = (35usize, 21u32, 0.2f32);
+    let field: Vec<f32> = (0..n * n).map(|i| ((i * 7919) % 1000) as f32 / 10.0).collect();
+    let expected = heat_reference(&field, n, steps, r).expect("reference");
+    for n_pes in 1..=4u32 {
+        let team = Team::emulated(n_pes).expect("a team");
+        let strips = team
+            .run(|gpu| {
+                let launch = Launch::new().blocks(3).threads(64);
+                let (rows, _) = run_strips(gpu, &launch, &field, n, steps, r).map_err(|e| match e {
+                    gsync::kernels::heat::HeatError::Gpu(e) => e,
+                    other => panic!("{other}"),
+                })?;
+                Ok((strip(n, gpu.pe(), gpu.n_pes()).expect("a strip"), rows))
+            })
+            .expect("the team runs");
+        for (strip, rows) in strips {
+            let want = &expected[strip.first * n..(strip.first + strip.mine) * n];
+            assert!(rows.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits()), "{n_pes} PEs, strip {strip:?}");
+        }
+    }
+}

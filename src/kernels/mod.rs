@@ -3,6 +3,7 @@
 
 pub mod bitonic;
 pub mod heat;
+pub mod heat_team;
 mod phases;
 pub mod scan;
 pub mod smith_waterman;

@@ -1,0 +1,120 @@
+//! The 2-D heat equation across the GPUs of this machine: each PE steps a strip of the field
+//! and hands its edge rows to its neighbours, one spanning `grid_sync()` per step
+//! (`gsync::kernels::heat_team`). Strong scaling (one field, 1 GPU against the team) and weak
+//! scaling (the field's cells grown with the team), every team result checked bit for bit
+//! against the same kernel on one GPU.
+//!
+//! ```text
+//! cargo run --release --example heat_multi -- --gpus 2
+//! ```
+
+mod common;
+
+use clap::Parser;
+use gsync::kernels::heat::HeatError;
+use gsync::kernels::heat_team::{run_strips, strip};
+use gsync::prelude::*;
+use gsync::Team;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Times the heat equation on one GPU and across a team.
+#[derive(Parser)]
+struct Args {
+    /// GPUs in the team, one process each.
+    #[arg(long, default_value_t = 2)]
+    gpus: u32,
+    /// Field sides of the strong-scaling rows.
+    #[arg(long, value_delimiter = ',', default_values_t = [4096usize, 8192, 16384])]
+    n: Vec<usize>,
+    /// Time steps, one phase each.
+    #[arg(long, default_value_t = 200)]
+    steps: u32,
+    /// Timed repetitions after one warm-up; the median is reported.
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+}
+
+const R: f32 = 0.2;
+
+fn main() -> ExitCode {
+    common::exit_code(run(&Args::parse()))
+}
+
+fn run(args: &Args) -> Result<(), common::AnyError> {
+    Team::cuda(args.gpus)?.run(|gpu| {
+        let alone = Gpu::cuda(gpu.pe() as usize)?;
+        if gpu.pe() == 0 {
+            println!("# Heat equation, {} steps, {} and {} PEs (ms per run, median of {}; the team in the configuration tuned for one GPU)\n", args.steps, gpu.info().name, gpu.n_pes(), args.reps);
+            println!("| scaling | field | 1 GPU (ms) | {} GPUs (ms) | speed-up | efficiency |", gpu.n_pes());
+            println!("|---|---|---:|---:|---:|---:|");
+        }
+        for &n in &args.n {
+            let (one, team) = compare(gpu, &alone, n, n, args)?;
+            report(gpu, "strong", n, n, one, team);
+        }
+        for &n in &args.n {
+            // The team's field has about n_pes times the cells of one GPU's.
+            let grown = ((n as f64) * f64::from(gpu.n_pes()).sqrt()).round() as usize & !1;
+            let (one, team) = compare(gpu, &alone, n, grown, args)?;
+            report(gpu, "weak", n, grown, one, team);
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+fn report(gpu: &Gpu, scaling: &str, n_one: usize, n_team: usize, one: Duration, team: Duration) {
+    if gpu.pe() != 0 {
+        return;
+    }
+    let (one_ms, team_ms) = (one.as_secs_f64() * 1e3, team.as_secs_f64() * 1e3);
+    let field = if n_one == n_team { format!("{n_one}²") } else { format!("{n_one}² / {n_team}²") };
+    let speedup = one_ms / team_ms;
+    let efficiency = match scaling {
+        "strong" => speedup / f64::from(gpu.n_pes()),
+        _ => speedup,
+    };
+    println!("| {scaling} | {field} | {one_ms:.2} | {team_ms:.2} | {speedup:.2}× | {:.0}% |", efficiency * 100.0);
+}
+
+/// The kernel on this PE's GPU alone on an `n_one` field, and across the team on an `n_team`
+/// field in the configuration tuned for the GPU alone; the team's strip checked bit for bit
+/// against the one-GPU run of the same field.
+fn compare(gpu: &Gpu, alone: &Gpu, n_one: usize, n_team: usize, args: &Args) -> gsync::Result<(Duration, Duration)> {
+    let field = |n: usize| -> Vec<f32> { (0..n * n).map(|i| ((i.wrapping_mul(7919)) % 1000) as f32 / 10.0).collect() };
+    let time = |on: &Gpu, launch: &Launch, n: usize, input: &[f32]| -> gsync::Result<(Duration, LaunchReport)> {
+        let mut times = Vec::with_capacity(args.reps);
+        let mut last = None;
+        for _ in 0..=args.reps {
+            let (_, report) = run_strips(on, launch, input, n, args.steps, R).map_err(gpu_error)?;
+            times.push(report.gpu_time);
+            last = Some(report);
+        }
+        times.remove(0); // the warm-up
+        Ok((common::median(times).unwrap_or_default(), last.expect("at least one run")))
+    };
+    let input = field(n_one);
+    let (one, tuned) = time(alone, &Launch::new(), n_one, &input)?;
+    let pinned = Launch::new().blocks(tuned.blocks).threads(tuned.threads).barrier(tuned.barrier);
+    let input = if n_team == n_one { input } else { field(n_team) };
+    let (team, _) = time(gpu, &pinned, n_team, &input)?;
+    // The same field on this GPU alone: this PE's strip must match it bit for bit.
+    let (rows, _) = run_strips(gpu, &pinned, &input, n_team, args.steps, R).map_err(gpu_error)?;
+    let (whole, _) = run_strips(alone, &pinned, &input, n_team, args.steps, R).map_err(gpu_error)?;
+    let s = strip(n_team, gpu.pe(), gpu.n_pes()).map_err(gpu_error)?;
+    let want = &whole[(s.first - 1) * n_team..(s.first - 1 + s.mine) * n_team];
+    assert!(
+        rows.len() == want.len() && rows.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits()),
+        "PE {}: the team's strip differs from one GPU's result at n = {n_team}",
+        gpu.pe()
+    );
+    Ok((one, team))
+}
+
+fn gpu_error(error: HeatError) -> gsync::Error {
+    match error {
+        HeatError::Gpu(error) => error,
+        other => panic!("{other}"),
+    }
+}

@@ -1,0 +1,104 @@
+//! The 2-D heat equation across the PEs of a [`Team`](crate::Team): the field's interior rows
+//! cut into one strip per PE, each PE stepping its strip and handing its edge rows to its
+//! neighbours with `put`, one spanning `grid_sync()` per step.
+//!
+//! **Layout.** Interior rows `1 … n − 2` are cut into strips of `rows = ⌈(n − 2) / n_pes⌉`
+//! rows (the last PE's may be shorter). A PE's symmetric buffer holds two planes (the step's
+//! parity) of `rows + 2` rows each: its strip in rows `1 …`, the row above it in row 0 and the
+//! row below it after the strip. Both planes start as the strip's rows of the field, with those
+//! two rows: boundary rows and columns are never written, so they stay.
+//!
+//! **A step.** Each PE computes its strip's new cells from one plane into the other, exactly as
+//! [`heat_global`](super::heat::heat_global) does on one GPU (the same operations in the same
+//! order, so the result is bit for bit the same); a cell of its first row is also `put` into
+//! the previous PE's bottom row, one of its last row into the next PE's row 0, both of the next
+//! plane. The spanning `grid_sync()` then makes them visible before the next step reads them.
+
+use crate::grid_phases;
+use crate::kernels::heat::HeatError;
+use crate::{DeviceBuffer, Gpu, Launch, LaunchReport};
+
+/// `steps` steps of the heat equation on this PE's strip of the `n × n` field, in the
+/// symmetric `planes` laid out as the module describes; the result is in plane `steps % 2`.
+#[grid_phases]
+pub fn heat_strips(#[symmetric] planes: &mut [f32], n: u32, steps: u32, r: f32) {
+    let rows = (n - 2).div_ceil(n_pes()); // a strip's rows, the last PE's at most
+    let first = 1 + pe() * rows; // the field row of this PE's local row 1
+    let mine = if first < n - 1 { rows.min(n - 1 - first) } else { 0 };
+    let plane = (rows + 2) * n;
+    let last = n - 1;
+    for s in 0..steps {
+        let from = (s % 2) * plane;
+        let to = ((s + 1) % 2) * plane;
+        for c in grid_stride(n..(mine + 1) * n) {
+            let col = c % n;
+            if col != 0 && col != last {
+                let u = planes[from + c];
+                let v = u + r
+                    * (planes[from + c - n] + planes[from + c + n] + planes[from + c - 1] + planes[from + c + 1]
+                        - 4.0 * u);
+                planes[to + c] = v;
+                let row = c / n;
+                if row == 1 && pe() > 0 {
+                    // The previous PE's strip is a full one: its bottom row is rows + 1.
+                    planes.put(pe() - 1, to + (rows + 1) * n + col, v);
+                }
+                if row == mine && pe() + 1 < n_pes() {
+                    planes.put(pe() + 1, to + col, v);
+                }
+            }
+        }
+        grid_sync(); // every PE's step, and its edge rows, before the next step
+    }
+}
+
+/// The rows of the field a PE of `n_pes` holds in its planes, with the row above and below:
+/// `first − 1 ..= first + mine`, and the strip's height `rows` (the planes' `rows + 2`).
+pub fn strip(n: usize, pe: u32, n_pes: u32) -> Result<Strip, HeatError> {
+    let interior = n.saturating_sub(2);
+    let rows = interior.div_ceil(n_pes.max(1) as usize);
+    let first = 1 + pe as usize * rows;
+    if interior == 0 || first >= n - 1 {
+        return Err(HeatError::Shape { n, len: n * n });
+    }
+    Ok(Strip { first, mine: rows.min(n - 1 - first), rows })
+}
+
+/// One PE's strip of the field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Strip {
+    /// The field row of the strip's first row.
+    pub first: usize,
+    /// Its rows.
+    pub mine: usize,
+    /// Every full strip's rows: the planes hold `rows + 2`.
+    pub rows: usize,
+}
+
+/// Steps this PE's strip of `field` (`n × n`, the same on every PE) `steps` times on `gpu`,
+/// a PE of a team (or a GPU alone, which holds the whole field), and returns its strip's rows
+/// of the result, with the launch's report.
+pub fn run_strips(
+    gpu: &Gpu,
+    launch: &Launch,
+    field: &[f32],
+    n: usize,
+    steps: u32,
+    r: f32,
+) -> Result<(Vec<f32>, LaunchReport), HeatError> {
+    if field.len() != n * n || n > super::heat::MAX_N {
+        return Err(HeatError::Shape { n, len: field.len() });
+    }
+    let strip = strip(n, gpu.pe(), gpu.n_pes())?;
+    let plane_len = (strip.rows + 2) * n;
+    // Both planes start as the strip with its rows above and below (boundary or neighbours').
+    let mut host = vec![0.0f32; 2 * plane_len];
+    let held = &field[(strip.first - 1) * n..(strip.first + strip.mine + 1) * n];
+    host[..held.len()].copy_from_slice(held);
+    host[plane_len..plane_len + held.len()].copy_from_slice(held);
+    let mut planes: DeviceBuffer<f32> = gpu.symmetric_upload(&host)?;
+    let report = heat_strips::launch_with(gpu, launch, &mut planes, n as u32, steps, r)?;
+    let result = gpu.download(&planes)?;
+    let at = (steps as usize % 2) * plane_len + n;
+    Ok((result[at..at + strip.mine * n].to_vec(), report))
+}
