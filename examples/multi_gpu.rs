@@ -13,6 +13,7 @@
 mod common;
 
 use ::common::team::kernels::{gather_sum, reach_out, ring_sum, visibility};
+use ::common::team::signals::pass_on;
 use clap::Parser;
 use gsync::kernels::empty_phases;
 use gsync::prelude::*;
@@ -113,6 +114,20 @@ fn checks(gpu: &Gpu, args: &Args) -> gsync::Result<()> {
     let error = reach_out::launch(gpu, &mut plain, 0).expect_err("not symmetric");
     assert!(matches!(error, Error::NotSymmetric { .. }), "PE {pe}: {error}");
     say(gpu, &format!("PASS: a plain buffer for a #[symmetric] parameter is refused: {error}"));
+
+    let mut inbox = gpu.symmetric_zeros::<u32>(4096)?;
+    let mut flags = gpu.symmetric_zeros::<u64>(1)?;
+    let mut out = gpu.zeros::<u32>(4096)?;
+    for round in 1..=100u64 {
+        pass_on::launch_with(gpu, &Launch::new().blocks(2).threads(256), &mut inbox, &mut flags, &mut out, round)?;
+        let from = (pe + n_pes - 1) % n_pes;
+        assert_eq!(
+            gpu.download(&out)?,
+            (0..4096u32).map(|i| i * 10 + from).collect::<Vec<_>>(),
+            "PE {pe}: round {round}"
+        );
+    }
+    say(gpu, "PASS: 100 rounds of put, then signal and wait, hand 4096 values to the next PE without a grid barrier");
 
     // PE 1 asks for a grid that cannot be co-resident: no PE launches.
     let blocks = if pe == 1 { 1 << 20 } else { 1 };

@@ -625,6 +625,27 @@ pub trait SliceBuiltins<T> {
         device_only()
     }
 
+    /// Writes element `i` of PE `pe`'s part of a `#[symmetric]` integer slice with release
+    /// ordering at system scope (`st.release.sys`): every write this thread made or saw
+    /// before (after a `sync_block()`, its block's `put`s) is visible to a thread of PE `pe`
+    /// that reads `v` with [`load_signal`](Self::load_signal). A statement.
+    fn signal<I>(&mut self, pe: u32, i: I, v: T)
+    where
+        for<'a> &'a (): KernelOnly,
+    {
+        device_only()
+    }
+
+    /// This PE's element `i` of a `#[symmetric]` integer slice, read with acquire ordering at
+    /// system scope (`ld.acquire.sys`): the value another PE `signal`led, and what it covers.
+    /// Wait on it with `wait_until(|| flags.load_signal(i) >= round)`.
+    fn load_signal<I>(&self, i: I) -> T
+    where
+        for<'a> &'a (): KernelOnly,
+    {
+        device_only()
+    }
+
     /// Chunk `c`, elements `c·N .. c·N + N`, as the thread's own array, in accesses of up to 16
     /// bytes; `N` from the turbofish or the binding's annotation.
     fn load_chunk<const N: usize, I>(&self, c: I) -> [T; N]

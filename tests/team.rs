@@ -220,6 +220,7 @@ fn team_kernels_compile_with_nvrtc_for_every_architecture() {
         ("gather_sum", gather_sum::cuda_source()),
         ("visibility", visibility::cuda_source()),
         ("reach_out", reach_out::cuda_source()),
+        ("pass_on", common::team::signals::pass_on::cuda_source()),
     ];
     for (name, source) in sources {
         assert!(source.contains("gsync_team.pe") || name == "gather_sum", "{name} reads its PE from the team record");
@@ -269,6 +270,38 @@ fn the_heat_equation_across_a_team_matches_the_cpu_bit_for_bit() {
         for (strip, rows) in strips {
             let want = &expected[strip.first * n..(strip.first + strip.mine) * n];
             assert!(rows.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits()), "{n_pes} PEs, strip {strip:?}");
+        }
+    }
+}
+
+#[test]
+fn a_signal_hands_put_data_to_the_next_pe_without_a_grid_barrier() {
+    use common::team::signals::pass_on;
+    let team = Team::emulated(3).expect("a team");
+    let outs = team
+        .run(|gpu| {
+            let mut inbox = gpu.symmetric_zeros::<u32>(300)?;
+            let mut flags = gpu.symmetric_zeros::<u64>(1)?;
+            let mut out = gpu.zeros::<u32>(300)?;
+            let mut rounds = Vec::new();
+            for round in 1..=3u64 {
+                pass_on::launch_with(
+                    gpu,
+                    &Launch::new().blocks(2).threads(64),
+                    &mut inbox,
+                    &mut flags,
+                    &mut out,
+                    round,
+                )?;
+                rounds.push(gpu.download(&out)?);
+            }
+            Ok((gpu.pe(), rounds))
+        })
+        .expect("the team runs");
+    for (pe, rounds) in outs {
+        let from = (pe + 2) % 3;
+        for out in rounds {
+            assert_eq!(out, (0..300u32).map(|i| i * 10 + from).collect::<Vec<_>>(), "PE {pe}");
         }
     }
 }

@@ -99,3 +99,30 @@ pub fn a_pe_out_of_the_team_is_refused_in_the_kernel(gpu: &Gpu) {
     assert!(matches!(&error, Error::NoSuchPe { pe: 1, n_pes: 1, .. }), "{error}");
     assert_eq!(gpu.download(&a).expect("download"), [0; 4], "the access was skipped");
 }
+
+/// Kernels that hand data between PEs with a signal instead of a grid barrier.
+pub mod signals {
+    use gsync::prelude::*;
+
+    /// Block 0 of each PE puts `n` values into the next PE's `inbox`, then signals round
+    /// `round` in the next PE's `flags`; it waits for its own signal, then copies its inbox
+    /// out. No grid barrier: the signal alone orders the data.
+    #[grid_phases]
+    pub fn pass_on(#[symmetric] inbox: &mut [u32], #[symmetric] flags: &mut [u64], out: &mut [u32], round: u64) {
+        if block_idx() == 0 {
+            let next = (pe() + 1) % n_pes();
+            for i in block_stride(0..inbox.len()) {
+                inbox.put(next, i, (i as u32) * 10 + pe());
+            }
+            sync_block(); // the block's puts, then the signal that covers them
+            if thread_idx() == 0 {
+                flags.signal(next, 0, round);
+                wait_until(|| flags.load_signal(0) >= round);
+            }
+            sync_block();
+            for i in block_stride(0..inbox.len()) {
+                out[i] = inbox[i];
+            }
+        }
+    }
+}

@@ -761,7 +761,7 @@ impl CudaEmitter<'_> {
         let mut args = args.iter().map(|a| self.expr(a).text);
         let mut parts = match op {
             // The element's copy on the PE named first.
-            AtomicOp::Get | AtomicOp::Put => {
+            AtomicOp::Get | AtomicOp::Put | AtomicOp::Signal => {
                 let pe = args.next().unwrap_or_default();
                 vec![format!("gsync::on_pe({element}, {pe})")]
             }
@@ -775,7 +775,7 @@ impl CudaEmitter<'_> {
     /// and for `get` and `put` its PE in the team, in every build (`None`: no guard).
     fn atomic_guard(&mut self, op: AtomicOp, array: ArrayId, index: &Expr, args: &[Expr], line: u32) -> Option<String> {
         let on_team = match op {
-            AtomicOp::Get | AtomicOp::Put => {
+            AtomicOp::Get | AtomicOp::Put | AtomicOp::Signal => {
                 let pe = self.expr(&args[0]).text;
                 Some(format!("gsync::on_team({pe}, gsync_status, {}u, {line}u)", array.0))
             }

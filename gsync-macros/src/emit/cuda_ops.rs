@@ -136,6 +136,8 @@ pub fn atomic_helper(op: AtomicOp, order: MemoryOrder) -> String {
         // Another GPU's memory: system scope.
         AtomicOp::Get => return "gsync::load_relaxed_sys".to_owned(),
         AtomicOp::Put => return "gsync::store_relaxed_sys".to_owned(),
+        AtomicOp::Signal => return "gsync::store_release_sys".to_owned(),
+        AtomicOp::LoadSignal => return "gsync::load_acquire_sys".to_owned(),
     };
     let suffix = match order {
         MemoryOrder::Relaxed => "",

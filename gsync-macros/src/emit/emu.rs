@@ -542,14 +542,18 @@ impl RustContext for Emu<'_> {
                 AtomicOp::Store => "store_release",
                 AtomicOp::Get => "get",
                 AtomicOp::Put => "put",
+                AtomicOp::Signal => "signal",
+                AtomicOp::LoadSignal => "load_acquire",
             }
         );
         let call = match op {
-            AtomicOp::Get | AtomicOp::Put => {
+            AtomicOp::Get | AtomicOp::Put | AtomicOp::Signal => {
                 let (pe, rest) = args.split_first().expect("a PE argument");
                 quote!(#slice.#method((#pe) as u64, (#index) as u64, #(#rest,)* #ctx, #id, #line))
             }
-            AtomicOp::Load | AtomicOp::Store => quote!(#slice.#method((#index) as u64, #(#args,)* #ctx, #id, #line)),
+            AtomicOp::Load | AtomicOp::Store | AtomicOp::LoadSignal => {
+                quote!(#slice.#method((#index) as u64, #(#args,)* #ctx, #id, #line))
+            }
             _ => {
                 let order = format_ident!("{}", order.name());
                 quote!(#slice.#method((#index) as u64, #(#args,)* ::core::sync::atomic::Ordering::#order, #ctx, #id, #line))

@@ -463,6 +463,12 @@ pub enum AtomicOp {
     /// `a.put(pe, i, v)` on a `#[symmetric]` slice: a relaxed atomic store to element `i` of PE
     /// `pe`'s part, a statement (the PE, then the value, are the arguments).
     Put,
+    /// `a.signal(pe, i, v)` on a `#[symmetric]` slice: a release store, at system scope, to
+    /// element `i` of PE `pe`'s part, a statement (the PE, then the value, are the arguments).
+    Signal,
+    /// `a.load_signal(i)` on a `#[symmetric]` slice: an acquire load, at system scope, of this
+    /// PE's element `i`, which other PEs `signal`.
+    LoadSignal,
 }
 
 /// The memory ordering of an atomic, named as `core::sync::atomic::Ordering` names it; at

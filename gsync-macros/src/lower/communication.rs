@@ -3,6 +3,7 @@
 //! `locks.with_lock(i, || { … })`.
 
 use super::expr::expr_has_effects;
+use super::methods;
 use super::{Block, Expr, ExprKind, Lowerer, Stmt, StmtKind};
 use crate::ir::{ArrayId, ArraySpace, AtomicOp, LoopId, MemoryOrder, Scalar};
 use crate::ir_walk::{collective_in, each_expr, each_stmt, stmt_exprs};
@@ -87,9 +88,11 @@ impl Lowerer<'_> {
         ))
     }
 
-    /// `a.get(pe, i)` (a value) and `a.put(pe, i, v)` (`statement`: only as a statement) on a
-    /// `#[symmetric]` slice: element `i` of PE `pe`'s part, read or written with a relaxed
-    /// atomic access that the next `grid_sync()` orders.
+    /// The methods of a `#[symmetric]` slice: `a.get(pe, i)` and `a.put(pe, i, v)`, element `i`
+    /// of PE `pe`'s part read or written with a relaxed atomic access that the next
+    /// `grid_sync()` orders; `a.signal(pe, i, v)`, a release store at system scope to it; and
+    /// `a.load_signal(i)`, an acquire load at system scope of this PE's element. `put` and
+    /// `signal` are statements (`statement`: the call is one).
     pub(super) fn remote_access(
         &mut self,
         array: ArrayId,
@@ -99,39 +102,56 @@ impl Lowerer<'_> {
     ) -> Option<Expr> {
         let span = m.span();
         let info = self.arrays[array.0].clone();
-        let put = name == "put";
+        let (op, usage, order) = match name {
+            "put" => (AtomicOp::Put, "put(pe, index, value)", MemoryOrder::Relaxed),
+            "get" => (AtomicOp::Get, "get(pe, index)", MemoryOrder::Relaxed),
+            "signal" => (AtomicOp::Signal, "signal(pe, index, value)", MemoryOrder::Release),
+            _ => (AtomicOp::LoadSignal, "load_signal(index)", MemoryOrder::Acquire),
+        };
+        let writes = matches!(op, AtomicOp::Put | AtomicOp::Signal);
         if !info.symmetric {
             self.diag.error(
                 m.method.span(),
                 format!(
-                    "`{name}` reaches another PE's part of a symmetric slice: mark the parameter `#[symmetric] {}: &{}[{}]` and allocate its buffer with `Gpu::symmetric_zeros`",
+                    "`{name}` reaches the parts of a symmetric slice that every PE holds: mark the parameter `#[symmetric] {}: &{}[{}]` and allocate its buffer with `Gpu::symmetric_zeros`",
                     info.name,
-                    if put { "mut " } else { "" },
+                    if writes { "mut " } else { "" },
                     info.elem.name()
                 ),
             );
             return None;
         }
-        if put && !statement {
-            self.diag.error(span, "`put` is a statement: it returns nothing; write `a.put(pe, i, v);` on its own line");
+        if writes && !statement {
+            self.diag.error(
+                span,
+                format!("`{name}` is a statement: it returns nothing; write `a.{usage};` on its own line"),
+            );
             return None;
         }
-        if put && self.refuse_store(array, name, m.receiver.span()) {
+        if writes && self.refuse_store(array, name, m.receiver.span()) {
             return None;
         }
-        let want = if put { 3 } else { 2 };
+        if !methods::atomic_supported(op, info.elem) {
+            self.diag.error(
+                span,
+                format!("`{name}` works on `u32`, `i32`, `u64` and `i64` slices, not on `{}`", info.elem.name()),
+            );
+            return None;
+        }
+        let want = usage.matches(',').count() + 1;
         if m.args.len() != want {
-            let usage =
-                if put { "`put(pe, index, value)` takes 3 arguments" } else { "`get(pe, index)` takes 2 arguments" };
-            self.diag.error(span, usage);
+            self.diag.error(span, format!("`{usage}` takes {want} argument(s)"));
             return None;
         }
         let mut args: Vec<Expr> = m.args.iter().map(|a| self.expr(a)).collect::<Option<_>>()?;
-        let index = args.remove(1);
-        self.require(args[0].ty, Scalar::U32, args[0].span, &format!("the PE of `{name}`"));
+        let on_a_pe = op != AtomicOp::LoadSignal;
+        let index = args.remove(usize::from(on_a_pe));
+        if on_a_pe {
+            self.require(args[0].ty, Scalar::U32, args[0].span, &format!("the PE of `{name}`"));
+        }
         self.index_type(&index);
-        if let Some(value) = args.get(1) {
-            self.require(value.ty, info.elem, value.span, "the value of `put`");
+        if let (true, Some(value)) = (writes, args.last()) {
+            self.require(value.ty, info.elem, value.span, &format!("the value of `{name}`"));
         }
         if let Some(at) = std::iter::once(&index).chain(&args).find(|e| expr_has_effects(e)).map(|e| e.span) {
             self.diag.error(at, "bind this value with `let` first: it has an atomic in it");
@@ -147,17 +167,9 @@ impl Lowerer<'_> {
             );
             return None;
         }
-        let op = if put { AtomicOp::Put } else { AtomicOp::Get };
         let ty = self.types.known(info.elem);
         Some(self.expr_of(
-            ExprKind::Atomic {
-                op,
-                array,
-                index: Box::new(index),
-                args,
-                line: Self::line(span),
-                order: MemoryOrder::Relaxed,
-            },
+            ExprKind::Atomic { op, array, index: Box::new(index), args, line: Self::line(span), order },
             ty,
             span,
         ))

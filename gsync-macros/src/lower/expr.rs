@@ -491,7 +491,7 @@ impl Lowerer<'_> {
             "load_acquire" | "store_release" | "load_relaxed" | "store_relaxed" => {
                 return self.ordered_access(array, name, m, false)
             }
-            "get" | "put" => return self.remote_access(array, name, m, false),
+            "get" | "put" | "signal" | "load_signal" => return self.remote_access(array, name, m, false),
             "with_lock" => {
                 self.diag
                     .error(span, "`with_lock` is a statement: write `locks.with_lock(i, || { … });` on its own line");
@@ -519,7 +519,7 @@ impl Lowerer<'_> {
             _ => {
                 self.diag.error(
                     m.method.span(),
-                    format!("unknown method `{name}` on array `{}`: arrays have `len`, `atomic_add`, `atomic_min`, `atomic_max`, `atomic_exch`, `atomic_cas`, `load_acquire`, `load_relaxed`, `store_release`, `store_relaxed`, `load_chunk`, `store_chunk` and `with_lock`, and `#[symmetric]` slices `put` and `get`", info.name),
+                    format!("unknown method `{name}` on array `{}`: arrays have `len`, `atomic_add`, `atomic_min`, `atomic_max`, `atomic_exch`, `atomic_cas`, `load_acquire`, `load_relaxed`, `store_release`, `store_relaxed`, `load_chunk`, `store_chunk` and `with_lock`, and `#[symmetric]` slices `put`, `get`, `signal` and `load_signal`", info.name),
                 );
                 return None;
             }

@@ -124,6 +124,7 @@ pub fn atomic_supported(op: AtomicOp, elem: Scalar) -> bool {
         AtomicOp::Min | AtomicOp::Max => matches!(elem, I32 | U32 | I64 | U64 | F32 | F64 | F16 | Bf16),
         AtomicOp::Cas => matches!(elem, I32 | U32 | I64 | U64),
         AtomicOp::Load | AtomicOp::Store | AtomicOp::Get | AtomicOp::Put => elem != Bool && elem != Usize,
+        AtomicOp::Signal | AtomicOp::LoadSignal => matches!(elem, I32 | U32 | I64 | U64),
     }
 }
 

@@ -130,12 +130,13 @@ impl Lowerer<'_> {
                 if m.method == "with_lock"
                     || m.method == "store_release"
                     || m.method == "store_relaxed"
-                    || m.method == "put" =>
+                    || m.method == "put"
+                    || m.method == "signal" =>
             {
                 match self.method_receiver_array(m) {
                     Some(array) if m.method == "with_lock" => self.with_lock(array, m, out),
-                    Some(array) if m.method == "put" => {
-                        if let Some(put) = self.remote_access(array, "put", m, true) {
+                    Some(array) if m.method == "put" || m.method == "signal" => {
+                        if let Some(put) = self.remote_access(array, &m.method.to_string(), m, true) {
                             out.push(Self::stmt_of(StmtKind::Expr(put), span));
                         }
                     }

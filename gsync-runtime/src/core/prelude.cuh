@@ -452,6 +452,8 @@ template <typename T> __device__ __forceinline__ T shfl(T v, u32 lane) { return 
 // load_acquire / store_release: ld.acquire.gpu and st.release.gpu of the element's width;
 // load_relaxed / store_relaxed: ld.relaxed.gpu and st.relaxed.gpu, atomic but unordered (no
 // fence, no L1 invalidation).
+// The _sys forms are the same at system scope, for memory another GPU of a team reads or
+// writes (`get`, `put`, `signal`, `load_signal`).
 // 8- and 16-bit elements travel in 32-bit registers (the load zero- or sign-extends, the store
 // truncates).
 #define GSYNC_ACQUIRE_RELEASE(T, PTX, R, C)                                                    \
@@ -478,6 +480,14 @@ template <typename T> __device__ __forceinline__ T shfl(T v, u32 lane) { return 
     }                                                                                         \
     __device__ __forceinline__ void store_relaxed_sys(T* p, T v) {                            \
         asm volatile("st.relaxed.sys." PTX " [%0], %1;" ::"l"(p), C((R)v) : "memory");       \
+    }                                                                                         \
+    __device__ __forceinline__ T load_acquire_sys(const T* p) {                               \
+        R value;                                                                              \
+        asm volatile("ld.acquire.sys." PTX " %0, [%1];" : "=" C(value) : "l"(p) : "memory"); \
+        return (T)value;                                                                      \
+    }                                                                                         \
+    __device__ __forceinline__ void store_release_sys(T* p, T v) {                            \
+        asm volatile("st.release.sys." PTX " [%0], %1;" ::"l"(p), C((R)v) : "memory");       \
     }
 GSYNC_ACQUIRE_RELEASE(u8, "u8", u32, "r")
 GSYNC_ACQUIRE_RELEASE(i8, "s8", i32, "r")

@@ -83,6 +83,16 @@ impl<'g, T: EmuScalar> EmuSymmetric<'g, T> {
         }
     }
 
+    /// Writes element `index` of PE `pe`'s slice with release ordering (`a.signal(pe, i, v)`):
+    /// what this thread wrote or saw before is visible to a thread of PE `pe` that reads the
+    /// value with `load_signal`. A PE out of the team records the fault and writes nothing.
+    #[inline]
+    pub fn signal(&self, pe: u64, index: u64, value: T, ctx: &ThreadCtx<'_>, array: u32, line: u32) {
+        if let Some(slice) = self.on(pe, ctx, array, line) {
+            slice.store_release(index, value, ctx, array, line);
+        }
+    }
+
     fn on(&self, pe: u64, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> Option<&'g EmuSlice<T>> {
         let (slice, n_pes) = match self.every_pe {
             Some(every_pe) => {
