@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! cargo run --release --example barrier_cost
+//! cargo run --release --example barrier_cost -- --gpus 2   # spanning a team, beside one GPU
 //! ```
 //!
 //! The kernel `empty_phases` runs P nearly empty phases; a boundary costs
@@ -35,6 +36,10 @@ struct Args {
     /// Block sizes of the tables beyond the paper's setting.
     #[arg(long, value_delimiter = ',', default_values_t = [32u32, 64, 128, 256, 1024])]
     threads: Vec<u32>,
+    /// Also measure the boundary spanning a team of this many GPUs (one process each),
+    /// beside the same boundary on each GPU alone, in the same run.
+    #[arg(long)]
+    gpus: Option<u32>,
 }
 
 /// The software barriers, whose watchdog can be switched off.
@@ -73,6 +78,11 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &Args) -> Result<(), AnyError> {
+    if let Some(gpus) = args.gpus {
+        // Every PE runs this program; each measures its GPU alone and the team, PE 0 prints.
+        gsync::Team::cuda(gpus)?.run(|gpu| common::spanning_table(gpu, args.phases, args.reps, &args.threads))?;
+        return Ok(());
+    }
     let gpu = Gpu::cuda(0)?; // a benchmark of GPU barriers: no emulator fallback
     let info = gpu.info();
     println!("# Cost of one phase boundary (µs, median of {}), {}, {} SMs", args.reps, info.name, info.sm_count);

@@ -53,7 +53,7 @@ fn run(args: &Args) -> Result<(), common::AnyError> {
     team.run(|gpu| {
         checks(gpu, args)?;
         if !args.checks_only {
-            timings(gpu, args)?;
+            common::spanning_table(gpu, args.phases, args.reps, &[128, 256])?;
         }
         // Last: it leaves the PEs' crossing counts apart, which ends the team's use.
         a_pe_that_does_not_arrive(gpu)?;
@@ -161,49 +161,6 @@ fn a_pe_that_does_not_arrive(gpu: &Gpu) -> gsync::Result<()> {
             say(gpu, &format!("PASS: PE 0 gave up after {took:.0?} (watchdog {limit:?}): {error}"));
         }
         (pe, outcome) => panic!("PE {pe}: {outcome:?}"),
-    }
-    Ok(())
-}
-
-/// µs per phase boundary: median over `reps` of (t(2P) − t(P)) / P, the last phase's write
-/// checked.
-fn boundary(gpu: &Gpu, launch: &Launch, marker: &mut DeviceBuffer<u32>, args: &Args) -> gsync::Result<(f64, Barrier)> {
-    let p = args.phases;
-    let ran = empty_phases::launch_with(gpu, launch, marker, p)?.barrier;
-    let mut samples = Vec::with_capacity(args.reps);
-    for _ in 0..args.reps {
-        let short = empty_phases::launch_with(gpu, launch, marker, p)?.gpu_time;
-        let long = empty_phases::launch_with(gpu, launch, marker, 2 * p)?.gpu_time;
-        samples.push((long.as_secs_f64() - short.as_secs_f64()) * 1e6 / f64::from(p));
-    }
-    assert_eq!(gpu.download(marker)?[0], 2 * p - 1, "the last phase's write");
-    samples.sort_by(f64::total_cmp);
-    Ok((samples[samples.len() / 2], ran))
-}
-
-fn timings(gpu: &Gpu, args: &Args) -> gsync::Result<()> {
-    let alone = Gpu::cuda(gpu.pe() as usize)?;
-    let sms = gpu.info().sm_count;
-    say(
-        gpu,
-        &format!(
-            "\n## One phase boundary (µs, median of {}): {} alone, and spanning {} PEs\n",
-            args.reps,
-            gpu.info().name,
-            gpu.n_pes()
-        ),
-    );
-    say(gpu, "| blocks x threads | barrier | one GPU | spanning | spanning - one GPU |");
-    say(gpu, "|---|---|---:|---:|---:|");
-    let mut marker_alone = alone.zeros::<u32>(1)?;
-    let mut marker = gpu.zeros::<u32>(1)?;
-    for (blocks, threads) in [(1, 128), (sms, 128), (sms, 256), (2 * sms, 256)] {
-        for barrier in [Barrier::Cooperative, Barrier::Relay, Barrier::Lbs] {
-            let launch = Launch::new().barrier(barrier).blocks(blocks).threads(threads);
-            let (one, _) = boundary(&alone, &launch, &mut marker_alone, args)?;
-            let (span, _) = boundary(gpu, &launch, &mut marker, args)?;
-            say(gpu, &format!("| {blocks} x {threads} | {barrier} | {one:.2} | {span:.2} | {:.2} |", span - one));
-        }
     }
     Ok(())
 }

@@ -69,3 +69,59 @@ pub fn xorshift_floats(n: usize) -> Vec<f32> {
         })
         .collect()
 }
+
+/// µs per phase boundary of `empty_phases` under `launch` on `gpu` (alone or a PE of a team):
+/// the median over `reps` of (t(2P) − t(P)) / P, the last phase's write checked; and the
+/// barrier that ran.
+pub fn boundary(
+    gpu: &gsync::Gpu,
+    launch: &Launch,
+    marker: &mut gsync::DeviceBuffer<u32>,
+    phases: u32,
+    reps: usize,
+) -> gsync::Result<(f64, Barrier)> {
+    use gsync::kernels::empty_phases;
+    let ran = empty_phases::launch_with(gpu, launch, marker, phases)?.barrier;
+    let mut samples = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let short = empty_phases::launch_with(gpu, launch, marker, phases)?.gpu_time;
+        let long = empty_phases::launch_with(gpu, launch, marker, 2 * phases)?.gpu_time;
+        samples.push((long.as_secs_f64() - short.as_secs_f64()) * 1e6 / f64::from(phases));
+    }
+    assert_eq!(gpu.download(marker)?[0], 2 * phases - 1, "the last phase's write");
+    samples.sort_by(f64::total_cmp);
+    Ok((samples[samples.len() / 2], ran))
+}
+
+/// On every PE of a team: one phase boundary on the PE's GPU alone beside the same boundary
+/// spanning the team, in the same run, for grids of 1, SMs and 2 × SMs blocks of each of
+/// `threads`, under the cooperative barrier and the counter barriers; PE 0 prints the table.
+pub fn spanning_table(gpu: &gsync::Gpu, phases: u32, reps: usize, threads: &[u32]) -> gsync::Result<()> {
+    let alone = gsync::Gpu::cuda(gpu.pe() as usize)?;
+    let sms = gpu.info().sm_count;
+    let lead = gpu.pe() == 0;
+    if lead {
+        println!(
+            "\n## One phase boundary (µs, median of {reps}): {} alone, and spanning {} PEs\n",
+            gpu.info().name,
+            gpu.n_pes()
+        );
+        println!("| blocks x threads | barrier | one GPU | spanning | spanning - one GPU |");
+        println!("|---|---|---:|---:|---:|");
+    }
+    let mut marker_alone = alone.zeros::<u32>(1)?;
+    let mut marker = gpu.zeros::<u32>(1)?;
+    for &threads in threads {
+        for blocks in [1, sms, 2 * sms] {
+            for barrier in [Barrier::Cooperative, Barrier::Relay, Barrier::Lbs] {
+                let launch = Launch::new().barrier(barrier).blocks(blocks).threads(threads);
+                let (one, _) = boundary(&alone, &launch, &mut marker_alone, phases, reps)?;
+                let (span, _) = boundary(gpu, &launch, &mut marker, phases, reps)?;
+                if lead {
+                    println!("| {blocks} x {threads} | {barrier} | {one:.2} | {span:.2} | {:.2} |", span - one);
+                }
+            }
+        }
+    }
+    Ok(())
+}
