@@ -508,7 +508,8 @@ unsafe fn launch_fused(
         let launch = launch.clone().tune(false);
         // SAFETY: the caller vouches for `args`.
         let plan = unsafe { tune::plan(cuda, kernel, &launch, args, co_residency) };
-        match (team.agree_to_launch(plan.is_err())?, plan) {
+        // PEs start apart by whatever host work each does in between: the deadline bounds that.
+        match (team.agree_to_launch(plan.is_err(), launch.deadline_limit())?, plan) {
             (_, Err(error)) => Err(error),
             (Some(pe), Ok(_)) => {
                 let reason = format!("see PE {pe}'s own error");

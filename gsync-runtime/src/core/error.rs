@@ -394,6 +394,20 @@ pub enum Error {
         doing: String,
     },
 
+    /// The PEs of a team of GPUs did not all reach a collective step within the limit: one
+    /// never made the call the others made (which one, NVSHMEM's collectives do not say).
+    #[error(
+        "the team did not meet within {waited:?} while this PE {doing}: a PE has not made the same \
+         call; every PE must launch the same kernels and allocate the same symmetric buffers in the \
+         same order; the team is of no further use: end every PE"
+    )]
+    TeamTimedOut {
+        /// What this PE was doing.
+        doing: String,
+        /// How long it waited.
+        waited: Duration,
+    },
+
     /// Another PE of the team failed a launch that this PE took part in; this PE's outputs of
     /// the launch are not to be trusted.
     #[error("PE {pe} failed launch `{kernel}`, which every PE of the team ran: {error}")]
@@ -985,6 +999,7 @@ impl Error {
             | Error::BarrierMismatch { .. }
             | Error::DeviceFault { .. }
             | Error::PeNotArrived { .. }
+            | Error::TeamTimedOut { .. }
             | Error::PeLeft { .. }
             | Error::PeFailed { .. }
             | Error::NoSuchPe { .. } => ErrorKind::KernelFault,

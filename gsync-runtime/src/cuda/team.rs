@@ -97,11 +97,12 @@ impl CudaTeam {
     }
 
     /// Every PE says whether it refused a launch before it ran: `Ok` when none did, else
-    /// the first PE that did (this one's own refusal is its caller's to return).
-    pub(crate) fn agree_to_launch(&self, refused: bool) -> Result<Option<u32>> {
+    /// the first PE that did (this one's own refusal is its caller's to return). A PE that
+    /// does not come within `limit` fails it with [`Error::TeamTimedOut`].
+    pub(crate) fn agree_to_launch(&self, refused: bool, limit: Option<Duration>) -> Result<Option<u32>> {
         let mut mine = vec![0u64; self.n_pes() as usize];
         mine[self.pe() as usize] = u64::from(refused);
-        let every = self.nvshmem.agree_max(&mine)?;
+        let every = self.nvshmem.agree_max_within(&mine, limit)?;
         Ok(every.iter().position(|&refused| refused != 0).map(|pe| pe as u32))
     }
 }

@@ -68,6 +68,21 @@ fn unregister(module: CUmodule) {
     }
 }
 
+/// Waits for the work queued on `stream` so far, at most `limit`: a collective that a PE never
+/// joins never completes, and the wait ends with [`Error::TeamTimedOut`].
+fn wait_within(stream: &CudaStream, limit: Duration) -> Result<()> {
+    let context = "agreeing across the team";
+    let done = stream.record_event(None).map_err(driver_error(context))?;
+    let started = Instant::now();
+    while !done.try_is_complete().map_err(driver_error(context))? {
+        if started.elapsed() >= limit {
+            return Err(Error::TeamTimedOut { doing: "agrees to launch a kernel".into(), waited: limit });
+        }
+        std::thread::sleep(Duration::from_micros(50));
+    }
+    Ok(())
+}
+
 /// This process as PE `pe` of a team of `n_pes`, through NVSHMEM on one CUDA context.
 ///
 /// Dropping it synchronises the context, frees its scratch, unregisters the modules still
@@ -84,6 +99,9 @@ pub struct NvshmemPe {
     allocations: Mutex<HashSet<u64>>,
     /// NVSHMEM is initialised `NVSHMEM_THREAD_SERIALIZED`: one call at a time.
     calls: Mutex<()>,
+    /// Set when a collective was given up: it stays queued, so that neither waiting for the
+    /// stream nor NVSHMEM's (collective) finalisation could end.
+    abandoned: AtomicBool,
 }
 
 impl std::fmt::Debug for NvshmemPe {
@@ -137,6 +155,7 @@ impl NvshmemPe {
             scratch: 0,
             allocations: Mutex::new(HashSet::new()),
             calls: Mutex::new(()),
+            abandoned: AtomicBool::new(false),
         };
         this.check_identity()?;
         this.scratch = this.calloc(2 * AGREE_WORDS * 8, "allocating the team's scratch")?;
@@ -230,7 +249,15 @@ impl NvshmemPe {
     /// complement as well, so every PE learns whether the lengths differ before it relies on
     /// the rounds to match.
     pub fn agree_max(&self, values: &[u64]) -> Result<Vec<u64>> {
+        self.agree_max_within(values, None)
+    }
+
+    /// [`agree_max`](Self::agree_max), giving up with [`Error::TeamTimedOut`] when the team
+    /// has not met within `limit` (`None`: no limit): a PE that never makes the call. The
+    /// reduction then stays queued on this PE's stream, so the team is of no further use.
+    pub fn agree_max_within(&self, values: &[u64], limit: Option<Duration>) -> Result<Vec<u64>> {
         let _calls = self.enter()?;
+        let started = Instant::now();
         let len = values.len() as u64;
         let mut agreed = Vec::with_capacity(values.len());
         let mut rest = values;
@@ -243,7 +270,8 @@ impl NvshmemPe {
                 words[..2].copy_from_slice(&[len, !len]);
             }
             words[header..header + chunk.len()].copy_from_slice(chunk);
-            let reduced = self.reduce_max(&words)?;
+            let left = limit.map(|limit| limit.saturating_sub(started.elapsed()));
+            let reduced = self.reduce_max(&words, left)?;
             if round == 0 && (reduced[0], !reduced[1]) != (len, len) {
                 return Err(Error::CollectiveMismatch {
                     call: "NvshmemPe::agree_max",
@@ -260,7 +288,7 @@ impl NvshmemPe {
     }
 
     /// One reduction of the scratch: `words` in, the maxima out.
-    fn reduce_max(&self, words: &[u64; AGREE_WORDS]) -> Result<[u64; AGREE_WORDS]> {
+    fn reduce_max(&self, words: &[u64; AGREE_WORDS], limit: Option<Duration>) -> Result<[u64; AGREE_WORDS]> {
         let (source, destination) = (self.scratch, self.scratch + (AGREE_WORDS * 8) as u64);
         let stream = self.stream.cu_stream();
         let failed = driver_error("agreeing across the team");
@@ -289,7 +317,12 @@ impl NvshmemPe {
         // SAFETY: as above; `reduced` outlives the copy, which the synchronisation waits for.
         unsafe { driver::memcpy_dtoh_async(&mut reduced[..], destination, stream) }
             .map_err(driver_error("agreeing across the team"))?;
-        self.stream.synchronize().map_err(driver_error("agreeing across the team"))?;
+        match limit {
+            None => self.stream.synchronize().map_err(driver_error("agreeing across the team"))?,
+            Some(limit) => {
+                wait_within(&self.stream, limit).inspect_err(|_| self.abandoned.store(true, Ordering::Release))?
+            }
+        }
         Ok(reduced)
     }
 
@@ -386,6 +419,10 @@ impl NvshmemPe {
 impl Drop for NvshmemPe {
     fn drop(&mut self) {
         let _calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.abandoned.load(Ordering::Acquire) {
+            // The process ends soon after: leaving NVSHMEM as it is beats waiting forever.
+            return;
+        }
         let _ = self.context.bind_to_thread();
         let _ = self.context.synchronize();
         if self.scratch != 0 {
