@@ -305,3 +305,34 @@ fn a_signal_hands_put_data_to_the_next_pe_without_a_grid_barrier() {
         }
     }
 }
+
+/// An assertion that fails on PE 1 between two barriers.
+#[grid_phases]
+fn asserts_off_pe_1(a: &mut [u32]) {
+    grid_sync();
+    assert!(pe() != 1, "PE 1 stops here");
+    grid_sync();
+    if global_id() == 0 {
+        a[0] = 1;
+    }
+}
+
+#[test]
+fn an_assertion_on_one_pe_is_its_error_and_the_others_hear_of_it() {
+    let team = Team::emulated(3).expect("a team");
+    let outcomes = team
+        .run(|gpu| {
+            let mut a = gpu.zeros::<u32>(1)?;
+            Ok(asserts_off_pe_1::launch_with(gpu, &Launch::new().blocks(2).threads(32), &mut a).map(drop))
+        })
+        .expect("every PE returns");
+    for (pe, outcome) in outcomes.iter().enumerate() {
+        let error = outcome.as_ref().expect_err("the launch failed on every PE");
+        if pe == 1 {
+            assert!(matches!(error, Error::AssertionFailed { .. }), "PE 1: {error}");
+        } else {
+            assert!(matches!(error, Error::PeFailed { pe: 1, .. }), "PE {pe}: {error}");
+            assert!(error.to_string().contains("assertion failed"), "{error}");
+        }
+    }
+}

@@ -11,7 +11,7 @@ use crate::core::args::KernelArgs;
 use crate::core::config::LaunchConfig;
 use crate::core::device::{Backend, DeviceInfo};
 use crate::core::dynamic_shared::DynamicShared;
-use crate::core::error::{Error, Result};
+use crate::core::error::{Error, ErrorKind, Result};
 use crate::core::grid::CoResidency;
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::{Launch, LaunchReport};
@@ -101,36 +101,48 @@ impl Gpu {
     /// buffers in the same order, with the same element type and length, or every PE fails
     /// with [`Error::TeamMismatch`]. On a GPU in no team, a buffer of a team of one.
     pub fn symmetric_zeros<T: DeviceScalar>(&self, len: usize) -> Result<DeviceBuffer<T>> {
-        self.symmetric(EmuSlice::zeroed(len))
+        self.symmetric(len, None)
     }
 
     /// [`symmetric_zeros`](Self::symmetric_zeros) holding a copy of `host` on this PE (each
     /// PE passes its own elements, of the same length).
     pub fn symmetric_upload<T: DeviceScalar>(&self, host: &[T]) -> Result<DeviceBuffer<T>> {
-        self.symmetric(EmuSlice::from_host(host))
+        self.symmetric(host.len(), Some(host))
     }
 
-    /// Allocates a symmetric buffer with `local` as this PE's elements.
-    fn symmetric<T: DeviceScalar>(&self, local: EmuSlice<T>) -> Result<DeviceBuffer<T>> {
-        match &self.device {
-            Engine::Emulator(emulator) => match emulator.team() {
-                Some(member) => Ok(DeviceBuffer::new(Memory::EmuSymmetric(emu::allocate_symmetric(member, local)?))),
-                None => Ok(DeviceBuffer::new(Memory::Emulator(local))),
-            },
-            Engine::Cuda(cuda) => {
-                let mut host = vec![T::default(); local.len()];
-                local.copy_to(&mut host);
-                let buffer = match cuda.team() {
-                    Some(team) => {
-                        let mut buffer = CudaBuffer::symmetric_zeros(cuda, team, host.len())?;
-                        buffer.write(cuda, &host)?;
-                        buffer
-                    }
-                    None => CudaBuffer::upload(cuda, &host)?,
-                };
-                Ok(DeviceBuffer::new(Memory::Cuda(buffer)))
+    /// Leaves this GPU's team without finalising NVSHMEM with its peers when it is dropped.
+    pub(crate) fn abandon_team(&self) {
+        if let Engine::Cuda(cuda) = &self.device {
+            if let Some(team) = cuda.team() {
+                team.abandon();
             }
         }
+    }
+
+    /// A symmetric buffer of `len` elements: `host`'s, or zeros.
+    fn symmetric<T: DeviceScalar>(&self, len: usize, host: Option<&[T]>) -> Result<DeviceBuffer<T>> {
+        let memory = match &self.device {
+            Engine::Emulator(emulator) => {
+                let local = host.map_or_else(|| EmuSlice::zeroed(len), EmuSlice::from_host);
+                match emulator.team() {
+                    Some(member) => Memory::EmuSymmetric(emu::allocate_symmetric(member, local)?),
+                    None => Memory::Emulator(local),
+                }
+            }
+            Engine::Cuda(cuda) => Memory::Cuda(match (cuda.team(), host) {
+                (Some(team), host) => {
+                    // NVSHMEM's allocation is zeroed.
+                    let mut buffer = CudaBuffer::symmetric_zeros(cuda, team, len)?;
+                    if let Some(host) = host {
+                        buffer.write(cuda, host)?;
+                    }
+                    buffer
+                }
+                (None, Some(host)) => CudaBuffer::upload(cuda, host)?,
+                (None, None) => CudaBuffer::zeros(cuda, len)?,
+            }),
+        };
+        Ok(DeviceBuffer::new(memory))
     }
 
     /// What this GPU is and what it can do.
@@ -496,29 +508,47 @@ unsafe fn launch_fused(
     co_residency: CoResidency,
 ) -> Result<LaunchReport> {
     cuda.health().guard(|| {
-        check_buffers(cuda, kernel, args)?;
         let Some(team) = cuda.team() else {
+            check_buffers(cuda, kernel, args)?;
             // SAFETY: the caller vouches for `args`.
             let plan = unsafe { tune::plan(cuda, kernel, launch, args, co_residency) }?;
             // SAFETY: as above; the plan is of `kernel`.
             return unsafe { cuda::fused::launch(cuda, &plan, args) };
         };
         // On a team, every PE runs what it planned alone (tuning would time candidates that
-        // span the team), and none launches unless every PE can.
+        // span the team), and none launches unless every PE can: whatever refuses the launch
+        // here is agreed on before any PE launches.
         let launch = launch.clone().tune(false);
         // SAFETY: the caller vouches for `args`.
-        let plan = unsafe { tune::plan(cuda, kernel, &launch, args, co_residency) };
+        let plan = check_buffers(cuda, kernel, args)
+            .and_then(|()| unsafe { tune::plan(cuda, kernel, &launch, args, co_residency) });
         // PEs start apart by whatever host work each does in between: the deadline bounds that.
-        match (team.agree_to_launch(plan.is_err(), launch.deadline_limit())?, plan) {
-            (_, Err(error)) => Err(error),
-            (Some(pe), Ok(_)) => {
+        let agreed = team.agree_to_launch(kernel.name, plan.is_err(), launch.deadline_limit());
+        let ran = match (agreed, plan) {
+            (Err(error), _) | (_, Err(error)) => Err(error),
+            (Ok(Some(pe)), Ok(_)) => {
                 let reason = format!("see PE {pe}'s own error");
                 Err(Error::TeamRefused { kernel: kernel.name.to_owned(), pe, reason })
             }
             // SAFETY: as above; the plan is of `kernel`.
-            (None, Ok(plan)) => unsafe { cuda::fused::launch(cuda, &plan, args) },
+            (Ok(None), Ok(plan)) => unsafe { cuda::fused::launch(cuda, &plan, args) },
+        };
+        if let Err(error) = &ran {
+            // A refusal leaves the barrier state as it was; anything else may not.
+            if !matches!(error, Error::TeamRefused { .. }) && !refused_before_launch(error) {
+                team.break_with(error);
+            }
         }
+        ran
     })
+}
+
+/// Whether `error` refused a launch before it ran (the agreement let no PE launch).
+fn refused_before_launch(error: &Error) -> bool {
+    matches!(
+        error.kind(),
+        ErrorKind::Configuration | ErrorKind::Memory | ErrorKind::Compilation | ErrorKind::Installation
+    ) && !matches!(error, Error::CollectiveMismatch { .. })
 }
 
 /// Says once per process that kernels run on the CPU, and why.

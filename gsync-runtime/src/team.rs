@@ -23,7 +23,9 @@ use crate::gpu::Gpu;
 /// PE's own part of a buffer that [`Gpu::symmetric_zeros`] allocated on every PE, and
 /// `a.put(pe, i, v)` and `a.get(pe, i)` reach element `i` of PE `pe`'s part. A PE that
 /// fails, leaves or does not arrive fails every other PE with a typed error
-/// ([`Error::PeFailed`], [`Error::PeLeft`], [`Error::PeNotArrived`]); none hangs.
+/// ([`Error::PeFailed`], [`Error::PeLeft`], [`Error::PeNotArrived`], [`Error::TeamTimedOut`]),
+/// after the launch's watchdog or deadline at the latest; with both off, a PE that never
+/// comes is waited for as long as a GPU would.
 ///
 /// ```
 /// # fn main() -> gsync_runtime::Result<()> {
@@ -120,7 +122,21 @@ impl Team {
             }
             Kind::Cuda { env: Some(env) } => {
                 let gpu = Gpu::cuda_pe(env.pe as usize, env)?;
-                Ok(vec![body(&gpu)?])
+                match panic::catch_unwind(AssertUnwindSafe(|| body(&gpu))) {
+                    Ok(Ok(result)) => Ok(vec![result]),
+                    // A PE that fails says why (the starting process sees only its exit), and
+                    // leaves NVSHMEM unfinalised: its peers, still in the program, may never
+                    // join a collective finalisation.
+                    Ok(Err(error)) => {
+                        eprintln!("gsync: PE {} of {}: {error}", env.pe, env.n_pes);
+                        gpu.abandon_team();
+                        Err(error)
+                    }
+                    Err(payload) => {
+                        gpu.abandon_team();
+                        panic::resume_unwind(payload)
+                    }
+                }
             }
         }
     }

@@ -772,7 +772,7 @@ impl CudaEmitter<'_> {
     }
 
     /// The guard of an atomic's element: its index in bounds where the kernel checks them,
-    /// and for `get` and `put` its PE in the team, in every build (`None`: no guard).
+    /// and for `get`, `put` and `signal` its PE in the team, in every build (`None`: no guard).
     fn atomic_guard(&mut self, op: AtomicOp, array: ArrayId, index: &Expr, args: &[Expr], line: u32) -> Option<String> {
         let on_team = match op {
             AtomicOp::Get | AtomicOp::Put | AtomicOp::Signal => {

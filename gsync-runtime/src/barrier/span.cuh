@@ -28,9 +28,13 @@
 //     block's thread 0, and gsync_sync_block() hands it to the rest of its block.
 // Progress: each PE's grid is co-resident (refused otherwise, on every PE, before any
 // launches), so every PE reaches every crossing unless one failed or never launched. A wait
-// gives up after the launch's watchdog (the header's barrier limit; 0 = never): the crossing
-// records GSYNC_PE_TIMEOUT naming the first PE that did not arrive; either wait raises the
-// abort flag, and every block of the PE leaves at its next check or barrier.
+// gives up after the launch's watchdog (the header's barrier limit, written on a team whatever
+// the barrier; 0 = never) or once the launch's deadline has passed: the crossing records
+// GSYNC_PE_TIMEOUT naming the PE it waited for, a block waiting on its GPU records
+// GSYNC_BARRIER_TIMEOUT naming itself, the deadline GSYNC_DEADLINE_EXCEEDED; a wait ended by
+// another's abort records nothing of its own. Every give-up raises the abort flag, and every
+// block of the PE leaves at its next check or barrier. Afterwards the PEs' crossing counts no
+// longer agree: the runtime refuses every later launch of the team (Error::TeamBroken).
 #define GSYNC_TEAM_CROSSINGS GSYNC_MAX_PES          // arrivals[]: this PE's crossing count
 #define GSYNC_TEAM_COUNTER (GSYNC_MAX_PES + 16u)     // arrivals[]: this PE's arrival counter (u32), a line of its own
 #define GSYNC_TEAM_GENERATION (GSYNC_MAX_PES + 32u)  // arrivals[]: this PE's generation (u32), a line of its own
@@ -38,29 +42,45 @@
 #define GSYNC_TEAM_ABORT_WORD 1u    // the header's abort flag
 #define GSYNC_TEAM_TIMEOUT_WORD 2u  // the header's barrier watchdog, ns (u64)
 
-// The watchdog of one wait: true once it has run longer than the launch's limit, or another
-// wait of the PE gave up. Checked every GSYNC_TEAM_POLLS_PER_CHECK polls.
+// The watchdog of one wait. Checked every GSYNC_TEAM_POLLS_PER_CHECK polls: another wait of
+// the PE gave up (the abort flag), the launch's deadline passed, or this wait has run longer
+// than the launch's watchdog limit.
+enum gsync_team_verdict { GSYNC_TEAM_WAIT, GSYNC_TEAM_ABORTED, GSYNC_TEAM_DEADLINE, GSYNC_TEAM_TIMED_OUT };
 struct gsync_team_wait_t {
     unsigned int polls;
     unsigned long long since;
 };
-__device__ __forceinline__ bool gsync_team_gives_up(gsync_team_wait_t& wait, unsigned int* state) {
-    if (++wait.polls % GSYNC_TEAM_POLLS_PER_CHECK != 0u) return false;
+__device__ __forceinline__ gsync_team_verdict gsync_team_check(gsync_team_wait_t& wait, unsigned int* state) {
+    if (++wait.polls % GSYNC_TEAM_POLLS_PER_CHECK != 0u) return GSYNC_TEAM_WAIT;
     unsigned int aborted;
     asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(aborted) : "l"(state + GSYNC_TEAM_ABORT_WORD) : "memory");
-    if (aborted != 0u) return true;
+    if (aborted != 0u) return GSYNC_TEAM_ABORTED;
+    if (gsync::deadline_passed(state)) return GSYNC_TEAM_DEADLINE;
     const unsigned long long limit = *(const volatile unsigned long long*)(state + GSYNC_TEAM_TIMEOUT_WORD);
-    if (limit == 0ull) return false;
+    if (limit == 0ull) return GSYNC_TEAM_WAIT;
     unsigned long long now;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now)::"memory");
     if (wait.since == 0ull) wait.since = now;
-    return now - wait.since >= limit;
+    return now - wait.since >= limit ? GSYNC_TEAM_TIMED_OUT : GSYNC_TEAM_WAIT;
 }
-__device__ __forceinline__ void gsync_team_abort(unsigned int* state) {
+// Gives a wait up: records why, unless another wait's abort ended it (that one recorded its
+// own reason), and raises the abort flag. `pe` is the PE the crossing waited for, or
+// GSYNC_MAX_PES for the wait on this GPU's blocks.
+__device__ __noinline__ void gsync_team_give_up(
+    gsync_team_verdict verdict, unsigned int* state, gsync_status_t* status, unsigned int phase, unsigned int pe) {
+    if (verdict == GSYNC_TEAM_DEADLINE) {
+        gsync::record_deadline(status, state, phase - 1u, 0u);
+    } else if (verdict == GSYNC_TEAM_TIMED_OUT) {
+        const unsigned int code = pe < GSYNC_MAX_PES ? GSYNC_PE_TIMEOUT : GSYNC_BARRIER_TIMEOUT;
+        if (atomicCAS(&status->code, GSYNC_OK, code) == GSYNC_OK) {
+            status->array = pe < GSYNC_MAX_PES ? pe : gsync_linear_block();
+            status->phase = phase;
+        }
+    }
     asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(state + GSYNC_TEAM_ABORT_WORD), "r"(1u) : "memory");
 }
 
-// Step 2: false when it gave up, having recorded which PE did not arrive.
+// Step 2: false when it gave up.
 __device__ __noinline__ bool gsync_team_cross(unsigned int* state, gsync_status_t* status, unsigned int phase) {
     unsigned long long* arrivals = gsync_team.arrivals;
     const unsigned long long count = arrivals[GSYNC_TEAM_CROSSINGS] + 1ull;
@@ -78,12 +98,9 @@ __device__ __noinline__ bool gsync_team_cross(unsigned int* state, gsync_status_
             unsigned long long seen;
             asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(seen) : "l"(&arrivals[pe]) : "memory");
             if (seen >= count) break;
-            if (gsync_team_gives_up(wait, state)) {
-                if (atomicCAS(&status->code, GSYNC_OK, GSYNC_PE_TIMEOUT) == GSYNC_OK) {
-                    status->array = pe;
-                    status->phase = phase;
-                }
-                gsync_team_abort(state);
+            const gsync_team_verdict verdict = gsync_team_check(wait, state);
+            if (verdict != GSYNC_TEAM_WAIT) {
+                gsync_team_give_up(verdict, state, status, phase, pe);
                 return false;
             }
         }
@@ -112,8 +129,9 @@ __device__ __forceinline__ void gsync_spanning_grid_sync(gsync_status_t* status,
                 unsigned int now;
                 asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(generation) : "memory");
                 if (now != seen) break;
-                if (gsync_team_gives_up(wait, state)) {
-                    gsync_team_abort(state);
+                const gsync_team_verdict verdict = gsync_team_check(wait, state);
+                if (verdict != GSYNC_TEAM_WAIT) {
+                    gsync_team_give_up(verdict, state, status, phase, GSYNC_MAX_PES);
                     gave_up = true;
                     break;
                 }

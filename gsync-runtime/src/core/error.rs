@@ -408,6 +408,17 @@ pub enum Error {
         waited: Duration,
     },
 
+    /// An earlier launch of this team failed, which leaves the PEs' spanning-barrier state
+    /// apart: no later launch or symmetric allocation of the team may run.
+    #[error(
+        "the team is broken: {cause}; its PEs' barrier state no longer agrees, so no later launch or \
+         symmetric allocation runs; end every PE and start a new team"
+    )]
+    TeamBroken {
+        /// The failure that broke it.
+        cause: String,
+    },
+
     /// Another PE of the team failed a launch that this PE took part in; this PE's outputs of
     /// the launch are not to be trusted.
     #[error("PE {pe} failed launch `{kernel}`, which every PE of the team ran: {error}")]
@@ -1000,6 +1011,7 @@ impl Error {
             | Error::DeviceFault { .. }
             | Error::PeNotArrived { .. }
             | Error::TeamTimedOut { .. }
+            | Error::TeamBroken { .. }
             | Error::PeLeft { .. }
             | Error::PeFailed { .. }
             | Error::NoSuchPe { .. } => ErrorKind::KernelFault,

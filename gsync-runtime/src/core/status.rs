@@ -67,6 +67,21 @@ impl DeviceStatus {
         DeviceStatus { code: NO_SUCH_PE, array, line, phase: 0, index: pe, len: u64::from(n_pes) }
     }
 
+    /// Whether the grid stops at its next barrier for this status: a failed assertion or the
+    /// deadline.
+    pub fn stops_the_grid(&self) -> bool {
+        self.code == ASSERTION_FAILED || self.code == DEADLINE_EXCEEDED
+    }
+
+    /// The status in a few words, for the other PEs of a team.
+    pub fn describe(&self) -> String {
+        match self.code {
+            ASSERTION_FAILED => format!("an assertion failed on line {}", self.line),
+            DEADLINE_EXCEEDED => "the launch's deadline passed".to_owned(),
+            code => format!("it reported fault code {code}"),
+        }
+    }
+
     /// Whether this is a failed assertion's status.
     pub fn is_assertion_failure(&self) -> bool {
         self.code == ASSERTION_FAILED

@@ -31,7 +31,10 @@ pub(crate) unsafe fn launch(gpu: &CudaGpu, plan: &LaunchPlan, args: &KernelArgs<
     let watchdog = plan.launch.watchdog_limit();
     // One launch at a time may use the scratch words; `prepare` resets what it needs.
     let mut scratch = gpu.lock_scratch();
-    let (barrier_ns, spin_ns) = (plan.barrier.watchdog_ns(watchdog), limit_ns(watchdog));
+    // On a team every grid_sync() is the spanning barrier, whose waits have the watchdog
+    // whatever the barrier (the cooperative one has none of its own).
+    let barrier_ns = if gpu.team().is_some() { limit_ns(watchdog) } else { plan.barrier.watchdog_ns(watchdog) };
+    let spin_ns = limit_ns(watchdog);
     scratch.prepare(gpu.stream(), plan.compiled, grid, barrier_ns, spin_ns, limit_ns(plan.launch.deadline_limit()))?;
     // SAFETY: the caller vouches for `args`.
     let ran = unsafe { run(gpu, plan, &function, args, &scratch, profile.as_ref()) };

@@ -5,6 +5,7 @@ use std::mem::ManuallyDrop;
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, ValidAsZeroBits};
 
 use crate::core::error::Result;
+use crate::core::launch::DEFAULT_DEADLINE;
 use crate::cuda::context::CudaGpu;
 use crate::cuda::team::CudaTeam;
 use crate::cuda::{allocation_error, driver_error};
@@ -69,7 +70,7 @@ impl<T: CudaElement> CudaBuffer<T> {
     /// team's symmetric heap until the team ends.
     pub(crate) fn symmetric_zeros(gpu: &CudaGpu, team: &CudaTeam, len: usize) -> Result<Self> {
         gpu.health().guard(|| {
-            let address = team.allocate(len.max(1) * size_of::<T>())?;
+            let address = team.allocate(len.max(1) * size_of::<T>(), Some(DEFAULT_DEADLINE))?;
             // SAFETY: NVSHMEM allocated (and zeroed, which every element type allows) room for
             // `len.max(1)` elements at `address`, on this GPU, for as long as the team lives,
             // which outlives the buffer (the team is the GPU's, and the buffer borrows neither

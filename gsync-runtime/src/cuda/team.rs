@@ -2,7 +2,8 @@
 //! for the team read (`gsync_team` in the prelude), the spanning barrier's arrival slots, and
 //! the agreement of every PE before a launch.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use cudarc::driver::{CudaContext, CudaModule, CudaStream};
@@ -27,6 +28,12 @@ pub(crate) struct CudaTeam {
     nvshmem: NvshmemPe,
     /// The prelude's `gsync_team_t` for this PE, as the module's bytes.
     record: Vec<u8>,
+    /// Each peer's mapping: bytes from a symmetric address here to the same one on PE p.
+    offsets: Vec<i64>,
+    /// Launches so far, which every PE numbers alike.
+    launches: AtomicU64,
+    /// The failure that broke the team, after which nothing of it runs.
+    broken: Mutex<Option<String>>,
 }
 
 impl CudaTeam {
@@ -59,7 +66,7 @@ impl CudaTeam {
             offsets.push(peer.wrapping_sub(arrivals) as i64);
         }
         let record = team_record(env.pe, env.n_pes, &offsets, arrivals);
-        Ok(CudaTeam { nvshmem, record })
+        Ok(CudaTeam { nvshmem, record, offsets, launches: AtomicU64::new(0), broken: Mutex::new(None) })
     }
 
     /// This PE's number.
@@ -91,20 +98,89 @@ impl CudaTeam {
     }
 
     /// `bytes` of symmetric memory, zeroed: collective, every PE allocates the same size in
-    /// the same order. It lives as long as the team.
-    pub(crate) fn allocate(&self, bytes: usize) -> Result<u64> {
-        self.nvshmem.malloc(bytes)
+    /// the same order (else every PE fails with [`Error::CollectiveMismatch`], and a PE that
+    /// does not come within `limit` with [`Error::TeamTimedOut`]). It lives as long as the team.
+    pub(crate) fn allocate(&self, bytes: usize, limit: Option<Duration>) -> Result<u64> {
+        self.intact()?;
+        let size = bytes as u64;
+        let agreed = self.nvshmem.agree_max_within(&[size, !size], limit)?;
+        if (agreed[0], !agreed[1]) != (size, size) {
+            return Err(Error::CollectiveMismatch {
+                call: "Gpu::symmetric_zeros",
+                detail: format!("the PEs allocated between {} and {} bytes", !agreed[1], agreed[0]),
+            });
+        }
+        let address = self.nvshmem.malloc(bytes.max(1))?;
+        // Every peer's copy must lie at the team's offset, which kernels add to reach it.
+        for (pe, &offset) in self.offsets.iter().enumerate() {
+            let peer = self.nvshmem.peer_ptr(address, pe as u32).map(|peer| peer.wrapping_sub(address) as i64);
+            if peer != Some(offset) {
+                return Err(Error::InvalidTeam {
+                    reason: format!(
+                        "PE {pe}'s copy of a symmetric buffer is not at the distance its first one was; \
+                         NVSHMEM's heap is not mapped as one range (set NVSHMEM_SYMMETRIC_SIZE large enough \
+                         for every buffer, so that the heap never grows)"
+                    ),
+                });
+            }
+        }
+        Ok(address)
     }
 
-    /// Every PE says whether it refused a launch before it ran: `Ok` when none did, else
-    /// the first PE that did (this one's own refusal is its caller's to return). A PE that
-    /// does not come within `limit` fails it with [`Error::TeamTimedOut`].
-    pub(crate) fn agree_to_launch(&self, refused: bool, limit: Option<Duration>) -> Result<Option<u32>> {
-        let mut mine = vec![0u64; self.n_pes() as usize];
+    /// Every PE says whether it refused launch `kernel` before it ran, and which kernel it
+    /// launches: `Ok(None)` when all launch the same and none refused, `Ok(Some(pe))` for the
+    /// first PE that refused (this one's own refusal is its caller's to return). PEs that
+    /// launch different kernels fail with [`Error::CollectiveMismatch`]; a PE that does not
+    /// come within `limit` fails it with [`Error::TeamTimedOut`].
+    pub(crate) fn agree_to_launch(&self, kernel: &str, refused: bool, limit: Option<Duration>) -> Result<Option<u32>> {
+        self.intact()?;
+        let number = self.launches.fetch_add(1, Ordering::Relaxed);
+        let identity = identity(kernel, number);
+        let mut mine = vec![0u64; self.n_pes() as usize + 2];
         mine[self.pe() as usize] = u64::from(refused);
+        mine[self.n_pes() as usize] = identity;
+        mine[self.n_pes() as usize + 1] = !identity;
         let every = self.nvshmem.agree_max_within(&mine, limit)?;
-        Ok(every.iter().position(|&refused| refused != 0).map(|pe| pe as u32))
+        if (every[self.n_pes() as usize], !every[self.n_pes() as usize + 1]) != (identity, identity) {
+            return Err(Error::CollectiveMismatch {
+                call: "a launch",
+                detail: format!(
+                    "this PE launches `{kernel}` as the team's launch number {}, another PE something else",
+                    number + 1
+                ),
+            });
+        }
+        Ok(every[..self.n_pes() as usize].iter().position(|&refused| refused != 0).map(|pe| pe as u32))
     }
+
+    /// `Ok` while no launch of the team has failed, else [`Error::TeamBroken`].
+    pub(crate) fn intact(&self) -> Result<()> {
+        match &*self.broken.lock().unwrap_or_else(PoisonError::into_inner) {
+            Some(cause) => Err(Error::TeamBroken { cause: cause.clone() }),
+            None => Ok(()),
+        }
+    }
+
+    /// Marks the team broken by `error`, a launch's failure: its PEs' barrier state may no
+    /// longer agree.
+    pub(crate) fn break_with(&self, error: &Error) {
+        self.broken.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert_with(|| error.to_string());
+    }
+
+    /// Leaves NVSHMEM as it is when this PE goes away, instead of finalising it with the
+    /// others: for a PE that failed, whose peers may never finalise.
+    pub(crate) fn abandon(&self) {
+        self.nvshmem.abandon();
+    }
+}
+
+/// A launch's identity across the team: its kernel's name and its number, hashed (FNV-1a).
+fn identity(kernel: &str, number: u64) -> u64 {
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    for byte in kernel.bytes().chain(number.to_le_bytes()) {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
 }
 
 impl std::fmt::Debug for CudaTeam {

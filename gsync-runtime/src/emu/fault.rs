@@ -63,6 +63,13 @@ impl Faults {
         let _ = self.first.set(DeviceStatus::no_such_pe(array, pe, n_pes, line));
     }
 
+    /// What stops the grid at its next barrier, if anything was recorded: a failed assertion
+    /// or the passed deadline (other faults let it run on), described for the team.
+    pub(crate) fn stopping(&self) -> Option<String> {
+        let status = self.first.get()?;
+        status.stops_the_grid().then(|| status.describe())
+    }
+
     /// Whether the launch is being stopped.
     #[inline]
     pub(crate) fn stopped(&self) -> bool {

@@ -264,11 +264,22 @@ where
     // A team's meeting waits as long as a block may wait at a barrier.
     let meeting_limit = launch.watchdog_limit().or(launch.deadline_limit());
     let team_error: Mutex<Option<Error>> = Mutex::new(None);
+    // Set once this PE told the team it stops: it meets the team no more in this launch.
+    let left_team = AtomicBool::new(false);
     let meet = |point: GridPoint| {
         let Some(team) = team else { return true };
-        let point = match point {
-            GridPoint::GridSync { number } => LaunchPoint::GridSync { number },
-            GridPoint::Finished => LaunchPoint::Finished,
+        if left_team.load(Relaxed) {
+            return true;
+        }
+        let point = match (point, faults.stopping()) {
+            // A failed assertion or the deadline stops this PE's grid at this barrier, as on a
+            // GPU: the others hear of it here rather than wait for a barrier it never reaches.
+            (_, Some(why)) => {
+                left_team.store(true, Relaxed);
+                LaunchPoint::Failed { error: why }
+            }
+            (GridPoint::GridSync { number }, None) => LaunchPoint::GridSync { number },
+            (GridPoint::Finished, None) => LaunchPoint::Finished,
         };
         let met = team.meet(kernel, point, meeting_limit);
         let ok = met.is_ok();
@@ -284,7 +295,7 @@ where
         let error = team_error.into_inner().unwrap_or_else(PoisonError::into_inner);
         return Err(error.unwrap_or_else(|| Error::InvalidTeam { reason: "the team stopped the grid".into() }));
     }
-    if let (Err(stop), Some(team)) = (&ran, team) {
+    if let (Err(stop), Some(team), false) = (&ran, team, left_team.load(Relaxed)) {
         // The other PEs wait for this one at its next meeting: tell them why it will not come.
         let error = format!("{stop:?}");
         let _ = team.meet(kernel, LaunchPoint::Failed { error }, meeting_limit);

@@ -326,6 +326,12 @@ impl NvshmemPe {
         Ok(reduced)
     }
 
+    /// Leaves NVSHMEM as it is when this PE is dropped (no wait for its stream, no collective
+    /// finalisation): for a PE that failed, whose peers may never finalise with it.
+    pub fn abandon(&self) {
+        self.abandoned.store(true, Ordering::Release);
+    }
+
     /// Registers `module` with NVSHMEM (`nvshmemx_cumodule_init`), so that its kernels' NVSHMEM
     /// calls find the team; refuses a module without NVSHMEM's device state. The module is
     /// unregistered when it is dropped, or when this PE is.
