@@ -535,7 +535,7 @@ unsafe fn launch_fused(
         };
         if let Err(error) = &ran {
             // A refusal leaves the barrier state as it was; anything else may not.
-            if !matches!(error, Error::TeamRefused { .. }) && !refused_before_launch(error) {
+            if breaks_the_team(error) {
                 team.break_with(error);
             }
         }
@@ -543,12 +543,20 @@ unsafe fn launch_fused(
     })
 }
 
-/// Whether `error` refused a launch before it ran (the agreement let no PE launch).
-fn refused_before_launch(error: &Error) -> bool {
-    matches!(
-        error.kind(),
-        ErrorKind::Configuration | ErrorKind::Memory | ErrorKind::Compilation | ErrorKind::Installation
-    ) && !matches!(error, Error::CollectiveMismatch { .. })
+/// Whether a team launch that failed with `error` may have left the PEs' barrier state apart:
+/// not when it was refused before any PE launched, nor for the faults after which the kernel
+/// runs on to every barrier (an access skipped, a loop not run).
+fn breaks_the_team(error: &Error) -> bool {
+    match error {
+        Error::TeamRefused { .. } | Error::OutOfBounds { .. } | Error::NoSuchPe { .. } | Error::ZeroStep { .. } => {
+            false
+        }
+        Error::CollectiveMismatch { .. } | Error::TeamTimedOut { .. } => true,
+        _ => !matches!(
+            error.kind(),
+            ErrorKind::Configuration | ErrorKind::Memory | ErrorKind::Compilation | ErrorKind::Installation
+        ),
+    }
 }
 
 /// Says once per process that kernels run on the CPU, and why.
@@ -573,6 +581,7 @@ fn fallback_notice(reason: &Error) -> String {
 mod tests {
     use super::*;
     use crate::cuda::discover;
+    use std::time::Duration;
 
     #[test]
     fn opening_a_cuda_gpu_without_a_driver_is_an_error_not_a_panic() {
@@ -604,6 +613,29 @@ mod tests {
         let notice = fallback_notice(&Error::NoSuchGpu { ordinal: 2, count: 1 });
         assert!(notice.contains("(there is no GPU 2, the driver reports 1)"), "{notice}");
         assert!(!notice.contains('\n'));
+    }
+
+    #[test]
+    fn a_team_breaks_on_failures_that_stop_a_grid_not_on_refusals_or_skipped_accesses() {
+        let kernel = || "k".to_owned();
+        let refused = Error::TeamRefused { kernel: kernel(), pe: 1, reason: "grid".into() };
+        let skipped = Error::NoSuchPe { kernel: kernel(), array: "a".into(), pe: 2, n_pes: 2, line: 3 };
+        let too_large = Error::EmptyGrid { kernel: kernel() };
+        for error in [refused, skipped, too_large] {
+            assert!(!breaks_the_team(&error), "{error}");
+        }
+        let waited = Error::PeNotArrived { pe: 1, missing: vec![1], doing: "waits".into(), waited: Duration::ZERO };
+        let timed_out = Error::BarrierTimeout {
+            kernel: kernel(),
+            barrier: "lbs".into(),
+            phase: 2,
+            block: 0,
+            limit: Duration::ZERO,
+        };
+        let apart = Error::CollectiveMismatch { call: "a launch", detail: "kernels differ".into() };
+        for error in [waited, timed_out, apart] {
+            assert!(breaks_the_team(&error), "{error}");
+        }
     }
 
     #[test]
