@@ -119,7 +119,9 @@ fn the_fusion_sweep_times_its_winner_beside_the_default() {
     let row = row.unwrap_or_else(|| panic!("no row:\n{out}"));
     let cells: Vec<&str> = row.split('|').map(str::trim).collect();
     assert_eq!(cells.len(), 8, "six cells: {row}");
-    assert!(cells[3].contains(" × ") && cells[3].contains("µs"), "the best shape and its time: {row}");
+    // A time in µs, or in ms on a loaded machine.
+    let timed = cells[3].contains("µs") || cells[3].contains("ms");
+    assert!(cells[3].contains(" × ") && timed, "the best shape and its time: {row}");
 }
 
 #[test]
