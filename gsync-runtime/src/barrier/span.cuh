@@ -38,6 +38,7 @@
 #define GSYNC_TEAM_CROSSINGS GSYNC_MAX_PES          // arrivals[]: this PE's crossing count
 #define GSYNC_TEAM_COUNTER (GSYNC_MAX_PES + 16u)     // arrivals[]: this PE's arrival counter (u32), a line of its own
 #define GSYNC_TEAM_GENERATION (GSYNC_MAX_PES + 32u)  // arrivals[]: this PE's generation (u32), a line of its own
+#define GSYNC_TEAM_CROSSING (GSYNC_MAX_PES + 40u)    // arrivals[]: the generation being crossed to (u32), same line
 #define GSYNC_TEAM_POLLS_PER_CHECK 64u
 #define GSYNC_TEAM_ABORT_WORD 1u    // the header's abort flag
 #define GSYNC_TEAM_TIMEOUT_WORD 2u  // the header's barrier watchdog, ns (u64)
@@ -112,6 +113,7 @@ __device__ __noinline__ bool gsync_team_cross(unsigned int* state, gsync_status_
 __device__ __forceinline__ void gsync_spanning_grid_sync(gsync_status_t* status, unsigned int* state, unsigned int phase) {
     unsigned int* counter = (unsigned int*)(gsync_team.arrivals + GSYNC_TEAM_COUNTER);
     unsigned int* generation = (unsigned int*)(gsync_team.arrivals + GSYNC_TEAM_GENERATION);
+    unsigned int* crossing = (unsigned int*)(gsync_team.arrivals + GSYNC_TEAM_CROSSING);
     gsync_sync_block();
     bool gave_up = false;
     if (gsync_linear_thread() == 0u) {
@@ -121,6 +123,9 @@ __device__ __forceinline__ void gsync_spanning_grid_sync(gsync_status_t* status,
         asm volatile("atom.acq_rel.gpu.add.u32 %0, [%1], 1;" : "=r"(before) : "l"(counter) : "memory");
         if (before + 1u == gsync_grid_blocks()) {
             *(volatile unsigned int*)counter = 0u;
+            // The waiting blocks leave the blame for a late PE to the crossing, whose wait is
+            // bounded by the same watchdog.
+            asm volatile("st.relaxed.gpu.u32 [%0], %1;" ::"l"(crossing), "r"(seen + 1u) : "memory");
             gave_up = !gsync_team_cross(state, status, phase);
             asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(generation), "r"(seen + 1u) : "memory");
         } else {
@@ -129,7 +134,12 @@ __device__ __forceinline__ void gsync_spanning_grid_sync(gsync_status_t* status,
                 unsigned int now;
                 asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(generation) : "memory");
                 if (now != seen) break;
-                const gsync_team_verdict verdict = gsync_team_check(wait, state);
+                gsync_team_verdict verdict = gsync_team_check(wait, state);
+                if (verdict == GSYNC_TEAM_TIMED_OUT) {
+                    unsigned int crossed_to;
+                    asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(crossed_to) : "l"(crossing) : "memory");
+                    if (crossed_to == seen + 1u) verdict = GSYNC_TEAM_WAIT;  // every block is here
+                }
                 if (verdict != GSYNC_TEAM_WAIT) {
                     gsync_team_give_up(verdict, state, status, phase, GSYNC_MAX_PES);
                     gave_up = true;
