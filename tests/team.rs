@@ -336,3 +336,22 @@ fn an_assertion_on_one_pe_is_its_error_and_the_others_hear_of_it() {
         }
     }
 }
+
+#[test]
+fn a_symmetric_buffer_reaches_kernels_only_on_its_own_pe() {
+    // A PE's part taken to a GPU in no team.
+    let team = Team::emulated(2).expect("a team");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let tx = std::sync::Mutex::new(tx);
+    team.run(|gpu| {
+        let part = gpu.symmetric_zeros::<u32>(4)?;
+        if gpu.pe() == 1 {
+            tx.lock().expect("the sender").send(part).expect("sent");
+        }
+        Ok(())
+    })
+    .expect("the team runs");
+    let mut part = rx.recv().expect("PE 1's part");
+    let error = reach_out::launch(&Gpu::emulator(), &mut part, 0).expect_err("not this GPU's");
+    assert!(matches!(error, Error::BufferOnOtherGpu { buffer_gpu: 1, launch_gpu: 0, .. }), "{error}");
+}

@@ -65,11 +65,13 @@ impl<T: DeviceScalar> DeviceBuffer<T> {
         self.len() == 0
     }
 
-    /// The ordinal of the GPU whose memory holds the buffer; 0 on the emulator.
+    /// The ordinal of the GPU whose memory holds the buffer; on the emulator 0, or the PE of
+    /// an emulated team whose part it is.
     pub fn gpu_ordinal(&self) -> usize {
         match &self.memory {
             Memory::Cuda(buffer) => buffer.ordinal(),
-            Memory::Emulator(_) | Memory::EmuSymmetric(_) => 0,
+            Memory::Emulator(_) => 0,
+            Memory::EmuSymmetric(slices) => slices.pe(),
         }
     }
 
@@ -103,6 +105,13 @@ impl<T: DeviceScalar> DeviceBuffer<T> {
         }
         match &self.memory {
             Memory::Emulator(slice) => Ok(EmuSymmetric::alone(slice)),
+            // Another PE's part, or a part of another team, reaches other memory than a GPU
+            // would: refused as a buffer of another GPU.
+            Memory::EmuSymmetric(slices) if !slices.held_by(launch.member()) => Err(Error::BufferOnOtherGpu {
+                kernel: launch.kernel_name().to_owned(),
+                buffer_gpu: slices.pe(),
+                launch_gpu: launch.member().map_or(0, |member| member.pe() as usize),
+            }),
             Memory::EmuSymmetric(slices) => Ok(slices.view()),
             Memory::Cuda(_) => Err(Error::BufferBackendMismatch { buffer: Backend::Cuda, gpu: Backend::Emulator }),
         }

@@ -91,6 +91,11 @@ impl<'r> EmuLaunch<'r> {
         Some(TeamLaunch { member: self.emulator.team()?, number: self.team_launch? })
     }
 
+    /// The launch's PE, if it runs on a PE of a team.
+    pub(crate) fn member(&self) -> Option<&TeamMember> {
+        self.emulator.team()
+    }
+
     /// Whether the launch runs on a PE of a team of more than one, where every
     /// `#[symmetric]` parameter needs a symmetric buffer.
     pub(crate) fn spans_pes(&self) -> bool {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::core::error::{Error, Result};
 use crate::emu::memory::EmuSlice;
 use crate::emu::scalar::EmuScalar;
-use crate::emu::team::{Step, TeamMember};
+use crate::emu::team::{Rendezvous, Step, TeamMember};
 use crate::emu::thread::ThreadCtx;
 
 /// The memory of a symmetric buffer of an emulated team: one slice per PE, shared by the
@@ -15,12 +15,24 @@ use crate::emu::thread::ThreadCtx;
 pub(crate) struct TeamSlices<T: EmuScalar> {
     every_pe: Arc<[Arc<EmuSlice<T>>]>,
     pe: usize,
+    /// The team's meeting point, which names the team.
+    team: Arc<Rendezvous>,
 }
 
 impl<T: EmuScalar> TeamSlices<T> {
-    /// The slices of every PE, by PE, held by PE `pe`.
-    pub(crate) fn new(every_pe: Arc<[Arc<EmuSlice<T>>]>, pe: usize) -> Self {
-        TeamSlices { every_pe, pe }
+    /// The slices of every PE, by PE, held by PE `pe` of `team`.
+    pub(crate) fn new(every_pe: Arc<[Arc<EmuSlice<T>>]>, pe: usize, team: Arc<Rendezvous>) -> Self {
+        TeamSlices { every_pe, pe, team }
+    }
+
+    /// Whether `member` is the PE that holds these slices, in their team.
+    pub(crate) fn held_by(&self, member: Option<&TeamMember>) -> bool {
+        member.is_some_and(|member| member.pe() as usize == self.pe && member.in_team(&self.team))
+    }
+
+    /// The PE that holds these slices.
+    pub(crate) fn pe(&self) -> usize {
+        self.pe
     }
 
     /// This PE's slice.
@@ -134,5 +146,5 @@ pub(crate) fn allocate_symmetric<T: EmuScalar + 'static>(
         .map(|c| c.payload.clone().and_then(|payload| payload.downcast::<EmuSlice<T>>().ok()))
         .collect::<Option<_>>()
         .ok_or_else(|| Error::InvalidTeam { reason: "a PE handed in no memory for a symmetric buffer".into() })?;
-    Ok(TeamSlices::new(every_pe.into(), member.pe() as usize))
+    Ok(TeamSlices::new(every_pe.into(), member.pe() as usize, member.rendezvous()))
 }

@@ -260,6 +260,16 @@ impl TeamMember {
         self.allocations.fetch_add(1, Relaxed)
     }
 
+    /// The team's meeting point.
+    pub(crate) fn rendezvous(&self) -> Arc<Rendezvous> {
+        Arc::clone(&self.rendezvous)
+    }
+
+    /// Whether this PE belongs to the team that meets at `rendezvous`.
+    pub(crate) fn in_team(&self, rendezvous: &Arc<Rendezvous>) -> bool {
+        Arc::ptr_eq(&self.rendezvous, rendezvous)
+    }
+
     /// Takes part in a collective step: see [`Rendezvous::exchange`].
     pub(crate) fn exchange(
         &self,
