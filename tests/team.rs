@@ -221,6 +221,7 @@ fn team_kernels_compile_with_nvrtc_for_every_architecture() {
         ("visibility", visibility::cuda_source()),
         ("reach_out", reach_out::cuda_source()),
         ("pass_on", common::team::signals::pass_on::cuda_source()),
+        ("cg_strips", gsync::kernels::cg_team::solver::cg_strips::cuda_source()),
     ];
     for (name, source) in sources {
         assert!(source.contains("gsync_team.pe") || name == "gather_sum", "{name} reads its PE from the team record");
@@ -354,4 +355,57 @@ fn a_symmetric_buffer_reaches_kernels_only_on_its_own_pe() {
     let mut part = rx.recv().expect("PE 1's part");
     let error = reach_out::launch(&Gpu::emulator(), &mut part, 0).expect_err("not this GPU's");
     assert!(matches!(error, Error::BufferOnOtherGpu { buffer_gpu: 1, launch_gpu: 0, .. }), "{error}");
+}
+
+#[test]
+fn conjugate_gradients_across_a_team_match_one_gpu_bit_for_bit_and_converge() {
+    use gsync::kernels::cg_team::{cg_strip, solve_strips};
+    let (m, iterations) = (24usize, 40u32);
+    let b: Vec<f32> = (0..m * m).map(|i| ((i * 37) % 11) as f32 - 5.0).collect();
+    let solve = |n_pes: u32| -> Vec<f32> {
+        let team = Team::emulated(n_pes).expect("a team");
+        let strips = team
+            .run(|gpu| {
+                let launch = Launch::new().blocks(3).threads(64);
+                let (x, _) = solve_strips(gpu, &launch, &b, m, iterations).map_err(|e| match e {
+                    gsync::kernels::heat::HeatError::Gpu(e) => e,
+                    other => panic!("{other}"),
+                })?;
+                Ok((cg_strip(m, gpu.pe(), gpu.n_pes()).0, x))
+            })
+            .expect("the team runs");
+        let mut x = vec![f32::NAN; m * m];
+        for (first, rows) in strips {
+            x[first * m..first * m + rows.len()].copy_from_slice(&rows);
+        }
+        x
+    };
+    let alone = solve(1);
+    // The residual of A x = b, on the CPU.
+    let at = |x: &[f32], i: isize, j: isize| -> f64 {
+        if i < 0 || j < 0 || i >= m as isize || j >= m as isize {
+            0.0
+        } else {
+            f64::from(x[i as usize * m + j as usize])
+        }
+    };
+    let residual: f64 = (0..m as isize)
+        .flat_map(|i| (0..m as isize).map(move |j| (i, j)))
+        .map(|(i, j)| {
+            let ax = 4.0 * at(&alone, i, j)
+                - at(&alone, i - 1, j)
+                - at(&alone, i + 1, j)
+                - at(&alone, i, j - 1)
+                - at(&alone, i, j + 1);
+            (f64::from(b[i as usize * m + j as usize]) - ax).powi(2)
+        })
+        .sum::<f64>()
+        .sqrt();
+    let norm: f64 = b.iter().map(|&v| f64::from(v).powi(2)).sum::<f64>().sqrt();
+    for n_pes in 2..=4 {
+        let team = solve(n_pes);
+        let differ = (0..m * m).filter(|&i| team[i].to_bits() != alone[i].to_bits()).count();
+        assert_eq!(differ, 0, "{n_pes} PEs differ from one GPU in {differ} cells");
+    }
+    assert!(residual / norm < 1e-3, "relative residual {}", residual / norm);
 }

@@ -2,6 +2,7 @@
 //! that tests check exactly the code the examples launch.
 
 pub mod bitonic;
+pub mod cg_team;
 pub mod heat;
 pub mod heat_team;
 mod phases;

@@ -1,0 +1,100 @@
+//! Conjugate gradients for the 2-D Poisson equation across the GPUs of this machine: every
+//! iteration in one kernel, the dot products reduced across GPUs
+//! (`gsync::kernels::cg_team`). One GPU against the team, each PE's rows of the solution
+//! checked bit for bit against the one-GPU solution of the same system.
+//!
+//! ```text
+//! cargo run --release --example cg_multi -- --gpus 2
+//! ```
+
+mod common;
+
+use clap::Parser;
+use gsync::kernels::cg_team::{cg_strip, solve_strips};
+use gsync::kernels::heat::HeatError;
+use gsync::prelude::*;
+use gsync::Team;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Times conjugate gradients on one GPU and across a team.
+#[derive(Parser)]
+struct Args {
+    /// GPUs in the team, one process each.
+    #[arg(long, default_value_t = 2)]
+    gpus: u32,
+    /// Grid sides (unknowns: m²).
+    #[arg(long, value_delimiter = ',', default_values_t = [4096usize, 8192])]
+    m: Vec<usize>,
+    /// Iterations, three phases each.
+    #[arg(long, default_value_t = 100)]
+    iterations: u32,
+    /// Timed repetitions after one warm-up; the median is reported.
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+}
+
+fn main() -> ExitCode {
+    common::exit_code(run(&Args::parse()))
+}
+
+fn run(args: &Args) -> Result<(), common::AnyError> {
+    Team::cuda(args.gpus)?.run(|gpu| {
+        let alone = Gpu::cuda(gpu.pe() as usize)?;
+        if gpu.pe() == 0 {
+            println!(
+                "# Conjugate gradients, {} iterations, {} and {} PEs (ms per run, median of {}; the team in the configuration tuned for one GPU)\n",
+                args.iterations,
+                gpu.info().name,
+                gpu.n_pes(),
+                args.reps
+            );
+            println!("| grid | 1 GPU (ms) | {} GPUs (ms) | speed-up | µs per iteration, team |", gpu.n_pes());
+            println!("|---|---:|---:|---:|---:|");
+        }
+        for &m in &args.m {
+            let b: Vec<f32> = (0..m * m).map(|i| ((i.wrapping_mul(7919)) % 1000) as f32 / 100.0 - 5.0).collect();
+            let time = |on: &Gpu, launch: &Launch| -> gsync::Result<(Duration, LaunchReport, Vec<f32>)> {
+                let mut times = Vec::with_capacity(args.reps);
+                let mut last = None;
+                for _ in 0..=args.reps {
+                    let (x, report) = solve_strips(on, launch, &b, m, args.iterations).map_err(gpu_error)?;
+                    times.push(report.gpu_time);
+                    last = Some((report, x));
+                }
+                times.remove(0); // the warm-up
+                let (report, x) = last.expect("at least one run");
+                Ok((common::median(times).unwrap_or_default(), report, x))
+            };
+            let (one, tuned, whole) = time(&alone, &Launch::new())?;
+            let pinned = Launch::new().blocks(tuned.blocks).threads(tuned.threads).barrier(tuned.barrier);
+            let (team, _, rows) = time(gpu, &pinned)?;
+            let (first, mine, _) = cg_strip(m, gpu.pe(), gpu.n_pes());
+            // One GPU ran the same kernel on the whole grid, in another configuration: the
+            // dot products' order does not depend on it, so the rows must agree bit for bit.
+            let want = &whole[first * m..(first + mine) * m];
+            assert!(
+                rows.len() == want.len() && rows.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "PE {}: the team's rows differ from one GPU's solution at m = {m}",
+                gpu.pe()
+            );
+            if gpu.pe() == 0 {
+                let (one_ms, team_ms) = (one.as_secs_f64() * 1e3, team.as_secs_f64() * 1e3);
+                println!(
+                    "| {m}² | {one_ms:.2} | {team_ms:.2} | {:.2}× | {:.1} |",
+                    one_ms / team_ms,
+                    team_ms * 1e3 / f64::from(args.iterations)
+                );
+            }
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+fn gpu_error(error: HeatError) -> gsync::Error {
+    match error {
+        HeatError::Gpu(error) => error,
+        other => panic!("{other}"),
+    }
+}
