@@ -409,3 +409,31 @@ fn conjugate_gradients_across_a_team_match_one_gpu_bit_for_bit_and_converge() {
     }
     assert!(residual / norm < 1e-3, "relative residual {}", residual / norm);
 }
+
+#[test]
+fn conjugate_gradients_sum_many_row_groups_alike_on_any_team() {
+    use gsync::kernels::cg_team::solve_strips;
+    // 300 rows: three groups of the dot products' totals, one of them partial.
+    let (m, iterations) = (300usize, 3u32);
+    let b: Vec<f32> = (0..m * m).map(|i| ((i * 53) % 17) as f32 - 8.0).collect();
+    let solve = |n_pes: u32| -> Vec<f32> {
+        let rows = Team::emulated(n_pes)
+            .expect("a team")
+            .run(|gpu| {
+                let launch = Launch::new().blocks(4).threads(128);
+                let (x, _) = solve_strips(gpu, &launch, &b, m, iterations).map_err(|e| match e {
+                    gsync::kernels::heat::HeatError::Gpu(e) => e,
+                    other => panic!("{other}"),
+                })?;
+                Ok(x)
+            })
+            .expect("the team runs");
+        rows.concat()
+    };
+    let alone = solve(1);
+    assert!(alone.iter().any(|&v| v != 0.0));
+    assert_eq!(
+        solve(3).iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        alone.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
+}

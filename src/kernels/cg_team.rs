@@ -9,10 +9,10 @@
 //!
 //! **Dot products, the same on any team.** Each row's part of a dot product is summed by one
 //! warp (lanes over columns 32 apart, then a fixed shuffle tree), and put into that row's slot
-//! of every PE's `rows`; after the spanning `grid_sync()`, each block's first warp adds the `m`
-//! rows' parts in the same fixed order (lanes over rows 32 apart, then the tree). So every
-//! block of every PE gets the same value, and a team of any size computes bit for bit what one
-//! GPU does.
+//! of every PE's `rows`; after the spanning `grid_sync()`, each block sums the `m` rows' parts
+//! in groups of 128 (a warp per group, a fixed tree each), then its first warp adds the groups
+//! in a fixed order. So every block of every PE gets the same value whatever the grid, and a
+//! team of any size computes bit for bit what one GPU does.
 
 /// The solver's kernel and the warp sums its dot products share.
 #[gsync::kernels]
@@ -29,13 +29,31 @@ pub mod solver {
         sum
     }
 
-    /// The sum of `rows[from .. from + m]` by one warp, in a fixed order: lane `l` adds rows
-    /// `l, l + 32, …`, then the lanes' sums meet in [`warp_sum`]'s tree.
+    /// Rows' parts summed as one group: 128 rows, `GROUP` below.
+    pub const GROUP: u32 = 128;
+
+    /// The sum of group `g` of `rows[from .. from + m]` (rows `g · GROUP …`) by one warp, in a
+    /// fixed order: lane `l` adds rows `l, l + 32, l + 64, l + 96` of the group, then the
+    /// lanes' sums meet in [`warp_sum`]'s tree.
     #[device]
-    fn rows_total(rows: &[f32], from: u32, m: u32) -> f32 {
+    fn group_sum(rows: &[f32], from: u32, m: u32, g: u32) -> f32 {
         let mut sum = 0.0f32;
-        for i in (lane_id()..m).step_by(32) {
-            sum += rows[(from + i) as usize];
+        for j in 0..4u32 {
+            let i = g * 128 + j * 32 + lane_id();
+            if i < m {
+                sum += rows[(from + i) as usize];
+            }
+        }
+        warp_sum(sum)
+    }
+
+    /// The sum of `groups[0 .. n]` by one warp, in a fixed order: lane `l` adds groups
+    /// `l, l + 32, …`, then the tree.
+    #[device]
+    fn groups_sum(groups: &[f32], n: u32) -> f32 {
+        let mut sum = 0.0f32;
+        for k in (lane_id()..n).step_by(32) {
+            sum += groups[k as usize];
         }
         warp_sum(sum)
     }
@@ -56,6 +74,9 @@ pub mod solver {
         iterations: u32,
     ) {
         let mut total = shared_array::<f32, 1>();
+        // Each block's sums of the rows' parts, a group of GROUP rows each (m ≤ 65535).
+        let mut groups = shared_array::<f32, 512>();
+        let n_groups = m.div_ceil(GROUP);
         let height = m.div_ceil(n_pes()); // a full strip's rows
         let first = pe() * height; // the grid row of this PE's first row
         let mine = if first < m { height.min(m - first) } else { 0 };
@@ -94,8 +115,17 @@ pub mod solver {
         }
         grid_sync();
         let mut rr: f32;
+        let mut g = warp_id();
+        while g < n_groups {
+            let sum = group_sum(rows, m, m, g);
+            if lane_id() == 0 {
+                groups[g as usize] = sum;
+            }
+            g += block_dim() / 32;
+        }
+        sync_block();
         if warp_id() == 0 {
-            let sum = rows_total(rows, m, m);
+            let sum = groups_sum(&groups, n_groups);
             if lane_id() == 0 {
                 total[0] = sum;
             }
@@ -125,8 +155,17 @@ pub mod solver {
                 row += warps;
             }
             grid_sync(); // every PE's parts of p·q
+            let mut g = warp_id();
+            while g < n_groups {
+                let sum = group_sum(rows, 0, m, g);
+                if lane_id() == 0 {
+                    groups[g as usize] = sum;
+                }
+                g += block_dim() / 32;
+            }
+            sync_block();
             if warp_id() == 0 {
-                let sum = rows_total(rows, 0, m);
+                let sum = groups_sum(&groups, n_groups);
                 if lane_id() == 0 {
                     total[0] = sum;
                 }
@@ -153,8 +192,17 @@ pub mod solver {
                 row += warps;
             }
             grid_sync(); // every PE's parts of r·r
+            let mut g = warp_id();
+            while g < n_groups {
+                let sum = group_sum(rows, m, m, g);
+                if lane_id() == 0 {
+                    groups[g as usize] = sum;
+                }
+                g += block_dim() / 32;
+            }
+            sync_block();
             if warp_id() == 0 {
-                let sum = rows_total(rows, m, m);
+                let sum = groups_sum(&groups, n_groups);
                 if lane_id() == 0 {
                     total[0] = sum;
                 }
