@@ -10,7 +10,7 @@
 mod common;
 
 use clap::Parser;
-use gsync::kernels::cg_team::{cg_strip, solve_strips};
+use gsync::kernels::cg_team::{cg_strip, solve_strips, solver};
 use gsync::kernels::heat::HeatError;
 use gsync::prelude::*;
 use gsync::Team;
@@ -43,7 +43,7 @@ fn run(args: &Args) -> Result<(), common::AnyError> {
         let alone = Gpu::cuda(gpu.pe() as usize)?;
         if gpu.pe() == 0 {
             println!(
-                "# Conjugate gradients, {} iterations, {} and {} PEs (ms per run, median of {}; the team in the configuration tuned for one GPU)\n",
+                "# Conjugate gradients, {} iterations, {} and {} PEs (ms per run, median of {}; the team in the block size and barrier tuned for one GPU, with as many of its blocks as fit)\n",
                 args.iterations,
                 gpu.info().name,
                 gpu.n_pes(),
@@ -67,7 +67,11 @@ fn run(args: &Args) -> Result<(), common::AnyError> {
                 Ok((common::median(times).unwrap_or_default(), report, x))
             };
             let (one, tuned, whole) = time(&alone, &Launch::new())?;
-            let pinned = Launch::new().blocks(tuned.blocks).threads(tuned.threads).barrier(tuned.barrier);
+            // The same block size and barrier; as many of the tuned blocks as a PE's kernel, which
+            // holds the spanning barrier, can keep resident.
+            let shape = Launch::new().threads(tuned.threads).barrier(tuned.barrier);
+            let blocks = tuned.blocks.min(solver::cg_strips::max_coresident_blocks(gpu, &shape)?);
+            let pinned = shape.blocks(blocks);
             let (team, _, rows) = time(gpu, &pinned)?;
             let (first, mine, _) = cg_strip(m, gpu.pe(), gpu.n_pes());
             // One GPU ran the same kernel on the whole grid, in another configuration: the
