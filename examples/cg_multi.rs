@@ -11,7 +11,6 @@ mod common;
 
 use clap::Parser;
 use gsync::kernels::cg_team::{cg_strip, solve_strips, solver};
-use gsync::kernels::heat::HeatError;
 use gsync::prelude::*;
 use gsync::Team;
 use std::process::ExitCode;
@@ -58,7 +57,7 @@ fn run(args: &Args) -> Result<(), common::AnyError> {
                 let mut times = Vec::with_capacity(args.reps);
                 let mut last = None;
                 for _ in 0..=args.reps {
-                    let (x, report) = solve_strips(on, launch, &b, m, args.iterations).map_err(gpu_error)?;
+                    let (x, report) = solve_strips(on, launch, &b, m, args.iterations)?;
                     times.push(report.gpu_time);
                     last = Some((report, x));
                 }
@@ -94,11 +93,4 @@ fn run(args: &Args) -> Result<(), common::AnyError> {
         Ok(())
     })?;
     Ok(())
-}
-
-fn gpu_error(error: HeatError) -> gsync::Error {
-    match error {
-        HeatError::Gpu(error) => error,
-        other => panic!("{other}"),
-    }
 }

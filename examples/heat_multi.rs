@@ -11,7 +11,6 @@
 mod common;
 
 use clap::Parser;
-use gsync::kernels::heat::HeatError;
 use gsync::kernels::heat_team::{run_strips, strip};
 use gsync::prelude::*;
 use gsync::Team;
@@ -87,7 +86,7 @@ fn compare(gpu: &Gpu, alone: &Gpu, n_one: usize, n_team: usize, args: &Args) -> 
         let mut times = Vec::with_capacity(args.reps);
         let mut last = None;
         for _ in 0..=args.reps {
-            let (_, report) = run_strips(on, launch, input, n, args.steps, R).map_err(gpu_error)?;
+            let (_, report) = run_strips(on, launch, input, n, args.steps, R)?;
             times.push(report.gpu_time);
             last = Some(report);
         }
@@ -100,9 +99,9 @@ fn compare(gpu: &Gpu, alone: &Gpu, n_one: usize, n_team: usize, args: &Args) -> 
     let input = if n_team == n_one { input } else { field(n_team) };
     let (team, _) = time(gpu, &pinned, n_team, &input)?;
     // The same field on this GPU alone: this PE's strip must match it bit for bit.
-    let (rows, _) = run_strips(gpu, &pinned, &input, n_team, args.steps, R).map_err(gpu_error)?;
-    let (whole, _) = run_strips(alone, &pinned, &input, n_team, args.steps, R).map_err(gpu_error)?;
-    let s = strip(n_team, gpu.pe(), gpu.n_pes()).map_err(gpu_error)?;
+    let (rows, _) = run_strips(gpu, &pinned, &input, n_team, args.steps, R)?;
+    let (whole, _) = run_strips(alone, &pinned, &input, n_team, args.steps, R)?;
+    let s = strip(n_team, gpu.pe(), gpu.n_pes())?;
     let want = &whole[(s.first - 1) * n_team..(s.first - 1 + s.mine) * n_team];
     assert!(
         rows.len() == want.len() && rows.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits()),
@@ -110,11 +109,4 @@ fn compare(gpu: &Gpu, alone: &Gpu, n_one: usize, n_team: usize, args: &Args) -> 
         gpu.pe()
     );
     Ok((one, team))
-}
-
-fn gpu_error(error: HeatError) -> gsync::Error {
-    match error {
-        HeatError::Gpu(error) => error,
-        other => panic!("{other}"),
-    }
 }

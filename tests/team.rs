@@ -261,11 +261,8 @@ fn the_heat_equation_across_a_team_matches_the_cpu_bit_for_bit() {
         let strips = team
             .run(|gpu| {
                 let launch = Launch::new().blocks(3).threads(64);
-                let (rows, _) = run_strips(gpu, &launch, &field, n, steps, r).map_err(|e| match e {
-                    gsync::kernels::heat::HeatError::Gpu(e) => e,
-                    other => panic!("{other}"),
-                })?;
-                Ok((strip(n, gpu.pe(), gpu.n_pes()).expect("a strip"), rows))
+                let (rows, _) = run_strips(gpu, &launch, &field, n, steps, r)?;
+                Ok((strip(n, gpu.pe(), gpu.n_pes())?, rows))
             })
             .expect("the team runs");
         for (strip, rows) in strips {
@@ -367,10 +364,7 @@ fn conjugate_gradients_across_a_team_match_one_gpu_bit_for_bit_and_converge() {
         let strips = team
             .run(|gpu| {
                 let launch = Launch::new().blocks(3).threads(64);
-                let (x, _) = solve_strips(gpu, &launch, &b, m, iterations).map_err(|e| match e {
-                    gsync::kernels::heat::HeatError::Gpu(e) => e,
-                    other => panic!("{other}"),
-                })?;
+                let (x, _) = solve_strips(gpu, &launch, &b, m, iterations)?;
                 Ok((cg_strip(m, gpu.pe(), gpu.n_pes()).0, x))
             })
             .expect("the team runs");
@@ -421,10 +415,7 @@ fn conjugate_gradients_sum_many_row_groups_alike_on_any_team() {
             .expect("a team")
             .run(|gpu| {
                 let launch = Launch::new().blocks(4).threads(128);
-                let (x, _) = solve_strips(gpu, &launch, &b, m, iterations).map_err(|e| match e {
-                    gsync::kernels::heat::HeatError::Gpu(e) => e,
-                    other => panic!("{other}"),
-                })?;
+                let (x, _) = solve_strips(gpu, &launch, &b, m, iterations)?;
                 Ok(x)
             })
             .expect("the team runs");

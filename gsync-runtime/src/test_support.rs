@@ -168,3 +168,9 @@ impl Measure for FakeMeasure<'_> {
         Ok((self.times)(plan.config()))
     }
 }
+
+/// Creates an empty file at `path`, and the folders above it.
+pub(crate) fn touch(path: &Path) {
+    std::fs::create_dir_all(path.parent().expect("test paths have parents")).expect("create test directory");
+    std::fs::write(path, b"").expect("create test file");
+}

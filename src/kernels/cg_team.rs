@@ -58,6 +58,34 @@ pub mod solver {
         warp_sum(sum)
     }
 
+    /// The sum of `rows[from .. from + m]`, the same in every thread of every block: the block's
+    /// warps sum groups of GROUP rows into `groups` ([`group_sum`]), then its first warp adds
+    /// the groups ([`groups_sum`]) and hands the sum on through `total`. Every thread of the
+    /// block calls it.
+    #[device]
+    fn block_total(rows: &[f32], from: u32, m: u32, groups: &mut [f32], total: &mut [f32]) -> f32 {
+        let n_groups = m.div_ceil(GROUP);
+        let mut g = warp_id();
+        while g < n_groups {
+            let sum = group_sum(rows, from, m, g);
+            if lane_id() == 0 {
+                groups[g as usize] = sum;
+            }
+            g += block_dim() / 32;
+        }
+        sync_block();
+        if warp_id() == 0 {
+            let sum = groups_sum(groups, n_groups);
+            if lane_id() == 0 {
+                total[0] = sum;
+            }
+        }
+        sync_block();
+        let sum = total[0];
+        sync_block();
+        sum
+    }
+
     /// `iterations` iterations of conjugate gradients on this PE's strip: `b` (the strip's right
     /// side, `mine · m`), `x` (its solution, from zeros), `r` and `q` (work, `mine · m`), `p`
     /// (symmetric: `rows + 2` rows of `m`), `rows` (symmetric, `2 · m`: the rows' parts of the
@@ -76,7 +104,6 @@ pub mod solver {
         let mut total = shared_array::<f32, 1>();
         // Each block's sums of the rows' parts, a group of GROUP rows each (m ≤ 65535).
         let mut groups = shared_array::<f32, 512>();
-        let n_groups = m.div_ceil(GROUP);
         let height = m.div_ceil(n_pes()); // a full strip's rows
         let first = pe() * height; // the grid row of this PE's first row
         let mine = if first < m { height.min(m - first) } else { 0 };
@@ -114,25 +141,7 @@ pub mod solver {
             row += warps;
         }
         grid_sync();
-        let mut rr: f32;
-        let mut g = warp_id();
-        while g < n_groups {
-            let sum = group_sum(rows, m, m, g);
-            if lane_id() == 0 {
-                groups[g as usize] = sum;
-            }
-            g += block_dim() / 32;
-        }
-        sync_block();
-        if warp_id() == 0 {
-            let sum = groups_sum(&groups, n_groups);
-            if lane_id() == 0 {
-                total[0] = sum;
-            }
-        }
-        sync_block();
-        rr = total[0];
-        sync_block();
+        let mut rr = block_total(rows, m, m, &mut groups, &mut total);
         for _ in 0..iterations {
             // q = A p on this strip; the rows' parts of p·q to slots 0 … m.
             let mut row = warp;
@@ -155,24 +164,8 @@ pub mod solver {
                 row += warps;
             }
             grid_sync(); // every PE's parts of p·q
-            let mut g = warp_id();
-            while g < n_groups {
-                let sum = group_sum(rows, 0, m, g);
-                if lane_id() == 0 {
-                    groups[g as usize] = sum;
-                }
-                g += block_dim() / 32;
-            }
-            sync_block();
-            if warp_id() == 0 {
-                let sum = groups_sum(&groups, n_groups);
-                if lane_id() == 0 {
-                    total[0] = sum;
-                }
-            }
-            sync_block();
-            let alpha = rr / total[0];
-            sync_block();
+            let pq = block_total(rows, 0, m, &mut groups, &mut total);
+            let alpha = rr / pq;
             // x += alpha p, r -= alpha q; the rows' parts of the new r·r to slots m … 2m.
             let mut row = warp;
             while row < mine {
@@ -192,24 +185,7 @@ pub mod solver {
                 row += warps;
             }
             grid_sync(); // every PE's parts of r·r
-            let mut g = warp_id();
-            while g < n_groups {
-                let sum = group_sum(rows, m, m, g);
-                if lane_id() == 0 {
-                    groups[g as usize] = sum;
-                }
-                g += block_dim() / 32;
-            }
-            sync_block();
-            if warp_id() == 0 {
-                let sum = groups_sum(&groups, n_groups);
-                if lane_id() == 0 {
-                    total[0] = sum;
-                }
-            }
-            sync_block();
-            let rr_new = total[0];
-            sync_block();
+            let rr_new = block_total(rows, m, m, &mut groups, &mut total);
             let beta = rr_new / rr;
             rr = rr_new;
             // p = r + beta p, and its first and last rows into the neighbours' halos.
@@ -230,8 +206,8 @@ pub mod solver {
     }
 }
 
-use crate::kernels::heat::HeatError;
-use crate::{DeviceBuffer, Gpu, Launch, LaunchReport};
+use crate::kernels::heat_team::check_field;
+use crate::{DeviceBuffer, Gpu, Launch, LaunchReport, Result};
 
 /// This PE's rows of an `m × m` grid cut into one strip per PE of `n_pes`: the first grid row,
 /// the strip's rows, and a full strip's (`p` holds `rows + 2`).
@@ -250,12 +226,10 @@ pub fn solve_strips(
     b: &[f32],
     m: usize,
     iterations: u32,
-) -> Result<(Vec<f32>, LaunchReport), HeatError> {
-    if b.len() != m * m || m == 0 || m > super::heat::MAX_N {
-        return Err(HeatError::Shape { n: m, len: b.len() });
-    }
+) -> Result<(Vec<f32>, LaunchReport)> {
+    check_field(b.len(), m, "cg_strips")?;
     let (first, mine, rows) = cg_strip(m, gpu.pe(), gpu.n_pes());
-    let strip = |len: usize| -> crate::Result<DeviceBuffer<f32>> { gpu.zeros(len.max(1)) };
+    let strip = |len: usize| -> Result<DeviceBuffer<f32>> { gpu.zeros(len.max(1)) };
     let mine_b = gpu.upload(&b[first * m..(first + mine) * m])?;
     let (mut x, mut r, mut q) = (strip(mine * m)?, strip(mine * m)?, strip(mine * m)?);
     let mut p: DeviceBuffer<f32> = gpu.symmetric_zeros((rows + 2) * m)?;

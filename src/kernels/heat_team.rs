@@ -15,8 +15,8 @@
 //! plane. The spanning `grid_sync()` then makes them visible before the next step reads them.
 
 use crate::grid_phases;
-use crate::kernels::heat::HeatError;
-use crate::{DeviceBuffer, Gpu, Launch, LaunchReport};
+use crate::kernels::heat::MAX_N;
+use crate::{DeviceBuffer, Error, Gpu, Launch, LaunchReport, Result};
 
 /// `steps` steps of the heat equation on this PE's strip of the `n × n` field, in the
 /// symmetric `planes` laid out as the module describes; the result is in plane `steps % 2`.
@@ -54,12 +54,13 @@ pub fn heat_strips(#[symmetric] planes: &mut [f32], n: u32, steps: u32, r: f32) 
 
 /// The rows of the field a PE of `n_pes` holds in its planes, with the row above and below:
 /// `first − 1 ..= first + mine`, and the strip's height `rows` (the planes' `rows + 2`).
-pub fn strip(n: usize, pe: u32, n_pes: u32) -> Result<Strip, HeatError> {
+pub fn strip(n: usize, pe: u32, n_pes: u32) -> Result<Strip> {
     let interior = n.saturating_sub(2);
     let rows = interior.div_ceil(n_pes.max(1) as usize);
     let first = 1 + pe as usize * rows;
     if interior == 0 || first >= n - 1 {
-        return Err(HeatError::Shape { n, len: n * n });
+        let reason = format!("a field of side {n} has no interior rows for PE {pe} of {n_pes}; take a larger field");
+        return Err(Error::InvalidShape { kernel: "heat_strips".into(), reason });
     }
     Ok(Strip { first, mine: rows.min(n - 1 - first), rows })
 }
@@ -85,10 +86,8 @@ pub fn run_strips(
     n: usize,
     steps: u32,
     r: f32,
-) -> Result<(Vec<f32>, LaunchReport), HeatError> {
-    if field.len() != n * n || n > super::heat::MAX_N {
-        return Err(HeatError::Shape { n, len: field.len() });
-    }
+) -> Result<(Vec<f32>, LaunchReport)> {
+    check_field(field.len(), n, "heat_strips")?;
     let strip = strip(n, gpu.pe(), gpu.n_pes())?;
     let plane_len = (strip.rows + 2) * n;
     // Both planes start as the strip with its rows above and below (boundary or neighbours').
@@ -101,4 +100,17 @@ pub fn run_strips(
     let result = gpu.download(&planes)?;
     let at = (steps as usize % 2) * plane_len + n;
     Ok((result[at..at + strip.mine * n].to_vec(), report))
+}
+
+/// Refuses a field of `len` cells that is not `n × n`, or whose side is above [`MAX_N`], for
+/// `kernel`.
+pub(crate) fn check_field(len: usize, n: usize, kernel: &str) -> Result<()> {
+    if len != n * n {
+        return Err(Error::LengthMismatch { device: n * n, host: len });
+    }
+    if n > MAX_N {
+        let reason = format!("a side of {n} is above {MAX_N}: cell indices are `u32`");
+        return Err(Error::InvalidShape { kernel: kernel.to_owned(), reason });
+    }
+    Ok(())
 }

@@ -64,14 +64,10 @@ impl Lowerer<'_> {
         for a in &args {
             self.require(a.ty, info.elem, a.span, &format!("the value of `{name}`"));
         }
-        if let Some((c, at)) = std::iter::once(&index).chain(&args).find_map(collective_in) {
-            self.diag.error(
-                at,
-                format!(
-                    "bind this value with `let` first: an atomic's operands are evaluated only where its index is in bounds, and every thread of the warp must take part in {}",
-                    c.name()
-                ),
-            );
+        if self.refuse_collective_operands(
+            std::iter::once(&index).chain(&args),
+            "an atomic's operands are evaluated only where its index is in bounds",
+        ) {
             return None;
         }
         let op = if store { AtomicOp::Store } else { AtomicOp::Load };
@@ -157,14 +153,10 @@ impl Lowerer<'_> {
             self.diag.error(at, "bind this value with `let` first: it has an atomic in it");
             return None;
         }
-        if let Some((c, at)) = std::iter::once(&index).chain(&args).find_map(collective_in) {
-            self.diag.error(
-                at,
-                format!(
-                    "bind this value with `let` first: `{name}`'s operands are evaluated only where its PE and index are valid, and every thread of the warp must take part in {}",
-                    c.name()
-                ),
-            );
+        if self.refuse_collective_operands(
+            std::iter::once(&index).chain(&args),
+            &format!("`{name}`'s operands are evaluated only where its PE and index are valid"),
+        ) {
             return None;
         }
         let ty = self.types.known(info.elem);
@@ -173,6 +165,24 @@ impl Lowerer<'_> {
             ty,
             span,
         ))
+    }
+
+    /// Refuses a collective (a shuffle, a vote) among an atomic's `operands`, which are
+    /// evaluated only where the access is valid (`evaluated` says where); true if it did.
+    pub(super) fn refuse_collective_operands<'e>(
+        &mut self,
+        operands: impl IntoIterator<Item = &'e Expr>,
+        evaluated: &str,
+    ) -> bool {
+        let Some((c, at)) = operands.into_iter().find_map(collective_in) else { return false };
+        self.diag.error(
+            at,
+            format!(
+                "bind this value with `let` first: {evaluated}, and every thread of the warp must take part in {}",
+                c.name()
+            ),
+        );
+        true
     }
 
     /// Refuses the store method `name` (`store_release`, `store_relaxed`, `store_chunk`) on

@@ -6,7 +6,6 @@ use super::methods;
 use super::{Binding, Lowerer};
 use super::{Expr, ExprKind};
 use crate::ir::*;
-use crate::ir_walk::collective_in;
 use crate::names;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
@@ -584,14 +583,10 @@ impl Lowerer<'_> {
             self.require(a.ty, info.elem, a.span, &format!("a value for `{name}`"));
         }
         // With bounds checks, the operands are evaluated only where the index is in bounds.
-        if let Some((c, at)) = std::iter::once(&index).chain(&args).find_map(collective_in) {
-            self.diag.error(
-                at,
-                format!(
-                    "bind this value with `let` first: an atomic's operands are evaluated only where its index is in bounds, and every thread of the warp must take part in {}",
-                    c.name()
-                ),
-            );
+        if self.refuse_collective_operands(
+            std::iter::once(&index).chain(&args),
+            "an atomic's operands are evaluated only where its index is in bounds",
+        ) {
             return None;
         }
         let ty = self.types.known(info.elem);

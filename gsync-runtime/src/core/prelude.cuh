@@ -456,39 +456,27 @@ template <typename T> __device__ __forceinline__ T shfl(T v, u32 lane) { return 
 // writes (`get`, `put`, `signal`, `load_signal`).
 // 8- and 16-bit elements travel in 32-bit registers (the load zero- or sign-extends, the store
 // truncates).
-#define GSYNC_ACQUIRE_RELEASE(T, PTX, R, C)                                                    \
-    __device__ __forceinline__ T load_acquire(const T* p) {                                   \
-        R value;                                                                              \
-        asm volatile("ld.acquire.gpu." PTX " %0, [%1];" : "=" C(value) : "l"(p) : "memory"); \
-        return (T)value;                                                                      \
-    }                                                                                         \
-    __device__ __forceinline__ void store_release(T* p, T v) {                                \
-        asm volatile("st.release.gpu." PTX " [%0], %1;" ::"l"(p), C((R)v) : "memory");       \
-    }                                                                                         \
-    __device__ __forceinline__ T load_relaxed(const T* p) {                                   \
-        R value;                                                                              \
-        asm volatile("ld.relaxed.gpu." PTX " %0, [%1];" : "=" C(value) : "l"(p) : "memory"); \
-        return (T)value;                                                                      \
-    }                                                                                         \
-    __device__ __forceinline__ void store_relaxed(T* p, T v) {                                \
-        asm volatile("st.relaxed.gpu." PTX " [%0], %1;" ::"l"(p), C((R)v) : "memory");       \
-    }                                                                                         \
-    __device__ __forceinline__ T load_relaxed_sys(const T* p) {                               \
-        R value;                                                                              \
-        asm volatile("ld.relaxed.sys." PTX " %0, [%1];" : "=" C(value) : "l"(p) : "memory"); \
-        return (T)value;                                                                      \
-    }                                                                                         \
-    __device__ __forceinline__ void store_relaxed_sys(T* p, T v) {                            \
-        asm volatile("st.relaxed.sys." PTX " [%0], %1;" ::"l"(p), C((R)v) : "memory");       \
-    }                                                                                         \
-    __device__ __forceinline__ T load_acquire_sys(const T* p) {                               \
-        R value;                                                                              \
-        asm volatile("ld.acquire.sys." PTX " %0, [%1];" : "=" C(value) : "l"(p) : "memory"); \
-        return (T)value;                                                                      \
-    }                                                                                         \
-    __device__ __forceinline__ void store_release_sys(T* p, T v) {                            \
-        asm volatile("st.release.sys." PTX " [%0], %1;" ::"l"(p), C((R)v) : "memory");       \
+// One scope's four accesses; NAME is the empty suffix at gpu scope, _sys at system scope.
+#define GSYNC_ORDERED_ACCESSES(T, PTX, R, C, SCOPE, NAME)                                         \
+    __device__ __forceinline__ T load_acquire##NAME(const T* p) {                                 \
+        R value;                                                                                  \
+        asm volatile("ld.acquire." SCOPE "." PTX " %0, [%1];" : "=" C(value) : "l"(p) : "memory"); \
+        return (T)value;                                                                          \
+    }                                                                                             \
+    __device__ __forceinline__ void store_release##NAME(T* p, T v) {                              \
+        asm volatile("st.release." SCOPE "." PTX " [%0], %1;" ::"l"(p), C((R)v) : "memory");       \
+    }                                                                                             \
+    __device__ __forceinline__ T load_relaxed##NAME(const T* p) {                                 \
+        R value;                                                                                  \
+        asm volatile("ld.relaxed." SCOPE "." PTX " %0, [%1];" : "=" C(value) : "l"(p) : "memory"); \
+        return (T)value;                                                                          \
+    }                                                                                             \
+    __device__ __forceinline__ void store_relaxed##NAME(T* p, T v) {                              \
+        asm volatile("st.relaxed." SCOPE "." PTX " [%0], %1;" ::"l"(p), C((R)v) : "memory");       \
     }
+#define GSYNC_ACQUIRE_RELEASE(T, PTX, R, C)             \
+    GSYNC_ORDERED_ACCESSES(T, PTX, R, C, "gpu", )       \
+    GSYNC_ORDERED_ACCESSES(T, PTX, R, C, "sys", _sys)
 GSYNC_ACQUIRE_RELEASE(u8, "u8", u32, "r")
 GSYNC_ACQUIRE_RELEASE(i8, "s8", i32, "r")
 GSYNC_ACQUIRE_RELEASE(u16, "u16", u32, "r")
@@ -500,6 +488,7 @@ GSYNC_ACQUIRE_RELEASE(i64, "s64", i64, "l")
 GSYNC_ACQUIRE_RELEASE(f32, "f32", f32, "f")
 GSYNC_ACQUIRE_RELEASE(f64, "f64", f64, "d")
 #undef GSYNC_ACQUIRE_RELEASE
+#undef GSYNC_ORDERED_ACCESSES
 
 // Atomics with an ordering other than Relaxed (Relaxed is CUDA's atomicAdd & co. above):
 // atom.<order>.gpu; SeqCst is a fence.sc.gpu followed by an acq_rel atom, as libcu++ does it.

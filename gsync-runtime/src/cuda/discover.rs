@@ -286,14 +286,21 @@ fn python_dirs(prefix: &Path, kinds: &[&str]) -> Vec<PathBuf> {
 /// test should return at once, after this prints why, unless `GSYNC_REQUIRE_NVRTC=1`, which
 /// turns the missing NVRTC into a panic. For the workspace's tests.
 pub fn nvrtc_or_skip() -> bool {
-    match toolkit() {
-        Ok(_) => true,
+    available_or_skip("NVRTC", toolkit()).is_some()
+}
+
+/// What `loaded` loaded, for a test that needs `what`; otherwise `None`, after printing why,
+/// unless `GSYNC_REQUIRE_NVRTC=1` asks for every library the tests use, which turns the
+/// missing one into a panic.
+pub(crate) fn available_or_skip<T>(what: &str, loaded: Result<T>) -> Option<T> {
+    match loaded {
+        Ok(loaded) => Some(loaded),
         Err(error) if std::env::var_os("GSYNC_REQUIRE_NVRTC").is_some_and(|value| value == "1") => {
-            panic!("GSYNC_REQUIRE_NVRTC=1 but NVRTC is unavailable: {error}")
+            panic!("GSYNC_REQUIRE_NVRTC=1 but {what} is unavailable: {error}")
         }
         Err(error) => {
-            eprintln!("skipping: NVRTC is unavailable ({error})");
-            false
+            eprintln!("skipping: {what} is unavailable ({error})");
+            None
         }
     }
 }
@@ -302,12 +309,7 @@ pub fn nvrtc_or_skip() -> bool {
 mod tests {
     use super::*;
     use crate::cuda::elf::tests::{loaded_library, truncated_copy};
-    use crate::test_support::TempDir;
-
-    fn touch(path: &Path) {
-        std::fs::create_dir_all(path.parent().expect("test paths have parents")).expect("create test directory");
-        std::fs::write(path, b"").expect("create test file");
-    }
+    use crate::test_support::{touch, TempDir};
 
     fn cuda13_wheel(site: &Path) {
         let cu13 = site.join("nvidia/cu13");

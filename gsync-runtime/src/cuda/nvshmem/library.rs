@@ -475,27 +475,13 @@ fn jit_api(library: &Library, path: &Path) -> Result<JitLinkApi> {
 /// which turns the missing NVSHMEM into a panic.
 #[cfg(test)]
 pub(crate) fn nvshmem_or_skip() -> Option<&'static Nvshmem> {
-    match Nvshmem::load() {
-        Ok(nvshmem) => Some(nvshmem),
-        Err(error) if std::env::var_os("GSYNC_REQUIRE_NVRTC").is_some_and(|value| value == "1") => {
-            panic!("GSYNC_REQUIRE_NVRTC=1 but NVSHMEM is unavailable: {error}")
-        }
-        Err(error) => {
-            eprintln!("skipping: NVSHMEM is unavailable ({error})");
-            None
-        }
-    }
+    crate::cuda::discover::available_or_skip("NVSHMEM", Nvshmem::load())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::TempDir;
-
-    fn touch(path: &Path) {
-        std::fs::create_dir_all(path.parent().expect("test paths have parents")).expect("create test directory");
-        std::fs::write(path, b"").expect("create test file");
-    }
+    use crate::test_support::{touch, TempDir};
 
     fn nvshmem_wheel(dir: &Path) {
         for file in [HOST_LIBRARY, DEVICE_LIBRARY, UID_PLUGIN, MAIN_HEADER, VERSION_HEADER] {
