@@ -249,7 +249,8 @@ impl SearchEnv {
         toolkits.chain(wheels).collect()
     }
 
-    fn site_packages(&self) -> Vec<PathBuf> {
+    /// The Python site folders to search: the `PYTHONPATH` entries, then the Python prefixes'.
+    pub(crate) fn site_packages(&self) -> Vec<PathBuf> {
         let venvs = self.python_prefixes.iter().flat_map(|prefix| python_dirs(prefix, &["site-packages"]));
         let system = self
             .system_python_prefixes

@@ -286,7 +286,7 @@ impl Search {
     }
 
     fn new(explicit: Option<PathBuf>, nvrtc_dir: Option<PathBuf>, env: &SearchEnv) -> Self {
-        let sites = site_packages(env);
+        let sites = env.site_packages();
         let nvshmem_dirs = explicit.into_iter().chain(sites.iter().map(|site| site.join("nvidia/nvshmem"))).collect();
         let toolkits = env.toolkit_roots.iter().flat_map(|root| [root.join("lib64"), root.join("lib")]);
         let wheels = sites.iter().map(|site| site.join("nvidia/cu13/lib"));
@@ -326,32 +326,6 @@ impl Search {
         }
         Ok(dir.clone())
     }
-}
-
-/// The site-packages folders of `env`: its `PYTHONPATH` entries, then the Python prefixes'.
-fn site_packages(env: &SearchEnv) -> Vec<PathBuf> {
-    let venvs = env.python_prefixes.iter().flat_map(|prefix| python_dirs(prefix, &["site-packages"]));
-    let system =
-        env.system_python_prefixes.iter().flat_map(|prefix| python_dirs(prefix, &["dist-packages", "site-packages"]));
-    env.site_dirs.iter().cloned().chain(venvs).chain(system).collect()
-}
-
-/// `<prefix>/lib/python3*/<kind>` for each kind, for the Python versions present.
-fn python_dirs(prefix: &Path, kinds: &[&str]) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(prefix.join("lib")) else {
-        return Vec::new();
-    };
-    let mut versions: Vec<PathBuf> = entries
-        .filter_map(|entry| entry.ok())
-        .filter(|entry| entry.file_name().to_string_lossy().starts_with("python3"))
-        .map(|entry| entry.path())
-        .collect();
-    versions.sort();
-    versions
-        .iter()
-        .flat_map(|version| kinds.iter().map(move |kind| version.join(kind)))
-        .filter(|dir| dir.is_dir())
-        .collect()
 }
 
 /// The release NVSHMEM's headers in `dir` declare.
