@@ -56,11 +56,9 @@ impl<'r> EmuLaunch<'r> {
         shared: DynamicShared,
     ) -> Self {
         let planned = resolve::fused(emulator, kernel, launch, &shared, CoResidency::Waived, launch.untuned_choice());
-        let team_launch = emulator.team().map(TeamMember::next_launch);
-        let agreed = match (emulator.team(), team_launch) {
-            (Some(member), Some(number)) => agree_to_start(member, number, kernel, launch, planned.as_ref().err()),
-            _ => Ok(()),
-        };
+        let team = emulator.team().map(TeamLaunch::next);
+        let agreed = team.map_or(Ok(()), |team| team.agree_to_start(kernel, launch, planned.as_ref().err()));
+        let team_launch = team.map(|team| team.number);
         let plan = match (planned, agreed) {
             (Ok(plan), Ok(())) => Refusable::Planned(plan),
             (Err(_), _) => Refusable::Refused { kernel, launch, shared },
@@ -164,10 +162,21 @@ pub(crate) struct TeamLaunch<'t> {
     number: u64,
 }
 
-impl TeamLaunch<'_> {
+impl<'t> TeamLaunch<'t> {
+    /// The next launch of PE `member`, numbered as every PE numbers it.
+    pub(crate) fn next(member: &'t TeamMember) -> Self {
+        TeamLaunch { member, number: member.next_launch() }
+    }
+
+    /// Every PE says whether it can run this launch of `kernel` (`refused`, its own plan's
+    /// error); `Ok` when every other PE can. See [`agree_to_start`].
+    pub(crate) fn agree_to_start(&self, kernel: &KernelSpec, launch: &Launch, refused: Option<&Error>) -> Result<()> {
+        agree_to_start(self.member, self.number, kernel, launch, refused)
+    }
+
     /// Meets the team at `point` of the launch of `kernel`: `Ok` once every PE is there, else
     /// the error every PE returns (another PE's failure among them).
-    fn meet(&self, kernel: &KernelSpec, point: LaunchPoint, limit: Option<Duration>) -> Result<()> {
+    pub(crate) fn meet(&self, kernel: &KernelSpec, point: LaunchPoint, limit: Option<Duration>) -> Result<()> {
         let step = Step::Launch { number: self.number, kernel: kernel.name, point };
         let round = self.member.exchange(step, None, limit)?;
         let failed = round.iter().enumerate().find_map(|(pe, c)| match &c.step {

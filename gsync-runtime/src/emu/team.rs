@@ -35,6 +35,9 @@ pub(crate) enum LaunchPoint {
     Start { refused: Option<String> },
     /// Every block of the PE's grid is at `grid_sync()` number `number`.
     GridSync { number: u32 },
+    /// A split run's launches so far (`launched`) have finished, and the next launches
+    /// segment `segment`.
+    Segment { launched: u32, segment: usize },
     /// Every block of the PE's grid has finished.
     Finished,
     /// The PE's grid failed with this error's message.
@@ -51,6 +54,9 @@ impl Step {
             Step::Launch { kernel, point, .. } => match point {
                 LaunchPoint::Start { .. } => format!("launches `{kernel}`"),
                 LaunchPoint::GridSync { number } => format!("waits at grid_sync() number {number} of `{kernel}`"),
+                LaunchPoint::Segment { launched, segment } => {
+                    format!("launches segment {segment} of `{kernel}` after {launched} segment launches")
+                }
                 LaunchPoint::Finished => format!("finished `{kernel}`"),
                 LaunchPoint::Failed { error } => format!("failed in `{kernel}`: {error}"),
             },
