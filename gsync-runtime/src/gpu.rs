@@ -555,7 +555,6 @@ fn fallback_notice(reason: &Error) -> String {
 mod tests {
     use super::*;
     use crate::cuda::discover;
-    use std::time::Duration;
 
     #[test]
     fn opening_a_cuda_gpu_without_a_driver_is_an_error_not_a_panic() {

@@ -37,7 +37,7 @@ pub struct EmuLaunch<'r> {
 /// A plan, or what was refused: resolved again to return its error (an [`Error`] is not
 /// `Clone`, and generated code asks at most once).
 enum Refusable<'r> {
-    Planned(LaunchPlan),
+    Planned(Box<LaunchPlan>),
     Refused {
         kernel: &'r KernelSpec,
         launch: &'r Launch,
@@ -60,7 +60,7 @@ impl<'r> EmuLaunch<'r> {
         let agreed = team.map_or(Ok(()), |team| team.agree_to_start(kernel, launch, planned.as_ref().err()));
         let team_launch = team.map(|team| team.number);
         let plan = match (planned, agreed) {
-            (Ok(plan), Ok(())) => Refusable::Planned(plan),
+            (Ok(plan), Ok(())) => Refusable::Planned(Box::new(plan)),
             (Err(_), _) => Refusable::Refused { kernel, launch, shared },
             (Ok(_), Err(error)) => Refusable::TeamRefused(Mutex::new(Some(error))),
         };

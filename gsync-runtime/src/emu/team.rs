@@ -336,7 +336,7 @@ mod tests {
             let a = scope.spawn(|| rendezvous.exchange(0, launch(0, "heat", LaunchPoint::Finished), None));
             let b =
                 scope.spawn(|| rendezvous.exchange(1, launch(0, "heat", LaunchPoint::GridSync { number: 3 }), None));
-            [a, b].map(|h| h.join().expect("no panic").err().expect("mismatch").to_string()).to_vec()
+            [a, b].map(|h| h.join().expect("no panic").expect_err("mismatch").to_string()).to_vec()
         });
         assert_eq!(errors[0], errors[1]);
         assert!(errors[0].contains("PE 0 finished `heat`"), "{}", errors[0]);
