@@ -484,11 +484,11 @@ fn conjugate_gradients_across_a_team_match_one_gpu_bit_for_bit_and_converge() {
     use gsync::kernels::cg_team::{cg_strip, solve_strips};
     let (m, iterations) = (24usize, 40u32);
     let b: Vec<f32> = (0..m * m).map(|i| ((i * 37) % 11) as f32 - 5.0).collect();
-    let solve = |n_pes: u32| -> Vec<f32> {
+    let solve = |n_pes: u32, barrier: Barrier| -> Vec<f32> {
         let team = Team::emulated(n_pes).expect("a team");
         let strips = team
             .run(|gpu| {
-                let launch = Launch::new().blocks(3).threads(64);
+                let launch = Launch::new().blocks(3).threads(64).barrier(barrier);
                 let (x, _) = solve_strips(gpu, &launch, &b, m, iterations)?;
                 Ok((cg_strip(m, gpu.pe(), gpu.n_pes()).0, x))
             })
@@ -499,7 +499,7 @@ fn conjugate_gradients_across_a_team_match_one_gpu_bit_for_bit_and_converge() {
         }
         x
     };
-    let alone = solve(1);
+    let alone = solve(1, Barrier::Auto);
     // The residual of A x = b, on the CPU.
     let at = |x: &[f32], i: isize, j: isize| -> f64 {
         if i < 0 || j < 0 || i >= m as isize || j >= m as isize {
@@ -521,10 +521,10 @@ fn conjugate_gradients_across_a_team_match_one_gpu_bit_for_bit_and_converge() {
         .sum::<f64>()
         .sqrt();
     let norm: f64 = b.iter().map(|&v| f64::from(v).powi(2)).sum::<f64>().sqrt();
-    for n_pes in 2..=4 {
-        let team = solve(n_pes);
+    for (n_pes, barrier) in [(2, Barrier::Auto), (3, Barrier::Auto), (4, Barrier::Auto), (3, Barrier::MultiLaunch)] {
+        let team = solve(n_pes, barrier);
         let differ = (0..m * m).filter(|&i| team[i].to_bits() != alone[i].to_bits()).count();
-        assert_eq!(differ, 0, "{n_pes} PEs differ from one GPU in {differ} cells");
+        assert_eq!(differ, 0, "{n_pes} PEs, {barrier}, differ from one GPU in {differ} cells");
     }
     assert!(residual / norm < 1e-3, "relative residual {}", residual / norm);
 }
