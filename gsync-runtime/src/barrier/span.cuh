@@ -3,34 +3,42 @@
 // grid_sync() of the kernel body becomes one hierarchical barrier over every block of every
 // PE, in place of the fragment's (whose gsync_barrier_begin and launch mode stay):
 //   1. arrival on this GPU: thread 0 of each block adds 1 to this PE's arrival counter;
-//   2. the block whose addition completes the count crosses: it tells every other PE that
-//      this one arrived, then waits until every other PE has told it the same;
-//   3. it resets the counter and releases this PE's blocks by advancing the generation, which
-//      the other blocks' thread 0 polls.
-// The crossing stores this PE's crossing count into its slot of every other PE's `arrivals`
-// (through the peer's mapping of the symmetric heap) and polls the others' slots of its own.
-// Every PE makes the same crossings in the same order (every block of every PE reaches the
-// same grid_sync() calls, which the kernel's uniformity rules ensure), so the counts agree and
-// only grow: a slot at or past this crossing's count means that PE has arrived.
+//   2. the block whose addition completes the count announces it: it tells every other PE
+//      that this one arrived, resets the counter and releases this PE's blocks by advancing
+//      the generation, which the other blocks' thread 0 polls; it does not wait for the
+//      other PEs itself;
+//   3. every block's thread 0, once released, waits until every other PE has announced the
+//      same crossing, polling the slots in its own GPU's memory that the other PEs write.
+// Waiting in every block (step 3) rather than in the announcing block, which would then
+// release the others, takes one hop off the critical path: on 2 H200s a boundary of 132
+// blocks costs about 1 µs less (docs/barriers.md).
+// The announcement stores this PE's crossing count into its slot of every other PE's
+// `arrivals` (through the peer's mapping of the symmetric heap). Every PE makes the same
+// crossings in the same order (every block of every PE reaches the same grid_sync() calls,
+// which the kernel's uniformity rules ensure; a split kernel's segments cross the same way,
+// span_segments.cuh), so the counts agree and only grow: a slot at or past this crossing's
+// count means that PE has arrived.
 //
 // Why every write made before grid_sync() by any thread of any PE is visible after it to every
 // thread of every PE (causality order in the PTX memory model is transitive through CTA
 // barriers and morally strong release/acquire pairs):
 //   - Arrival, as in LBS: gsync_sync_block() orders the block's writes before its thread 0,
-//     whose atom.acq_rel.gpu addition releases them; the crossing block's addition, which
+//     whose atom.acq_rel.gpu addition releases them; the announcing block's addition, which
 //     completes the count, acquires every block's release (observation runs through the
 //     read-modify-writes of one word).
-//   - Crossing: fence.acq_rel.sys followed by st.relaxed.sys is a release at system scope,
-//     cumulative over everything the crossing thread has observed: the whole PE's writes,
-//     those to peers' memory (put) included. Each peer's crossing thread reads the count with
-//     ld.relaxed.sys and then fence.acq_rel.sys, an acquire at system scope.
-//   - Release: st.release.gpu of the generation, read by ld.acquire.gpu in every other
-//     block's thread 0, and gsync_sync_block() hands it to the rest of its block.
+//   - Announcement: fence.acq_rel.sys followed by st.relaxed.sys is a release at system
+//     scope, cumulative over everything the announcing thread has observed: the whole PE's
+//     writes, those to peers' memory (put) included.
+//   - This PE's writes: st.release.gpu of the generation, read by ld.acquire.gpu in every
+//     other block's thread 0.
+//   - Every other PE's writes: each block's thread 0 reads each peer's slot with
+//     ld.acquire.sys, an acquire at system scope that synchronizes with that peer's
+//     announcement. gsync_sync_block() then hands both to the rest of its block.
 // Progress: each PE's grid is co-resident (refused otherwise, on every PE, before any
 // launches), so every PE reaches every crossing unless one failed or never launched. A wait
 // gives up after the launch's watchdog (the header's barrier limit, written on a team whatever
-// the barrier; 0 = never) or once the launch's deadline has passed: the crossing records
-// GSYNC_PE_TIMEOUT naming the PE it waited for, a block waiting on its GPU records
+// the barrier; 0 = never) or once the launch's deadline has passed: a wait for a PE records
+// GSYNC_PE_TIMEOUT naming the PE it waited for, a block waiting for this GPU's blocks records
 // GSYNC_BARRIER_TIMEOUT naming itself, the deadline GSYNC_DEADLINE_EXCEEDED; a wait ended by
 // another's abort records nothing of its own. Every give-up raises the abort flag, and every
 // block of the PE leaves at its next check or barrier. Afterwards the PEs' crossing counts no
@@ -38,7 +46,6 @@
 #define GSYNC_TEAM_CROSSINGS GSYNC_MAX_PES          // arrivals[]: this PE's crossing count
 #define GSYNC_TEAM_COUNTER (GSYNC_MAX_PES + 16u)     // arrivals[]: this PE's arrival counter (u32), a line of its own
 #define GSYNC_TEAM_GENERATION (GSYNC_MAX_PES + 32u)  // arrivals[]: this PE's generation (u32), a line of its own
-#define GSYNC_TEAM_CROSSING (GSYNC_MAX_PES + 40u)    // arrivals[]: the generation being crossed to (u32), same line
 #define GSYNC_TEAM_POLLS_PER_CHECK 64u
 #define GSYNC_TEAM_ABORT_WORD 1u    // the header's abort flag
 #define GSYNC_TEAM_TIMEOUT_WORD 2u  // the header's barrier watchdog, ns (u64)
@@ -81,8 +88,9 @@ __device__ __noinline__ void gsync_team_give_up(
     asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(state + GSYNC_TEAM_ABORT_WORD), "r"(1u) : "memory");
 }
 
-// Step 2: false when it gave up.
-__device__ __noinline__ bool gsync_team_cross(unsigned int* state, gsync_status_t* status, unsigned int phase) {
+// Step 2: this PE's next crossing, announced to every other PE; returns its count. One thread
+// per PE and crossing.
+__device__ __forceinline__ unsigned long long gsync_team_announce() {
     unsigned long long* arrivals = gsync_team.arrivals;
     const unsigned long long count = arrivals[GSYNC_TEAM_CROSSINGS] + 1ull;
     arrivals[GSYNC_TEAM_CROSSINGS] = count;
@@ -92,12 +100,20 @@ __device__ __noinline__ bool gsync_team_cross(unsigned int* state, gsync_status_
         unsigned long long* slot = gsync::on_pe(&arrivals[gsync_team.pe], pe);
         asm volatile("st.relaxed.sys.u64 [%0], %1;" ::"l"(slot), "l"(count) : "memory");
     }
+    return count;
+}
+
+// Step 3: waits until every other PE has announced crossing `count`, acquiring what each
+// released; false when it gave up.
+__device__ __noinline__ bool gsync_team_await(
+    unsigned long long count, unsigned int* state, gsync_status_t* status, unsigned int phase) {
+    const unsigned long long* arrivals = gsync_team.arrivals;
     gsync_team_wait_t wait = {0u, 0ull};
     for (unsigned int pe = 0u; pe < gsync_team.n_pes; ++pe) {
         if (pe == gsync_team.pe) continue;
         for (;;) {
             unsigned long long seen;
-            asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(seen) : "l"(&arrivals[pe]) : "memory");
+            asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(seen) : "l"(&arrivals[pe]) : "memory");
             if (seen >= count) break;
             const gsync_team_verdict verdict = gsync_team_check(wait, state);
             if (verdict != GSYNC_TEAM_WAIT) {
@@ -106,14 +122,18 @@ __device__ __noinline__ bool gsync_team_cross(unsigned int* state, gsync_status_
             }
         }
     }
-    asm volatile("fence.acq_rel.sys;" ::: "memory");
     return true;
+}
+
+// Steps 2 and 3 by one thread, for a crossing no other thread of the PE waits on (between
+// the segments of a split kernel); false when it gave up.
+__device__ __noinline__ bool gsync_team_cross(unsigned int* state, gsync_status_t* status, unsigned int phase) {
+    return gsync_team_await(gsync_team_announce(), state, status, phase);
 }
 
 __device__ __forceinline__ void gsync_spanning_grid_sync(gsync_status_t* status, unsigned int* state, unsigned int phase) {
     unsigned int* counter = (unsigned int*)(gsync_team.arrivals + GSYNC_TEAM_COUNTER);
     unsigned int* generation = (unsigned int*)(gsync_team.arrivals + GSYNC_TEAM_GENERATION);
-    unsigned int* crossing = (unsigned int*)(gsync_team.arrivals + GSYNC_TEAM_CROSSING);
     gsync_sync_block();
     bool gave_up = false;
     if (gsync_linear_thread() == 0u) {
@@ -123,10 +143,7 @@ __device__ __forceinline__ void gsync_spanning_grid_sync(gsync_status_t* status,
         asm volatile("atom.acq_rel.gpu.add.u32 %0, [%1], 1;" : "=r"(before) : "l"(counter) : "memory");
         if (before + 1u == gsync_grid_blocks()) {
             *(volatile unsigned int*)counter = 0u;
-            // The waiting blocks leave the blame for a late PE to the crossing, whose wait is
-            // bounded by the same watchdog.
-            asm volatile("st.relaxed.gpu.u32 [%0], %1;" ::"l"(crossing), "r"(seen + 1u) : "memory");
-            gave_up = !gsync_team_cross(state, status, phase);
+            (void)gsync_team_announce();
             asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(generation), "r"(seen + 1u) : "memory");
         } else {
             gsync_team_wait_t wait = {0u, 0ull};
@@ -134,18 +151,23 @@ __device__ __forceinline__ void gsync_spanning_grid_sync(gsync_status_t* status,
                 unsigned int now;
                 asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(generation) : "memory");
                 if (now != seen) break;
-                gsync_team_verdict verdict = gsync_team_check(wait, state);
-                if (verdict == GSYNC_TEAM_TIMED_OUT) {
-                    unsigned int crossed_to;
-                    asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(crossed_to) : "l"(crossing) : "memory");
-                    if (crossed_to == seen + 1u) verdict = GSYNC_TEAM_WAIT;  // every block is here
-                }
+                const gsync_team_verdict verdict = gsync_team_check(wait, state);
                 if (verdict != GSYNC_TEAM_WAIT) {
                     gsync_team_give_up(verdict, state, status, phase, GSYNC_MAX_PES);
                     gave_up = true;
                     break;
                 }
             }
+        }
+        if (!gave_up) {
+            // The announcing thread wrote the crossing's count before it released the
+            // generation, which this thread has acquired.
+            unsigned long long count;
+            asm volatile("ld.relaxed.gpu.u64 %0, [%1];"
+                         : "=l"(count)
+                         : "l"(gsync_team.arrivals + GSYNC_TEAM_CROSSINGS)
+                         : "memory");
+            gave_up = !gsync_team_await(count, state, status, phase);
         }
         if (!gave_up) {
             unsigned int aborted;
