@@ -94,6 +94,9 @@ __device__ __forceinline__ unsigned long long gsync_team_announce() {
     unsigned long long* arrivals = gsync_team.arrivals;
     const unsigned long long count = arrivals[GSYNC_TEAM_CROSSINGS] + 1ull;
     arrivals[GSYNC_TEAM_CROSSINGS] = count;
+    // A team of one has no peer to release to, and a fence at system scope costs microseconds
+    // after a phase that wrote much.
+    if (gsync_team.n_pes == 1u) return count;
     asm volatile("fence.acq_rel.sys;" ::: "memory");
     for (unsigned int pe = 0u; pe < gsync_team.n_pes; ++pe) {
         if (pe == gsync_team.pe) continue;
