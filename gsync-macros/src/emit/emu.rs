@@ -5,6 +5,7 @@
 
 use crate::emit::assertions::AssertStops;
 mod communication;
+mod range_put;
 
 use crate::check::Facts;
 use crate::emit::block_size::BlockConstCode;
@@ -406,7 +407,8 @@ impl RustStmts for Emu<'_> {
             | StmtKind::WaitUntil { .. }
             | StmtKind::Locked { .. }
             | StmtKind::Swap(..)
-            | StmtKind::StoreChunk { .. } => View::Own,
+            | StmtKind::StoreChunk { .. }
+            | StmtKind::PutRange(_) => View::Own,
         }
     }
 
@@ -447,6 +449,7 @@ impl RustStmts for Emu<'_> {
                     }
                 }
             }
+            StmtKind::PutRange(put) => self.put_range(put),
             _ => quote!(compile_error!("gsync: a shared statement as the emulator's own");),
         }
     }

@@ -266,7 +266,7 @@ impl Lowerer<'_> {
         let mut errors: Vec<(Span, String)> = Vec::new();
         each_stmt(before, &mut |s: &Stmt| {
             let what = match &s.kind {
-                StmtKind::GridSync { .. } | StmtKind::SyncBlock => Some("a barrier"),
+                StmtKind::GridSync { .. } | StmtKind::SyncBlock | StmtKind::PutRange(_) => Some("a barrier"),
                 StmtKind::Locked { .. } => Some("`with_lock`"),
                 StmtKind::WaitUntil { .. } => Some("`wait_until`"),
                 _ => None,
@@ -369,6 +369,9 @@ impl Lowerer<'_> {
                 ),
                 StmtKind::GridSync { .. } | StmtKind::SyncBlock => Some(
                     "a barrier inside `with_lock`: only the thread holding the lock reaches it, so the others never arrive",
+                ),
+                StmtKind::PutRange(_) => Some(
+                    "a range put inside `with_lock`: the whole block shares its copy and meets at a block barrier, but only the thread holding the lock reaches it",
                 ),
                 StmtKind::Return => Some("`return` inside `with_lock` would leave the lock held: skip the rest with `if` instead"),
                 StmtKind::Locked { .. } => Some(
