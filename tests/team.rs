@@ -428,3 +428,129 @@ fn conjugate_gradients_sum_many_row_groups_alike_on_any_team() {
         alone.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
     );
 }
+
+// ---- Ranges: `put_range` and `put_range_signal` -------------------------------------------
+
+mod ranges {
+    use common::team_ranges::{self, kernels::*};
+    use gsync::prelude::*;
+    use gsync::Team;
+
+    /// Runs `check` on every PE of emulated teams of 1 to 4 PEs.
+    fn on_teams(check: impl Fn(&Gpu) -> gsync::Result<()> + Sync) {
+        for n_pes in 1..=4u32 {
+            Team::emulated(n_pes).expect("a team").run(&check).unwrap_or_else(|e| panic!("{n_pes} PEs: {e}"));
+        }
+    }
+
+    #[test]
+    fn a_ring_of_ranges_matches_the_cpu_for_every_integer_type() {
+        on_teams(|gpu| {
+            let base = 1000 * u64::from(gpu.pe());
+            team_ranges::ring_ranges_match_the_cpu(gpu, |pe| (0..150).map(|i| i + 1000 * pe).collect::<Vec<u32>>())?;
+            team_ranges::ring_ranges_match_the_cpu(gpu, |pe| {
+                (0..150).map(|i| -(i * 3) - pe as i32).collect::<Vec<_>>()
+            })?;
+            team_ranges::ring_ranges_match_the_cpu(gpu, |pe| {
+                (0..150).map(|i| (i << 40) + u64::from(pe)).collect::<Vec<u64>>()
+            })?;
+            team_ranges::ring_ranges_match_the_cpu(gpu, |pe| {
+                (0..150).map(|i| i64::MIN + i + i64::from(pe)).collect::<Vec<_>>()
+            })?;
+            assert!(base < 4000);
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn a_ring_of_ranges_moves_float_bits_unchanged() {
+        // NaN payloads, -0.0, subnormals and infinities arrive as they left.
+        let f32s = |pe: u32| -> Vec<f32> {
+            let specials = [f32::from_bits(0x7fc0_1234), -0.0, f32::from_bits(1), f32::NEG_INFINITY];
+            (0..150).map(|i| if i % 5 == 0 { specials[i / 5 % 4] } else { i as f32 / 3.0 + pe as f32 }).collect()
+        };
+        let f64s = |pe: u32| -> Vec<f64> {
+            let specials = [f64::from_bits(0xfff8_0000_0000_0042), -0.0, f64::from_bits(3), f64::INFINITY];
+            (0..150).map(|i| if i % 7 == 0 { specials[i / 7 % 4] } else { i as f64 / 7.0 - f64::from(pe) }).collect()
+        };
+        on_teams(|gpu| {
+            team_ranges::ring_ranges_match_the_cpu(gpu, f32s)?;
+            team_ranges::ring_ranges_match_the_cpu(gpu, f64s)
+        });
+    }
+
+    #[test]
+    fn a_ring_of_half_precision_ranges_moves_their_bits_unchanged() {
+        on_teams(team_ranges::half_ranges_keep_their_bits);
+    }
+
+    #[test]
+    fn a_halo_exchange_with_signals_alone_matches_the_cpu_over_many_steps() {
+        let (cells, w, steps) = (100usize, 3usize, 60u32);
+        for n_pes in 1..=4u32 {
+            let line: Vec<u32> =
+                (0..n_pes as usize * cells + 2 * w).map(|i| ((i * 7919) % 1024) as u32 * 1000).collect();
+            let expected = team_ranges::halo_steps_reference(&line, w, steps);
+            let strips = Team::emulated(n_pes)
+                .expect("a team")
+                .run(|gpu| team_ranges::halo_steps_on(gpu, &line, cells, w, steps))
+                .expect("the team runs");
+            assert_eq!(strips.concat(), expected[w..w + n_pes as usize * cells], "{n_pes} PEs");
+        }
+    }
+
+    #[test]
+    fn every_thread_of_the_block_sees_the_whole_copy_after_put_range() {
+        on_teams(team_ranges::the_block_sees_its_copy_after_put_range);
+    }
+
+    #[test]
+    fn a_range_of_a_shared_array_reaches_the_next_pe() {
+        on_teams(team_ranges::shared_tiles_reach_the_next_pe);
+    }
+
+    #[test]
+    fn ranges_out_of_bounds_and_pes_out_of_the_team_are_typed_faults() {
+        on_teams(team_ranges::range_faults_are_out_of_bounds_and_copy_nothing);
+    }
+
+    #[test]
+    fn range_kernels_compile_with_nvrtc_checked_unchecked_and_spanning() {
+        if !gsync::__private::nvrtc_or_skip() {
+            return;
+        }
+        let kernels = [
+            ("ring_ranges", &ring_ranges::__u32::KERNEL),
+            ("ring_ranges", &ring_ranges::__i64::KERNEL),
+            ("ring_ranges", &ring_ranges::__f32::KERNEL),
+            ("ring_ranges", &ring_ranges::__f64::KERNEL),
+            ("ring_halves", &ring_halves::KERNEL),
+            ("halo_steps", &halo_steps::KERNEL),
+            ("put_range_as_given", &put_range_as_given::KERNEL),
+            ("tiles_to_the_next", &tiles_to_the_next::KERNEL),
+            ("reads_after_the_copy", &reads_after_the_copy::KERNEL),
+        ];
+        for (name, spec) in kernels {
+            for checks in [true, false] {
+                let mut spec = *spec;
+                spec.bounds_checks = checks;
+                let sources = [
+                    ((8, 0), spec.source(Barrier::default(), 128)),
+                    ((9, 0), spec.source(Barrier::default(), 128)),
+                    ((9, 0), spec.spanning_source(Barrier::Relay, 128)),
+                ];
+                for (arch, source) in sources {
+                    assert_eq!(
+                        source.contains("gsync::span_in_bounds"),
+                        checks,
+                        "{name}: the range checks follow the build"
+                    );
+                    assert!(source.contains("gsync::store_relaxed_sys(gsync::on_pe("), "{name}");
+                    if let Err(error) = gsync::compile(&source, name, arch) {
+                        panic!("{name} for sm_{}{} (bounds checks {checks}): {error}", arch.0, arch.1);
+                    }
+                }
+            }
+        }
+    }
+}
