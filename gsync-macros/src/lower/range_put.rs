@@ -90,7 +90,7 @@ impl Lowerer<'_> {
             );
             return None;
         }
-        if self.refuse_store(target, name, m.receiver.span()) {
+        if self.refuse_read_only_symmetric(target, name, m.receiver.span()) {
             return None;
         }
         if !super::methods::atomic_supported(AtomicOp::Put, info.elem) {
@@ -193,10 +193,30 @@ impl Lowerer<'_> {
             );
             return None;
         }
-        if self.refuse_store(flags, "put_range_signal", arg.span()) {
+        if self.refuse_read_only_symmetric(flags, "put_range_signal", arg.span()) {
             return None;
         }
         Some(flags)
+    }
+
+    /// Refuses `name`'s write to symmetric `array` at `span` where `array` is read-only; true
+    /// if it did.
+    fn refuse_read_only_symmetric(&mut self, array: ArrayId, name: &str, span: Span) -> bool {
+        if self.refuse_write_to_read_only(array, &format!("`{name}`"), span) {
+            return true;
+        }
+        let info = &self.arrays[array.0];
+        if info.mutable {
+            return false;
+        }
+        let message = format!(
+            "`{name}` writes another PE's part of `{}`, which is read-only: take it as `#[symmetric] {}: &mut [{}]`",
+            info.name,
+            info.name,
+            info.elem.name()
+        );
+        self.diag.error(span, message);
+        true
     }
 
     /// An operand bound to a hidden variable, `let base = e;`, after the device functions it
