@@ -446,7 +446,6 @@ mod ranges {
     #[test]
     fn a_ring_of_ranges_matches_the_cpu_for_every_integer_type() {
         on_teams(|gpu| {
-            let base = 1000 * u64::from(gpu.pe());
             team_ranges::ring_ranges_match_the_cpu(gpu, |pe| (0..150).map(|i| i + 1000 * pe).collect::<Vec<u32>>())?;
             team_ranges::ring_ranges_match_the_cpu(gpu, |pe| {
                 (0..150).map(|i| -(i * 3) - pe as i32).collect::<Vec<_>>()
@@ -457,7 +456,6 @@ mod ranges {
             team_ranges::ring_ranges_match_the_cpu(gpu, |pe| {
                 (0..150).map(|i| i64::MIN + i + i64::from(pe)).collect::<Vec<_>>()
             })?;
-            assert!(base < 4000);
             Ok(())
         });
     }
