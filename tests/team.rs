@@ -552,3 +552,27 @@ mod ranges {
         }
     }
 }
+
+#[test]
+fn the_heat_equation_across_a_team_with_rows_of_several_pieces_matches_the_cpu_bit_for_bit() {
+    use gsync::kernels::heat::heat_reference;
+    use gsync::kernels::heat_team::{run_strips, strip};
+    // Rows of 1030 cells: a block steps and hands on a row in pieces of up to 1024.
+    let (n, steps, r) = (1030usize, 3u32, 0.2f32);
+    let field: Vec<f32> = (0..n * n).map(|i| ((i * 7919) % 1000) as f32 / 10.0).collect();
+    let expected = heat_reference(&field, n, steps, r).expect("reference");
+    for n_pes in [2u32, 3] {
+        let strips = Team::emulated(n_pes)
+            .expect("a team")
+            .run(|gpu| {
+                let launch = Launch::new().blocks(4).threads(256);
+                let (rows, _) = run_strips(gpu, &launch, &field, n, steps, r)?;
+                Ok((strip(n, gpu.pe(), gpu.n_pes())?, rows))
+            })
+            .expect("the team runs");
+        for (strip, rows) in strips {
+            let want = &expected[strip.first * n..(strip.first + strip.mine) * n];
+            assert!(rows.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits()), "{n_pes} PEs, strip {strip:?}");
+        }
+    }
+}
