@@ -251,17 +251,22 @@ fn spanning_kernels_compile_with_nvrtc_under_every_device_barrier() {
 
 #[test]
 fn the_heat_equation_across_a_team_matches_the_cpu_bit_for_bit() {
+    heat_strips_match_the_cpu(35, 21, 1..=4, &Launch::new().blocks(3).threads(64));
+}
+
+/// `heat_strips` on an `n × n` field for `steps` steps, on teams of each of `pes`: every PE's
+/// strip bit for bit the CPU's.
+fn heat_strips_match_the_cpu(n: usize, steps: u32, pes: impl IntoIterator<Item = u32>, launch: &Launch) {
     use gsync::kernels::heat::heat_reference;
     use gsync::kernels::heat_team::{run_strips, strip};
-    let (n, steps, r) = (35usize, 21u32, 0.2f32);
+    let r = 0.2f32;
     let field: Vec<f32> = (0..n * n).map(|i| ((i * 7919) % 1000) as f32 / 10.0).collect();
     let expected = heat_reference(&field, n, steps, r).expect("reference");
-    for n_pes in 1..=4u32 {
+    for n_pes in pes {
         let team = Team::emulated(n_pes).expect("a team");
         let strips = team
             .run(|gpu| {
-                let launch = Launch::new().blocks(3).threads(64);
-                let (rows, _) = run_strips(gpu, &launch, &field, n, steps, r)?;
+                let (rows, _) = run_strips(gpu, launch, &field, n, steps, r)?;
                 Ok((strip(n, gpu.pe(), gpu.n_pes())?, rows))
             })
             .expect("the team runs");
@@ -555,24 +560,6 @@ mod ranges {
 
 #[test]
 fn the_heat_equation_across_a_team_with_rows_of_several_pieces_matches_the_cpu_bit_for_bit() {
-    use gsync::kernels::heat::heat_reference;
-    use gsync::kernels::heat_team::{run_strips, strip};
     // Rows of 1030 cells: a block steps and hands on a row in pieces of up to 1024.
-    let (n, steps, r) = (1030usize, 3u32, 0.2f32);
-    let field: Vec<f32> = (0..n * n).map(|i| ((i * 7919) % 1000) as f32 / 10.0).collect();
-    let expected = heat_reference(&field, n, steps, r).expect("reference");
-    for n_pes in [2u32, 3] {
-        let strips = Team::emulated(n_pes)
-            .expect("a team")
-            .run(|gpu| {
-                let launch = Launch::new().blocks(4).threads(256);
-                let (rows, _) = run_strips(gpu, &launch, &field, n, steps, r)?;
-                Ok((strip(n, gpu.pe(), gpu.n_pes())?, rows))
-            })
-            .expect("the team runs");
-        for (strip, rows) in strips {
-            let want = &expected[strip.first * n..(strip.first + strip.mine) * n];
-            assert!(rows.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits()), "{n_pes} PEs, strip {strip:?}");
-        }
-    }
+    heat_strips_match_the_cpu(1030, 3, [2, 3], &Launch::new().blocks(4).threads(256));
 }

@@ -120,3 +120,32 @@ fn a_range_put_inside_with_lock_is_refused() {
     });
     assert!(e.contains("a range put inside `with_lock`"), "{e}");
 }
+
+#[test]
+fn a_split_kernel_carries_a_range_put_inside_a_segment_with_the_shared_array_it_copies() {
+    let (mut k, facts) = crate::tests::lowered(quote! {
+        fn k(#[symmetric] a: &mut [u32], rounds: u32) {
+            let mut tile = shared_array::<u32, 64>();
+            for r in 0..rounds {
+                tile[thread_idx() as usize % 64] = r;
+                sync_block();
+                a.put_range(pe(), (r % 2) as usize * 64, &tile[..]);
+                grid_sync();
+            }
+        }
+    })
+    .expect("no errors");
+    // A kernel with a symmetric slice is not split yet: the split's reading of the statement
+    // is what this checks, without the mark.
+    k.arrays.iter_mut().for_each(|a| a.symmetric = false);
+    let plan = crate::split::plan(&k, &facts.levels).expect("the kernel splits");
+    let [segment] = &plan.segments[..] else { panic!("one segment: {plan:#?}") };
+    let puts = segment.body.iter().filter(|s| matches!(s.kind, crate::ir::StmtKind::PutRange(_))).count();
+    assert_eq!(puts, 1, "{plan:#?}");
+    let tile = k.arrays.iter().position(|a| a.name == "tile").expect("the tile");
+    assert_eq!(segment.shared, [crate::ir::ArrayId(tile)], "{plan:#?}");
+    let host: Vec<&str> = segment.host_values.iter().map(|v| k.var(*v).name.as_str()).collect();
+    assert!(host.contains(&"range_at"), "the uniform operand comes from the host: {host:?}");
+    let src = crate::emit::cuda::split_source(&k, &facts, &plan, true);
+    assert!(src.contains("gsync::store_relaxed_sys(gsync::on_pe(&a_[range_at_ + gsync_a_copy], range_pe_), tile_[range_lo_ + gsync_a_copy]);"), "{src}");
+}

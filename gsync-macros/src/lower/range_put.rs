@@ -3,6 +3,7 @@
 //! slice, and the signal that follows it. Each operand is bound to a variable first, in Rust's
 //! order, so that the copy's threads and its signal evaluate it once.
 
+use super::communication::make_symmetric;
 use super::types::TyId;
 use super::{Block, Expr, ExprKind, Lowerer, StmtKind};
 use crate::ir::{ArrayId, ArraySpace, AtomicOp, MemoryOrder, RangePut, Scalar};
@@ -83,9 +84,8 @@ impl Lowerer<'_> {
             self.diag.error(
                 m.method.span(),
                 format!(
-                    "`{name}` copies into the part of a symmetric slice that another PE holds: mark the parameter `#[symmetric] {}: &mut [{}]` and allocate its buffer with `Gpu::symmetric_zeros`",
-                    info.name,
-                    info.elem.name()
+                    "`{name}` copies into the part of a symmetric slice that another PE holds: {}",
+                    make_symmetric(&info, true)
                 ),
             );
             return None;
@@ -174,10 +174,9 @@ impl Lowerer<'_> {
             self.diag.error(
                 arg.span(),
                 format!(
-                    "the signal goes to PE `pe`'s part of `{}`, which is not symmetric: mark the parameter `#[symmetric] {}: &mut [{}]` and allocate its buffer with `Gpu::symmetric_zeros`",
+                    "the signal goes to PE `pe`'s part of `{}`, which is not symmetric: {}",
                     info.name,
-                    info.name,
-                    info.elem.name()
+                    make_symmetric(&info, true)
                 ),
             );
             return None;
@@ -202,21 +201,14 @@ impl Lowerer<'_> {
     /// Refuses `name`'s write to symmetric `array` at `span` where `array` is read-only; true
     /// if it did.
     fn refuse_read_only_symmetric(&mut self, array: ArrayId, name: &str, span: Span) -> bool {
-        if self.refuse_write_to_read_only(array, &format!("`{name}`"), span) {
-            return true;
-        }
-        let info = &self.arrays[array.0];
-        if info.mutable {
-            return false;
-        }
-        let message = format!(
-            "`{name}` writes another PE's part of `{}`, which is read-only: take it as `#[symmetric] {}: &mut [{}]`",
-            info.name,
-            info.name,
-            info.elem.name()
-        );
-        self.diag.error(span, message);
-        true
+        self.refuse_unwritable(array, name, span, |info| {
+            format!(
+                "`{name}` writes another PE's part of `{}`, which is read-only: take it as `#[symmetric] {}: &mut [{}]`",
+                info.name,
+                info.name,
+                info.elem.name()
+            )
+        })
     }
 
     /// An operand bound to a hidden variable, `let base = e;`, after the device functions it
