@@ -48,8 +48,11 @@ fn run(args: &Args) -> Result<(), common::AnyError> {
                 gpu.n_pes(),
                 args.reps
             );
-            println!("| grid | 1 GPU (ms) | {} GPUs (ms) | speed-up | µs per iteration, team |", gpu.n_pes());
-            println!("|---|---:|---:|---:|---:|");
+            println!(
+                "| grid | 1 GPU (ms) | {} GPUs (ms) | speed-up | µs per iteration, team | split (ms) | split, graph (ms) | fused vs best split |",
+                gpu.n_pes()
+            );
+            println!("|---|---:|---:|---:|---:|---:|---:|---:|");
         }
         for &m in &args.m {
             let b: Vec<f32> = (0..m * m).map(|i| ((i.wrapping_mul(7919)) % 1000) as f32 / 100.0 - 5.0).collect();
@@ -71,22 +74,34 @@ fn run(args: &Args) -> Result<(), common::AnyError> {
             let shape = Launch::new().threads(tuned.threads).barrier(tuned.barrier);
             let blocks = tuned.blocks.min(solver::cg_strips::max_coresident_blocks(gpu, &shape)?);
             let pinned = shape.blocks(blocks);
-            let (team, _, rows) = time(gpu, &pinned)?;
             let (first, mine, _) = cg_strip(m, gpu.pe(), gpu.n_pes());
             // One GPU ran the same kernel on the whole grid, in another configuration: the
             // dot products' order does not depend on it, so the rows must agree bit for bit.
             let want = &whole[first * m..(first + mine) * m];
-            assert!(
-                rows.len() == want.len() && rows.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits()),
-                "PE {}: the team's rows differ from one GPU's solution at m = {m}",
-                gpu.pe()
-            );
+            let team_time = |launch: &Launch| -> gsync::Result<Duration> {
+                let (time, report, rows) = time(gpu, launch)?;
+                assert!(
+                    rows.len() == want.len() && rows.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "PE {}: the team's rows ({}) differ from one GPU's solution at m = {m}",
+                    gpu.pe(),
+                    report.barrier
+                );
+                Ok(time)
+            };
+            let team = team_time(&pinned)?;
+            // Split, each launch may have every block the GPU holds.
+            let split = Launch::new().threads(tuned.threads).blocks(tuned.blocks).barrier(Barrier::MultiLaunch);
+            let (split_stream, split_graph) = (team_time(&split)?, team_time(&split.graph(true))?);
             if gpu.pe() == 0 {
-                let (one_ms, team_ms) = (one.as_secs_f64() * 1e3, team.as_secs_f64() * 1e3);
+                let ms = |t: Duration| t.as_secs_f64() * 1e3;
+                let (one_ms, team_ms) = (ms(one), ms(team));
                 println!(
-                    "| {m}² | {one_ms:.2} | {team_ms:.2} | {:.2}× | {:.1} |",
+                    "| {m}² | {one_ms:.2} | {team_ms:.2} | {:.2}× | {:.1} | {:.2} | {:.2} | {:.2}× |",
                     one_ms / team_ms,
-                    team_ms * 1e3 / f64::from(args.iterations)
+                    team_ms * 1e3 / f64::from(args.iterations),
+                    ms(split_stream),
+                    ms(split_graph),
+                    ms(split_stream).min(ms(split_graph)) / team_ms
                 );
             }
         }

@@ -2,7 +2,8 @@
 //! and hands its edge rows to its neighbours, one spanning `grid_sync()` per step
 //! (`gsync::kernels::heat_team`). Strong scaling (one field, 1 GPU against the team) and weak
 //! scaling (the field's cells grown with the team), every team result checked bit for bit
-//! against the same kernel on one GPU.
+//! against the same kernel on one GPU. Beside the fused team, the same kernel split across the
+//! team (a launch per step on every PE, launched on the stream and replayed as a CUDA graph).
 //!
 //! ```text
 //! cargo run --release --example heat_multi -- --gpus 2
@@ -45,68 +46,98 @@ fn run(args: &Args) -> Result<(), common::AnyError> {
         let alone = Gpu::cuda(gpu.pe() as usize)?;
         if gpu.pe() == 0 {
             println!("# Heat equation, {} steps, {} and {} PEs (ms per run, median of {}; the team in the configuration tuned for one GPU)\n", args.steps, gpu.info().name, gpu.n_pes(), args.reps);
-            println!("| scaling | field | 1 GPU (ms) | {} GPUs (ms) | speed-up | efficiency |", gpu.n_pes());
-            println!("|---|---|---:|---:|---:|---:|");
+            println!(
+                "| scaling | field | 1 GPU (ms) | {} GPUs (ms) | speed-up | efficiency | split (ms) | split, graph (ms) | fused vs best split |",
+                gpu.n_pes()
+            );
+            println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
         }
         for &n in &args.n {
-            let (one, team) = compare(gpu, &alone, n, n, args)?;
-            report(gpu, "strong", n, n, one, team);
+            let times = compare(gpu, &alone, n, n, args)?;
+            report(gpu, "strong", n, n, &times);
         }
         for &n in &args.n {
             // The team's field has about n_pes times the cells of one GPU's.
             let grown = ((n as f64) * f64::from(gpu.n_pes()).sqrt()).round() as usize & !1;
-            let (one, team) = compare(gpu, &alone, n, grown, args)?;
-            report(gpu, "weak", n, grown, one, team);
+            let times = compare(gpu, &alone, n, grown, args)?;
+            report(gpu, "weak", n, grown, &times);
         }
         Ok(())
     })?;
     Ok(())
 }
 
-fn report(gpu: &Gpu, scaling: &str, n_one: usize, n_team: usize, one: Duration, team: Duration) {
+/// Median run times of one comparison.
+struct Times {
+    /// The kernel on one GPU.
+    one: Duration,
+    /// Fused across the team.
+    team: Duration,
+    /// Split across the team, launched on the stream, and replayed as a CUDA graph.
+    split: Duration,
+    split_graph: Duration,
+}
+
+fn report(gpu: &Gpu, scaling: &str, n_one: usize, n_team: usize, times: &Times) {
     if gpu.pe() != 0 {
         return;
     }
-    let (one_ms, team_ms) = (one.as_secs_f64() * 1e3, team.as_secs_f64() * 1e3);
+    let ms = |t: Duration| t.as_secs_f64() * 1e3;
+    let (one_ms, team_ms) = (ms(times.one), ms(times.team));
     let field = if n_one == n_team { format!("{n_one}²") } else { format!("{n_one}² / {n_team}²") };
     let speedup = one_ms / team_ms;
     let efficiency = match scaling {
         "strong" => speedup / f64::from(gpu.n_pes()),
         _ => speedup,
     };
-    println!("| {scaling} | {field} | {one_ms:.2} | {team_ms:.2} | {speedup:.2}× | {:.0}% |", efficiency * 100.0);
+    let best_split = ms(times.split).min(ms(times.split_graph));
+    println!(
+        "| {scaling} | {field} | {one_ms:.2} | {team_ms:.2} | {speedup:.2}× | {:.0}% | {:.2} | {:.2} | {:.2}× |",
+        efficiency * 100.0,
+        ms(times.split),
+        ms(times.split_graph),
+        best_split / team_ms
+    );
 }
 
 /// The kernel on this PE's GPU alone on an `n_one` field, and across the team on an `n_team`
-/// field in the configuration tuned for the GPU alone; the team's strip checked bit for bit
-/// against the one-GPU run of the same field.
-fn compare(gpu: &Gpu, alone: &Gpu, n_one: usize, n_team: usize, args: &Args) -> gsync::Result<(Duration, Duration)> {
+/// field in the configuration tuned for the GPU alone, fused and split; every team run's strip
+/// checked bit for bit against the one-GPU run of the same field.
+fn compare(gpu: &Gpu, alone: &Gpu, n_one: usize, n_team: usize, args: &Args) -> gsync::Result<Times> {
     let field = |n: usize| -> Vec<f32> { (0..n * n).map(|i| ((i.wrapping_mul(7919)) % 1000) as f32 / 10.0).collect() };
-    let time = |on: &Gpu, launch: &Launch, n: usize, input: &[f32]| -> gsync::Result<(Duration, LaunchReport)> {
-        let mut times = Vec::with_capacity(args.reps);
-        let mut last = None;
-        for _ in 0..=args.reps {
-            let (_, report) = run_strips(on, launch, input, n, args.steps, R)?;
-            times.push(report.gpu_time);
-            last = Some(report);
-        }
-        times.remove(0); // the warm-up
-        Ok((common::median(times).unwrap_or_default(), last.expect("at least one run")))
-    };
+    let time =
+        |on: &Gpu, launch: &Launch, n: usize, input: &[f32]| -> gsync::Result<(Duration, LaunchReport, Vec<f32>)> {
+            let mut times = Vec::with_capacity(args.reps);
+            let mut last = None;
+            for _ in 0..=args.reps {
+                let (rows, report) = run_strips(on, launch, input, n, args.steps, R)?;
+                times.push(report.gpu_time);
+                last = Some((report, rows));
+            }
+            times.remove(0); // the warm-up
+            let (report, rows) = last.expect("at least one run");
+            Ok((common::median(times).unwrap_or_default(), report, rows))
+        };
     let input = field(n_one);
-    let (one, tuned) = time(alone, &Launch::new(), n_one, &input)?;
+    let (one, tuned, _) = time(alone, &Launch::new(), n_one, &input)?;
     let pinned = Launch::new().blocks(tuned.blocks).threads(tuned.threads).barrier(tuned.barrier);
     let input = if n_team == n_one { input } else { field(n_team) };
-    let (team, _) = time(gpu, &pinned, n_team, &input)?;
     // The same field on this GPU alone: this PE's strip must match it bit for bit.
-    let (rows, _) = run_strips(gpu, &pinned, &input, n_team, args.steps, R)?;
     let (whole, _) = run_strips(alone, &pinned, &input, n_team, args.steps, R)?;
     let s = strip(n_team, gpu.pe(), gpu.n_pes())?;
     let want = &whole[(s.first - 1) * n_team..(s.first - 1 + s.mine) * n_team];
-    assert!(
-        rows.len() == want.len() && rows.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits()),
-        "PE {}: the team's strip differs from one GPU's result at n = {n_team}",
-        gpu.pe()
-    );
-    Ok((one, team))
+    let team_time = |launch: &Launch| -> gsync::Result<Duration> {
+        let (time, report, rows) = time(gpu, launch, n_team, &input)?;
+        assert!(
+            rows.len() == want.len() && rows.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "PE {}: the team's strip ({}) differs from one GPU's result at n = {n_team}",
+            gpu.pe(),
+            report.barrier
+        );
+        Ok(time)
+    };
+    let team = team_time(&pinned)?;
+    let split = pinned.clone().barrier(Barrier::MultiLaunch);
+    let (split_stream, split_graph) = (team_time(&split)?, team_time(&split.graph(true))?);
+    Ok(Times { one, team, split: split_stream, split_graph })
 }

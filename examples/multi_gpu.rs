@@ -41,6 +41,10 @@ struct Args {
     /// Skip the timings.
     #[arg(long)]
     checks_only: bool,
+    /// End with a PE that does not arrive in the split form (between two segments) instead
+    /// of at a fused kernel's grid_sync(): either leaves the team broken, so a run checks one.
+    #[arg(long)]
+    split_failure: bool,
 }
 
 fn main() -> ExitCode {
@@ -56,7 +60,7 @@ fn run(args: &Args) -> Result<(), common::AnyError> {
             common::spanning_table(gpu, args.phases, args.reps, &[128, 256])?;
         }
         // Last: it leaves the PEs' crossing counts apart, which ends the team's use.
-        a_pe_that_does_not_arrive(gpu)?;
+        a_pe_that_does_not_arrive(gpu, args.split_failure)?;
         Ok(())
     })?;
     Ok(())
@@ -82,6 +86,18 @@ fn checks(gpu: &Gpu, args: &Args) -> gsync::Result<()> {
     ring_sum::launch(gpu, &mut acc, &mut inbox, n_pes)?;
     assert_eq!(gpu.download(&acc)?, start((pe + n_pes - 1) % n_pes), "PE {pe}: n_pes rounds of the ring");
     say(gpu, &format!("PASS: put and the spanning grid_sync() move {n} values around the ring"));
+    for graph in [false, true] {
+        // The split form: a launch per segment on every PE, crossing between them.
+        let split = Launch::new().barrier(Barrier::MultiLaunch).graph(graph);
+        ring_sum::launch_with(gpu, &split, &mut acc, &mut inbox, 2)?;
+        assert_eq!(gpu.download(&acc)?, start((pe + 3 * n_pes - 3) % n_pes), "PE {pe}: the split ring");
+        // Each value is 3 PEs on; these rounds take it back to 1 PE on, where the fused
+        // rounds left it, for the checks below.
+        let back = (n_pes - 2 % n_pes) % n_pes;
+        ring_sum::launch_with(gpu, &split, &mut acc, &mut inbox, back)?;
+    }
+    assert_eq!(gpu.download(&acc)?, start((pe + n_pes - 1) % n_pes), "PE {pe}: the split rounds");
+    say(gpu, "PASS: the split form (stream launches, and a CUDA graph) moves the values around the ring");
 
     let mine: Vec<u64> = (0..n as u64).map(|i| i * u64::from(pe + 1)).collect();
     let values = gpu.symmetric_upload(&mine)?;
@@ -95,15 +111,17 @@ fn checks(gpu: &Gpu, args: &Args) -> gsync::Result<()> {
     let mut stamps = gpu.symmetric_zeros::<u32>((n_pes * blocks) as usize)?;
     let mut misses = gpu.zeros::<u32>(1)?;
     let launch = Launch::new().blocks(blocks).threads(256);
-    let report = visibility::launch_with(gpu, &launch, &mut stamps, &mut misses, args.stress_phases)?;
-    assert_eq!(gpu.download(&misses)?[0], 0, "PE {pe}: a phase missed another PE's write");
-    say(
-        gpu,
-        &format!(
-            "PASS: {} phases of {blocks} x 256 on every PE ({}), each seeing every PE's writes of the phase before",
-            args.stress_phases, report.barrier
-        ),
-    );
+    for launch in [launch.clone(), launch.barrier(Barrier::MultiLaunch)] {
+        let report = visibility::launch_with(gpu, &launch, &mut stamps, &mut misses, args.stress_phases)?;
+        assert_eq!(gpu.download(&misses)?[0], 0, "PE {pe}: a phase missed another PE's write ({})", report.barrier);
+        say(
+            gpu,
+            &format!(
+                "PASS: {} phases of {blocks} x 256 on every PE ({}), each seeing every PE's writes of the phase before",
+                args.stress_phases, report.barrier
+            ),
+        );
+    }
 
     let mut a = gpu.symmetric_zeros::<u32>(4)?;
     let error = reach_out::launch(gpu, &mut a, n_pes).expect_err("a PE out of the team");
@@ -143,12 +161,16 @@ fn checks(gpu: &Gpu, args: &Args) -> gsync::Result<()> {
     Ok(())
 }
 
-/// PE 1 stops after 3 phases, every other PE waits at its 4th `grid_sync()`: the watchdog
-/// ends their launches with an error naming PE 1, in about the limit.
-fn a_pe_that_does_not_arrive(gpu: &Gpu) -> gsync::Result<()> {
+/// PE 1 stops after 3 phases, every other PE waits at its 4th `grid_sync()` (or, `split`, at
+/// the crossing before its 4th segment): the watchdog ends their launches with an error
+/// naming PE 1, in about the limit.
+fn a_pe_that_does_not_arrive(gpu: &Gpu, split: bool) -> gsync::Result<()> {
     let pe = gpu.pe();
     let limit = std::time::Duration::from_millis(200);
-    let launch = Launch::new().blocks(gpu.info().sm_count).watchdog(Some(limit));
+    let mut launch = Launch::new().blocks(gpu.info().sm_count).watchdog(Some(limit));
+    if split {
+        launch = launch.barrier(Barrier::MultiLaunch);
+    }
     let mut marker = gpu.zeros::<u32>(1)?;
     let phases = if pe == 1 { 3 } else { 5 };
     // Every other PE crosses with PE 1 three times, then waits for it.
@@ -159,7 +181,8 @@ fn a_pe_that_does_not_arrive(gpu: &Gpu) -> gsync::Result<()> {
         (1, Ok(_)) => {}
         (_, Err(error @ Error::PeNotArrived { pe: 1, .. })) => {
             assert!(took < limit * 10, "PE {pe} gave up after {took:?}");
-            say(gpu, &format!("PASS: PE 0 gave up after {took:.0?} (watchdog {limit:?}): {error}"));
+            let form = if split { "split" } else { "fused" };
+            say(gpu, &format!("PASS ({form}): PE 0 gave up after {took:.0?} (watchdog {limit:?}): {error}"));
         }
         (pe, outcome) => panic!("PE {pe}: {outcome:?}"),
     }

@@ -198,16 +198,141 @@ fn the_others_see_a_pe_that_left_as_a_typed_error() {
     assert!(matches!(error, Error::PeLeft { pe: 1, .. }), "{error}");
 }
 
+/// The split form: one launch per segment on every PE, the PEs meeting between segments.
+fn split() -> Launch {
+    Launch::new().barrier(Barrier::MultiLaunch).blocks(3).threads(64)
+}
+
 #[test]
-fn a_split_launch_on_a_team_is_refused_with_a_typed_error() {
+fn split_kernels_span_a_team_as_fused_ones_do() {
+    for n_pes in 1..=4u32 {
+        let team = Team::emulated(n_pes).expect("a team");
+        let results = team
+            .run(|gpu| {
+                let start: Vec<u32> = (0..N as u32).map(|i| i * 10 + gpu.pe()).collect();
+                let mut acc = gpu.symmetric_upload(&start)?;
+                let mut inbox = gpu.symmetric_zeros::<u32>(N)?;
+                // One round fewer than the team: every value ends one PE short of home.
+                ring_sum::launch_with(gpu, &split(), &mut acc, &mut inbox, n_pes - 1)?;
+                let mut stamps = gpu.symmetric_zeros::<u32>((gpu.n_pes() * 3) as usize)?;
+                let mut misses = gpu.zeros::<u32>(1)?;
+                visibility::launch_with(gpu, &split(), &mut stamps, &mut misses, 40)?;
+                Ok((gpu.download(&acc)?, gpu.download(&misses)?[0]))
+            })
+            .expect("the team runs");
+        for (pe, (acc, misses)) in results.iter().enumerate() {
+            let from = (pe as u32 + 1) % n_pes;
+            let expected: Vec<u32> = (0..N as u32).map(|i| i * 10 + from).collect();
+            assert_eq!(acc, &expected, "PE {pe} of {n_pes}");
+            assert_eq!(*misses, 0, "PE {pe} of {n_pes} saw a stamp of an earlier phase");
+        }
+    }
+}
+
+#[test]
+fn the_heat_equation_split_across_a_team_matches_its_fused_run_bit_for_bit() {
+    use gsync::kernels::heat_team::run_strips;
+    let (n, steps, r) = (29usize, 9u32, 0.2f32);
+    let field: Vec<f32> = (0..n * n).map(|i| ((i * 104_729) % 997) as f32 / 7.0).collect();
+    let team = Team::emulated(3).expect("a team");
+    let runs = team
+        .run(|gpu| {
+            let fused = run_strips(gpu, &Launch::new().blocks(3).threads(64), &field, n, steps, r)?.0;
+            let (rows, report) = run_strips(gpu, &split(), &field, n, steps, r)?;
+            Ok((fused, rows, report.barrier))
+        })
+        .expect("the team runs");
+    for (pe, (fused, rows, barrier)) in runs.iter().enumerate() {
+        assert_eq!(*barrier, Barrier::MultiLaunch);
+        assert!(fused.iter().zip(rows).all(|(a, b)| a.to_bits() == b.to_bits()), "PE {pe}");
+    }
+}
+
+#[test]
+fn pes_whose_split_runs_launch_different_segments_fail_alike() {
     let team = Team::emulated(2).expect("a team");
-    let error = team
+    let outcomes = team
+        .run(|gpu| {
+            let mut acc = gpu.symmetric_zeros::<u32>(N)?;
+            let mut inbox = gpu.symmetric_zeros::<u32>(N)?;
+            // PE 1 goes round once more: it launches a segment where PE 0 has finished.
+            let rounds = 2 + gpu.pe();
+            Ok(ring_sum::launch_with(gpu, &split(), &mut acc, &mut inbox, rounds).map(drop))
+        })
+        .expect("every PE returns");
+    for (pe, outcome) in outcomes.iter().enumerate() {
+        let error = outcome.as_ref().expect_err("the runs disagree");
+        assert!(matches!(error, Error::TeamMismatch { .. }), "PE {pe}: {error}");
+        assert!(error.to_string().contains("launches segment"), "{error}");
+    }
+}
+
+#[test]
+fn a_split_run_refused_on_one_pe_runs_on_none() {
+    let team = Team::emulated(2).expect("a team");
+    let outcomes = team
         .run(|gpu| {
             let mut a = gpu.symmetric_zeros::<u32>(4)?;
-            reach_out::launch_with(gpu, &Launch::new().barrier(Barrier::MultiLaunch), &mut a, 0)
+            let threads = if gpu.pe() == 1 { 4096 } else { 64 };
+            let launch = Launch::new().barrier(Barrier::MultiLaunch).threads(threads);
+            Ok(reach_out::launch_with(gpu, &launch, &mut a, 0).map(drop))
         })
-        .expect_err("no split across PEs yet");
-    assert!(matches!(error, Error::CannotSplit { .. }), "{error}");
+        .expect("every PE returns");
+    let error = outcomes[0].as_ref().expect_err("PE 1 refused");
+    assert!(matches!(error, Error::TeamRefused { pe: 1, .. }), "{error}");
+    let own = outcomes[1].as_ref().expect_err("too many threads");
+    assert!(!matches!(own, Error::TeamRefused { .. }), "PE 1 returns its own error: {own}");
+}
+
+#[test]
+fn an_assertion_in_a_segment_on_one_pe_reaches_the_others() {
+    let team = Team::emulated(3).expect("a team");
+    let outcomes = team
+        .run(|gpu| {
+            let mut a = gpu.zeros::<u32>(1)?;
+            let launch = Launch::new().barrier(Barrier::MultiLaunch).blocks(2).threads(32);
+            Ok(asserts_off_pe_1::launch_with(gpu, &launch, &mut a).map(drop))
+        })
+        .expect("every PE returns");
+    for (pe, outcome) in outcomes.iter().enumerate() {
+        let error = outcome.as_ref().expect_err("the run failed on every PE");
+        if pe == 1 {
+            assert!(matches!(error, Error::AssertionFailed { .. }), "PE 1: {error}");
+        } else {
+            assert!(matches!(error, Error::PeFailed { pe: 1, .. }), "PE {pe}: {error}");
+        }
+    }
+}
+
+#[test]
+fn a_plain_buffer_for_a_symmetric_parameter_of_a_split_run_is_refused() {
+    let team = Team::emulated(2).expect("a team");
+    let outcomes = team
+        .run(|gpu| {
+            let mut acc = gpu.zeros::<u32>(N)?;
+            let mut inbox = gpu.symmetric_zeros::<u32>(N)?;
+            Ok(ring_sum::launch_with(gpu, &split(), &mut acc, &mut inbox, 1).map(drop))
+        })
+        .expect("every PE returns");
+    for outcome in outcomes {
+        let error = outcome.expect_err("not symmetric");
+        assert!(matches!(&error, Error::NotSymmetric { param, .. } if param == "acc"), "{error}");
+    }
+}
+
+#[test]
+fn split_team_kernels_compile_with_their_crossing_for_nvrtc() {
+    let source = ring_sum::KERNEL.spanning_source(Barrier::MultiLaunch, 128);
+    assert!(source.contains("gsync_team_segment_crossing("), "a split kernel for a team has its crossing");
+    assert!(!ring_sum::KERNEL.source(Barrier::MultiLaunch, 128).contains("gsync_team_segment_crossing"));
+    if !gsync::__private::nvrtc_or_skip() {
+        return;
+    }
+    for arch in [(8, 0), (9, 0)] {
+        if let Err(error) = gsync::compile(&source, "ring_sum", arch) {
+            panic!("ring_sum split for a team, sm_{}{}: {error}", arch.0, arch.1);
+        }
+    }
 }
 
 #[test]
@@ -364,11 +489,11 @@ fn conjugate_gradients_across_a_team_match_one_gpu_bit_for_bit_and_converge() {
     use gsync::kernels::cg_team::{cg_strip, solve_strips};
     let (m, iterations) = (24usize, 40u32);
     let b: Vec<f32> = (0..m * m).map(|i| ((i * 37) % 11) as f32 - 5.0).collect();
-    let solve = |n_pes: u32| -> Vec<f32> {
+    let solve = |n_pes: u32, barrier: Barrier| -> Vec<f32> {
         let team = Team::emulated(n_pes).expect("a team");
         let strips = team
             .run(|gpu| {
-                let launch = Launch::new().blocks(3).threads(64);
+                let launch = Launch::new().blocks(3).threads(64).barrier(barrier);
                 let (x, _) = solve_strips(gpu, &launch, &b, m, iterations)?;
                 Ok((cg_strip(m, gpu.pe(), gpu.n_pes()).0, x))
             })
@@ -379,7 +504,7 @@ fn conjugate_gradients_across_a_team_match_one_gpu_bit_for_bit_and_converge() {
         }
         x
     };
-    let alone = solve(1);
+    let alone = solve(1, Barrier::Auto);
     // The residual of A x = b, on the CPU.
     let at = |x: &[f32], i: isize, j: isize| -> f64 {
         if i < 0 || j < 0 || i >= m as isize || j >= m as isize {
@@ -401,10 +526,10 @@ fn conjugate_gradients_across_a_team_match_one_gpu_bit_for_bit_and_converge() {
         .sum::<f64>()
         .sqrt();
     let norm: f64 = b.iter().map(|&v| f64::from(v).powi(2)).sum::<f64>().sqrt();
-    for n_pes in 2..=4 {
-        let team = solve(n_pes);
+    for (n_pes, barrier) in [(2, Barrier::Auto), (3, Barrier::Auto), (4, Barrier::Auto), (3, Barrier::MultiLaunch)] {
+        let team = solve(n_pes, barrier);
         let differ = (0..m * m).filter(|&i| team[i].to_bits() != alone[i].to_bits()).count();
-        assert_eq!(differ, 0, "{n_pes} PEs differ from one GPU in {differ} cells");
+        assert_eq!(differ, 0, "{n_pes} PEs, {barrier}, differ from one GPU in {differ} cells");
     }
     assert!(residual / norm < 1e-3, "relative residual {}", residual / norm);
 }

@@ -95,7 +95,8 @@ pub fn boundary(
 
 /// On every PE of a team: one phase boundary on the PE's GPU alone beside the same boundary
 /// spanning the team, in the same run, for grids of 1, SMs and 2 × SMs blocks of each of
-/// `threads`, under the cooperative barrier and the counter barriers; PE 0 prints the table.
+/// `threads`, under the cooperative barrier, the counter barriers and the split form (launched
+/// on the stream, and replayed as a CUDA graph); PE 0 prints the table.
 pub fn spanning_table(gpu: &gsync::Gpu, phases: u32, reps: usize, threads: &[u32]) -> gsync::Result<()> {
     let alone = gsync::Gpu::cuda(gpu.pe() as usize)?;
     let sms = gpu.info().sm_count;
@@ -113,12 +114,20 @@ pub fn spanning_table(gpu: &gsync::Gpu, phases: u32, reps: usize, threads: &[u32
     let mut marker = gpu.zeros::<u32>(1)?;
     for &threads in threads {
         for blocks in [1, sms, 2 * sms] {
-            for barrier in [Barrier::Cooperative, Barrier::Relay, Barrier::Lbs] {
-                let launch = Launch::new().barrier(barrier).blocks(blocks).threads(threads);
+            let forms = [
+                (Barrier::Cooperative, false),
+                (Barrier::Relay, false),
+                (Barrier::Lbs, false),
+                (Barrier::MultiLaunch, false),
+                (Barrier::MultiLaunch, true),
+            ];
+            for (barrier, graph) in forms {
+                let launch = Launch::new().barrier(barrier).blocks(blocks).threads(threads).graph(graph);
                 let (one, _) = boundary(&alone, &launch, &mut marker_alone, phases, reps)?;
                 let (span, _) = boundary(gpu, &launch, &mut marker, phases, reps)?;
+                let form = if graph { format!("{barrier}, graph") } else { barrier.to_string() };
                 if lead {
-                    println!("| {blocks} x {threads} | {barrier} | {one:.2} | {span:.2} | {:.2} |", span - one);
+                    println!("| {blocks} x {threads} | {form} | {one:.2} | {span:.2} | {:.2} |", span - one);
                 }
             }
         }

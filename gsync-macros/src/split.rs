@@ -94,12 +94,6 @@ pub enum HostStmt {
 /// assign it (a loop counter of a `sync_block()` loop, say), the split is
 /// redone with that local kept on the device, until it settles.
 pub fn plan(k: &Kernel, levels: &[Level]) -> Result<SplitPlan, String> {
-    if let Some(symmetric) = k.arrays.iter().find(|a| a.symmetric) {
-        return Err(format!(
-            "`{}` is #[symmetric], and a split kernel does not span a team yet; launch it with a device barrier",
-            symmetric.name
-        ));
-    }
     let defs = Definitions::new(k);
     let mut device_only = HashSet::new();
     loop {

@@ -186,6 +186,13 @@ impl<T: DeviceScalar> KernelBuffer for DeviceBuffer<T> {
             Memory::Cuda(_) => None,
         }
     }
+
+    fn emulated_team(&self) -> Option<&(dyn Any + Send + Sync)> {
+        match &self.memory {
+            Memory::EmuSymmetric(slices) => Some(slices),
+            Memory::Emulator(_) | Memory::Cuda(_) => None,
+        }
+    }
 }
 
 impl<T: DeviceScalar> fmt::Debug for DeviceBuffer<T> {

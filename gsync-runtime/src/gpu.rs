@@ -11,7 +11,7 @@ use crate::core::args::KernelArgs;
 use crate::core::config::LaunchConfig;
 use crate::core::device::{Backend, DeviceInfo};
 use crate::core::dynamic_shared::DynamicShared;
-use crate::core::error::{Error, ErrorKind, Result};
+use crate::core::error::{Error, Result};
 use crate::core::grid::CoResidency;
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::{Launch, LaunchReport};
@@ -410,21 +410,17 @@ impl Gpu {
         emulated: &'static [EmuSegmentFn],
         shared: &DynamicShared,
     ) -> Result<SplitRun<'_>> {
-        if self.n_pes() > 1 {
-            let reason = "a split kernel does not span a team yet: launch it with a device barrier, whose \
-                          grid_sync() spans every PE"
-                .to_owned();
-            return Err(Error::CannotSplit { kernel: kernel.name.to_owned(), reason });
-        }
         let runner = match &self.device {
-            Engine::Cuda(cuda) => Runner::Cuda(
-                cuda.health().guard(|| CudaSplitRun::begin(cuda, resolve::split(&**cuda, kernel, launch, shared)?))?,
-            ),
+            Engine::Cuda(cuda) => Runner::Cuda(cuda.health().guard(|| {
+                CudaSplitRun::begin(cuda, kernel, launch, resolve::split(&**cuda, kernel, launch, shared))
+            })?),
             Engine::Emulator(emulator) => Runner::Emulator(EmuSplitRun::begin(
                 emulator,
-                resolve::split(emulator, kernel, launch, shared)?,
+                kernel,
+                launch,
+                resolve::split(emulator, kernel, launch, shared),
                 emulated,
-            )),
+            )?),
         };
         Ok(SplitRun::new(runner, kernel.name, launch.deadline_limit()))
     }
@@ -533,30 +529,8 @@ unsafe fn launch_fused(
             // SAFETY: as above; the plan is of `kernel`.
             (Ok(None), Ok(plan)) => unsafe { cuda::fused::launch(cuda, &plan, args) },
         };
-        if let Err(error) = &ran {
-            // A refusal leaves the barrier state as it was; anything else may not.
-            if breaks_the_team(error) {
-                team.break_with(error);
-            }
-        }
-        ran
+        team.settle(ran)
     })
-}
-
-/// Whether a team launch that failed with `error` may have left the PEs' barrier state apart:
-/// not when it was refused before any PE launched, nor for the faults after which the kernel
-/// runs on to every barrier (an access skipped, a loop not run).
-fn breaks_the_team(error: &Error) -> bool {
-    match error {
-        Error::TeamRefused { .. } | Error::OutOfBounds { .. } | Error::NoSuchPe { .. } | Error::ZeroStep { .. } => {
-            false
-        }
-        Error::CollectiveMismatch { .. } | Error::TeamTimedOut { .. } => true,
-        _ => !matches!(
-            error.kind(),
-            ErrorKind::Configuration | ErrorKind::Memory | ErrorKind::Compilation | ErrorKind::Installation
-        ),
-    }
 }
 
 /// Says once per process that kernels run on the CPU, and why.
@@ -581,7 +555,6 @@ fn fallback_notice(reason: &Error) -> String {
 mod tests {
     use super::*;
     use crate::cuda::discover;
-    use std::time::Duration;
 
     #[test]
     fn opening_a_cuda_gpu_without_a_driver_is_an_error_not_a_panic() {
@@ -613,29 +586,6 @@ mod tests {
         let notice = fallback_notice(&Error::NoSuchGpu { ordinal: 2, count: 1 });
         assert!(notice.contains("(there is no GPU 2, the driver reports 1)"), "{notice}");
         assert!(!notice.contains('\n'));
-    }
-
-    #[test]
-    fn a_team_breaks_on_failures_that_stop_a_grid_not_on_refusals_or_skipped_accesses() {
-        let kernel = || "k".to_owned();
-        let refused = Error::TeamRefused { kernel: kernel(), pe: 1, reason: "grid".into() };
-        let skipped = Error::NoSuchPe { kernel: kernel(), array: "a".into(), pe: 2, n_pes: 2, line: 3 };
-        let too_large = Error::EmptyGrid { kernel: kernel() };
-        for error in [refused, skipped, too_large] {
-            assert!(!breaks_the_team(&error), "{error}");
-        }
-        let waited = Error::PeNotArrived { pe: 1, missing: vec![1], doing: "waits".into(), waited: Duration::ZERO };
-        let timed_out = Error::BarrierTimeout {
-            kernel: kernel(),
-            barrier: "lbs".into(),
-            phase: 2,
-            block: 0,
-            limit: Duration::ZERO,
-        };
-        let apart = Error::CollectiveMismatch { call: "a launch", detail: "kernels differ".into() };
-        for error in [waited, timed_out, apart] {
-            assert!(breaks_the_team(&error), "{error}");
-        }
     }
 
     #[test]

@@ -65,6 +65,25 @@ impl<'g> SplitRun<'g> {
         self.grid().block_shape
     }
 
+    /// The PE this run's GPU is in its team, for host code that reads `pe()`: 0 outside a
+    /// team.
+    pub fn pe(&self) -> u32 {
+        self.place().0
+    }
+
+    /// The number of PEs of this run's team, for host code that reads `n_pes()`: 1 outside
+    /// a team.
+    pub fn n_pes(&self) -> u32 {
+        self.place().1
+    }
+
+    fn place(&self) -> (u32, u32) {
+        match &self.runner {
+            Runner::Cuda(cuda) => cuda.place(),
+            Runner::Emulator(emulator) => emulator.place(),
+        }
+    }
+
     fn grid(&self) -> Grid {
         match &self.runner {
             Runner::Cuda(cuda) => cuda.grid(),

@@ -89,7 +89,9 @@ pub mod solver {
     /// `iterations` iterations of conjugate gradients on this PE's strip: `b` (the strip's right
     /// side, `mine · m`), `x` (its solution, from zeros), `r` and `q` (work, `mine · m`), `p`
     /// (symmetric: `rows + 2` rows of `m`), `rows` (symmetric, `2 · m`: the rows' parts of the
-    /// two dot products).
+    /// two dot products), `rr` (2: r·r of the last two iterations, by parity, which the first
+    /// block of each PE writes; read back after a `grid_sync()` instead of kept in a register,
+    /// so that the kernel also runs split, one launch per phase).
     #[grid_phases(threads = 256)]
     pub fn cg_strips(
         b: &[f32],
@@ -98,6 +100,7 @@ pub mod solver {
         q: &mut [f32],
         #[symmetric] p: &mut [f32],
         #[symmetric] rows: &mut [f32],
+        rr: &mut [f32],
         m: u32,
         iterations: u32,
     ) {
@@ -141,8 +144,13 @@ pub mod solver {
             row += warps;
         }
         grid_sync();
-        let mut rr = block_total(rows, m, m, &mut groups, &mut total);
-        for _ in 0..iterations {
+        let rr_0 = block_total(rows, m, m, &mut groups, &mut total);
+        if global_id() == 0 {
+            rr[0] = rr_0;
+        }
+        for k in 0..iterations {
+            let now = (k % 2) as usize; // rr[now] is r·r entering this iteration
+            let next = ((k + 1) % 2) as usize;
             // q = A p on this strip; the rows' parts of p·q to slots 0 … m.
             let mut row = warp;
             while row < mine {
@@ -165,7 +173,7 @@ pub mod solver {
             }
             grid_sync(); // every PE's parts of p·q
             let pq = block_total(rows, 0, m, &mut groups, &mut total);
-            let alpha = rr / pq;
+            let alpha = rr[now] / pq;
             // x += alpha p, r -= alpha q; the rows' parts of the new r·r to slots m … 2m.
             let mut row = warp;
             while row < mine {
@@ -186,8 +194,10 @@ pub mod solver {
             }
             grid_sync(); // every PE's parts of r·r
             let rr_new = block_total(rows, m, m, &mut groups, &mut total);
-            let beta = rr_new / rr;
-            rr = rr_new;
+            let beta = rr_new / rr[now];
+            if global_id() == 0 {
+                rr[next] = rr_new;
+            }
             // p = r + beta p, and its first and last rows into the neighbours' halos.
             for c in grid_stride(0..mine * m) {
                 let v = r[c] + beta * p[m + c];
@@ -234,8 +244,9 @@ pub fn solve_strips(
     let (mut x, mut r, mut q) = (strip(mine * m)?, strip(mine * m)?, strip(mine * m)?);
     let mut p: DeviceBuffer<f32> = gpu.symmetric_zeros((rows + 2) * m)?;
     let mut parts: DeviceBuffer<f32> = gpu.symmetric_zeros(2 * m)?;
+    let mut rr = gpu.zeros(2)?;
     let report = solver::cg_strips::launch_with(
-        gpu, launch, &mine_b, &mut x, &mut r, &mut q, &mut p, &mut parts, m as u32, iterations,
+        gpu, launch, &mine_b, &mut x, &mut r, &mut q, &mut p, &mut parts, &mut rr, m as u32, iterations,
     )?;
     let mut x = gpu.download(&x)?;
     x.truncate(mine * m);

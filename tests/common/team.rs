@@ -85,6 +85,9 @@ pub fn a_gpu_alone_is_a_team_of_one(gpu: &Gpu) {
     let mut inbox = gpu.zeros::<u32>(N).expect("zeros");
     kernels::ring_sum::launch(gpu, &mut acc, &mut inbox, 3).expect("a team of one");
     assert_eq!(gpu.download(&acc).expect("download"), start);
+    let split = Launch::new().barrier(Barrier::MultiLaunch);
+    kernels::ring_sum::launch_with(gpu, &split, &mut acc, &mut inbox, 2).expect("split, a team of one");
+    assert_eq!(gpu.download(&acc).expect("download"), start);
     let values: Vec<u64> = (0..N as u64).map(|i| i * 3).collect();
     let values = gpu.upload(&values).expect("upload");
     let mut sums = gpu.zeros::<u64>(N).expect("zeros");

@@ -105,7 +105,7 @@ fn stmt(s: &Stmt, follows: bool, w: &mut Walk) -> bool {
         // A later iteration may run the loop's own `grid_sync()` after anything in its body.
         StmtKind::While { id, body, .. } | StmtKind::Loop { id, body } | StmtKind::For { id, body, .. } => {
             let syncs = contains_grid_sync(body);
-            if !(follows || syncs) && !matches!(s.kind, StmtKind::For { .. }) {
+            if !(follows || syncs || matches!(s.kind, StmtKind::For { .. })) {
                 w.ending_loops.insert(*id);
             }
             walk(body, follows || syncs, w);

@@ -78,7 +78,12 @@ pub fn segment(k: &Kernel, facts: &Facts, index: usize, segment: &Segment) -> To
             Param::Slice(a) if used.contains(a) => {
                 globals.push(*a);
                 let (id, t) = (array_ident(k, *a), scalar_type(k.array(*a).elem));
-                reads.push(quote!(let #id: &#private::EmuSlice<#t> = #launch.slice::<#t>(#param)?;));
+                reads.push(if k.array(*a).symmetric {
+                    let name = &k.array(*a).name;
+                    quote!(let #id: #private::EmuSymmetric<'_, #t> = #launch.symmetric::<#t>(#param, #name)?;)
+                } else {
+                    quote!(let #id: &#private::EmuSlice<#t> = #launch.slice::<#t>(#param)?;)
+                });
             }
             Param::Slice(_) => {}
             Param::Scalar(v) => reads.push(value_read(k, *v, param, &launch)),

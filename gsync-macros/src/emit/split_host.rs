@@ -112,6 +112,10 @@ impl SplitHost<'_> {
                     } else {
                         quote!(#args.slice(&*#id);)
                     });
+                    if k.array(*a).symmetric {
+                        let name = &k.array(*a).name;
+                        pushes.push(quote!(#args.symmetric(#name);));
+                    }
                 }
                 Param::Scalar(v) => {
                     let id = var_ident(k, *v);
@@ -169,8 +173,15 @@ impl RustContext for SplitHost<'_> {
             Builtin::GridSize => quote!(#block_dim.wrapping_mul(#grid_dim)),
             Builtin::BlockSize => quote!((#block_dim as usize)),
             Builtin::WarpSize => quote!(32u32),
-            // A split run spans no team (the runtime refuses one on a team).
-            Builtin::NPes => quote!(1u32),
+            // The host code of a PE of a team runs for that PE: pe() is its own.
+            Builtin::Pe => {
+                let run = run_ident();
+                quote!(#run.pe())
+            }
+            Builtin::NPes => {
+                let run = run_ident();
+                quote!(#run.n_pes())
+            }
             Builtin::BlockDimAxis(a) => {
                 let (run, axis) = (run_ident(), Ident::new(a.name(), Span::call_site()));
                 quote!(#run.block_shape().#axis)

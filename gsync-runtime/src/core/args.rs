@@ -28,6 +28,9 @@ pub trait KernelBuffer: sealed::Buffer + Sync {
     /// The elements as the emulator's threads share them (an `EmuSlice<T>`); `None` for
     /// device memory.
     fn emulated(&self) -> Option<&(dyn Any + Send + Sync)>;
+    /// Every PE's elements of a symmetric buffer of an emulated team (a `TeamSlices<T>`);
+    /// `None` for any other buffer.
+    fn emulated_team(&self) -> Option<&(dyn Any + Send + Sync)>;
 
     /// Whether every PE of a team allocated it together (`Gpu::symmetric_zeros`).
     fn is_symmetric(&self) -> bool;

@@ -26,6 +26,15 @@ const NO_PROFILE: &str = include_str!("no_profile.cuh");
 /// compiled for a PE of a team.
 const SPAN: &str = include_str!("../barrier/span.cuh");
 
+/// The spanning barrier's step between the segments of a split kernel compiled for a PE of a
+/// team: the kernel [`SEGMENT_CROSSING`], which follows [`SPAN`].
+const SPAN_SEGMENTS: &str = include_str!("../barrier/span_segments.cuh");
+
+/// The C name of the one-thread kernel that a PE of a team launches between two segments of
+/// a split kernel: its parameters are the segment launches so far (`u32`), then the
+/// contract's trailing parameters.
+pub(crate) const SEGMENT_CROSSING: &str = "gsync_team_segment_crossing";
+
 /// A kernel produced by `#[grid_phases]`; the generated module holds one as a `static`.
 #[derive(Clone, Copy, Debug)]
 pub struct KernelSpec {
@@ -173,12 +182,21 @@ fn translation_unit(kernel: &KernelSpec, barrier: Barrier, threads: u32, spans: 
     }
     let hooks = if profile { PROFILE } else { NO_PROFILE };
     let mut source = String::with_capacity(
-        header.len() + PRELUDE.len() + HALF.len() + hooks.len() + fragment.len() + SPAN.len() + body.len() + 6,
+        header.len()
+            + PRELUDE.len()
+            + HALF.len()
+            + hooks.len()
+            + fragment.len()
+            + SPAN.len()
+            + SPAN_SEGMENTS.len()
+            + body.len()
+            + 7,
     );
     source.push_str(&header);
     let half = if uses_half(body) { HALF } else { "" };
     let span = if spans { SPAN } else { "" };
-    for part in [PRELUDE, half, hooks, fragment, span, body] {
+    let between_segments = if spans && barrier == Barrier::MultiLaunch { SPAN_SEGMENTS } else { "" };
+    for part in [PRELUDE, half, hooks, fragment, span, between_segments, body] {
         source.push_str(part);
         if !part.is_empty() && !part.ends_with('\n') {
             source.push('\n');
@@ -275,6 +293,18 @@ pub(crate) mod tests {
         assert!(!source.contains("void smooth("));
         let unchecked = KernelSpec { bounds_checks: false, ..SMOOTH };
         assert!(unchecked.source(Barrier::MultiLaunch, 64).contains("smooth_segment_0(/* unchecked */)"));
+    }
+
+    #[test]
+    fn the_crossing_between_segments_takes_the_contract_s_trailing_parameters() {
+        let trailing: Vec<String> = gsync_contract::TRAILING_PARAMS.iter().map(ToString::to_string).collect();
+        let declaration = format!("void {SEGMENT_CROSSING}(u32 gsync_launched, {}) {{", trailing.join(", "));
+        assert!(SPAN_SEGMENTS.contains(&declaration), "{declaration}");
+        let split = SMOOTH.spanning_source(Barrier::MultiLaunch, 128);
+        assert!(split.contains(&declaration) && split.contains("gsync_team_cross("));
+        for source in [SMOOTH.source(Barrier::MultiLaunch, 128), SMOOTH.spanning_source(Barrier::Lbs, 128)] {
+            assert!(!source.contains(SEGMENT_CROSSING), "only a split kernel on a team crosses between launches");
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@ use crate::barrier::Barrier;
 use crate::core::config_cache::ConfigCache;
 use crate::core::device::DeviceInfo;
 use crate::core::error::{Error, Result};
+use crate::core::kernel::SEGMENT_CROSSING;
 use crate::core::plan::KernelBuild;
 use crate::core::split::{check_split, no_segments};
 use crate::cuda::cache::compile_cached;
@@ -137,6 +138,13 @@ impl CudaGpu {
     pub(crate) fn segment_functions(&self, kernel: &KernelBuild, threads: u32) -> Result<Vec<CudaFunction>> {
         check_split(kernel)?;
         self.functions(kernel, Barrier::MultiLaunch, threads, kernel.split.segments)
+    }
+
+    /// The kernel that a PE of a team launches between two segments of the split `kernel`
+    /// (the spanning barrier's cross-GPU step), from the segments' module.
+    pub(crate) fn segment_crossing(&self, kernel: &KernelBuild, threads: u32) -> Result<CudaFunction> {
+        let mut functions = self.functions(kernel, Barrier::MultiLaunch, threads, &[SEGMENT_CROSSING])?;
+        functions.pop().ok_or_else(|| driver_error(format!("loading kernel `{}`", kernel.name))(not_found()))
     }
 
     /// The functions `names` of the module for `kernel`, `barrier` and `threads`.

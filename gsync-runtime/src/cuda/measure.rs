@@ -127,6 +127,10 @@ impl KernelBuffer for DeviceCopy {
         None
     }
 
+    fn emulated_team(&self) -> Option<&(dyn Any + Send + Sync)> {
+        None
+    }
+
     /// Tuning runs only on a GPU in no team, where nothing needs to be symmetric.
     fn is_symmetric(&self) -> bool {
         false

@@ -106,17 +106,19 @@ impl LaunchScratch {
     }
 
     /// Prepares a split run: zeroes the status word and writes a header for the segments'
-    /// spin-waits (`spin_watchdog_ns`, the abort flag). Segments use no other barrier state,
-    /// so what the state holds for the next fused launch does not change.
+    /// spin-waits (`spin_watchdog_ns`, the abort flag) and, on a PE of a team, for the
+    /// crossings between them (`watchdog_ns`). Segments use no other barrier state, so what
+    /// the state holds for the next fused launch does not change.
     /// Each segment's loops also stop at the launch's `deadline_ns`.
     pub(crate) fn prepare_split(
         &mut self,
         stream: &Arc<CudaStream>,
+        watchdog_ns: u64,
         spin_watchdog_ns: u64,
         deadline_ns: u64,
     ) -> Result<()> {
         let header =
-            LaunchHeader { sequence: self.next_sequence(), watchdog_ns: 0, groups: 0, spin_watchdog_ns, deadline_ns };
+            LaunchHeader { sequence: self.next_sequence(), watchdog_ns, groups: 0, spin_watchdog_ns, deadline_ns };
         self.write_header(stream, header)?;
         self.zero_status(stream)
     }

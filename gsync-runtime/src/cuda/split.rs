@@ -4,12 +4,14 @@
 use std::sync::MutexGuard;
 
 use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
-use cudarc::driver::{CudaEvent, CudaFunction, CudaGraph, LaunchConfig};
+use cudarc::driver::{CudaEvent, CudaFunction, CudaGraph, LaunchConfig, PushKernelArg};
 
 use crate::barrier::{limit_ns, Barrier};
 use crate::core::args::KernelArgs;
-use crate::core::error::Result;
+use crate::core::error::{Error, Result};
 use crate::core::grid::Grid;
+use crate::core::kernel::KernelSpec;
+use crate::core::launch::Launch;
 use crate::core::launch::LaunchReport;
 use crate::core::plan::LaunchPlan;
 use crate::core::split::{check_read, missing_segment};
@@ -40,31 +42,71 @@ pub(crate) struct CudaSplitRun<'g> {
     /// The first fault of the run when the host's own control flow had one: the host's, or
     /// the device's that came before it.
     host_fault: Option<DeviceStatus>,
+    /// On a PE of a team: the one-thread kernel launched between two segments, which takes
+    /// the spanning barrier's cross-GPU step (span_segments.cuh).
+    crossing: Option<CudaFunction>,
+    /// Segments launched so far.
+    launched: u32,
 }
 
 impl<'g> CudaSplitRun<'g> {
-    /// Starts the split run `plan` on `gpu`; see [`Gpu::begin_split`](crate::Gpu::begin_split):
-    /// loads the segment kernels, allows each the shared slices' bytes, and prepares the
-    /// status word.
-    pub(crate) fn begin(gpu: &'g CudaGpu, plan: LaunchPlan) -> Result<Self> {
-        let (kernel, grid, threads) = (plan.kernel, plan.grid, plan.grid.threads);
-        let functions = gpu.segment_functions(&kernel, threads)?;
-        // Every segment takes the shared slices' bytes, and is allowed them here (the plan
-        // asked for the first).
-        for function in functions.iter().skip(1) {
-            residency(gpu, &kernel, function, threads, &plan.shared)?;
-        }
+    /// Starts the split run `planned` of `kernel` on `gpu`; see
+    /// [`Gpu::begin_split`](crate::Gpu::begin_split): loads the segment kernels, allows each
+    /// the shared slices' bytes, and prepares the status word. On a PE of a team, it starts
+    /// only when every PE's run can ([`Error::TeamRefused`] otherwise), as a fused launch does.
+    pub(crate) fn begin(
+        gpu: &'g CudaGpu,
+        kernel: &KernelSpec,
+        launch: &Launch,
+        planned: Result<LaunchPlan>,
+    ) -> Result<Self> {
+        let loaded = planned.and_then(|plan| {
+            let functions = load(gpu, &plan)?;
+            Ok((plan, functions))
+        });
+        let (plan, (functions, crossing)) = match gpu.team() {
+            None => loaded?,
+            Some(team) => {
+                // PEs start apart by whatever host work each does in between: the deadline
+                // bounds that.
+                let agreed = team.settle(team.agree_to_launch(kernel.name, loaded.is_err(), launch.deadline_limit()));
+                let loaded = loaded?;
+                if let Some(pe) = agreed? {
+                    let reason = format!("see PE {pe}'s own error");
+                    return Err(Error::TeamRefused { kernel: kernel.name.to_owned(), pe, reason });
+                }
+                loaded
+            }
+        };
         let capturing = plan.launch.replays_graph();
-        gpu.health().launching(describe_launch(&kernel, grid, Barrier::MultiLaunch));
+        gpu.health().launching(describe_launch(&plan.kernel, plan.grid, Barrier::MultiLaunch));
         let mut scratch = gpu.lock_scratch();
-        let watchdog = plan.launch.watchdog_limit();
-        scratch.prepare_split(gpu.stream(), limit_ns(watchdog), limit_ns(plan.launch.deadline_limit()))?;
+        let watchdog = limit_ns(plan.launch.watchdog_limit());
+        // Only the crossings between segments wait at a barrier, with the launch's watchdog.
+        let crossing_ns = if crossing.is_some() { watchdog } else { 0 };
+        scratch.prepare_split(gpu.stream(), crossing_ns, watchdog, limit_ns(plan.launch.deadline_limit()))?;
         if capturing {
             // Thread-local mode: only this thread's CUDA calls are captured or forbidden.
             let mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
             gpu.stream().begin_capture(mode).map_err(driver_error("starting a graph capture"))?;
         }
-        Ok(CudaSplitRun { gpu, plan, functions, scratch, start: None, capturing, graph: None, host_fault: None })
+        Ok(CudaSplitRun {
+            gpu,
+            plan,
+            functions,
+            scratch,
+            start: None,
+            capturing,
+            graph: None,
+            host_fault: None,
+            crossing,
+            launched: 0,
+        })
+    }
+
+    /// The run's PE and the team's size: `(0, 1)` outside a team.
+    pub(crate) fn place(&self) -> (u32, u32) {
+        self.gpu.team().map_or((0, 1), |team| (team.pe(), team.n_pes()))
     }
 
     /// Blocks and threads per launch.
@@ -84,9 +126,9 @@ impl CudaSplitRun<'_> {
     /// # Safety
     /// As [`SplitRun::launch`].
     pub(crate) unsafe fn launch(&mut self, segment: usize, args: KernelArgs<'_>) -> Result<()> {
-        let health = self.gpu.health();
+        let (health, gpu) = (self.gpu.health(), self.gpu);
         // SAFETY: the caller vouches for `args`.
-        health.guard(|| unsafe { self.launch_segment(segment, args) })
+        settle(gpu, health.guard(|| unsafe { self.launch_segment(segment, args) }))
     }
 
     /// See [`SplitRun::read`].
@@ -97,8 +139,8 @@ impl CudaSplitRun<'_> {
         array: &str,
         line: u32,
     ) -> Result<T> {
-        let health = self.gpu.health();
-        health.guard(|| self.read_value(buf, index, array, line))
+        let (health, gpu) = (self.gpu.health(), self.gpu);
+        settle(gpu, health.guard(|| self.read_value(buf, index, array, line)))
     }
 
     /// See [`SplitRun::zero_step`].
@@ -109,8 +151,8 @@ impl CudaSplitRun<'_> {
 
     /// See [`SplitRun::finish`].
     pub(crate) fn finish(self) -> Result<LaunchReport> {
-        let health = self.gpu.health();
-        health.guard(|| self.wait_and_report())
+        let (health, gpu) = (self.gpu.health(), self.gpu);
+        settle(gpu, health.guard(|| self.wait_and_report()))
     }
 
     /// # Safety
@@ -126,6 +168,9 @@ impl CudaSplitRun<'_> {
             let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT));
             self.start = Some(start.map_err(driver_error(context.as_str()))?);
         }
+        if self.launched > 0 {
+            self.cross(&context)?;
+        }
         let mut builder = stream.launch_builder(function);
         push_args(&mut builder, &args);
         push_shared_args(&mut builder, &self.plan.shared);
@@ -138,6 +183,21 @@ impl CudaSplitRun<'_> {
         // SAFETY: the caller vouches for `args`; the scratch words outlive the launch, since
         // `self` holds them until the stream is synchronized.
         unsafe { builder.launch(config) }.map_err(driver_error(context))?;
+        self.launched += 1;
+        Ok(())
+    }
+
+    /// On a PE of a team, queues the spanning barrier's cross-GPU step between two segments.
+    fn cross(&self, context: &str) -> Result<()> {
+        let Some(crossing) = &self.crossing else { return Ok(()) };
+        let mut builder = self.gpu.stream().launch_builder(crossing);
+        let launched = self.launched;
+        builder.arg(&launched);
+        self.scratch.push_trailing_args(&mut builder);
+        let config = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+        // SAFETY: the arguments follow the crossing kernel's C parameters (span_segments.cuh);
+        // the scratch words outlive the launch, as for the segments.
+        unsafe { builder.launch(config) }.map_err(driver_error(format!("{context}: crossing to the other PEs")))?;
         Ok(())
     }
 
@@ -193,6 +253,29 @@ impl CudaSplitRun<'_> {
             self.plan.launch.watchdog_limit(),
         )?;
         Ok(self.plan.report(gpu_time, None))
+    }
+}
+
+/// The segment kernels of `plan`, each allowed the shared slices' bytes, and on a PE of a
+/// team the crossing kernel between them.
+fn load(gpu: &CudaGpu, plan: &LaunchPlan) -> Result<(Vec<CudaFunction>, Option<CudaFunction>)> {
+    let (kernel, threads) = (&plan.kernel, plan.grid.threads);
+    let functions = gpu.segment_functions(kernel, threads)?;
+    // Every segment takes the shared slices' bytes, and is allowed them here (the plan asked
+    // for the first).
+    for function in functions.iter().skip(1) {
+        residency(gpu, kernel, function, threads, &plan.shared)?;
+    }
+    let crossing = gpu.team().map(|_| gpu.segment_crossing(kernel, threads)).transpose()?;
+    Ok((functions, crossing))
+}
+
+/// `ran`, a step of a split run on `gpu`, passed on; on a PE of a team a failure may break the
+/// team, as a fused launch's does.
+fn settle<T>(gpu: &CudaGpu, ran: Result<T>) -> Result<T> {
+    match gpu.team() {
+        Some(team) => team.settle(ran),
+        None => ran,
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use cudarc::driver::{CudaContext, CudaModule, CudaStream};
 
-use crate::core::error::{Error, Result};
+use crate::core::error::{Error, ErrorKind, Result};
 use crate::cuda::driver_error;
 use crate::cuda::nvshmem::{Nvshmem, NvshmemPe, TeamEnv};
 
@@ -161,16 +161,38 @@ impl CudaTeam {
         }
     }
 
-    /// Marks the team broken by `error`, a launch's failure: its PEs' barrier state may no
-    /// longer agree.
-    pub(crate) fn break_with(&self, error: &Error) {
-        self.broken.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert_with(|| error.to_string());
+    /// Passes on how a launch (fused, or a step of a split run) ended, marking the team broken
+    /// by a failure after which its PEs' barrier state may no longer agree (see
+    /// [`breaks_the_team`]).
+    pub(crate) fn settle<T>(&self, ran: Result<T>) -> Result<T> {
+        if let Err(error) = &ran {
+            if breaks_the_team(error) {
+                self.broken.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert_with(|| error.to_string());
+            }
+        }
+        ran
     }
 
     /// Leaves NVSHMEM as it is when this PE goes away, instead of finalising it with the
     /// others: for a PE that failed, whose peers may never finalise.
     pub(crate) fn abandon(&self) {
         self.nvshmem.abandon();
+    }
+}
+
+/// Whether a team launch that failed with `error` may have left the PEs' barrier state apart:
+/// not when it was refused before any PE launched, nor for the faults after which the kernel
+/// runs on to every barrier (an access skipped, a loop not run).
+fn breaks_the_team(error: &Error) -> bool {
+    match error {
+        Error::TeamRefused { .. } | Error::OutOfBounds { .. } | Error::NoSuchPe { .. } | Error::ZeroStep { .. } => {
+            false
+        }
+        Error::CollectiveMismatch { .. } | Error::TeamTimedOut { .. } => true,
+        _ => !matches!(
+            error.kind(),
+            ErrorKind::Configuration | ErrorKind::Memory | ErrorKind::Compilation | ErrorKind::Installation
+        ),
     }
 }
 
@@ -205,6 +227,29 @@ fn team_record(pe: u32, n_pes: u32, offsets: &[i64], arrivals: u64) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_team_breaks_on_failures_that_stop_a_grid_not_on_refusals_or_skipped_accesses() {
+        let kernel = || "k".to_owned();
+        let refused = Error::TeamRefused { kernel: kernel(), pe: 1, reason: "grid".into() };
+        let skipped = Error::NoSuchPe { kernel: kernel(), array: "a".into(), pe: 2, n_pes: 2, line: 3 };
+        let too_large = Error::EmptyGrid { kernel: kernel() };
+        for error in [refused, skipped, too_large] {
+            assert!(!breaks_the_team(&error), "{error}");
+        }
+        let waited = Error::PeNotArrived { pe: 1, missing: vec![1], doing: "waits".into(), waited: Duration::ZERO };
+        let timed_out = Error::BarrierTimeout {
+            kernel: kernel(),
+            barrier: "lbs".into(),
+            phase: 2,
+            block: 0,
+            limit: Duration::ZERO,
+        };
+        let apart = Error::CollectiveMismatch { call: "a launch", detail: "kernels differ".into() };
+        for error in [waited, timed_out, apart] {
+            assert!(breaks_the_team(&error), "{error}");
+        }
+    }
 
     #[test]
     fn the_team_record_has_the_prelude_s_layout() {

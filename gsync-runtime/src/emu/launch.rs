@@ -37,7 +37,7 @@ pub struct EmuLaunch<'r> {
 /// A plan, or what was refused: resolved again to return its error (an [`Error`] is not
 /// `Clone`, and generated code asks at most once).
 enum Refusable<'r> {
-    Planned(LaunchPlan),
+    Planned(Box<LaunchPlan>),
     Refused {
         kernel: &'r KernelSpec,
         launch: &'r Launch,
@@ -56,13 +56,11 @@ impl<'r> EmuLaunch<'r> {
         shared: DynamicShared,
     ) -> Self {
         let planned = resolve::fused(emulator, kernel, launch, &shared, CoResidency::Waived, launch.untuned_choice());
-        let team_launch = emulator.team().map(TeamMember::next_launch);
-        let agreed = match (emulator.team(), team_launch) {
-            (Some(member), Some(number)) => agree_to_start(member, number, kernel, launch, planned.as_ref().err()),
-            _ => Ok(()),
-        };
+        let team = emulator.team().map(TeamLaunch::next);
+        let agreed = team.map_or(Ok(()), |team| team.agree_to_start(kernel, launch, planned.as_ref().err()));
+        let team_launch = team.map(|team| team.number);
         let plan = match (planned, agreed) {
-            (Ok(plan), Ok(())) => Refusable::Planned(plan),
+            (Ok(plan), Ok(())) => Refusable::Planned(Box::new(plan)),
             (Err(_), _) => Refusable::Refused { kernel, launch, shared },
             (Ok(_), Err(error)) => Refusable::TeamRefused(Mutex::new(Some(error))),
         };
@@ -164,10 +162,21 @@ pub(crate) struct TeamLaunch<'t> {
     number: u64,
 }
 
-impl TeamLaunch<'_> {
+impl<'t> TeamLaunch<'t> {
+    /// The next launch of PE `member`, numbered as every PE numbers it.
+    pub(crate) fn next(member: &'t TeamMember) -> Self {
+        TeamLaunch { member, number: member.next_launch() }
+    }
+
+    /// Every PE says whether it can run this launch of `kernel` (`refused`, its own plan's
+    /// error); `Ok` when every other PE can. See [`agree_to_start`].
+    pub(crate) fn agree_to_start(&self, kernel: &KernelSpec, launch: &Launch, refused: Option<&Error>) -> Result<()> {
+        agree_to_start(self.member, self.number, kernel, launch, refused)
+    }
+
     /// Meets the team at `point` of the launch of `kernel`: `Ok` once every PE is there, else
     /// the error every PE returns (another PE's failure among them).
-    fn meet(&self, kernel: &KernelSpec, point: LaunchPoint, limit: Option<Duration>) -> Result<()> {
+    pub(crate) fn meet(&self, kernel: &KernelSpec, point: LaunchPoint, limit: Option<Duration>) -> Result<()> {
         let step = Step::Launch { number: self.number, kernel: kernel.name, point };
         let round = self.member.exchange(step, None, limit)?;
         let failed = round.iter().enumerate().find_map(|(pe, c)| match &c.step {

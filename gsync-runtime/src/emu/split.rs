@@ -11,14 +11,17 @@ use crate::core::args::KernelArgs;
 use crate::core::device::Backend;
 use crate::core::error::{Error, Result};
 use crate::core::grid::Grid;
+use crate::core::kernel::KernelSpec;
+use crate::core::launch::Launch;
 use crate::core::launch::LaunchReport;
 use crate::core::plan::LaunchPlan;
 use crate::core::scalar::KernelScalar;
 use crate::core::split::{check_read, missing_segment};
 use crate::core::status::DeviceStatus;
-use crate::emu::launch::run;
+use crate::emu::launch::{run, TeamLaunch};
 use crate::emu::scalar::EmuScalar;
-use crate::emu::{EmuSlice, Emulator, ThreadCtx, ThreadFuture};
+use crate::emu::team::LaunchPoint;
+use crate::emu::{EmuSlice, EmuSymmetric, Emulator, TeamSlices, ThreadCtx, ThreadFuture};
 
 /// A segment of a split kernel as a CPU-emulator body: reads its arguments from `segment`
 /// and runs its threads with [`EmuSegment::run`]. `#[grid_phases]` generates one per segment,
@@ -47,6 +50,30 @@ impl<'r> EmuSegment<'r> {
         let memory =
             buffer.emulated().ok_or(Error::BufferBackendMismatch { buffer: Backend::Cuda, gpu: Backend::Emulator })?;
         memory.downcast_ref().ok_or_else(|| self.wrong_argument(param))
+    }
+
+    /// Argument `param`, the buffer of `#[symmetric]` parameter `name`, as a symmetric slice
+    /// seen from this PE; as [`DeviceBuffer::emu_symmetric`](crate::DeviceBuffer::emu_symmetric)
+    /// for a fused launch: on a PE of a team of more than one, a buffer that is not symmetric
+    /// is [`Error::NotSymmetric`].
+    pub fn symmetric<T: EmuScalar>(&self, param: usize, name: &str) -> Result<EmuSymmetric<'r, T>> {
+        let buffer = self.args.buffer(param).ok_or_else(|| self.wrong_argument(param))?;
+        let member = self.emulator.team();
+        let Some(team) = buffer.emulated_team() else {
+            if member.is_some_and(|member| member.n_pes() > 1) {
+                return Err(Error::NotSymmetric { kernel: self.plan.kernel.name.to_owned(), param: name.to_owned() });
+            }
+            return Ok(EmuSymmetric::alone(self.slice(param)?));
+        };
+        let slices: &'r TeamSlices<T> = team.downcast_ref().ok_or_else(|| self.wrong_argument(param))?;
+        if !slices.held_by(member) {
+            return Err(Error::BufferOnOtherGpu {
+                kernel: self.plan.kernel.name.to_owned(),
+                buffer_gpu: slices.pe(),
+                launch_gpu: member.map_or(0, |member| member.pe() as usize),
+            });
+        }
+        Ok(slices.view())
     }
 
     /// Argument `param`, a value of type `T`: the bytes a GPU would receive, read back.
@@ -101,13 +128,42 @@ pub(crate) struct EmuSplitRun<'g> {
     /// The Rust line of a host loop's `step_by(0)`, the run's first fault (a segment's fault
     /// ends the run at its launch).
     zero_step: Option<u32>,
+    /// On a PE of a team: the run as one of the PE's launches. The PEs meet before every
+    /// segment launch but the first, as their grids meet at a `grid_sync()`, and at the end.
+    team: Option<TeamLaunch<'g>>,
+    /// Segments launched so far.
+    launched: u32,
 }
 
 impl<'g> EmuSplitRun<'g> {
-    /// Starts the split run `plan`, whose segments run `bodies`; see
-    /// [`Gpu::begin_split`](crate::Gpu::begin_split).
-    pub(crate) fn begin(emulator: &'g Emulator, plan: LaunchPlan, bodies: &'static [EmuSegmentFn]) -> Self {
-        EmuSplitRun { emulator, plan, bodies, started: Instant::now(), zero_step: None }
+    /// Starts the split run `planned` of `kernel`, whose segments run `bodies`; see
+    /// [`Gpu::begin_split`](crate::Gpu::begin_split). On a PE of a team, it starts only when
+    /// every PE's run can ([`Error::TeamRefused`] otherwise), as a fused launch does.
+    pub(crate) fn begin(
+        emulator: &'g Emulator,
+        kernel: &KernelSpec,
+        launch: &Launch,
+        planned: Result<LaunchPlan>,
+        bodies: &'static [EmuSegmentFn],
+    ) -> Result<Self> {
+        let team = emulator.team().map(TeamLaunch::next);
+        let agreed = team.map_or(Ok(()), |team| team.agree_to_start(kernel, launch, planned.as_ref().err()));
+        let plan = planned?;
+        agreed?;
+        Ok(EmuSplitRun { emulator, plan, bodies, started: Instant::now(), zero_step: None, team, launched: 0 })
+    }
+
+    /// How long a meeting of the team waits for a PE: as long as a block may wait at a barrier.
+    fn meeting_limit(&self) -> Option<std::time::Duration> {
+        self.plan.launch.watchdog_limit().or(self.plan.launch.deadline_limit())
+    }
+
+    /// Meets the team at `point`, on a PE of a team.
+    fn meet(&self, point: LaunchPoint) -> Result<()> {
+        match &self.team {
+            Some(team) => team.meet(&self.plan.kernel, point, self.meeting_limit()),
+            None => Ok(()),
+        }
     }
 
     pub(crate) fn grid(&self) -> Grid {
@@ -118,12 +174,29 @@ impl<'g> EmuSplitRun<'g> {
         self.plan.kernel.name
     }
 
+    /// The run's PE and the team's size: `(0, 1)` outside a team.
+    pub(crate) fn place(&self) -> (u32, u32) {
+        self.emulator.team().map_or((0, 1), |member| (member.pe(), member.n_pes()))
+    }
+
     /// Runs segment `segment` to the end: a grid run of its own.
     pub(crate) fn launch(&mut self, segment: usize, args: KernelArgs<'_>) -> Result<()> {
         let Some(body) = self.bodies.get(segment) else {
             return Err(missing_segment(&self.plan.kernel, segment, self.bodies.len()));
         };
-        body(&EmuSegment { emulator: self.emulator, plan: &self.plan, args: &args })
+        if self.launched > 0 {
+            self.meet(LaunchPoint::Segment { launched: self.launched, segment })?;
+        }
+        self.launched += 1;
+        let ran = body(&EmuSegment { emulator: self.emulator, plan: &self.plan, args: &args });
+        if let (Err(error), Some(team)) = (&ran, self.team) {
+            // The run ends here, and meets the team no more: the other PEs hear why at their
+            // next meeting.
+            self.team = None;
+            let _ =
+                team.meet(&self.plan.kernel, LaunchPoint::Failed { error: error.to_string() }, self.meeting_limit());
+        }
+        ran
     }
 
     /// `buf[index]`, read by the host between segments.
@@ -142,6 +215,7 @@ impl<'g> EmuSplitRun<'g> {
     /// The report, with the wall time from the start of the run; see
     /// [`SplitRun::finish`](crate::split::SplitRun::finish).
     pub(crate) fn finish(self) -> Result<LaunchReport> {
+        self.meet(LaunchPoint::Finished)?;
         if let Some(line) = self.zero_step {
             DeviceStatus::zero_step(line).into_result(&self.plan.kernel, Barrier::MultiLaunch, None)?;
         }

@@ -35,6 +35,9 @@ pub(crate) enum LaunchPoint {
     Start { refused: Option<String> },
     /// Every block of the PE's grid is at `grid_sync()` number `number`.
     GridSync { number: u32 },
+    /// A split run's launches so far (`launched`) have finished, and the next launches
+    /// segment `segment`.
+    Segment { launched: u32, segment: usize },
     /// Every block of the PE's grid has finished.
     Finished,
     /// The PE's grid failed with this error's message.
@@ -51,6 +54,9 @@ impl Step {
             Step::Launch { kernel, point, .. } => match point {
                 LaunchPoint::Start { .. } => format!("launches `{kernel}`"),
                 LaunchPoint::GridSync { number } => format!("waits at grid_sync() number {number} of `{kernel}`"),
+                LaunchPoint::Segment { launched, segment } => {
+                    format!("launches segment {segment} of `{kernel}` after {launched} segment launches")
+                }
                 LaunchPoint::Finished => format!("finished `{kernel}`"),
                 LaunchPoint::Failed { error } => format!("failed in `{kernel}`: {error}"),
             },
@@ -330,7 +336,7 @@ mod tests {
             let a = scope.spawn(|| rendezvous.exchange(0, launch(0, "heat", LaunchPoint::Finished), None));
             let b =
                 scope.spawn(|| rendezvous.exchange(1, launch(0, "heat", LaunchPoint::GridSync { number: 3 }), None));
-            [a, b].map(|h| h.join().expect("no panic").err().expect("mismatch").to_string()).to_vec()
+            [a, b].map(|h| h.join().expect("no panic").expect_err("mismatch").to_string()).to_vec()
         });
         assert_eq!(errors[0], errors[1]);
         assert!(errors[0].contains("PE 0 finished `heat`"), "{}", errors[0]);
