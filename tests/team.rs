@@ -576,14 +576,16 @@ mod ranges {
     #[test]
     fn a_ring_of_ranges_matches_the_cpu_for_every_integer_type() {
         on_teams(|gpu| {
-            team_ranges::ring_ranges_match_the_cpu(gpu, |pe| (0..150).map(|i| i + 1000 * pe).collect::<Vec<u32>>())?;
-            team_ranges::ring_ranges_match_the_cpu(gpu, |pe| {
+            team_ranges::ring_ranges_match_the_cpu(gpu, Barrier::Auto, |pe| {
+                (0..150).map(|i| i + 1000 * pe).collect::<Vec<u32>>()
+            })?;
+            team_ranges::ring_ranges_match_the_cpu(gpu, Barrier::Auto, |pe| {
                 (0..150).map(|i| -(i * 3) - pe as i32).collect::<Vec<_>>()
             })?;
-            team_ranges::ring_ranges_match_the_cpu(gpu, |pe| {
+            team_ranges::ring_ranges_match_the_cpu(gpu, Barrier::Auto, |pe| {
                 (0..150).map(|i| (i << 40) + u64::from(pe)).collect::<Vec<u64>>()
             })?;
-            team_ranges::ring_ranges_match_the_cpu(gpu, |pe| {
+            team_ranges::ring_ranges_match_the_cpu(gpu, Barrier::Auto, |pe| {
                 (0..150).map(|i| i64::MIN + i + i64::from(pe)).collect::<Vec<_>>()
             })?;
             Ok(())
@@ -602,8 +604,8 @@ mod ranges {
             (0..150).map(|i| if i % 7 == 0 { specials[i / 7 % 4] } else { i as f64 / 7.0 - f64::from(pe) }).collect()
         };
         on_teams(|gpu| {
-            team_ranges::ring_ranges_match_the_cpu(gpu, f32s)?;
-            team_ranges::ring_ranges_match_the_cpu(gpu, f64s)
+            team_ranges::ring_ranges_match_the_cpu(gpu, Barrier::Auto, f32s)?;
+            team_ranges::ring_ranges_match_the_cpu(gpu, Barrier::Auto, f64s)
         });
     }
 
@@ -634,7 +636,7 @@ mod ranges {
 
     #[test]
     fn a_range_of_a_shared_array_reaches_the_next_pe() {
-        on_teams(team_ranges::shared_tiles_reach_the_next_pe);
+        on_teams(|gpu| team_ranges::shared_tiles_reach_the_next_pe(gpu, Barrier::Auto));
     }
 
     #[test]
@@ -643,7 +645,7 @@ mod ranges {
     }
 
     #[test]
-    fn range_kernels_compile_with_nvrtc_checked_unchecked_and_spanning() {
+    fn range_kernels_compile_with_nvrtc_checked_unchecked_spanning_and_split() {
         if !gsync::__private::nvrtc_or_skip() {
             return;
         }
@@ -666,6 +668,7 @@ mod ranges {
                     ((8, 0), spec.source(Barrier::default(), 128)),
                     ((9, 0), spec.source(Barrier::default(), 128)),
                     ((9, 0), spec.spanning_source(Barrier::Relay, 128)),
+                    ((9, 0), spec.spanning_source(Barrier::MultiLaunch, 128)),
                 ];
                 for (arch, source) in sources {
                     assert_eq!(
@@ -687,4 +690,21 @@ mod ranges {
 fn the_heat_equation_across_a_team_with_rows_of_several_pieces_matches_the_cpu_bit_for_bit() {
     // Rows of 1030 cells: a block steps and hands on a row in pieces of up to 1024.
     heat_strips_match_the_cpu(1030, 3, [2, 3], &Launch::new().blocks(4).threads(256));
+}
+
+#[test]
+fn range_puts_run_inside_the_segments_of_the_split_form() {
+    let split = Launch::new().barrier(Barrier::MultiLaunch);
+    heat_strips_match_the_cpu(35, 21, 1..=4, &split.clone().blocks(3).threads(64));
+    heat_strips_match_the_cpu(1030, 3, [3], &split.clone().blocks(4).threads(256));
+    for n_pes in 1..=4u32 {
+        Team::emulated(n_pes)
+            .expect("a team")
+            .run(|gpu| {
+                let ramp = |pe: u32| (0..150).map(|i| i + 1000 * pe).collect::<Vec<u32>>();
+                common::team_ranges::ring_ranges_match_the_cpu(gpu, Barrier::MultiLaunch, ramp)?;
+                common::team_ranges::shared_tiles_reach_the_next_pe(gpu, Barrier::MultiLaunch)
+            })
+            .unwrap_or_else(|e| panic!("{n_pes} PEs: {e}"));
+    }
 }

@@ -122,8 +122,8 @@ fn a_range_put_inside_with_lock_is_refused() {
 }
 
 #[test]
-fn a_split_kernel_carries_a_range_put_inside_a_segment_with_the_shared_array_it_copies() {
-    let (mut k, facts) = crate::tests::lowered(quote! {
+fn the_split_form_carries_a_range_put_inside_a_segment_with_the_shared_array_it_copies() {
+    let (k, facts) = crate::tests::lowered(quote! {
         fn k(#[symmetric] a: &mut [u32], rounds: u32) {
             let mut tile = shared_array::<u32, 64>();
             for r in 0..rounds {
@@ -135,9 +135,6 @@ fn a_split_kernel_carries_a_range_put_inside_a_segment_with_the_shared_array_it_
         }
     })
     .expect("no errors");
-    // A kernel with a symmetric slice is not split yet: the split's reading of the statement
-    // is what this checks, without the mark.
-    k.arrays.iter_mut().for_each(|a| a.symmetric = false);
     let plan = crate::split::plan(&k, &facts.levels).expect("the kernel splits");
     let [segment] = &plan.segments[..] else { panic!("one segment: {plan:#?}") };
     let puts = segment.body.iter().filter(|s| matches!(s.kind, crate::ir::StmtKind::PutRange(_))).count();

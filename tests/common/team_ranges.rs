@@ -103,9 +103,9 @@ pub mod kernels {
     }
 }
 
-/// Runs `ring_ranges` on this PE for `src` (3 blocks of `len`) and checks its `out` against
-/// the previous PE's `src`, bit for bit; `src_of(pe)` makes each PE's.
-pub fn ring_ranges_match_the_cpu<T>(gpu: &Gpu, src_of: impl Fn(u32) -> Vec<T>) -> Result<()>
+/// Runs `ring_ranges` on this PE for `src` (3 blocks of `len`) under `barrier` and checks its
+/// `out` against the previous PE's `src`, bit for bit; `src_of(pe)` makes each PE's.
+pub fn ring_ranges_match_the_cpu<T>(gpu: &Gpu, barrier: Barrier, src_of: impl Fn(u32) -> Vec<T>) -> Result<()>
 where
     T: kernels::ring_ranges::Element + Copy + Default + PartialEq + std::fmt::Debug,
 {
@@ -113,7 +113,7 @@ where
     let src = src_of(gpu.pe());
     let len = src.len() / blocks;
     let mut out = gpu.symmetric_zeros::<T>(src.len() + shift)?;
-    let launch = Launch::new().blocks(blocks as u32).threads(32);
+    let launch = Launch::new().barrier(barrier).blocks(blocks as u32).threads(32);
     kernels::ring_ranges::launch_with(gpu, &launch, &mut out, &gpu.upload(&src)?, len, shift)?;
     let before = src_of((gpu.pe() + gpu.n_pes() - 1) % gpu.n_pes());
     let mut expected = vec![T::default(); src.len() + shift];
@@ -170,11 +170,12 @@ pub fn halo_steps_reference(line: &[u32], w: usize, steps: u32) -> Vec<u32> {
     now
 }
 
-/// `tiles_to_the_next` on 3 blocks: each PE holds the previous PE's tiles.
-pub fn shared_tiles_reach_the_next_pe(gpu: &Gpu) -> Result<()> {
+/// `tiles_to_the_next` on 3 blocks under `barrier`: each PE holds the previous PE's tiles.
+pub fn shared_tiles_reach_the_next_pe(gpu: &Gpu, barrier: Barrier) -> Result<()> {
     let blocks = 3u32;
     let mut out = gpu.symmetric_zeros::<u64>(128 * blocks as usize)?;
-    kernels::tiles_to_the_next::launch_with(gpu, &Launch::new().blocks(blocks).threads(32), &mut out)?;
+    let launch = Launch::new().barrier(barrier).blocks(blocks).threads(32);
+    kernels::tiles_to_the_next::launch_with(gpu, &launch, &mut out)?;
     let before = u64::from((gpu.pe() + gpu.n_pes() - 1) % gpu.n_pes());
     let expected: Vec<u64> = (0..128 * u64::from(blocks)).map(|k| k * k + before).collect();
     assert_eq!(gpu.download(&out)?, expected, "PE {}", gpu.pe());
