@@ -646,6 +646,31 @@ pub trait SliceBuiltins<T> {
         device_only()
     }
 
+    /// Copies this PE's `src`, written `&source[lo..hi]` (a range of a slice parameter or a
+    /// shared array of `T`), into PE `pe`'s part of this `#[symmetric]` slice from `at`, each
+    /// element as [`put`](Self::put) writes one (`st.relaxed.sys`). Block-collective, like
+    /// `sync_block()`: every thread of the block calls it, under block-uniform control, with
+    /// block-uniform operands; the threads share the copy, and a block barrier ends it. PE `pe`
+    /// sees it after the next `grid_sync()`, or after a signal that follows it
+    /// ([`put_range_signal`](Self::put_range_signal)). A statement.
+    fn put_range<I>(&mut self, pe: u32, at: I, src: &[T])
+    where
+        for<'a> &'a (): KernelOnly,
+    {
+        device_only()
+    }
+
+    /// [`put_range`](Self::put_range), then one thread of the block runs
+    /// `flags.signal(pe, index, value)` on a `#[symmetric]` integer slice: the block barrier
+    /// orders every element of the copy before it, so a thread of PE `pe` that waits with
+    /// `wait_until(|| flags.load_signal(index) >= value)` sees the whole range. A statement.
+    fn put_range_signal<I, F, J>(&mut self, pe: u32, at: I, src: &[T], flags: &mut [F], index: J, value: F)
+    where
+        for<'a> &'a (): KernelOnly,
+    {
+        device_only()
+    }
+
     /// Chunk `c`, elements `c·N .. c·N + N`, as the thread's own array, in accesses of up to 16
     /// bytes; `N` from the turbofish or the binding's annotation.
     fn load_chunk<const N: usize, I>(&self, c: I) -> [T; N]

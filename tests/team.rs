@@ -376,17 +376,22 @@ fn spanning_kernels_compile_with_nvrtc_under_every_device_barrier() {
 
 #[test]
 fn the_heat_equation_across_a_team_matches_the_cpu_bit_for_bit() {
+    heat_strips_match_the_cpu(35, 21, 1..=4, &Launch::new().blocks(3).threads(64));
+}
+
+/// `heat_strips` on an `n × n` field for `steps` steps, on teams of each of `pes`: every PE's
+/// strip bit for bit the CPU's.
+fn heat_strips_match_the_cpu(n: usize, steps: u32, pes: impl IntoIterator<Item = u32>, launch: &Launch) {
     use gsync::kernels::heat::heat_reference;
     use gsync::kernels::heat_team::{run_strips, strip};
-    let (n, steps, r) = (35usize, 21u32, 0.2f32);
+    let r = 0.2f32;
     let field: Vec<f32> = (0..n * n).map(|i| ((i * 7919) % 1000) as f32 / 10.0).collect();
     let expected = heat_reference(&field, n, steps, r).expect("reference");
-    for n_pes in 1..=4u32 {
+    for n_pes in pes {
         let team = Team::emulated(n_pes).expect("a team");
         let strips = team
             .run(|gpu| {
-                let launch = Launch::new().blocks(3).threads(64);
-                let (rows, _) = run_strips(gpu, &launch, &field, n, steps, r)?;
+                let (rows, _) = run_strips(gpu, launch, &field, n, steps, r)?;
                 Ok((strip(n, gpu.pe(), gpu.n_pes())?, rows))
             })
             .expect("the team runs");
@@ -552,4 +557,154 @@ fn conjugate_gradients_sum_many_row_groups_alike_on_any_team() {
         solve(3).iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
         alone.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
     );
+}
+
+// ---- Ranges: `put_range` and `put_range_signal` -------------------------------------------
+
+mod ranges {
+    use common::team_ranges::{self, kernels::*};
+    use gsync::prelude::*;
+    use gsync::Team;
+
+    /// Runs `check` on every PE of emulated teams of 1 to 4 PEs.
+    fn on_teams(check: impl Fn(&Gpu) -> gsync::Result<()> + Sync) {
+        for n_pes in 1..=4u32 {
+            Team::emulated(n_pes).expect("a team").run(&check).unwrap_or_else(|e| panic!("{n_pes} PEs: {e}"));
+        }
+    }
+
+    #[test]
+    fn a_ring_of_ranges_matches_the_cpu_for_every_integer_type() {
+        on_teams(|gpu| {
+            team_ranges::ring_ranges_match_the_cpu(gpu, Barrier::Auto, |pe| {
+                (0..150).map(|i| i + 1000 * pe).collect::<Vec<u32>>()
+            })?;
+            team_ranges::ring_ranges_match_the_cpu(gpu, Barrier::Auto, |pe| {
+                (0..150).map(|i| -(i * 3) - pe as i32).collect::<Vec<_>>()
+            })?;
+            team_ranges::ring_ranges_match_the_cpu(gpu, Barrier::Auto, |pe| {
+                (0..150).map(|i| (i << 40) + u64::from(pe)).collect::<Vec<u64>>()
+            })?;
+            team_ranges::ring_ranges_match_the_cpu(gpu, Barrier::Auto, |pe| {
+                (0..150).map(|i| i64::MIN + i + i64::from(pe)).collect::<Vec<_>>()
+            })?;
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn a_ring_of_ranges_moves_float_bits_unchanged() {
+        // NaN payloads, -0.0, subnormals and infinities arrive as they left.
+        let f32s = |pe: u32| -> Vec<f32> {
+            let specials = [f32::from_bits(0x7fc0_1234), -0.0, f32::from_bits(1), f32::NEG_INFINITY];
+            (0..150).map(|i| if i % 5 == 0 { specials[i / 5 % 4] } else { i as f32 / 3.0 + pe as f32 }).collect()
+        };
+        let f64s = |pe: u32| -> Vec<f64> {
+            let specials = [f64::from_bits(0xfff8_0000_0000_0042), -0.0, f64::from_bits(3), f64::INFINITY];
+            (0..150).map(|i| if i % 7 == 0 { specials[i / 7 % 4] } else { i as f64 / 7.0 - f64::from(pe) }).collect()
+        };
+        on_teams(|gpu| {
+            team_ranges::ring_ranges_match_the_cpu(gpu, Barrier::Auto, f32s)?;
+            team_ranges::ring_ranges_match_the_cpu(gpu, Barrier::Auto, f64s)
+        });
+    }
+
+    #[test]
+    fn a_ring_of_half_precision_ranges_moves_their_bits_unchanged() {
+        on_teams(team_ranges::half_ranges_keep_their_bits);
+    }
+
+    #[test]
+    fn a_halo_exchange_with_signals_alone_matches_the_cpu_over_many_steps() {
+        let (cells, w, steps) = (100usize, 3usize, 60u32);
+        for n_pes in 1..=4u32 {
+            let line: Vec<u32> =
+                (0..n_pes as usize * cells + 2 * w).map(|i| ((i * 7919) % 1024) as u32 * 1000).collect();
+            let expected = team_ranges::halo_steps_reference(&line, w, steps);
+            let strips = Team::emulated(n_pes)
+                .expect("a team")
+                .run(|gpu| team_ranges::halo_steps_on(gpu, &line, cells, w, steps))
+                .expect("the team runs");
+            assert_eq!(strips.concat(), expected[w..w + n_pes as usize * cells], "{n_pes} PEs");
+        }
+    }
+
+    #[test]
+    fn every_thread_of_the_block_sees_the_whole_copy_after_put_range() {
+        on_teams(team_ranges::the_block_sees_its_copy_after_put_range);
+    }
+
+    #[test]
+    fn a_range_of_a_shared_array_reaches_the_next_pe() {
+        on_teams(|gpu| team_ranges::shared_tiles_reach_the_next_pe(gpu, Barrier::Auto));
+    }
+
+    #[test]
+    fn ranges_out_of_bounds_and_pes_out_of_the_team_are_typed_faults() {
+        on_teams(team_ranges::range_faults_are_out_of_bounds_and_copy_nothing);
+    }
+
+    #[test]
+    fn range_kernels_compile_with_nvrtc_checked_unchecked_spanning_and_split() {
+        if !gsync::__private::nvrtc_or_skip() {
+            return;
+        }
+        let kernels = [
+            ("ring_ranges", &ring_ranges::__u32::KERNEL),
+            ("ring_ranges", &ring_ranges::__i64::KERNEL),
+            ("ring_ranges", &ring_ranges::__f32::KERNEL),
+            ("ring_ranges", &ring_ranges::__f64::KERNEL),
+            ("ring_halves", &ring_halves::KERNEL),
+            ("halo_steps", &halo_steps::KERNEL),
+            ("put_range_as_given", &put_range_as_given::KERNEL),
+            ("tiles_to_the_next", &tiles_to_the_next::KERNEL),
+            ("reads_after_the_copy", &reads_after_the_copy::KERNEL),
+        ];
+        for (name, spec) in kernels {
+            for checks in [true, false] {
+                let mut spec = *spec;
+                spec.bounds_checks = checks;
+                let sources = [
+                    ((8, 0), spec.source(Barrier::default(), 128)),
+                    ((9, 0), spec.source(Barrier::default(), 128)),
+                    ((9, 0), spec.spanning_source(Barrier::Relay, 128)),
+                    ((9, 0), spec.spanning_source(Barrier::MultiLaunch, 128)),
+                ];
+                for (arch, source) in sources {
+                    assert_eq!(
+                        source.contains("gsync::span_in_bounds"),
+                        checks,
+                        "{name}: the range checks follow the build"
+                    );
+                    assert!(source.contains("gsync::store_relaxed_sys(gsync::on_pe("), "{name}");
+                    if let Err(error) = gsync::compile(&source, name, arch) {
+                        panic!("{name} for sm_{}{} (bounds checks {checks}): {error}", arch.0, arch.1);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_heat_equation_across_a_team_with_rows_of_several_pieces_matches_the_cpu_bit_for_bit() {
+    // Rows of 1030 cells: a block steps and hands on a row in pieces of up to 1024.
+    heat_strips_match_the_cpu(1030, 3, [2, 3], &Launch::new().blocks(4).threads(256));
+}
+
+#[test]
+fn range_puts_run_inside_the_segments_of_the_split_form() {
+    let split = Launch::new().barrier(Barrier::MultiLaunch);
+    heat_strips_match_the_cpu(35, 21, 1..=4, &split.clone().blocks(3).threads(64));
+    heat_strips_match_the_cpu(1030, 3, [3], &split.clone().blocks(4).threads(256));
+    for n_pes in 1..=4u32 {
+        Team::emulated(n_pes)
+            .expect("a team")
+            .run(|gpu| {
+                let ramp = |pe: u32| (0..150).map(|i| i + 1000 * pe).collect::<Vec<u32>>();
+                common::team_ranges::ring_ranges_match_the_cpu(gpu, Barrier::MultiLaunch, ramp)?;
+                common::team_ranges::shared_tiles_reach_the_next_pe(gpu, Barrier::MultiLaunch)
+            })
+            .unwrap_or_else(|e| panic!("{n_pes} PEs: {e}"));
+    }
 }

@@ -52,6 +52,7 @@ pub fn stmt_exprs<T>(s: &Stmt<T>) -> Vec<&Expr<T>> {
         StmtKind::Assert { check, .. } => check.exprs(),
         StmtKind::If { cond, .. } | StmtKind::While { cond, .. } | StmtKind::WaitUntil { cond, .. } => vec![cond],
         StmtKind::Locked { index, .. } => vec![index],
+        StmtKind::PutRange(put) => put.exprs(),
         StmtKind::For { range, .. } => match range {
             ForRange::Seq { start, end, step, .. } => {
                 let mut v = vec![start, end];

@@ -74,6 +74,8 @@ mod module_tests;
 #[cfg(test)]
 mod random_kernels;
 #[cfg(test)]
+mod range_put_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod warp_tests;

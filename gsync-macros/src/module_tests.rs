@@ -324,3 +324,28 @@ fn an_unsettled_scrutinee_takes_the_range_of_its_final_type() {
     });
     assert!(src.contains("3000000000"), "{src}");
 }
+
+#[test]
+fn a_range_put_s_operands_call_device_functions_in_order_and_a_call_under_thread_control_is_refused() {
+    let src = cuda(quote! {
+        #[device] fn neighbour(p: u32) -> u32 { (p + 1) % n_pes() }
+        #[device] fn start(b: usize) -> usize { b * 4 }
+        fn k(#[symmetric] a: &mut [u32], src: &[u32]) {
+            a.put_range(neighbour(pe()), start(block_idx() as usize), &src[..4]);
+        }
+    });
+    let neighbour = src.find("neighbour(…)").expect("the PE's call");
+    let pe = src.find("range_pe_ =").expect("the PE");
+    let start = src.find("start(…)").expect("the start's call");
+    assert!(neighbour < pe && pe < start && start < src.find("range_at_ =").expect("at"), "{src}");
+    let e = errors(quote! {
+        #[device] fn send(a: &mut [u32], src: &[u32]) { a.put_range(0, 0, &src[..]); }
+        fn k(#[symmetric] a: &mut [u32], src: &[u32]) {
+            if thread_idx() == 0 { send(a, src); }
+        }
+    });
+    assert!(
+        e.contains("this call runs `put_range` (inside `send`) in control flow that depends on thread identity"),
+        "{e}"
+    );
+}

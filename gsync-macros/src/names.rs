@@ -56,6 +56,7 @@ pub const ROLES: &[&str] = &[
     "right",  // … and its right one
     "lock",   // a `with_lock`'s lock index, evaluated once
     "offset", // a shared slice's byte offset in the dynamic shared memory
+    "copy",   // a thread's element of a `put_range`
 ];
 
 /// A Rust identifier as the name it denotes: `r#for` is `for`.

@@ -27,14 +27,14 @@ pub(crate) fn compile(func: proc_macro2::TokenStream) -> Result<String, Vec<Stri
     lowered(func).map(|(k, facts)| emit::cuda::kernel_source(&k, &facts, true))
 }
 
-fn cuda(func: proc_macro2::TokenStream) -> String {
+pub(crate) fn cuda(func: proc_macro2::TokenStream) -> String {
     match compile(func) {
         Ok(s) => s,
         Err(e) => panic!("unexpected errors: {e:#?}"),
     }
 }
 
-fn errors(func: proc_macro2::TokenStream) -> String {
+pub(crate) fn errors(func: proc_macro2::TokenStream) -> String {
     match compile(func) {
         Ok(s) => panic!("expected errors, got CUDA:\n{s}"),
         Err(e) => e.join("\n"),

@@ -25,8 +25,8 @@ pub use crate::core::dynamic_shared::{DynamicShared, LengthFault, SharedSlice};
 // The emulator: a thread and its await points, memory, segments, and the DSL's arithmetic.
 pub use crate::emu::{arith, half_arith};
 pub use crate::emu::{
-    EmuLaunch, EmuScalar, EmuSegment, EmuSegmentFn, EmuSlice, EmuSymmetric, Shuffle, ShuffleScalar, ThreadCtx,
-    ThreadFuture,
+    EmuLaunch, EmuRangePut, EmuScalar, EmuSegment, EmuSegmentFn, EmuSlice, EmuSymmetric, Shuffle, ShuffleScalar,
+    ThreadCtx, ThreadFuture,
 };
 
 // For the workspace's tests.

@@ -20,6 +20,7 @@ pub mod shared_slice_kernels;
 pub mod sw_checks;
 pub mod swaps;
 pub mod team;
+pub mod team_ranges;
 pub mod tuning;
 pub mod warp_checks;
 pub mod warp_kernels;

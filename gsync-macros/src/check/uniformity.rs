@@ -91,7 +91,7 @@ impl Taint {
 fn tolerates(c: Collective) -> Level {
     match c {
         Collective::GridSync | Collective::Swap => Level::Uniform,
-        Collective::SyncBlock => Level::Block,
+        Collective::SyncBlock | Collective::RangePut { .. } => Level::Block,
         Collective::Shuffle | Collective::Vote => Level::Warp,
     }
 }
@@ -105,6 +105,9 @@ fn consequence(c: Collective) -> &'static str {
             "it combines values of every lane of the warp, so every lane of the warp must take part"
         }
         Collective::Swap => "threads that skip it would see the other buffer behind each name",
+        Collective::RangePut { .. } => {
+            "the block's threads share its copy and meet at a block barrier at its end, so threads that skip it leave the others waiting forever"
+        }
     }
 }
 
@@ -129,6 +132,12 @@ fn message(c: Collective, scope: &str) -> String {
         Collective::Swap => format!(
             "a swap of slices in control flow that depends on {scope} identity: every thread must see the same buffer behind \
              each name, so swap under control flow that is the same for the whole grid (uniform values only)"
+        ),
+        Collective::RangePut { .. } => format!(
+            "{} in control flow that depends on {scope} identity: {}; call it where the whole block does \
+             (conditions on uniform values, `block_idx()` or `pe()` are fine)",
+            c.name(),
+            consequence(c)
         ),
     }
 }
@@ -358,6 +367,20 @@ impl Analysis<'_> {
                     self.stmt(s, ctx);
                 }
             }
+            StmtKind::PutRange(put) => {
+                let c = Collective::of_stmt(&s.kind).expect("a range put is a collective");
+                for operand in put.operands() {
+                    let t = self.expr(operand, ctx);
+                    // Under divergent control the collective itself is the error.
+                    if ctx.level <= tolerates(c) {
+                        self.collective_operand(c, operand.span, t);
+                    }
+                }
+                self.expr(&put.element, ctx);
+                if let Some(signal) = &put.signal {
+                    self.expr(signal, ctx);
+                }
+            }
             StmtKind::Locked { index, body, .. } => {
                 self.expr(index, ctx);
                 // One thread at a time runs the critical section.
@@ -413,6 +436,30 @@ impl Analysis<'_> {
         }
         notes.push((at.cause.unwrap_or(span), format!("this depends on {scope} identity")));
         self.errors.last_mut().expect("just pushed").notes = notes;
+    }
+
+    /// Reports an operand of collective `c` (at `span`, at level `t`) that can differ between
+    /// threads more than `c` tolerates: every thread that takes part must pass the same.
+    fn collective_operand(&mut self, c: Collective, span: Span, t: Taint) {
+        if t.level <= tolerates(c) || !self.report {
+            return;
+        }
+        let scope = t.level.scope();
+        let message = format!(
+            "this operand of {} depends on {scope} identity, but the block's threads share one copy: every thread must pass \
+             the same value; compute it from values that are the same across the block (parameters, `block_idx()`, `pe()`, \
+             shared memory)",
+            c.name()
+        );
+        let mut notes = Vec::new();
+        if let Some((assignment, var)) = t.via {
+            let name = &self.kernel.var(var).name;
+            notes.push((
+                assignment,
+                format!("`{name}` is assigned here under control flow that depends on {scope} identity, so its value does too"),
+            ));
+        }
+        self.errors.push(Report { span, message, notes });
     }
 
     /// The level of an expression's value; `ctx` is the control under which

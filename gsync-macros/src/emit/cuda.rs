@@ -5,6 +5,7 @@
 use crate::emit::assertions::{has_assertions, AssertStops};
 mod communication;
 mod dims;
+mod range_put;
 mod shared_slices;
 
 use crate::check::Facts;
@@ -381,6 +382,7 @@ impl CudaEmitter<'_> {
             }
             StmtKind::LetArray { array, init } => self.let_array(*array, init),
             StmtKind::StoreChunk { chunk, from, .. } => self.store_chunk(chunk, *from),
+            StmtKind::PutRange(put) => self.put_range(put),
             StmtKind::Assign { place, op, value } => self.assign(place, *op, value),
             StmtKind::Expr(e) => self.effect(e),
             StmtKind::If { cond, then, otherwise } => {

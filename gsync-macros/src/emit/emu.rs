@@ -5,6 +5,7 @@
 
 use crate::emit::assertions::AssertStops;
 mod communication;
+mod range_put;
 
 use crate::check::Facts;
 use crate::emit::block_size::BlockConstCode;
@@ -411,7 +412,8 @@ impl RustStmts for Emu<'_> {
             | StmtKind::WaitUntil { .. }
             | StmtKind::Locked { .. }
             | StmtKind::Swap(..)
-            | StmtKind::StoreChunk { .. } => View::Own,
+            | StmtKind::StoreChunk { .. }
+            | StmtKind::PutRange(_) => View::Own,
         }
     }
 
@@ -452,6 +454,7 @@ impl RustStmts for Emu<'_> {
                     }
                 }
             }
+            StmtKind::PutRange(put) => self.put_range(put),
             _ => quote!(compile_error!("gsync: a shared statement as the emulator's own");),
         }
     }

@@ -277,6 +277,75 @@ pub enum StmtKind<T = Scalar> {
         from: ArrayId,
         stores: Block<T>,
     },
+    /// `a.put_range(pe, at, &source[lo..hi]);` or `a.put_range_signal(…)`: a collective of the
+    /// block (see [`RangePut`]).
+    PutRange(RangePut<T>),
+}
+
+/// `a.put_range(pe, at, &source[lo..hi]);`: the block copies this PE's `source[lo..hi]` into
+/// `a[at .. at + (hi − lo)]` of PE `pe`, its threads sharing the elements, each written as
+/// `put` writes one (a relaxed store at system scope), then meets at a block barrier.
+/// `a.put_range_signal(pe, at, &source[lo..hi], flags, index, value);` then has one thread of
+/// the block run `flags.signal(pe, index, value)`, which the barrier orders after every element.
+/// Rust line `line`.
+#[derive(Clone, Debug)]
+pub struct RangePut<T = Scalar> {
+    /// `a`: a mutable `#[symmetric]` slice parameter.
+    pub target: ArrayId,
+    /// A slice parameter or a shared array of `a`'s element type.
+    pub source: ArrayId,
+    /// The PE, `at`, `lo` and `hi`: each a variable that the statements before this one bind,
+    /// so that it is evaluated once, in Rust's order, however often the emitters name it.
+    pub pe: Expr<T>,
+    pub at: Expr<T>,
+    pub lo: Expr<T>,
+    pub hi: Expr<T>,
+    /// `put_range_signal`'s `flags.signal(pe, index, value)`, an [`AtomicOp::Signal`] of
+    /// variables bound as the operands are.
+    pub signal: Option<Expr<T>>,
+    /// The copy as the analyses see it, one element for all: `a.put(pe, at, source[lo])`,
+    /// which names both arrays and reads `source` (no emitter writes it).
+    pub element: Expr<T>,
+    pub line: u32,
+}
+
+impl<T> RangePut<T> {
+    /// The expressions the statement evaluates: its operands, its element and its signal.
+    pub fn exprs(&self) -> Vec<&Expr<T>> {
+        let mut exprs = vec![&self.pe, &self.at, &self.lo, &self.hi, &self.element];
+        exprs.extend(&self.signal);
+        exprs
+    }
+
+    /// The call as Rust, its operands named by the variables that hold them:
+    /// `halo.put_range(range_pe, range_at, &edge[range_lo..range_hi])`.
+    pub fn rust(&self, k: &Kernel) -> String {
+        let name = |e: &Expr<T>| match e.kind {
+            ExprKind::Var(v) => k.var(v).name.clone(),
+            _ => "…".to_owned(),
+        };
+        let (target, source) = (&k.array(self.target).name, &k.array(self.source).name);
+        let range =
+            format!("{}, {}, &{source}[{}..{}]", name(&self.pe), name(&self.at), name(&self.lo), name(&self.hi));
+        match &self.signal {
+            Some(Expr { kind: ExprKind::Atomic { array, index, args, .. }, .. }) => {
+                let flags = &k.array(*array).name;
+                let value = args.last().map_or_else(|| "…".to_owned(), name);
+                format!("{target}.put_range_signal({range}, {flags}, {}, {value})", name(index))
+            }
+            _ => format!("{target}.put_range({range})"),
+        }
+    }
+
+    /// The operands that every thread of the block must agree on.
+    pub fn operands(&self) -> Vec<&Expr<T>> {
+        let mut operands = vec![&self.pe, &self.at, &self.lo, &self.hi];
+        if let Some(Expr { kind: ExprKind::Atomic { index, args, .. }, .. }) = &self.signal {
+            operands.push(index);
+            operands.extend(args);
+        }
+        operands
+    }
 }
 
 /// Chunk `index` of `array`: its `len` elements from `index · len` (`len` a power of two),
@@ -555,6 +624,11 @@ pub enum Collective {
     /// Two slice parameters trading places: every thread must see the same
     /// buffer behind a name.
     Swap,
+    /// `put_range` (`signal`: `put_range_signal`): the block's threads share one copy and
+    /// meet at a block barrier at its end.
+    RangePut {
+        signal: bool,
+    },
 }
 
 impl Collective {
@@ -566,6 +640,8 @@ impl Collective {
             Collective::Shuffle => "a warp shuffle",
             Collective::Vote => "a warp vote",
             Collective::Swap => "a swap of slices",
+            Collective::RangePut { signal: false } => "`put_range`",
+            Collective::RangePut { signal: true } => "`put_range_signal`",
         }
     }
 
@@ -575,6 +651,7 @@ impl Collective {
             StmtKind::GridSync { .. } => Some(Collective::GridSync),
             StmtKind::SyncBlock => Some(Collective::SyncBlock),
             StmtKind::Swap(..) => Some(Collective::Swap),
+            StmtKind::PutRange(put) => Some(Collective::RangePut { signal: put.signal.is_some() }),
             _ => None,
         }
     }

@@ -5,7 +5,7 @@
 use super::expr::expr_has_effects;
 use super::methods;
 use super::{Block, Expr, ExprKind, Lowerer, Stmt, StmtKind};
-use crate::ir::{ArrayId, ArraySpace, AtomicOp, LoopId, MemoryOrder, Scalar};
+use crate::ir::{Array, ArrayId, ArraySpace, AtomicOp, LoopId, MemoryOrder, Scalar};
 use crate::ir_walk::{collective_in, each_expr, each_stmt, stmt_exprs};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
@@ -109,10 +109,8 @@ impl Lowerer<'_> {
             self.diag.error(
                 m.method.span(),
                 format!(
-                    "`{name}` reaches the parts of a symmetric slice that every PE holds: mark the parameter `#[symmetric] {}: &{}[{}]` and allocate its buffer with `Gpu::symmetric_zeros`",
-                    info.name,
-                    if writes { "mut " } else { "" },
-                    info.elem.name()
+                    "`{name}` reaches the parts of a symmetric slice that every PE holds: {}",
+                    make_symmetric(&info, writes)
                 ),
             );
             return None;
@@ -188,6 +186,24 @@ impl Lowerer<'_> {
     /// Refuses the store method `name` (`store_release`, `store_relaxed`, `store_chunk`) on
     /// `array` at `span` where it is not writable there; true if it did.
     pub(super) fn refuse_store(&mut self, array: ArrayId, name: &str, span: Span) -> bool {
+        self.refuse_unwritable(array, name, span, |info| {
+            format!(
+                "cannot store to `{}`, which is not mutable: `{name}` needs `&mut [T]` or a `let mut` shared array",
+                info.name
+            )
+        })
+    }
+
+    /// Refuses `name`'s write to `array` at `span` where it is not writable there: a device
+    /// function's read-only parameter, or an immutable array, which `immutable` says what to do
+    /// about; true if it did.
+    pub(super) fn refuse_unwritable(
+        &mut self,
+        array: ArrayId,
+        name: &str,
+        span: Span,
+        immutable: impl FnOnce(&Array) -> String,
+    ) -> bool {
         if self.refuse_write_to_read_only(array, &format!("`{name}`"), span) {
             return true;
         }
@@ -195,10 +211,7 @@ impl Lowerer<'_> {
         if info.mutable {
             return false;
         }
-        let message = format!(
-            "cannot store to `{}`, which is not mutable: `{name}` needs `&mut [T]` or a `let mut` shared array",
-            info.name
-        );
+        let message = immutable(info);
         self.diag.error(span, message);
         true
     }
@@ -266,7 +279,7 @@ impl Lowerer<'_> {
         let mut errors: Vec<(Span, String)> = Vec::new();
         each_stmt(before, &mut |s: &Stmt| {
             let what = match &s.kind {
-                StmtKind::GridSync { .. } | StmtKind::SyncBlock => Some("a barrier"),
+                StmtKind::GridSync { .. } | StmtKind::SyncBlock | StmtKind::PutRange(_) => Some("a barrier"),
                 StmtKind::Locked { .. } => Some("`with_lock`"),
                 StmtKind::WaitUntil { .. } => Some("`wait_until`"),
                 _ => None,
@@ -370,6 +383,9 @@ impl Lowerer<'_> {
                 StmtKind::GridSync { .. } | StmtKind::SyncBlock => Some(
                     "a barrier inside `with_lock`: only the thread holding the lock reaches it, so the others never arrive",
                 ),
+                StmtKind::PutRange(_) => Some(
+                    "a range put inside `with_lock`: the whole block shares its copy and meets at a block barrier, but only the thread holding the lock reaches it",
+                ),
                 StmtKind::Return => Some("`return` inside `with_lock` would leave the lock held: skip the rest with `if` instead"),
                 StmtKind::Locked { .. } => Some(
                     "`with_lock` inside `with_lock`: a thread holding one lock while waiting for another can deadlock; take one lock at a time",
@@ -403,4 +419,11 @@ impl Lowerer<'_> {
         }
         ok
     }
+}
+
+/// What makes `array` a symmetric slice parameter (`&mut` where it is written).
+pub(super) fn make_symmetric(array: &Array, written: bool) -> String {
+    let (name, elem) = (&array.name, array.elem.name());
+    let mutable = if written { "mut " } else { "" };
+    format!("mark the parameter `#[symmetric] {name}: &{mutable}[{elem}]` and allocate its buffer with `Gpu::symmetric_zeros`")
 }

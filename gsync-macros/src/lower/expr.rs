@@ -507,6 +507,16 @@ impl Lowerer<'_> {
                 );
                 return None;
             }
+            "put_range" | "put_range_signal" => {
+                self.diag.error(
+                    span,
+                    format!(
+                        "`{name}` is a statement: it returns nothing; write `a.{};` on its own line",
+                        super::range_put::usage(name == "put_range_signal")
+                    ),
+                );
+                return None;
+            }
             _ => {}
         }
         let op = match name {
@@ -518,7 +528,7 @@ impl Lowerer<'_> {
             _ => {
                 self.diag.error(
                     m.method.span(),
-                    format!("unknown method `{name}` on array `{}`: arrays have `len`, `atomic_add`, `atomic_min`, `atomic_max`, `atomic_exch`, `atomic_cas`, `load_acquire`, `load_relaxed`, `store_release`, `store_relaxed`, `load_chunk`, `store_chunk` and `with_lock`, and `#[symmetric]` slices `put`, `get`, `signal` and `load_signal`", info.name),
+                    format!("unknown method `{name}` on array `{}`: arrays have `len`, `atomic_add`, `atomic_min`, `atomic_max`, `atomic_exch`, `atomic_cas`, `load_acquire`, `load_relaxed`, `store_release`, `store_relaxed`, `load_chunk`, `store_chunk` and `with_lock`, and `#[symmetric]` slices `put`, `get`, `signal`, `load_signal`, `put_range` and `put_range_signal`", info.name),
                 );
                 return None;
             }

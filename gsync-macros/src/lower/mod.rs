@@ -16,6 +16,7 @@ pub use half_precision::cast_error as half_cast_error;
 mod matching;
 mod method_sig;
 mod methods;
+mod range_put;
 mod resolve;
 mod stmt;
 mod swap;

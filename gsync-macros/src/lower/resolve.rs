@@ -2,7 +2,7 @@
 //! variable holding its final [`Scalar`] instead of an inference variable.
 
 use super::types::TyId;
-use crate::ir::{self, ArrayInit, AssertCheck, Expr, ExprKind, ForRange, Place, Scalar, Stmt, StmtKind, Var};
+use crate::ir::{self, ArrayInit, AssertCheck, Expr, ExprKind, ForRange, Place, RangePut, Scalar, Stmt, StmtKind, Var};
 
 /// Resolves inference variables through the finished type table.
 pub struct Resolver<'t> {
@@ -85,6 +85,17 @@ impl Resolver<'_> {
             StmtKind::Locked { array, index, body, line } => {
                 StmtKind::Locked { array, index: self.expr(index), body: self.block(body), line }
             }
+            StmtKind::PutRange(put) => StmtKind::PutRange(RangePut {
+                target: put.target,
+                source: put.source,
+                pe: self.expr(put.pe),
+                at: self.expr(put.at),
+                lo: self.expr(put.lo),
+                hi: self.expr(put.hi),
+                signal: put.signal.map(|s| self.expr(s)),
+                element: self.expr(put.element),
+                line: put.line,
+            }),
         }
     }
 

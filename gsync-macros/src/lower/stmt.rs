@@ -126,6 +126,9 @@ impl Lowerer<'_> {
             syn::Expr::Call(c) if Self::is_swap_call(c) => self.swap(c, out),
             syn::Expr::Call(c) if is_call_to(c, "wait_until") => self.wait_until(c, out),
             syn::Expr::MethodCall(m) if m.method == "store_chunk" => self.store_chunk(m, out),
+            syn::Expr::MethodCall(m) if m.method == "put_range" || m.method == "put_range_signal" => {
+                self.range_put(m, out)
+            }
             syn::Expr::MethodCall(m)
                 if m.method == "with_lock"
                     || m.method == "store_release"

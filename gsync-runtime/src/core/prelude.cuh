@@ -323,6 +323,21 @@ __device__ __forceinline__ bool chunk_in_bounds(u64 chunk, u64 n, u64 len, gsync
     record_out_of_bounds(status, array, line, chunk >= ~0ull / n ? ~0ull : chunk * n + (n - 1), len);
     return false;
 }
+// Whether the `n` elements from `at` lie within `len` (`put_range`'s target), computed without
+// overflow; if not, records the fault at the last of them (at `at` when there are none), as the
+// emulator does.
+__device__ __forceinline__ bool span_in_bounds(u64 at, u64 n, u64 len, gsync_status_t* status, u32 array, u32 line) {
+    if (n <= len && at <= len - n) return true;
+    record_out_of_bounds(status, array, line, n == 0 ? at : (at > ~0ull - (n - 1) ? ~0ull : at + (n - 1)), len);
+    return false;
+}
+// Whether `lo..hi` is a range within `len` (`put_range`'s source); a range that starts past its
+// end records its start against its end, as the emulator does.
+__device__ __forceinline__ bool range_in_bounds(u64 lo, u64 hi, u64 len, gsync_status_t* status, u32 array, u32 line) {
+    if (lo <= hi) return span_in_bounds(lo, hi - lo, len, status, array, line);
+    record_out_of_bounds(status, array, line, lo, hi);
+    return false;
+}
 
 // Chunks (`load_chunk`, `store_chunk`): BYTES bytes, a power of two, at an address aligned to
 // BYTES (buffers, shared arrays and shared slices all start at multiples of 16 bytes), moved in

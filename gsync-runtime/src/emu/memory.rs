@@ -91,6 +91,28 @@ impl<T: EmuScalar> EmuSlice<T> {
         }
     }
 
+    /// Whether the `n` elements from `at` are in bounds (`put_range`'s target); if not, records
+    /// the fault at the last of them (at `at` when there are none), as the device does.
+    pub(crate) fn span_in_bounds(&self, at: u64, n: u64, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> bool {
+        let len = self.len() as u64;
+        if n <= len && at <= len - n {
+            return true;
+        }
+        let last = if n == 0 { at } else { at.saturating_add(n - 1) };
+        ctx.out_of_bounds(array, last, self.len(), line);
+        false
+    }
+
+    /// Whether `lo..hi` is a range of the elements (`put_range`'s source); if not, records the
+    /// fault as the device does: a range that starts past its end, its start against its end.
+    pub(crate) fn range_in_bounds(&self, lo: u64, hi: u64, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> bool {
+        if lo <= hi {
+            return self.span_in_bounds(lo, hi - lo, ctx, array, line);
+        }
+        ctx.out_of_bounds(array, lo, usize::try_from(hi).unwrap_or(usize::MAX), line);
+        false
+    }
+
     /// Writes element `index`; out of bounds, records the fault and writes nothing.
     #[inline]
     pub fn store(&self, index: u64, value: T, ctx: &ThreadCtx<'_>, array: u32, line: u32) {

@@ -38,8 +38,8 @@ pub use memory::EmuSlice;
 pub use scalar::{EmuScalar, ShuffleScalar};
 pub(crate) use split::EmuSplitRun;
 pub use split::{EmuSegment, EmuSegmentFn};
-pub use symmetric::EmuSymmetric;
 pub(crate) use symmetric::{allocate_symmetric, TeamSlices};
+pub use symmetric::{EmuRangePut, EmuSymmetric};
 pub use thread::{Shuffle, ThreadCtx};
 
 use crate::core::device::DeviceInfo;

@@ -1,5 +1,5 @@
 //! A symmetric slice as an emulated kernel sees it: this PE's elements, read and written like
-//! any slice's, and every other PE's, reached with `put` and `get`.
+//! any slice's, and every other PE's, reached with `put`, `get` and `put_range`.
 
 use std::ops::Deref;
 use std::sync::Arc;
@@ -105,6 +105,27 @@ impl<'g, T: EmuScalar> EmuSymmetric<'g, T> {
         }
     }
 
+    /// This thread's share of its block's `a.put_range(pe, at, &source[lo..hi])`: elements
+    /// `thread_idx()`, `thread_idx() + block_dim()`, … of the range, each written as `put`
+    /// writes one. A PE out of the team, a range that is not one of `source` (`lo > hi`, or
+    /// `hi` past its end) or that does not fit from `at` records the fault, checked in every
+    /// launch as every access of the emulator is, and nothing is copied. The caller then waits
+    /// at the block barrier, which ends the copy.
+    pub fn put_range(&self, put: EmuRangePut, source: &EmuSlice<T>, ctx: &ThreadCtx<'_>) {
+        let Some(peer) = self.on(put.pe, ctx, put.target, put.line) else { return };
+        if !source.range_in_bounds(put.lo, put.hi, ctx, put.source, put.line) {
+            return;
+        }
+        let n = put.hi - put.lo;
+        if !peer.span_in_bounds(put.at, n, ctx, put.target, put.line) {
+            return;
+        }
+        for i in (u64::from(ctx.thread_idx())..n).step_by(ctx.block_dim() as usize) {
+            let value = source.load(put.lo + i, ctx, put.source, put.line);
+            peer.store_relaxed(put.at + i, value, ctx, put.target, put.line);
+        }
+    }
+
     fn on(&self, pe: u64, ctx: &ThreadCtx<'_>, array: u32, line: u32) -> Option<&'g EmuSlice<T>> {
         let (slice, n_pes) = match self.every_pe {
             Some(every_pe) => {
@@ -117,6 +138,22 @@ impl<'g, T: EmuScalar> EmuSymmetric<'g, T> {
         }
         slice
     }
+}
+
+/// The operands of a block's `a.put_range(pe, at, &source[lo..hi])`, the same in each of its
+/// threads, and what names the statement in a fault.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EmuRangePut {
+    pub pe: u64,
+    pub at: u64,
+    pub lo: u64,
+    pub hi: u64,
+    /// The kernel's numbers of `a` and of `source`.
+    pub target: u32,
+    pub source: u32,
+    /// The Rust line of the call.
+    pub line: u32,
 }
 
 impl<T: EmuScalar> Deref for EmuSymmetric<'_, T> {

@@ -1,0 +1,8 @@
+use gsync::prelude::*;
+
+#[grid_phases]
+fn k(#[symmetric] a: &mut [u32], b: &[u32]) {
+    a.put_range(1, 0, b);
+}
+
+fn main() {}
