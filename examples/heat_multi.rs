@@ -27,6 +27,10 @@ struct Args {
     /// Field sides of the strong-scaling rows.
     #[arg(long, value_delimiter = ',', default_values_t = [4096usize, 8192, 16384])]
     n: Vec<usize>,
+    /// One GPU's field sides of the weak-scaling rows (the team's field has about n_pes
+    /// times the cells).
+    #[arg(long, value_delimiter = ',', default_values_t = [4096usize, 8192])]
+    weak: Vec<usize>,
     /// Time steps, one phase each.
     #[arg(long, default_value_t = 200)]
     steps: u32,
@@ -56,7 +60,7 @@ fn run(args: &Args) -> Result<(), common::AnyError> {
             let times = compare(gpu, &alone, n, n, args)?;
             report(gpu, "strong", n, n, &times);
         }
-        for &n in &args.n {
+        for &n in &args.weak {
             // The team's field has about n_pes times the cells of one GPU's.
             let grown = ((n as f64) * f64::from(gpu.n_pes()).sqrt()).round() as usize & !1;
             let times = compare(gpu, &alone, n, grown, args)?;
