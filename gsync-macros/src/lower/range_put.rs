@@ -24,19 +24,17 @@ impl Lowerer<'_> {
         let name = m.method.to_string();
         let signal = name == "put_range_signal";
         let Some(target) = self.range_target(m, &name) else { return };
-        let (want, usage) = if signal { (6, usage(true)) } else { (3, usage(false)) };
+        let want = if signal { 6 } else { 3 };
         let args: Vec<&syn::Expr> = m.args.iter().collect();
         if args.len() != want {
-            self.diag.error(m.span(), format!("`{usage}` takes {want} arguments, found {}", args.len()));
+            self.diag.error(m.span(), format!("`{}` takes {want} arguments, found {}", usage(signal), args.len()));
             return;
         }
         let Some(source) = self.range_source(target, args[2], &name) else { return };
-        let flags = if signal {
-            let Some(flags) = self.signal_flags(args[3]) else { return };
-            Some(flags)
-        } else {
-            None
-        };
+        let flags = if signal { self.signal_flags(args[3]) } else { None };
+        if signal && flags.is_none() {
+            return;
+        }
         let span = m.span();
         let line = Self::line(span);
         let Some(pe) = self.bound_operand("range_pe", args[0], out, |l, e| {
