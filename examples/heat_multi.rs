@@ -12,7 +12,7 @@
 mod common;
 
 use clap::Parser;
-use gsync::kernels::heat_team::{run_strips, strip};
+use gsync::kernels::heat_team::{heat_strips, run_strips, strip};
 use gsync::prelude::*;
 use gsync::Team;
 use std::process::ExitCode;
@@ -124,7 +124,10 @@ fn compare(gpu: &Gpu, alone: &Gpu, n_one: usize, n_team: usize, args: &Args) -> 
         };
     let input = field(n_one);
     let (one, tuned, _) = time(alone, &Launch::new(), n_one, &input)?;
-    let pinned = Launch::new().blocks(tuned.blocks).threads(tuned.threads).barrier(tuned.barrier);
+    // The team keeps as many blocks resident as one GPU (checked by multi_gpu); the bound
+    // only guards the pinned grid.
+    let shape = Launch::new().threads(tuned.threads).barrier(tuned.barrier);
+    let pinned = shape.clone().blocks(tuned.blocks.min(heat_strips::max_coresident_blocks(gpu, &shape)?));
     let input = if n_team == n_one { input } else { field(n_team) };
     // The same field on this GPU alone: this PE's strip must match it bit for bit.
     let (whole, _) = run_strips(alone, &pinned, &input, n_team, args.steps, R)?;

@@ -197,7 +197,10 @@ fn kernels_named_like_cpp_cuda_and_prelude_names_compile() {
 #[test]
 fn cuda_source_names_the_kernel_and_its_barrier() {
     let source = gsync::kernels::smooth::cuda_source();
-    assert!(source.contains("extern \"C\" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) smooth_("), "{source}");
+    assert!(
+        source.contains("extern \"C\" __global__ void __launch_bounds__(GSYNC_LAUNCH_BOUNDS) smooth_("),
+        "{source}"
+    );
     assert!(source.contains("grid_sync() #1"), "{source}");
     assert!(source.contains("grid barrier: Relay"), "Auto's source is Relay's: {source}");
 }

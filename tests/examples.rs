@@ -33,7 +33,7 @@ fn the_smoothing_example_verifies_its_result() {
 #[test]
 fn the_smoothing_example_prints_its_cuda() {
     let out = run("smooth", &["--print-cuda"]);
-    assert!(out.contains("extern \"C\" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) smooth_("), "{out}");
+    assert!(out.contains("extern \"C\" __global__ void __launch_bounds__(GSYNC_LAUNCH_BOUNDS) smooth_("), "{out}");
 }
 
 #[test]

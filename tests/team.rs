@@ -322,7 +322,7 @@ fn a_plain_buffer_for_a_symmetric_parameter_of_a_split_run_is_refused() {
 
 #[test]
 fn split_team_kernels_compile_with_their_crossing_for_nvrtc() {
-    let source = ring_sum::KERNEL.spanning_source(Barrier::MultiLaunch, 128);
+    let source = ring_sum::KERNEL.spanning_source(Barrier::MultiLaunch, 128, 1);
     assert!(source.contains("gsync_team_segment_crossing("), "a split kernel for a team has its crossing");
     assert!(!ring_sum::KERNEL.source(Barrier::MultiLaunch, 128).contains("gsync_team_segment_crossing"));
     if !gsync::__private::nvrtc_or_skip() {
@@ -365,7 +365,7 @@ fn spanning_kernels_compile_with_nvrtc_under_every_device_barrier() {
     }
     for &barrier in Barrier::DEVICE {
         for (name, spec) in [("ring_sum", &ring_sum::KERNEL), ("visibility", &visibility::KERNEL)] {
-            let source = spec.spanning_source(barrier, 128);
+            let source = spec.spanning_source(barrier, 128, 1);
             assert!(source.contains("gsync_spanning_grid_sync"), "{name} under {barrier} spans the team");
             if let Err(error) = gsync::compile(&source, name, (9, 0)) {
                 panic!("{name} under {barrier}, spanning: {error}");
@@ -667,8 +667,8 @@ mod ranges {
                 let sources = [
                     ((8, 0), spec.source(Barrier::default(), 128)),
                     ((9, 0), spec.source(Barrier::default(), 128)),
-                    ((9, 0), spec.spanning_source(Barrier::Relay, 128)),
-                    ((9, 0), spec.spanning_source(Barrier::MultiLaunch, 128)),
+                    ((9, 0), spec.spanning_source(Barrier::Relay, 128, 1)),
+                    ((9, 0), spec.spanning_source(Barrier::MultiLaunch, 128, 1)),
                 ];
                 for (arch, source) in sources {
                     assert_eq!(

@@ -10,6 +10,8 @@
 //! - [`TRAILING_PARAMS`]: the C parameters the runtime appends to every generated kernel's,
 //!   then [`PROFILE_PARAMETERS_MACRO`];
 //! - [`BLOCK_SIZE_MACRO`]: the CUDA name of the block size, which the runtime defines;
+//! - [`LAUNCH_BOUNDS_MACRO`]: the CUDA name of a kernel's launch bounds, which the runtime
+//!   defines;
 //! - [`MAX_STATIC_SHARED_BYTES`]: what a block's shared arrays may take in all.
 //!
 //! ```
@@ -39,6 +41,14 @@ pub const MAX_STATIC_SHARED_BYTES: u32 = 48 * 1024;
 /// (`#define GSYNC_BLOCK_SIZE 256`) ahead of each kernel it compiles, and the generated CUDA
 /// reads it (`BLOCK_SIZE`, `__launch_bounds__`).
 pub const BLOCK_SIZE_MACRO: &str = "GSYNC_BLOCK_SIZE";
+
+/// The CUDA macro that holds a kernel's launch bounds, the arguments of its
+/// `__launch_bounds__`: the runtime defines it ahead of each kernel, as the block size alone
+/// for a kernel on one GPU (`#define GSYNC_LAUNCH_BOUNDS GSYNC_BLOCK_SIZE`), and for a PE of a
+/// team with the blocks per SM the same kernel keeps on one GPU as the minimum
+/// (`GSYNC_BLOCK_SIZE, 8`), so that the spanning barrier's code costs it no occupancy. (An
+/// explicit minimum of 1 is not the same as none: the compiler then takes more registers.)
+pub const LAUNCH_BOUNDS_MACRO: &str = "GSYNC_LAUNCH_BOUNDS";
 
 /// Which per-axis builtins a kernel reads. The macro computes it and writes it into the
 /// kernel's description; the runtime then refuses 2-D and 3-D shapes to a kernel that reads

@@ -4,7 +4,9 @@
 use crate::check::Facts;
 use crate::emit;
 use crate::ir::Kernel;
-use gsync_contract::{Axes, RefusedBlockSizes, BLOCK_SIZE_MACRO, PROFILE_PARAMETERS_MACRO, TRAILING_PARAMS};
+use gsync_contract::{
+    Axes, RefusedBlockSizes, BLOCK_SIZE_MACRO, LAUNCH_BOUNDS_MACRO, PROFILE_PARAMETERS_MACRO, TRAILING_PARAMS,
+};
 use proc_macro2::{TokenStream, TokenTree};
 use quote::{format_ident, quote};
 
@@ -52,7 +54,7 @@ fn a_kernel_ends_with_the_trailing_params_then_the_profile_parameters() {
     let [state, status] = TRAILING_PARAMS.map(|p| p.to_string());
     let end = format!("    {state},\n    {status}\n    {PROFILE_PARAMETERS_MACRO})\n{{");
     assert!(cuda.contains(&end), "{cuda}");
-    assert!(cuda.contains(&format!("__launch_bounds__({BLOCK_SIZE_MACRO})")), "{cuda}");
+    assert!(cuda.contains(&format!("__launch_bounds__({LAUNCH_BOUNDS_MACRO})")), "{cuda}");
     assert!(emit::block_size::CUDA.contains(BLOCK_SIZE_MACRO));
 }
 

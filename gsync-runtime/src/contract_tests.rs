@@ -3,8 +3,8 @@
 //! that it writes the same).
 
 use gsync_contract::{
-    uses_half, Axes, RefusedBlockSizes, TrailingParam, BLOCK_SIZE_MACRO, HALF_MARKER, MAX_BLOCK_SIZE,
-    MAX_STATIC_SHARED_BYTES, PROFILE_PARAMETERS_MACRO, TRAILING_PARAMS,
+    uses_half, Axes, RefusedBlockSizes, TrailingParam, BLOCK_SIZE_MACRO, HALF_MARKER, LAUNCH_BOUNDS_MACRO,
+    MAX_BLOCK_SIZE, MAX_STATIC_SHARED_BYTES, PROFILE_PARAMETERS_MACRO, TRAILING_PARAMS,
 };
 
 use crate::barrier::Barrier;
@@ -42,6 +42,14 @@ fn kernel(body: &'static str) -> KernelSpec {
 fn the_source_defines_the_block_size_macro_the_generated_code_reads() {
     let source = kernel(BODY).source(Barrier::Lbs, 96);
     assert!(source.contains(&format!("#define {BLOCK_SIZE_MACRO} 96\n")), "{source}");
+}
+
+#[test]
+fn the_source_defines_the_launch_bounds_the_generated_code_reads() {
+    let alone = kernel(BODY).source(Barrier::Lbs, 96);
+    assert!(alone.contains(&format!("#define {LAUNCH_BOUNDS_MACRO} {BLOCK_SIZE_MACRO}\n")), "{alone}");
+    let spanning = kernel(BODY).spanning_source(Barrier::Lbs, 96, 7);
+    assert!(spanning.contains(&format!("#define {LAUNCH_BOUNDS_MACRO} {BLOCK_SIZE_MACRO}, 7\n")), "{spanning}");
 }
 
 #[test]

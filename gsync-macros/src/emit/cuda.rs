@@ -14,7 +14,7 @@ use crate::emit::{cuda_names, cuda_ops};
 use crate::ir::*;
 use crate::names;
 use crate::split::SplitPlan;
-use gsync_contract::{BLOCK_SIZE_MACRO, PROFILE_PARAMETERS_MACRO};
+use gsync_contract::{LAUNCH_BOUNDS_MACRO, PROFILE_PARAMETERS_MACRO};
 use std::fmt::Write;
 
 /// Constant `for` ranges up to this many iterations are marked `#pragma unroll`.
@@ -223,7 +223,7 @@ impl CudaEmitter<'_> {
     fn function(&mut self, f: &Function<'_>) {
         let k = self.k;
         let _ = writeln!(self.out, "// {}", f.comment);
-        let _ = writeln!(self.out, "extern \"C\" __global__ void __launch_bounds__({BLOCK_SIZE_MACRO}) {}(", f.name);
+        let _ = writeln!(self.out, "extern \"C\" __global__ void __launch_bounds__({LAUNCH_BOUNDS_MACRO}) {}(", f.name);
         let mut params = Vec::new();
         let swapped = &self.facts.swapped;
         for p in &k.params {

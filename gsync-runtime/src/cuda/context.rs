@@ -7,10 +7,11 @@ use cudarc::driver::sys::{CUdevice_attribute, CUresult};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
 use cudarc::nvrtc::Ptx;
 
-use crate::barrier::Barrier;
+use crate::barrier::{Barrier, LaunchMode};
 use crate::core::config_cache::ConfigCache;
 use crate::core::device::DeviceInfo;
 use crate::core::error::{Error, Result};
+use crate::core::grid::DYNAMIC_SHARED_BYTES;
 use crate::core::kernel::SEGMENT_CROSSING;
 use crate::core::plan::KernelBuild;
 use crate::core::split::{check_split, no_segments};
@@ -184,17 +185,39 @@ impl CudaGpu {
         if barrier.descriptor().needs_cuda_headers {
             discover::toolkit()?.headers()?;
         }
+        let alone = kernel.source(barrier, threads);
         let source = match &self.team {
-            Some(_) => kernel.spanning_source(barrier, threads),
-            None => kernel.source(barrier, threads),
+            Some(_) => kernel.spanning_source(barrier, threads, self.blocks_per_sm(kernel, barrier, &alone, threads)?),
+            None => alone,
         };
-        let cubin = compile_cached(&source, kernel.name, self.info.compute_capability)?;
-        let context = format!("loading kernel `{}`", kernel.name);
-        let module = self.context.load_module(Ptx::from_binary(cubin)).map_err(driver_error(context))?;
+        let module = self.load_source(kernel, &source)?;
         if let Some(team) = &self.team {
             team.write_record(&module, &self.stream)?;
         }
         Ok(module)
+    }
+
+    fn load_source(&self, kernel: &KernelBuild, source: &str) -> Result<Arc<CudaModule>> {
+        let cubin = compile_cached(source, kernel.name, self.info.compute_capability)?;
+        let context = format!("loading kernel `{}`", kernel.name);
+        self.context.load_module(Ptx::from_binary(cubin)).map_err(driver_error(context))
+    }
+
+    /// The blocks per SM that `kernel`'s first function keeps resident compiled from `alone`,
+    /// its source for one GPU, with its static shared memory only: what its build for a PE
+    /// of a team is compiled to keep, so that the spanning barrier's code (which needs more
+    /// registers than a barrier on one GPU) costs the team kernel no occupancy.
+    fn blocks_per_sm(&self, kernel: &KernelBuild, barrier: Barrier, alone: &str, threads: u32) -> Result<u32> {
+        let name = match barrier.descriptor().launch_mode {
+            LaunchMode::Split => kernel.split.segments.first().copied().ok_or_else(|| no_segments(kernel))?,
+            LaunchMode::Cooperative | LaunchMode::Ordinary => kernel.symbol,
+        };
+        let context = format!("computing the occupancy of kernel `{}` on one GPU", kernel.name);
+        let function = self.load_source(kernel, alone)?.load_function(name).map_err(driver_error(context.as_str()))?;
+        let blocks = function
+            .occupancy_max_active_blocks_per_multiprocessor(threads, DYNAMIC_SHARED_BYTES as usize, None)
+            .map_err(driver_error(context))?;
+        Ok(blocks.clamp(1, MAX_BLOCKS_PER_SM))
     }
 
     /// This GPU's PE of a team, if it is one.
@@ -225,6 +248,10 @@ impl std::fmt::Debug for CudaGpu {
         f.debug_struct("CudaGpu").field("info", &self.info).finish_non_exhaustive()
     }
 }
+
+/// The most blocks per SM any CUDA GPU keeps resident, which bounds the blocks a team kernel is
+/// compiled for.
+const MAX_BLOCKS_PER_SM: u32 = 32;
 
 /// The driver's answer for a function a module lacks.
 fn not_found() -> DriverError {
