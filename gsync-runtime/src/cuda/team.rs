@@ -20,7 +20,7 @@ pub(crate) const MAX_PES: u32 = 64;
 /// up to `GSYNC_TEAM_GENERATION` (span.cuh), each on a 128-byte line.
 const ARRIVAL_WORDS: usize = MAX_PES as usize + 48;
 
-/// How long a PE waits for PE 0's unique id at the team's start.
+/// How long a PE that run_local started waits for PE 0's unique id at the team's start.
 const RENDEZVOUS_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// This process's PE of a team of CUDA GPUs.
@@ -47,8 +47,7 @@ impl CudaTeam {
                 reason: format!("a team has at most {MAX_PES} PEs, and {} were asked for", env.n_pes),
             });
         }
-        let nvshmem =
-            NvshmemPe::init(Nvshmem::load()?, context, env.pe, env.n_pes, &env.rendezvous, RENDEZVOUS_TIMEOUT)?;
+        let nvshmem = NvshmemPe::init(Nvshmem::load()?, context, env, RENDEZVOUS_TIMEOUT)?;
         // One slot per PE, then this PE's crossing count, arrival counter and generation, each
         // on a line of its own (span.cuh's GSYNC_TEAM_*), zeroed.
         let arrivals = nvshmem.malloc(ARRIVAL_WORDS * 8)?;

@@ -256,11 +256,6 @@ impl Nvshmem {
         self.dir.join(DEVICE_LIBRARY)
     }
 
-    /// NVSHMEM's UID bootstrap plugin, which a PE loads at initialisation.
-    pub fn uid_plugin(&self) -> PathBuf {
-        self.dir.join(UID_PLUGIN)
-    }
-
     /// NVSHMEM's bootstrap plugins in its folder (UID, PMI, PMI-2, PMIx, MPI, SHMEM; those
     /// present), each with the variable through which NVSHMEM takes its path.
     pub fn bootstrap_plugins(&self) -> Vec<(&'static str, PathBuf)> {
