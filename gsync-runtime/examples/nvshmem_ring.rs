@@ -98,18 +98,18 @@ fn run_pe(team: TeamEnv) -> Outcome {
     let nvshmem = Nvshmem::load()?;
     let (major, minor, patch) = nvshmem.release();
     // Says why when there is no driver or no such GPU, where cudarc would panic.
-    drop(gsync_runtime::Gpu::cuda(team.pe as usize)?);
-    let context = CudaContext::new(team.pe as usize)?;
+    drop(gsync_runtime::Gpu::cuda(team.gpu as usize)?);
+    let context = CudaContext::new(team.gpu as usize)?;
     println!(
         "PE {} of {}: {} (GPU {}), NVSHMEM {major}.{minor}.{patch} from {}, nvJitLink {:?}",
         team.pe,
         team.n_pes,
         context.name()?,
-        team.pe,
+        team.gpu,
         nvshmem.dir().display(),
         nvshmem.nvjitlink_version()
     );
-    let pe = NvshmemPe::init(nvshmem, &context, team.pe, team.n_pes, &team.rendezvous, Duration::from_secs(60))?;
+    let pe = NvshmemPe::init(nvshmem, &context, &team, Duration::from_secs(60))?;
     let (me, n) = (pe.pe(), pe.n_pes());
     let mut passed = true;
 

@@ -477,10 +477,10 @@ impl Gpu {
         Ok(Gpu { device: Engine::Cuda(Box::new(CudaGpu::open(ordinal)?)) })
     }
 
-    /// CUDA GPU `ordinal` as the PE of this process in the team `env` describes.
-    pub(crate) fn cuda_pe(ordinal: usize, env: &TeamEnv) -> Result<Gpu> {
-        require_gpu(ordinal)?;
-        Ok(Gpu { device: Engine::Cuda(Box::new(CudaGpu::open_pe(ordinal, env)?)) })
+    /// CUDA GPU `env.gpu` as the PE of this process in the team `env` describes.
+    pub(crate) fn cuda_pe(env: &TeamEnv) -> Result<Gpu> {
+        require_gpu(env.gpu as usize).map_err(|error| env.explain_missing_gpu(error))?;
+        Ok(Gpu { device: Engine::Cuda(Box::new(CudaGpu::open_pe(env)?)) })
     }
 }
 

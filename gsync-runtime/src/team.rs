@@ -37,8 +37,8 @@ use crate::gpu::Gpu;
 /// ```
 ///
 /// A team of CUDA GPUs ([`Team::cuda`]) is one process per GPU: the program starts its PEs as
-/// copies of itself, and each copy runs `run`'s body as its PE, on its GPU, with NVSHMEM
-/// (loaded only then) between them.
+/// copies of itself, or a launcher (`mpirun`, `srun`, `nvshmrun`) starts them, and each runs
+/// `run`'s body as its PE, on its GPU, with NVSHMEM (loaded only then) between them.
 #[derive(Debug)]
 pub struct Team {
     n_pes: u32,
@@ -50,8 +50,8 @@ pub struct Team {
 enum Kind {
     /// Emulated GPUs, one host thread each, in this process.
     Emulated,
-    /// CUDA GPUs, one process each: this process is PE `env.pe` when `env` is set, else the
-    /// one that starts them.
+    /// CUDA GPUs, one process each: this process is PE `env.pe` when `env` is set (started by
+    /// run_local or a launcher), else the one that starts them.
     Cuda { env: Option<TeamEnv> },
 }
 
@@ -64,30 +64,38 @@ impl Team {
         Ok(Team { n_pes, kind: Kind::Emulated })
     }
 
-    /// A team of `n_pes` CUDA GPUs of this machine, PE `p` on GPU `p`, one process per GPU.
+    /// A team of `n_pes` CUDA GPUs of this machine, one process per GPU.
     ///
     /// In the process that starts the program, [`run`](Self::run) starts `n_pes` copies of
     /// it (same executable, same arguments; `GSYNC_TEAM_PE`, `GSYNC_TEAM_N_PES` and
-    /// `GSYNC_TEAM_RENDEZVOUS` tell each its place), waits for them, and returns no results:
-    /// each PE's stay in its process. In each copy, `Team::cuda` finds its place and `run`
-    /// runs its body once, as that PE. So call it near the top of `main`, before work that
-    /// every copy would repeat. NVLink multicast stays off in every PE (`NVSHMEM_DISABLE_NVLS=1`,
-    /// `NCCL_NVLS_ENABLE=0`). Fails with [`Error::NoSuchGpu`] when the machine has fewer GPUs,
-    /// and with [`Error::InvalidTeam`] for 0 or more than 64 PEs, or in a copy started for a
-    /// team of another size.
+    /// `GSYNC_TEAM_RENDEZVOUS` tell each its place; PE `p` opens GPU `p`), waits for them, and
+    /// returns no results: each PE's stay in its process. In each copy, `Team::cuda` finds its
+    /// place and `run` runs its body once, as that PE. So call it near the top of `main`, before
+    /// work that every copy would repeat.
+    ///
+    /// A program started by a launcher (`mpirun`, `srun`, `nvshmrun` or another PMI launcher)
+    /// starts nothing: each of the launcher's processes is a PE, its rank the PE, the launcher's
+    /// number of processes the team's size, which must be `n_pes`, and its rank on the node the
+    /// GPU it opens; NVSHMEM bootstraps through the launcher (`NVSHMEM_BOOTSTRAP` chooses how).
+    /// `GSYNC_TEAM_LAUNCHER=none` reads no launcher. docs/scale-out.md says which variables are
+    /// read, in which order.
+    ///
+    /// NVLink multicast stays off in every PE (`NVSHMEM_DISABLE_NVLS=1`, `NCCL_NVLS_ENABLE=0`).
+    /// Fails with [`Error::NoSuchGpu`] when the machine has fewer GPUs, with
+    /// [`Error::InvalidTeam`] for 0 or more than 64 PEs, or in a copy started for a team of
+    /// another size, with [`Error::LaunchSizeMismatch`] when a launcher started another number
+    /// of processes, and with [`Error::TeamSettings`] when the variables that place the process
+    /// are malformed.
     pub fn cuda(n_pes: u32) -> Result<Team> {
         check_size(n_pes)?;
-        let env = TeamEnv::from_env().transpose()?;
+        Team::cuda_as(n_pes, TeamEnv::from_env().transpose()?)
+    }
+
+    /// [`Team::cuda`] in a process whose place is `env`: `None` in the process that starts the
+    /// team.
+    fn cuda_as(n_pes: u32, env: Option<TeamEnv>) -> Result<Team> {
         match &env {
-            Some(env) if env.n_pes != n_pes => {
-                return Err(Error::InvalidTeam {
-                    reason: format!(
-                        "this process is PE {} of a team of {}, but the program asks for a team of {n_pes}",
-                        env.pe, env.n_pes
-                    ),
-                })
-            }
-            Some(_) => {}
+            Some(env) => env.check_size(n_pes)?,
             None => require_gpu(n_pes as usize - 1)?,
         }
         Ok(Team { n_pes, kind: Kind::Cuda { env } })
@@ -107,8 +115,9 @@ impl Team {
     /// On a team of CUDA GPUs, in the process that starts the team: starts every PE's
     /// process, waits for them all, and returns an empty vector, or [`Error::TeamFailed`]
     /// naming the first PE that failed (the others are stopped soon after; each PE's own
-    /// error is on its standard error). In a PE's process: opens its GPU, joins the team
-    /// (every PE at once), runs `body`, and returns its result alone.
+    /// error is on its standard error). In a PE's process, whether run_local or a launcher
+    /// started it: opens its GPU, joins the team (every PE at once), runs `body`, and returns
+    /// its result alone.
     pub fn run<T, F>(&self, body: F) -> Result<Vec<T>>
     where
         T: Send,
@@ -121,7 +130,7 @@ impl Team {
                 Ok(Vec::new())
             }
             Kind::Cuda { env: Some(env) } => {
-                let gpu = Gpu::cuda_pe(env.pe as usize, env)?;
+                let gpu = Gpu::cuda_pe(env)?;
                 match panic::catch_unwind(AssertUnwindSafe(|| body(&gpu))) {
                     Ok(Ok(result)) => Ok(vec![result]),
                     // A PE that fails says why (the starting process sees only its exit), and
@@ -201,5 +210,31 @@ fn collect<T>(outcomes: Vec<thread::Result<Result<T>>>) -> Result<Vec<T>> {
             Some(error) => Err(error),
             None => Ok(results),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+
+    use super::*;
+    use crate::cuda::nvshmem::Launcher;
+
+    #[test]
+    fn a_launch_of_another_size_than_the_team_is_refused_and_one_of_its_size_is_a_pe_of_it() {
+        let open_mpi =
+            [("OMPI_COMM_WORLD_RANK", "1"), ("OMPI_COMM_WORLD_SIZE", "2"), ("OMPI_COMM_WORLD_LOCAL_RANK", "1")];
+        let var = |name: &str| open_mpi.iter().find(|(var, _)| *var == name).map(|(_, value)| OsString::from(value));
+        let env = TeamEnv::from_vars(var).expect("a PE").expect("well-formed");
+        let error = Team::cuda_as(4, Some(env.clone())).expect_err("2 processes for a team of 4");
+        let message = error.to_string();
+        assert!(matches!(error, Error::LaunchSizeMismatch { launched: 2, asked: 4, .. }), "{message}");
+        assert!(
+            message.contains("Open MPI's mpirun started 2 process") && message.contains("mpirun -np 4"),
+            "{message}"
+        );
+        let team = Team::cuda_as(2, Some(env)).expect("the launch's size");
+        let Kind::Cuda { env: Some(place) } = &team.kind else { panic!("a PE of a CUDA team: {team:?}") };
+        assert_eq!((team.n_pes(), place.pe, place.gpu, place.launcher()), (2, 1, 1, Some(Launcher::OpenMpi)));
     }
 }

@@ -895,6 +895,68 @@ pub enum Error {
         detail: String,
     },
 
+    /// A launcher started another number of processes than the team the program asks for:
+    /// under a launcher each process is one PE.
+    #[error(
+        "{launcher} started {launched} process(es) ({size_var}={launched}), but the program asks for a team of \
+         {asked} (Team::cuda({asked})): under a launcher each process is one PE; start {asked} processes \
+         (`{command}`), or make the program ask for {launched}; to have gsync start the {asked} PEs itself on \
+         this node instead, set GSYNC_TEAM_LAUNCHER=none"
+    )]
+    LaunchSizeMismatch {
+        /// The launcher, e.g. "Open MPI's mpirun".
+        launcher: &'static str,
+        /// The variable that holds its number of processes.
+        size_var: &'static str,
+        /// How many processes it started.
+        launched: u32,
+        /// The team size the program asks for.
+        asked: u32,
+        /// The command that starts `asked` processes with it.
+        command: String,
+    },
+
+    /// NVSHMEM numbered this process otherwise than whoever started it.
+    #[error(
+        "NVSHMEM made this process PE {nvshmem_pe} of {nvshmem_n_pes}, but {started_by} started it as PE {pe} of \
+         {n_pes}: {fix}"
+    )]
+    PeNumberMismatch {
+        /// Who started the process: "gsync's run_local" or a launcher.
+        started_by: &'static str,
+        /// Its PE, as started.
+        pe: u32,
+        /// The team's size, as started.
+        n_pes: u32,
+        /// Its PE, as NVSHMEM numbered it.
+        nvshmem_pe: i32,
+        /// The team's size, as NVSHMEM counted it.
+        nvshmem_n_pes: i32,
+        /// What to set.
+        fix: String,
+    },
+
+    /// NVSHMEM's own bootstrap failed to start a PE that a launcher started.
+    #[error(
+        "NVSHMEM could not start PE {pe} of {n_pes} under {launcher} through its bootstrap ({bootstrap}; \
+         nvshmemx_hostlib_init_attr returned {status}): {fix}; run again with NVSHMEM_DEBUG=INFO for NVSHMEM's \
+         own account"
+    )]
+    LauncherBootstrap {
+        /// The launcher, e.g. "Slurm's srun".
+        launcher: &'static str,
+        /// The PE, as the launcher numbered it.
+        pe: u32,
+        /// The team's size, as the launcher counted it.
+        n_pes: u32,
+        /// NVSHMEM's bootstrap settings, e.g. "NVSHMEM_BOOTSTRAP=MPI".
+        bootstrap: String,
+        /// What `nvshmemx_hostlib_init_attr` returned.
+        status: i32,
+        /// The settings that reach the launcher's processes.
+        fix: &'static str,
+    },
+
     /// A PE process of a local team could not be started, or one of them failed.
     #[error("the local team of {n_pes} PEs failed: {detail}; see each PE's output above for its error")]
     TeamFailed {
@@ -993,7 +1055,10 @@ impl Error {
             | Error::RefusedBlockSize { .. }
             | Error::InvalidTeam { .. }
             | Error::TeamMismatch { .. }
-            | Error::TeamRefused { .. } => ErrorKind::Configuration,
+            | Error::TeamRefused { .. }
+            | Error::LaunchSizeMismatch { .. }
+            | Error::PeNumberMismatch { .. }
+            | Error::LauncherBootstrap { .. } => ErrorKind::Configuration,
             Error::LengthMismatch { .. }
             | Error::OutOfMemory { .. }
             | Error::BufferOnOtherGpu { .. }

@@ -72,9 +72,9 @@ impl CudaGpu {
         CudaGpu::open_as(ordinal, None)
     }
 
-    /// Opens GPU `ordinal` as PE `env.pe` of the team `env` describes (every PE at once).
-    pub(crate) fn open_pe(ordinal: usize, env: &TeamEnv) -> Result<CudaGpu> {
-        CudaGpu::open_as(ordinal, Some(env))
+    /// Opens GPU `env.gpu` as PE `env.pe` of the team `env` describes (every PE at once).
+    pub(crate) fn open_pe(env: &TeamEnv) -> Result<CudaGpu> {
+        CudaGpu::open_as(env.gpu as usize, Some(env))
     }
 
     fn open_as(ordinal: usize, team: Option<&TeamEnv>) -> Result<CudaGpu> {

@@ -10,6 +10,8 @@ use cudarc::driver::{CudaContext, CudaModule, CudaStream};
 
 use crate::core::error::{Error, ErrorKind, Result};
 use crate::cuda::driver_error;
+#[cfg(test)]
+use crate::cuda::nvshmem::{Launcher, TeamOrigin};
 use crate::cuda::nvshmem::{Nvshmem, NvshmemPe, TeamEnv};
 
 /// The most PEs a team may have: `GSYNC_MAX_PES` in the prelude, the length of the team
@@ -20,7 +22,7 @@ pub(crate) const MAX_PES: u32 = 64;
 /// up to `GSYNC_TEAM_GENERATION` (span.cuh), each on a 128-byte line.
 const ARRIVAL_WORDS: usize = MAX_PES as usize + 48;
 
-/// How long a PE waits for PE 0's unique id at the team's start.
+/// How long a PE that run_local started waits for PE 0's unique id at the team's start.
 const RENDEZVOUS_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// This process's PE of a team of CUDA GPUs.
@@ -40,28 +42,21 @@ impl CudaTeam {
     /// Joins the team that `env` describes on `context`: NVSHMEM initialised (every PE at
     /// once), the arrival slots allocated on the symmetric heap, and every peer's mapping
     /// found. Fails with [`Error::InvalidTeam`] when a peer's memory cannot be reached with
-    /// loads and stores from this GPU.
+    /// loads and stores from this GPU: a peer on another node, or on a GPU without peer access.
     pub(crate) fn join(env: &TeamEnv, context: &Arc<CudaContext>) -> Result<CudaTeam> {
         if env.n_pes > MAX_PES {
             return Err(Error::InvalidTeam {
                 reason: format!("a team has at most {MAX_PES} PEs, and {} were asked for", env.n_pes),
             });
         }
-        let nvshmem =
-            NvshmemPe::init(Nvshmem::load()?, context, env.pe, env.n_pes, &env.rendezvous, RENDEZVOUS_TIMEOUT)?;
+        let nvshmem = NvshmemPe::init(Nvshmem::load()?, context, env, RENDEZVOUS_TIMEOUT)?;
         // One slot per PE, then this PE's crossing count, arrival counter and generation, each
         // on a line of its own (span.cuh's GSYNC_TEAM_*), zeroed.
         let arrivals = nvshmem.malloc(ARRIVAL_WORDS * 8)?;
         let mut offsets = Vec::with_capacity(env.n_pes as usize);
         for pe in 0..env.n_pes {
             let Some(peer) = nvshmem.peer_ptr(arrivals, pe) else {
-                return Err(Error::InvalidTeam {
-                    reason: format!(
-                        "PE {pe}'s memory cannot be reached with loads and stores from PE {} (no NVLink or PCIe \
-                         peer access between their GPUs); gsync's teams need every PE's GPU to map every other's",
-                        env.pe
-                    ),
-                });
+                return Err(unreachable_peer(env, pe));
             };
             offsets.push(peer.wrapping_sub(arrivals) as i64);
         }
@@ -180,6 +175,32 @@ impl CudaTeam {
     }
 }
 
+/// [`Error::InvalidTeam`] for PE `peer`, whose memory this PE cannot reach with loads and stores:
+/// on another node of a launch over several, or on a GPU without peer access to this one.
+fn unreachable_peer(env: &TeamEnv, peer: u32) -> Error {
+    let unreachable = format!("PE {peer}'s memory cannot be reached with loads and stores from PE {}", env.pe);
+    let needed = "gsync's kernels reach other PEs with loads and stores alone, so every PE's GPU must map every \
+                  other's, and a team lives on one node (docs/scale-out.md says what crossing nodes would take)";
+    let reason = match (env.launcher(), env.multi_node) {
+        (Some(launcher), Some(true)) => format!(
+            "{unreachable}: {} started the team's {} PEs on more than one node, and a PE on another node is \
+             reached only through the network; {needed}: start all {} on one node (`{}`)",
+            launcher.name(),
+            env.n_pes,
+            env.n_pes,
+            launcher.start_command(env.n_pes)
+        ),
+        (Some(launcher), None) => format!(
+            "{unreachable}: it runs on another node, or there is no NVLink or PCIe peer access between their \
+             GPUs; {needed}: start all {} PEs on one node (`{}`) whose GPUs reach each other",
+            env.n_pes,
+            launcher.start_command(env.n_pes)
+        ),
+        _ => format!("{unreachable} (no NVLink or PCIe peer access between their GPUs); {needed}"),
+    };
+    Error::InvalidTeam { reason }
+}
+
 /// Whether a team launch that failed with `error` may have left the PEs' barrier state apart:
 /// not when it was refused before any PE launched, nor for the faults after which the kernel
 /// runs on to every barrier (an access skipped, a loop not run).
@@ -249,6 +270,22 @@ mod tests {
         for error in [waited, timed_out, apart] {
             assert!(breaks_the_team(&error), "{error}");
         }
+    }
+
+    #[test]
+    fn an_unreachable_peer_of_a_launch_over_several_nodes_is_said_to_be_on_another_node() {
+        let env = |origin: TeamOrigin, multi_node| TeamEnv { pe: 1, n_pes: 8, gpu: 1, multi_node, origin };
+        let srun = TeamOrigin::Launcher(Launcher::Slurm);
+        let message = unreachable_peer(&env(srun.clone(), Some(true)), 5).to_string();
+        for part in ["PE 5's memory cannot be reached", "from PE 1", "on more than one node", "srun -N 1 -n 8"] {
+            assert!(message.contains(part), "{part}: {message}");
+        }
+        assert!(message.contains("a team lives on one node"), "{message}");
+        let unknown = unreachable_peer(&env(srun, None), 5).to_string();
+        assert!(unknown.contains("it runs on another node, or there is no NVLink"), "{unknown}");
+        let local = TeamOrigin::Local { rendezvous: "/x".into() };
+        let one_node = unreachable_peer(&env(local, Some(false)), 5).to_string();
+        assert!(one_node.contains("no NVLink or PCIe peer access") && !one_node.contains("another node"), "{one_node}");
     }
 
     #[test]

@@ -5,9 +5,11 @@
 //! (`nvidia/nvshmem`) in each `PYTHONPATH` entry and the site-packages that
 //! [`discover`](crate::cuda::discover) searches for NVRTC. The folder must hold
 //! `lib/libnvshmem_host.so.3`, `lib/libnvshmem_device.a`, `lib/nvshmem_bootstrap_uid.so.3` and
-//! `include/nvshmem.h`. nvJitLink (`libnvJitLink.so.13`) is searched beside the NVRTC that
-//! compiles kernels first, then in the CUDA toolkit roots and the CUDA 13 wheels
-//! (`nvidia/cu13/lib`, where `nvidia-nvjitlink` installs it).
+//! `include/nvshmem.h`; the other bootstrap plugins beside the UID one (PMI, PMI-2, PMIx, MPI,
+//! SHMEM), which a launcher's PEs load, are used where present. nvJitLink
+//! (`libnvJitLink.so.13`) is searched beside the NVRTC that compiles kernels first, then in the
+//! CUDA toolkit roots and the CUDA 13 wheels (`nvidia/cu13/lib`, where `nvidia-nvjitlink`
+//! installs it).
 
 use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::path::{Path, PathBuf};
@@ -26,6 +28,16 @@ pub const REQUIRED_RELEASE: (i32, i32) = (3, 8);
 const HOST_LIBRARY: &str = "lib/libnvshmem_host.so.3";
 const DEVICE_LIBRARY: &str = "lib/libnvshmem_device.a";
 const UID_PLUGIN: &str = "lib/nvshmem_bootstrap_uid.so.3";
+/// NVSHMEM's bootstrap plugins as the wheel ships them beside the host library, each with the
+/// variable through which NVSHMEM takes its path (NVSHMEM's environment variables page).
+const BOOTSTRAP_PLUGINS: [(&str, &str); 6] = [
+    ("NVSHMEM_BOOTSTRAP_UID_PLUGIN", UID_PLUGIN),
+    ("NVSHMEM_BOOTSTRAP_PMI_PLUGIN", "lib/nvshmem_bootstrap_pmi.so.3"),
+    ("NVSHMEM_BOOTSTRAP_PMI2_PLUGIN", "lib/nvshmem_bootstrap_pmi2.so.3"),
+    ("NVSHMEM_BOOTSTRAP_PMIX_PLUGIN", "lib/nvshmem_bootstrap_pmix.so.3"),
+    ("NVSHMEM_BOOTSTRAP_MPI_PLUGIN", "lib/nvshmem_bootstrap_mpi.so.3"),
+    ("NVSHMEM_BOOTSTRAP_SHMEM_PLUGIN", "lib/nvshmem_bootstrap_shmem.so.3"),
+];
 const MAIN_HEADER: &str = "include/nvshmem.h";
 const VERSION_HEADER: &str = "include/non_abi/nvshmem_version.h";
 const NVJITLINK: &str = "libnvJitLink.so.13";
@@ -244,9 +256,10 @@ impl Nvshmem {
         self.dir.join(DEVICE_LIBRARY)
     }
 
-    /// NVSHMEM's UID bootstrap plugin, which a PE loads at initialisation.
-    pub fn uid_plugin(&self) -> PathBuf {
-        self.dir.join(UID_PLUGIN)
+    /// NVSHMEM's bootstrap plugins in its folder (UID, PMI, PMI-2, PMIx, MPI, SHMEM; those
+    /// present), each with the variable through which NVSHMEM takes its path.
+    pub fn bootstrap_plugins(&self) -> Vec<(&'static str, PathBuf)> {
+        bootstrap_plugins_in(&self.dir)
     }
 
     /// The nvJitLink library that was loaded.
@@ -326,6 +339,15 @@ impl Search {
         }
         Ok(dir.clone())
     }
+}
+
+/// The bootstrap plugins in the NVSHMEM folder `dir`, with their variables.
+fn bootstrap_plugins_in(dir: &Path) -> Vec<(&'static str, PathBuf)> {
+    BOOTSTRAP_PLUGINS
+        .iter()
+        .map(|&(variable, file)| (variable, dir.join(file)))
+        .filter(|(_, path)| path.is_file())
+        .collect()
 }
 
 /// The release NVSHMEM's headers in `dir` declare.
@@ -512,6 +534,21 @@ mod tests {
         let env = SearchEnv { site_dirs: vec![tmp.path().to_owned()], ..SearchEnv::default() };
         let error = Search::new(None, None, &env).locate().expect_err("no nvJitLink");
         assert!(error.to_string().contains("pip install 'nvidia-nvjitlink==13.0.*'"), "{error}");
+    }
+
+    #[test]
+    fn the_bootstrap_plugins_present_are_named_with_nvshmem_s_variables() {
+        let tmp = TempDir::new("nvshmem-plugins");
+        nvshmem_wheel(tmp.path());
+        touch(&tmp.path().join("lib/nvshmem_bootstrap_pmix.so.3"));
+        let plugins = bootstrap_plugins_in(tmp.path());
+        assert_eq!(
+            plugins,
+            [
+                ("NVSHMEM_BOOTSTRAP_UID_PLUGIN", tmp.path().join(UID_PLUGIN)),
+                ("NVSHMEM_BOOTSTRAP_PMIX_PLUGIN", tmp.path().join("lib/nvshmem_bootstrap_pmix.so.3")),
+            ]
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! collectives, and modules whose kernels call NVSHMEM.
 
 use std::collections::HashSet;
-use std::ffi::{c_int, c_void, CString};
+use std::ffi::{c_int, c_void, CString, OsString};
 use std::marker::PhantomData;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,6 +18,7 @@ use crate::cuda::driver_error;
 use crate::cuda::nvshmem::library::{
     InitAttr, Nvshmem, UniqueId, INIT_WITH_UNIQUEID, STATUS_IS_INITIALIZED, TEAM_WORLD,
 };
+use crate::cuda::nvshmem::{Launcher, TeamEnv, TeamOrigin, NO_MULTICAST};
 
 /// Words of each of [`NvshmemPe::agree_max`]'s two symmetric scratch buffers.
 const AGREE_WORDS: usize = 256;
@@ -111,24 +112,29 @@ impl std::fmt::Debug for NvshmemPe {
 }
 
 impl NvshmemPe {
-    /// Initialises NVSHMEM as PE `pe` of `n_pes` on `context`, collectively with the other PEs.
+    /// Initialises NVSHMEM as this process's PE of the team `env` describes, on `context`,
+    /// collectively with the other PEs.
     ///
-    /// PE 0 creates NVSHMEM's unique id and writes it (atomically) to the file `rendezvous`;
-    /// the others wait up to `timeout` for it. The file must be fresh for each team (an old
-    /// one would hand out a stale id); [`run_local`](super::run_local) makes one. Unless they
-    /// are set, this sets `NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME=lo` (a team on one host),
-    /// `NVSHMEM_BOOTSTRAP_UID_PLUGIN` (the plugin beside the host library) and
-    /// `NVSHMEM_DISABLE_NVLS=1` (NVLink multicast stays off unless asked for) in this
-    /// process's environment, before NVSHMEM reads it. `context` is made current on this
-    /// thread, and NVSHMEM binds to it.
+    /// How the PEs find each other depends on who started them. Under
+    /// [`run_local`](super::run_local), PE 0 creates NVSHMEM's unique id and writes it
+    /// (atomically) to the rendezvous file; the others wait up to `timeout` for it. The file must
+    /// be fresh for each team (an old one would hand out a stale id); run_local makes one. This
+    /// sets `NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME=lo` (a team on one host) unless it is set. Under a
+    /// launcher, NVSHMEM bootstraps through the launcher as `NVSHMEM_BOOTSTRAP` and
+    /// `NVSHMEM_BOOTSTRAP_PMI` choose (PMI-1 unless set), and `timeout` is not used;
+    /// `NVSHMEM_BOOTSTRAP=UID` is refused there. Either way this sets [`NO_MULTICAST`] whatever
+    /// the environment says, and each bootstrap plugin's path variable
+    /// (`NVSHMEM_BOOTSTRAP_PMI_PLUGIN` and the others) to the plugin beside the host library
+    /// unless it is set, in this process's environment, before NVSHMEM reads it. `context` is
+    /// made current on this thread, and NVSHMEM binds to it. NVSHMEM's PE number and team size
+    /// must then be `env`'s, else [`Error::PeNumberMismatch`] says what to set.
     pub fn init(
         nvshmem: &'static Nvshmem,
         context: &Arc<CudaContext>,
-        pe: u32,
-        n_pes: u32,
-        rendezvous: &Path,
+        env: &TeamEnv,
         timeout: Duration,
     ) -> Result<NvshmemPe> {
+        let (pe, n_pes) = (env.pe, env.n_pes);
         check_rank(pe, n_pes)?;
         if INITIALISED.swap(true, Ordering::AcqRel) {
             return Err(Error::TeamSettings {
@@ -139,7 +145,7 @@ impl NvshmemPe {
                         .into(),
             });
         }
-        let initialised = initialise(nvshmem, context, pe, n_pes, rendezvous, timeout);
+        let initialised = initialise(nvshmem, context, env, timeout);
         if let Err(error) = initialised {
             INITIALISED.store(false, Ordering::Release);
             return Err(error);
@@ -157,7 +163,7 @@ impl NvshmemPe {
             calls: Mutex::new(()),
             abandoned: AtomicBool::new(false),
         };
-        this.check_identity()?;
+        this.check_identity(env)?;
         this.scratch = this.calloc(2 * AGREE_WORDS * 8, "allocating the team's scratch")?;
         Ok(this)
     }
@@ -403,8 +409,8 @@ impl NvshmemPe {
         Ok(address as u64)
     }
 
-    /// NVSHMEM agrees with the rank and size the PE was given.
-    fn check_identity(&self) -> Result<()> {
+    /// NVSHMEM agrees with the PE number and team size `env` gives this process.
+    fn check_identity(&self, env: &TeamEnv) -> Result<()> {
         let host = &self.nvshmem.host;
         // SAFETY: NVSHMEM is initialised; these only read its state.
         let (status, me, n) = unsafe { ((host.init_status)(), (host.my_pe)(), (host.n_pes)()) };
@@ -412,11 +418,7 @@ impl NvshmemPe {
             return Err(Error::Nvshmem { context: "initialising".into(), call: "nvshmemx_init_status", status });
         }
         if (i64::from(me), i64::from(n)) != (i64::from(self.pe), i64::from(self.n_pes)) {
-            return Err(Error::TeamSettings {
-                variable: "NvshmemPe::init".into(),
-                value: format!("pe {} of {}", self.pe, self.n_pes),
-                reason: format!("NVSHMEM made this process PE {me} of {n}; give each process its own PE number"),
-            });
+            return Err(identity_mismatch(env, me, n, &bootstrap_in_use(|name| std::env::var_os(name))));
         }
         Ok(())
     }
@@ -485,19 +487,33 @@ fn check_rank(pe: u32, n_pes: u32) -> Result<()> {
     Ok(())
 }
 
-/// Sets NVSHMEM's environment, exchanges the unique id and initialises NVSHMEM.
-fn initialise(
+/// Sets NVSHMEM's environment and initialises NVSHMEM as `env`'s origin asks.
+fn initialise(nvshmem: &'static Nvshmem, context: &Arc<CudaContext>, env: &TeamEnv, timeout: Duration) -> Result<()> {
+    if let Some(launcher) = env.launcher() {
+        refuse_unique_id_under(launcher, |name| std::env::var_os(name))?;
+    }
+    for (name, value) in NO_MULTICAST {
+        std::env::set_var(name, value);
+    }
+    for (variable, plugin) in nvshmem.bootstrap_plugins() {
+        set_default(variable, plugin.as_os_str());
+    }
+    context.bind_to_thread().map_err(driver_error("making the team's context current"))?;
+    match &env.origin {
+        TeamOrigin::Local { rendezvous } => initialise_by_unique_id(nvshmem, env.pe, env.n_pes, rendezvous, timeout),
+        TeamOrigin::Launcher(launcher) => initialise_by_launcher(nvshmem, env, *launcher),
+    }
+}
+
+/// Exchanges the unique id through `rendezvous` and initialises NVSHMEM with it.
+fn initialise_by_unique_id(
     nvshmem: &'static Nvshmem,
-    context: &Arc<CudaContext>,
     pe: u32,
     n_pes: u32,
     rendezvous: &Path,
     timeout: Duration,
 ) -> Result<()> {
     set_default("NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME", "lo".as_ref());
-    set_default("NVSHMEM_BOOTSTRAP_UID_PLUGIN", nvshmem.uid_plugin().as_os_str());
-    set_default("NVSHMEM_DISABLE_NVLS", "1".as_ref());
-    context.bind_to_thread().map_err(driver_error("making the team's context current"))?;
     let host = &nvshmem.host;
     let id = if pe == 0 {
         let mut id = UniqueId::new();
@@ -536,6 +552,82 @@ fn initialise(
         });
     }
     Ok(())
+}
+
+/// Initialises NVSHMEM through its own bootstrap, which reaches the launcher's processes.
+fn initialise_by_launcher(nvshmem: &'static Nvshmem, env: &TeamEnv, launcher: Launcher) -> Result<()> {
+    let mut attr = InitAttr::new();
+    // SAFETY: `attr` is valid (no unique id, no MPI communicator, the current device) and
+    // outlives the call; the context is current on this thread.
+    let status = unsafe { (nvshmem.host.hostlib_init_attr)(0, &mut attr) };
+    if status != 0 {
+        return Err(Error::LauncherBootstrap {
+            launcher: launcher.name(),
+            pe: env.pe,
+            n_pes: env.n_pes,
+            bootstrap: bootstrap_in_use(|name| std::env::var_os(name)),
+            status,
+            fix: launcher.bootstrap_advice(),
+        });
+    }
+    Ok(())
+}
+
+/// NVSHMEM's bootstrap as its variables choose it: `NVSHMEM_BOOTSTRAP` (PMI unless set) and,
+/// for PMI, `NVSHMEM_BOOTSTRAP_PMI` (PMI-1 unless set).
+fn bootstrap_in_use(var: impl Fn(&str) -> Option<OsString>) -> String {
+    let setting = |name: &str| {
+        var(name).filter(|value| !value.is_empty()).map_or_else(
+            || format!("{name}=PMI (NVSHMEM's default)"),
+            |value| format!("{name}={}", value.to_string_lossy()),
+        )
+    };
+    let bootstrap = var("NVSHMEM_BOOTSTRAP").filter(|value| !value.is_empty());
+    match bootstrap {
+        Some(value) if !value.to_string_lossy().eq_ignore_ascii_case("PMI") => setting("NVSHMEM_BOOTSTRAP"),
+        _ => format!("{}, {}", setting("NVSHMEM_BOOTSTRAP"), setting("NVSHMEM_BOOTSTRAP_PMI")),
+    }
+}
+
+/// Refuses `NVSHMEM_BOOTSTRAP=UID` under a launcher: that bootstrap needs the unique id that
+/// only run_local's PEs hand each other.
+fn refuse_unique_id_under(launcher: Launcher, var: impl Fn(&str) -> Option<OsString>) -> Result<()> {
+    match var("NVSHMEM_BOOTSTRAP") {
+        Some(value) if value.to_string_lossy().trim().eq_ignore_ascii_case("UID") => Err(Error::TeamSettings {
+            variable: "NVSHMEM_BOOTSTRAP".into(),
+            value: value.to_string_lossy().into_owned(),
+            reason: format!(
+                "under {} NVSHMEM starts through the launcher's bootstrap, and the UID bootstrap needs the unique \
+                 id that only the PEs of gsync's run_local hand each other; unset it: {}",
+                launcher.name(),
+                launcher.bootstrap_advice()
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// [`Error::PeNumberMismatch`]: NVSHMEM, through `bootstrap`, numbered this process PE `me` of
+/// `n`, not as `env` says.
+fn identity_mismatch(env: &TeamEnv, me: c_int, n: c_int, bootstrap: &str) -> Error {
+    let fix = match env.launcher() {
+        Some(launcher) => format!(
+            "NVSHMEM's bootstrap ({bootstrap}) did not reach the other processes of the launch (a PMI client \
+             that finds no PMI server starts alone, as PE 0 of 1); {}",
+            launcher.bootstrap_advice()
+        ),
+        None => "give each process its own PE number: start the team with run_local (Team::cuda does), which \
+                 sets GSYNC_TEAM_PE, GSYNC_TEAM_N_PES and one rendezvous file for all"
+            .into(),
+    };
+    Error::PeNumberMismatch {
+        started_by: env.started_by(),
+        pe: env.pe,
+        n_pes: env.n_pes,
+        nvshmem_pe: me,
+        nvshmem_n_pes: n,
+        fix,
+    }
 }
 
 /// Sets `name` to `value` unless it is set.
@@ -770,6 +862,48 @@ mod tests {
         assert!(check_rank(0, 1).is_ok() && check_rank(1, 2).is_ok());
         assert!(matches!(check_rank(2, 2), Err(Error::TeamSettings { .. })));
         assert!(matches!(check_rank(0, 0), Err(Error::TeamSettings { .. })));
+    }
+
+    fn vars(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<OsString> {
+        move |name| pairs.iter().find(|(var, _)| *var == name).map(|(_, value)| OsString::from(value))
+    }
+
+    #[test]
+    fn the_bootstrap_in_use_is_named_with_nvshmem_s_defaults() {
+        let defaults = bootstrap_in_use(vars(&[]));
+        assert_eq!(
+            defaults,
+            "NVSHMEM_BOOTSTRAP=PMI (NVSHMEM's default), NVSHMEM_BOOTSTRAP_PMI=PMI (NVSHMEM's default)"
+        );
+        let pmix = bootstrap_in_use(vars(&[("NVSHMEM_BOOTSTRAP", "pmi"), ("NVSHMEM_BOOTSTRAP_PMI", "PMIX")]));
+        assert_eq!(pmix, "NVSHMEM_BOOTSTRAP=pmi, NVSHMEM_BOOTSTRAP_PMI=PMIX");
+        let mpi = bootstrap_in_use(vars(&[("NVSHMEM_BOOTSTRAP", "MPI"), ("NVSHMEM_BOOTSTRAP_PMI", "PMIX")]));
+        assert_eq!(mpi, "NVSHMEM_BOOTSTRAP=MPI");
+    }
+
+    #[test]
+    fn the_unique_id_bootstrap_is_refused_under_a_launcher_with_what_to_set() {
+        assert!(refuse_unique_id_under(Launcher::Slurm, vars(&[])).is_ok());
+        assert!(refuse_unique_id_under(Launcher::Slurm, vars(&[("NVSHMEM_BOOTSTRAP", "MPI")])).is_ok());
+        let error = refuse_unique_id_under(Launcher::OpenMpi, vars(&[("NVSHMEM_BOOTSTRAP", "uid")]))
+            .expect_err("UID under mpirun");
+        let message = error.to_string();
+        assert!(matches!(error, Error::TeamSettings { .. }), "{message}");
+        assert!(message.contains("Open MPI's mpirun") && message.contains("NVSHMEM_BOOTSTRAP=MPI"), "{message}");
+    }
+
+    #[test]
+    fn nvshmem_numbering_a_launched_pe_otherwise_says_which_bootstrap_to_set() {
+        let env = TeamEnv { pe: 3, n_pes: 4, gpu: 3, multi_node: None, origin: TeamOrigin::Launcher(Launcher::Slurm) };
+        let error = identity_mismatch(&env, 0, 1, "NVSHMEM_BOOTSTRAP=PMI (NVSHMEM's default)");
+        let message = error.to_string();
+        assert!(matches!(error, Error::PeNumberMismatch { pe: 3, n_pes: 4, nvshmem_pe: 0, nvshmem_n_pes: 1, .. }));
+        for part in ["NVSHMEM made this process PE 0 of 1", "Slurm's srun started it as PE 3 of 4", "PMIX"] {
+            assert!(message.contains(part), "{part}: {message}");
+        }
+        let local = TeamEnv { origin: TeamOrigin::Local { rendezvous: "/x".into() }, ..env };
+        let message = identity_mismatch(&local, 0, 1, "").to_string();
+        assert!(message.contains("gsync's run_local started it") && message.contains("GSYNC_TEAM_PE"), "{message}");
     }
 
     #[test]

@@ -8,21 +8,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::core::error::{Error, Result};
-
-/// The PE's number, from 0; a PE opens the GPU of that ordinal.
-pub const PE_VAR: &str = "GSYNC_TEAM_PE";
-/// The team's size.
-pub const N_PES_VAR: &str = "GSYNC_TEAM_N_PES";
-/// The file through which PE 0 hands NVSHMEM's unique id to the others.
-pub const RENDEZVOUS_VAR: &str = "GSYNC_TEAM_RENDEZVOUS";
+use crate::cuda::nvshmem::place::{local_error, N_PES_VAR, PE_VAR, RENDEZVOUS_VAR};
 
 /// Set in every PE, whatever the caller's environment says: NVLink multicast off, in NVSHMEM,
 /// NCCL and PyTorch (on shared machines a program that uses it can take the GPUs down).
+/// [`run_local`] sets them in each PE's environment; [`NvshmemPe::init`](super::NvshmemPe::init)
+/// sets them in its process before NVSHMEM reads it, as a launcher's PEs need.
 pub const NO_MULTICAST: [(&str, &str); 3] =
     [("NVSHMEM_DISABLE_NVLS", "1"), ("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")];
 
-/// Set in every PE unless the caller's environment sets them: a team on one host bootstraps
-/// over the loopback interface and needs no network transport between hosts.
+/// Set in every PE that [`run_local`] starts, unless the caller's environment sets them: a team
+/// on one host bootstraps over the loopback interface and needs no network transport between
+/// hosts. A launcher's PEs get neither.
 const LOCAL_DEFAULTS: [(&str, &str); 2] =
     [("NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME", "lo"), ("NVSHMEM_REMOTE_TRANSPORT", "none")];
 
@@ -31,64 +28,6 @@ const GRACE: Duration = Duration::from_secs(3);
 
 /// How often the launcher looks at its PEs.
 const POLL: Duration = Duration::from_millis(20);
-
-/// What a process learns from its environment about the team it is a PE of.
-///
-/// Reads [`PE_VAR`], [`N_PES_VAR`] and [`RENDEZVOUS_VAR`], as [`run_local`] sets them; other
-/// launchers (`nvshmrun`, `mpirun`, Slurm) are not read yet, and set these three instead.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct TeamEnv {
-    /// This process's PE, from 0; it opens the GPU of this ordinal.
-    pub pe: u32,
-    /// The team's size.
-    pub n_pes: u32,
-    /// The rendezvous file for [`NvshmemPe::init`](super::NvshmemPe::init).
-    pub rendezvous: PathBuf,
-}
-
-impl TeamEnv {
-    /// The team this process is a PE of: `None` when [`PE_VAR`] is unset (not a PE), an error
-    /// when a variable is missing or malformed.
-    pub fn from_env() -> Option<Result<TeamEnv>> {
-        TeamEnv::from_vars(|name| std::env::var_os(name))
-    }
-
-    fn from_vars(var: impl Fn(&str) -> Option<OsString>) -> Option<Result<TeamEnv>> {
-        let pe = var(PE_VAR)?;
-        Some(TeamEnv::parse(pe, var(N_PES_VAR), var(RENDEZVOUS_VAR)))
-    }
-
-    fn parse(pe: OsString, n_pes: Option<OsString>, rendezvous: Option<OsString>) -> Result<TeamEnv> {
-        let number = |variable: &str, value: Option<OsString>| -> Result<u32> {
-            let value = value.ok_or_else(|| invalid(variable, "", format!("it is unset while {PE_VAR} is set")))?;
-            let text = value.to_string_lossy();
-            text.trim().parse().map_err(|_| invalid(variable, &text, "it is not a whole number".into()))
-        };
-        let (pe, n_pes) = (number(PE_VAR, Some(pe))?, number(N_PES_VAR, n_pes)?);
-        if n_pes == 0 || pe >= n_pes {
-            return Err(invalid(
-                PE_VAR,
-                &pe.to_string(),
-                format!("a team of {n_pes} has PEs 0 to {}", n_pes.max(1) - 1),
-            ));
-        }
-        let rendezvous = rendezvous
-            .filter(|path| !path.is_empty())
-            .ok_or_else(|| invalid(RENDEZVOUS_VAR, "", format!("it is unset while {PE_VAR} is set")))?;
-        Ok(TeamEnv { pe, n_pes, rendezvous: PathBuf::from(rendezvous) })
-    }
-}
-
-fn invalid(variable: &str, value: &str, reason: String) -> Error {
-    Error::TeamSettings {
-        variable: variable.to_owned(),
-        value: value.to_owned(),
-        reason: format!(
-            "{reason}; start the PEs with run_local, which sets {PE_VAR}, {N_PES_VAR} and {RENDEZVOUS_VAR}"
-        ),
-    }
-}
 
 /// How one PE of a local team ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,7 +96,7 @@ impl std::fmt::Display for LocalOutcome {
 /// killed. Returns when every PE has ended; a PE that cannot be started is an error.
 pub fn run_local(n_pes: u32) -> Result<LocalOutcome> {
     if n_pes == 0 {
-        return Err(invalid(N_PES_VAR, "0", "a team has at least 1 PE".into()));
+        return Err(local_error(N_PES_VAR, "0", "a team has at least 1 PE".into()));
     }
     let program = std::env::current_exe().map_err(|error| spawn_failed(n_pes, 0, &error))?;
     let arguments: Vec<OsString> = std::env::args_os().skip(1).collect();
@@ -253,42 +192,6 @@ impl Drop for RendezvousFolder {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn vars(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<OsString> {
-        move |name| pairs.iter().find(|(var, _)| *var == name).map(|(_, value)| OsString::from(value))
-    }
-
-    #[test]
-    fn a_process_without_the_team_variables_is_no_pe() {
-        assert!(TeamEnv::from_vars(vars(&[])).is_none());
-    }
-
-    #[test]
-    fn the_team_variables_are_read() {
-        let env = TeamEnv::from_vars(vars(&[(PE_VAR, "1"), (N_PES_VAR, "2"), (RENDEZVOUS_VAR, "/tmp/x")]));
-        let env = env.expect("a PE").expect("well-formed");
-        assert_eq!(env, TeamEnv { pe: 1, n_pes: 2, rendezvous: PathBuf::from("/tmp/x") });
-    }
-
-    #[test]
-    fn malformed_team_variables_are_errors_naming_the_variable() {
-        let cases: [&'static [(&'static str, &'static str)]; 4] = [
-            &[(PE_VAR, "one"), (N_PES_VAR, "2"), (RENDEZVOUS_VAR, "/x")],
-            &[(PE_VAR, "0"), (RENDEZVOUS_VAR, "/x")],
-            &[(PE_VAR, "2"), (N_PES_VAR, "2"), (RENDEZVOUS_VAR, "/x")],
-            &[(PE_VAR, "0"), (N_PES_VAR, "2")],
-        ];
-        let expected = [PE_VAR, N_PES_VAR, PE_VAR, RENDEZVOUS_VAR];
-        for (case, variable) in cases.into_iter().zip(expected) {
-            match TeamEnv::from_vars(vars(case)) {
-                Some(Err(Error::TeamSettings { variable: named, reason, .. })) => {
-                    assert_eq!(named, variable, "{case:?}");
-                    assert!(reason.contains("run_local"), "{reason}");
-                }
-                other => panic!("{case:?}: expected TeamSettings, got {other:?}"),
-            }
-        }
-    }
 
     fn shell(script: &str) -> Child {
         Command::new("sh").arg("-c").arg(script).spawn().expect("start sh")
