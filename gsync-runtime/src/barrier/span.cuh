@@ -4,9 +4,9 @@
 // PE, in place of the fragment's (whose gsync_barrier_begin and launch mode stay):
 //   1. arrival on this GPU: thread 0 of each block adds 1 to this PE's arrival counter;
 //   2. the block whose addition completes the count announces it: it tells every other PE
-//      that this one arrived, resets the counter and releases this PE's blocks by advancing
-//      the generation, which the other blocks' thread 0 polls; it does not wait for the
-//      other PEs itself;
+//      that this one arrived, resets the counter and releases this PE's blocks by setting the
+//      generation to the crossing's count, which the other blocks' thread 0 polls; it does
+//      not wait for the other PEs before it releases them;
 //   3. every block's thread 0, once released, waits until every other PE has announced the
 //      same crossing, polling the slots in its own GPU's memory that the other PEs write.
 // Waiting in every block (step 3) rather than in the announcing block, which would then
@@ -45,7 +45,7 @@
 // longer agree: the runtime refuses every later launch of the team (Error::TeamBroken).
 #define GSYNC_TEAM_CROSSINGS GSYNC_MAX_PES          // arrivals[]: this PE's crossing count
 #define GSYNC_TEAM_COUNTER (GSYNC_MAX_PES + 16u)     // arrivals[]: this PE's arrival counter (u32), a line of its own
-#define GSYNC_TEAM_GENERATION (GSYNC_MAX_PES + 32u)  // arrivals[]: this PE's generation (u32), a line of its own
+#define GSYNC_TEAM_GENERATION (GSYNC_MAX_PES + 32u)  // arrivals[]: this PE's generation, a line of its own
 #define GSYNC_TEAM_POLLS_PER_CHECK 64u
 #define GSYNC_TEAM_ABORT_WORD 1u    // the header's abort flag
 #define GSYNC_TEAM_TIMEOUT_WORD 2u  // the header's barrier watchdog, ns (u64)
@@ -128,6 +128,25 @@ __device__ __noinline__ bool gsync_team_await(
     return true;
 }
 
+// Step 2, in every block but the announcing one: waits until the generation, `seen` before
+// the block arrived, moves on, acquiring what the announcing thread released; returns the
+// new generation (the crossing's count), or 0 when it gave up.
+__device__ __noinline__ unsigned long long gsync_team_released(
+    const unsigned long long* generation, unsigned long long seen, unsigned int* state, gsync_status_t* status,
+    unsigned int phase) {
+    gsync_team_wait_t wait = {0u, 0ull};
+    for (;;) {
+        unsigned long long now;
+        asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(now) : "l"(generation) : "memory");
+        if (now != seen) return now;
+        const gsync_team_verdict verdict = gsync_team_check(wait, state);
+        if (verdict != GSYNC_TEAM_WAIT) {
+            gsync_team_give_up(verdict, state, status, phase, GSYNC_MAX_PES);
+            return 0ull;
+        }
+    }
+}
+
 // Steps 2 and 3 by one thread, for a crossing no other thread of the PE waits on (between
 // the segments of a split kernel); false when it gave up.
 __device__ __noinline__ bool gsync_team_cross(unsigned int* state, gsync_status_t* status, unsigned int phase) {
@@ -136,49 +155,28 @@ __device__ __noinline__ bool gsync_team_cross(unsigned int* state, gsync_status_
 
 __device__ __forceinline__ void gsync_spanning_grid_sync(gsync_status_t* status, unsigned int* state, unsigned int phase) {
     unsigned int* counter = (unsigned int*)(gsync_team.arrivals + GSYNC_TEAM_COUNTER);
-    unsigned int* generation = (unsigned int*)(gsync_team.arrivals + GSYNC_TEAM_GENERATION);
+    unsigned long long* generation = gsync_team.arrivals + GSYNC_TEAM_GENERATION;
     gsync_sync_block();
     bool gave_up = false;
     if (gsync_linear_thread() == 0u) {
-        unsigned int seen;
-        asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(seen) : "l"(generation) : "memory");
+        unsigned long long seen;
+        asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(seen) : "l"(generation) : "memory");
         unsigned int before;
         asm volatile("atom.acq_rel.gpu.add.u32 %0, [%1], 1;" : "=r"(before) : "l"(counter) : "memory");
+        unsigned long long count;
         if (before + 1u == gsync_grid_blocks()) {
             *(volatile unsigned int*)counter = 0u;
-            (void)gsync_team_announce();
-            asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(generation), "r"(seen + 1u) : "memory");
+            count = gsync_team_announce();
+            asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(generation), "l"(count) : "memory");
         } else {
-            gsync_team_wait_t wait = {0u, 0ull};
-            for (;;) {
-                unsigned int now;
-                asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(generation) : "memory");
-                if (now != seen) break;
-                const gsync_team_verdict verdict = gsync_team_check(wait, state);
-                if (verdict != GSYNC_TEAM_WAIT) {
-                    gsync_team_give_up(verdict, state, status, phase, GSYNC_MAX_PES);
-                    gave_up = true;
-                    break;
-                }
-            }
+            // The generation is the crossing's count: it differs from every earlier one.
+            count = gsync_team_released(generation, seen, state, status, phase);
+            gave_up = count == 0ull;
         }
-        if (!gave_up) {
-            // The announcing thread wrote the crossing's count before it released the
-            // generation, which this thread has acquired.
-            unsigned long long count;
-            asm volatile("ld.relaxed.gpu.u64 %0, [%1];"
-                         : "=l"(count)
-                         : "l"(gsync_team.arrivals + GSYNC_TEAM_CROSSINGS)
-                         : "memory");
-            gave_up = !gsync_team_await(count, state, status, phase);
-        }
-        if (!gave_up) {
-            unsigned int aborted;
-            asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(aborted) : "l"(state + GSYNC_TEAM_ABORT_WORD) : "memory");
-            gave_up = aborted != 0u;
-        }
+        // A block of this PE that gives up raises the abort flag, which the next wait sees.
+        if (!gave_up) gave_up = !gsync_team_await(count, state, status, phase);
     }
-    // The block leaves together when its thread 0 gave up or saw that the PE did.
+    // The block leaves together when its thread 0 gave up.
     if (gsync_sync_block_any(gave_up)) asm volatile("exit;" ::: "memory");
 }
 // In the kernel body, which names its state `gsync_barrier_state` and counts its phases in
