@@ -379,6 +379,15 @@ fn the_heat_equation_across_a_team_matches_the_cpu_bit_for_bit() {
     heat_strips_match_the_cpu(35, 21, 1..=4, &Launch::new().blocks(3).threads(64));
 }
 
+#[test]
+fn the_heat_equation_across_a_team_matches_the_cpu_with_strips_of_one_and_two_rows_and_one_block() {
+    // 4 interior rows on 4 PEs: a row each, stepped and sent by the one block.
+    heat_strips_match_the_cpu(6, 9, [4], &Launch::new().blocks(1).threads(32));
+    // 5 interior rows: strips of 3 and 2 rows, or of 2, 2 and 1.
+    heat_strips_match_the_cpu(7, 9, [2, 3], &Launch::new().blocks(1).threads(32));
+    heat_strips_match_the_cpu(7, 9, [2, 3], &Launch::new().blocks(5).threads(32));
+}
+
 /// `heat_strips` on an `n × n` field for `steps` steps, on teams of each of `pes`: every PE's
 /// strip bit for bit the CPU's.
 fn heat_strips_match_the_cpu(n: usize, steps: u32, pes: impl IntoIterator<Item = u32>, launch: &Launch) {
@@ -687,7 +696,7 @@ mod ranges {
 }
 
 #[test]
-fn the_heat_equation_across_a_team_with_rows_of_several_pieces_matches_the_cpu_bit_for_bit() {
+fn the_heat_equation_across_a_team_with_wide_rows_matches_the_cpu_bit_for_bit() {
     // Rows of 1030 cells: a block steps and hands on a row in pieces of up to 1024.
     heat_strips_match_the_cpu(1030, 3, [2, 3], &Launch::new().blocks(4).threads(256));
 }

@@ -10,9 +10,10 @@
 //!
 //! **A step.** Each PE computes its strip's new cells from one plane into the other, exactly as
 //! [`heat_global`](super::heat::heat_global) does on one GPU (the same operations in the same
-//! order, so the result is bit for bit the same). A block takes a piece of a row at a time, up to
-//! 1024 cells; a piece of the strip's first row it then copies with `put_range` into the previous
-//! PE's bottom row, one of its last row into the next PE's row 0, both of the next plane. The
+//! order, so the result is bit for bit the same). The rows between the strip's edges are shared
+//! by every block, a cell per thread in grid-stride order; the first block steps the strip's
+//! first row and copies it with `put_range` into the previous PE's bottom row, the last block
+//! steps the last row and copies it into the next PE's row 0, both of the next plane. The
 //! spanning `grid_sync()` then makes them visible before the next step reads them.
 
 use crate::grid_phases;
@@ -23,41 +24,48 @@ use crate::{DeviceBuffer, Error, Gpu, Launch, LaunchReport, Result};
 /// symmetric `planes` laid out as the module describes; the result is in plane `steps % 2`.
 #[grid_phases]
 pub fn heat_strips(#[symmetric] planes: &mut [f32], n: u32, steps: u32, r: f32) {
-    const PIECE: u32 = 1024; // a block's cells of one row at a time
     let rows = (n - 2).div_ceil(n_pes()); // a strip's rows, the last PE's at most
     let first = 1 + pe() * rows; // the field row of this PE's local row 1
     let mine = if first < n - 1 { rows.min(n - 1 - first) } else { 0 };
     let plane = (rows + 2) * n;
     let last = n - 1;
-    let pieces = n.div_ceil(PIECE); // of each row
+    // The edge rows' blocks: the first block steps row 1, the last block row `mine` (the
+    // same block in a grid of one).
+    let top = block_idx() == 0 && mine > 0;
+    let bottom = block_idx() + 1 == grid_dim() && mine > 1;
     for s in 0..steps {
         let from = (s % 2) * plane;
         let to = ((s + 1) % 2) * plane;
-        let mut piece = block_idx();
-        while piece < mine * pieces {
-            let row = 1 + piece / pieces;
-            let start = row * n + (piece % pieces) * PIECE; // the piece's first cell
-            let end = (start + PIECE).min((row + 1) * n);
-            for c in block_stride(start..end) {
-                let col = c % n;
-                if col != 0 && col != last {
+        // The rows between the edges, by every block.
+        for c in grid_stride(2 * n..mine.max(2) * n) {
+            let col = c % n;
+            if col != 0 && col != last {
+                let u = planes[from + c];
+                planes[to + c] = u + r
+                    * (planes[from + c - n] + planes[from + c + n] + planes[from + c - 1] + planes[from + c + 1]
+                        - 4.0 * u);
+            }
+        }
+        // Each edge row by its block, which then copies it into the neighbour's halo row.
+        for edge in 0..2u32 {
+            let row = if edge == 0 { 1 } else { mine };
+            if (edge == 0 && top) || (edge == 1 && bottom) {
+                for col in block_stride(1..last) {
+                    let c = row * n + col;
                     let u = planes[from + c];
                     planes[to + c] = u + r
                         * (planes[from + c - n] + planes[from + c + n] + planes[from + c - 1] + planes[from + c + 1]
                             - 4.0 * u);
                 }
-            }
-            // An edge row's piece goes to the neighbour's halo row once the block has all of it.
-            if row == 1 && pe() > 0 {
                 sync_block();
-                // The previous PE's strip is a full one: its bottom row is rows + 1.
-                planes.put_range(pe() - 1, to + start + rows * n, &planes[to + start..to + end]);
+                if row == 1 && pe() > 0 {
+                    // The previous PE's strip is a full one: its bottom row is rows + 1.
+                    planes.put_range(pe() - 1, to + (rows + 1) * n, &planes[to + n..to + 2 * n]);
+                }
+                if row == mine && pe() + 1 < n_pes() {
+                    planes.put_range(pe() + 1, to, &planes[to + mine * n..to + (mine + 1) * n]);
+                }
             }
-            if row == mine && pe() + 1 < n_pes() {
-                sync_block();
-                planes.put_range(pe() + 1, to + start - mine * n, &planes[to + start..to + end]);
-            }
-            piece += grid_dim();
         }
         grid_sync(); // every PE's step, and its edge rows, before the next step
     }

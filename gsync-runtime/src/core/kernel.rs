@@ -327,7 +327,10 @@ pub(crate) mod tests {
             assert!(!plain.contains("gsync_profile_t"), "{plain}");
             assert!(plain.contains(NO_PROFILE));
             let profiled = KernelSpec { profile: true, ..SMOOTH }.source(barrier, 128);
-            assert!(profiled.contains("#define GSYNC_LAUNCH_BOUNDS GSYNC_BLOCK_SIZE\n#define GSYNC_PROFILE\n"), "{profiled}");
+            assert!(
+                profiled.contains("#define GSYNC_LAUNCH_BOUNDS GSYNC_BLOCK_SIZE\n#define GSYNC_PROFILE\n"),
+                "{profiled}"
+            );
             assert!(profiled.contains(PROFILE) && !profiled.contains(NO_PROFILE));
         }
         // The cooperative barrier's fragment reads no timer: without a profile, only a spin-wait
