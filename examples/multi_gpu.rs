@@ -14,6 +14,7 @@ mod common;
 
 use ::common::team::kernels::{gather_sum, reach_out, ring_sum, visibility};
 use ::common::team::signals::pass_on;
+use ::common::team_ranges;
 use clap::Parser;
 use gsync::kernels::empty_phases;
 use gsync::prelude::*;
@@ -146,6 +147,33 @@ fn checks(gpu: &Gpu, args: &Args) -> gsync::Result<()> {
         );
     }
     say(gpu, "PASS: 100 rounds of put, then signal and wait, hand 4096 values to the next PE without a grid barrier");
+
+    // Ranges: put_range of every block to the next PE (fused and split), half precision bit
+    // for bit, and a halo exchange by put_range_signal and waits alone, no grid barrier.
+    for barrier in [Barrier::Auto, Barrier::MultiLaunch] {
+        team_ranges::ring_ranges_match_the_cpu(gpu, barrier, |pe| {
+            (0..3000u32).map(|i| f32::from_bits(i.wrapping_mul(2_654_435_761) ^ pe)).collect::<Vec<f32>>()
+        })?;
+        team_ranges::ring_ranges_match_the_cpu(gpu, barrier, |pe| {
+            (0..3000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ u64::from(pe)).collect::<Vec<u64>>()
+        })?;
+        team_ranges::shared_tiles_reach_the_next_pe(gpu, barrier)?;
+    }
+    team_ranges::half_ranges_keep_their_bits(gpu)?;
+    let (cells, w, steps) = (4096usize, 32usize, 300u32);
+    let line: Vec<u32> =
+        (0..n_pes as usize * cells + 2 * w).map(|i| (i as u32).wrapping_mul(2_654_435_761) >> 8).collect();
+    let expected = team_ranges::halo_steps_reference(&line, w, steps);
+    let mine = team_ranges::halo_steps_on(gpu, &line, cells, w, steps)?;
+    let first = w + pe as usize * cells;
+    assert_eq!(mine, expected[first..first + cells], "PE {pe}: the halo exchange by signals");
+    say(
+        gpu,
+        &format!(
+            "PASS: put_range rings of f32 and u64 and shared tiles (fused and split), f16 bits, and {steps} halo \
+             exchanges by put_range_signal without a grid barrier"
+        ),
+    );
 
     // The spanning barrier's code costs a kernel no occupancy: a PE keeps as many blocks of it
     // resident as its GPU alone keeps of the same kernel.

@@ -89,14 +89,16 @@ fn a_pe_out_of_the_team_is_a_typed_error() {
 
 #[test]
 fn a_plain_buffer_for_a_symmetric_parameter_on_a_team_is_refused() {
-    let team = Team::emulated(2).expect("a team");
-    let error = team
-        .run(|gpu| {
-            let mut a = gpu.zeros::<u32>(4)?;
-            reach_out::launch(gpu, &mut a, 0)
-        })
-        .expect_err("not symmetric");
-    assert!(matches!(&error, Error::NotSymmetric { param, .. } if param == "a"), "{error}");
+    for barrier in [Barrier::Auto, Barrier::MultiLaunch] {
+        let team = Team::emulated(2).expect("a team");
+        let error = team
+            .run(|gpu| {
+                let mut a = gpu.zeros::<u32>(4)?;
+                reach_out::launch_with(gpu, &Launch::new().barrier(barrier), &mut a, 0)
+            })
+            .expect_err("not symmetric");
+        assert!(matches!(&error, Error::NotSymmetric { param, .. } if param == "a"), "{barrier}: {error}");
+    }
 }
 
 #[test]
@@ -285,42 +287,6 @@ fn a_split_run_refused_on_one_pe_runs_on_none() {
 }
 
 #[test]
-fn an_assertion_in_a_segment_on_one_pe_reaches_the_others() {
-    let team = Team::emulated(3).expect("a team");
-    let outcomes = team
-        .run(|gpu| {
-            let mut a = gpu.zeros::<u32>(1)?;
-            let launch = Launch::new().barrier(Barrier::MultiLaunch).blocks(2).threads(32);
-            Ok(asserts_off_pe_1::launch_with(gpu, &launch, &mut a).map(drop))
-        })
-        .expect("every PE returns");
-    for (pe, outcome) in outcomes.iter().enumerate() {
-        let error = outcome.as_ref().expect_err("the run failed on every PE");
-        if pe == 1 {
-            assert!(matches!(error, Error::AssertionFailed { .. }), "PE 1: {error}");
-        } else {
-            assert!(matches!(error, Error::PeFailed { pe: 1, .. }), "PE {pe}: {error}");
-        }
-    }
-}
-
-#[test]
-fn a_plain_buffer_for_a_symmetric_parameter_of_a_split_run_is_refused() {
-    let team = Team::emulated(2).expect("a team");
-    let outcomes = team
-        .run(|gpu| {
-            let mut acc = gpu.zeros::<u32>(N)?;
-            let mut inbox = gpu.symmetric_zeros::<u32>(N)?;
-            Ok(ring_sum::launch_with(gpu, &split(), &mut acc, &mut inbox, 1).map(drop))
-        })
-        .expect("every PE returns");
-    for outcome in outcomes {
-        let error = outcome.expect_err("not symmetric");
-        assert!(matches!(&error, Error::NotSymmetric { param, .. } if param == "acc"), "{error}");
-    }
-}
-
-#[test]
 fn split_team_kernels_compile_with_their_crossing_for_nvrtc() {
     let source = ring_sum::KERNEL.spanning_source(Barrier::MultiLaunch, 128, 1);
     assert!(source.contains("gsync_team_segment_crossing("), "a split kernel for a team has its crossing");
@@ -456,20 +422,25 @@ fn asserts_off_pe_1(a: &mut [u32]) {
 
 #[test]
 fn an_assertion_on_one_pe_is_its_error_and_the_others_hear_of_it() {
-    let team = Team::emulated(3).expect("a team");
-    let outcomes = team
-        .run(|gpu| {
-            let mut a = gpu.zeros::<u32>(1)?;
-            Ok(asserts_off_pe_1::launch_with(gpu, &Launch::new().blocks(2).threads(32), &mut a).map(drop))
-        })
-        .expect("every PE returns");
-    for (pe, outcome) in outcomes.iter().enumerate() {
-        let error = outcome.as_ref().expect_err("the launch failed on every PE");
-        if pe == 1 {
-            assert!(matches!(error, Error::AssertionFailed { .. }), "PE 1: {error}");
-        } else {
-            assert!(matches!(error, Error::PeFailed { pe: 1, .. }), "PE {pe}: {error}");
-            assert!(error.to_string().contains("assertion failed"), "{error}");
+    // Fused, the others hear of it at the barrier where PE 1 stops; split, before the segment
+    // after the one that failed.
+    for barrier in [Barrier::Auto, Barrier::MultiLaunch] {
+        let team = Team::emulated(3).expect("a team");
+        let outcomes = team
+            .run(|gpu| {
+                let mut a = gpu.zeros::<u32>(1)?;
+                let launch = Launch::new().blocks(2).threads(32).barrier(barrier);
+                Ok(asserts_off_pe_1::launch_with(gpu, &launch, &mut a).map(drop))
+            })
+            .expect("every PE returns");
+        for (pe, outcome) in outcomes.iter().enumerate() {
+            let error = outcome.as_ref().expect_err("the launch failed on every PE");
+            if pe == 1 {
+                assert!(matches!(error, Error::AssertionFailed { .. }), "PE 1, {barrier}: {error}");
+            } else {
+                assert!(matches!(error, Error::PeFailed { pe: 1, .. }), "PE {pe}, {barrier}: {error}");
+                assert!(error.to_string().contains("PE 1 stops here"), "{error}");
+            }
         }
     }
 }
