@@ -439,7 +439,7 @@ fn an_assertion_on_one_pe_is_its_error_and_the_others_hear_of_it() {
                 assert!(matches!(error, Error::AssertionFailed { .. }), "PE 1, {barrier}: {error}");
             } else {
                 assert!(matches!(error, Error::PeFailed { pe: 1, .. }), "PE {pe}, {barrier}: {error}");
-                assert!(error.to_string().contains("PE 1 stops here"), "{error}");
+                assert!(error.to_string().contains("asserts_off_pe_1"), "{error}");
             }
         }
     }
