@@ -10,21 +10,26 @@ use gsync::Team;
 
 #[test]
 fn put_and_grid_sync_carry_values_around_the_ring_for_one_to_four_pes() {
-    for n_pes in 1..=4u32 {
-        let team = Team::emulated(n_pes).expect("a team");
-        let results = team
-            .run(|gpu| {
-                let start: Vec<u32> = (0..N as u32).map(|i| i * 10 + gpu.pe()).collect();
-                let mut acc = gpu.symmetric_upload(&start)?;
-                let mut inbox = gpu.symmetric_zeros::<u32>(N)?;
-                ring_sum::launch_with(gpu, &Launch::new().blocks(3).threads(64), &mut acc, &mut inbox, n_pes)?;
-                gpu.download(&acc)
-            })
-            .expect("the team runs");
-        for (pe, acc) in results.iter().enumerate() {
-            // After n_pes rounds each value has gone once around: it is back where it began.
-            let expected: Vec<u32> = (0..N as u32).map(|i| i * 10 + pe as u32).collect();
-            assert_eq!(acc, &expected, "PE {pe} of {n_pes}");
+    // Fused, and split: a launch per segment on every PE, the PEs meeting between segments.
+    for barrier in [Barrier::Auto, Barrier::MultiLaunch] {
+        for n_pes in 1..=4u32 {
+            let team = Team::emulated(n_pes).expect("a team");
+            let results = team
+                .run(|gpu| {
+                    let start: Vec<u32> = (0..N as u32).map(|i| i * 10 + gpu.pe()).collect();
+                    let mut acc = gpu.symmetric_upload(&start)?;
+                    let mut inbox = gpu.symmetric_zeros::<u32>(N)?;
+                    // One round fewer than the team: every value ends one PE short of home.
+                    let launch = Launch::new().blocks(3).threads(64).barrier(barrier);
+                    ring_sum::launch_with(gpu, &launch, &mut acc, &mut inbox, n_pes - 1)?;
+                    gpu.download(&acc)
+                })
+                .expect("the team runs");
+            for (pe, acc) in results.iter().enumerate() {
+                let from = (pe as u32 + 1) % n_pes;
+                let expected: Vec<u32> = (0..N as u32).map(|i| i * 10 + from).collect();
+                assert_eq!(acc, &expected, "PE {pe} of {n_pes}, {barrier}");
+            }
         }
     }
 }
@@ -51,17 +56,20 @@ fn get_reads_every_pe_s_part() {
 
 #[test]
 fn every_phase_sees_every_pe_s_writes_of_the_phase_before() {
-    let team = Team::emulated(4).expect("a team");
-    let blocks = 3u32;
-    let misses = team
-        .run(|gpu| {
-            let mut stamps = gpu.symmetric_zeros::<u32>((gpu.n_pes() * blocks) as usize)?;
-            let mut misses = gpu.zeros::<u32>(1)?;
-            visibility::launch_with(gpu, &Launch::new().blocks(blocks).threads(32), &mut stamps, &mut misses, 200)?;
-            Ok(gpu.download(&misses)?[0])
-        })
-        .expect("the team runs");
-    assert_eq!(misses, [0, 0, 0, 0]);
+    for barrier in [Barrier::Auto, Barrier::MultiLaunch] {
+        let team = Team::emulated(4).expect("a team");
+        let blocks = 3u32;
+        let misses = team
+            .run(|gpu| {
+                let mut stamps = gpu.symmetric_zeros::<u32>((gpu.n_pes() * blocks) as usize)?;
+                let mut misses = gpu.zeros::<u32>(1)?;
+                let launch = Launch::new().blocks(blocks).threads(32).barrier(barrier);
+                visibility::launch_with(gpu, &launch, &mut stamps, &mut misses, 200)?;
+                Ok(gpu.download(&misses)?[0])
+            })
+            .expect("the team runs");
+        assert_eq!(misses, [0, 0, 0, 0], "{barrier}");
+    }
 }
 
 #[test]
@@ -203,32 +211,6 @@ fn the_others_see_a_pe_that_left_as_a_typed_error() {
 /// The split form: one launch per segment on every PE, the PEs meeting between segments.
 fn split() -> Launch {
     Launch::new().barrier(Barrier::MultiLaunch).blocks(3).threads(64)
-}
-
-#[test]
-fn split_kernels_span_a_team_as_fused_ones_do() {
-    for n_pes in 1..=4u32 {
-        let team = Team::emulated(n_pes).expect("a team");
-        let results = team
-            .run(|gpu| {
-                let start: Vec<u32> = (0..N as u32).map(|i| i * 10 + gpu.pe()).collect();
-                let mut acc = gpu.symmetric_upload(&start)?;
-                let mut inbox = gpu.symmetric_zeros::<u32>(N)?;
-                // One round fewer than the team: every value ends one PE short of home.
-                ring_sum::launch_with(gpu, &split(), &mut acc, &mut inbox, n_pes - 1)?;
-                let mut stamps = gpu.symmetric_zeros::<u32>((gpu.n_pes() * 3) as usize)?;
-                let mut misses = gpu.zeros::<u32>(1)?;
-                visibility::launch_with(gpu, &split(), &mut stamps, &mut misses, 40)?;
-                Ok((gpu.download(&acc)?, gpu.download(&misses)?[0]))
-            })
-            .expect("the team runs");
-        for (pe, (acc, misses)) in results.iter().enumerate() {
-            let from = (pe as u32 + 1) % n_pes;
-            let expected: Vec<u32> = (0..N as u32).map(|i| i * 10 + from).collect();
-            assert_eq!(acc, &expected, "PE {pe} of {n_pes}");
-            assert_eq!(*misses, 0, "PE {pe} of {n_pes} saw a stamp of an earlier phase");
-        }
-    }
 }
 
 #[test]
