@@ -7,9 +7,8 @@
 //      that this one arrived, resets the counter and releases this PE's blocks by setting the
 //      generation to the crossing's count, which the other blocks' thread 0 polls; it does
 //      not wait for the other PEs before it releases them;
-//   3. every block's thread 0 waits until every other PE has announced the same crossing,
-//      polling the slots in its own GPU's memory that the other PEs write, in the same loop
-//      as it waits for the release (it knows the crossing's count before it arrives).
+//   3. every block's thread 0, once released, waits until every other PE has announced the
+//      same crossing, polling the slots in its own GPU's memory that the other PEs write.
 // Waiting in every block (step 3) rather than in the announcing block, which would then
 // release the others, takes one hop off the critical path: on 2 H200s a boundary of 132
 // blocks costs about 1 µs less (docs/barriers.md).
@@ -129,35 +128,21 @@ __device__ __noinline__ bool gsync_team_await(
     return true;
 }
 
-// Steps 2 and 3 in every block but the announcing one, in one loop: waits until the
-// generation, `seen` before the block arrived, moves on (acquiring what the announcing
-// thread released) and every other PE has announced crossing `count` (acquiring what each
-// released), whichever comes first; false when it gave up. A block whose GPU has not released
-// it blames its own GPU's blocks, one that waits for a PE blames that PE.
-__device__ __noinline__ bool gsync_team_released_and_arrived(
-    const unsigned long long* generation, unsigned long long seen, unsigned long long count, unsigned int* state,
-    gsync_status_t* status, unsigned int phase) {
-    const unsigned long long* arrivals = gsync_team.arrivals;
+// Step 2, in every block but the announcing one: waits until the generation, `seen` before
+// the block arrived, moves on, acquiring what the announcing thread released; returns the
+// new generation (the crossing's count), or 0 when it gave up.
+__device__ __noinline__ unsigned long long gsync_team_released(
+    const unsigned long long* generation, unsigned long long seen, unsigned int* state, gsync_status_t* status,
+    unsigned int phase) {
     gsync_team_wait_t wait = {0u, 0ull};
-    bool released = false;
-    unsigned int pe = 0u;  // the first PE not yet seen at this crossing
     for (;;) {
-        if (!released) {
-            unsigned long long now;
-            asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(now) : "l"(generation) : "memory");
-            released = now != seen;
-        }
-        for (; pe < gsync_team.n_pes; ++pe) {
-            if (pe == gsync_team.pe) continue;
-            unsigned long long announced;
-            asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(announced) : "l"(&arrivals[pe]) : "memory");
-            if (announced < count) break;
-        }
-        if (released && pe >= gsync_team.n_pes) return true;
+        unsigned long long now;
+        asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(now) : "l"(generation) : "memory");
+        if (now != seen) return now;
         const gsync_team_verdict verdict = gsync_team_check(wait, state);
         if (verdict != GSYNC_TEAM_WAIT) {
-            gsync_team_give_up(verdict, state, status, phase, released ? pe : GSYNC_MAX_PES);
-            return false;
+            gsync_team_give_up(verdict, state, status, phase, GSYNC_MAX_PES);
+            return 0ull;
         }
     }
 }
@@ -176,22 +161,20 @@ __device__ __forceinline__ void gsync_spanning_grid_sync(gsync_status_t* status,
     if (gsync_linear_thread() == 0u) {
         unsigned long long seen;
         asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(seen) : "l"(generation) : "memory");
-        // The crossing's count, known before arriving: only this crossing's announcement,
-        // which waits for this block's arrival, changes the PE's count.
-        unsigned long long crossed;
-        asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(crossed) : "l"(gsync_team.arrivals + GSYNC_TEAM_CROSSINGS) : "memory");
-        const unsigned long long count = crossed + 1ull;
         unsigned int before;
         asm volatile("atom.acq_rel.gpu.add.u32 %0, [%1], 1;" : "=r"(before) : "l"(counter) : "memory");
+        unsigned long long count;
         if (before + 1u == gsync_grid_blocks()) {
             *(volatile unsigned int*)counter = 0u;
-            (void)gsync_team_announce();
+            count = gsync_team_announce();
             asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(generation), "l"(count) : "memory");
-            gave_up = !gsync_team_await(count, state, status, phase);
         } else {
-            // A block of this PE that gives up raises the abort flag, which the next wait sees.
-            gave_up = !gsync_team_released_and_arrived(generation, seen, count, state, status, phase);
+            // The generation is the crossing's count: it differs from every earlier one.
+            count = gsync_team_released(generation, seen, state, status, phase);
+            gave_up = count == 0ull;
         }
+        // A block of this PE that gives up raises the abort flag, which the next wait sees.
+        if (!gave_up) gave_up = !gsync_team_await(count, state, status, phase);
     }
     // The block leaves together when its thread 0 gave up.
     if (gsync_sync_block_any(gave_up)) asm volatile("exit;" ::: "memory");
