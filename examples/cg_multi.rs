@@ -56,17 +56,8 @@ fn run(args: &Args) -> Result<(), common::AnyError> {
         }
         for &m in &args.m {
             let b: Vec<f32> = (0..m * m).map(|i| ((i.wrapping_mul(7919)) % 1000) as f32 / 100.0 - 5.0).collect();
-            let time = |on: &Gpu, launch: &Launch| -> gsync::Result<(Duration, LaunchReport, Vec<f32>)> {
-                let mut times = Vec::with_capacity(args.reps);
-                let mut last = None;
-                for _ in 0..=args.reps {
-                    let (x, report) = solve_strips(on, launch, &b, m, args.iterations)?;
-                    times.push(report.gpu_time);
-                    last = Some((report, x));
-                }
-                times.remove(0); // the warm-up
-                let (report, x) = last.expect("at least one run");
-                Ok((common::median(times).unwrap_or_default(), report, x))
+            let time = |on: &Gpu, launch: &Launch| {
+                common::timed(args.reps, || solve_strips(on, launch, &b, m, args.iterations))
             };
             let (one, tuned, whole) = time(&alone, &Launch::new())?;
             // The same block size and barrier; as many of the tuned blocks as a PE's kernel, which
@@ -81,7 +72,7 @@ fn run(args: &Args) -> Result<(), common::AnyError> {
             let team_time = |launch: &Launch| -> gsync::Result<Duration> {
                 let (time, report, rows) = time(gpu, launch)?;
                 assert!(
-                    rows.len() == want.len() && rows.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits()),
+                    common::same_bits(&rows, want),
                     "PE {}: the team's rows ({}) differ from one GPU's solution at m = {m}",
                     gpu.pe(),
                     report.barrier

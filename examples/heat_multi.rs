@@ -109,19 +109,9 @@ fn report(gpu: &Gpu, scaling: &str, n_one: usize, n_team: usize, times: &Times) 
 /// checked bit for bit against the one-GPU run of the same field.
 fn compare(gpu: &Gpu, alone: &Gpu, n_one: usize, n_team: usize, args: &Args) -> gsync::Result<Times> {
     let field = |n: usize| -> Vec<f32> { (0..n * n).map(|i| ((i.wrapping_mul(7919)) % 1000) as f32 / 10.0).collect() };
-    let time =
-        |on: &Gpu, launch: &Launch, n: usize, input: &[f32]| -> gsync::Result<(Duration, LaunchReport, Vec<f32>)> {
-            let mut times = Vec::with_capacity(args.reps);
-            let mut last = None;
-            for _ in 0..=args.reps {
-                let (rows, report) = run_strips(on, launch, input, n, args.steps, R)?;
-                times.push(report.gpu_time);
-                last = Some((report, rows));
-            }
-            times.remove(0); // the warm-up
-            let (report, rows) = last.expect("at least one run");
-            Ok((common::median(times).unwrap_or_default(), report, rows))
-        };
+    let time = |on: &Gpu, launch: &Launch, n: usize, input: &[f32]| {
+        common::timed(args.reps, || run_strips(on, launch, input, n, args.steps, R))
+    };
     let input = field(n_one);
     let (one, tuned, _) = time(alone, &Launch::new(), n_one, &input)?;
     // The team keeps as many blocks resident as one GPU (checked by multi_gpu); the bound
@@ -136,7 +126,7 @@ fn compare(gpu: &Gpu, alone: &Gpu, n_one: usize, n_team: usize, args: &Args) -> 
     let team_time = |launch: &Launch| -> gsync::Result<Duration> {
         let (time, report, rows) = time(gpu, launch, n_team, &input)?;
         assert!(
-            rows.len() == want.len() && rows.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits()),
+            common::same_bits(&rows, want),
             "PE {}: the team's strip ({}) differs from one GPU's result at n = {n_team}",
             gpu.pe(),
             report.barrier

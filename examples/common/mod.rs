@@ -38,6 +38,26 @@ pub fn barriers(arg: &str) -> Result<Vec<Barrier>, AnyError> {
     }
 }
 
+/// Runs `run` once to warm up, then `reps` times: the median of the timed runs' GPU times,
+/// and the last run's report and output (`Duration::ZERO` when `reps` is 0).
+pub fn timed<T>(
+    reps: usize,
+    mut run: impl FnMut() -> gsync::Result<(T, gsync::LaunchReport)>,
+) -> gsync::Result<(Duration, gsync::LaunchReport, T)> {
+    let (mut output, mut report) = run()?;
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        (output, report) = run()?;
+        times.push(report.gpu_time);
+    }
+    Ok((median(times).unwrap_or_default(), report, output))
+}
+
+/// Whether `a` and `b` hold the same floats, bit for bit.
+pub fn same_bits(a: &[f32], b: &[f32]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+}
+
 /// Whether `e` is a barrier refusing this grid (LFS beyond its block size,
 /// ILBS with more groups than blocks): a row to report, not a failure.
 pub fn barrier_refused(e: &(dyn std::error::Error + 'static)) -> bool {

@@ -8,7 +8,7 @@ use crate::core::device::Backend;
 use crate::core::error::{Error, Result};
 use crate::core::scalar::KernelScalar;
 use crate::cuda::{CudaBuffer, CudaElement};
-use crate::emu::{EmuLaunch, EmuScalar, EmuSlice, EmuSymmetric, TeamSlices};
+use crate::emu::{symmetric_view, EmuLaunch, EmuScalar, EmuSlice, EmuSymmetric, TeamSlices};
 
 /// An element type of device buffers: `u8 i8 u16 i16 u32 i32 u64 i64 f32 f64`, and the half
 /// precision types `f16` and `bf16`. Sealed: each
@@ -100,19 +100,10 @@ impl<T: DeviceScalar> DeviceBuffer<T> {
     /// elsewhere any buffer is that of a team of one.
     #[doc(hidden)]
     pub fn emu_symmetric(&self, launch: &EmuLaunch<'_>, param: &str) -> Result<EmuSymmetric<'_, T>> {
-        if launch.spans_pes() && !self.is_symmetric() {
-            return Err(Error::NotSymmetric { kernel: launch.kernel_name().to_owned(), param: param.to_owned() });
-        }
+        let (kernel, member) = (launch.kernel_name(), launch.member());
         match &self.memory {
-            Memory::Emulator(slice) => Ok(EmuSymmetric::alone(slice)),
-            // Another PE's part, or a part of another team, reaches other memory than a GPU
-            // would: refused as a buffer of another GPU.
-            Memory::EmuSymmetric(slices) if !slices.held_by(launch.member()) => Err(Error::BufferOnOtherGpu {
-                kernel: launch.kernel_name().to_owned(),
-                buffer_gpu: slices.pe(),
-                launch_gpu: launch.member().map_or(0, |member| member.pe() as usize),
-            }),
-            Memory::EmuSymmetric(slices) => Ok(slices.view()),
+            Memory::Emulator(slice) => symmetric_view(None, slice, member, kernel, param),
+            Memory::EmuSymmetric(slices) => symmetric_view(Some(slices), slices.local(), member, kernel, param),
             Memory::Cuda(_) => Err(Error::BufferBackendMismatch { buffer: Backend::Cuda, gpu: Backend::Emulator }),
         }
     }

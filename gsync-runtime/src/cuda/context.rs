@@ -131,21 +131,26 @@ impl CudaGpu {
     /// The first segment kernel of a split kernel, whose occupancy stands for the split
     /// kernel's.
     pub(crate) fn first_segment(&self, kernel: &KernelBuild, threads: u32) -> Result<CudaFunction> {
-        self.segment_functions(kernel, threads)?.into_iter().next().ok_or_else(|| no_segments(kernel))
+        self.segment_functions(kernel, threads)?.0.into_iter().next().ok_or_else(|| no_segments(kernel))
     }
 
     /// The segment kernels of a split kernel, compiled for this GPU and a block size, in
-    /// segment order, or why the kernel cannot be split.
-    pub(crate) fn segment_functions(&self, kernel: &KernelBuild, threads: u32) -> Result<Vec<CudaFunction>> {
+    /// segment order, or why the kernel cannot be split; on a PE of a team also the kernel
+    /// launched between two segments (the spanning barrier's cross-GPU step), which the same
+    /// module holds and which is loaded with them.
+    pub(crate) fn segment_functions(
+        &self,
+        kernel: &KernelBuild,
+        threads: u32,
+    ) -> Result<(Vec<CudaFunction>, Option<CudaFunction>)> {
         check_split(kernel)?;
-        self.functions(kernel, Barrier::MultiLaunch, threads, kernel.split.segments)
-    }
-
-    /// The kernel that a PE of a team launches between two segments of the split `kernel`
-    /// (the spanning barrier's cross-GPU step), from the segments' module.
-    pub(crate) fn segment_crossing(&self, kernel: &KernelBuild, threads: u32) -> Result<CudaFunction> {
-        let mut functions = self.functions(kernel, Barrier::MultiLaunch, threads, &[SEGMENT_CROSSING])?;
-        functions.pop().ok_or_else(|| driver_error(format!("loading kernel `{}`", kernel.name))(not_found()))
+        let mut names = kernel.split.segments.to_vec();
+        if self.team.is_some() {
+            names.push(SEGMENT_CROSSING);
+        }
+        let mut functions = self.functions(kernel, Barrier::MultiLaunch, threads, &names)?;
+        let crossing = self.team.as_ref().and_then(|_| functions.pop());
+        Ok((functions, crossing))
     }
 
     /// The functions `names` of the module for `kernel`, `barrier` and `threads`.

@@ -260,13 +260,12 @@ impl CudaSplitRun<'_> {
 /// team the crossing kernel between them.
 fn load(gpu: &CudaGpu, plan: &LaunchPlan) -> Result<(Vec<CudaFunction>, Option<CudaFunction>)> {
     let (kernel, threads) = (&plan.kernel, plan.grid.threads);
-    let functions = gpu.segment_functions(kernel, threads)?;
+    let (functions, crossing) = gpu.segment_functions(kernel, threads)?;
     // Every segment takes the shared slices' bytes, and is allowed them here (the plan asked
     // for the first).
     for function in functions.iter().skip(1) {
         residency(gpu, kernel, function, threads, &plan.shared)?;
     }
-    let crossing = gpu.team().map(|_| gpu.segment_crossing(kernel, threads)).transpose()?;
     Ok((functions, crossing))
 }
 

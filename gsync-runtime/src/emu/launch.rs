@@ -94,12 +94,6 @@ impl<'r> EmuLaunch<'r> {
         self.emulator.team()
     }
 
-    /// Whether the launch runs on a PE of a team of more than one, where every
-    /// `#[symmetric]` parameter needs a symmetric buffer.
-    pub(crate) fn spans_pes(&self) -> bool {
-        self.emulator.team().is_some_and(|member| member.n_pes() > 1)
-    }
-
     /// The kernel's name.
     pub(crate) fn kernel_name(&self) -> &'static str {
         match &self.plan {

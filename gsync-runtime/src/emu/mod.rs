@@ -38,7 +38,7 @@ pub use memory::EmuSlice;
 pub use scalar::{EmuScalar, ShuffleScalar};
 pub(crate) use split::EmuSplitRun;
 pub use split::{EmuSegment, EmuSegmentFn};
-pub(crate) use symmetric::{allocate_symmetric, TeamSlices};
+pub(crate) use symmetric::{allocate_symmetric, symmetric_view, TeamSlices};
 pub use symmetric::{EmuRangePut, EmuSymmetric};
 pub use thread::{Shuffle, ThreadCtx};
 

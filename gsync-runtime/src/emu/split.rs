@@ -21,7 +21,7 @@ use crate::core::status::DeviceStatus;
 use crate::emu::launch::{run, TeamLaunch};
 use crate::emu::scalar::EmuScalar;
 use crate::emu::team::LaunchPoint;
-use crate::emu::{EmuSlice, EmuSymmetric, Emulator, TeamSlices, ThreadCtx, ThreadFuture};
+use crate::emu::{symmetric_view, EmuSlice, EmuSymmetric, Emulator, TeamSlices, ThreadCtx, ThreadFuture};
 
 /// A segment of a split kernel as a CPU-emulator body: reads its arguments from `segment`
 /// and runs its threads with [`EmuSegment::run`]. `#[grid_phases]` generates one per segment,
@@ -58,22 +58,11 @@ impl<'r> EmuSegment<'r> {
     /// is [`Error::NotSymmetric`].
     pub fn symmetric<T: EmuScalar>(&self, param: usize, name: &str) -> Result<EmuSymmetric<'r, T>> {
         let buffer = self.args.buffer(param).ok_or_else(|| self.wrong_argument(param))?;
-        let member = self.emulator.team();
-        let Some(team) = buffer.emulated_team() else {
-            if member.is_some_and(|member| member.n_pes() > 1) {
-                return Err(Error::NotSymmetric { kernel: self.plan.kernel.name.to_owned(), param: name.to_owned() });
-            }
-            return Ok(EmuSymmetric::alone(self.slice(param)?));
+        let team: Option<&'r TeamSlices<T>> = match buffer.emulated_team() {
+            Some(team) => Some(team.downcast_ref().ok_or_else(|| self.wrong_argument(param))?),
+            None => None,
         };
-        let slices: &'r TeamSlices<T> = team.downcast_ref().ok_or_else(|| self.wrong_argument(param))?;
-        if !slices.held_by(member) {
-            return Err(Error::BufferOnOtherGpu {
-                kernel: self.plan.kernel.name.to_owned(),
-                buffer_gpu: slices.pe(),
-                launch_gpu: member.map_or(0, |member| member.pe() as usize),
-            });
-        }
-        Ok(slices.view())
+        symmetric_view(team, self.slice(param)?, self.emulator.team(), self.plan.kernel.name, name)
     }
 
     /// Argument `param`, a value of type `T`: the bytes a GPU would receive, read back.

@@ -164,6 +164,33 @@ impl<T: EmuScalar> Deref for EmuSymmetric<'_, T> {
     }
 }
 
+/// The view a kernel of `kernel` on PE `member` (`None`: a GPU in no team) has of the buffer
+/// passed for `#[symmetric]` parameter `param`: every PE's slices, `team`, when the buffer
+/// is symmetric, else its one slice, `alone`, as that of a team of one. Fails with
+/// [`Error::NotSymmetric`] for a buffer that is not symmetric on a PE of a team of more than
+/// one, and with [`Error::BufferOnOtherGpu`] for another PE's part or another team's, which
+/// reaches other memory than a GPU would.
+pub(crate) fn symmetric_view<'g, T: EmuScalar>(
+    team: Option<&'g TeamSlices<T>>,
+    alone: &'g EmuSlice<T>,
+    member: Option<&TeamMember>,
+    kernel: &str,
+    param: &str,
+) -> Result<EmuSymmetric<'g, T>> {
+    match team {
+        None if member.is_some_and(|member| member.n_pes() > 1) => {
+            Err(Error::NotSymmetric { kernel: kernel.to_owned(), param: param.to_owned() })
+        }
+        None => Ok(EmuSymmetric::alone(alone)),
+        Some(slices) if !slices.held_by(member) => Err(Error::BufferOnOtherGpu {
+            kernel: kernel.to_owned(),
+            buffer_gpu: slices.pe(),
+            launch_gpu: member.map_or(0, |member| member.pe() as usize),
+        }),
+        Some(slices) => Ok(slices.view()),
+    }
+}
+
 /// Allocates a symmetric buffer on PE `member`, with `local` as its elements: every PE of the
 /// team hands in its own slice, and gets every PE's. PEs that allocate different lengths or
 /// element types, or do something else, fail alike with
