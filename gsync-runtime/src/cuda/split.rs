@@ -234,6 +234,12 @@ impl CudaSplitRun<'_> {
     fn wait_and_report(mut self) -> Result<LaunchReport> {
         let stream = self.gpu.stream();
         let running = format!("running kernel `{}`", self.plan.kernel.name);
+        // On a team the run ends with a crossing too, as the emulated team's run ends with a
+        // meeting: a trailing grid_sync() splits into no launch, and the other PEs' puts of the
+        // last segment must have landed when the run returns.
+        if self.launched > 0 {
+            self.cross(&running)?;
+        }
         if self.capturing {
             self.replay_capture()?;
         }
