@@ -54,6 +54,23 @@ where
     device_only()
 }
 
+/// Every thread of this GPU's grid waits here until all of them have arrived: on a PE of a
+/// team, a grid barrier that the other PEs' blocks do not take part in; elsewhere the same as
+/// [`grid_sync`]. Global-memory writes that this GPU's blocks made before it are visible to
+/// every thread of this GPU after it; writes other PEs make into this PE's memory are not
+/// ordered by it (wait on their signal, or use `grid_sync()`). A statement (`gpu_sync();`),
+/// compiled to the launch's grid barrier, or for `Barrier::MultiLaunch` to the end of one
+/// launch and the start of the next, without the crossing to the other PEs.
+///
+/// Allowed under control flow that is the same in every block of a PE: uniform values and
+/// `pe()`. Not inside `with_lock` or a spin condition.
+pub fn gpu_sync()
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
 /// Every thread of the block waits here until all of the block have arrived; the block's
 /// shared- and global-memory writes before it are visible to the block after it (CUDA's
 /// `__syncthreads()`). A statement (`sync_block();`).

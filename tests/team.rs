@@ -295,6 +295,8 @@ fn team_kernels_compile_with_nvrtc_for_every_architecture() {
         ("reach_out", reach_out::cuda_source()),
         ("pass_on", common::team::signals::pass_on::cuda_source()),
         ("cg_strips", gsync::kernels::cg_team::solver::cg_strips::cuda_source()),
+        ("heat_strips", gsync::kernels::heat_team::heat_strips::cuda_source()),
+        ("local_rounds", local_rounds::cuda_source()),
     ];
     for (name, source) in sources {
         assert!(source.contains("gsync_team.pe") || name == "gather_sum", "{name} reads its PE from the team record");
@@ -312,12 +314,30 @@ fn spanning_kernels_compile_with_nvrtc_under_every_device_barrier() {
         return;
     }
     for &barrier in Barrier::DEVICE {
-        for (name, spec) in [("ring_sum", &ring_sum::KERNEL), ("visibility", &visibility::KERNEL)] {
+        let specs = [
+            ("ring_sum", &ring_sum::KERNEL),
+            ("visibility", &visibility::KERNEL),
+            ("local_rounds", &local_rounds::KERNEL),
+            ("heat_strips", &gsync::kernels::heat_team::heat_strips::KERNEL),
+        ];
+        for (name, spec) in specs {
             let source = spec.spanning_source(barrier, 128, 1);
-            assert!(source.contains("gsync_spanning_grid_sync"), "{name} under {barrier} spans the team");
+            let spans = source.contains("gsync_spanning_grid_sync") || name == "heat_strips";
+            assert!(spans, "{name} under {barrier} spans the team");
             if let Err(error) = gsync::compile(&source, name, (9, 0)) {
                 panic!("{name} under {barrier}, spanning: {error}");
             }
+        }
+    }
+}
+
+#[test]
+fn gpu_sync_waits_for_one_pe_s_blocks_as_often_as_each_pe_calls_it() {
+    for n_pes in 1..=3 {
+        let team = Team::emulated(n_pes).expect("a team");
+        for barrier in [Barrier::Auto, Barrier::MultiLaunch] {
+            team.run(|gpu| team::local_rounds_match_the_cpu(gpu, barrier, &Launch::new().blocks(3).threads(64)))
+                .unwrap_or_else(|error| panic!("{n_pes} PEs, {barrier}: {error}"));
         }
     }
 }

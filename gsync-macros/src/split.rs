@@ -75,6 +75,9 @@ pub enum HostStmt {
     Continue,
     /// Launch the segment with this index.
     Launch(usize),
+    /// A `grid_sync()` passed: on a team, the next launch first crosses to the other PEs.
+    /// (`gpu_sync()` needs nothing: the stream orders one GPU's launches.)
+    GridSync,
     Block(Vec<HostStmt>),
     /// A device function's inlined body, when it holds a barrier or runs on the host.
     Inline {
@@ -184,7 +187,8 @@ impl Splitter<'_> {
     fn host_control_inner(&mut self, s: &Stmt) -> Result<Option<HostStmt>, String> {
         let line = line_of(s.span);
         Ok(Some(match &s.kind {
-            StmtKind::GridSync { .. } => return Ok(None),
+            StmtKind::GridSync { scope: SyncScope::Team, .. } => HostStmt::GridSync,
+            StmtKind::GridSync { scope: SyncScope::Gpu, .. } => return Ok(None),
             StmtKind::If { cond, then, otherwise } => {
                 let cond = self.host_expr(cond, line)?;
                 let then = self.host_block(then)?;
@@ -228,7 +232,8 @@ impl Splitter<'_> {
     fn try_host_in_inner(&self, s: &Stmt, local: &mut HashSet<VarId>) -> Option<HostStmt> {
         let known = |v: &VarId, local: &HashSet<VarId>| self.host_vars.contains(v) || local.contains(v);
         match &s.kind {
-            StmtKind::Let { var, init } if self.levels[var.0] == Level::Uniform && !self.device_only.contains(var) => {
+            // A value the same in every block of a PE (`pe()`) is the same on its host.
+            StmtKind::Let { var, init } if self.levels[var.0] <= Level::Pe && !self.device_only.contains(var) => {
                 if let Some(e) = init {
                     self.is_host_expr_in(e, local).then_some(())?;
                 }
@@ -344,7 +349,7 @@ impl Splitter<'_> {
     fn lives_across(&self, v: VarId, why: Option<&str>) -> String {
         let var = self.k.var(v);
         let sync = match self.defs.sync_after_var(v) {
-            Some(line) => format!("the grid_sync() at line {line}"),
+            Some((line, scope)) => format!("the {} at line {line}", scope.call()),
             None => "a grid_sync()".to_owned(),
         };
         let why = why.map(|why| format!(", and a segment cannot recompute it: it {why}")).unwrap_or_default();
@@ -360,7 +365,7 @@ impl Splitter<'_> {
     fn array_lives_across(&self, a: ArrayId, why: &str) -> String {
         let info = self.k.array(a);
         let sync = match self.defs.sync_after_array(a) {
-            Some(line) => format!("the grid_sync() at line {line}"),
+            Some((line, scope)) => format!("the {} at line {line}", scope.call()),
             None => "a grid_sync()".to_owned(),
         };
         format!(

@@ -114,6 +114,17 @@ impl<'g> SplitRun<'g> {
         }
     }
 
+    /// Records that the host code passed a `grid_sync()`: on a PE of a team, the next launch
+    /// first crosses to the other PEs (docs/barriers.md), so that it starts on no PE before
+    /// every PE's launches so far have finished. A `gpu_sync()` needs no call: the stream
+    /// orders one GPU's launches. Outside a team it does nothing.
+    pub fn grid_sync(&mut self) {
+        match &mut self.runner {
+            Runner::Cuda(cuda) => cuda.grid_sync(),
+            Runner::Emulator(emulator) => emulator.grid_sync(),
+        }
+    }
+
     /// Waits for the launches so far and reads `buf[index]`: the host's view of a grid-uniform
     /// load, such as the `flag[0]` of `while flag[0] != 0`.
     ///

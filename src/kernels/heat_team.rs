@@ -1,6 +1,7 @@
 //! The 2-D heat equation across the PEs of a [`Team`](crate::Team): the field's interior rows
 //! cut into one strip per PE, each PE stepping its strip and handing its edge rows to its
-//! neighbours with `put_range`, one spanning `grid_sync()` per step.
+//! neighbours by put-with-signal (`put_range_signal`), with a `gpu_sync()` per step: no grid
+//! barrier spans the GPUs.
 //!
 //! **Layout.** Interior rows `1 … n − 2` are cut into strips of `rows = ⌈(n − 2) / n_pes⌉`
 //! rows (the last PE's may be shorter). A PE's symmetric buffer holds two planes (the step's
@@ -11,26 +12,36 @@
 //! **A step.** Each PE computes its strip's new cells from one plane into the other, exactly as
 //! [`heat_global`](super::heat::heat_global) does on one GPU (the same operations in the same
 //! order, so the result is bit for bit the same). The rows between the strip's edges are shared
-//! by every block, a cell per thread in grid-stride order; the first block steps the strip's
-//! first row and copies it with `put_range` into the previous PE's bottom row, the last block
-//! steps the last row and copies it into the next PE's row 0, both of the next plane. The
-//! spanning `grid_sync()` then makes them visible before the next step reads them.
+//! by every block, a cell per thread in grid-stride order. The first block steps the strip's
+//! first row and the last block its last row: each first waits until the neighbour's row it
+//! reads has arrived, then copies the row it computed into that neighbour's halo row of the
+//! next plane, raising the neighbour's flag to the step's number. `gpu_sync()` then hands the
+//! step to this GPU's blocks; the neighbours wait only for the rows they read.
+//!
+//! **Rounds.** `arrived[0]` counts the steps whose row above this strip has arrived,
+//! `arrived[1]` those of the row below it (both start at 0: the planes hold step 0's rows). A PE
+//! writes a neighbour's halo of plane `(s + 1) % 2` at step `s`; it writes that plane's halo
+//! again at step `s + 2`, after it waited for the neighbour's row of step `s + 1`, which the
+//! neighbour sends only once it has read the halo. The last step sends nothing: no step reads it.
 
 use crate::grid_phases;
 use crate::kernels::heat::MAX_N;
 use crate::{DeviceBuffer, Error, Gpu, Launch, LaunchReport, Result};
 
 /// `steps` steps of the heat equation on this PE's strip of the `n × n` field, in the
-/// symmetric `planes` laid out as the module describes; the result is in plane `steps % 2`.
+/// symmetric `planes` laid out as the module describes, with the symmetric flags `arrived`
+/// (two, zeroed); the result is in plane `steps % 2`.
 #[grid_phases]
-pub fn heat_strips(#[symmetric] planes: &mut [f32], n: u32, steps: u32, r: f32) {
+pub fn heat_strips(#[symmetric] planes: &mut [f32], #[symmetric] arrived: &mut [u64], n: u32, steps: u32, r: f32) {
     let rows = (n - 2).div_ceil(n_pes()); // a strip's rows, the last PE's at most
     let first = 1 + pe() * rows; // the field row of this PE's local row 1
     let mine = if first < n - 1 { rows.min(n - 1 - first) } else { 0 };
     let plane = (rows + 2) * n;
     let last = n - 1;
-    // The edge rows' blocks: the first block steps row 1, the last block row `mine` (the
-    // same block in a grid of one).
+    let above = pe() > 0; // a PE holds the row above the strip
+    let below = pe() + 1 < n_pes(); // and one the row below it
+                                    // The edge rows' blocks: the first block steps row 1, the last block row `mine` (the
+                                    // same block in a grid of one).
     let top = block_idx() == 0 && mine > 0;
     let bottom = block_idx() + 1 == grid_dim() && mine > 1;
     for s in 0..steps {
@@ -46,10 +57,20 @@ pub fn heat_strips(#[symmetric] planes: &mut [f32], n: u32, steps: u32, r: f32) 
                         - 4.0 * u);
             }
         }
-        // Each edge row by its block, which then copies it into the neighbour's halo row.
+        // Each edge row by its block, once the neighbour's row it reads has come; then into
+        // the neighbour's halo row, with its flag.
         for edge in 0..2u32 {
             let row = if edge == 0 { 1 } else { mine };
             if (edge == 0 && top) || (edge == 1 && bottom) {
+                if thread_idx() == 0 {
+                    if row == 1 && above {
+                        wait_until(|| arrived.load_signal(0) >= s as u64);
+                    }
+                    if row == mine && below {
+                        wait_until(|| arrived.load_signal(1) >= s as u64);
+                    }
+                }
+                sync_block(); // what thread 0 acquired, for the whole block
                 for col in block_stride(1..last) {
                     let c = row * n + col;
                     let u = planes[from + c];
@@ -58,16 +79,31 @@ pub fn heat_strips(#[symmetric] planes: &mut [f32], n: u32, steps: u32, r: f32) 
                             - 4.0 * u);
                 }
                 sync_block();
-                if row == 1 && pe() > 0 {
+                let round = s as u64 + 1;
+                if row == 1 && above && s + 1 < steps {
                     // The previous PE's strip is a full one: its bottom row is rows + 1.
-                    planes.put_range(pe() - 1, to + (rows + 1) * n, &planes[to + n..to + 2 * n]);
+                    planes.put_range_signal(
+                        pe() - 1,
+                        to + (rows + 1) * n,
+                        &planes[to + n..to + 2 * n],
+                        arrived,
+                        1,
+                        round,
+                    );
                 }
-                if row == mine && pe() + 1 < n_pes() {
-                    planes.put_range(pe() + 1, to, &planes[to + mine * n..to + (mine + 1) * n]);
+                if row == mine && below && s + 1 < steps {
+                    planes.put_range_signal(
+                        pe() + 1,
+                        to,
+                        &planes[to + mine * n..to + (mine + 1) * n],
+                        arrived,
+                        0,
+                        round,
+                    );
                 }
             }
         }
-        grid_sync(); // every PE's step, and its edge rows, before the next step
+        gpu_sync(); // this GPU's step, before its next one reads it
     }
 }
 
@@ -115,7 +151,8 @@ pub fn run_strips(
     host[..held.len()].copy_from_slice(held);
     host[plane_len..plane_len + held.len()].copy_from_slice(held);
     let mut planes: DeviceBuffer<f32> = gpu.symmetric_upload(&host)?;
-    let report = heat_strips::launch_with(gpu, launch, &mut planes, n as u32, steps, r)?;
+    let mut arrived: DeviceBuffer<u64> = gpu.symmetric_zeros(2)?;
+    let report = heat_strips::launch_with(gpu, launch, &mut planes, &mut arrived, n as u32, steps, r)?;
     let result = gpu.download(&planes)?;
     let at = (steps as usize % 2) * plane_len + n;
     Ok((result[at..at + strip.mine * n].to_vec(), report))

@@ -65,6 +65,36 @@ pub mod kernels {
         }
     }
 
+    /// PE `p` runs `rounds + p` rounds on its own parts, each reading what other blocks of its
+    /// GPU wrote in the one before (element `i` becomes element `i + 1`, plus 1), with a
+    /// `gpu_sync()` between rounds: the PEs make different numbers of them. Then every PE
+    /// hands its result to the next PE's `inbox` across a spanning `grid_sync()`.
+    #[grid_phases]
+    pub fn local_rounds(
+        #[symmetric] a: &mut [u32],
+        #[symmetric] b: &mut [u32],
+        #[symmetric] inbox: &mut [u32],
+        rounds: u32,
+    ) {
+        let len = a.len();
+        let own = rounds + pe();
+        for round in 0..own {
+            for i in grid_stride(0..len) {
+                if round % 2 == 0 {
+                    b[i] = a[(i + 1) % len] + 1;
+                } else {
+                    a[i] = b[(i + 1) % len] + 1;
+                }
+            }
+            gpu_sync();
+        }
+        for i in grid_stride(0..len) {
+            let v = if own % 2 == 1 { b[i] } else { a[i] };
+            inbox.put((pe() + 1) % n_pes(), i, v);
+        }
+        grid_sync();
+    }
+
     #[grid_phases]
     pub fn reach_out(#[symmetric] a: &mut [u32], target: u32) {
         if global_id() == 0 {
@@ -93,6 +123,24 @@ pub fn a_gpu_alone_is_a_team_of_one(gpu: &Gpu) {
     let mut sums = gpu.zeros::<u64>(N).expect("zeros");
     kernels::gather_sum::launch(gpu, &values, &mut sums).expect("gather");
     assert_eq!(gpu.download(&sums).expect("download"), (0..N as u64).map(|i| i * 3).collect::<Vec<_>>());
+}
+
+/// `local_rounds` under `barrier` on this PE of `gpu`'s team (a team of one alone), against
+/// the CPU: PE `q` receives PE `q − 1`'s part after its `rounds + q − 1` rounds.
+pub fn local_rounds_match_the_cpu(gpu: &Gpu, barrier: Barrier, launch: &Launch) -> gsync::Result<()> {
+    const LEN: usize = 777;
+    let (pe, n_pes, rounds) = (gpu.pe(), gpu.n_pes(), 3u32);
+    let part = |p: u32| -> Vec<u32> { (0..LEN as u32).map(|i| i.wrapping_mul(2_654_435_761) ^ p).collect() };
+    let mut a = gpu.symmetric_upload(&part(pe))?;
+    let mut b = gpu.symmetric_zeros::<u32>(LEN)?;
+    let mut inbox = gpu.symmetric_zeros::<u32>(LEN)?;
+    kernels::local_rounds::launch_with(gpu, &launch.clone().barrier(barrier), &mut a, &mut b, &mut inbox, rounds)?;
+    let from = (pe + n_pes - 1) % n_pes;
+    let own = (rounds + from) as usize;
+    let start = part(from);
+    let expected: Vec<u32> = (0..LEN).map(|i| start[(i + own) % LEN].wrapping_add(own as u32)).collect();
+    assert_eq!(gpu.download(&inbox)?, expected, "PE {pe} of {n_pes}, {barrier}: PE {from}'s {own} rounds");
+    Ok(())
 }
 
 /// A PE out of the team, even of a team of one, is a typed error and the access is skipped.

@@ -11,9 +11,11 @@
 //! (or shifted right by 5 or more, or masked with the low five bits clear), the
 //! result of `ballot`, `any` and `all`, and a `shfl` from a warp-uniform lane.
 //! It is *block-uniform* if it can differ only between blocks (`block_idx()`,
-//! anything read from shared memory). `grid_sync()` needs uniform control
-//! flow, `sync_block()` at least block-uniform, and the warp shuffles and votes
-//! at least warp-uniform control flow.
+//! anything read from shared memory), and *PE-uniform* if it can differ only
+//! between the PEs of a team (`pe()`). `grid_sync()` needs uniform control
+//! flow, `gpu_sync()` at least PE-uniform, `sync_block()` at least
+//! block-uniform, and the warp shuffles and votes at least warp-uniform
+//! control flow.
 //!
 //! Control flow includes the parts of an expression that run only under a
 //! condition: the right operand of `&&`/`||`, the branches of an `if`
@@ -32,6 +34,8 @@ use proc_macro2::Span;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
     Uniform,
+    /// The same in every block of a PE of a team: a function of `pe()`.
+    Pe,
     Block,
     /// The same in every lane of a warp: a function of `thread_idx() / 32`.
     Warp,
@@ -43,6 +47,7 @@ impl Level {
     fn scope(self) -> &'static str {
         match self {
             Level::Uniform => "no",
+            Level::Pe => "PE",
             Level::Block => "block",
             Level::Warp => "warp",
             Level::Varying => "thread",
@@ -91,6 +96,7 @@ impl Taint {
 fn tolerates(c: Collective) -> Level {
     match c {
         Collective::GridSync | Collective::Swap => Level::Uniform,
+        Collective::GpuSync => Level::Pe,
         Collective::SyncBlock | Collective::RangePut { .. } => Level::Block,
         Collective::Shuffle | Collective::Vote => Level::Warp,
     }
@@ -99,7 +105,7 @@ fn tolerates(c: Collective) -> Level {
 /// What goes wrong when some threads skip a collective.
 fn consequence(c: Collective) -> &'static str {
     match c {
-        Collective::GridSync => "the threads that skip it leave all others waiting forever",
+        Collective::GridSync | Collective::GpuSync => "the threads that skip it leave all others waiting forever",
         Collective::SyncBlock => "threads that skip it leave the others waiting forever",
         Collective::Shuffle | Collective::Vote => {
             "it combines values of every lane of the warp, so every lane of the warp must take part"
@@ -114,8 +120,16 @@ fn consequence(c: Collective) -> &'static str {
 /// The error for a collective under control that depends on `scope` identity.
 fn message(c: Collective, scope: &str) -> String {
     match c {
+        Collective::GridSync if scope == Level::Pe.scope() => format!(
+            "`grid_sync()` in control flow that depends on {scope} identity: the threads that skip it leave all others waiting \
+             forever; `gpu_sync()` waits for this PE's blocks only, and may depend on `pe()`"
+        ),
         Collective::GridSync => format!(
             "`grid_sync()` in control flow that depends on {scope} identity: the threads that skip it leave all others waiting forever"
+        ),
+        Collective::GpuSync => format!(
+            "`gpu_sync()` in control flow that depends on {scope} identity: the threads that skip it leave the others \
+             waiting forever (conditions on uniform values or `pe()` are fine)"
         ),
         Collective::SyncBlock => format!(
             "`sync_block()` in control flow that depends on {scope} identity: threads that skip it leave the others waiting forever"
@@ -490,7 +504,7 @@ impl Analysis<'_> {
                 Builtin::WarpId => Taint::at(Level::Warp, e.span),
                 // The same in a block, as it is in every block of a PE; different between PEs,
                 // whose blocks a spanning grid_sync() waits for as it waits for any block.
-                Builtin::Pe => Taint::at(Level::Block, e.span),
+                Builtin::Pe => Taint::at(Level::Pe, e.span),
                 Builtin::BlockDim
                 | Builtin::GridDim
                 | Builtin::GridSize

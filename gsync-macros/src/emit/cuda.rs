@@ -405,14 +405,19 @@ impl CudaEmitter<'_> {
                 }
                 self.line("return;");
             }
-            StmtKind::GridSync { index, line } => {
+            StmtKind::GridSync { index, line, scope } => {
+                let (blocks, call) = match scope {
+                    SyncScope::Team => ("every block's", "gsync_grid_sync(gsync_barrier, gsync_status);"),
+                    SyncScope::Gpu => ("this GPU's blocks'", "gsync_gpu_sync(gsync_barrier, gsync_status);"),
+                };
                 self.line(&format!(
-                    "// grid_sync() #{index}, line {line}: every block's writes above are visible below"
+                    "// {} #{index}, line {line}: {blocks} writes above are visible below",
+                    scope.call()
                 ));
                 if self.profiled {
                     self.line("GSYNC_PROFILE_ARRIVE();");
                 }
-                self.around_barrier("gsync_grid_sync(gsync_barrier, gsync_status);");
+                self.around_barrier(call);
                 if self.profiled {
                     self.line("GSYNC_PROFILE_LEAVE();");
                 }

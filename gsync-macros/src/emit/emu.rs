@@ -429,11 +429,20 @@ impl RustStmts for Emu<'_> {
                 quote!(let _ = #e;)
             }
             StmtKind::Return => quote!(return;),
-            StmtKind::GridSync { .. } if self.asserts.stop_at_grid_sync() => quote! {
-                #ctx.grid_sync().await;
-                if #ctx.assert_failed() { return; }
-            },
-            StmtKind::GridSync { .. } => quote!(#ctx.grid_sync().await;),
+            StmtKind::GridSync { scope, .. } => {
+                let sync = match scope {
+                    SyncScope::Team => quote!(#ctx.grid_sync().await;),
+                    SyncScope::Gpu => quote!(#ctx.gpu_sync().await;),
+                };
+                if self.asserts.stop_at_grid_sync() {
+                    quote! {
+                        #sync
+                        if #ctx.assert_failed() { return; }
+                    }
+                } else {
+                    sync
+                }
+            }
             StmtKind::Assert { check, assertion } => self.assertion(check, assertion),
             StmtKind::SyncBlock => quote!(#ctx.sync_block().await;),
             StmtKind::WaitUntil { before, cond, line } => self.wait_until(before, cond, *line),

@@ -76,13 +76,17 @@ impl RustStmts for SplitHost<'_> {
             HostStmt::Block(b) => View::Block(b),
             HostStmt::Inline { call, body } => View::Inline { call: *call, body },
             HostStmt::Leave(call) => View::Leave(*call),
-            HostStmt::Launch(_) | HostStmt::Swap(..) => View::Own,
+            HostStmt::Launch(_) | HostStmt::GridSync | HostStmt::Swap(..) => View::Own,
         }
     }
 
     fn own(&self, s: &HostStmt) -> TokenStream {
         match s {
             HostStmt::Launch(i) => self.launch(*i),
+            HostStmt::GridSync => {
+                let run = run_ident();
+                quote!(#run.grid_sync();)
+            }
             HostStmt::Swap(a, b) => {
                 let (a, b) = (array_ident(self.k, *a), array_ident(self.k, *b));
                 quote!(::core::mem::swap(&mut #a, &mut #b);)

@@ -229,10 +229,12 @@ pub enum StmtKind<T = Scalar> {
     Break(LoopId),
     Continue(LoopId),
     Return,
-    /// The `index`-th `grid_sync()` call site (1-based), at `line`.
+    /// The `index`-th grid barrier call site (1-based), at `line`: `grid_sync()`, or
+    /// `gpu_sync()` when `scope` is [`SyncScope::Gpu`].
     GridSync {
         index: u32,
         line: u32,
+        scope: SyncScope,
     },
     SyncBlock,
     Block(Block<T>),
@@ -610,6 +612,25 @@ impl VoteOp {
     }
 }
 
+/// Which blocks a grid barrier waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncScope {
+    /// `grid_sync()`: every block of the launch, on every PE of a team.
+    Team,
+    /// `gpu_sync()`: the blocks on this PE's GPU (every block outside a team).
+    Gpu,
+}
+
+impl SyncScope {
+    /// The call, as the source writes it.
+    pub fn call(self) -> &'static str {
+        match self {
+            SyncScope::Team => "grid_sync()",
+            SyncScope::Gpu => "gpu_sync()",
+        }
+    }
+}
+
 /// The operations that a group of threads must execute together: the one
 /// place that says which operations they are. The uniformity check says how
 /// much divergence each tolerates, the emitters keep each out of code that
@@ -617,6 +638,8 @@ impl VoteOp {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Collective {
     GridSync,
+    /// `gpu_sync()`: a grid barrier over one PE's blocks.
+    GpuSync,
     SyncBlock,
     Shuffle,
     /// A warp vote (`ballot`, `any`, `all`, `match_any`).
@@ -636,6 +659,7 @@ impl Collective {
     pub fn name(self) -> &'static str {
         match self {
             Collective::GridSync => "`grid_sync()`",
+            Collective::GpuSync => "`gpu_sync()`",
             Collective::SyncBlock => "`sync_block()`",
             Collective::Shuffle => "a warp shuffle",
             Collective::Vote => "a warp vote",
@@ -648,7 +672,8 @@ impl Collective {
     /// The collective a statement is, if any.
     pub fn of_stmt<T>(s: &StmtKind<T>) -> Option<Collective> {
         match s {
-            StmtKind::GridSync { .. } => Some(Collective::GridSync),
+            StmtKind::GridSync { scope: SyncScope::Team, .. } => Some(Collective::GridSync),
+            StmtKind::GridSync { scope: SyncScope::Gpu, .. } => Some(Collective::GpuSync),
             StmtKind::SyncBlock => Some(Collective::SyncBlock),
             StmtKind::Swap(..) => Some(Collective::Swap),
             StmtKind::PutRange(put) => Some(Collective::RangePut { signal: put.signal.is_some() }),

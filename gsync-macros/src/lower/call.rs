@@ -17,6 +17,7 @@ use syn::spanned::Spanned;
 /// The names a device function cannot take: the language's own functions.
 pub const RESERVED: &[&str] = &[
     "grid_sync",
+    "gpu_sync",
     "sync_block",
     "grid_stride",
     "block_stride",

@@ -669,7 +669,7 @@ impl Lowerer<'_> {
                 self.diag.error(span, "`wait_until(|| cond)` is a statement: write it on its own line");
                 None
             }
-            "grid_sync" | "sync_block" => {
+            "grid_sync" | "gpu_sync" | "sync_block" => {
                 self.diag.error(span, format!("`{last}()` is a statement: write `{last}();` on its own line"));
                 None
             }

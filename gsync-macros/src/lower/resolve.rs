@@ -61,7 +61,7 @@ impl Resolver<'_> {
             StmtKind::Break(id) => StmtKind::Break(id),
             StmtKind::Continue(id) => StmtKind::Continue(id),
             StmtKind::Return => StmtKind::Return,
-            StmtKind::GridSync { index, line } => StmtKind::GridSync { index, line },
+            StmtKind::GridSync { index, line, scope } => StmtKind::GridSync { index, line, scope },
             StmtKind::SyncBlock => StmtKind::SyncBlock,
             StmtKind::Block(b) => StmtKind::Block(self.block(b)),
             StmtKind::Inline { call, body } => StmtKind::Inline { call, body: self.block(body) },

@@ -183,8 +183,15 @@ impl Lowerer<'_> {
         }
     }
 
+    /// The barrier a call names: `grid_sync`, `gpu_sync` or `sync_block`.
+    fn barrier_name(c: &syn::ExprCall) -> Option<String> {
+        let syn::Expr::Path(p) = &*c.func else { return None };
+        let name = p.path.segments.last()?.ident.to_string();
+        matches!(name.as_str(), "grid_sync" | "gpu_sync" | "sync_block").then_some(name)
+    }
+
     fn is_barrier_call(&self, c: &syn::ExprCall) -> bool {
-        matches!(&*c.func, syn::Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "grid_sync" || s.ident == "sync_block"))
+        Self::barrier_name(c).is_some()
     }
 
     fn barrier(&mut self, c: &syn::ExprCall, out: &mut Block) {
@@ -193,13 +200,17 @@ impl Lowerer<'_> {
             self.diag.error(span, "barriers take no arguments");
             return;
         }
-        let is_grid =
-            matches!(&*c.func, syn::Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "grid_sync"));
-        let kind = if is_grid {
-            self.grid_syncs += 1;
-            StmtKind::GridSync { index: self.grid_syncs, line: Self::line(span) }
-        } else {
-            StmtKind::SyncBlock
+        let scope = match Self::barrier_name(c).as_deref() {
+            Some("grid_sync") => Some(SyncScope::Team),
+            Some("gpu_sync") => Some(SyncScope::Gpu),
+            _ => None,
+        };
+        let kind = match scope {
+            Some(scope) => {
+                self.grid_syncs += 1;
+                StmtKind::GridSync { index: self.grid_syncs, line: Self::line(span), scope }
+            }
+            None => StmtKind::SyncBlock,
         };
         out.push(Self::stmt_of(kind, span));
     }

@@ -32,8 +32,8 @@ pub struct Definitions<'k> {
     bound_at: HashMap<VarId, usize>,
     assigned: HashSet<VarId>,
     assigned_arrays: HashSet<ArrayId>,
-    /// Every `grid_sync()`: its source position and line.
-    syncs: Vec<(usize, u32)>,
+    /// Every grid barrier (`grid_sync()` or `gpu_sync()`): its source position, line and scope.
+    syncs: Vec<(usize, u32, SyncScope)>,
 }
 
 /// A value a segment needs but cannot recompute: the variable or array, and why.
@@ -76,7 +76,7 @@ impl<'k> Definitions<'k> {
                 StmtKind::Assign { place: Place::Elem { array, .. }, .. } => {
                     d.assigned_arrays.insert(*array);
                 }
-                StmtKind::GridSync { line, .. } => d.syncs.push((position, *line)),
+                StmtKind::GridSync { line, scope, .. } => d.syncs.push((position, *line, *scope)),
                 _ => {}
             }
         });
@@ -85,17 +85,17 @@ impl<'k> Definitions<'k> {
 
     /// The line of the first `grid_sync()` after `v`'s binding: one that a value
     /// used after it crosses.
-    pub fn sync_after_var(&self, v: VarId) -> Option<u32> {
+    pub fn sync_after_var(&self, v: VarId) -> Option<(u32, SyncScope)> {
         self.sync_after(self.bound_at.get(&v).copied().unwrap_or(0))
     }
 
-    /// The line of the first `grid_sync()` after the declaration of array `a`.
-    pub fn sync_after_array(&self, a: ArrayId) -> Option<u32> {
+    /// The line and scope of the first grid barrier after the declaration of array `a`.
+    pub fn sync_after_array(&self, a: ArrayId) -> Option<(u32, SyncScope)> {
         self.sync_after(self.arrays.get(&a).map_or(0, |(p, _)| *p))
     }
 
-    fn sync_after(&self, position: usize) -> Option<u32> {
-        self.syncs.iter().find(|(p, _)| *p > position).map(|(_, line)| *line)
+    fn sync_after(&self, position: usize) -> Option<(u32, SyncScope)> {
+        self.syncs.iter().find(|(p, ..)| *p > position).map(|&(_, line, scope)| (line, scope))
     }
 
     /// Whether a statement only defines a value that segments recompute where

@@ -1,13 +1,14 @@
 // ---- spanning barrier between segments: a split kernel on a team --------------------------
 // A split kernel's segments are launches of their own, and on one GPU the end of a launch is
-// the barrier. On a PE of a team, the runtime launches this one-thread kernel between every
-// two segments, on the same stream: it takes the spanning barrier's cross-GPU step
+// the barrier. On a PE of a team, the runtime launches this one-thread kernel between two
+// segments that a grid_sync() separates (not a gpu_sync(): stream order is that one), on the
+// same stream: it takes the spanning barrier's cross-GPU step
 // (gsync_team_cross, with its watchdog), so that the next segment starts on no PE before
 // every PE's previous segment has finished.
 // Why every write of a segment on any PE is visible to the next segment on every PE: stream
 // order puts every write of the previous segment (puts to other PEs included) before this
 // thread's fence.acq_rel.sys, so its crossing store releases them at system scope; each
-// peer's crossing thread acquires them (ld.relaxed.sys, then fence.acq_rel.sys), and stream
+// peer's crossing thread acquires them (ld.acquire.sys), and stream
 // order again puts the acquire before that peer's next segment. The crossings are counted
 // with the fused kernels' (the same slots and count), so fused and split launches of one
 // team interleave freely.

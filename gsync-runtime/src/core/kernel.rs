@@ -30,6 +30,11 @@ const SPAN: &str = include_str!("../barrier/span.cuh");
 /// team: the kernel [`SEGMENT_CROSSING`], which follows [`SPAN`].
 const SPAN_SEGMENTS: &str = include_str!("../barrier/span_segments.cuh");
 
+/// `gsync_gpu_sync`, each `gpu_sync()`: the fragment's grid barrier under its own name, so
+/// that it stays one GPU's barrier where [`SPAN`] wraps `gsync_grid_sync`. Follows every
+/// fragment but a split launch's, whose segments hold no grid barrier.
+const GPU_SYNC: &str = include_str!("../barrier/gpu_sync.cuh");
+
 /// The C name of the one-thread kernel that a PE of a team launches between two segments of
 /// a split kernel: its parameters are the segment launches so far (`u32`), then the
 /// contract's trailing parameters.
@@ -196,6 +201,7 @@ fn translation_unit(kernel: &KernelSpec, barrier: Barrier, threads: u32, spans: 
             + HALF.len()
             + hooks.len()
             + fragment.len()
+            + GPU_SYNC.len()
             + SPAN.len()
             + SPAN_SEGMENTS.len()
             + body.len()
@@ -203,9 +209,10 @@ fn translation_unit(kernel: &KernelSpec, barrier: Barrier, threads: u32, spans: 
     );
     source.push_str(&header);
     let half = if uses_half(body) { HALF } else { "" };
+    let gpu_sync = if barrier.descriptor().launch_mode == LaunchMode::Split { "" } else { GPU_SYNC };
     let span = if spans { SPAN } else { "" };
     let between_segments = if spans && barrier == Barrier::MultiLaunch { SPAN_SEGMENTS } else { "" };
-    for part in [PRELUDE, half, hooks, fragment, span, between_segments, body] {
+    for part in [PRELUDE, half, hooks, fragment, gpu_sync, span, between_segments, body] {
         source.push_str(part);
         if !part.is_empty() && !part.ends_with('\n') {
             source.push('\n');
@@ -313,6 +320,28 @@ pub(crate) mod tests {
         assert!(split.contains(&declaration) && split.contains("gsync_team_cross("));
         for source in [SMOOTH.source(Barrier::MultiLaunch, 128), SMOOTH.spanning_source(Barrier::Lbs, 128, 1)] {
             assert!(!source.contains(SEGMENT_CROSSING), "only a split kernel on a team crosses between launches");
+        }
+    }
+
+    /// `gpu_sync()` must reach the fragment's barrier, not the spanning one: its definition
+    /// comes before span.cuh redefines `gsync_grid_sync`, in every build that runs a grid
+    /// barrier, and in none that splits.
+    #[test]
+    fn gpu_sync_calls_the_fragment_s_barrier_before_the_spanning_one_wraps_it() {
+        for &barrier in Barrier::ALL {
+            let builds = [SMOOTH.source(barrier, 128), SMOOTH.spanning_source(barrier, 128, 2)];
+            for (spans, source) in builds.iter().enumerate() {
+                if barrier.descriptor().launch_mode == LaunchMode::Split {
+                    assert!(!source.contains(GPU_SYNC), "{barrier}");
+                    continue;
+                }
+                let fragment_at = source.find(barrier.descriptor().cuda_fragment).expect("the fragment");
+                let gpu_sync_at = source.find(GPU_SYNC).expect("gsync_gpu_sync");
+                assert!(fragment_at < gpu_sync_at, "{barrier}");
+                if spans == 1 {
+                    assert!(gpu_sync_at < source.find(SPAN).expect("the spanning barrier"), "{barrier}");
+                }
+            }
         }
     }
 

@@ -47,6 +47,9 @@ pub(crate) struct CudaSplitRun<'g> {
     crossing: Option<CudaFunction>,
     /// Segments launched so far.
     launched: u32,
+    /// Whether the host code passed a `grid_sync()` since the last launch: the next one
+    /// crosses first.
+    crossing_due: bool,
 }
 
 impl<'g> CudaSplitRun<'g> {
@@ -101,6 +104,7 @@ impl<'g> CudaSplitRun<'g> {
             host_fault: None,
             crossing,
             launched: 0,
+            crossing_due: false,
         })
     }
 
@@ -129,6 +133,11 @@ impl CudaSplitRun<'_> {
         let (health, gpu) = (self.gpu.health(), self.gpu);
         // SAFETY: the caller vouches for `args`.
         settle(gpu, health.guard(|| unsafe { self.launch_segment(segment, args) }))
+    }
+
+    /// See [`SplitRun::grid_sync`].
+    pub(crate) fn grid_sync(&mut self) {
+        self.crossing_due = true;
     }
 
     /// See [`SplitRun::read`].
@@ -168,7 +177,7 @@ impl CudaSplitRun<'_> {
             let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT));
             self.start = Some(start.map_err(driver_error(context.as_str()))?);
         }
-        if self.launched > 0 {
+        if std::mem::take(&mut self.crossing_due) && self.launched > 0 {
             self.cross(&context)?;
         }
         let mut builder = stream.launch_builder(function);

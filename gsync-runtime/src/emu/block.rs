@@ -17,6 +17,9 @@ pub type ThreadFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 pub(crate) enum PhaseEnd {
     /// Every thread waits at `grid_sync()`; released, they go on next phase.
     AtGridSync,
+    /// Every thread waits at `gpu_sync()`: as [`AtGridSync`](Self::AtGridSync), but the
+    /// grid's blocks meet without the team.
+    AtGpuSync,
     /// Every thread has finished.
     Finished,
     /// Some threads spin-wait for memory that other blocks may change: the block runs
@@ -84,20 +87,22 @@ impl<'a> BlockRun<'a> {
                 return Ok(PhaseEnd::Spinning);
             }
             let at_block = census.count(Wait::Block) == self.unfinished;
-            if at_block || census.count(Wait::Grid) == self.unfinished {
+            let at_grid = [Wait::Grid, Wait::Gpu].into_iter().find(|&wait| census.count(wait) == self.unfinished);
+            if at_block || at_grid.is_some() {
                 // A thread that finished while the rest of its block goes on to a barrier made
                 // fewer calls of it: on a GPU, barriers that pair up wrongly or a hang. One that
                 // ended at a failed assertion has exited, which a block barrier lets pass, as
                 // PTX's does; the grid ends at the next grid_sync() in that case.
+                let wait = at_grid.unwrap_or(Wait::Block);
                 if self.unfinished < self.threads.len() && !(at_block && self.only_failed_finished(ctxs)) {
-                    return Err(self.finished_before(ctxs, at_block));
+                    return Err(self.finished_before(ctxs, wait));
                 }
                 self.release_all(ctxs);
                 if at_block {
                     continue;
                 }
                 // Released now, they pass the barrier at their first poll of the next phase.
-                return Ok(PhaseEnd::AtGridSync);
+                return Ok(if wait == Wait::Gpu { PhaseEnd::AtGpuSync } else { PhaseEnd::AtGridSync });
             }
             return Err(Stuck::Deadlock(census.describe()));
         }
@@ -163,15 +168,20 @@ impl<'a> BlockRun<'a> {
     }
 
     /// The mismatch of a block some of whose threads finished while the rest wait at
-    /// `sync_block()` (`at_block`) or `grid_sync()`.
-    fn finished_before(&self, ctxs: &[ThreadCtx<'_>], at_block: bool) -> Stuck {
+    /// `wait`: `sync_block()`, `grid_sync()` or `gpu_sync()`.
+    fn finished_before(&self, ctxs: &[ThreadCtx<'_>], wait: Wait) -> Stuck {
         let waiting = self.threads.iter().zip(ctxs).find(|(slot, _)| slot.is_some()).map(|(_, ctx)| ctx);
         let finished = self.threads.iter().zip(ctxs).find(|(slot, _)| slot.is_none()).map(|(_, ctx)| ctx);
         let (Some(waiting), Some(finished)) = (waiting, finished) else {
             return Stuck::Deadlock("its threads neither all finished nor all wait at one barrier".to_owned());
         };
+        let at_block = wait == Wait::Block;
         let calls = |ctx: &ThreadCtx<'_>| if at_block { ctx.block_syncs() } else { ctx.grid_syncs() };
-        let barrier = if at_block { "sync_block()" } else { "grid_sync()" };
+        let barrier = match wait {
+            Wait::Block => "sync_block()",
+            Wait::Gpu => "gpu_sync()",
+            _ => "grid_sync()",
+        };
         Stuck::Mismatch {
             barrier,
             first: format!("{} waits at its {barrier} number {}", who(waiting), calls(waiting)),
@@ -219,7 +229,7 @@ struct WarpCensus {
 #[derive(Debug, Default)]
 struct Census {
     /// Indexed by `Wait as usize`: (count, first thread).
-    waits: [(usize, usize); 6],
+    waits: [(usize, usize); 7],
 }
 
 impl Census {
@@ -237,7 +247,12 @@ impl Census {
 
     /// Where the threads wait, for a deadlock message.
     fn describe(&self) -> String {
-        let places = [(Wait::Block, "sync_block()"), (Wait::Grid, "grid_sync()"), (Wait::Warp, "a warp shuffle")];
+        let places = [
+            (Wait::Block, "sync_block()"),
+            (Wait::Grid, "grid_sync()"),
+            (Wait::Gpu, "gpu_sync()"),
+            (Wait::Warp, "a warp shuffle"),
+        ];
         let parts: Vec<String> = places
             .iter()
             .filter_map(|&(wait, place)| {

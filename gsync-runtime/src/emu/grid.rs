@@ -31,9 +31,12 @@ use crate::emu::block::{PhaseEnd, Stuck};
 pub(crate) enum GridStop {
     /// A block's threads can never go on, after `grid_syncs` completed grid barriers.
     Stuck { block: u32, why: Stuck, grid_syncs: u32 },
-    /// A block finished while others (`waiting` among them) wait at a grid barrier, which
-    /// would hang a GPU.
-    FinishedEarly { block: u32, waiting: u32, grid_syncs: u32 },
+    /// A block finished while others (`waiting` among them) wait at a grid barrier
+    /// (`barrier`: `grid_sync()` or `gpu_sync()`), which would hang a GPU.
+    FinishedEarly { block: u32, waiting: u32, barrier: &'static str, grid_syncs: u32 },
+    /// Every block waits at a grid barrier, some (`team` among them) at `grid_sync()` and
+    /// others (`gpu`) at `gpu_sync()`: on a GPU, two barriers that never complete.
+    DifferentBarriers { team: u32, gpu: u32, grid_syncs: u32 },
     /// A block ran one phase for longer than the watchdog's limit, after `grid_syncs`
     /// completed grid barriers.
     TimedOut { block: u32, grid_syncs: u32 },
@@ -140,13 +143,16 @@ struct Phases<'f, F> {
     blocks: u32,
     /// The next block to claim in the phase under way.
     next: AtomicU32,
-    /// Blocks of the phase under way that reached `grid_sync()`, and that finished.
+    /// Blocks of the phase under way that reached `grid_sync()`, that reached `gpu_sync()`,
+    /// and that finished.
     at_grid_sync: AtomicU32,
+    at_gpu_sync: AtomicU32,
     finished: AtomicU32,
     /// A block that finished in the phase under way, for the message if the others did not,
-    /// and one that reached `grid_sync()`.
+    /// one that reached `grid_sync()` and one that reached `gpu_sync()`.
     a_finished_block: AtomicU32,
     a_waiting_block: AtomicU32,
+    a_gpu_waiting_block: AtomicU32,
     /// When the launch started, for the workers' clocks.
     epoch: Instant,
     /// Per worker: nanoseconds after `epoch`, plus 1, when it started the block it runs; 0
@@ -159,8 +165,10 @@ struct Phases<'f, F> {
     phase_started: Box<[AtomicU64]>,
     /// Blocks of the phase under way that spin-wait, in the order they gave their worker back.
     parked: Mutex<VecDeque<u32>>,
-    /// Grid barriers completed.
+    /// Grid barriers completed, `gpu_sync()` included.
     grid_syncs: AtomicU32,
+    /// `grid_sync()` barriers completed: the team's meetings.
+    crossings: AtomicU32,
     /// Set on the first failure: workers claim no more blocks.
     failed: AtomicBool,
     failure: Mutex<Option<Failure>>,
@@ -181,9 +189,12 @@ where
             blocks,
             next: AtomicU32::new(0),
             at_grid_sync: AtomicU32::new(0),
+            at_gpu_sync: AtomicU32::new(0),
             finished: AtomicU32::new(0),
             a_finished_block: AtomicU32::new(0),
             a_waiting_block: AtomicU32::new(0),
+            a_gpu_waiting_block: AtomicU32::new(0),
+            crossings: AtomicU32::new(0),
             epoch: Instant::now(),
             busy_since: (0..workers).map(|_| AtomicU64::new(0)).collect(),
             busy_block: (0..workers).map(|_| AtomicU32::new(0)).collect(),
@@ -240,6 +251,10 @@ where
                     self.at_grid_sync.fetch_add(1, Relaxed);
                     self.a_waiting_block.store(block, Relaxed);
                 }
+                Ok(Ok(PhaseEnd::AtGpuSync)) => {
+                    self.at_gpu_sync.fetch_add(1, Relaxed);
+                    self.a_gpu_waiting_block.store(block, Relaxed);
+                }
                 Ok(Ok(PhaseEnd::Finished)) => {
                     self.finished.fetch_add(1, Relaxed);
                     self.a_finished_block.store(block, Relaxed);
@@ -260,6 +275,7 @@ where
     /// reset for the next phase.
     fn decide(&self) {
         let at_grid_sync = self.at_grid_sync.swap(0, Relaxed);
+        let at_gpu_sync = self.at_gpu_sync.swap(0, Relaxed);
         let finished = self.finished.swap(0, Relaxed);
         self.next.store(0, Relaxed);
         let go_on = if self.failed.load(Relaxed) {
@@ -268,16 +284,31 @@ where
             self.meet(GridPoint::Finished);
             false
         } else if at_grid_sync == self.blocks {
-            let number = self.grid_syncs.load(Relaxed) + 1;
+            let number = self.crossings.load(Relaxed) + 1;
             let met = self.meet(GridPoint::GridSync { number });
             if met {
+                self.crossings.fetch_add(1, Relaxed);
                 self.grid_syncs.fetch_add(1, Relaxed);
             }
             met
-        } else {
-            let (block, waiting) = (self.a_finished_block.load(Relaxed), self.a_waiting_block.load(Relaxed));
+        } else if at_gpu_sync == self.blocks {
+            // This GPU's blocks only: the team does not meet.
+            self.grid_syncs.fetch_add(1, Relaxed);
+            true
+        } else if at_grid_sync + at_gpu_sync == self.blocks {
+            let (team, gpu) = (self.a_waiting_block.load(Relaxed), self.a_gpu_waiting_block.load(Relaxed));
             let grid_syncs = self.grid_syncs.load(Relaxed);
-            self.fail(Failure::Stopped(GridStop::FinishedEarly { block, waiting, grid_syncs }));
+            self.fail(Failure::Stopped(GridStop::DifferentBarriers { team, gpu, grid_syncs }));
+            false
+        } else {
+            let block = self.a_finished_block.load(Relaxed);
+            let (waiting, barrier) = if at_grid_sync > 0 {
+                (self.a_waiting_block.load(Relaxed), "grid_sync()")
+            } else {
+                (self.a_gpu_waiting_block.load(Relaxed), "gpu_sync()")
+            };
+            let grid_syncs = self.grid_syncs.load(Relaxed);
+            self.fail(Failure::Stopped(GridStop::FinishedEarly { block, waiting, barrier, grid_syncs }));
             false
         };
         self.go_on.store(go_on, Relaxed);
@@ -363,7 +394,34 @@ mod tests {
     fn a_block_finishing_while_others_wait_at_grid_sync_stops_the_grid() {
         let run_phase = |block: u32| Ok(if block == 2 { PhaseEnd::Finished } else { PhaseEnd::AtGridSync });
         let result = run(4, 1, None, &run_phase);
-        assert_eq!(result, Err(GridStop::FinishedEarly { block: 2, waiting: 3, grid_syncs: 0 }));
+        assert_eq!(
+            result,
+            Err(GridStop::FinishedEarly { block: 2, waiting: 3, barrier: "grid_sync()", grid_syncs: 0 })
+        );
+    }
+
+    /// Blocks at `gpu_sync()` go on without the team; blocks split between `grid_sync()` and
+    /// `gpu_sync()` stop the grid, as two barriers that never complete would hang a GPU.
+    #[test]
+    fn gpu_sync_meets_no_team_and_cannot_pair_with_grid_sync() {
+        use std::sync::atomic::AtomicUsize;
+        let meetings = AtomicUsize::new(0);
+        let span = |point: GridPoint| {
+            assert_eq!(point, GridPoint::Finished, "only the end meets the team");
+            meetings.fetch_add(1, Relaxed);
+            true
+        };
+        let phases: Vec<AtomicU32> = (0..3).map(|_| AtomicU32::new(0)).collect();
+        let run_phase = |block: u32| {
+            let done = phases[block as usize].fetch_add(1, Relaxed) + 1;
+            Ok(if done == 4 { PhaseEnd::Finished } else { PhaseEnd::AtGpuSync })
+        };
+        assert_eq!(run_spanning(3, 2, None, Some(&span), &run_phase), Ok(()));
+        assert_eq!(meetings.load(Relaxed), 1);
+
+        let run_phase = |block: u32| Ok(if block == 1 { PhaseEnd::AtGridSync } else { PhaseEnd::AtGpuSync });
+        let result = run(3, 1, None, &run_phase);
+        assert!(matches!(result, Err(GridStop::DifferentBarriers { team: 1, grid_syncs: 0, .. })), "{result:?}");
     }
 
     #[test]

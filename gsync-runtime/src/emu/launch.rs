@@ -262,7 +262,7 @@ where
         if let Some(recorder) = recorder {
             let mut recorder = recorder.lock().unwrap_or_else(PoisonError::into_inner);
             match ended {
-                Ok(PhaseEnd::AtGridSync) => recorder.arrive(now()),
+                Ok(PhaseEnd::AtGridSync | PhaseEnd::AtGpuSync) => recorder.arrive(now()),
                 Ok(PhaseEnd::Finished) => recorder.finish(now()),
                 Ok(PhaseEnd::Spinning) | Err(_) => {}
             }
@@ -372,11 +372,24 @@ fn stop_error(kernel: &KernelSpec, launch: &Launch, barrier: Barrier, stop: Grid
         GridStop::Stuck { why: Stuck::Mismatch { barrier, first, second }, .. } => {
             Error::BarrierMismatch { kernel, barrier, first, second }
         }
-        GridStop::FinishedEarly { block, waiting, grid_syncs } => Error::BarrierMismatch {
+        GridStop::FinishedEarly { block, waiting, barrier: "grid_sync()", grid_syncs } => Error::BarrierMismatch {
             kernel,
             barrier: "grid_sync()",
             first: format!("block {waiting} waits at grid_sync() number {}", grid_syncs + 1),
             second: format!("block {block} finished after {grid_syncs} grid_sync() calls"),
+        },
+        // The count takes in both grid barriers, `grid_sync()` and `gpu_sync()`.
+        GridStop::FinishedEarly { block, waiting, barrier, grid_syncs } => Error::BarrierMismatch {
+            kernel,
+            barrier,
+            first: format!("block {waiting} waits at {barrier}, grid barrier number {}", grid_syncs + 1),
+            second: format!("block {block} finished after {grid_syncs} grid barriers"),
+        },
+        GridStop::DifferentBarriers { team, gpu, grid_syncs } => Error::BarrierMismatch {
+            kernel,
+            barrier: "grid_sync()",
+            first: format!("block {team} waits at grid_sync(), grid barrier number {}", grid_syncs + 1),
+            second: format!("block {gpu} waits at gpu_sync(), grid barrier number {}", grid_syncs + 1),
         },
         GridStop::DeadlineExceeded { grid_syncs } => Error::DeadlineExceeded {
             kernel,

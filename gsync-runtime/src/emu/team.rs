@@ -35,9 +35,10 @@ pub(crate) enum LaunchPoint {
     Start { refused: Option<String> },
     /// Every block of the PE's grid is at `grid_sync()` number `number`.
     GridSync { number: u32 },
-    /// A split run's launches so far (`launched`) have finished, and the next launches
-    /// segment `segment`.
-    Segment { launched: u32, segment: usize },
+    /// A split run's launches so far have finished at its `crossing`-th `grid_sync()`
+    /// between segments, and the next launches segment `segment`. PEs agree on the crossing:
+    /// each may launch a segment of its own after it (one under control flow on `pe()`).
+    Segment { crossing: u32, segment: usize },
     /// Every block of the PE's grid has finished.
     Finished,
     /// The PE's grid failed with this error's message.
@@ -51,15 +52,17 @@ impl Step {
             Step::Allocate { number, elem, len } => {
                 format!("allocates symmetric buffer number {} of {len} {elem}", number + 1)
             }
-            Step::Launch { kernel, point, .. } => match point {
-                LaunchPoint::Start { .. } => format!("launches `{kernel}`"),
-                LaunchPoint::GridSync { number } => format!("waits at grid_sync() number {number} of `{kernel}`"),
-                LaunchPoint::Segment { launched, segment } => {
-                    format!("launches segment {segment} of `{kernel}` after {launched} segment launches")
+            Step::Launch { kernel, point, .. } => {
+                match point {
+                    LaunchPoint::Start { .. } => format!("launches `{kernel}`"),
+                    LaunchPoint::GridSync { number } => format!("waits at grid_sync() number {number} of `{kernel}`"),
+                    LaunchPoint::Segment { crossing, segment } => {
+                        format!("launches segment {segment} of `{kernel}` after crossing number {crossing} between segments")
+                    }
+                    LaunchPoint::Finished => format!("finished `{kernel}`"),
+                    LaunchPoint::Failed { error } => format!("failed in `{kernel}`: {error}"),
                 }
-                LaunchPoint::Finished => format!("finished `{kernel}`"),
-                LaunchPoint::Failed { error } => format!("failed in `{kernel}`: {error}"),
-            },
+            }
         }
     }
 
@@ -74,6 +77,7 @@ impl Step {
                     && match (pa, pb) {
                         (LaunchPoint::Start { .. }, LaunchPoint::Start { .. }) => true,
                         (LaunchPoint::Failed { .. }, _) | (_, LaunchPoint::Failed { .. }) => true,
+                        (LaunchPoint::Segment { crossing: a, .. }, LaunchPoint::Segment { crossing: b, .. }) => a == b,
                         (pa, pb) => pa == pb,
                     }
             }

@@ -36,6 +36,8 @@ pub(crate) enum Wait {
     /// Waiting for memory to change: a `wait_until` condition that does not hold yet, or a
     /// lock another thread holds.
     Spin = 5,
+    /// Waiting at `gpu_sync()`.
+    Gpu = 6,
 }
 
 impl Wait {
@@ -46,6 +48,7 @@ impl Wait {
             3 => Wait::Warp,
             4 => Wait::Yield,
             5 => Wait::Spin,
+            6 => Wait::Gpu,
             _ => Wait::Running,
         }
     }
@@ -249,6 +252,13 @@ impl ThreadCtx<'_> {
     pub async fn grid_sync(&self) {
         count(&self.grid_syncs);
         Arrival::new(&self.wait, Wait::Grid).await;
+    }
+
+    /// A grid barrier over this GPU's blocks: as [`grid_sync`](Self::grid_sync) outside a
+    /// team; on a PE of a team the other PEs' grids do not meet it.
+    pub async fn gpu_sync(&self) {
+        count(&self.grid_syncs);
+        Arrival::new(&self.wait, Wait::Gpu).await;
     }
 
     /// Lets the block's other threads run before this one goes on: the generated code
