@@ -1,5 +1,5 @@
 //! The 2-D heat equation across the GPUs of this machine: each PE steps a strip of the field
-//! and hands its edge rows to its neighbours, one spanning `grid_sync()` per step
+//! and hands its edge rows to its neighbours by put-with-signal, one `gpu_sync()` per step
 //! (`gsync::kernels::heat_team`). Strong scaling (one field, 1 GPU against the team) and weak
 //! scaling (the field's cells grown with the team), every team result checked bit for bit
 //! against the same kernel on one GPU. Beside the fused team, the same kernel split across the

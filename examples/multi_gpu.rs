@@ -148,6 +148,13 @@ fn checks(gpu: &Gpu, args: &Args) -> gsync::Result<()> {
     }
     say(gpu, "PASS: 100 rounds of put, then signal and wait, hand 4096 values to the next PE without a grid barrier");
 
+    // gpu_sync(): each PE waits for its own blocks, as many times as it calls it (PE p makes
+    // p more rounds than PE 0), fused and split; then one spanning grid_sync().
+    for barrier in [Barrier::Auto, Barrier::MultiLaunch] {
+        ::common::team::local_rounds_match_the_cpu(gpu, barrier, &Launch::new())?;
+    }
+    say(gpu, "PASS: gpu_sync() rounds that differ between PEs, then a spanning grid_sync() (fused and split)");
+
     // Ranges: put_range of every block to the next PE (fused and split), half precision bit
     // for bit, and a halo exchange by put_range_signal and waits alone, no grid barrier.
     for barrier in [Barrier::Auto, Barrier::MultiLaunch] {
