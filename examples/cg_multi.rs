@@ -42,7 +42,7 @@ fn run(args: &Args) -> Result<(), common::AnyError> {
         let alone = Gpu::cuda(gpu.pe() as usize)?;
         if gpu.pe() == 0 {
             println!(
-                "# Conjugate gradients, {} iterations, {} and {} PEs (ms per run, median of {}; the team in the block size and barrier tuned for one GPU, with as many of its blocks as fit)\n",
+                "# Conjugate gradients, {} iterations, {} and {} PEs (ms per run, median of {}; the team in the block size and barrier of the grid fastest on one GPU of six that fill half or all of each SM, with as many of its blocks as fit)\n",
                 args.iterations,
                 gpu.info().name,
                 gpu.n_pes(),
@@ -59,7 +59,12 @@ fn run(args: &Args) -> Result<(), common::AnyError> {
             let time = |on: &Gpu, launch: &Launch| {
                 common::timed(args.reps, || solve_strips(on, launch, &b, m, args.iterations))
             };
-            let (one, tuned, whole) = time(&alone, &Launch::new())?;
+            let fastest = common::fastest_grid(
+                &alone,
+                |shape| solver::cg_strips::max_coresident_blocks(&alone, shape),
+                |launch| solve_strips(&alone, launch, &b, m, args.iterations),
+            )?;
+            let (one, tuned, whole) = time(&alone, &fastest)?;
             // The same block size and barrier; as many of the tuned blocks as a PE's kernel, which
             // holds the spanning barrier, can keep resident.
             let shape = Launch::new().threads(tuned.threads).barrier(tuned.barrier);

@@ -49,7 +49,7 @@ fn run(args: &Args) -> Result<(), common::AnyError> {
     Team::cuda(args.gpus)?.run(|gpu| {
         let alone = Gpu::cuda(gpu.pe() as usize)?;
         if gpu.pe() == 0 {
-            println!("# Heat equation, {} steps, {} and {} PEs (ms per run, median of {}; the team in the configuration tuned for one GPU)\n", args.steps, gpu.info().name, gpu.n_pes(), args.reps);
+            println!("# Heat equation, {} steps, {} and {} PEs (ms per run, median of {}; the team in the grid fastest on one GPU of six that fill half or all of each SM)\n", args.steps, gpu.info().name, gpu.n_pes(), args.reps);
             println!(
                 "| scaling | field | 1 GPU (ms) | {} GPUs (ms) | speed-up | efficiency | split (ms) | split, graph (ms) | fused vs best split |",
                 gpu.n_pes()
@@ -105,7 +105,7 @@ fn report(gpu: &Gpu, scaling: &str, n_one: usize, n_team: usize, times: &Times) 
 }
 
 /// The kernel on this PE's GPU alone on an `n_one` field, and across the team on an `n_team`
-/// field in the configuration tuned for the GPU alone, fused and split; every team run's strip
+/// field in the configuration fastest on the GPU alone (`common::fastest_grid`), fused and split; every team run's strip
 /// checked bit for bit against the one-GPU run of the same field.
 fn compare(gpu: &Gpu, alone: &Gpu, n_one: usize, n_team: usize, args: &Args) -> gsync::Result<Times> {
     let field = |n: usize| -> Vec<f32> { (0..n * n).map(|i| ((i.wrapping_mul(7919)) % 1000) as f32 / 10.0).collect() };
@@ -113,7 +113,12 @@ fn compare(gpu: &Gpu, alone: &Gpu, n_one: usize, n_team: usize, args: &Args) -> 
         common::timed(args.reps, || run_strips(on, launch, input, n, args.steps, R))
     };
     let input = field(n_one);
-    let (one, tuned, _) = time(alone, &Launch::new(), n_one, &input)?;
+    let fastest = common::fastest_grid(
+        alone,
+        |shape| heat_strips::max_coresident_blocks(alone, shape),
+        |launch| run_strips(alone, launch, &input, n_one, args.steps, R),
+    )?;
+    let (one, tuned, _) = time(alone, &fastest, n_one, &input)?;
     // The team keeps as many blocks resident as one GPU (checked by multi_gpu); the bound
     // only guards the pinned grid.
     let shape = Launch::new().threads(tuned.threads).barrier(tuned.barrier);

@@ -182,8 +182,8 @@ fn checks(gpu: &Gpu, args: &Args) -> gsync::Result<()> {
         ),
     );
 
-    // The spanning barrier's code costs a kernel no occupancy: a PE keeps as many blocks of it
-    // resident as its GPU alone keeps of the same kernel.
+    // The spanning barrier's code costs a kernel no occupancy: a PE keeps at least as many
+    // blocks of it resident as its GPU alone keeps of the same kernel.
     let alone = Gpu::cuda(pe as usize)?;
     for threads in [256, 512, 1024] {
         let shape = Launch::new().threads(threads);
@@ -191,14 +191,14 @@ fn checks(gpu: &Gpu, args: &Args) -> gsync::Result<()> {
             gsync::kernels::cg_team::solver::cg_strips::max_coresident_blocks(gpu, &shape)?,
             gsync::kernels::cg_team::solver::cg_strips::max_coresident_blocks(&alone, &shape)?,
         );
-        assert_eq!(team, one, "PE {pe}: cg_strips of {threads} threads keeps {team} blocks on the team, {one} alone");
+        assert!(team >= one, "PE {pe}: cg_strips of {threads} threads keeps {team} blocks on the team, {one} alone");
         let (team, one) = (
             gsync::kernels::heat_team::heat_strips::max_coresident_blocks(gpu, &shape)?,
             gsync::kernels::heat_team::heat_strips::max_coresident_blocks(&alone, &shape)?,
         );
-        assert_eq!(team, one, "PE {pe}: heat_strips of {threads} threads keeps {team} blocks on the team, {one} alone");
+        assert!(team >= one, "PE {pe}: heat_strips of {threads} threads keeps {team} blocks on the team, {one} alone");
     }
-    say(gpu, "PASS: the team's kernels keep as many blocks resident as on one GPU (cg_strips, heat_strips; 256-1024 threads)");
+    say(gpu, "PASS: the team's kernels keep at least as many blocks resident as on one GPU (cg_strips, heat_strips; 256-1024 threads)");
 
     // PE 1 asks for a grid that cannot be co-resident: no PE launches.
     let blocks = if pe == 1 { 1 << 20 } else { 1 };

@@ -154,3 +154,40 @@ pub fn spanning_table(gpu: &gsync::Gpu, phases: u32, reps: usize, threads: &[u32
     }
     Ok(())
 }
+
+/// Grids a benchmark's one-GPU baseline tries, as (threads per block, blocks per SM): every
+/// SM full (2048 threads) or half full, in blocks of 256 to 1024 threads.
+const SWEPT_GRIDS: [(u32, u32); 6] = [(256, 8), (512, 4), (1024, 2), (256, 4), (512, 2), (1024, 1)];
+
+/// The fastest of [`SWEPT_GRIDS`] on `gpu` for `run` (a warm-up, then one timed run each),
+/// each capped at the grid that `max_blocks` says stays co-resident, the barrier `Auto` picks
+/// for it: a deterministic baseline, where the first launch's tuning would stop at its time
+/// budget, which compilation eats into. Grids that cannot run here are skipped.
+pub fn fastest_grid<T>(
+    gpu: &gsync::Gpu,
+    max_blocks: impl Fn(&Launch) -> gsync::Result<u32>,
+    mut run: impl FnMut(&Launch) -> gsync::Result<(T, gsync::LaunchReport)>,
+) -> gsync::Result<Launch> {
+    let mut best: Option<(Duration, Launch)> = None;
+    for (threads, per_sm) in SWEPT_GRIDS {
+        let shape = Launch::new().threads(threads);
+        let blocks = match max_blocks(&shape) {
+            Ok(max) => (per_sm * gpu.info().sm_count).min(max),
+            Err(error) if error.kind() == gsync::ErrorKind::Configuration => continue,
+            Err(error) => return Err(error),
+        };
+        let launch = shape.blocks(blocks);
+        let measured = run(&launch).and_then(|_| run(&launch));
+        match measured {
+            Ok((_, report)) => {
+                let pinned = launch.barrier(report.barrier);
+                if best.as_ref().is_none_or(|(time, _)| report.gpu_time < *time) {
+                    best = Some((report.gpu_time, pinned));
+                }
+            }
+            Err(error) if error.kind() == gsync::ErrorKind::Configuration => continue,
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(best.map_or_else(Launch::new, |(_, launch)| launch))
+}
