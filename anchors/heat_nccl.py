@@ -234,17 +234,23 @@ def team_check(ctx, team, want):
 
 
 def capture(ctx, team):
-    """`team.run` captured as one CUDA graph: returns (replay, None) or (None, reason)."""
+    """`team.run` captured as one CUDA graph: returns (replay, None) or (None, reason). One
+    eager run on the capture stream first (NCCL's connections, cuBLAS's workspace)."""
     if not ctx.cuda:
         return None, "no CUDA device"
     try:
+        stream = torch.cuda.Stream(ctx.device)
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            team.reset()
+            team.run()
+        torch.cuda.current_stream().wait_stream(stream)
+        torch.cuda.synchronize(ctx.device)
         graph = torch.cuda.CUDAGraph()
         try:
-            ctx_mgr = torch.cuda.graph(graph, capture_error_mode="thread_local")
+            ctx_mgr = torch.cuda.graph(graph, stream=stream, capture_error_mode="thread_local")
         except TypeError:
-            ctx_mgr = torch.cuda.graph(graph)
-        team.reset()
-        torch.cuda.synchronize(ctx.device)
+            ctx_mgr = torch.cuda.graph(graph, stream=stream)
         with ctx_mgr:
             team.run()
         torch.cuda.synchronize(ctx.device)
