@@ -15,6 +15,22 @@
 //! first row and copies it with `put_range` into the previous PE's bottom row, the last block
 //! steps the last row and copies it into the next PE's row 0, both of the next plane. The
 //! spanning `grid_sync()` then makes them visible before the next step reads them.
+//!
+//! ```
+//! use gsync::kernels::heat::heat_reference;
+//! use gsync::kernels::heat_team::run_strips;
+//! use gsync::{Launch, Team};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let n = 16;
+//! let field: Vec<f32> = (0..n * n).map(|i| (i % 5) as f32).collect();
+//! // Team::cuda(2) on a machine with two GPUs.
+//! let strips = Team::emulated(2)?.run(|gpu| run_strips(gpu, &Launch::new(), &field, n, 8, 0.2))?;
+//! let interior: Vec<f32> = strips.into_iter().flat_map(|(rows, _report)| rows).collect();
+//! assert_eq!(interior, heat_reference(&field, n, 8, 0.2)?[n..(n - 1) * n]);
+//! # Ok(())
+//! # }
+//! ```
 
 use crate::grid_phases;
 use crate::kernels::heat::MAX_N;
