@@ -30,9 +30,8 @@ mod stack;
 use proc_macro::TokenStream;
 use quote::quote;
 
-/// Turns a Rust function into a fused multi-phase CUDA kernel.
-///
-/// See the `gsync` crate for the language and the generated module.
+/// Turns a Rust function into a fused multi-phase CUDA kernel. The generated code names the
+/// `gsync` crate: use the attribute as `gsync::grid_phases`, whose documentation has an example.
 #[proc_macro_attribute]
 pub fn grid_phases(args: TokenStream, item: TokenStream) -> TokenStream {
     stack::expansion(|| {
@@ -47,9 +46,9 @@ pub fn grid_phases(args: TokenStream, item: TokenStream) -> TokenStream {
     })
 }
 
-/// A module of kernels and the `#[device]` functions and `const`s they share.
-///
-/// See the `gsync` crate for the language and the generated modules.
+/// A module of kernels and the `#[device]` functions and `const`s they share. The generated
+/// code names the `gsync` crate: use the attribute as `gsync::kernels`, whose documentation has
+/// an example.
 #[proc_macro_attribute]
 pub fn kernels(args: TokenStream, item: TokenStream) -> TokenStream {
     stack::expansion(|| kernels_module::expand(args.into(), item.into()).into())

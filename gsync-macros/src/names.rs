@@ -281,25 +281,39 @@ mod tests {
         }
     }
 
-    /// The prelude, the profile hooks and every barrier fragment: the names a generated name
-    /// must not take.
-    const RUNTIME_CUDA: &[&str] = &[
-        include_str!("../../gsync-runtime/src/core/prelude.cuh"),
-        include_str!("../../gsync-runtime/src/core/profile.cuh"),
-        include_str!("../../gsync-runtime/src/core/no_profile.cuh"),
-        include_str!("../../gsync-runtime/src/barrier/common.cuh"),
-        include_str!("../../gsync-runtime/src/barrier/cooperative.cuh"),
-        include_str!("../../gsync-runtime/src/barrier/ilbs.cuh"),
-        include_str!("../../gsync-runtime/src/barrier/lbs.cuh"),
-        include_str!("../../gsync-runtime/src/barrier/lfs.cuh"),
-        include_str!("../../gsync-runtime/src/barrier/multi_launch.cuh"),
-        include_str!("../../gsync-runtime/src/barrier/relay.cuh"),
-        include_str!("../../gsync-runtime/src/barrier/ulfs.cuh"),
-    ];
+    /// The prelude, the profile hooks and every barrier fragment, as the runtime puts them
+    /// together for a kernel with an empty body (with and without profiling, under every
+    /// barrier): the names a generated name must not take. Taken from the runtime itself, so
+    /// that the check holds for the runtime this crate is built with, in the workspace or not.
+    fn runtime_cuda() -> Vec<String> {
+        use gsync_runtime::__private::{Axes, SplitSpec};
+        use gsync_runtime::{Barrier, KernelSpec};
+        let mut sources = Vec::new();
+        for profile in [false, true] {
+            let spec = KernelSpec {
+                name: "k",
+                symbol: "k",
+                rust_signature: "k",
+                checked_body: "",
+                unchecked_body: "",
+                bounds_checks: true,
+                profile,
+                arrays: &[],
+                grid_syncs: 1,
+                default_threads: 0,
+                split: SplitSpec::NONE,
+                assertions: &[],
+                axes: Axes::NONE,
+                refused_block_sizes: &[],
+            };
+            sources.extend(Barrier::ALL.iter().map(|&barrier| spec.source(barrier, 32)));
+        }
+        sources
+    }
 
     #[test]
     fn no_runtime_name_is_shaped_like_a_user_or_generated_name() {
-        for source in RUNTIME_CUDA {
+        for source in runtime_cuda() {
             let words = source.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
             for word in words.filter(|w| w.starts_with(|c: char| c.is_ascii_alphabetic())) {
                 assert!(!is_user_shaped(word), "the runtime's CUDA uses `{word}`, a user name");

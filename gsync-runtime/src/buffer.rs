@@ -34,6 +34,23 @@ device_scalars!(
 
 /// A slice of `T` in GPU memory, created by a [`Gpu`](crate::Gpu): device memory on CUDA,
 /// host memory shared by the emulated threads on the emulator.
+///
+/// A kernel's `&[T]` parameter takes a `&DeviceBuffer<T>`, its `&mut [T]` a
+/// `&mut DeviceBuffer<T>`; [`Gpu::download`](crate::Gpu::download) copies one back.
+///
+/// ```
+/// # fn main() -> gsync_runtime::Result<()> {
+/// use gsync_runtime::{f16, Gpu};
+/// let gpu = Gpu::emulator();
+/// let keys = gpu.upload(&[3u32, 1, 2])?;
+/// assert_eq!((keys.len(), keys.is_empty()), (3, false));
+/// let halves = gpu.upload(&[f16::from_f32(0.5); 4])?;
+/// assert_eq!(gpu.download(&halves)?[0].to_f32(), 0.5);
+/// // A length that does not match is an error, not a partial copy.
+/// let mut out = [0u32; 2];
+/// assert!(gpu.download_into(&keys, &mut out).is_err());
+/// # Ok(()) }
+/// ```
 pub struct DeviceBuffer<T: DeviceScalar> {
     memory: Memory<T>,
 }

@@ -28,6 +28,24 @@ use crate::split::{Runner, SplitRun};
 /// One GPU, or the CPU emulator standing in for one: where buffers live and kernels run.
 ///
 /// On CUDA, all work goes to one stream, in order; every call that returns data waits for it.
+///
+/// ```
+/// # fn main() -> gsync_runtime::Result<()> {
+/// use gsync_runtime::{Backend, Gpu};
+/// // `Gpu::new(0)` opens the first CUDA GPU, or the emulator where there is none.
+/// let gpu = Gpu::emulator();
+/// assert_eq!(gpu.backend(), Backend::Emulator);
+/// let mut a = gpu.upload(&[1.0f32, 2.0, 3.0])?;
+/// let b = gpu.zeros::<f32>(3)?;
+/// gpu.write(&mut a, &[4.0, 5.0, 6.0])?;
+/// assert_eq!(gpu.download(&a)?, [4.0, 5.0, 6.0]);
+/// assert_eq!(gpu.download(&b)?, [0.0; 3]);
+/// println!("{} SMs", gpu.info().sm_count);
+/// # Ok(()) }
+/// ```
+///
+/// Kernels run on it through the functions `#[grid_phases]` generates
+/// (`kernel::launch(&gpu, …)`), see the `gsync` crate.
 pub struct Gpu {
     device: Engine,
 }

@@ -70,6 +70,10 @@
 //! # Ok(()) }
 //! ```
 //!
+//! CUDA is bound through [cudarc](https://crates.io/crates/cudarc) 0.19, with its
+//! `dynamic-loading` feature: the driver and NVRTC are loaded when first needed, so building
+//! and documenting the crate need no CUDA toolkit. Rust 1.88 or newer.
+//!
 //! The crate is layered; each layer imports only those below it:
 //!
 //! 1. `barrier`: the grid barriers as data, each a CUDA fragment with its descriptor;
@@ -78,7 +82,7 @@
 //!    [`LaunchReport`], a launch's [`PhaseProfile`], the launch plan (one launch resolved once,
 //!    behind the `Device` trait each backend implements) and the tuner of its
 //!    [`LaunchConfig`], the status word, [`Error`];
-//! 3. the backends: `cuda` (the only importer of the CUDA bindings: context, memory, fused and split
+//! 3. the backends: `cuda` (the only importer of the CUDA bindings, cudarc 0.19: context, memory, fused and split
 //!    launches, occupancy, NVRTC discovery, compilation and its disk cache) and `emu` (the
 //!    CPU emulator and the DSL's host arithmetic);
 //! 4. [`Gpu`], [`DeviceBuffer`] and `SplitRun`: the only code that picks a backend.

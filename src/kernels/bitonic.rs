@@ -11,6 +11,23 @@
 //! dropped. With values, the kernel sorts (key, original position) pairs —
 //! so equal keys keep their order and padding stays behind real keys — and
 //! its last phase gathers each value from its original position.
+//!
+//! ```
+//! use gsync::kernels::bitonic::sort;
+//! use gsync::{Gpu, Launch};
+//!
+//! # fn main() -> gsync::Result<()> {
+//! let gpu = Gpu::emulator(); // or Gpu::new(0)
+//! let keys: Vec<f32> = (0..1000).map(|i| ((i * 7919) % 1000) as f32 - 500.0).collect();
+//! let sorted = sort(&gpu, &Launch::new(), &keys, None, false)?;
+//! assert!(sorted.keys.windows(2).all(|w| w[0] <= w[1]));
+//! // With values: each value moves with its key.
+//! let values: Vec<u32> = (0..1000).collect();
+//! let sorted = sort(&gpu, &Launch::new(), &keys, Some(&values), true)?;
+//! assert!(sorted.values.iter().zip(&sorted.keys).all(|(&v, &k)| keys[v as usize] == k));
+//! # Ok(())
+//! # }
+//! ```
 
 use crate::{DeviceBuffer, Gpu, Launch, LaunchReport, Result};
 

@@ -13,6 +13,22 @@
 //! in groups of 128 (a warp per group, a fixed tree each), then its first warp adds the groups
 //! in a fixed order. So every block of every PE gets the same value whatever the grid, and a
 //! team of any size computes bit for bit what one GPU does.
+//!
+//! ```
+//! use gsync::kernels::cg_team::solve_strips;
+//! use gsync::{Gpu, Launch, Team};
+//!
+//! # fn main() -> gsync::Result<()> {
+//! let m = 16;
+//! let b = vec![1.0f32; m * m];
+//! let (alone, _report) = solve_strips(&Gpu::emulator(), &Launch::new(), &b, m, 10)?;
+//! // Team::cuda(2) on a machine with two GPUs.
+//! let strips = Team::emulated(2)?.run(|gpu| solve_strips(gpu, &Launch::new(), &b, m, 10))?;
+//! let team: Vec<f32> = strips.into_iter().flat_map(|(x, _report)| x).collect();
+//! assert_eq!(team, alone);
+//! # Ok(())
+//! # }
+//! ```
 
 /// The solver's kernel and the warp sums its dot products share.
 #[gsync::kernels]

@@ -30,6 +30,23 @@
 //! The resident kernels need the whole field on chip at once, so their grid
 //! depends on the field ([`resident_grid`] picks the kernel and the grid),
 //! and they cannot be split into launches.
+//!
+//! ```
+//! use gsync::kernels::heat::{heat_reference, run_global, run_resident};
+//! use gsync::{Barrier, Gpu, Launch};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let gpu = Gpu::emulator(); // or Gpu::new(0)
+//! let n = 32;
+//! let field: Vec<f32> = (0..n * n).map(|i| if i < n { 100.0 } else { 0.0 }).collect();
+//! let expected = heat_reference(&field, n, 20, 0.25)?;
+//! assert_eq!(run_global(&gpu, &Launch::new(), &field, n, 20, 0.25)?.field, expected);
+//! let split = Launch::new().barrier(Barrier::MultiLaunch);
+//! assert_eq!(run_global(&gpu, &split, &field, n, 20, 0.25)?.field, expected);
+//! assert_eq!(run_resident(&gpu, &Launch::new(), &field, n, 20, 0.25)?.field, expected);
+//! # Ok(())
+//! # }
+//! ```
 
 use crate::grid_phases;
 use crate::{Backend, DeviceBuffer, Gpu, Launch, LaunchReport};

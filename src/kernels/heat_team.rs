@@ -23,6 +23,22 @@
 //! writes a neighbour's halo of plane `(s + 1) % 2` at step `s`; it writes that plane's halo
 //! again at step `s + 2`, after it waited for the neighbour's row of step `s + 1`, which the
 //! neighbour sends only once it has read the halo. The last step sends nothing: no step reads it.
+//!
+//! ```
+//! use gsync::kernels::heat::heat_reference;
+//! use gsync::kernels::heat_team::run_strips;
+//! use gsync::{Launch, Team};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let n = 16;
+//! let field: Vec<f32> = (0..n * n).map(|i| (i % 5) as f32).collect();
+//! // Team::cuda(2) on a machine with two GPUs.
+//! let strips = Team::emulated(2)?.run(|gpu| run_strips(gpu, &Launch::new(), &field, n, 8, 0.2))?;
+//! let interior: Vec<f32> = strips.into_iter().flat_map(|(rows, _report)| rows).collect();
+//! assert_eq!(interior, heat_reference(&field, n, 8, 0.2)?[n..(n - 1) * n]);
+//! # Ok(())
+//! # }
+//! ```
 
 use crate::grid_phases;
 use crate::kernels::heat::MAX_N;

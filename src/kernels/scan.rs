@@ -10,6 +10,27 @@
 //! `store_chunk`), the 32 lanes' chunks side by side. The chunks' sums are scanned across the
 //! lanes with shuffles, the warps' totals across the block. The block size must be a multiple
 //! of 32 that divides [`TILE`] (256 by default); the kernels assert it.
+//!
+//! ```
+//! use gsync::kernels::scan::{scan_reference, scan_three_phase, tiles, ScanScratch};
+//! use gsync::{Gpu, Launch};
+//!
+//! # fn main() -> gsync::Result<()> {
+//! let gpu = Gpu::emulator(); // or Gpu::new(0)
+//! let keys: Vec<u32> = (0..5000u32).map(|i| i.wrapping_mul(2654435761)).collect();
+//! let input = gpu.upload(&keys)?;
+//! let mut out = gpu.zeros::<u32>(keys.len())?;
+//! // The single pass, with its scratch.
+//! let mut scratch = ScanScratch::new(&gpu, keys.len())?;
+//! scratch.launch(&gpu, &Launch::new(), &input, &mut out)?;
+//! assert_eq!(gpu.download(&out)?, scan_reference(&keys));
+//! // The three phases.
+//! let mut tile_sums = gpu.zeros::<u32>(tiles(keys.len()))?;
+//! scan_three_phase::launch(&gpu, &input, &mut out, &mut tile_sums)?;
+//! assert_eq!(gpu.download(&out)?, scan_reference(&keys));
+//! # Ok(())
+//! # }
+//! ```
 
 use crate::prelude::*;
 use crate::{Gpu, Launch, LaunchReport, Result};

@@ -7,6 +7,21 @@ use crate::grid_phases;
 ///
 /// After an even number of rounds the result is in `a`, after an odd number
 /// in `b`. The end points of both arrays are never written.
+///
+/// ```
+/// use gsync::kernels::{smooth, smooth_reference};
+/// use gsync::{Gpu, Launch};
+///
+/// # fn main() -> gsync::Result<()> {
+/// let gpu = Gpu::emulator(); // or Gpu::new(0)
+/// let input: Vec<f32> = (0..1000).map(|i| (i % 7) as f32).collect();
+/// let (mut a, mut b) = (gpu.upload(&input)?, gpu.zeros::<f32>(input.len())?);
+/// let report = smooth::launch_with(&gpu, &Launch::new().blocks(4).threads(64), &mut a, &mut b, 10)?;
+/// assert_eq!(report.blocks, 4);
+/// assert_eq!(gpu.download(&a)?, smooth_reference(&input, 10));
+/// # Ok(())
+/// # }
+/// ```
 #[grid_phases]
 pub fn smooth(a: &mut [f32], b: &mut [f32], rounds: u32) {
     let n = a.len() as u32;

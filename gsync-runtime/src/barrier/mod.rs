@@ -31,6 +31,18 @@ pub(crate) use layout::{default_ilbs_groups, limit_ns, LaunchHeader, LINE_WORDS}
 pub use name::ParseBarrierError;
 
 /// Which grid barrier a kernel's `grid_sync()` calls use.
+///
+/// A launch names one with [`Launch::barrier`](crate::Launch::barrier); a kernel's source does
+/// not change with it.
+///
+/// ```
+/// use gsync_runtime::{Barrier, Launch, LaunchMode};
+/// let launch = Launch::new().barrier(Barrier::Ilbs { groups: Some(4) });
+/// assert_eq!(launch.selected_barrier(), Barrier::Ilbs { groups: Some(4) });
+/// assert_eq!(Barrier::default(), Barrier::Auto);
+/// assert_eq!(Barrier::MultiLaunch.descriptor().launch_mode, LaunchMode::Split);
+/// assert!(Barrier::DEVICE.iter().all(|b| b.descriptor().launch_mode != LaunchMode::Split));
+/// ```
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Barrier {

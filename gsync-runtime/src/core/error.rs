@@ -14,6 +14,21 @@ pub type Result<T> = std::result::Result<T, Error>;
 pub type SourceError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// An error of the gsync runtime.
+///
+/// Each message says what went wrong and what to do about it; [`Error::kind`] sorts the
+/// variants into domains for callers that handle a whole domain alike.
+///
+/// ```
+/// use gsync_runtime::{Error, ErrorKind, Gpu, Team};
+/// let gpu = Gpu::emulator();
+/// let buffer = gpu.zeros::<u32>(4).unwrap();
+/// let error = gpu.download_into(&buffer, &mut [0u32; 3]).unwrap_err();
+/// assert!(matches!(error, Error::LengthMismatch { .. }));
+/// assert_eq!(error.kind(), ErrorKind::Memory);
+/// let error = Team::emulated(0).unwrap_err();
+/// assert_eq!(error.kind(), ErrorKind::Configuration);
+/// println!("{error}");
+/// ```
 #[non_exhaustive]
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -21,7 +21,21 @@ pub struct Compiled {
 /// Compiles `source` for compute capability `arch` (e.g. `(9, 0)` for `sm_90`).
 ///
 /// `kernel_name` names the kernel in errors. Floating-point contraction is off so that results
-/// match Rust on the CPU bit for bit.
+/// match Rust on the CPU bit for bit. Needs NVRTC (see [`toolkit`](crate::toolkit)), not a GPU:
+///
+/// ```
+/// use gsync_runtime::{compile, ErrorKind};
+/// let source = r#"extern "C" __global__ void k(int* x) { x[threadIdx.x] = 1; }"#;
+/// match compile(source, "k", (8, 0)) {
+///     Ok(compiled) => assert!(!compiled.cubin.is_empty()),
+///     Err(error) => assert_eq!(error.kind(), ErrorKind::Installation, "{error}"),
+/// }
+/// // A source NVRTC refuses is an error whose message holds NVRTC's log.
+/// if gsync_runtime::toolkit().is_ok() {
+///     let error = compile("not CUDA", "k", (8, 0)).map(|_| ()).unwrap_err();
+///     assert_eq!(error.kind(), ErrorKind::Compilation);
+/// }
+/// ```
 pub fn compile(source: &str, kernel_name: &str, arch: (u32, u32)) -> Result<Compiled> {
     let toolkit = discover::toolkit()?;
     let options = options(toolkit, arch);

@@ -65,6 +65,14 @@ impl Toolkit {
 /// NVIDIA's pip wheels in each `PYTHONPATH` entry, in the site-packages of `VIRTUAL_ENV` and
 /// `CONDA_PREFIX`, in `~/.local`, and in `/usr/local`. Only success is remembered: after an
 /// error, the next call searches again.
+///
+/// ```
+/// match gsync_runtime::toolkit() {
+///     Ok(toolkit) => println!("NVRTC: {}", toolkit.nvrtc_library().display()),
+///     // What was searched, and what to install.
+///     Err(error) => println!("{error}"),
+/// }
+/// ```
 pub fn toolkit() -> Result<&'static Toolkit> {
     static LOADED: OnceLock<(Toolkit, Vec<Library>)> = OnceLock::new();
     if let Some((toolkit, _)) = LOADED.get() {
