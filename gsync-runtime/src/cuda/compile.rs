@@ -16,6 +16,19 @@ pub struct Compiled {
     pub cubin: Vec<u8>,
     /// NVRTC's log (warnings); empty when it had nothing to say.
     pub log: String,
+    /// What ptxas reported of the CUBIN's functions; zero for one that nvJitLink linked.
+    pub usage: Usage,
+}
+
+/// What ptxas reported of a CUBIN's functions: its `-v` report, which [`compile`] asks for and
+/// keeps out of the log.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// The most registers any kernel of the CUBIN uses.
+    pub registers: u32,
+    /// Bytes of register spill stores and loads over all its functions: values that did not
+    /// fit in the registers ptxas allowed itself and went to local memory.
+    pub spill_bytes: u64,
 }
 
 /// Compiles `source` for compute capability `arch` (e.g. `(9, 0)` for `sm_90`).
@@ -25,8 +38,8 @@ pub struct Compiled {
 pub fn compile(source: &str, kernel_name: &str, arch: (u32, u32)) -> Result<Compiled> {
     let toolkit = discover::toolkit()?;
     let options = options(toolkit, arch);
-    let (cubin, log) = run_nvrtc(source, kernel_name, &options, toolkit.header_search(), Output::Cubin)?;
-    Ok(Compiled { cubin, log })
+    let (cubin, log, usage) = run_nvrtc(source, kernel_name, &options, toolkit.header_search(), Output::Cubin)?;
+    Ok(Compiled { cubin, log, usage })
 }
 
 /// What [`run_nvrtc`] returns.
@@ -38,15 +51,16 @@ pub(crate) enum Output {
     LtoIr,
 }
 
-/// Compiles `source` with `options` into `output` and NVRTC's log, classifying a failure by the
-/// log; `header_search` is what a missing header's error says was searched.
+/// Compiles `source` with `options` into `output`, NVRTC's log without ptxas's `-v` report and
+/// what that report says, classifying a failure by the log; `header_search` is what a missing
+/// header's error says was searched.
 pub(crate) fn run_nvrtc(
     source: &str,
     kernel_name: &str,
     options: &[String],
     header_search: &[PathBuf],
     output: Output,
-) -> Result<(Vec<u8>, String)> {
+) -> Result<(Vec<u8>, String, Usage)> {
     let source_c = CString::new(source).map_err(|nul| Error::Compile {
         kernel: kernel_name.to_owned(),
         log: format!("the source contains a NUL byte at offset {}", nul.nul_position()),
@@ -56,14 +70,14 @@ pub(crate) fn run_nvrtc(
     let program_name = CString::new(format!("{}.cu", kernel_name.replace('\0', ""))).unwrap_or_default();
     let program = Program::create(&source_c, &program_name)?;
     let compiled = compile_with_stack(&program, options);
-    let log = program.log()?;
+    let (log, usage) = ptxas_report(&program.log()?);
     match compiled {
         Ok(()) => {
             let image = match output {
                 Output::Cubin => program.cubin()?,
                 Output::LtoIr => program.lto_ir()?,
             };
-            Ok((image, log))
+            Ok((image, log, usage))
         }
         Err(NvrtcError(sys::nvrtcResult::NVRTC_ERROR_COMPILATION)) => Err(match classify(&log) {
             Failure::MissingHeader(header) => Error::CudaHeadersNotFound { header, searched: header_search.to_vec() },
@@ -76,6 +90,35 @@ pub(crate) fn run_nvrtc(
         }),
         Err(error) => Err(nvrtc_error("compiling")(error)),
     }
+}
+
+/// `log` without ptxas's `-v` report (its `ptxas info` lines and their `ptxas  .` details), and
+/// what the report says: lines such as `ptxas info    : Used 40 registers, …` and
+/// `ptxas         .     24 bytes stack frame, 28 bytes spill stores, 60 bytes spill loads`.
+fn ptxas_report(log: &str) -> (String, Usage) {
+    let mut usage = Usage::default();
+    let mut kept = Vec::new();
+    for line in log.lines() {
+        let Some(rest) = line.strip_prefix("ptxas").map(str::trim_start) else {
+            kept.push(line);
+            continue;
+        };
+        let numbers = |what: &str| -> Option<u64> {
+            let at = rest.find(what)?;
+            rest[..at].trim_end().rsplit(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+        };
+        if let Some(rest) = rest.strip_prefix("info") {
+            if let Some(registers) = rest.contains("Used ").then(|| numbers(" registers")).flatten() {
+                usage.registers = usage.registers.max(u32::try_from(registers).unwrap_or(u32::MAX));
+            }
+        } else if rest.starts_with('.') {
+            usage.spill_bytes +=
+                numbers(" bytes spill stores").unwrap_or(0) + numbers(" bytes spill loads").unwrap_or(0);
+        } else {
+            kept.push(line);
+        }
+    }
+    (kept.join("\n"), usage)
 }
 
 /// Why NVRTC refused a source, read from its log.
@@ -171,7 +214,10 @@ pub fn nvrtc_version() -> Result<(i32, i32)> {
 
 /// The NVRTC options for an architecture; part of the disk cache key.
 pub(crate) fn options(toolkit: &Toolkit, (major, minor): (u32, u32)) -> Vec<String> {
-    options_for_target(toolkit, format!("--gpu-architecture=sm_{major}{minor}"))
+    let mut options = options_for_target(toolkit, format!("--gpu-architecture=sm_{major}{minor}"));
+    // ptxas's report of registers and spills, read into `Compiled::usage`.
+    options.push("--ptxas-options=-v".to_owned());
+    options
 }
 
 /// The NVRTC options with `target` (a `--gpu-architecture` option) first, then the fixed ones
