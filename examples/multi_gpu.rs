@@ -182,8 +182,9 @@ fn checks(gpu: &Gpu, args: &Args) -> gsync::Result<()> {
         ),
     );
 
-    // The spanning barrier's code costs a kernel no occupancy: a PE keeps at least as many
-    // blocks of it resident as its GPU alone keeps of the same kernel.
+    // A PE's build is compiled for the blocks per SM its GPU alone keeps of the same kernel, or
+    // fewer where that would make it spill more than the one-GPU build (gsync-runtime's
+    // cuda/fit.rs); the launch's co-residency is the driver's answer for the build loaded.
     let alone = Gpu::cuda(pe as usize)?;
     for threads in [256, 512, 1024] {
         let shape = Launch::new().threads(threads);
@@ -191,14 +192,13 @@ fn checks(gpu: &Gpu, args: &Args) -> gsync::Result<()> {
             gsync::kernels::cg_team::solver::cg_strips::max_coresident_blocks(gpu, &shape)?,
             gsync::kernels::cg_team::solver::cg_strips::max_coresident_blocks(&alone, &shape)?,
         );
-        assert!(team >= one, "PE {pe}: cg_strips of {threads} threads keeps {team} blocks on the team, {one} alone");
+        say(gpu, &format!("cg_strips, {threads} threads: {team} blocks resident on the team, {one} alone"));
         let (team, one) = (
             gsync::kernels::heat_team::heat_strips::max_coresident_blocks(gpu, &shape)?,
             gsync::kernels::heat_team::heat_strips::max_coresident_blocks(&alone, &shape)?,
         );
-        assert!(team >= one, "PE {pe}: heat_strips of {threads} threads keeps {team} blocks on the team, {one} alone");
+        say(gpu, &format!("heat_strips, {threads} threads: {team} blocks resident on the team, {one} alone"));
     }
-    say(gpu, "PASS: the team's kernels keep at least as many blocks resident as on one GPU (cg_strips, heat_strips; 256-1024 threads)");
 
     // PE 1 asks for a grid that cannot be co-resident: no PE launches.
     let blocks = if pe == 1 { 1 << 20 } else { 1 };

@@ -356,3 +356,73 @@ fn only_a_kernel_that_reads_a_per_axis_builtin_is_compiled_for_several_dimension
     let sized = sized_block_sums::KERNEL.checked_body;
     assert!(sized.contains("[((usize)GSYNC_BLOCK_SIZE)]") && sized.contains("threadIdx.x"), "{sized}");
 }
+
+/// Blocks per SM of a kernel with `registers` per thread on an H100 or H200 (sm_90: 64K
+/// registers and 2,048 threads per SM, registers given to warps 256 at a time), shared memory
+/// aside: the driver's answer that the runtime asks on a GPU.
+fn sm90_blocks_per_sm(registers: u32, threads: u32) -> u32 {
+    let per_warp = (registers * 32).div_ceil(256) * 256;
+    let by_registers = 65536 / (per_warp * threads.div_ceil(32)).max(1);
+    by_registers.min(2048 / threads).min(32)
+}
+
+/// Conjugate gradients' fused kernel carries its iteration's values across every phase; left to
+/// choose, ptxas kept it at the 32 registers of 8 blocks per SM and spilled them (the team's
+/// build too, compiled for the same 8), where the segments of its split form, compiled alone,
+/// spill nothing. The builds the runtime loads: for one GPU, the occupancy ptxas chose, with
+/// spills only where stating it does not remove them (none under LBS at 256 threads, the
+/// configuration profiled); for a PE of a team, no more spills than the one-GPU build.
+#[test]
+fn conjugate_gradients_fused_builds_spill_no_more_than_they_must() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    use gsync::__private::{fit_builds, Fitted};
+    let cg = KernelSpec { bounds_checks: false, ..gsync::kernels::cg_team::solver::cg_strips::KERNEL };
+    let jobs: Vec<(Barrier, u32)> =
+        [Barrier::Lbs, Barrier::Relay].into_iter().flat_map(|b| [256, 512, 1024].map(|t| (b, t))).collect();
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs
+            .chunks(jobs.len().div_ceil(2))
+            .map(|chunk| {
+                let cg = &cg;
+                scope.spawn(move || {
+                    let mut failures = Vec::new();
+                    for &(barrier, threads) in chunk {
+                        let mut compile = |source: &str| {
+                            gsync::compile(source, cg.name, (9, 0)).map(|compiled| (compiled.cubin, compiled.usage))
+                        };
+                        let mut occupancy = |fitted: &Fitted| Ok(sm90_blocks_per_sm(fitted.usage.registers, threads));
+                        let split = gsync::compile(&cg.source(Barrier::MultiLaunch, threads), cg.name, (9, 0))
+                            .expect("the segments compile");
+                        assert_eq!(split.usage.spill_bytes, 0, "the segments spill at {threads} threads");
+                        let free = gsync::compile(&cg.source(barrier, threads), cg.name, (9, 0))
+                            .expect("the one-GPU kernel compiles");
+                        let (alone, team) = fit_builds(cg, barrier, threads, true, &mut compile, &mut occupancy)
+                            .expect("the builds compile");
+                        let team = team.expect("a team's build");
+                        let kept = |usage: &gsync::Usage| sm90_blocks_per_sm(usage.registers, threads);
+                        let case = format!("{barrier}, {threads} threads");
+                        if kept(&alone.usage) != kept(&free.usage) || alone.usage.spill_bytes > free.usage.spill_bytes {
+                            failures.push(format!("{case}, one GPU: {:?} against {:?}", alone.usage, free.usage));
+                        }
+                        if (barrier, threads) == (Barrier::Lbs, 256) && alone.usage.spill_bytes != 0 {
+                            failures.push(format!("{case}, one GPU spills: {:?}", alone.usage));
+                        }
+                        if team.usage.spill_bytes > alone.usage.spill_bytes {
+                            failures.push(format!("{case}, a PE of a team: {:?} against {:?}", team.usage, alone.usage));
+                        }
+                        let (one, pe) = (sm90_blocks_per_sm(alone.usage.registers, threads), team.blocks_per_sm);
+                        eprintln!(
+                            "{barrier} {threads}: one GPU {} registers, bounds {:?}, {one} blocks/SM; team {} registers, bounds {pe:?}",
+                            alone.usage.registers, alone.blocks_per_sm, team.usage.registers
+                        );
+                    }
+                    failures
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|handle| handle.join().expect("no panic")).collect()
+    });
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

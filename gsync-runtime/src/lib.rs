@@ -132,7 +132,7 @@ pub use crate::core::{
 };
 pub use barrier::{Barrier, BarrierDescriptor, LaunchMode, ParseBarrierError};
 pub use buffer::{DeviceBuffer, DeviceScalar};
-pub use cuda::compile::{compile, nvrtc_version, Compiled};
+pub use cuda::compile::{compile, nvrtc_version, Compiled, Usage};
 pub use cuda::discover::{toolkit, Toolkit};
 pub use gpu::Gpu;
 /// Half precision, IEEE binary16 and bfloat16, from the `half` crate: element types of device

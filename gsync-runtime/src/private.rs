@@ -31,6 +31,7 @@ pub use crate::emu::{
 
 // For the workspace's tests.
 pub use crate::cuda::discover::nvrtc_or_skip;
+pub use crate::cuda::fit::{fit_builds, Fitted};
 
 /// The multi-GPU teams' host layer (NVSHMEM), for the `nvshmem_ring` example.
 pub mod nvshmem {

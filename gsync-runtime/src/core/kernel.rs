@@ -115,7 +115,7 @@ impl KernelSpec {
     /// ILBS group count), so one compiled module serves every grid. [`Barrier::Auto`], which
     /// each launch resolves to a barrier for its grid, gives Relay's text.
     pub fn source(&self, barrier: Barrier, threads: u32) -> String {
-        translation_unit(self, barrier, threads, None)
+        translation_unit(self, barrier, threads, false, None)
     }
 
     /// [`source`](Self::source) for a PE of a team: every `grid_sync()` waits for every
@@ -123,7 +123,15 @@ impl KernelSpec {
     /// is compiled to keep `blocks_per_sm` blocks resident per SM (the runtime passes what the
     /// same kernel keeps on one GPU, so that the spanning barrier costs it no occupancy).
     pub fn spanning_source(&self, barrier: Barrier, threads: u32, blocks_per_sm: u32) -> String {
-        translation_unit(self, barrier, threads, Some(blocks_per_sm.max(1)))
+        translation_unit(self, barrier, threads, true, Some(blocks_per_sm.max(1)))
+    }
+
+    /// The translation unit for one GPU (`spans` false, as [`source`](Self::source)) or a PE
+    /// of a team (as [`spanning_source`](Self::spanning_source)), compiled to keep
+    /// `blocks_per_sm` blocks resident per SM if given (`__launch_bounds__`'s minimum, which
+    /// caps the registers per thread), else with the registers the compiler chooses.
+    pub fn bounded_source(&self, barrier: Barrier, threads: u32, spans: bool, blocks_per_sm: Option<u32>) -> String {
+        translation_unit(self, barrier, threads, spans, blocks_per_sm.map(|blocks| blocks.max(1)))
     }
 
     /// Threads per block when the launch does not say: the kernel's own default, else
@@ -164,13 +172,18 @@ impl KernelSpec {
 /// The CUDA translation unit of `kernel` for a barrier and block size; see
 /// [`KernelSpec::source`]. A profiled kernel defines `GSYNC_PROFILE` and includes the
 /// recording; any other includes hooks that are empty.
-/// `spans`: for a PE of a team, with the blocks per SM to compile for.
-fn translation_unit(kernel: &KernelSpec, barrier: Barrier, threads: u32, spans: Option<u32>) -> String {
-    let bounds = match spans {
+/// `spans`: for a PE of a team; `blocks_per_sm`: the launch bounds' minimum, if any.
+fn translation_unit(
+    kernel: &KernelSpec,
+    barrier: Barrier,
+    threads: u32,
+    spans: bool,
+    blocks_per_sm: Option<u32>,
+) -> String {
+    let bounds = match blocks_per_sm {
         Some(blocks_per_sm) => format!("{BLOCK_SIZE_MACRO}, {blocks_per_sm}"),
         None => BLOCK_SIZE_MACRO.to_owned(),
     };
-    let spans = spans.is_some();
     let (bounds_checks, profile) = (kernel.bounds_checks, kernel.profile);
     let barrier = if barrier == Barrier::Auto { Barrier::Relay } else { barrier };
     let fragment = barrier.descriptor().cuda_fragment;

@@ -10,19 +10,22 @@ use sha2::{Digest, Sha256};
 
 use crate::core::disk::{cache_dir_from_env, read_entry, write_atomically};
 use crate::core::error::Result;
-use crate::cuda::compile::{self, compile};
+use crate::cuda::compile::{self, compile, Usage};
 use crate::cuda::discover;
 
-/// Marks a cache file of this format.
-const MAGIC: &[u8; 8] = b"GSYNCCB1";
+/// Marks a cache file of this format: the digest of the rest, ptxas's registers (4 bytes) and
+/// spilled bytes (8), then the CUBIN.
+const MAGIC: &[u8; 8] = b"GSYNCCB2";
+const USAGE_LEN: usize = 12;
 const DIGEST_LEN: usize = 32;
 
 /// The largest entry read back, header included: far above any kernel's CUBIN; a larger file
 /// is not one of ours and is a miss.
 const MAX_ENTRY_BYTES: u64 = 64 << 20;
 
-/// Compiles `source` for `arch`, reusing a CUBIN from the disk cache when there is one.
-pub(crate) fn compile_cached(source: &str, kernel_name: &str, arch: (u32, u32)) -> Result<Vec<u8>> {
+/// Compiles `source` for `arch`, reusing a CUBIN from the disk cache when there is one; the
+/// CUBIN and ptxas's report of it.
+pub(crate) fn compile_cached(source: &str, kernel_name: &str, arch: (u32, u32)) -> Result<(Vec<u8>, Usage)> {
     DiskCache::from_env().compile(source, kernel_name, arch)
 }
 
@@ -70,32 +73,43 @@ impl DiskCache {
     }
 
     /// Compiles `source` for `arch` unless this cache already holds the result.
-    fn compile(&self, source: &str, kernel_name: &str, arch: (u32, u32)) -> Result<Vec<u8>> {
+    fn compile(&self, source: &str, kernel_name: &str, arch: (u32, u32)) -> Result<(Vec<u8>, Usage)> {
         let options = compile::options(discover::toolkit()?, arch);
         let key = CacheKey::new(source, &options, arch, compile::nvrtc_version()?);
-        if let Some(cubin) = self.load(&key) {
-            return Ok(cubin);
+        if let Some(entry) = self.load(&key) {
+            return Ok(entry);
         }
         let compiled = compile(source, kernel_name, arch)?;
-        self.store(&key, &compiled.cubin);
-        Ok(compiled.cubin)
+        self.store(&key, &compiled.cubin, compiled.usage);
+        Ok((compiled.cubin, compiled.usage))
     }
 
-    /// The CUBIN stored under `key`, if it is there and intact.
-    pub fn load(&self, key: &CacheKey) -> Option<Vec<u8>> {
+    /// The CUBIN and its report stored under `key`, if they are there and intact.
+    pub fn load(&self, key: &CacheKey) -> Option<(Vec<u8>, Usage)> {
         let bytes = read_entry(&self.path(key)?, MAX_ENTRY_BYTES)?;
         let rest = bytes.strip_prefix(MAGIC)?;
-        if rest.len() < DIGEST_LEN {
+        if rest.len() < DIGEST_LEN + USAGE_LEN {
             return None;
         }
-        let (digest, cubin) = rest.split_at(DIGEST_LEN);
-        (Sha256::digest(cubin).as_slice() == digest).then(|| cubin.to_vec())
+        let (digest, payload) = rest.split_at(DIGEST_LEN);
+        if Sha256::digest(payload).as_slice() != digest {
+            return None;
+        }
+        let (usage, cubin) = payload.split_at(USAGE_LEN);
+        let registers = u32::from_le_bytes(usage[..4].try_into().ok()?);
+        let spill_bytes = u64::from_le_bytes(usage[4..].try_into().ok()?);
+        Some((cubin.to_vec(), Usage { registers, spill_bytes }))
     }
 
-    /// Stores `cubin` under `key`; failures are ignored, the next run compiles again.
-    pub fn store(&self, key: &CacheKey, cubin: &[u8]) {
+    /// Stores `cubin` and its report under `key`; failures are ignored, the next run compiles
+    /// again.
+    pub fn store(&self, key: &CacheKey, cubin: &[u8], usage: Usage) {
         if let Some(path) = self.path(key) {
-            let _ = write_atomically(&path, &[MAGIC, Sha256::digest(cubin).as_slice(), cubin]);
+            let mut payload = Vec::with_capacity(USAGE_LEN + cubin.len());
+            payload.extend_from_slice(&usage.registers.to_le_bytes());
+            payload.extend_from_slice(&usage.spill_bytes.to_le_bytes());
+            payload.extend_from_slice(cubin);
+            let _ = write_atomically(&path, &[MAGIC, Sha256::digest(&payload).as_slice(), &payload]);
         }
     }
 
@@ -110,6 +124,9 @@ mod tests {
     use crate::cuda::discover::nvrtc_or_skip;
     use crate::test_support::{assert_hostile_entries_miss, TempDir};
     use std::fs;
+
+    /// A report with both fields set, which an entry must give back.
+    const USAGE: Usage = Usage { registers: 40, spill_bytes: 88 };
 
     fn key() -> CacheKey {
         CacheKey::new("src", &["-a".into(), "-b".into()], (8, 0), (13, 0))
@@ -138,8 +155,8 @@ mod tests {
         let tmp = TempDir::new("cache-roundtrip");
         let cache = DiskCache::at(tmp.path().join("nested/dir"));
         assert_eq!(cache.load(&key()), None);
-        cache.store(&key(), b"\x7fELF cubin bytes");
-        assert_eq!(cache.load(&key()).as_deref(), Some(&b"\x7fELF cubin bytes"[..]));
+        cache.store(&key(), b"\x7fELF cubin bytes", USAGE);
+        assert_eq!(cache.load(&key()), Some((b"\x7fELF cubin bytes".to_vec(), USAGE)));
         let leftovers: Vec<_> = fs::read_dir(tmp.path().join("nested/dir"))
             .expect("the cache directory exists")
             .filter_map(|entry| entry.ok())
@@ -152,7 +169,7 @@ mod tests {
     fn a_corrupt_entry_is_a_miss_and_is_replaced_on_store() {
         let tmp = TempDir::new("cache-corrupt");
         let cache = DiskCache::at(tmp.path());
-        cache.store(&key(), b"cubin");
+        cache.store(&key(), b"cubin", USAGE);
         let path = cache.path(&key()).expect("the cache has a directory");
         let mut bytes = fs::read(&path).expect("the entry exists");
         let last = bytes.len() - 1;
@@ -161,8 +178,8 @@ mod tests {
         assert_eq!(cache.load(&key()), None, "a flipped bit is detected");
         fs::write(&path, b"GSYNC").expect("truncate the entry");
         assert_eq!(cache.load(&key()), None, "a truncated file is a miss");
-        cache.store(&key(), b"cubin");
-        assert_eq!(cache.load(&key()).as_deref(), Some(&b"cubin"[..]));
+        cache.store(&key(), b"cubin", USAGE);
+        assert_eq!(cache.load(&key()), Some((b"cubin".to_vec(), USAGE)));
     }
 
     #[test]
@@ -170,11 +187,11 @@ mod tests {
         let tmp = TempDir::new("cache-hostile");
         let cache = DiskCache::at(tmp.path());
         let path = cache.path(&key()).expect("the cache has a directory");
-        let cubin = vec![0u8; MAX_ENTRY_BYTES as usize + 1 - MAGIC.len() - DIGEST_LEN];
-        let oversized = [&MAGIC[..], Sha256::digest(&cubin).as_slice(), &cubin].concat();
+        let payload = vec![0u8; MAX_ENTRY_BYTES as usize + 1 - MAGIC.len() - DIGEST_LEN];
+        let oversized = [&MAGIC[..], Sha256::digest(&payload).as_slice(), &payload].concat();
         let reader = cache.clone();
         let hits = move || reader.load(&key()).is_some();
-        assert_hostile_entries_miss(&path, &oversized, hits, || cache.store(&key(), b"cubin"));
+        assert_hostile_entries_miss(&path, &oversized, hits, || cache.store(&key(), b"cubin", USAGE));
     }
 
     #[test]
@@ -183,7 +200,7 @@ mod tests {
         let file = tmp.path().join("not-a-dir");
         fs::write(&file, b"").expect("create a file");
         let cache = DiskCache::at(file.join("cache"));
-        cache.store(&key(), b"cubin");
+        cache.store(&key(), b"cubin", USAGE);
         assert_eq!(cache.load(&key()), None);
     }
 
@@ -204,11 +221,13 @@ mod tests {
         // A cached CUBIN that is not NVRTC's proves the second call read the cache.
         let key_path = &entries[0];
         let mut marked = fs::read(key_path).expect("read the entry");
+        let payload = [&[7, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0][..], b"cached"].concat();
         marked.truncate(MAGIC.len());
-        marked.extend_from_slice(Sha256::digest(b"cached").as_slice());
-        marked.extend_from_slice(b"cached");
+        marked.extend_from_slice(Sha256::digest(&payload).as_slice());
+        marked.extend_from_slice(&payload);
         fs::write(key_path, &marked).expect("replace the entry");
-        assert_eq!(cache.compile(source, "noop", (8, 0)).expect("hit"), b"cached");
+        let hit = cache.compile(source, "noop", (8, 0)).expect("hit");
+        assert_eq!(hit, (b"cached".to_vec(), Usage { registers: 7, spill_bytes: 9 }));
         fs::write(key_path, b"garbage").expect("corrupt the entry");
         assert_eq!(cache.compile(source, "noop", (8, 0)).expect("recompiles"), first);
     }

@@ -16,6 +16,19 @@ pub struct Compiled {
     pub cubin: Vec<u8>,
     /// NVRTC's log (warnings); empty when it had nothing to say.
     pub log: String,
+    /// What ptxas reported of the CUBIN's functions; zero for one that nvJitLink linked.
+    pub usage: Usage,
+}
+
+/// What ptxas reported of a CUBIN's functions: its `-v` report, which [`compile`] asks for and
+/// keeps out of the log.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// The most registers any kernel of the CUBIN uses.
+    pub registers: u32,
+    /// Bytes of register spill stores and loads over all its functions: values that did not
+    /// fit in the registers ptxas allowed itself and went to local memory.
+    pub spill_bytes: u64,
 }
 
 /// Compiles `source` for compute capability `arch` (e.g. `(9, 0)` for `sm_90`).
@@ -39,8 +52,17 @@ pub struct Compiled {
 pub fn compile(source: &str, kernel_name: &str, arch: (u32, u32)) -> Result<Compiled> {
     let toolkit = discover::toolkit()?;
     let options = options(toolkit, arch);
-    let (cubin, log) = run_nvrtc(source, kernel_name, &options, toolkit.header_search(), Output::Cubin)?;
-    Ok(Compiled { cubin, log })
+    let search = toolkit.header_search();
+    let (cubin, log, usage) = match run_nvrtc(source, kernel_name, &options, search, Output::Cubin) {
+        Ok(compiled) => compiled,
+        // With ptxas's report asked for, NVRTC 13.0's log of a kernel that ptxas refuses holds
+        // the report but not ptxas's error: the error comes from compiling without it.
+        Err(_) => {
+            let quiet: Vec<String> = options.into_iter().filter(|option| option != PTXAS_REPORT).collect();
+            run_nvrtc(source, kernel_name, &quiet, search, Output::Cubin)?
+        }
+    };
+    Ok(Compiled { cubin, log, usage })
 }
 
 /// What [`run_nvrtc`] returns.
@@ -52,15 +74,16 @@ pub(crate) enum Output {
     LtoIr,
 }
 
-/// Compiles `source` with `options` into `output` and NVRTC's log, classifying a failure by the
-/// log; `header_search` is what a missing header's error says was searched.
+/// Compiles `source` with `options` into `output`, NVRTC's log without ptxas's `-v` report and
+/// what that report says, classifying a failure by the log; `header_search` is what a missing
+/// header's error says was searched.
 pub(crate) fn run_nvrtc(
     source: &str,
     kernel_name: &str,
     options: &[String],
     header_search: &[PathBuf],
     output: Output,
-) -> Result<(Vec<u8>, String)> {
+) -> Result<(Vec<u8>, String, Usage)> {
     let source_c = CString::new(source).map_err(|nul| Error::Compile {
         kernel: kernel_name.to_owned(),
         log: format!("the source contains a NUL byte at offset {}", nul.nul_position()),
@@ -70,14 +93,14 @@ pub(crate) fn run_nvrtc(
     let program_name = CString::new(format!("{}.cu", kernel_name.replace('\0', ""))).unwrap_or_default();
     let program = Program::create(&source_c, &program_name)?;
     let compiled = compile_with_stack(&program, options);
-    let log = program.log()?;
+    let (log, usage) = ptxas_report(&program.log()?);
     match compiled {
         Ok(()) => {
             let image = match output {
                 Output::Cubin => program.cubin()?,
                 Output::LtoIr => program.lto_ir()?,
             };
-            Ok((image, log))
+            Ok((image, log, usage))
         }
         Err(NvrtcError(sys::nvrtcResult::NVRTC_ERROR_COMPILATION)) => Err(match classify(&log) {
             Failure::MissingHeader(header) => Error::CudaHeadersNotFound { header, searched: header_search.to_vec() },
@@ -90,6 +113,35 @@ pub(crate) fn run_nvrtc(
         }),
         Err(error) => Err(nvrtc_error("compiling")(error)),
     }
+}
+
+/// `log` without ptxas's `-v` report (its `ptxas info` lines and their `ptxas  .` details), and
+/// what the report says: lines such as `ptxas info    : Used 40 registers, …` and
+/// `ptxas         .     24 bytes stack frame, 28 bytes spill stores, 60 bytes spill loads`.
+fn ptxas_report(log: &str) -> (String, Usage) {
+    let mut usage = Usage::default();
+    let mut kept = Vec::new();
+    for line in log.lines() {
+        let Some(rest) = line.strip_prefix("ptxas").map(str::trim_start) else {
+            kept.push(line);
+            continue;
+        };
+        let numbers = |what: &str| -> Option<u64> {
+            let at = rest.find(what)?;
+            rest[..at].trim_end().rsplit(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+        };
+        if let Some(rest) = rest.strip_prefix("info") {
+            if let Some(registers) = rest.contains("Used ").then(|| numbers(" registers")).flatten() {
+                usage.registers = usage.registers.max(u32::try_from(registers).unwrap_or(u32::MAX));
+            }
+        } else if rest.starts_with('.') {
+            usage.spill_bytes +=
+                numbers(" bytes spill stores").unwrap_or(0) + numbers(" bytes spill loads").unwrap_or(0);
+        } else {
+            kept.push(line);
+        }
+    }
+    (kept.join("\n"), usage)
 }
 
 /// Why NVRTC refused a source, read from its log.
@@ -183,9 +235,14 @@ pub fn nvrtc_version() -> Result<(i32, i32)> {
     Ok((major, minor))
 }
 
+/// Asks ptxas for its report of registers and spills, read into [`Compiled::usage`].
+const PTXAS_REPORT: &str = "--ptxas-options=-v";
+
 /// The NVRTC options for an architecture; part of the disk cache key.
 pub(crate) fn options(toolkit: &Toolkit, (major, minor): (u32, u32)) -> Vec<String> {
-    options_for_target(toolkit, format!("--gpu-architecture=sm_{major}{minor}"))
+    let mut options = options_for_target(toolkit, format!("--gpu-architecture=sm_{major}{minor}"));
+    options.push(PTXAS_REPORT.to_owned());
+    options
 }
 
 /// The NVRTC options with `target` (a `--gpu-architecture` option) first, then the fixed ones
@@ -290,6 +347,29 @@ extern "C" __global__ void __launch_bounds__(128) step(float* out, unsigned long
         let numbered = number_lines(&source);
         assert!(numbered.starts_with(" 1 | l1\n"), "{numbered}");
         assert!(numbered.ends_with("10 | l10\n"), "{numbered}");
+    }
+
+    #[test]
+    fn ptxas_report_gives_registers_and_spills_and_leaves_the_rest_of_the_log() {
+        let log = "x.cu(3): warning #177-D: variable \"v\" was declared but never referenced\n\
+                   ptxas info    : 95 bytes gmem\n\
+                   ptxas info    : Compiling entry function 'k_' for 'sm_90'\n\
+                   ptxas info    : Function properties for k_\n\
+                   ptxas         .     24 bytes stack frame, 28 bytes spill stores, 60 bytes spill loads\n\
+                   ptxas info    : Used 32 registers, used 1 barriers, 24 bytes cumulative stack size\n\
+                   ptxas info    : Function properties for _Z4coldv\n\
+                   ptxas         .     8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads\n\
+                   ptxas info    : Compiling entry function 'k2_' for 'sm_90'\n\
+                   ptxas info    : Used 40 registers, used 1 barriers\n\
+                   ptxas warning : Stack size for entry function 'k_' cannot be statically determined";
+        let (kept, usage) = ptxas_report(log);
+        assert_eq!(usage, Usage { registers: 40, spill_bytes: 96 });
+        assert_eq!(
+            kept,
+            "x.cu(3): warning #177-D: variable \"v\" was declared but never referenced\n\
+             ptxas warning : Stack size for entry function 'k_' cannot be statically determined"
+        );
+        assert_eq!(ptxas_report(""), (String::new(), Usage::default()));
     }
 
     #[test]

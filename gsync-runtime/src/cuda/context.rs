@@ -18,6 +18,7 @@ use crate::core::split::{check_split, no_segments};
 use crate::cuda::cache::compile_cached;
 use crate::cuda::discover;
 use crate::cuda::driver_error;
+use crate::cuda::fit::{fit_builds, Fitted};
 use crate::cuda::health::{self, ContextHealth};
 use crate::cuda::nvshmem::TeamEnv;
 use crate::cuda::scratch::LaunchScratch;
@@ -190,35 +191,35 @@ impl CudaGpu {
         if barrier.descriptor().needs_cuda_headers {
             discover::toolkit()?.headers()?;
         }
-        let alone = kernel.source(barrier, threads);
-        let source = match &self.team {
-            Some(_) => kernel.spanning_source(barrier, threads, self.blocks_per_sm(kernel, barrier, &alone, threads)?),
-            None => alone,
-        };
-        let module = self.load_source(kernel, &source)?;
+        let arch = self.info.compute_capability;
+        let mut compile = |source: &str| compile_cached(source, kernel.name, arch);
+        let mut occupancy = |fitted: &Fitted| self.blocks_per_sm(kernel, barrier, &fitted.cubin, threads);
+        let (alone, spanning) =
+            fit_builds(kernel, barrier, threads, self.team.is_some(), &mut compile, &mut occupancy)?;
+        let module = self.load_cubin(kernel, spanning.unwrap_or(alone).cubin)?;
         if let Some(team) = &self.team {
             team.write_record(&module, &self.stream)?;
         }
         Ok(module)
     }
 
-    fn load_source(&self, kernel: &KernelBuild, source: &str) -> Result<Arc<CudaModule>> {
-        let cubin = compile_cached(source, kernel.name, self.info.compute_capability)?;
+    fn load_cubin(&self, kernel: &KernelBuild, cubin: Vec<u8>) -> Result<Arc<CudaModule>> {
         let context = format!("loading kernel `{}`", kernel.name);
         self.context.load_module(Ptx::from_binary(cubin)).map_err(driver_error(context))
     }
 
-    /// The blocks per SM that `kernel`'s first function keeps resident compiled from `alone`,
-    /// its source for one GPU, with its static shared memory only: what its build for a PE
-    /// of a team is compiled to keep, so that the spanning barrier's code (which needs more
-    /// registers than a barrier on one GPU) costs the team kernel no occupancy.
-    fn blocks_per_sm(&self, kernel: &KernelBuild, barrier: Barrier, alone: &str, threads: u32) -> Result<u32> {
+    /// The blocks per SM that `kernel`'s first function keeps resident compiled into `cubin`, a
+    /// build for one GPU, with its static shared memory only: what [`fit_builds`] starts from
+    /// (a build that spills is compiled again for at most as many; a PE of a team's for as many,
+    /// so that the spanning barrier's code costs the team kernel no occupancy).
+    fn blocks_per_sm(&self, kernel: &KernelBuild, barrier: Barrier, cubin: &[u8], threads: u32) -> Result<u32> {
         let name = match barrier.descriptor().launch_mode {
             LaunchMode::Split => kernel.split.segments.first().copied().ok_or_else(|| no_segments(kernel))?,
             LaunchMode::Cooperative | LaunchMode::Ordinary => kernel.symbol,
         };
         let context = format!("computing the occupancy of kernel `{}` on one GPU", kernel.name);
-        let function = self.load_source(kernel, alone)?.load_function(name).map_err(driver_error(context.as_str()))?;
+        let module = self.load_cubin(kernel, cubin.to_vec())?;
+        let function = module.load_function(name).map_err(driver_error(context.as_str()))?;
         let blocks = function
             .occupancy_max_active_blocks_per_multiprocessor(threads, DYNAMIC_SHARED_BYTES as usize, None)
             .map_err(driver_error(context))?;

@@ -17,6 +17,7 @@ pub(crate) mod context;
 pub(crate) mod device;
 pub(crate) mod discover;
 pub(crate) mod elf;
+pub(crate) mod fit;
 pub(crate) mod fused;
 pub(crate) mod health;
 pub(crate) mod measure;
