@@ -12,7 +12,7 @@
 
 mod common;
 
-use ::common::team::kernels::{gather_sum, reach_out, ring_sum, visibility};
+use ::common::team::kernels::{gather_sum, reach_out, read_after_put, ring_sum, uneven_segments, visibility};
 use ::common::team::signals::pass_on;
 use ::common::team_ranges;
 use clap::Parser;
@@ -154,6 +154,25 @@ fn checks(gpu: &Gpu, args: &Args) -> gsync::Result<()> {
         ::common::team::local_rounds_match_the_cpu(gpu, barrier, &Launch::new())?;
     }
     say(gpu, "PASS: gpu_sync() rounds that differ between PEs, then a spanning grid_sync() (fused and split)");
+
+    // Split runs cross at every grid_sync() whatever segments each PE launched between them,
+    // and a host read after one sees the other PEs' puts.
+    for barrier in [Barrier::Auto, Barrier::MultiLaunch] {
+        let launch = Launch::new().barrier(barrier);
+        let mut a = gpu.symmetric_zeros::<u32>(4096)?;
+        let mut inbox = gpu.symmetric_zeros::<u32>(4096)?;
+        uneven_segments::launch_with(gpu, &launch, &mut a, &mut inbox)?;
+        let sent = |p: u32| if p == 0 { 11 } else { 10 };
+        assert!(gpu.download(&a)?.iter().all(|&v| v == sent(pe)), "PE {pe}, {barrier}: its own part");
+        let from = (pe + n_pes - 1) % n_pes;
+        assert!(gpu.download(&inbox)?.iter().all(|&v| v == sent(from)), "PE {pe}, {barrier}: PE {from}'s part");
+        let mut work = gpu.zeros::<u32>(1 << 20)?;
+        let mut out = gpu.zeros::<u32>(4096)?;
+        let mut inbox = gpu.symmetric_zeros::<u32>(4)?;
+        read_after_put::launch_with(gpu, &launch, &mut inbox, &mut work, &mut out)?;
+        assert!(gpu.download(&out)?.iter().all(|&v| v == 7), "PE {pe}, {barrier}: a read after grid_sync()");
+    }
+    say(gpu, "PASS: PEs that launch different segments cross at every grid_sync(), and a host read after one sees the puts (fused and split)");
 
     // Ranges: put_range of every block to the next PE (fused and split), half precision bit
     // for bit, and a halo exchange by put_range_signal and waits alone, no grid barrier.

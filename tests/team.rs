@@ -233,13 +233,13 @@ fn the_heat_equation_split_across_a_team_matches_its_fused_run_bit_for_bit() {
 }
 
 #[test]
-fn pes_whose_split_runs_launch_different_segments_fail_alike() {
+fn pes_whose_split_runs_cross_a_different_number_of_times_fail_alike() {
     let team = Team::emulated(2).expect("a team");
     let outcomes = team
         .run(|gpu| {
             let mut acc = gpu.symmetric_zeros::<u32>(N)?;
             let mut inbox = gpu.symmetric_zeros::<u32>(N)?;
-            // PE 1 goes round once more: it launches a segment where PE 0 has finished.
+            // PE 1 goes round once more: it crosses where PE 0 has finished.
             let rounds = 2 + gpu.pe();
             Ok(ring_sum::launch_with(gpu, &split(), &mut acc, &mut inbox, rounds).map(drop))
         })
@@ -247,7 +247,7 @@ fn pes_whose_split_runs_launch_different_segments_fail_alike() {
     for (pe, outcome) in outcomes.iter().enumerate() {
         let error = outcome.as_ref().expect_err("the runs disagree");
         assert!(matches!(error, Error::TeamMismatch { .. }), "PE {pe}: {error}");
-        assert!(error.to_string().contains("launches segment"), "{error}");
+        assert!(error.to_string().contains("passes grid_sync() number"), "{error}");
     }
 }
 
@@ -313,21 +313,87 @@ fn spanning_kernels_compile_with_nvrtc_under_every_device_barrier() {
     if !gsync::__private::nvrtc_or_skip() {
         return;
     }
+    // Which barriers each kernel's body calls: `grid_sync()` becomes the spanning barrier
+    // (span.cuh's `gsync_grid_sync`), `gpu_sync()` the fragment's own (`gsync_gpu_sync`).
+    let specs = [
+        ("ring_sum", &ring_sum::KERNEL, true, false),
+        ("visibility", &visibility::KERNEL, true, false),
+        ("local_rounds", &local_rounds::KERNEL, true, true),
+        ("heat_strips", &gsync::kernels::heat_team::heat_strips::KERNEL, false, true),
+    ];
+    for (name, spec, spans, local) in specs {
+        assert_eq!(spec.body().contains("gsync_grid_sync(gsync_barrier, gsync_status);"), spans, "{name}");
+        assert_eq!(spec.body().contains("gsync_gpu_sync(gsync_barrier, gsync_status);"), local, "{name}");
+    }
     for &barrier in Barrier::DEVICE {
-        let specs = [
-            ("ring_sum", &ring_sum::KERNEL),
-            ("visibility", &visibility::KERNEL),
-            ("local_rounds", &local_rounds::KERNEL),
-            ("heat_strips", &gsync::kernels::heat_team::heat_strips::KERNEL),
-        ];
-        for (name, spec) in specs {
+        for (name, spec, ..) in specs {
             let source = spec.spanning_source(barrier, 128, 1);
-            let spans = source.contains("gsync_spanning_grid_sync") || name == "heat_strips";
-            assert!(spans, "{name} under {barrier} spans the team");
             if let Err(error) = gsync::compile(&source, name, (9, 0)) {
                 panic!("{name} under {barrier}, spanning: {error}");
             }
         }
+    }
+}
+
+/// PEs whose own control flow launches different segments between two `grid_sync()` calls
+/// (or none at all) still cross at each of them, fused and split alike.
+#[test]
+fn split_pes_cross_at_every_grid_sync_whatever_segments_they_launch() {
+    let team = Team::emulated(3).expect("a team");
+    for barrier in [Barrier::Auto, Barrier::MultiLaunch] {
+        let parts = team
+            .run(|gpu| {
+                let launch = Launch::new().blocks(2).threads(32).barrier(barrier);
+                let mut a = gpu.symmetric_zeros::<u32>(64)?;
+                let mut inbox = gpu.symmetric_zeros::<u32>(64)?;
+                uneven_segments::launch_with(gpu, &launch, &mut a, &mut inbox)?;
+                Ok((gpu.download(&a)?, gpu.download(&inbox)?))
+            })
+            .unwrap_or_else(|error| panic!("{barrier}: {error}"));
+        for (pe, (a, inbox)) in parts.iter().enumerate() {
+            let own = if pe == 0 { 11 } else { 10 };
+            assert!(a.iter().all(|&v| v == own), "{barrier}, PE {pe}: {a:?}");
+            // PE p's inbox holds the previous PE's part as it was at the second grid_sync().
+            let from = (pe + 2) % 3;
+            let sent = if from == 0 { 11 } else { 10 };
+            assert!(inbox.iter().all(|&v| v == sent), "{barrier}, PE {pe}: {inbox:?}");
+        }
+    }
+}
+
+/// A host read after a `grid_sync()` in the split form sees what the other PEs put before it.
+#[test]
+fn a_split_host_read_after_grid_sync_sees_the_other_pes_puts() {
+    let team = Team::emulated(2).expect("a team");
+    for barrier in [Barrier::Auto, Barrier::MultiLaunch] {
+        let outs = team
+            .run(|gpu| {
+                let launch = Launch::new().blocks(2).threads(32).barrier(barrier);
+                let mut inbox = gpu.symmetric_zeros::<u32>(4)?;
+                let mut work = gpu.zeros::<u32>(4096)?;
+                let mut out = gpu.zeros::<u32>(64)?;
+                read_after_put::launch_with(gpu, &launch, &mut inbox, &mut work, &mut out)?;
+                gpu.download(&out)
+            })
+            .unwrap_or_else(|error| panic!("{barrier}: {error}"));
+        for (pe, out) in outs.iter().enumerate() {
+            assert!(out.iter().all(|&v| v == 7), "{barrier}, PE {pe}: {out:?}");
+        }
+    }
+}
+
+#[test]
+fn a_field_that_leaves_a_pe_without_rows_is_refused_on_every_pe() {
+    use gsync::kernels::heat_team::run_strips;
+    let team = Team::emulated(4).expect("a team");
+    let n = 5; // three interior rows for four PEs
+    let field = vec![1.0f32; n * n];
+    let outcomes = team
+        .run(|gpu| Ok(run_strips(gpu, &Launch::new().blocks(1).threads(32), &field, n, 2, 0.2).map(drop)))
+        .expect("every PE returns");
+    for (pe, outcome) in outcomes.iter().enumerate() {
+        let error = outcome.as_ref().expect_err("too small a field");
+        assert!(matches!(error, Error::InvalidShape { .. }), "PE {pe}: {error}");
     }
 }
 

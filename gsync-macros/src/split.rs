@@ -232,8 +232,9 @@ impl Splitter<'_> {
     fn try_host_in_inner(&self, s: &Stmt, local: &mut HashSet<VarId>) -> Option<HostStmt> {
         let known = |v: &VarId, local: &HashSet<VarId>| self.host_vars.contains(v) || local.contains(v);
         match &s.kind {
-            // A value the same in every block of a PE (`pe()`) is the same on its host.
-            StmtKind::Let { var, init } if self.levels[var.0] <= Level::Pe && !self.device_only.contains(var) => {
+            // A value the same in every block of a PE (`pe()`) is the same on its host; one read
+            // from memory stays on the device (a host read would wait for the stream).
+            StmtKind::Let { var, init } if self.host_level(var, s) && !self.device_only.contains(var) => {
                 if let Some(e) = init {
                     self.is_host_expr_in(e, local).then_some(())?;
                 }
@@ -283,6 +284,16 @@ impl Splitter<'_> {
             collect_vars(p, &mut used, &mut HashSet::new());
         }
         used.iter().any(|v| assigns(std::slice::from_ref(s), *v))
+    }
+
+    /// Whether a `let` of `var` may run on the host: a uniform value, or a PE-uniform one
+    /// that reads no memory.
+    fn host_level(&self, var: &VarId, s: &Stmt) -> bool {
+        match self.levels[var.0] {
+            Level::Uniform => true,
+            Level::Pe => !self.reads_memory(s),
+            _ => false,
+        }
     }
 
     fn reads_memory(&self, s: &Stmt) -> bool {

@@ -114,11 +114,15 @@ impl<'g> SplitRun<'g> {
         }
     }
 
-    /// Records that the host code passed a `grid_sync()`: on a PE of a team, the next launch
-    /// first crosses to the other PEs (docs/barriers.md), so that it starts on no PE before
-    /// every PE's launches so far have finished. A `gpu_sync()` needs no call: the stream
-    /// orders one GPU's launches. Outside a team it does nothing.
-    pub fn grid_sync(&mut self) {
+    /// The host code passed a `grid_sync()`: on a PE of a team, the PEs cross (docs/barriers.md),
+    /// so that no later launch or host read on any PE starts before every PE's launches so far
+    /// have finished. Every PE crosses once per `grid_sync()`, whatever segments its own
+    /// control flow launched in between (`gpu_sync()` under `pe()`). A `gpu_sync()` needs no
+    /// call: the stream orders one GPU's launches. Outside a team it does nothing.
+    ///
+    /// Fails as a launch does: the GPU's or another PE's error (on the emulator
+    /// [`Error::PeFailed`](crate::Error::PeFailed) or [`Error::TeamMismatch`](crate::Error::TeamMismatch)).
+    pub fn grid_sync(&mut self) -> Result<()> {
         match &mut self.runner {
             Runner::Cuda(cuda) => cuda.grid_sync(),
             Runner::Emulator(emulator) => emulator.grid_sync(),

@@ -12,11 +12,12 @@
 //! **A step.** Each PE computes its strip's new cells from one plane into the other, exactly as
 //! [`heat_global`](super::heat::heat_global) does on one GPU (the same operations in the same
 //! order, so the result is bit for bit the same). The rows between the strip's edges are shared
-//! by every block, a cell per thread in grid-stride order. The first block steps the strip's
-//! first row and the last block its last row: each first waits until the neighbour's row it
-//! reads has arrived, then copies the row it computed into that neighbour's halo row of the
-//! next plane, raising the neighbour's flag to the step's number. `gpu_sync()` then hands the
-//! step to this GPU's blocks; the neighbours wait only for the rows they read.
+//! by every block, a cell per thread in grid-stride order. Before them, the first block steps
+//! the strip's first row and the last block its last row: each first waits until the
+//! neighbour's row it reads has arrived, then copies the row it computed into that neighbour's
+//! halo row of the next plane, raising the neighbour's flag to the step's number. Sent first,
+//! an edge row travels while the rows between are stepped. `gpu_sync()` then hands the step
+//! to this GPU's blocks; the neighbours wait only for the rows they read.
 //!
 //! **Rounds.** `arrived[0]` counts the steps whose row above this strip has arrived,
 //! `arrived[1]` those of the row below it (both start at 0: the planes hold step 0's rows). A PE
@@ -54,27 +55,18 @@ pub fn heat_strips(#[symmetric] planes: &mut [f32], #[symmetric] arrived: &mut [
     let mine = if first < n - 1 { rows.min(n - 1 - first) } else { 0 };
     let plane = (rows + 2) * n;
     let last = n - 1;
-    let above = pe() > 0; // a PE holds the row above the strip
-    let below = pe() + 1 < n_pes(); // and one the row below it
-                                    // The edge rows' blocks: the first block steps row 1, the last block row `mine` (the
-                                    // same block in a grid of one).
+    let above = pe() > 0; // the previous PE holds the row above the strip
+    let below = first + rows < n - 1; // a next PE holds rows below it
+                                      // The edge rows' blocks: the first block steps row 1, the last block row `mine` (the
+                                      // same block in a grid of one).
     let top = block_idx() == 0 && mine > 0;
     let bottom = block_idx() + 1 == grid_dim() && mine > 1;
     for s in 0..steps {
         let from = (s % 2) * plane;
         let to = ((s + 1) % 2) * plane;
-        // The rows between the edges, by every block.
-        for c in grid_stride(2 * n..mine.max(2) * n) {
-            let col = c % n;
-            if col != 0 && col != last {
-                let u = planes[from + c];
-                planes[to + c] = u + r
-                    * (planes[from + c - n] + planes[from + c + n] + planes[from + c - 1] + planes[from + c + 1]
-                        - 4.0 * u);
-            }
-        }
-        // Each edge row by its block, once the neighbour's row it reads has come; then into
-        // the neighbour's halo row, with its flag.
+        // First each edge row by its block, once the neighbour's row it reads has come; then
+        // into the neighbour's halo row, with its flag. Sent before the rows between, it has
+        // arrived by the time the neighbour's next step looks for it.
         for edge in 0..2u32 {
             let row = if edge == 0 { 1 } else { mine };
             if (edge == 0 && top) || (edge == 1 && bottom) {
@@ -119,6 +111,16 @@ pub fn heat_strips(#[symmetric] planes: &mut [f32], #[symmetric] arrived: &mut [
                 }
             }
         }
+        // The rows between the edges, by every block.
+        for c in grid_stride(2 * n..mine.max(2) * n) {
+            let col = c % n;
+            if col != 0 && col != last {
+                let u = planes[from + c];
+                planes[to + c] = u + r
+                    * (planes[from + c - n] + planes[from + c + n] + planes[from + c - 1] + planes[from + c + 1]
+                        - 4.0 * u);
+            }
+        }
         gpu_sync(); // this GPU's step, before its next one reads it
     }
 }
@@ -159,6 +161,11 @@ pub fn run_strips(
     r: f32,
 ) -> Result<(Vec<f32>, LaunchReport)> {
     check_field(field.len(), n, "heat_strips")?;
+    // Every PE refuses a field that leaves any PE without rows, before the collective
+    // allocation that the others would otherwise wait at.
+    for pe in 0..gpu.n_pes() {
+        strip(n, pe, gpu.n_pes())?;
+    }
     let strip = strip(n, gpu.pe(), gpu.n_pes())?;
     let plane_len = (strip.rows + 2) * n;
     // Both planes start as the strip with its rows above and below (boundary or neighbours').

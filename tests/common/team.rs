@@ -95,6 +95,48 @@ pub mod kernels {
         grid_sync();
     }
 
+    /// PE 0 alone adds 1 to its part (a segment the other PEs do not launch) before the first
+    /// spanning barrier; then every PE adds 10, and after the second each hands its part to
+    /// the next PE's `inbox`: split, the PEs launch different segments between crossings.
+    #[grid_phases]
+    pub fn uneven_segments(#[symmetric] a: &mut [u32], #[symmetric] inbox: &mut [u32]) {
+        if pe() == 0 {
+            for i in grid_stride(0..a.len()) {
+                a[i] += 1;
+            }
+            gpu_sync();
+        }
+        grid_sync();
+        for i in grid_stride(0..a.len()) {
+            a[i] += 10;
+        }
+        grid_sync();
+        for i in grid_stride(0..a.len()) {
+            inbox.put((pe() + 1) % n_pes(), i, a[i]);
+        }
+    }
+
+    /// PE 1 works a while; every PE then puts 7 into the next PE's `inbox`, and after the
+    /// spanning barrier every thread reads its own `inbox[0]` (split: a read by the host).
+    #[grid_phases]
+    pub fn read_after_put(#[symmetric] inbox: &mut [u32], work: &mut [u32], out: &mut [u32]) {
+        if pe() == 1 {
+            for r in 0..300u32 {
+                for i in grid_stride(0..work.len()) {
+                    work[i] = work[i] * 3 + r;
+                }
+            }
+        }
+        if global_id() == 0 {
+            inbox.put((pe() + 1) % n_pes(), 0, 7);
+        }
+        grid_sync();
+        let v = inbox[0];
+        for i in grid_stride(0..out.len()) {
+            out[i] = v;
+        }
+    }
+
     #[grid_phases]
     pub fn reach_out(#[symmetric] a: &mut [u32], target: u32) {
         if global_id() == 0 {

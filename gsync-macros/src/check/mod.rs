@@ -16,7 +16,7 @@ pub use facts::{Axes, Facts};
 pub use uniformity::Level;
 
 use crate::diagnostics::Diagnostics;
-use crate::ir::{Block, Kernel, StmtKind};
+use crate::ir::{Block, Kernel, StmtKind, SyncScope};
 
 /// Runs every check, collecting all errors; the kernel's facts if it passed them all.
 pub fn kernel(k: &Kernel, diag: &mut Diagnostics) -> Option<Facts> {
@@ -47,12 +47,22 @@ fn returns(k: &Kernel, block: &Block, diag: &mut Diagnostics) {
     if k.grid_syncs == 0 {
         return;
     }
+    // The barrier to name: `grid_sync()` where the kernel has one.
+    let mut scope = SyncScope::Gpu;
+    crate::ir_walk::each_stmt(block, &mut |s| {
+        if let StmtKind::GridSync { scope: SyncScope::Team, .. } = s.kind {
+            scope = SyncScope::Team;
+        }
+    });
+    let call = scope.call();
     crate::ir_walk::each_stmt(block, &mut |s| {
         if matches!(s.kind, StmtKind::Return) {
             diag.error(
                 s.span,
-                "`return` in a kernel that calls `grid_sync()`: the blocks still running would wait forever at the next barrier; \
-                 skip the rest of the work with `if` instead",
+                format!(
+                    "`return` in a kernel that calls `{call}`: the blocks still running would wait forever at the next barrier; \
+                     skip the rest of the work with `if` instead"
+                ),
             );
         }
     });

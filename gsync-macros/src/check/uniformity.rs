@@ -529,7 +529,11 @@ impl Analysis<'_> {
             }
             ExprKind::Load { array, index, .. } => {
                 let t = self.expr(index, ctx);
-                match self.kernel.array(*array).space {
+                let info = self.kernel.array(*array);
+                match info.space {
+                    // A symmetric slice is each PE's own part: the same index reads different
+                    // elements on different PEs.
+                    ArraySpace::Global if info.symmetric => t.join(Taint::at(Level::Pe, e.span)),
                     ArraySpace::Global => t,
                     ArraySpace::Shared | ArraySpace::DynamicShared => t.join(Taint::at(Level::Block, e.span)),
                     ArraySpace::Local => t.join(self.local_arrays[array.0]),

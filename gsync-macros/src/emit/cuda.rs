@@ -549,7 +549,7 @@ impl CudaEmitter<'_> {
     }
 
     /// The `grid_sync()` calls the thread has passed, as the deadline records them.
-    fn phase_count(&self) -> &'static str {
+    pub(super) fn phase_count(&self) -> &'static str {
         if self.counts_phases {
             "gsync_phase"
         } else {

@@ -85,7 +85,7 @@ impl RustStmts for SplitHost<'_> {
             HostStmt::Launch(i) => self.launch(*i),
             HostStmt::GridSync => {
                 let run = run_ident();
-                quote!(#run.grid_sync();)
+                quote!(#run.grid_sync()?;)
             }
             HostStmt::Swap(a, b) => {
                 let (a, b) = (array_ident(self.k, *a), array_ident(self.k, *b));

@@ -127,10 +127,17 @@ __device__ __noinline__ void gsync_time_out(unsigned int* state, gsync_status_t*
 }
 
 // Called on every poll: true when the thread must stop waiting, because a block raised the
-// abort flag or this thread has waited longer than the launch's limit.
+// abort flag, the launch's deadline has passed (recorded, and the abort flag raised: a grid
+// waiting for blocks that wait for another PE's signal must stop too) or this thread has
+// waited longer than the launch's limit.
 __device__ __forceinline__ bool gsync_give_up(gsync_watch_t& watch) {
     if (++watch.polls % GSYNC_POLLS_PER_CHECK != 0u) return false;
     if (gsync_load_relaxed(watch.state + GSYNC_HEADER_ABORT) != 0u) return true;
+    if (gsync::deadline_passed(watch.state)) {
+        gsync::record_deadline(watch.status, watch.state, watch.phase - 1u, 0u);
+        gsync_store_release(watch.state + GSYNC_HEADER_ABORT, 1u);
+        return true;
+    }
     const unsigned long long limit = *(const unsigned long long*)(watch.state + GSYNC_HEADER_TIMEOUT);
     if (limit == 0ull) return false;
     const unsigned long long now = gsync_clock_ns();

@@ -327,7 +327,7 @@ pub(crate) mod tests {
     #[test]
     fn the_crossing_between_segments_takes_the_contract_s_trailing_parameters() {
         let trailing: Vec<String> = gsync_contract::TRAILING_PARAMS.iter().map(ToString::to_string).collect();
-        let declaration = format!("void {SEGMENT_CROSSING}(u32 gsync_launched, {}) {{", trailing.join(", "));
+        let declaration = format!("void {SEGMENT_CROSSING}(u32 gsync_crossing, {}) {{", trailing.join(", "));
         assert!(SPAN_SEGMENTS.contains(&declaration), "{declaration}");
         let split = SMOOTH.spanning_source(Barrier::MultiLaunch, 128, 1);
         assert!(split.contains(&declaration) && split.contains("gsync_team_cross("));

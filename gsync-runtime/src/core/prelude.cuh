@@ -643,14 +643,25 @@ __device__ __forceinline__ u64 spin_clock_ns() {
     return now;
 }
 
+__device__ __forceinline__ bool deadline_passed(u32* state);
+__device__ __forceinline__ void record_deadline(gsync_status_t* status, const u32* state, u32 phase, u32 line);
+
 // Called on every failed poll: true when the thread must stop waiting, because a waiter gave
-// up (the abort flag) or this one has waited longer than the launch's limit. The wait is then
-// abandoned and the thread runs on, so that it still reaches every barrier.
-__device__ __forceinline__ bool spin_give_up(gsync_spin_t& spin, u32* state, gsync_status_t* status, u32 line) {
+// up (the abort flag), the launch's deadline has passed (recorded with the grid_sync() calls
+// passed, `phase`) or this one has waited longer than the launch's limit. The wait is then
+// abandoned, the abort flag raised, and the thread runs on, so that it still reaches every
+// barrier. Without the deadline here, a wait for another PE's signal that never comes would
+// outlast a launch whose watchdog is off.
+__device__ __forceinline__ bool spin_give_up(gsync_spin_t& spin, u32* state, gsync_status_t* status, u32 phase, u32 line) {
     if (++spin.polls % GSYNC_SPIN_POLLS_PER_CHECK != 0u) return false;
     u32 abort;
     asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(abort) : "l"(state + GSYNC_SPIN_ABORT_WORD) : "memory");
     if (abort != 0u) return true;
+    if (deadline_passed(state)) {
+        record_deadline(status, state, phase, line);
+        asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(state + GSYNC_SPIN_ABORT_WORD), "r"(1u) : "memory");
+        return true;
+    }
     const u64 limit = *(const volatile u64*)(state + GSYNC_SPIN_TIMEOUT_WORD);
     if (limit == 0ull) return false;
     const u64 now = spin_clock_ns();

@@ -42,14 +42,12 @@ pub(crate) struct CudaSplitRun<'g> {
     /// The first fault of the run when the host's own control flow had one: the host's, or
     /// the device's that came before it.
     host_fault: Option<DeviceStatus>,
-    /// On a PE of a team: the one-thread kernel launched between two segments, which takes
-    /// the spanning barrier's cross-GPU step (span_segments.cuh).
+    /// On a PE of a team: the one-thread kernel launched at each `grid_sync()` between
+    /// segments and at the end, which takes the spanning barrier's cross-GPU step
+    /// (span_segments.cuh).
     crossing: Option<CudaFunction>,
-    /// Segments launched so far.
-    launched: u32,
-    /// Whether the host code passed a `grid_sync()` since the last launch: the next one
-    /// crosses first.
-    crossing_due: bool,
+    /// On a team, the crossings queued so far: one per `grid_sync()` the host code passed.
+    crossings: u32,
 }
 
 impl<'g> CudaSplitRun<'g> {
@@ -103,8 +101,7 @@ impl<'g> CudaSplitRun<'g> {
             graph: None,
             host_fault: None,
             crossing,
-            launched: 0,
-            crossing_due: false,
+            crossings: 0,
         })
     }
 
@@ -136,8 +133,13 @@ impl CudaSplitRun<'_> {
     }
 
     /// See [`SplitRun::grid_sync`].
-    pub(crate) fn grid_sync(&mut self) {
-        self.crossing_due = true;
+    pub(crate) fn grid_sync(&mut self) -> Result<()> {
+        if self.crossing.is_none() {
+            return Ok(());
+        }
+        let health = self.gpu.health();
+        let context = format!("kernel `{}`, grid_sync() between segments", self.plan.kernel.name);
+        health.guard(|| self.cross(&context))
     }
 
     /// See [`SplitRun::read`].
@@ -177,9 +179,6 @@ impl CudaSplitRun<'_> {
             let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT));
             self.start = Some(start.map_err(driver_error(context.as_str()))?);
         }
-        if std::mem::take(&mut self.crossing_due) && self.launched > 0 {
-            self.cross(&context)?;
-        }
         let mut builder = stream.launch_builder(function);
         push_args(&mut builder, &args);
         push_shared_args(&mut builder, &self.plan.shared);
@@ -192,16 +191,18 @@ impl CudaSplitRun<'_> {
         // SAFETY: the caller vouches for `args`; the scratch words outlive the launch, since
         // `self` holds them until the stream is synchronized.
         unsafe { builder.launch(config) }.map_err(driver_error(context))?;
-        self.launched += 1;
         Ok(())
     }
 
-    /// On a PE of a team, queues the spanning barrier's cross-GPU step between two segments.
-    fn cross(&self, context: &str) -> Result<()> {
+    /// On a PE of a team, queues the spanning barrier's cross-GPU step after the launches so
+    /// far: at every `grid_sync()` the host code passes, and at the end of the run, so that
+    /// every PE crosses as many times whatever segments its own control flow launched.
+    fn cross(&mut self, context: &str) -> Result<()> {
         let Some(crossing) = &self.crossing else { return Ok(()) };
         let mut builder = self.gpu.stream().launch_builder(crossing);
-        let launched = self.launched;
-        builder.arg(&launched);
+        self.crossings += 1;
+        let crossings = self.crossings;
+        builder.arg(&crossings);
         self.scratch.push_trailing_args(&mut builder);
         let config = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
         // SAFETY: the arguments follow the crossing kernel's C parameters (span_segments.cuh);
@@ -244,11 +245,9 @@ impl CudaSplitRun<'_> {
         let stream = self.gpu.stream();
         let running = format!("running kernel `{}`", self.plan.kernel.name);
         // On a team the run ends with a crossing too, as the emulated team's run ends with a
-        // meeting: a trailing grid_sync() splits into no launch, and the other PEs' puts of the
-        // last segment must have landed when the run returns.
-        if self.launched > 0 {
-            self.cross(&running)?;
-        }
+        // meeting: the other PEs' puts of the last segment must have landed when the run
+        // returns. Every PE makes it, launches or none.
+        self.cross(&running)?;
         if self.capturing {
             self.replay_capture()?;
         }

@@ -117,16 +117,10 @@ pub(crate) struct EmuSplitRun<'g> {
     /// The Rust line of a host loop's `step_by(0)`, the run's first fault (a segment's fault
     /// ends the run at its launch).
     zero_step: Option<u32>,
-    /// On a PE of a team: the run as one of the PE's launches. The PEs meet before a
-    /// segment launch that a `grid_sync()` separates from an earlier one, as their grids meet
-    /// at a `grid_sync()`, and at the end.
+    /// On a PE of a team: the run as one of the PE's launches. The PEs meet at every
+    /// `grid_sync()` the host code passes, as their grids meet at one, and at the end.
     team: Option<TeamLaunch<'g>>,
-    /// Segments launched so far.
-    launched: u32,
-    /// Whether the host code passed a `grid_sync()` since the last launch: the next one
-    /// meets the team first.
-    crossing_due: bool,
-    /// The meetings between segments so far.
+    /// The meetings at `grid_sync()` so far.
     crossings: u32,
 }
 
@@ -145,17 +139,7 @@ impl<'g> EmuSplitRun<'g> {
         let agreed = team.map_or(Ok(()), |team| team.agree_to_start(kernel, launch, planned.as_ref().err()));
         let plan = planned?;
         agreed?;
-        Ok(EmuSplitRun {
-            emulator,
-            plan,
-            bodies,
-            started: Instant::now(),
-            zero_step: None,
-            team,
-            launched: 0,
-            crossing_due: false,
-            crossings: 0,
-        })
+        Ok(EmuSplitRun { emulator, plan, bodies, started: Instant::now(), zero_step: None, team, crossings: 0 })
     }
 
     /// How long a meeting of the team waits for a PE: as long as a block may wait at a barrier.
@@ -189,11 +173,6 @@ impl<'g> EmuSplitRun<'g> {
         let Some(body) = self.bodies.get(segment) else {
             return Err(missing_segment(&self.plan.kernel, segment, self.bodies.len()));
         };
-        if std::mem::take(&mut self.crossing_due) && self.launched > 0 {
-            self.crossings += 1;
-            self.meet(LaunchPoint::Segment { crossing: self.crossings, segment })?;
-        }
-        self.launched += 1;
         let ran = body(&EmuSegment { emulator: self.emulator, plan: &self.plan, args: &args });
         if let (Err(error), Some(team)) = (&ran, self.team) {
             // The run ends here, and meets the team no more: the other PEs hear why at their
@@ -206,8 +185,9 @@ impl<'g> EmuSplitRun<'g> {
     }
 
     /// See [`SplitRun::grid_sync`](crate::split::SplitRun::grid_sync).
-    pub(crate) fn grid_sync(&mut self) {
-        self.crossing_due = true;
+    pub(crate) fn grid_sync(&mut self) -> Result<()> {
+        self.crossings += 1;
+        self.meet(LaunchPoint::Crossing { number: self.crossings })
     }
 
     /// `buf[index]`, read by the host between segments.

@@ -35,10 +35,9 @@ pub(crate) enum LaunchPoint {
     Start { refused: Option<String> },
     /// Every block of the PE's grid is at `grid_sync()` number `number`.
     GridSync { number: u32 },
-    /// A split run's launches so far have finished at its `crossing`-th `grid_sync()`
-    /// between segments, and the next launches segment `segment`. PEs agree on the crossing:
-    /// each may launch a segment of its own after it (one under control flow on `pe()`).
-    Segment { crossing: u32, segment: usize },
+    /// A split run's host code passed its `number`-th `grid_sync()`, every launch before it
+    /// finished.
+    Crossing { number: u32 },
     /// Every block of the PE's grid has finished.
     Finished,
     /// The PE's grid failed with this error's message.
@@ -52,17 +51,15 @@ impl Step {
             Step::Allocate { number, elem, len } => {
                 format!("allocates symmetric buffer number {} of {len} {elem}", number + 1)
             }
-            Step::Launch { kernel, point, .. } => {
-                match point {
-                    LaunchPoint::Start { .. } => format!("launches `{kernel}`"),
-                    LaunchPoint::GridSync { number } => format!("waits at grid_sync() number {number} of `{kernel}`"),
-                    LaunchPoint::Segment { crossing, segment } => {
-                        format!("launches segment {segment} of `{kernel}` after crossing number {crossing} between segments")
-                    }
-                    LaunchPoint::Finished => format!("finished `{kernel}`"),
-                    LaunchPoint::Failed { error } => format!("failed in `{kernel}`: {error}"),
+            Step::Launch { kernel, point, .. } => match point {
+                LaunchPoint::Start { .. } => format!("launches `{kernel}`"),
+                LaunchPoint::GridSync { number } => format!("waits at grid_sync() number {number} of `{kernel}`"),
+                LaunchPoint::Crossing { number } => {
+                    format!("passes grid_sync() number {number} between the segments of `{kernel}`")
                 }
-            }
+                LaunchPoint::Finished => format!("finished `{kernel}`"),
+                LaunchPoint::Failed { error } => format!("failed in `{kernel}`: {error}"),
+            },
         }
     }
 
@@ -77,7 +74,6 @@ impl Step {
                     && match (pa, pb) {
                         (LaunchPoint::Start { .. }, LaunchPoint::Start { .. }) => true,
                         (LaunchPoint::Failed { .. }, _) | (_, LaunchPoint::Failed { .. }) => true,
-                        (LaunchPoint::Segment { crossing: a, .. }, LaunchPoint::Segment { crossing: b, .. }) => a == b,
                         (pa, pb) => pa == pb,
                     }
             }

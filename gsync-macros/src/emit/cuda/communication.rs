@@ -26,7 +26,10 @@ impl CudaEmitter<'_> {
             let c = self.expr(cond).at(0);
             self.line(&format!("if ({c}) break;"));
         }
-        self.line(&format!("if (gsync::spin_give_up(gsync_spin, gsync_barrier_state, gsync_status, {line}u)) break;"));
+        let phase = self.phase_count();
+        self.line(&format!(
+            "if (gsync::spin_give_up(gsync_spin, gsync_barrier_state, gsync_status, {phase}, {line}u)) break;"
+        ));
         self.line("gsync::spin_backoff(gsync_spin, 256u);");
         self.close();
         self.close();
@@ -60,7 +63,10 @@ impl CudaEmitter<'_> {
         self.line(&format!("gsync::lock_release({word});"));
         self.line("break;");
         self.close();
-        self.line(&format!("if (gsync::spin_give_up(gsync_spin, gsync_barrier_state, gsync_status, {line}u)) break;"));
+        let phase = self.phase_count();
+        self.line(&format!(
+            "if (gsync::spin_give_up(gsync_spin, gsync_barrier_state, gsync_status, {phase}, {line}u)) break;"
+        ));
         self.line("gsync::spin_backoff(gsync_spin, 1024u);");
         self.close();
         if guarded {
