@@ -12,38 +12,25 @@ for bit against the same code on one GPU.
     python3 anchors/heat_nccl.py --cpu-selftest --gpus 2
 """
 
-import os
 
-# No NVLink multicast (NVLS) and no symmetric memory: plain NCCL point-to-point only. Set
-# before torch is imported, here and again in every child process.
-_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1"}
-os.environ.update(_ENV)
-os.environ.setdefault("NCCL_IB_DISABLE", "1")
+from team_bench import (  # noqa: E402  (sets NCCL's environment before torch is imported)
+    abort_rank,
+    capture,
+    gather_strips,
+    join,
+    run_ranks,
+    timed,
+    versions,
+)
 
 import argparse  # noqa: E402
-import datetime  # noqa: E402
 import math  # noqa: E402
-import socket  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
-import traceback  # noqa: E402
 
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
-import torch.multiprocessing as mp  # noqa: E402
 
 R = 0.2  # the diffusion number, as a float32 on the device: the same as gsync's `R: f32`
-
-
-def set_env():
-    os.environ.update(_ENV)
-    os.environ.setdefault("NCCL_IB_DISABLE", "1")
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def field_rows(n, lo, hi, device):
@@ -144,83 +131,13 @@ class HeatStrips:
         return self.planes[self.steps % 2][1 : self.mine + 1]
 
 
-class Ctx:
-    """What every rank shares: rank, size, device, the control group (gloo, host only)."""
-
-    def __init__(self, rank, size, device, ctl):
-        self.rank, self.size, self.device, self.ctl = rank, size, device, ctl
-        self.cuda = device.type == "cuda"
-
-    def sync(self):
-        if self.cuda:
-            torch.cuda.synchronize(self.device)
-        dist.barrier(group=self.ctl)
-
-    def max(self, value):
-        t = torch.tensor([float(value)], dtype=torch.float64)
-        dist.all_reduce(t, op=dist.ReduceOp.MAX, group=self.ctl)
-        return t.item()
-
-    def all_true(self, flag):
-        t = torch.tensor([1 if flag else 0], dtype=torch.int64)
-        dist.all_reduce(t, op=dist.ReduceOp.MIN, group=self.ctl)
-        return bool(t.item())
-
-
-def elapsed_ms(ctx, fn):
-    """Milliseconds of `fn` on the device: CUDA events on the current stream (host clock on
-    the CPU)."""
-    if ctx.cuda:
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        return start.elapsed_time(end)
-    t0 = time.perf_counter()
-    fn()
-    return (time.perf_counter() - t0) * 1e3
-
-
-def timed(ctx, team, run, reps, check):
-    """One warm-up run, then `reps` timed runs of `run` (each from the initial field); the
-    median of the slowest rank's time per run (the upper one of an even count, as gsync's
-    examples take it), and whether `check` passed after every run. `team`: whether every rank
-    runs (else rank 0 alone)."""
-    team.reset()
-    run()
-    times, ok = [], True
-    for _ in range(reps):
-        team.reset()
-        if ctx.cuda:
-            torch.cuda.synchronize(ctx.device)
-        if ctx.size > 1 and team.size > 1:
-            ctx.sync()
-        ms = elapsed_ms(ctx, run)
-        if team.size > 1:
-            ms = ctx.max(ms)
-        times.append(ms)
-        ok = check() and ok
-    times.sort()
-    return times[len(times) // 2], ok
-
-
 def same_bits(a, b):
     return a.shape == b.shape and torch.equal(a.contiguous().view(torch.int32), b.contiguous().view(torch.int32))
 
 
 def gather_rows(ctx, team):
     """Every rank's rows of the result, on rank 0 (None elsewhere): field rows 1 .. n − 2."""
-    n, rows = team.n, team.rows
-    padded = torch.zeros((rows, n), dtype=torch.float32, device=ctx.device)
-    padded[: team.mine].copy_(team.result())
-    if team.size == 1:
-        return padded
-    parts = [torch.empty_like(padded) for _ in range(team.size)]
-    dist.all_gather(parts, padded)
-    if ctx.rank != 0:
-        return None
-    return torch.cat(parts)[: n - 2]
+    return gather_strips(ctx, team, team.n, team.n - 2)
 
 
 def team_check(ctx, team, want):
@@ -231,34 +148,6 @@ def team_check(ctx, team, want):
     if ctx.rank == 0:
         ok = same_bits(got, want)
     return ctx.all_true(ok)
-
-
-def capture(ctx, team):
-    """`team.run` captured as one CUDA graph: returns (replay, None) or (None, reason). One
-    eager run on the capture stream first (NCCL's connections, cuBLAS's workspace)."""
-    if not ctx.cuda:
-        return None, "no CUDA device"
-    try:
-        stream = torch.cuda.Stream(ctx.device)
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            team.reset()
-            team.run()
-        torch.cuda.current_stream().wait_stream(stream)
-        torch.cuda.synchronize(ctx.device)
-        graph = torch.cuda.CUDAGraph()
-        try:
-            ctx_mgr = torch.cuda.graph(graph, stream=stream, capture_error_mode="thread_local")
-        except TypeError:
-            ctx_mgr = torch.cuda.graph(graph, stream=stream)
-        with ctx_mgr:
-            team.run()
-        torch.cuda.synchronize(ctx.device)
-        return graph.replay, None
-    except Exception as e:  # noqa: BLE001: any failure is reported as a row, not raised
-        print(f"rank {ctx.rank}: CUDA graph capture failed:", file=sys.stderr)
-        traceback.print_exc()
-        return None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
 
 
 def weak_side(n, size):
@@ -358,18 +247,6 @@ class Bench:
             )
 
 
-def versions(ctx):
-    line = f"torch {torch.__version__}"
-    if ctx.cuda:
-        nccl = torch.cuda.nccl.version()
-        nccl = ".".join(str(v) for v in nccl) if isinstance(nccl, tuple) else str(nccl)
-        env = ", ".join(f"{k}={os.environ.get(k)}" for k in ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NCCL_IB_DISABLE"))
-        line = f"{torch.cuda.get_device_name(ctx.device)}, {line}, CUDA {torch.version.cuda}, NCCL {nccl} ({env})"
-    else:
-        line = f"CPU (gloo), {line}"
-    return line
-
-
 def selftest_reference(n, steps, device):
     """The whole field stepped by plain full-field slicing (no strips, no halos): the same
     operations per cell, so the one-rank strips must match it bit for bit."""
@@ -384,26 +261,9 @@ def selftest_reference(n, steps, device):
 
 
 def worker(rank, size, port, args):
-    set_env()
     cpu = args.cpu_selftest
-    if cpu:
-        device = torch.device("cpu")
-        backend = "gloo"
-    else:
-        torch.cuda.set_device(rank)
-        device = torch.device("cuda", rank)
-        backend = "nccl"
-    timeout = datetime.timedelta(minutes=30)
-    kwargs = dict(backend=backend, init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=size, timeout=timeout)
-    if not cpu:
-        kwargs["device_id"] = device
-    try:
-        dist.init_process_group(**kwargs)
-    except TypeError:  # a torch without device_id
-        kwargs.pop("device_id", None)
-        dist.init_process_group(**kwargs)
-    ctl = dist.new_group(backend="gloo", timeout=timeout)
-    ctx = Ctx(rank, size, device, ctl)
+    ctx = join(rank, size, port, cpu)
+    device = ctx.device
     bench = Bench(ctx, args)
     try:
         if cpu and rank == 0:
@@ -433,10 +293,7 @@ def worker(rank, size, port, args):
         failed = ctx.max(1.0 if bench.failed else 0.0) > 0
         bench.emit("\nFAIL: a team result differs from the one-GPU result" if failed else "\nPASS")
     except Exception:
-        traceback.print_exc()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(2)  # the others may be waiting on this rank: do not hang in teardown
+        abort_rank()
     if bench.graph_broken is None:  # a failed capture may have left NCCL unusable: just exit
         dist.destroy_process_group()
     if failed:
@@ -468,12 +325,7 @@ def main():
             p.error("no CUDA device (try --cpu-selftest)")
         if torch.cuda.device_count() < args.gpus:
             p.error(f"--gpus {args.gpus}, but only {torch.cuda.device_count()} CUDA devices")
-    port = free_port()
-    try:
-        mp.spawn(worker, args=(args.gpus, port, args), nprocs=args.gpus, join=True)
-    except Exception as e:  # a rank exited non-zero: its own output says why
-        print(f"exit: {e}", file=sys.stderr)
-        sys.exit(1)
+    run_ranks(worker, args, args.gpus)
 
 
 if __name__ == "__main__":
