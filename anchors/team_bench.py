@@ -7,8 +7,7 @@ Imported before torch by every anchor script: it sets the NCCL environment first
 import os
 
 # No NVLink multicast (NVLS) and no symmetric memory: plain NCCL point-to-point and
-# all-reduce only. Set
-# before torch is imported, here and again in every child process.
+# all-reduce only. Set before torch is imported, here and again in every child process.
 _ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1"}
 os.environ.update(_ENV)
 os.environ.setdefault("NCCL_IB_DISABLE", "1")
