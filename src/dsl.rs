@@ -346,7 +346,7 @@ where
 /// team.
 ///
 /// The same in every block of a PE, different between PEs: a `grid_sync()` under a condition
-/// on it is refused, as under one on `block_idx()`.
+/// on it is refused, as under one on `block_idx()`; a [`gpu_sync`] or `sync_block()` is not.
 pub fn pe() -> u32
 where
     for<'a> &'a (): KernelOnly,

@@ -502,8 +502,8 @@ impl Analysis<'_> {
                 }
                 Builtin::BlockIdx | Builtin::BlockIdxAxis(_) => Taint::at(Level::Block, e.span),
                 Builtin::WarpId => Taint::at(Level::Warp, e.span),
-                // The same in a block, as it is in every block of a PE; different between PEs,
-                // whose blocks a spanning grid_sync() waits for as it waits for any block.
+                // The same in every block of a PE, different between PEs: enough for
+                // gpu_sync(), which waits for one PE's blocks, not for grid_sync().
                 Builtin::Pe => Taint::at(Level::Pe, e.span),
                 Builtin::BlockDim
                 | Builtin::GridDim
