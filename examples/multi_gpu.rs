@@ -46,6 +46,10 @@ struct Args {
     /// of at a fused kernel's grid_sync(): either leaves the team broken, so a run checks one.
     #[arg(long)]
     split_failure: bool,
+    /// End with a PE that never comes to a launch (PE 1 sleeps past the others' deadline)
+    /// instead of one that stops inside a kernel.
+    #[arg(long)]
+    absent_pe: bool,
 }
 
 fn main() -> ExitCode {
@@ -61,7 +65,11 @@ fn run(args: &Args) -> Result<(), common::AnyError> {
             common::spanning_table(gpu, args.phases, args.reps, &[128, 256])?;
         }
         // Last: it leaves the PEs' crossing counts apart, which ends the team's use.
-        a_pe_that_does_not_arrive(gpu, args.split_failure)?;
+        if args.absent_pe {
+            a_pe_that_never_launches(gpu)?;
+        } else {
+            a_pe_that_does_not_arrive(gpu, args.split_failure)?;
+        }
         Ok(())
     })?;
     Ok(())
@@ -259,4 +267,33 @@ fn a_pe_that_does_not_arrive(gpu: &Gpu, split: bool) -> gsync::Result<()> {
         (pe, outcome) => panic!("PE {pe}: {outcome:?}"),
     }
     Ok(())
+}
+
+/// PE 1 does not come to a launch until well past the others' deadline: every other PE's
+/// launch fails with `Error::TeamTimedOut` in about the deadline, launching nothing.
+fn a_pe_that_never_launches(gpu: &Gpu) -> gsync::Result<()> {
+    let deadline = std::time::Duration::from_millis(300);
+    if gpu.pe() == 1 {
+        std::thread::sleep(deadline * 6);
+        return Ok(());
+    }
+    let mut marker = gpu.zeros::<u32>(1)?;
+    let started = std::time::Instant::now();
+    let outcome = empty_phases::launch_with(gpu, &Launch::new().deadline(Some(deadline)), &mut marker, 4);
+    let took = started.elapsed();
+    match outcome {
+        Err(error @ Error::TeamTimedOut { .. }) => {
+            assert!(took < deadline * 5, "PE {} gave up after {took:?}", gpu.pe());
+            // The agreement's reduction stays queued on this GPU's stream, waiting for PE 1:
+            // nothing more is asked of this GPU.
+            say(
+                gpu,
+                &format!(
+                    "PASS: a PE that never launches: PE 0 gave up after {took:.0?} (deadline {deadline:?}): {error}"
+                ),
+            );
+            Ok(())
+        }
+        outcome => panic!("PE {}: {outcome:?}", gpu.pe()),
+    }
 }
