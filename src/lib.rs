@@ -56,7 +56,7 @@
 //! are looked for is said under [`toolkit`]. Linux only.
 //!
 //! gsync works beside other libraries built on cudarc 0.19, the version it re-exports as
-//! [`cudarc`](crate::cudarc): [`Gpu::from_cudarc`] runs on their context and stream,
+//! `gsync::cudarc`: [`Gpu::from_cudarc`] runs on their context and stream,
 //! [`Gpu::adopt_cudarc`] and [`Gpu::release_cudarc`] move a `CudaSlice` into a
 //! [`DeviceBuffer`] and back without a copy, and the `unsafe` [`Gpu::borrow_device_ptr`] wraps
 //! any library's device memory by address. On the emulator, [`Gpu::adopt_vec`] and
