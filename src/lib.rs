@@ -55,6 +55,13 @@
 //! NVRTC 12 or 13 with the CUDA headers, from a toolkit or NVIDIA's pip wheels; where they
 //! are looked for is said under [`toolkit`]. Linux only.
 //!
+//! gsync works beside other libraries built on cudarc 0.19, the version it re-exports as
+//! `gsync::cudarc`: [`Gpu::from_cudarc`] runs on their context and stream,
+//! [`Gpu::adopt_cudarc`] and [`Gpu::release_cudarc`] move a `CudaSlice` into a
+//! [`DeviceBuffer`] and back without a copy, and the `unsafe` [`Gpu::borrow_device_ptr`] wraps
+//! any library's device memory by address. On the emulator, [`Gpu::adopt_vec`] and
+//! [`Gpu::release_vec`] do the same with host vectors.
+//!
 //! [docs/dsl.md]: https://github.com/gsync-rs/gsync/blob/main/docs/dsl.md
 //! [cudarc]: https://crates.io/crates/cudarc
 

@@ -142,3 +142,9 @@ fn the_heat_example_verifies_every_variant() {
     }
     assert!(out.contains("verified: every run matches the CPU reference bit for bit (1369 cells)"), "{out}");
 }
+
+#[test]
+fn the_cudarc_interop_example_verifies_its_result() {
+    let out = run("cudarc_interop", &["--n", "3000", "--rounds", "9"]);
+    assert!(out.contains("verified: all 3000 elements match the CPU bit for bit"), "{out}");
+}

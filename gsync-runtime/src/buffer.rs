@@ -7,7 +7,7 @@ use crate::core::args::{sealed, KernelBuffer};
 use crate::core::device::Backend;
 use crate::core::error::{Error, Result};
 use crate::core::scalar::KernelScalar;
-use crate::cuda::{CudaBuffer, CudaElement};
+use crate::cuda::{CudaBuffer, CudaElement, Ownership};
 use crate::emu::{symmetric_view, EmuLaunch, EmuScalar, EmuSlice, EmuSymmetric, TeamSlices};
 
 /// An element type of device buffers: `u8 i8 u16 i16 u32 i32 u64 i64 f32 f64`, and the half
@@ -66,6 +66,11 @@ pub(crate) enum Memory<T: DeviceScalar> {
 impl<T: DeviceScalar> DeviceBuffer<T> {
     pub(crate) fn new(memory: Memory<T>) -> Self {
         DeviceBuffer { memory }
+    }
+
+    /// The buffer's memory, taken apart from it.
+    pub(crate) fn into_memory(self) -> Memory<T> {
+        self.memory
     }
 
     /// The number of elements.
@@ -131,6 +136,15 @@ impl<T: DeviceScalar> DeviceBuffer<T> {
             Memory::EmuSymmetric(_) => true,
             Memory::Cuda(buffer) => buffer.is_symmetric(),
             Memory::Emulator(_) => false,
+        }
+    }
+
+    /// Whether the buffer borrows memory that it never frees
+    /// ([`Gpu::borrow_device_ptr`](crate::Gpu::borrow_device_ptr)).
+    pub fn is_borrowed(&self) -> bool {
+        match &self.memory {
+            Memory::Cuda(buffer) => buffer.ownership() == Ownership::Borrowed,
+            Memory::Emulator(_) | Memory::EmuSymmetric(_) => false,
         }
     }
 

@@ -484,7 +484,7 @@ impl Gpu {
     }
 
     /// The CUDA GPU, or [`Error::WrongBackend`] saying that `what` needs one.
-    fn require_cuda(&self, what: &'static str) -> Result<&CudaGpu> {
+    pub(crate) fn require_cuda(&self, what: &'static str) -> Result<&CudaGpu> {
         match &self.device {
             Engine::Cuda(cuda) => Ok(cuda),
             Engine::Emulator(_) => Err(Error::WrongBackend { what, backend: Backend::Emulator }),
@@ -492,7 +492,12 @@ impl Gpu {
     }
 
     fn open_cuda(ordinal: usize) -> Result<Gpu> {
-        Ok(Gpu { device: Engine::Cuda(Box::new(CudaGpu::open(ordinal)?)) })
+        Ok(Gpu::over(CudaGpu::open(ordinal)?))
+    }
+
+    /// The `Gpu` of an opened CUDA GPU.
+    pub(crate) fn over(cuda: CudaGpu) -> Gpu {
+        Gpu { device: Engine::Cuda(Box::new(cuda)) }
     }
 
     /// CUDA GPU `env.gpu` as the PE of this process in the team `env` describes.

@@ -107,6 +107,7 @@ mod core;
 mod cuda;
 mod emu;
 mod gpu;
+mod interop;
 mod split;
 mod team;
 
@@ -134,6 +135,10 @@ pub use barrier::{Barrier, BarrierDescriptor, LaunchMode, ParseBarrierError};
 pub use buffer::{DeviceBuffer, DeviceScalar};
 pub use cuda::compile::{compile, nvrtc_version, Compiled, Usage};
 pub use cuda::discover::{toolkit, Toolkit};
+/// The CUDA bindings the runtime is built on, cudarc 0.19: the types of [`Gpu::from_cudarc`],
+/// [`Gpu::adopt_cudarc`] and [`Gpu::release_cudarc`], as their own crate, so that a caller's
+/// cudarc is this one.
+pub use cudarc;
 pub use gpu::Gpu;
 /// Half precision, IEEE binary16 and bfloat16, from the `half` crate: element types of device
 /// buffers and kernels (see docs/dsl.md, "Half precision").

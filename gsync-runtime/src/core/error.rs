@@ -353,6 +353,40 @@ pub enum Error {
         backend: Backend,
     },
 
+    /// Memory of another CUDA context was handed to a [`Gpu`](crate::Gpu), whose kernels
+    /// could not reach it.
+    #[error(
+        "{what} was given memory of a CUDA context of GPU {memory_gpu}, not of this Gpu's context \
+         (GPU {gpu}); allocate it on the Gpu's own context (Gpu::cuda_stream), or open the Gpu over \
+         the other library's context and stream with Gpu::from_cudarc"
+    )]
+    ForeignContext {
+        /// The call, e.g. "Gpu::adopt_cudarc".
+        what: &'static str,
+        /// The ordinal of the GPU whose context holds the memory.
+        memory_gpu: usize,
+        /// The ordinal of the [`Gpu`](crate::Gpu) it was given to.
+        gpu: usize,
+    },
+
+    /// A buffer whose memory gsync does not own was asked to hand it over
+    /// ([`Gpu::release_cudarc`](crate::Gpu::release_cudarc), [`Gpu::release_vec`](crate::Gpu::release_vec)).
+    #[error(
+        "the buffer holds {memory}, so it cannot hand it over; release only buffers that gsync \
+         allocated or adopted, and copy this one's elements instead (Gpu::download)"
+    )]
+    NotOwned {
+        /// What the buffer holds instead.
+        memory: &'static str,
+    },
+
+    /// A stream given to [`Gpu::from_cudarc`](crate::Gpu::from_cudarc) cannot carry gsync's work.
+    #[error("Gpu::from_cudarc cannot run on the stream given: {reason}")]
+    UnsupportedStream {
+        /// Why, and what to pass instead.
+        reason: &'static str,
+    },
+
     // ---- Teams: several GPUs (or emulated GPUs) running one kernel together.
     /// A team was asked for that cannot exist.
     #[error("cannot form a team: {reason}")]
@@ -1073,12 +1107,15 @@ impl Error {
             | Error::TeamRefused { .. }
             | Error::LaunchSizeMismatch { .. }
             | Error::PeNumberMismatch { .. }
-            | Error::LauncherBootstrap { .. } => ErrorKind::Configuration,
+            | Error::LauncherBootstrap { .. }
+            | Error::UnsupportedStream { .. } => ErrorKind::Configuration,
             Error::LengthMismatch { .. }
             | Error::OutOfMemory { .. }
             | Error::BufferOnOtherGpu { .. }
             | Error::BufferBackendMismatch { .. }
-            | Error::NotSymmetric { .. } => ErrorKind::Memory,
+            | Error::NotSymmetric { .. }
+            | Error::ForeignContext { .. }
+            | Error::NotOwned { .. } => ErrorKind::Memory,
             Error::OutOfBounds { .. }
             | Error::ZeroStep { .. }
             | Error::AssertionFailed { .. }

@@ -80,7 +80,7 @@ impl CudaGpu {
 
     fn open_as(ordinal: usize, team: Option<&TeamEnv>) -> Result<CudaGpu> {
         let health = ContextHealth::new(ordinal);
-        let (context, stream, info, scratch) = health.guard(|| {
+        let (context, stream) = health.guard(|| {
             let context = CudaContext::new(ordinal).map_err(driver_error("opening the GPU"))?;
             // SAFETY: event tracking orders work between streams; this runtime uses one stream
             // only, and no buffer has been allocated yet.
@@ -89,12 +89,49 @@ impl CudaGpu {
             // A stream of its own, not the legacy default stream, which cannot be captured
             // into a CUDA graph (MultiLaunch's graph replay).
             let stream = context.new_stream().map_err(driver_error("creating a stream"))?;
+            Ok((context, stream))
+        })?;
+        let team = |context: &Arc<CudaContext>| team.map(|env| CudaTeam::join(env, context)).transpose();
+        CudaGpu::assemble(context, stream, health, team)
+    }
+
+    /// A GPU over `context` and `stream`, which another library opened and keeps using: every
+    /// launch and copy goes to `stream`. Its event tracking stays as it is, since the other
+    /// library's buffers may rely on it. The legacy default stream is refused with
+    /// [`Error::UnsupportedStream`], as is a stream of another context.
+    pub(crate) fn adopt(context: Arc<CudaContext>, stream: Arc<CudaStream>) -> Result<CudaGpu> {
+        if stream.cu_stream().is_null() {
+            return Err(Error::UnsupportedStream {
+                reason: "it is the context's legacy default stream, which cannot be captured into a CUDA graph \
+                         (Barrier::MultiLaunch replays one); pass a stream of its own, `context.new_stream()?`",
+            });
+        }
+        if **stream.context() != *context {
+            return Err(Error::UnsupportedStream {
+                reason: "it belongs to another CUDA context than the one passed with it; \
+                         pass the stream's own context, `stream.context().clone()`",
+            });
+        }
+        let health = ContextHealth::new(context.ordinal());
+        health.guard(|| stream.synchronize().map_err(driver_error("checking the given stream")))?;
+        CudaGpu::assemble(context, stream, health, |_| Ok(None))
+    }
+
+    /// The GPU over an opened `context` and `stream`: what it can do, its launch scratch, and
+    /// its PE of a team, if `team` joins one.
+    fn assemble(
+        context: Arc<CudaContext>,
+        stream: Arc<CudaStream>,
+        health: ContextHealth,
+        team: impl FnOnce(&Arc<CudaContext>) -> Result<Option<CudaTeam>>,
+    ) -> Result<CudaGpu> {
+        let (info, scratch) = health.guard(|| {
             let info = query_info(&context)?;
             let scratch = Mutex::new(LaunchScratch::new(&stream, info.sm_count)?);
-            Ok((context, stream, info, scratch))
+            Ok((info, scratch))
         })?;
-        health::forget_loss(ordinal);
-        let team = team.map(|env| CudaTeam::join(env, &context)).transpose()?;
+        health::forget_loss(context.ordinal());
+        let team = team(&context)?;
         Ok(CudaGpu {
             context,
             stream,
@@ -117,8 +154,14 @@ impl CudaGpu {
         &self.health
     }
 
+    /// The stream all of this GPU's work goes to.
     pub(crate) fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
+    }
+
+    /// The CUDA context this GPU's memory and kernels belong to.
+    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+        &self.context
     }
 
     /// The fused kernel compiled for this GPU, a barrier and a block size, compiling and

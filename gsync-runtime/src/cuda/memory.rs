@@ -2,9 +2,9 @@
 
 use std::mem::ManuallyDrop;
 
-use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, ValidAsZeroBits};
+use cudarc::driver::{CudaContext, CudaSlice, DevicePtr, DeviceRepr, ValidAsZeroBits};
 
-use crate::core::error::Result;
+use crate::core::error::{Error, Result};
 use crate::core::launch::DEFAULT_DEADLINE;
 use crate::cuda::context::CudaGpu;
 use crate::cuda::team::CudaTeam;
@@ -28,13 +28,26 @@ impl CudaElement for half::bf16 {}
 
 /// `len` elements of `T` in a GPU's memory.
 pub(crate) struct CudaBuffer<T: CudaElement> {
-    /// Never empty: CUDA refuses zero-byte allocations, so an empty buffer holds one element
-    /// that nothing reads. Dropped by `Drop`, unless it is symmetric.
+    /// At least `len` elements: CUDA refuses zero-byte allocations, so an empty buffer that
+    /// gsync allocated holds one element that nothing reads. Dropped by `Drop` if owned.
     slice: ManuallyDrop<CudaSlice<T>>,
     len: usize,
-    /// Whether it lies on a team's symmetric heap, which NVSHMEM frees with the team, not
-    /// `cuMemFree`.
-    symmetric: bool,
+    /// The device address of the first element, taken once: asking the slice again would
+    /// wait for and record its cudarc events, which a stream being captured into a graph
+    /// refuses (the context of `Gpu::from_cudarc` tracks events).
+    address: u64,
+    ownership: Ownership,
+}
+
+/// Who frees a buffer's memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ownership {
+    /// The buffer: cudarc frees it when the buffer is dropped, unless it was handed back.
+    Owned,
+    /// NVSHMEM, with the team: the buffer lies on a team's symmetric heap.
+    Symmetric,
+    /// Its owner outside gsync (`Gpu::borrow_device_ptr`): the buffer never frees it.
+    Borrowed,
 }
 
 impl<T: CudaElement> std::fmt::Debug for CudaBuffer<T> {
@@ -50,7 +63,7 @@ impl<T: CudaElement> CudaBuffer<T> {
             // SAFETY: the contents are overwritten below before anything can read them; the
             // spare element of an empty buffer is never read.
             let slice = unsafe { allocate::<T>(gpu, host.len()) }?;
-            let mut buffer = CudaBuffer { slice: ManuallyDrop::new(slice), len: host.len(), symmetric: false };
+            let mut buffer = CudaBuffer::new(slice, host.len(), Ownership::Owned);
             buffer.write_unguarded(gpu, host)?;
             Ok(buffer)
         })
@@ -61,7 +74,7 @@ impl<T: CudaElement> CudaBuffer<T> {
         gpu.health().guard(|| {
             let bytes = len.max(1) * size_of::<T>();
             let slice = gpu.stream().alloc_zeros::<T>(len.max(1)).map_err(allocation_error(bytes))?;
-            Ok(CudaBuffer { slice: ManuallyDrop::new(slice), len, symmetric: false })
+            Ok(CudaBuffer::new(slice, len, Ownership::Owned))
         })
     }
 
@@ -76,13 +89,85 @@ impl<T: CudaElement> CudaBuffer<T> {
             // which outlives the buffer (the team is the GPU's, and the buffer borrows neither
             // but is used only with it); `Drop` leaks the slice rather than freeing it.
             let slice = unsafe { gpu.stream().upgrade_device_ptr::<T>(address, len.max(1)) };
-            Ok(CudaBuffer { slice: ManuallyDrop::new(slice), len, symmetric: true })
+            Ok(CudaBuffer::new(slice, len, Ownership::Symmetric))
         })
+    }
+
+    /// A buffer over `slice`, a cudarc allocation of `gpu`'s context, which it takes over
+    /// without a copy: first the slice's own stream is waited for (the work that filled it),
+    /// then the slice is moved onto `gpu`'s stream, which frees it in order after gsync's work.
+    /// A slice of another context fails with [`Error::ForeignContext`].
+    pub(crate) fn adopt(gpu: &CudaGpu, slice: CudaSlice<T>) -> Result<Self> {
+        gpu.health().guard(|| {
+            check_context(gpu, slice.context(), "Gpu::adopt_cudarc")?;
+            let len = slice.len();
+            if slice.stream() == gpu.stream() {
+                return Ok(CudaBuffer::new(slice, len, Ownership::Owned));
+            }
+            slice.stream().synchronize().map_err(driver_error("waiting for the stream of a cudarc slice"))?;
+            // `leak` waits for the slice's events and gives up its stream, not its memory.
+            let address = slice.leak();
+            // SAFETY: `address` is the allocation of `len` elements that the slice owned and
+            // gave up just now, on this context (checked above); the new slice owns it in its
+            // place, and frees it on this GPU's stream.
+            let slice = unsafe { gpu.stream().upgrade_device_ptr::<T>(address, len) };
+            Ok(CudaBuffer::new(slice, len, Ownership::Owned))
+        })
+    }
+
+    /// A buffer over `len` elements at `address`, which it never frees.
+    ///
+    /// # Safety
+    /// As [`Gpu::borrow_device_ptr`](crate::Gpu::borrow_device_ptr): `address` holds `len`
+    /// elements of `T` in `gpu`'s context for as long as the buffer lives, and nothing else
+    /// touches them while gsync uses the buffer.
+    pub(crate) unsafe fn borrowed(gpu: &CudaGpu, address: u64, len: usize) -> Self {
+        // SAFETY: passed on to the caller; `Drop` leaks the slice rather than freeing it.
+        let slice = unsafe { gpu.stream().upgrade_device_ptr::<T>(address, len) };
+        CudaBuffer::new(slice, len, Ownership::Borrowed)
+    }
+
+    /// The slice, handed to the caller with its memory, once this GPU's stream has finished
+    /// gsync's work on it. A buffer gsync does not own fails with [`Error::NotOwned`], one of
+    /// another context with [`Error::ForeignContext`].
+    pub(crate) fn release(self, gpu: &CudaGpu) -> Result<CudaSlice<T>> {
+        if self.ownership != Ownership::Owned {
+            return Err(Error::NotOwned { memory: self.ownership.describe() });
+        }
+        gpu.health().guard(|| {
+            check_context(gpu, self.slice.context(), "Gpu::release_cudarc")?;
+            gpu.stream().synchronize().map_err(driver_error("finishing gsync's work on a buffer"))
+        })?;
+        let len = self.len;
+        let mut buffer = ManuallyDrop::new(self);
+        // SAFETY: `buffer` is never dropped, so the slice is taken once, here.
+        let slice = unsafe { ManuallyDrop::take(&mut buffer.slice) };
+        if slice.len() == len {
+            return Ok(slice);
+        }
+        // An empty buffer's spare element: the caller gets an empty slice, as it gave.
+        drop(slice);
+        gpu.stream().null::<T>().map_err(allocation_error(0))
+    }
+
+    fn new(slice: CudaSlice<T>, len: usize, ownership: Ownership) -> Self {
+        // Event tracking is off on a context gsync opened (see `CudaGpu::open`); on one it was
+        // given, the event is recorded when `_record` drops, before any launch uses the address.
+        let address = {
+            let (address, _record) = slice.device_ptr(slice.stream());
+            address
+        };
+        CudaBuffer { slice: ManuallyDrop::new(slice), len, address, ownership }
     }
 
     /// Whether the buffer lies on a team's symmetric heap.
     pub(crate) fn is_symmetric(&self) -> bool {
-        self.symmetric
+        self.ownership == Ownership::Symmetric
+    }
+
+    /// Who frees the buffer's memory.
+    pub(crate) fn ownership(&self) -> Ownership {
+        self.ownership
     }
 
     /// The number of elements.
@@ -97,9 +182,7 @@ impl<T: CudaElement> CudaBuffer<T> {
 
     /// The device address of the first element.
     pub(crate) fn device_address(&self) -> u64 {
-        // Event tracking is off (see `CudaGpu::open`), so there is no event to record on drop.
-        let (address, _no_event) = self.slice.device_ptr(self.slice.stream());
-        address
+        self.address
     }
 
     /// Copies the first `out.len()` elements into `out` and waits for the copy.
@@ -158,12 +241,34 @@ impl<T: CudaElement> Drop for CudaBuffer<T> {
     fn drop(&mut self) {
         // SAFETY: the slice is taken once, here, and never touched again.
         let slice = unsafe { ManuallyDrop::take(&mut self.slice) };
-        if self.symmetric {
-            // The symmetric heap is NVSHMEM's: it is freed with the team.
-            let _ = slice.leak();
-        } else {
-            drop(slice);
+        match self.ownership {
+            Ownership::Owned => drop(slice),
+            // The symmetric heap is NVSHMEM's, freed with the team; borrowed memory is its
+            // owner's.
+            Ownership::Symmetric | Ownership::Borrowed => {
+                let _ = slice.leak();
+            }
         }
+    }
+}
+
+impl Ownership {
+    /// The memory a buffer of this ownership holds, as an error names it.
+    fn describe(self) -> &'static str {
+        match self {
+            Ownership::Owned => "memory it owns",
+            Ownership::Symmetric => "a team's symmetric memory, which NVSHMEM frees with the team",
+            Ownership::Borrowed => "memory it borrowed (Gpu::borrow_device_ptr), which stays its owner's",
+        }
+    }
+}
+
+/// Refuses memory of a context other than `gpu`'s: its addresses mean nothing there.
+fn check_context(gpu: &CudaGpu, context: &CudaContext, what: &'static str) -> Result<()> {
+    if context == &**gpu.context() {
+        Ok(())
+    } else {
+        Err(Error::ForeignContext { what, memory_gpu: context.ordinal(), gpu: gpu.info().ordinal })
     }
 }
 

@@ -31,7 +31,9 @@ pub(crate) mod team;
 pub(crate) mod timing;
 
 pub(crate) use context::{require_gpu, CudaGpu};
-pub(crate) use memory::{CudaBuffer, CudaElement};
+/// The cudarc types of the public interop API (`Gpu::from_cudarc`, `Gpu::adopt_cudarc`, …).
+pub(crate) use cudarc::driver::{sys::CUdeviceptr, CudaContext, CudaSlice, CudaStream};
+pub(crate) use memory::{CudaBuffer, CudaElement, Ownership};
 pub(crate) use split::CudaSplitRun;
 
 use cudarc::driver::sys::CUresult;

@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, LaunchArgs, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchArgs, PushKernelArg};
 use gsync_contract::TrailingParam;
 
 use crate::barrier::{Barrier, LaunchHeader, LINE_WORDS};
@@ -38,6 +38,11 @@ enum Condition {
 pub(crate) struct LaunchScratch {
     status: CudaSlice<u32>,
     barrier_state: CudaSlice<u32>,
+    /// The two slices' device addresses, which every launch passes: taken once per
+    /// allocation, since asking a slice of a context that tracks events (one given to
+    /// `Gpu::from_cudarc`) waits for and records its events, which graph capture refuses.
+    status_address: u64,
+    barrier_state_address: u64,
     /// The last launch's sequence number.
     sequence: u32,
     condition: Condition,
@@ -58,9 +63,12 @@ impl LaunchScratch {
             .iter()
             .map(|barrier| (barrier.descriptor().state_words)(blocks, 32))
             .fold(LINE_WORDS, usize::max);
+        let (status, barrier_state) = (zeroed_words(stream, STATUS_WORDS)?, zeroed_words(stream, words)?);
         Ok(LaunchScratch {
-            status: zeroed_words(stream, STATUS_WORDS)?,
-            barrier_state: zeroed_words(stream, words)?,
+            status_address: device_address(&status),
+            barrier_state_address: device_address(&barrier_state),
+            status,
+            barrier_state,
             sequence: 0,
             condition: Condition::Zeroed,
         })
@@ -83,6 +91,7 @@ impl LaunchScratch {
         let words = (barrier.descriptor().state_words)(grid.blocks, grid.threads).max(LINE_WORDS);
         if self.barrier_state.len() < words {
             self.barrier_state = zeroed_words(stream, words)?;
+            self.barrier_state_address = device_address(&self.barrier_state);
             self.condition = Condition::Zeroed;
         }
         if !matches!(self.condition, Condition::Zeroed) && self.condition != Condition::ReadyFor(name) {
@@ -154,8 +163,8 @@ impl LaunchScratch {
     pub(crate) fn push_trailing_args<'a>(&'a self, builder: &mut LaunchArgs<'a>) {
         for param in gsync_contract::TRAILING_PARAMS {
             match param {
-                TrailingParam::BarrierState => builder.arg(&self.barrier_state),
-                TrailingParam::Status => builder.arg(&self.status),
+                TrailingParam::BarrierState => builder.arg(&self.barrier_state_address),
+                TrailingParam::Status => builder.arg(&self.status_address),
             };
         }
     }
@@ -168,6 +177,12 @@ impl LaunchScratch {
     fn zero_status(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
         stream.memset_zeros(&mut self.status).map_err(driver_error("zeroing the status word"))
     }
+}
+
+/// The device address of `slice`'s first element.
+fn device_address(slice: &CudaSlice<u32>) -> u64 {
+    let (address, _record) = slice.device_ptr(slice.stream());
+    address
 }
 
 /// The sequence number after `sequence`: never 0, so that zeroed slots match no launch.

@@ -17,7 +17,9 @@ use crate::emu::thread::ThreadCtx;
 /// skipped read or atomic returns zero.
 #[doc(hidden)]
 pub struct EmuSlice<T: EmuScalar> {
-    cells: Box<[T::Cell]>,
+    /// A vector, not a boxed slice, so that a host vector becomes one without a copy
+    /// ([`EmuSlice::from_vec`]), whatever its capacity.
+    cells: Vec<T::Cell>,
 }
 
 impl<T: EmuScalar> EmuSlice<T> {
@@ -29,6 +31,38 @@ impl<T: EmuScalar> EmuSlice<T> {
     /// A copy of `host`.
     pub(crate) fn from_host(host: &[T]) -> Self {
         EmuSlice { cells: host.iter().map(|&value| value.cell()).collect() }
+    }
+
+    /// `host`'s elements, moved in: without a copy where an element and its cell have the
+    /// same size and alignment (every element type on 64-bit hosts), else copied.
+    pub(crate) fn from_vec(host: Vec<T>) -> Self {
+        if !cells_match_elements::<T>() {
+            return EmuSlice::from_host(&host);
+        }
+        let mut host = std::mem::ManuallyDrop::new(host);
+        let (elements, len, capacity) = (host.as_mut_ptr(), host.len(), host.capacity());
+        // SAFETY: the vector's allocation is taken over once (`host` is never dropped). A cell
+        // has the element's size and alignment (checked above), so the allocation's layout is
+        // that of `capacity` cells, and it holds `len` valid cells: each element's bytes are
+        // its bits, which its cell stores as they are (`EmuScalar`'s promise).
+        let cells = unsafe { Vec::from_raw_parts(elements.cast::<T::Cell>(), len, capacity) };
+        EmuSlice { cells }
+    }
+
+    /// The elements, moved out: the inverse of [`from_vec`](Self::from_vec), without a copy
+    /// where that takes none.
+    pub(crate) fn into_vec(self) -> Vec<T> {
+        if !cells_match_elements::<T>() {
+            let mut host = vec![T::default(); self.len()];
+            self.copy_to(&mut host);
+            return host;
+        }
+        let mut cells = std::mem::ManuallyDrop::new(self.cells);
+        let (cells_ptr, len, capacity) = (cells.as_mut_ptr(), cells.len(), cells.capacity());
+        // SAFETY: as in `from_vec`, the other way: the allocation is laid out for `capacity`
+        // elements, and each cell's bytes are a valid element's bits; the cells are owned, so
+        // no thread accesses them any more.
+        unsafe { Vec::from_raw_parts(cells_ptr.cast::<T>(), len, capacity) }
     }
 
     /// The number of elements.
@@ -208,6 +242,12 @@ impl<T: EmuScalar> EmuSlice<T> {
     }
 }
 
+/// Whether `T`'s cells have `T`'s size and alignment, so that memory of one is memory of the
+/// other.
+fn cells_match_elements<T: EmuScalar>() -> bool {
+    size_of::<T>() == size_of::<T::Cell>() && align_of::<T>() == align_of::<T::Cell>()
+}
+
 impl EmuSlice<u32> {
     /// Takes lock word `index` (in bounds) if it is free: 0 to 1, with acquire ordering.
     #[inline]
@@ -246,6 +286,37 @@ mod tests {
         slice.fill_zeros();
         slice.copy_to(&mut out);
         assert_eq!(out, [0.0; 3]);
+    }
+
+    #[test]
+    fn vectors_move_in_and_out_without_a_copy() {
+        let mut host = Vec::with_capacity(8);
+        host.extend([1.5f64, -2.0, 3.25]);
+        let address = host.as_ptr() as usize;
+        let slice = EmuSlice::from_vec(host);
+        let mut out = [0.0f64; 3];
+        slice.copy_to(&mut out);
+        assert_eq!(out, [1.5, -2.0, 3.25]);
+        slice.copy_from(&[4.0, 5.0, 6.0]);
+        let back = slice.into_vec();
+        assert_eq!((back.as_ptr() as usize, back.capacity()), (address, 8));
+        assert_eq!(back, [4.0, 5.0, 6.0]);
+    }
+
+    #[test]
+    fn vectors_of_every_width_round_trip() {
+        fn round_trip<T: EmuScalar + PartialEq + std::fmt::Debug>(values: Vec<T>) {
+            assert_eq!(EmuSlice::from_vec(values.clone()).into_vec(), values);
+        }
+        round_trip(vec![1u8, 255, 0]);
+        round_trip(vec![-1i16, 7]);
+        round_trip(vec![u32::MAX, 3]);
+        round_trip(vec![i64::MIN, 9]);
+        round_trip(vec![0.5f32, -0.0, f32::INFINITY]);
+        round_trip(vec![half::f16::from_f32(0.5), half::f16::from_f32(-3.0)]);
+        round_trip(vec![half::bf16::from_f32(0.25)]);
+        round_trip(vec![true, false]);
+        round_trip(Vec::<f32>::new());
     }
 
     #[test]

@@ -20,7 +20,9 @@ mod sealed {
 /// (`Relaxed` unless it names one), acquire loads and release stores theirs. Float min and max
 /// are Rust's (a NaN operand yields the other one), with -0.0 below +0.0, so that the result
 /// is one operand bit for bit, as the device's. `bool`, on which the DSL has no atomics, orders
-/// `false` below `true` and adds as C's `b += v` does (an or). Sealed.
+/// `false` below `true` and adds as C's `b += v` does (an or). Sealed: every cell holds its
+/// value's bits as they are, in memory of the value's size, which lets an emulated buffer take
+/// a host vector over without a copy.
 pub trait EmuScalar: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     /// The atomic that stores one element.
     type Cell: Send + Sync;
