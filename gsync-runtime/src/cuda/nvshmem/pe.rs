@@ -319,16 +319,20 @@ impl NvshmemPe {
                 status,
             });
         }
-        let mut reduced = [0u64; AGREE_WORDS];
-        // SAFETY: as above; `reduced` outlives the copy, which the synchronisation waits for.
-        unsafe { driver::memcpy_dtoh_async(&mut reduced[..], destination, stream) }
-            .map_err(driver_error("agreeing across the team"))?;
+        // The reduction first, within the limit; only then the copy back. A copy into pageable
+        // host memory returns only once it is done, so queued before the wait it would wait for
+        // a PE that never comes, and the limit would never be checked.
         match limit {
             None => self.stream.synchronize().map_err(driver_error("agreeing across the team"))?,
             Some(limit) => {
                 wait_within(&self.stream, limit).inspect_err(|_| self.abandoned.store(true, Ordering::Release))?
             }
         }
+        let mut reduced = [0u64; AGREE_WORDS];
+        // SAFETY: as above; `reduced` outlives the copy, which the synchronisation waits for.
+        unsafe { driver::memcpy_dtoh_async(&mut reduced[..], destination, stream) }
+            .map_err(driver_error("agreeing across the team"))?;
+        self.stream.synchronize().map_err(driver_error("agreeing across the team"))?;
         Ok(reduced)
     }
 
