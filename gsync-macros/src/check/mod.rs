@@ -47,23 +47,21 @@ fn returns(k: &Kernel, block: &Block, diag: &mut Diagnostics) {
     if k.grid_syncs == 0 {
         return;
     }
-    // The barrier to name: `grid_sync()` where the kernel has one.
-    let mut scope = SyncScope::Gpu;
-    crate::ir_walk::each_stmt(block, &mut |s| {
-        if let StmtKind::GridSync { scope: SyncScope::Team, .. } = s.kind {
-            scope = SyncScope::Team;
-        }
+    // One walk: the `return`s, and the barrier to name (`grid_sync()` where the kernel has one).
+    let (mut returns, mut scope) = (Vec::new(), SyncScope::Gpu);
+    crate::ir_walk::each_stmt(block, &mut |s| match s.kind {
+        StmtKind::Return => returns.push(s.span),
+        StmtKind::GridSync { scope: SyncScope::Team, .. } => scope = SyncScope::Team,
+        _ => {}
     });
     let call = scope.call();
-    crate::ir_walk::each_stmt(block, &mut |s| {
-        if matches!(s.kind, StmtKind::Return) {
-            diag.error(
-                s.span,
-                format!(
-                    "`return` in a kernel that calls `{call}`: the blocks still running would wait forever at the next barrier; \
-                     skip the rest of the work with `if` instead"
-                ),
-            );
-        }
-    });
+    for span in returns {
+        diag.error(
+            span,
+            format!(
+                "`return` in a kernel that calls `{call}`: the blocks still running would wait forever at the next barrier; \
+                 skip the rest of the work with `if` instead"
+            ),
+        );
+    }
 }

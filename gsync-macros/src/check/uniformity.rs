@@ -117,10 +117,11 @@ fn consequence(c: Collective) -> &'static str {
     }
 }
 
-/// The error for a collective under control that depends on `scope` identity.
-fn message(c: Collective, scope: &str) -> String {
+/// The error for a collective under control at `level`.
+fn message(c: Collective, level: Level) -> String {
+    let scope = level.scope();
     match c {
-        Collective::GridSync if scope == Level::Pe.scope() => format!(
+        Collective::GridSync if level == Level::Pe => format!(
             "`grid_sync()` in control flow that depends on {scope} identity: the threads that skip it leave all others waiting \
              forever; `gpu_sync()` waits for this PE's blocks only, and may depend on `pe()`"
         ),
@@ -437,7 +438,7 @@ impl Analysis<'_> {
                 frame.entry
             }
             None => {
-                self.errors.push(Report { span, message: message(c, scope), notes: Vec::new() });
+                self.errors.push(Report { span, message: message(c, ctx.level), notes: Vec::new() });
                 ctx
             }
         };
