@@ -128,6 +128,16 @@ impl Gpu {
         self.symmetric(host.len(), Some(host))
     }
 
+    /// Ends this GPU's part in its team with the team's last collective step, after which
+    /// NVSHMEM is finalised with every PE; an error when a peer left the team instead or made
+    /// another collective call. Nothing on a GPU in no team or on the emulator.
+    pub(crate) fn end_team(&self) -> Result<()> {
+        match &self.device {
+            Engine::Cuda(cuda) => cuda.team().map_or(Ok(()), |team| team.farewell()),
+            Engine::Emulator(_) => Ok(()),
+        }
+    }
+
     /// Leaves this GPU's team without finalising NVSHMEM with its peers when it is dropped.
     pub(crate) fn abandon_team(&self) {
         if let Engine::Cuda(cuda) = &self.device {

@@ -132,7 +132,14 @@ impl Team {
             Kind::Cuda { env: Some(env) } => {
                 let gpu = Gpu::cuda_pe(env)?;
                 match panic::catch_unwind(AssertUnwindSafe(|| body(&gpu))) {
-                    Ok(Ok(result)) => Ok(vec![result]),
+                    // The team's end is collective too: a peer that left instead fails it.
+                    Ok(Ok(result)) => match gpu.end_team() {
+                        Ok(()) => Ok(vec![result]),
+                        Err(error) => {
+                            eprintln!("gsync: PE {} of {}: {error}", env.pe, env.n_pes);
+                            Err(error)
+                        }
+                    },
                     // A PE that fails says why (the starting process sees only its exit), and
                     // leaves NVSHMEM unfinalised: its peers, still in the program, may never
                     // join a collective finalisation.

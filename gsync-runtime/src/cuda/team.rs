@@ -98,7 +98,7 @@ impl CudaTeam {
     pub(crate) fn allocate(&self, bytes: usize, limit: Option<Duration>) -> Result<u64> {
         self.intact()?;
         let size = bytes as u64;
-        let agreed = self.nvshmem.agree_max_within(&[size, !size], limit)?;
+        let agreed = self.nvshmem.agree_among(&[size, !size], limit, "allocates a symmetric buffer")?;
         if (agreed[0], !agreed[1]) != (size, size) {
             return Err(Error::CollectiveMismatch {
                 call: "Gpu::symmetric_zeros",
@@ -135,7 +135,7 @@ impl CudaTeam {
         mine[self.pe() as usize] = u64::from(refused);
         mine[self.n_pes() as usize] = identity;
         mine[self.n_pes() as usize + 1] = !identity;
-        let every = self.nvshmem.agree_max_within(&mine, limit)?;
+        let every = self.nvshmem.agree_among(&mine, limit, "agrees to launch a kernel")?;
         if (every[self.n_pes() as usize], !every[self.n_pes() as usize + 1]) != (identity, identity) {
             return Err(Error::CollectiveMismatch {
                 call: "a launch",
@@ -166,6 +166,11 @@ impl CudaTeam {
             }
         }
         ran
+    }
+
+    /// The team's last collective step ([`NvshmemPe::farewell`]).
+    pub(crate) fn farewell(&self) -> Result<()> {
+        self.nvshmem.farewell()
     }
 
     /// Leaves NVSHMEM as it is when this PE goes away, instead of finalising it with the

@@ -29,6 +29,14 @@ const RENDEZVOUS_MAGIC: &[u8] = b"gsync nvshmem unique id v1\n";
 /// How often a PE looks for the rendezvous file.
 const RENDEZVOUS_POLL: Duration = Duration::from_millis(10);
 
+/// How often a PE waiting for a collective looks for departure notices, from the first look
+/// on: a collective that completes sooner costs no look.
+const DEPARTURE_POLL: Duration = Duration::from_millis(1);
+
+/// The identity of the farewell, the team's last collective (no launch's identity, which
+/// hashes a kernel's name, is expected to equal it).
+const FAREWELL: u64 = 0x6761_6f6f_6462_7965;
+
 /// The symbols NVSHMEM initialises in a module; a module without them has no NVSHMEM.
 const DEVICE_STATE: &str = "nvshmemi_device_state_d";
 const DEVICE_LIB_VERSION: &str = "nvshmemi_device_lib_version_d";
@@ -69,21 +77,6 @@ fn unregister(module: CUmodule) {
     }
 }
 
-/// Waits for the work queued on `stream` so far, at most `limit`: a collective that a PE never
-/// joins never completes, and the wait ends with [`Error::TeamTimedOut`].
-fn wait_within(stream: &CudaStream, limit: Duration) -> Result<()> {
-    let context = "agreeing across the team";
-    let done = stream.record_event(None).map_err(driver_error(context))?;
-    let started = Instant::now();
-    while !done.try_is_complete().map_err(driver_error(context))? {
-        if started.elapsed() >= limit {
-            return Err(Error::TeamTimedOut { doing: "agrees to launch a kernel".into(), waited: limit });
-        }
-        std::thread::sleep(Duration::from_micros(50));
-    }
-    Ok(())
-}
-
 /// This process as PE `pe` of a team of `n_pes`, through NVSHMEM on one CUDA context.
 ///
 /// Dropping it synchronises the context, frees its scratch, unregisters the modules still
@@ -103,6 +96,28 @@ pub struct NvshmemPe {
     /// Set when a collective was given up: it stays queued, so that neither waiting for the
     /// stream nor NVSHMEM's (collective) finalisation could end.
     abandoned: AtomicBool,
+    /// Set once the team's last collective, the farewell, has been made.
+    farewell_made: AtomicBool,
+    /// The departure notices this PE sends and receives.
+    departures: Departures,
+}
+
+/// How PEs tell each other that they left a team outside its collective end: a word per PE
+/// after the agreement's scratch on the symmetric heap, which a departing PE sets on every peer
+/// that its GPU reaches (a memset through NVSHMEM's peer mapping, on a stream of its own, since
+/// the team's stream may hold a collective that never ends). A PE that waits for a collective
+/// looks at its words, so that a peer that left is an error instead of a wait without end.
+#[derive(Default)]
+struct Departures {
+    /// This PE's words, one per PE, on the symmetric heap.
+    words: u64,
+    /// For each PE, this PE's word in that PE's words, as mapped here; 0 for this PE and for a
+    /// PE whose memory is not mapped.
+    slots_on_peers: Vec<u64>,
+    /// The stream for notices and looks.
+    stream: Option<Arc<CudaStream>>,
+    /// Set once this PE's departure is announced.
+    announced: AtomicBool,
 }
 
 impl std::fmt::Debug for NvshmemPe {
@@ -162,9 +177,13 @@ impl NvshmemPe {
             allocations: Mutex::new(HashSet::new()),
             calls: Mutex::new(()),
             abandoned: AtomicBool::new(false),
+            farewell_made: AtomicBool::new(false),
+            departures: Departures::default(),
         };
         this.check_identity(env)?;
-        this.scratch = this.calloc(2 * AGREE_WORDS * 8, "allocating the team's scratch")?;
+        let agreement_bytes = 2 * AGREE_WORDS * 8;
+        this.scratch = this.calloc(agreement_bytes + n_pes as usize * 4, "allocating the team's scratch")?;
+        this.departures = this.departures_at(this.scratch + agreement_bytes as u64)?;
         Ok(this)
     }
 
@@ -262,6 +281,11 @@ impl NvshmemPe {
     /// has not met within `limit` (`None`: no limit): a PE that never makes the call. The
     /// reduction then stays queued on this PE's stream, so the team is of no further use.
     pub fn agree_max_within(&self, values: &[u64], limit: Option<Duration>) -> Result<Vec<u64>> {
+        self.agree_among(values, limit, "agrees with the team")
+    }
+
+    /// [`agree_max_within`](Self::agree_max_within), for a PE that `doing` (for its errors).
+    pub(crate) fn agree_among(&self, values: &[u64], limit: Option<Duration>, doing: &str) -> Result<Vec<u64>> {
         let _calls = self.enter()?;
         let started = Instant::now();
         let len = values.len() as u64;
@@ -277,7 +301,7 @@ impl NvshmemPe {
             }
             words[header..header + chunk.len()].copy_from_slice(chunk);
             let left = limit.map(|limit| limit.saturating_sub(started.elapsed()));
-            let reduced = self.reduce_max(&words, left)?;
+            let reduced = self.reduce_max(&words, left, doing)?;
             if round == 0 && (reduced[0], !reduced[1]) != (len, len) {
                 return Err(Error::CollectiveMismatch {
                     call: "NvshmemPe::agree_max",
@@ -294,7 +318,12 @@ impl NvshmemPe {
     }
 
     /// One reduction of the scratch: `words` in, the maxima out.
-    fn reduce_max(&self, words: &[u64; AGREE_WORDS], limit: Option<Duration>) -> Result<[u64; AGREE_WORDS]> {
+    fn reduce_max(
+        &self,
+        words: &[u64; AGREE_WORDS],
+        limit: Option<Duration>,
+        doing: &str,
+    ) -> Result<[u64; AGREE_WORDS]> {
         let (source, destination) = (self.scratch, self.scratch + (AGREE_WORDS * 8) as u64);
         let stream = self.stream.cu_stream();
         let failed = driver_error("agreeing across the team");
@@ -322,12 +351,7 @@ impl NvshmemPe {
         // The reduction first, within the limit; only then the copy back. A copy into pageable
         // host memory returns only once it is done, so queued before the wait it would wait for
         // a PE that never comes, and the limit would never be checked.
-        match limit {
-            None => self.stream.synchronize().map_err(driver_error("agreeing across the team"))?,
-            Some(limit) => {
-                wait_within(&self.stream, limit).inspect_err(|_| self.abandoned.store(true, Ordering::Release))?
-            }
-        }
+        self.wait_for_team(limit, doing).inspect_err(|_| self.abandon())?;
         let mut reduced = [0u64; AGREE_WORDS];
         // SAFETY: as above; `reduced` outlives the copy, which the synchronisation waits for.
         unsafe { driver::memcpy_dtoh_async(&mut reduced[..], destination, stream) }
@@ -337,9 +361,79 @@ impl NvshmemPe {
     }
 
     /// Leaves NVSHMEM as it is when this PE is dropped (no wait for its stream, no collective
-    /// finalisation): for a PE that failed, whose peers may never finalise with it.
+    /// finalisation), and tells every peer that this PE has left: for a PE that failed, or gave
+    /// up a collective, whose peers may never finalise with it. A peer waiting for a collective
+    /// then fails it with [`Error::PeLeft`].
     pub fn abandon(&self) {
         self.abandoned.store(true, Ordering::Release);
+        self.departures.announce(&self.context);
+    }
+
+    /// The team's last collective: every PE says goodbye, after which NVSHMEM can be finalised
+    /// with every PE. Fails with [`Error::PeLeft`] when a peer left the team instead (it failed,
+    /// gave up a collective, or its process ended), or [`Error::CollectiveMismatch`] when a peer
+    /// made another collective call meanwhile (it launches a kernel this PE never launches); the
+    /// PE is then abandoned, which its drop would otherwise do with the same wait. Waits as long
+    /// as the peers still work, without limit.
+    pub fn farewell(&self) -> Result<()> {
+        if self.abandoned.load(Ordering::Acquire) || self.farewell_made.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        let words = [FAREWELL, !FAREWELL];
+        let agreed = self.agree_among(&words, None, "ends its part in the team").inspect_err(|_| self.abandon())?;
+        if (agreed[0], !agreed[1]) != (FAREWELL, FAREWELL) {
+            self.abandon();
+            return Err(Error::CollectiveMismatch {
+                call: "the team's end",
+                detail: "this PE ended its part in the team, another PE made another collective call (a launch or \
+                         a symmetric allocation) instead"
+                    .into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The departure notices at `words`, this PE's word per PE on the symmetric heap: where
+    /// this PE's word lies in each peer's, and a stream for them.
+    fn departures_at(&self, words: u64) -> Result<Departures> {
+        let _calls = self.enter()?;
+        let slot = words + u64::from(self.pe) * 4;
+        let slots_on_peers = (0..self.n_pes)
+            .map(|peer| {
+                if peer == self.pe {
+                    return 0;
+                }
+                // SAFETY: `slot` is on the symmetric heap; NVSHMEM is initialised and its
+                // context current. A peer whose memory is not mapped gives null.
+                (unsafe { (self.nvshmem.host.ptr)(slot as *const c_void, peer as c_int) }) as u64
+            })
+            .collect();
+        let stream = self.context.new_stream().map_err(driver_error("creating the team's notice stream"))?;
+        Ok(Departures { words, slots_on_peers, stream: Some(stream), announced: AtomicBool::new(false) })
+    }
+
+    /// Waits for the work queued on the team's stream so far: at most `limit`, after which a PE
+    /// has not made the call ([`Error::TeamTimedOut`]), and only while no peer has announced its
+    /// departure ([`Error::PeLeft`]).
+    fn wait_for_team(&self, limit: Option<Duration>, doing: &str) -> Result<()> {
+        let context = "waiting for the team";
+        let done = self.stream.record_event(None).map_err(driver_error(context))?;
+        let started = Instant::now();
+        let mut next_look = started + DEPARTURE_POLL;
+        while !done.try_is_complete().map_err(driver_error(context))? {
+            let now = Instant::now();
+            if let Some(limit) = limit.filter(|&limit| now - started >= limit) {
+                return Err(Error::TeamTimedOut { doing: doing.into(), waited: limit });
+            }
+            if now >= next_look {
+                if let Some(pe) = self.departures.first_departed(self.pe, self.n_pes)? {
+                    return Err(Error::PeLeft { pe, doing: doing.into() });
+                }
+                next_look = now + DEPARTURE_POLL;
+            }
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        Ok(())
     }
 
     /// Registers `module` with NVSHMEM (`nvshmemx_cumodule_init`), so that its kernels' NVSHMEM
@@ -428,8 +522,42 @@ impl NvshmemPe {
     }
 }
 
+impl Departures {
+    /// Sets this PE's word on every peer it reaches, once, and waits for the stores.
+    fn announce(&self, context: &Arc<CudaContext>) {
+        let Some(stream) = &self.stream else { return };
+        if self.announced.swap(true, Ordering::AcqRel) || context.bind_to_thread().is_err() {
+            return;
+        }
+        for &slot in self.slots_on_peers.iter().filter(|&&slot| slot != 0) {
+            // SAFETY: `slot` is a word of a peer's symmetric heap mapped into this context,
+            // which stays mapped while NVSHMEM is not finalised. A failed notice leaves that
+            // peer to its watchdog, its deadline or its launcher.
+            let _ = unsafe { driver::memset_d8_async(slot, 1, 4, stream.cu_stream()) };
+        }
+        let _ = stream.synchronize();
+    }
+
+    /// The first PE other than `me` that announced its departure.
+    fn first_departed(&self, me: u32, n_pes: u32) -> Result<Option<u32>> {
+        let Some(stream) = &self.stream else { return Ok(None) };
+        let mut words = vec![0u32; n_pes as usize];
+        let failed = driver_error("reading the team's departure notices");
+        // SAFETY: `self.words` holds `n_pes` words of this context; `words` outlives the copy,
+        // which the synchronisation waits for.
+        unsafe { driver::memcpy_dtoh_async(&mut words[..], self.words, stream.cu_stream()) }.map_err(failed)?;
+        stream.synchronize().map_err(driver_error("reading the team's departure notices"))?;
+        Ok((0..n_pes).find(|&pe| pe != me && words[pe as usize] != 0))
+    }
+}
+
 impl Drop for NvshmemPe {
     fn drop(&mut self) {
+        if self.farewell().is_err() {
+            // The farewell abandoned this PE: a peer left, so the collective finalisation
+            // could never end.
+            return;
+        }
         let _calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
         if self.abandoned.load(Ordering::Acquire) {
             // The process ends soon after: leaving NVSHMEM as it is beats waiting forever.
