@@ -286,3 +286,23 @@ fn a_block_size_that_overflows_shared_memory_is_refused() {
 fn shapes_beyond_the_limits_are_typed_errors() {
     common::dims::shapes_beyond_the_limits_are_typed_errors(&Gpu::emulator());
 }
+
+#[test]
+fn many_launches_in_flight_each_compute_their_own_result() {
+    common::pending::many_launches_in_flight_each_compute_their_own_result(&Gpu::emulator());
+}
+
+#[test]
+fn a_launch_error_surfaces_at_wait() {
+    common::pending::a_launch_error_surfaces_at_wait(&Gpu::emulator());
+}
+
+#[test]
+fn split_and_dropped_launches_finish() {
+    common::pending::split_and_dropped_launches_finish(&Gpu::emulator());
+}
+
+#[test]
+fn launches_on_two_streams_use_each_other_s_buffers() {
+    common::pending::launches_on_two_streams_use_each_other_s_buffers(&Gpu::emulator());
+}

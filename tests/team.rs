@@ -756,3 +756,11 @@ fn range_puts_run_inside_the_segments_of_the_split_form() {
             .unwrap_or_else(|e| panic!("{n_pes} PEs: {e}"));
     }
 }
+
+#[test]
+fn a_pe_of_a_team_has_one_stream() {
+    let errors = Team::emulated(2).unwrap().run(|gpu| Ok(gpu.new_stream().map(drop))).unwrap();
+    for error in errors {
+        assert!(matches!(error, Err(Error::TeamStream)), "{error:?}");
+    }
+}

@@ -22,6 +22,7 @@ use crate::cuda::nvshmem::TeamEnv;
 use crate::cuda::team::CudaTeam;
 use crate::cuda::{self, require_gpu, CudaBuffer, CudaGpu, CudaSplitRun};
 use crate::emu::{self, EmuLaunch, EmuSegmentFn, EmuSlice, EmuSplitRun, Emulator, ThreadCtx, ThreadFuture};
+use crate::pending::Pending;
 use crate::private::KernelForms;
 use crate::split::{Runner, SplitRun};
 
@@ -493,6 +494,74 @@ impl Gpu {
         }
     }
 
+    /// The same GPU with a stream of its own: launches and copies through the returned `Gpu`
+    /// are ordered among themselves and run beside this one's, sharing the context, the
+    /// compiled kernels and the tuned configurations. Buffers of either may be passed to the
+    /// other's launches: every copy and allocation returns once it has landed, and a launch
+    /// queued with `submit` borrows its buffers until it is waited for, so no buffer is
+    /// touched on two streams at once.
+    ///
+    /// On the emulator, another handle to the same emulator (its launches run when queued).
+    /// On a PE of a team, [`Error::TeamStream`]: the PEs must launch in one order.
+    ///
+    /// ```
+    /// # use gsync::prelude::*;
+    /// # fn main() -> gsync::Result<()> {
+    /// let gpu = Gpu::new(0)?;
+    /// let side = gpu.new_stream()?;
+    /// let (a, b) = (gpu.upload(&[1u32, 2, 3])?, side.zeros::<u32>(3)?);
+    /// assert_eq!((side.download(&a)?, gpu.download(&b)?), (vec![1, 2, 3], vec![0, 0, 0]));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn new_stream(&self) -> Result<Gpu> {
+        match &self.device {
+            Engine::Cuda(cuda) => Ok(Gpu::over(cuda.with_new_stream()?)),
+            Engine::Emulator(emulator) if emulator.team().is_some() => Err(Error::TeamStream),
+            Engine::Emulator(emulator) => Ok(Gpu { device: Engine::Emulator(emulator.another_stream()) }),
+        }
+    }
+
+    /// Queues one call of a `#[grid_phases]` kernel, as [`run`](Self::run) runs it, and
+    /// returns without waiting where the backend can (see [`Pending`]). For generated code.
+    ///
+    /// # Safety
+    /// As [`run`](Self::run); and the buffers `forms` borrows must stay borrowed for `'a`, as
+    /// the generated `submit` functions' signatures make them.
+    #[doc(hidden)]
+    pub unsafe fn submit<'a>(
+        &'a self,
+        kernel: &KernelSpec,
+        launch: &Launch,
+        co_residency: CoResidency,
+        forms: &mut dyn KernelForms,
+    ) -> Result<Pending<'a>> {
+        let cuda = match &self.device {
+            Engine::Cuda(cuda) if cuda.team().is_none() => &**cuda,
+            // SAFETY: the caller vouches for `forms`.
+            _ => return Ok(Pending::finished(unsafe { self.run(kernel, launch, co_residency, forms) })),
+        };
+        if launch.selected_barrier().descriptor().launch_mode == LaunchMode::Split {
+            let shared = forms.dynamic_shared();
+            let mut run = self.begin_split_with(kernel, launch, forms.emulated_segments(), &shared)?;
+            forms.run_split(&mut run)?;
+            return Ok(Pending::split(run));
+        }
+        let shared = forms.dynamic_shared();
+        let mut args = KernelArgs::new();
+        forms.push_args(&mut args);
+        args.dynamic_shared(shared);
+        cuda.health().guard(|| {
+            check_buffers(cuda, kernel, &args)?;
+            // SAFETY: `KernelForms` promises arguments that match the C parameters of the
+            // kernel it was generated for, which the caller vouches is `kernel`.
+            let plan = unsafe { tune::plan(cuda, kernel, launch, &args, co_residency) }?;
+            // SAFETY: as above; the caller keeps the buffers borrowed for `'a`, which the
+            // pending launch lives no longer than.
+            Ok(Pending::fused(unsafe { cuda::fused::submit(cuda, plan, &args) }?))
+        })
+    }
+
     /// The CUDA GPU, or [`Error::WrongBackend`] saying that `what` needs one.
     pub(crate) fn require_cuda(&self, what: &'static str) -> Result<&CudaGpu> {
         match &self.device {
@@ -542,7 +611,7 @@ unsafe fn launch_fused(
             // SAFETY: the caller vouches for `args`.
             let plan = unsafe { tune::plan(cuda, kernel, launch, args, co_residency) }?;
             // SAFETY: as above; the plan is of `kernel`.
-            return unsafe { cuda::fused::launch(cuda, &plan, args) };
+            return unsafe { cuda::fused::launch(cuda, plan, args) };
         };
         // On a team, every PE runs what it planned alone (tuning would time candidates that
         // span the team), and none launches unless every PE can: whatever refuses the launch
@@ -560,7 +629,7 @@ unsafe fn launch_fused(
                 Err(Error::TeamRefused { kernel: kernel.name.to_owned(), pe, reason })
             }
             // SAFETY: as above; the plan is of `kernel`.
-            (Ok(None), Ok(plan)) => unsafe { cuda::fused::launch(cuda, &plan, args) },
+            (Ok(None), Ok(plan)) => unsafe { cuda::fused::launch(cuda, plan, args) },
         };
         team.settle(ran)
     })

@@ -108,6 +108,7 @@ mod cuda;
 mod emu;
 mod gpu;
 mod interop;
+mod pending;
 mod split;
 mod team;
 
@@ -143,4 +144,5 @@ pub use gpu::Gpu;
 /// Half precision, IEEE binary16 and bfloat16, from the `half` crate: element types of device
 /// buffers and kernels (see docs/dsl.md, "Half precision").
 pub use half::{bf16, f16};
+pub use pending::Pending;
 pub use team::Team;

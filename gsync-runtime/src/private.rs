@@ -9,7 +9,9 @@
 
 // The user-facing items generated code names, so that it names everything through this
 // module alone.
-pub use crate::{bf16, f16, Barrier, DeviceBuffer, DeviceScalar, Gpu, KernelSpec, Launch, LaunchConfig, LaunchReport};
+pub use crate::{
+    bf16, f16, Barrier, DeviceBuffer, DeviceScalar, Gpu, KernelSpec, Launch, LaunchConfig, LaunchReport, Pending,
+};
 pub use crate::{Result, DEFAULT_THREADS};
 
 // The kernel's description, as the macro writes it: the contract's facts among it.

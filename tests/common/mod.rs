@@ -14,6 +14,7 @@ pub mod half_checks;
 pub mod heat_checks;
 pub mod hostile;
 pub mod kernels;
+pub mod pending;
 pub mod radix;
 pub mod shared_slice_checks;
 pub mod shared_slice_kernels;

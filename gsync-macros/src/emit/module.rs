@@ -9,6 +9,8 @@
 //!         pub fn launch(gpu, a: &mut DeviceBuffer<f32>, n: u32) -> Result<LaunchReport>;
 //!         pub fn launch_with(gpu, launch: &Launch, a, n) -> Result<LaunchReport>;
 //!         pub unsafe fn launch_oversubscribed(gpu, launch, a, n) -> Result<LaunchReport>;
+//!         pub fn submit<'p>(gpu: &'p Gpu, a: &'p mut DeviceBuffer<f32>, n: u32) -> Result<Pending<'p>>;
+//!         pub fn submit_with<'p>(gpu: &'p Gpu, launch: &Launch, a, n) -> Result<Pending<'p>>;
 //!         struct Call<'p> { a: &'p mut DeviceBuffer<f32>, n: u32 }
 //!         unsafe impl KernelForms for Call<'_> { … }         // the three forms, for Gpu::run
 //!         fn split(run: &mut SplitRun, a, n) -> …;           // the split form's host code
@@ -78,7 +80,7 @@ pub fn items(
         DeclaredThreads::RuntimeDefault => quote!(#private::DEFAULT_THREADS),
         DeclaredThreads::Free => quote!(0u32),
     };
-    let (params, fields) = call_params(sig, k);
+    let (params, held_params, fields) = call_params(sig, k);
     let args: Vec<_> = sig.params.iter().map(|p| &p.name).collect();
     let spec = kernel_spec();
     let (checked, unchecked, rust_signature) = (&src.checked, &src.unchecked, &src.rust_signature);
@@ -139,7 +141,8 @@ pub fn items(
             };
 
             pub use self::functions::{
-                cuda_source, launch, launch_oversubscribed, launch_config, launch_with, max_coresident_blocks,
+                cuda_source, launch, launch_oversubscribed, launch_config, launch_with, max_coresident_blocks, submit,
+                submit_with,
             };
 
             /// The kernel's functions, apart from `KERNEL` so that a parameter may take its name.
@@ -159,6 +162,24 @@ pub fn items(
             ) -> #private::Result<#private::LaunchReport> {
                 // SAFETY: `Call`'s forms were generated for this kernel, from the same signature.
                 unsafe { #gpu.run(&#spec, #launch, #private::CoResidency::Required, &mut #call) }
+            }
+
+            /// Queues the kernel with the default launch and returns without waiting: the
+            /// pending launch borrows the buffers until `wait()` (see `Pending`).
+            pub fn submit<'p>(#gpu: &'p #private::Gpu, #(#held_params),*) -> #private::Result<#private::Pending<'p>> {
+                self::submit_with(#gpu, &#private::Launch::new(), #(#args),*)
+            }
+
+            /// Queues the kernel with an explicit grid, block size and barrier, and returns
+            /// without waiting: the pending launch borrows the buffers until `wait()`.
+            pub fn submit_with<'p>(
+                #gpu: &'p #private::Gpu,
+                #launch: &#private::Launch,
+                #(#held_params),*
+            ) -> #private::Result<#private::Pending<'p>> {
+                // SAFETY: `Call`'s forms were generated for this kernel, from the same
+                // signature; the buffers are borrowed for `'p`, as long as the pending launch.
+                unsafe { #gpu.submit(&#spec, #launch, #private::CoResidency::Required, &mut #call) }
             }
 
             /// Like [`launch_with`], without refusing grids that cannot be co-resident.
@@ -409,10 +430,13 @@ impl CallField {
     }
 }
 
-/// The typed parameters of the launch functions, and the fields of `Call` that hold them.
-fn call_params(sig: &Signature, k: &Kernel) -> (Vec<TokenStream>, Vec<CallField>) {
+/// The typed parameters of the launch functions, the same with the buffers borrowed for `'p`
+/// (for the `submit` functions, whose pending launch holds the borrows), and the fields of
+/// `Call` that hold them.
+fn call_params(sig: &Signature, k: &Kernel) -> (Vec<TokenStream>, Vec<TokenStream>, Vec<CallField>) {
     let private = crate::paths::private();
     let mut params = Vec::new();
+    let mut held = Vec::new();
     let mut fields = Vec::new();
     for (p, decl) in k.params.iter().zip(&sig.params) {
         let ident = decl.name.clone();
@@ -424,10 +448,12 @@ fn call_params(sig: &Signature, k: &Kernel) -> (Vec<TokenStream>, Vec<CallField>
                 let symmetric = a.symmetric.then(|| a.name.clone());
                 if a.mutable {
                     params.push(quote_spanned!(a.span=> #ident: &mut #private::DeviceBuffer<#elem>));
+                    held.push(quote_spanned!(a.span=> #ident: &'p mut #private::DeviceBuffer<#elem>));
                     let decl = quote!(#ident: &'p mut #private::DeviceBuffer<#elem>);
                     fields.push(CallField { decl, place, kind: FieldKind::SliceMut, symmetric });
                 } else {
                     params.push(quote_spanned!(a.span=> #ident: &#private::DeviceBuffer<#elem>));
+                    held.push(quote_spanned!(a.span=> #ident: &'p #private::DeviceBuffer<#elem>));
                     let decl = quote!(#ident: &'p #private::DeviceBuffer<#elem>);
                     fields.push(CallField { decl, place, kind: FieldKind::Slice, symmetric });
                 }
@@ -436,11 +462,12 @@ fn call_params(sig: &Signature, k: &Kernel) -> (Vec<TokenStream>, Vec<CallField>
                 let v = k.var(*v);
                 let ty = scalar_type(v.ty);
                 params.push(quote_spanned!(v.span=> #ident: #ty));
+                held.push(quote_spanned!(v.span=> #ident: #ty));
                 fields.push(CallField { decl: quote!(#ident: #ty), place, kind: FieldKind::Scalar, symmetric: None });
             }
         }
     }
-    (params, fields)
+    (params, held, fields)
 }
 
 /// What a kernel says about its block size.

@@ -387,6 +387,14 @@ pub enum Error {
         reason: &'static str,
     },
 
+    /// [`Gpu::new_stream`](crate::Gpu::new_stream) on a PE of a team, whose PEs must launch
+    /// the same kernels in one order.
+    #[error(
+        "a PE of a team has one stream: its PEs must launch the same kernels in the same order, which \
+         several streams per PE would not keep; queue the launches on the PE's Gpu itself (`submit`)"
+    )]
+    TeamStream,
+
     // ---- Teams: several GPUs (or emulated GPUs) running one kernel together.
     /// A team was asked for that cannot exist.
     #[error("cannot form a team: {reason}")]
@@ -1108,7 +1116,8 @@ impl Error {
             | Error::LaunchSizeMismatch { .. }
             | Error::PeNumberMismatch { .. }
             | Error::LauncherBootstrap { .. }
-            | Error::UnsupportedStream { .. } => ErrorKind::Configuration,
+            | Error::UnsupportedStream { .. }
+            | Error::TeamStream => ErrorKind::Configuration,
             Error::LengthMismatch { .. }
             | Error::OutOfMemory { .. }
             | Error::BufferOnOtherGpu { .. }

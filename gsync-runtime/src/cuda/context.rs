@@ -1,7 +1,7 @@
 //! An opened CUDA GPU: its context and stream, what it can do, and the kernels loaded on it.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use cudarc::driver::sys::{CUdevice_attribute, CUresult};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
@@ -21,7 +21,7 @@ use crate::cuda::driver_error;
 use crate::cuda::fit::{fit_builds, Fitted};
 use crate::cuda::health::{self, ContextHealth};
 use crate::cuda::nvshmem::TeamEnv;
-use crate::cuda::scratch::LaunchScratch;
+use crate::cuda::scratch::{ScratchPool, TakenScratch};
 use crate::cuda::team::CudaTeam;
 
 /// Which compiled function serves a launch. Names can repeat across modules, so the body's
@@ -53,10 +53,11 @@ pub(crate) struct CudaGpu {
     context: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     info: DeviceInfo,
-    functions: Mutex<HashMap<FunctionKey, CudaFunction>>,
-    scratch: Mutex<LaunchScratch>,
+    /// Shared by every stream of the GPU ([`CudaGpu::with_new_stream`]).
+    functions: Arc<Mutex<HashMap<FunctionKey, CudaFunction>>>,
+    scratch: ScratchPool,
     /// Configurations tuned for this GPU, in memory and on disk.
-    configs: ConfigCache,
+    configs: Arc<ConfigCache>,
     health: ContextHealth,
     /// Its PE of a team, if it is one: declared last, so that NVSHMEM is finalised after the
     /// kernels and buffers above are gone and before the context.
@@ -127,7 +128,7 @@ impl CudaGpu {
     ) -> Result<CudaGpu> {
         let (info, scratch) = health.guard(|| {
             let info = query_info(&context)?;
-            let scratch = Mutex::new(LaunchScratch::new(&stream, info.sm_count)?);
+            let scratch = ScratchPool::new(&stream, info.sm_count)?;
             Ok((info, scratch))
         })?;
         health::forget_loss(context.ordinal());
@@ -136,11 +137,33 @@ impl CudaGpu {
             context,
             stream,
             info,
-            functions: Mutex::new(HashMap::new()),
+            functions: Arc::new(Mutex::new(HashMap::new())),
             scratch,
-            configs: ConfigCache::from_env(),
+            configs: Arc::new(ConfigCache::from_env()),
             team,
             health,
+        })
+    }
+
+    /// The same GPU with a stream of its own, sharing the context, the loaded kernels and the
+    /// tuned configurations: its launches and copies are ordered among themselves, not with
+    /// this one's. A PE of a team has one stream, since every PE must launch in one order:
+    /// [`Error::TeamStream`].
+    pub(crate) fn with_new_stream(&self) -> Result<CudaGpu> {
+        if self.team.is_some() {
+            return Err(Error::TeamStream);
+        }
+        let stream = self.health.guard(|| self.context.new_stream().map_err(driver_error("creating a stream")))?;
+        let scratch = self.health.guard(|| ScratchPool::new(&stream, self.info.sm_count))?;
+        Ok(CudaGpu {
+            context: self.context.clone(),
+            stream,
+            info: self.info.clone(),
+            functions: self.functions.clone(),
+            scratch,
+            configs: self.configs.clone(),
+            health: ContextHealth::new(self.context.ordinal()),
+            team: None,
         })
     }
 
@@ -279,11 +302,10 @@ impl CudaGpu {
         &self.configs
     }
 
-    /// The status word and barrier state, for one launch at a time.
-    pub(crate) fn lock_scratch(&self) -> MutexGuard<'_, LaunchScratch> {
-        // The guard's holder prepares the words before each launch, so a panic cannot leave
-        // them in a state that matters.
-        self.scratch.lock().unwrap_or_else(PoisonError::into_inner)
+    /// A status word and barrier state of its own for one launch (or split run) until the
+    /// returned value is dropped, after the launch has been waited for.
+    pub(crate) fn take_scratch(&self) -> Result<TakenScratch<'_>> {
+        self.scratch.take(&self.stream)
     }
 
     fn loaded(&self) -> std::sync::MutexGuard<'_, HashMap<FunctionKey, CudaFunction>> {

@@ -14,62 +14,97 @@ use crate::cuda::context::CudaGpu;
 use crate::cuda::driver_error;
 use crate::cuda::health::describe_launch;
 use crate::cuda::profile::ProfileBuffer;
-use crate::cuda::scratch::LaunchScratch;
+use crate::cuda::scratch::{LaunchScratch, TakenScratch};
 use crate::cuda::timing::elapsed;
 
-/// Runs `plan` once over `args` and waits for it: allocates the profile's records, prepares the
-/// scratch words, enqueues, and reads the status word.
+/// Runs `plan` once over `args` and waits for it.
 ///
 /// # Safety
 /// `args` must match the C parameter list of the plan's kernel.
-pub(crate) unsafe fn launch(gpu: &CudaGpu, plan: &LaunchPlan, args: &KernelArgs<'_>) -> Result<LaunchReport> {
+pub(crate) unsafe fn launch(gpu: &CudaGpu, plan: LaunchPlan, args: &KernelArgs<'_>) -> Result<LaunchReport> {
+    // SAFETY: the caller vouches for `args`.
+    unsafe { submit(gpu, plan, args) }?.wait()
+}
+
+/// Queues `plan` once over `args` and returns without waiting: allocates the profile's records,
+/// takes and prepares a scratch of its own, enqueues the kernel between two timing events, and
+/// queues the copy of its status words.
+///
+/// # Safety
+/// `args` must match the C parameter list of the plan's kernel, and the buffers it names must
+/// stay untouched until the returned launch has been waited for or dropped.
+pub(crate) unsafe fn submit<'g>(gpu: &'g CudaGpu, plan: LaunchPlan, args: &KernelArgs<'_>) -> Result<Queued<'g>> {
     let (kernel, grid) = (&plan.kernel, plan.grid);
     let function = gpu.function(kernel, plan.compiled, grid.threads)?;
     let profile = kernel.profile.then(|| ProfileBuffer::new(gpu.stream(), grid, plan.launch.profile_capacity()));
     let profile = profile.transpose()?;
     gpu.health().launching(describe_launch(kernel, grid, plan.barrier));
     let watchdog = plan.launch.watchdog_limit();
-    // One launch at a time may use the scratch words; `prepare` resets what it needs.
-    let mut scratch = gpu.lock_scratch();
+    let mut scratch = gpu.take_scratch()?;
     // On a team every grid_sync() is the spanning barrier, whose waits have the watchdog
     // whatever the barrier (the cooperative one has none of its own).
     let barrier_ns = if gpu.team().is_some() { limit_ns(watchdog) } else { plan.barrier.watchdog_ns(watchdog) };
     let spin_ns = limit_ns(watchdog);
     scratch.prepare(gpu.stream(), plan.compiled, grid, barrier_ns, spin_ns, limit_ns(plan.launch.deadline_limit()))?;
-    // SAFETY: the caller vouches for `args`.
-    let ran = unsafe { run(gpu, plan, &function, args, &scratch, profile.as_ref()) };
-    let outcome = ran.and_then(|gpu_time| {
-        scratch.read_status(gpu.stream())?.into_result(kernel, plan.barrier, watchdog)?;
-        Ok(gpu_time)
-    });
-    scratch.settle(gpu.stream(), plan.compiled, outcome.is_ok());
-    let gpu_time = outcome?;
-    let profile = match &profile {
-        Some(records) => records.read(gpu.stream(), kernel, plan.barrier)?,
-        None => None,
-    };
-    Ok(plan.report(gpu_time, profile))
-}
-
-/// Launches and waits, returning the kernel's time.
-///
-/// # Safety
-/// `args` must match the kernel's C parameter list.
-unsafe fn run(
-    gpu: &CudaGpu,
-    plan: &LaunchPlan,
-    function: &CudaFunction,
-    args: &KernelArgs<'_>,
-    scratch: &LaunchScratch,
-    profile: Option<&ProfileBuffer>,
-) -> Result<std::time::Duration> {
     let running = format!("running kernel `{}`", plan.kernel.name);
     // SAFETY: the caller vouches for `args`.
-    let events =
-        unsafe { enqueue(gpu, plan, function, args, scratch, profile) }.map_err(driver_error(running.as_str()))?;
-    // Waiting here also ends the kernel's use of the buffers `args` borrows.
-    gpu.stream().synchronize().map_err(driver_error(running.as_str()))?;
-    elapsed(events).map_err(driver_error(running))
+    let events = unsafe { enqueue(gpu, &plan, &function, args, &scratch, profile.as_ref()) }
+        .map_err(driver_error(running.as_str()));
+    let mut queued = Queued { gpu, plan, scratch, events: None, profile, waited: false };
+    queued.events = events?;
+    queued.scratch.queue_status_copy(gpu.stream())?;
+    Ok(queued)
+}
+
+/// A fused launch in flight: its plan, its scratch and timing events, until it is waited for.
+pub(crate) struct Queued<'g> {
+    gpu: &'g CudaGpu,
+    plan: LaunchPlan,
+    scratch: TakenScratch<'g>,
+    events: Option<(CudaEvent, CudaEvent)>,
+    profile: Option<ProfileBuffer>,
+    waited: bool,
+}
+
+impl Queued<'_> {
+    /// Waits for the launch and reads its status word: the report, or the launch's error.
+    pub(crate) fn wait(self) -> Result<LaunchReport> {
+        let health = self.gpu.health();
+        health.guard(move || self.read_outcome())
+    }
+
+    fn read_outcome(mut self) -> Result<LaunchReport> {
+        self.waited = true;
+        let (gpu, kernel) = (self.gpu, &self.plan.kernel);
+        let watchdog = self.plan.launch.watchdog_limit();
+        let outcome = self.scratch.read_status_copy(gpu.stream()).and_then(|status| {
+            status.into_result(kernel, self.plan.barrier, watchdog)?;
+            elapsed(self.events.take()).map_err(driver_error(format!("running kernel `{}`", kernel.name)))
+        });
+        self.scratch.settle(gpu.stream(), self.plan.compiled, outcome.is_ok());
+        let gpu_time = outcome?;
+        let profile = match &self.profile {
+            Some(records) => records.read(gpu.stream(), kernel, self.plan.barrier)?,
+            None => None,
+        };
+        Ok(self.plan.report(gpu_time, profile))
+    }
+}
+
+impl Drop for Queued<'_> {
+    fn drop(&mut self) {
+        if self.waited {
+            return;
+        }
+        // Never waited for: the scratch goes back to the pool only once the kernel is done
+        // with it, and not trusted.
+        let stream = self.gpu.stream();
+        if let Err(error) = stream.synchronize() {
+            let _ =
+                self.gpu.health().absorb(driver_error(format!("running kernel `{}`", self.plan.kernel.name))(error));
+        }
+        self.scratch.settle(stream, self.plan.compiled, false);
+    }
 }
 
 /// Queues the launch between two timing events.

@@ -41,7 +41,7 @@ impl Measure for CudaMeasure<'_> {
             // SAFETY: `on_copies` are the caller's arguments, which match the plan's kernel's
             // parameters (the caller vouches), with each writable buffer replaced by a copy of
             // the same length and element type.
-            let report = unsafe { fused::launch(self.gpu, plan, &on_copies) }?;
+            let report = unsafe { fused::launch(self.gpu, plan.clone(), &on_copies) }?;
             best = best.min(report.gpu_time);
             if run == 0 && report.gpu_time > SECOND_RUN_BELOW {
                 break;

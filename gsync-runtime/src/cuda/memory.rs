@@ -74,6 +74,7 @@ impl<T: CudaElement> CudaBuffer<T> {
         gpu.health().guard(|| {
             let bytes = len.max(1) * size_of::<T>();
             let slice = gpu.stream().alloc_zeros::<T>(len.max(1)).map_err(allocation_error(bytes))?;
+            landed(gpu, "zeroing a new buffer")?;
             Ok(CudaBuffer::new(slice, len, Ownership::Owned))
         })
     }
@@ -211,7 +212,8 @@ impl<T: CudaElement> CudaBuffer<T> {
         }
         gpu.health().guard(|| {
             let mut view = self.slice.slice_mut(..self.len);
-            gpu.stream().memset_zeros(&mut view).map_err(driver_error("zeroing a buffer"))
+            gpu.stream().memset_zeros(&mut view).map_err(driver_error("zeroing a buffer"))?;
+            landed(gpu, "zeroing a buffer")
         })
     }
 
@@ -233,8 +235,17 @@ impl<T: CudaElement> CudaBuffer<T> {
         let mut view = self.slice.slice_mut(..host.len());
         // From pageable memory the driver stages the data before returning, so `host` may be
         // reused as soon as this returns.
-        gpu.stream().memcpy_htod(host, &mut view).map_err(driver_error("copying a buffer to the GPU"))
+        gpu.stream().memcpy_htod(host, &mut view).map_err(driver_error("copying a buffer to the GPU"))?;
+        landed(gpu, "copying a buffer to the GPU")
     }
+}
+
+/// Waits for `gpu`'s stream: a copy or memset returns only once it has landed, so that a
+/// launch on another stream of the GPU ([`Gpu::new_stream`](crate::Gpu::new_stream)) finds the
+/// buffer written. Launches are then the only work in flight, and a pending one borrows its
+/// buffers.
+fn landed(gpu: &CudaGpu, doing: &str) -> Result<()> {
+    gpu.stream().synchronize().map_err(driver_error(doing))
 }
 
 impl<T: CudaElement> Drop for CudaBuffer<T> {

@@ -1,5 +1,6 @@
 //! The device words every launch passes its kernel, reused from launch to launch: the status
-//! word, and the barrier state with its per-launch header.
+//! word, and the barrier state with its per-launch header. A GPU keeps a pool of them, one per
+//! launch in flight ([`ScratchPool`]), so that launches queued together share no word.
 //!
 //! On the success path the barrier state is cleaned only where a barrier needs it: before each
 //! launch the host writes the header and zeroes the counters that only grow during a launch
@@ -8,9 +9,11 @@
 //! barrier leaves the abort flag set) or when the next launch uses another barrier, whose
 //! words overlap.
 
-use std::sync::Arc;
+use std::ffi::c_void;
+use std::ops::{Deref, DerefMut};
+use std::sync::{Arc, Mutex, PoisonError};
 
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchArgs, PushKernelArg};
+use cudarc::driver::{result as driver, CudaSlice, CudaStream, DevicePtr, LaunchArgs, PushKernelArg};
 use gsync_contract::TrailingParam;
 
 use crate::barrier::{Barrier, LaunchHeader, LINE_WORDS};
@@ -46,6 +49,48 @@ pub(crate) struct LaunchScratch {
     /// The last launch's sequence number.
     sequence: u32,
     condition: Condition,
+    /// Page-locked host memory that the status words are copied into, queued right after the
+    /// launch, so that a launch in flight is read without waiting for later work on the stream.
+    status_copy: PinnedWords,
+}
+
+/// Page-locked host memory for the status words, freed on drop.
+struct PinnedWords {
+    words: *mut [u32; STATUS_WORDS],
+}
+
+// SAFETY: the words are plain host memory, owned by this value; the driver writes them only
+// through copies that its owner queued and waits for before it reads them.
+unsafe impl Send for PinnedWords {}
+
+impl PinnedWords {
+    fn zeroed() -> Result<Self> {
+        // SAFETY: a fresh allocation of the words, which the driver page-locks.
+        let words = unsafe { driver::malloc_host(size_of::<[u32; STATUS_WORDS]>(), 0) }
+            .map_err(driver_error("allocating page-locked memory for the status word"))?
+            .cast::<[u32; STATUS_WORDS]>();
+        // SAFETY: `words` is valid for a write of the array, before any read.
+        unsafe { words.write([0; STATUS_WORDS]) };
+        Ok(PinnedWords { words })
+    }
+
+    fn as_array(&self) -> &[u32; STATUS_WORDS] {
+        // SAFETY: initialised when allocated; no copy into the words is in flight while they
+        // are borrowed (their owner waits for the stream first).
+        unsafe { &*self.words }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [u32] {
+        // SAFETY: as above, and `&mut self` is the only borrow.
+        unsafe { &mut *self.words }
+    }
+}
+
+impl Drop for PinnedWords {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `malloc_host`; its owner waited for every copy into it.
+        let _ = unsafe { driver::free_host(self.words.cast::<c_void>()) };
+    }
 }
 
 impl LaunchScratch {
@@ -71,6 +116,7 @@ impl LaunchScratch {
             barrier_state,
             sequence: 0,
             condition: Condition::Zeroed,
+            status_copy: PinnedWords::zeroed()?,
         })
     }
 
@@ -152,11 +198,25 @@ impl LaunchScratch {
     }
 
     /// Waits for the stream and reads the status word.
-    pub(crate) fn read_status(&self, stream: &Arc<CudaStream>) -> Result<DeviceStatus> {
-        let mut words = [0u32; STATUS_WORDS];
+    pub(crate) fn read_status(&mut self, stream: &Arc<CudaStream>) -> Result<DeviceStatus> {
+        self.queue_status_copy(stream)?;
+        self.read_status_copy(stream)
+    }
+
+    /// Queues the copy of the status words to the host, behind the work queued so far.
+    pub(crate) fn queue_status_copy(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
         let read = driver_error("reading the status word");
-        stream.memcpy_dtoh(&self.status, &mut words).and_then(|()| stream.synchronize()).map_err(read)?;
-        Ok(DeviceStatus::from_words(&words))
+        // SAFETY: the copy lands in page-locked words this scratch owns, which nothing reads
+        // before `read_status_copy` waits for the stream.
+        unsafe { driver::memcpy_dtoh_async(self.status_copy.as_mut_slice(), self.status_address, stream.cu_stream()) }
+            .map_err(read)
+    }
+
+    /// Waits for the stream, then decodes the status words that [`queue_status_copy`]
+    /// (Self::queue_status_copy) copied.
+    pub(crate) fn read_status_copy(&self, stream: &Arc<CudaStream>) -> Result<DeviceStatus> {
+        stream.synchronize().map_err(driver_error("reading the status word"))?;
+        Ok(DeviceStatus::from_words(self.status_copy.as_array()))
     }
 
     /// Appends the trailing parameters of every generated kernel, in the contract's order.
@@ -176,6 +236,62 @@ impl LaunchScratch {
 
     fn zero_status(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
         stream.memset_zeros(&mut self.status).map_err(driver_error("zeroing the status word"))
+    }
+}
+
+/// The scratch of every launch of one stream: one is taken for each launch and comes back when
+/// the launch has been waited for, so that launches in flight together never share one. A
+/// launch after the last one finished gets the same scratch back, whose barrier words then
+/// keep their address (see [`LaunchScratch::new`]).
+pub(crate) struct ScratchPool {
+    idle: Mutex<Vec<LaunchScratch>>,
+    sm_count: u32,
+}
+
+impl ScratchPool {
+    /// A pool holding one scratch, made now.
+    pub(crate) fn new(stream: &Arc<CudaStream>, sm_count: u32) -> Result<Self> {
+        Ok(ScratchPool { idle: Mutex::new(vec![LaunchScratch::new(stream, sm_count)?]), sm_count })
+    }
+
+    /// A scratch for one launch: the one last given back, or a new one.
+    pub(crate) fn take(&self, stream: &Arc<CudaStream>) -> Result<TakenScratch<'_>> {
+        // The vector is valid after any panic: scratches are pushed and popped whole.
+        let idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner).pop();
+        let scratch = match idle {
+            Some(scratch) => scratch,
+            None => LaunchScratch::new(stream, self.sm_count)?,
+        };
+        // Boxed, so that a split run holding it stays small.
+        Ok(TakenScratch { scratch: Some(Box::new(scratch)), pool: self })
+    }
+}
+
+/// A scratch taken from a [`ScratchPool`], given back when dropped.
+pub(crate) struct TakenScratch<'p> {
+    scratch: Option<Box<LaunchScratch>>,
+    pool: &'p ScratchPool,
+}
+
+impl Deref for TakenScratch<'_> {
+    type Target = LaunchScratch;
+
+    fn deref(&self) -> &LaunchScratch {
+        self.scratch.as_ref().expect("present until dropped")
+    }
+}
+
+impl DerefMut for TakenScratch<'_> {
+    fn deref_mut(&mut self) -> &mut LaunchScratch {
+        self.scratch.as_mut().expect("present until dropped")
+    }
+}
+
+impl Drop for TakenScratch<'_> {
+    fn drop(&mut self) {
+        if let Some(scratch) = self.scratch.take() {
+            self.pool.idle.lock().unwrap_or_else(PoisonError::into_inner).push(*scratch);
+        }
     }
 }
 

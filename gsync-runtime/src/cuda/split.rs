@@ -1,8 +1,6 @@
 //! A split run on a CUDA GPU: one ordinary launch per segment on the GPU's stream, launched
 //! directly or captured into a CUDA graph and replayed.
 
-use std::sync::MutexGuard;
-
 use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaEvent, CudaFunction, CudaGraph, LaunchConfig, PushKernelArg};
 
@@ -22,7 +20,7 @@ use crate::cuda::driver_error;
 use crate::cuda::health::describe_launch;
 use crate::cuda::memory::{CudaBuffer, CudaElement};
 use crate::cuda::occupancy::residency;
-use crate::cuda::scratch::LaunchScratch;
+use crate::cuda::scratch::TakenScratch;
 use crate::cuda::timing::elapsed;
 
 /// A split run on a CUDA GPU.
@@ -32,7 +30,7 @@ pub(crate) struct CudaSplitRun<'g> {
     /// (its watchdog limit bounds the segments' spin-waits) and how the grid was chosen.
     plan: LaunchPlan,
     functions: Vec<CudaFunction>,
-    scratch: MutexGuard<'g, LaunchScratch>,
+    scratch: TakenScratch<'g>,
     /// Recorded just before the first launch.
     start: Option<CudaEvent>,
     /// Whether the launches are being captured into a graph, replayed by `finish`.
@@ -81,7 +79,7 @@ impl<'g> CudaSplitRun<'g> {
         };
         let capturing = plan.launch.replays_graph();
         gpu.health().launching(describe_launch(&plan.kernel, plan.grid, Barrier::MultiLaunch));
-        let mut scratch = gpu.lock_scratch();
+        let mut scratch = gpu.take_scratch()?;
         let watchdog = limit_ns(plan.launch.watchdog_limit());
         // Only the crossings between segments wait at a barrier, with the launch's watchdog.
         let crossing_ns = if crossing.is_some() { watchdog } else { 0 };

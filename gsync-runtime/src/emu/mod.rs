@@ -99,6 +99,11 @@ impl Emulator {
         emulator
     }
 
+    /// Another handle to this emulator outside a team (`Gpu::new_stream`): the same device.
+    pub(crate) fn another_stream(&self) -> Self {
+        Emulator { info: self.info.clone(), team: None }
+    }
+
     /// Its place in an emulated team, if it is a PE of one.
     pub(crate) fn team(&self) -> Option<&team::TeamMember> {
         self.team.as_ref()

@@ -1,0 +1,91 @@
+//! Launches that return once queued (`submit`, `Pending`): many in flight at once, errors at
+//! `wait()`, the split form, and a handle dropped unwaited; the same checks on the emulator and
+//! on a GPU.
+
+use gsync::prelude::*;
+
+use crate::kernels::{reads_past_the_end, rotate_rounds, rotate_rounds_reference};
+
+/// `n` words that differ from call to call by `seed`.
+fn words(n: usize, seed: u32) -> Vec<u32> {
+    (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) ^ seed).collect()
+}
+
+/// Eight launches queued at once on buffers of their own, waited for in reverse order: each
+/// computes what it computes alone, so none shared another's status word or barrier state.
+pub fn many_launches_in_flight_each_compute_their_own_result(gpu: &Gpu) {
+    let (n, shift, rounds) = (4099, 5, 8);
+    let inputs: Vec<Vec<u32>> = (0..8).map(|seed| words(n, seed)).collect();
+    let mut buffers: Vec<(DeviceBuffer<u32>, DeviceBuffer<u32>)> =
+        inputs.iter().map(|input| (gpu.upload(input).unwrap(), gpu.zeros::<u32>(n).unwrap())).collect();
+    let launch = Launch::new().blocks(8).threads(128);
+    let pending: Vec<Pending<'_>> = buffers
+        .iter_mut()
+        .map(|(a, b)| rotate_rounds::submit_with(gpu, &launch, a, b, shift, rounds).unwrap())
+        .collect();
+    for (i, pending) in pending.into_iter().enumerate().rev() {
+        let report = pending.wait().unwrap_or_else(|error| panic!("launch {i}: {error}"));
+        assert_eq!(report.config().blocks, 8);
+    }
+    for (i, ((a, _), input)) in buffers.iter().zip(&inputs).enumerate() {
+        assert_eq!(gpu.download(a).unwrap(), rotate_rounds_reference(input, shift, rounds), "launch {i}");
+    }
+}
+
+/// A launch that reads past the end returns its error at `wait()`, and the launches queued
+/// beside it are not affected.
+pub fn a_launch_error_surfaces_at_wait(gpu: &Gpu) {
+    let n = 1000;
+    let input = gpu.upload(&vec![1u32; n]).unwrap();
+    let mut out = gpu.zeros::<u32>(n).unwrap();
+    let (shift, rounds) = (3, 4);
+    let start = words(n, 7);
+    let (mut a, mut b) = (gpu.upload(&start).unwrap(), gpu.zeros::<u32>(n).unwrap());
+    let launch = Launch::new().bounds_checks(true);
+    let faulty = reads_past_the_end::submit_with(gpu, &launch, &input, &mut out).expect("queued");
+    let fine = rotate_rounds::submit(gpu, &mut a, &mut b, shift, rounds).expect("queued");
+    match faulty.wait() {
+        Err(Error::OutOfBounds { array, index, .. }) => assert_eq!((array.as_str(), index), ("input", n as u64)),
+        other => panic!("expected OutOfBounds at wait(), got {other:?}"),
+    }
+    fine.wait().expect("the launch beside it");
+    assert_eq!(gpu.download(&a).unwrap(), rotate_rounds_reference(&start, shift, rounds));
+}
+
+/// The split form queues its segments the same way; a pending launch dropped unwaited has
+/// finished when the buffers are free again.
+pub fn split_and_dropped_launches_finish(gpu: &Gpu) {
+    let (n, shift, rounds) = (2053, 11, 6);
+    let start = words(n, 3);
+    let expected = rotate_rounds_reference(&start, shift, rounds);
+    for barrier in [Barrier::MultiLaunch, Barrier::default()] {
+        let (mut a, mut b) = (gpu.upload(&start).unwrap(), gpu.zeros::<u32>(n).unwrap());
+        let launch = Launch::new().blocks(6).threads(64).barrier(barrier);
+        let pending = rotate_rounds::submit_with(gpu, &launch, &mut a, &mut b, shift, rounds).unwrap();
+        drop(pending);
+        assert_eq!(gpu.download(&a).unwrap(), expected, "{barrier}, dropped unwaited");
+        let graph = launch.clone().barrier(Barrier::MultiLaunch).graph(true);
+        let mut a = gpu.upload(&start).unwrap();
+        let report = rotate_rounds::submit_with(gpu, &graph, &mut a, &mut b, shift, rounds).unwrap().wait().unwrap();
+        assert_eq!(report.barrier, Barrier::MultiLaunch);
+        assert_eq!(gpu.download(&a).unwrap(), expected, "split, replayed as a graph");
+    }
+}
+
+/// Two streams of one GPU: launches queued on each run beside each other, on buffers that the
+/// other stream allocated and filled, and each computes what it computes alone.
+pub fn launches_on_two_streams_use_each_other_s_buffers(gpu: &Gpu) {
+    let side = gpu.new_stream().expect("a second stream");
+    let (n, shift, rounds) = (3001, 7, 10);
+    let (first, second) = (words(n, 11), words(n, 12));
+    // Each launch's input comes from the other stream.
+    let (mut a1, mut b1) = (side.upload(&first).unwrap(), side.zeros::<u32>(n).unwrap());
+    let (mut a2, mut b2) = (gpu.upload(&second).unwrap(), gpu.zeros::<u32>(n).unwrap());
+    let launch = Launch::new().blocks(4).threads(128);
+    let on_main = rotate_rounds::submit_with(gpu, &launch, &mut a1, &mut b1, shift, rounds).unwrap();
+    let on_side = rotate_rounds::submit_with(&side, &launch, &mut a2, &mut b2, shift, rounds).unwrap();
+    on_side.wait().unwrap();
+    on_main.wait().unwrap();
+    assert_eq!(side.download(&a1).unwrap(), rotate_rounds_reference(&first, shift, rounds), "main stream");
+    assert_eq!(gpu.download(&a2).unwrap(), rotate_rounds_reference(&second, shift, rounds), "second stream");
+}

@@ -1,0 +1,29 @@
+//! Launches that return once queued, on a real GPU: many in flight at once, errors at
+//! `wait()`, the split form and dropped handles. Run with `bash .gpu/run.sh tests` on a CUDA
+//! machine (see README).
+
+use common::cuda_gpu as gpu;
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn many_launches_in_flight_each_compute_their_own_result() {
+    common::pending::many_launches_in_flight_each_compute_their_own_result(&gpu());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_launch_error_surfaces_at_wait() {
+    common::pending::a_launch_error_surfaces_at_wait(&gpu());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn split_and_dropped_launches_finish() {
+    common::pending::split_and_dropped_launches_finish(&gpu());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn launches_on_two_streams_use_each_other_s_buffers() {
+    common::pending::launches_on_two_streams_use_each_other_s_buffers(&gpu());
+}
