@@ -11,6 +11,7 @@ mod chunks;
 mod communication;
 pub mod consts;
 mod expr;
+mod fused_int;
 mod half_precision;
 pub use half_precision::cast_error as half_cast_error;
 mod matching;
@@ -42,7 +43,10 @@ type Stmt = ir::Stmt<TyId>;
 type StmtKind = ir::StmtKind<TyId>;
 type Var = ir::Var<TyId>;
 
-pub use call::RESERVED as RESERVED_NAMES;
+/// Whether `name` is a builtin of the language, which a device function cannot take.
+pub fn is_reserved_name(name: &str) -> bool {
+    call::RESERVED.contains(&name) || fused_int::builtin(name).is_some()
+}
 
 /// What a name in scope stands for.
 #[derive(Clone)]
