@@ -45,20 +45,13 @@ impl Lowerer<'_> {
     pub(super) fn fused_int_call(&mut self, func: MathFn, args: &[&syn::Expr], span: Span) -> Option<Expr> {
         let name = func.name();
         if args.len() != arity(func) {
-            let plural = if args.len() == 1 { "" } else { "s" };
-            self.diag.error(
-                span,
-                format!("`{}` takes {} arguments, found {} argument{plural}", shape(func), arity(func), args.len()),
-            );
+            self.diag.error(span, format!("`{}` takes {} arguments, found {}", shape(func), arity(func), args.len()));
             return None;
         }
         let lowered: Vec<Option<Expr>> = args.iter().map(|a| self.expr(a)).collect();
         let lowered: Vec<Expr> = lowered.into_iter().collect::<Option<_>>()?;
-        let mut refused = false;
-        for arg in &lowered {
-            refused |= !self.fused_int_operand(func, arg);
-        }
-        if refused {
+        // The first argument of a wrong type is refused; the others would repeat its error.
+        if !lowered.iter().all(|arg| self.fused_int_operand(func, arg)) {
             return None;
         }
         for arg in &lowered[1..] {
