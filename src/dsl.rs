@@ -291,7 +291,7 @@ impl FusedInt for i32 {}
 impl FusedInt for u32 {}
 
 /// The largest of `a`, `b` and `c`, one type, `i32` or `u32`: CUDA's `__vimax3_s32` /
-/// `__vimax3_u32`, one DPX instruction on sm_90 and newer, two maxima on older GPUs.
+/// `__vimax3_u32`: Hopper's DPX instructions on sm_90 and newer, two maxima on older GPUs.
 pub fn max3<T: FusedInt>(a: T, b: T, c: T) -> T
 where
     for<'a> &'a (): KernelOnly,
@@ -329,8 +329,7 @@ where
 }
 
 /// The largest of `a`, `b`, `c` and 0 (`max(max(max(a, b), c), 0)`): CUDA's
-/// `__vimax3_s32_relu`. Smith-Waterman's `H = max(0, diagonal + s, E, F)` is
-/// `max3_relu(diagonal + s, e, f)`.
+/// `__vimax3_s32_relu`.
 pub fn max3_relu(a: i32, b: i32, c: i32) -> i32
 where
     for<'a> &'a (): KernelOnly,
@@ -371,7 +370,8 @@ where
 }
 
 /// `max(a + b, c)`, or 0 where that is negative (`max(max(a + b, c), 0)`): CUDA's
-/// `__viaddmax_s32_relu`. The sum wraps at 32 bits.
+/// `__viaddmax_s32_relu`. The sum wraps at 32 bits. Smith-Waterman's cell, `max(0, diagonal +
+/// s, E, F)`, is `add_max_relu(diagonal, s, e).max(f)`.
 pub fn add_max_relu(a: i32, b: i32, c: i32) -> i32
 where
     for<'a> &'a (): KernelOnly,
