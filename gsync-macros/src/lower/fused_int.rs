@@ -41,7 +41,7 @@ fn without_relu(func: MathFn) -> &'static str {
 
 impl Lowerer<'_> {
     /// `func(args)`, a fused integer builtin: every argument of one type, `i32` or `u32` (`i32`
-    /// for a `_relu` form), each wrong one refused on its own span.
+    /// for a `_relu` form), the first of a wrong type refused on its span.
     pub(super) fn fused_int_call(&mut self, func: MathFn, args: &[&syn::Expr], span: Span) -> Option<Expr> {
         let name = func.name();
         if args.len() != arity(func) {
@@ -57,14 +57,14 @@ impl Lowerer<'_> {
         for arg in &lowered[1..] {
             self.unify(lowered[0].ty, arg.ty, arg.span);
         }
-        if self.types.scalar(lowered[0].ty).is_none() {
+        let Some(scalar) = self.types.scalar(lowered[0].ty) else {
             self.diag.error(
                 span,
                 format!("can't infer the type of `{name}`'s arguments: give one a type, e.g. `2i32` or `2u32`"),
             );
             return None;
-        }
-        let ty = lowered[0].ty;
+        };
+        let ty = self.types.known(scalar);
         Some(self.expr_of(ExprKind::Call { func, args: lowered }, ty, span))
     }
 

@@ -43,10 +43,7 @@ type Stmt = ir::Stmt<TyId>;
 type StmtKind = ir::StmtKind<TyId>;
 type Var = ir::Var<TyId>;
 
-/// Whether `name` is a builtin of the language, which a device function cannot take.
-pub fn is_reserved_name(name: &str) -> bool {
-    call::RESERVED.contains(&name) || fused_int::builtin(name).is_some()
-}
+pub use call::is_reserved as is_reserved_name;
 
 /// What a name in scope stands for.
 #[derive(Clone)]
