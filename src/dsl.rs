@@ -21,6 +21,9 @@ use core::ops::Range;
 
 mod sealed {
     pub trait Sealed {}
+    pub trait FusedInt {}
+    impl FusedInt for i32 {}
+    impl FusedInt for u32 {}
 }
 
 /// A bound that no type meets, on every builtin: the builtins exist for documentation and
@@ -276,6 +279,114 @@ where
     for<'a> &'a (): KernelOnly,
 {
     let _ = (a, b);
+    device_only()
+}
+
+// Fused integer max and min: Hopper's DPX instructions.
+
+/// The 32-bit integers that [`max3`], [`min3`], [`add_max`] and [`add_min`] take: `i32` and
+/// `u32`, the types of Hopper's DPX instructions. (The `_relu` forms take `i32` only.)
+pub trait FusedInt: sealed::FusedInt {}
+impl FusedInt for i32 {}
+impl FusedInt for u32 {}
+
+/// The largest of `a`, `b` and `c`, one type, `i32` or `u32`: CUDA's `__vimax3_s32` /
+/// `__vimax3_u32`: Hopper's DPX instructions on sm_90 and newer, two maxima on older GPUs.
+pub fn max3<T: FusedInt>(a: T, b: T, c: T) -> T
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = (a, b, c);
+    device_only()
+}
+
+/// The smallest of `a`, `b` and `c`, one type, `i32` or `u32`: CUDA's `__vimin3_s32` /
+/// `__vimin3_u32`.
+pub fn min3<T: FusedInt>(a: T, b: T, c: T) -> T
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = (a, b, c);
+    device_only()
+}
+
+/// `max(a, b)`, or 0 where that is negative (`max(max(a, b), 0)`): CUDA's `__vimax_s32_relu`.
+pub fn max_relu(a: i32, b: i32) -> i32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = (a, b);
+    device_only()
+}
+
+/// `min(a, b)`, or 0 where that is negative (`max(min(a, b), 0)`): CUDA's `__vimin_s32_relu`.
+pub fn min_relu(a: i32, b: i32) -> i32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = (a, b);
+    device_only()
+}
+
+/// The largest of `a`, `b`, `c` and 0 (`max(max(max(a, b), c), 0)`): CUDA's
+/// `__vimax3_s32_relu`.
+pub fn max3_relu(a: i32, b: i32, c: i32) -> i32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = (a, b, c);
+    device_only()
+}
+
+/// The smallest of `a`, `b` and `c`, or 0 where that is negative (`max(min(min(a, b), c), 0)`):
+/// CUDA's `__vimin3_s32_relu`.
+pub fn min3_relu(a: i32, b: i32, c: i32) -> i32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = (a, b, c);
+    device_only()
+}
+
+/// `max(a + b, c)`, one type, `i32` or `u32`: CUDA's `__viaddmax_s32` / `__viaddmax_u32`.
+/// The sum wraps at 32 bits, as `+` does in kernels and the hardware's add does; it never
+/// saturates. An affine gap, `max(e - extend, h - open)`, is `add_max(e, -extend, h - open)`.
+pub fn add_max<T: FusedInt>(a: T, b: T, c: T) -> T
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = (a, b, c);
+    device_only()
+}
+
+/// `min(a + b, c)`, one type, `i32` or `u32`: CUDA's `__viaddmin_s32` / `__viaddmin_u32`. The
+/// sum wraps at 32 bits.
+pub fn add_min<T: FusedInt>(a: T, b: T, c: T) -> T
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = (a, b, c);
+    device_only()
+}
+
+/// `max(a + b, c)`, or 0 where that is negative (`max(max(a + b, c), 0)`): CUDA's
+/// `__viaddmax_s32_relu`. The sum wraps at 32 bits. Smith-Waterman's cell, `max(0, diagonal +
+/// s, E, F)`, is `add_max_relu(diagonal, s, e).max(f)`.
+pub fn add_max_relu(a: i32, b: i32, c: i32) -> i32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = (a, b, c);
+    device_only()
+}
+
+/// `min(a + b, c)`, or 0 where that is negative (`max(min(a + b, c), 0)`): CUDA's
+/// `__viaddmin_s32_relu`. The sum wraps at 32 bits.
+pub fn add_min_relu(a: i32, b: i32, c: i32) -> i32
+where
+    for<'a> &'a (): KernelOnly,
+{
+    let _ = (a, b, c);
     device_only()
 }
 

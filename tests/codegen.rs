@@ -286,6 +286,33 @@ fn a_block_size_that_is_no_multiple_of_32_compiles_the_partial_warp_mask() {
     }
 }
 
+/// The fused integer builtins are CUDA's DPX intrinsics, which CUDA 13 defines for every
+/// architecture (DPX instructions from sm_90, two plain operations below), so one source
+/// compiles from sm_75, CUDA 13's oldest, to Blackwell, and sm_110, where the prelude's
+/// signed add forms take their software branch.
+#[test]
+fn the_fused_integer_builtins_compile_for_gpus_with_and_without_dpx() {
+    use common::fused_int::{fused_i32, fused_u32};
+    let signed = fused_i32::KERNEL.source(Barrier::Relay, 128);
+    for call in ["__vimax3_s32(", "__vimin_s32_relu(", "__vimax3_s32_relu(", "gsync::add_max_relu("] {
+        assert!(signed.contains(call), "{call}: {signed}");
+    }
+    let unsigned = fused_u32::KERNEL.source(Barrier::Relay, 128);
+    assert!(unsigned.contains("__viaddmax_u32(") && unsigned.contains("__vimin3_u32("), "{unsigned}");
+    if !nvrtc_or_skip() {
+        return;
+    }
+    for kernel in [&fused_i32::KERNEL, &fused_u32::KERNEL] {
+        for arch in [(7, 5), (8, 0), (8, 6), (9, 0), (10, 0), (11, 0), (12, 0)] {
+            for checks in [true, false] {
+                if let Some(failure) = compile(&with_checks(kernel, checks), Barrier::Relay, arch, "") {
+                    panic!("{failure}");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn only_kernels_with_half_precision_include_cuda_fp16_and_they_compile() {
     use common::half_checks::{bf16_dot, bf16_ops, f16_ops, f16_stencil};

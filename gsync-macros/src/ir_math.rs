@@ -74,11 +74,33 @@ pub enum MathFn {
     ToF64,
     /// `f16::from_f32(x)` / `bf16::from_f32(x)`: rounds to nearest even.
     FromF32,
+    // The fused 32-bit integer functions, free functions only (`max3(a, b, c)`): Hopper's
+    // DPX instructions. An `add_` form wraps its sum, as `+` does in kernels.
+    /// `max3(a, b, c)`: `max(max(a, b), c)`.
+    Max3,
+    /// `min3(a, b, c)`: `min(min(a, b), c)`.
+    Min3,
+    /// `max_relu(a, b)`: `max(max(a, b), 0)`.
+    MaxRelu,
+    /// `min_relu(a, b)`: `max(min(a, b), 0)`.
+    MinRelu,
+    /// `max3_relu(a, b, c)`: `max(max(max(a, b), c), 0)`.
+    Max3Relu,
+    /// `min3_relu(a, b, c)`: `max(min(min(a, b), c), 0)`.
+    Min3Relu,
+    /// `add_max(a, b, c)`: `max(a + b, c)`.
+    AddMax,
+    /// `add_min(a, b, c)`: `min(a + b, c)`.
+    AddMin,
+    /// `add_max_relu(a, b, c)`: `max(max(a + b, c), 0)`.
+    AddMaxRelu,
+    /// `add_min_relu(a, b, c)`: `max(min(a + b, c), 0)`.
+    AddMinRelu,
 }
 
 impl MathFn {
     /// Every function of the table, for lookups by name.
-    pub const ALL: [MathFn; 65] = [
+    pub const ALL: [MathFn; 75] = [
         MathFn::Sqrt,
         MathFn::Abs,
         MathFn::Floor,
@@ -144,6 +166,16 @@ impl MathFn {
         MathFn::ToF32,
         MathFn::ToF64,
         MathFn::FromF32,
+        MathFn::Max3,
+        MathFn::Min3,
+        MathFn::MaxRelu,
+        MathFn::MinRelu,
+        MathFn::Max3Relu,
+        MathFn::Min3Relu,
+        MathFn::AddMax,
+        MathFn::AddMin,
+        MathFn::AddMaxRelu,
+        MathFn::AddMinRelu,
     ];
 
     /// The name a kernel calls it by, which is the Rust method's (`x.min(y)`,
@@ -215,12 +247,54 @@ impl MathFn {
             MathFn::ToF32 => "to_f32",
             MathFn::ToF64 => "to_f64",
             MathFn::FromF32 => "from_f32",
+            MathFn::Max3 => "max3",
+            MathFn::Min3 => "min3",
+            MathFn::MaxRelu => "max_relu",
+            MathFn::MinRelu => "min_relu",
+            MathFn::Max3Relu => "max3_relu",
+            MathFn::Min3Relu => "min3_relu",
+            MathFn::AddMax => "add_max",
+            MathFn::AddMin => "add_min",
+            MathFn::AddMaxRelu => "add_max_relu",
+            MathFn::AddMinRelu => "add_min_relu",
         }
     }
 
     /// Looks a function up by the name a kernel calls it by.
     pub fn from_name(name: &str) -> Option<MathFn> {
         MathFn::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// Whether it is one of the fused 32-bit integer functions (Hopper's DPX instructions),
+    /// which kernels call as free functions of `i32` or `u32` values.
+    pub fn is_fused_int(self) -> bool {
+        matches!(
+            self,
+            MathFn::Max3
+                | MathFn::Min3
+                | MathFn::MaxRelu
+                | MathFn::MinRelu
+                | MathFn::Max3Relu
+                | MathFn::Min3Relu
+                | MathFn::AddMax
+                | MathFn::AddMin
+                | MathFn::AddMaxRelu
+                | MathFn::AddMinRelu
+        )
+    }
+
+    /// Whether a fused integer function clamps its result at 0 (`_relu`), which only `i32`
+    /// has: on `u32` it would change nothing.
+    pub fn is_relu(self) -> bool {
+        matches!(
+            self,
+            MathFn::MaxRelu
+                | MathFn::MinRelu
+                | MathFn::Max3Relu
+                | MathFn::Min3Relu
+                | MathFn::AddMaxRelu
+                | MathFn::AddMinRelu
+        )
     }
 }
 

@@ -118,7 +118,7 @@ fn marker(attrs: &[syn::Attribute]) -> Option<(Marker, usize)> {
 /// A device function's name may be neither a builtin's nor another's.
 fn check_name(func: &parse::DeviceFn, items: &ModuleItems, diag: &mut Diagnostics) {
     let name = func.ident.to_string();
-    if lower::RESERVED_NAMES.contains(&name.as_str()) || gsync_contract::Axes::of_builtin(&name).any() {
+    if lower::is_reserved_name(&name) || gsync_contract::Axes::of_builtin(&name).any() {
         diag.error(func.span, format!("`{name}` is a gsync builtin: give the device function another name"));
     } else if items.functions.iter().any(|f| f.ident == func.ident) {
         diag.error(func.span, format!("the device function `{name}` is defined twice in this module"));

@@ -69,6 +69,8 @@ pub fn device(_args: TokenStream, item: TokenStream) -> TokenStream {
 #[cfg(test)]
 mod contract_tests;
 #[cfg(test)]
+mod fused_int_tests;
+#[cfg(test)]
 mod module_tests;
 #[cfg(test)]
 mod random_kernels;

@@ -106,10 +106,11 @@ mod alignment {
     }
 
     /// A gap's score (`E` along a row, `F` down a column) one cell on: the
-    /// gap before extended, or a new gap opened after the cell before.
+    /// gap before extended, or a new gap opened after the cell before,
+    /// `max(gap_before - extend, h_before - open)` in one fused add and max.
     #[device]
     fn gap(gap_before: i32, h_before: i32, open: i32, extend: i32) -> i32 {
-        (gap_before - extend).max(h_before - open)
+        add_max(gap_before, -extend, h_before - open)
     }
 
     /// Matrix rows each thread owns, in a tile or a stripe: a tile or stripe is
@@ -140,8 +141,8 @@ mod alignment {
         for r in 0..ROWS_PER_THREAD {
             let e_here = gap(e[r], h[r], open, extend);
             let f_here = gap(up_f, up_h, open, extend);
-            // F last: it alone waits on the row above.
-            let h_here = (diag + scores[profile[r] + code]).max(e_here).max(0).max(f_here);
+            // H = max(diag + s, E, 0, F), F last: it alone waits on the row above.
+            let h_here = add_max_relu(diag, scores[profile[r] + code], e_here).max(f_here);
             diag = h[r];
             h[r] = h_here;
             e[r] = e_here;

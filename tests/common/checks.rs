@@ -15,6 +15,8 @@ pub use super::functions::{
     a_device_function_holds_a_grid_barrier, a_device_function_updates_a_threads_own_arrays,
     a_generic_kernel_reduces_every_element_type, device_functions_return_early_and_short_circuit,
 };
+#[allow(unused_imports)] // the fused integer builtins' check, under the same path
+pub use super::fused_int::fused_integer_builtins_wrap_their_sums_like_plain_rust;
 #[allow(unused_imports)] // the half precision checks, under the same path
 pub use super::half_checks::{
     a_bf16_dot_product_with_shuffles_and_atomics_matches_the_cpu, an_f16_stencil_with_f32_accumulation_matches_the_cpu,

@@ -569,6 +569,8 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
         &arith_i64::KERNEL,
         &arith_f32::KERNEL,
         &arith_f64::KERNEL,
+        &super::fused_int::fused_i32::KERNEL,
+        &super::fused_int::fused_u32::KERNEL,
         &gsync::kernels::smooth::KERNEL,
         &gsync::kernels::empty_phases::KERNEL,
         &gsync::kernels::bitonic::bitonic_sort::KERNEL,

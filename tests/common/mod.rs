@@ -10,6 +10,7 @@ pub mod communication;
 pub mod deep;
 pub mod dims;
 pub mod functions;
+pub mod fused_int;
 pub mod half_checks;
 pub mod heat_checks;
 pub mod hostile;
@@ -75,6 +76,7 @@ macro_rules! with_quick_checks {
             i32_arithmetic_wraps_at_32_bits,
             u64_arithmetic_wraps_at_64_bits,
             i64_arithmetic_wraps_at_64_bits,
+            fused_integer_builtins_wrap_their_sums_like_plain_rust,
             f32_arithmetic_matches_the_cpu_bit_for_bit,
             f64_arithmetic_matches_the_cpu_bit_for_bit,
             bitonic_sorts_like_the_standard_library,

@@ -84,6 +84,34 @@ pub fn math_template(f: MathFn, operand: Scalar, result: Scalar) -> &'static str
         RotateLeft => "gsync::rotate_left({0}, {1})",
         RotateRight => "gsync::rotate_right({0}, {1})",
         ToF32 | ToF64 | FromF32 => half_template(f, result),
+        Max3 | Min3 | MaxRelu | MinRelu | Max3Relu | Min3Relu | AddMax | AddMin | AddMaxRelu | AddMinRelu => {
+            fused_int_template(f, operand == Scalar::U32)
+        }
+    }
+}
+
+/// The template of a fused 32-bit integer function: CUDA's DPX intrinsic, which CUDA computes
+/// in software below sm_90. A signed `add_` form goes through the prelude, which keeps its sum
+/// wrapping on every GPU (CUDA's software form adds `int`s, undefined in C++ on overflow).
+fn fused_int_template(f: MathFn, unsigned: bool) -> &'static str {
+    use MathFn::*;
+    match (f, unsigned) {
+        (Max3, false) => "__vimax3_s32({0}, {1}, {2})",
+        (Max3, true) => "__vimax3_u32({0}, {1}, {2})",
+        (Min3, false) => "__vimin3_s32({0}, {1}, {2})",
+        (Min3, true) => "__vimin3_u32({0}, {1}, {2})",
+        (MaxRelu, _) => "__vimax_s32_relu({0}, {1})",
+        (MinRelu, _) => "__vimin_s32_relu({0}, {1})",
+        (Max3Relu, _) => "__vimax3_s32_relu({0}, {1}, {2})",
+        (Min3Relu, _) => "__vimin3_s32_relu({0}, {1}, {2})",
+        (AddMax, false) => "gsync::add_max({0}, {1}, {2})",
+        (AddMax, true) => "__viaddmax_u32({0}, {1}, {2})",
+        (AddMin, false) => "gsync::add_min({0}, {1}, {2})",
+        (AddMin, true) => "__viaddmin_u32({0}, {1}, {2})",
+        (AddMaxRelu, _) => "gsync::add_max_relu({0}, {1}, {2})",
+        (AddMinRelu, _) => "gsync::add_min_relu({0}, {1}, {2})",
+        // The lowering calls no other function fused.
+        _ => "gsync::fused_int_unsupported({0})",
     }
 }
 

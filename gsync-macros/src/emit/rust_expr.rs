@@ -215,6 +215,11 @@ impl<C: RustContext + ?Sized> RustExpr<'_, C> {
             let f = format_ident!("{}", func.name());
             return quote!(#ops::#f(#(#lowered),*));
         }
+        // The fused integer functions, which Rust lacks: the runtime's, which wrap a sum as the GPU does.
+        if func.is_fused_int() {
+            let f = format_ident!("{}", func.name());
+            return quote!(#ops::#f(#(#lowered),*));
+        }
         let name = match func {
             MathFn::Abs if receiver_int => "wrapping_abs",
             MathFn::Pow => "wrapping_pow",

@@ -14,8 +14,9 @@ use proc_macro2::Span;
 use std::collections::HashMap;
 use syn::spanned::Spanned;
 
-/// The names a device function cannot take: the language's own functions.
-pub const RESERVED: &[&str] = &[
+/// The names a device function cannot take: the language's own functions (with the fused
+/// integer builtins, [`is_reserved`]).
+const RESERVED: &[&str] = &[
     "grid_sync",
     "gpu_sync",
     "sync_block",
@@ -38,6 +39,11 @@ pub const RESERVED: &[&str] = &[
     "lane_id",
     "warp_size",
 ];
+
+/// Whether `name` is a builtin of the language, which a device function cannot take.
+pub fn is_reserved(name: &str) -> bool {
+    RESERVED.contains(&name) || super::fused_int::builtin(name).is_some()
+}
 
 /// The most device-function calls one kernel inlines, counting calls inside inlined bodies.
 /// Each call copies the function's body, so a chain of functions that each call the next

@@ -1,5 +1,6 @@
 //! Expressions: literals, names, operators, casts, indexing and calls.
 
+use super::fused_int;
 use super::half_precision;
 use super::method_sig::{ArgTy, MethodSig, RetTy};
 use super::methods;
@@ -646,6 +647,9 @@ impl Lowerer<'_> {
             }
             let ty = self.types.known(methods::builtin_type(builtin));
             return Some(self.expr_of(ExprKind::Builtin(builtin), ty, span));
+        }
+        if let Some(func) = fused_int::builtin(&last) {
+            return self.fused_int_call(func, &args(), span);
         }
         match last.as_str() {
             "shfl_up" | "shfl_down" | "shfl_xor" | "shfl" => self.shuffle(&last, &args(), span),

@@ -11,6 +11,7 @@ mod chunks;
 mod communication;
 pub mod consts;
 mod expr;
+mod fused_int;
 mod half_precision;
 pub use half_precision::cast_error as half_cast_error;
 mod matching;
@@ -42,7 +43,7 @@ type Stmt = ir::Stmt<TyId>;
 type StmtKind = ir::StmtKind<TyId>;
 type Var = ir::Var<TyId>;
 
-pub use call::RESERVED as RESERVED_NAMES;
+pub use call::is_reserved as is_reserved_name;
 
 /// What a name in scope stands for.
 #[derive(Clone)]

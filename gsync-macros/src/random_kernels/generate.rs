@@ -688,8 +688,28 @@ impl Generator<'_> {
                     (format!("(!{a})"), typed)
                 }
             },
+            11 if matches!(ty, I32 | U32) => self.fused_int(ty, d, conditional),
             _ => self.leaf(ty),
         }
+    }
+
+    /// A fused integer builtin of `ty`, `i32` or `u32` (`max3(…)`, `add_max_relu(…)`, …).
+    fn fused_int(&mut self, ty: Ty, d: u32, conditional: bool) -> (String, bool) {
+        let mut calls = vec![("max3", 3), ("min3", 3), ("add_max", 3), ("add_min", 3)];
+        if ty == I32 {
+            calls.extend([
+                ("max_relu", 2),
+                ("min_relu", 2),
+                ("max3_relu", 3),
+                ("min3_relu", 3),
+                ("add_max_relu", 3),
+                ("add_min_relu", 3),
+            ]);
+        }
+        let (name, arity) = *calls.choose(self.rng).unwrap();
+        let (first, _) = self.typed_expr(ty, d);
+        let rest: Vec<String> = (1..arity).map(|_| self.expr_in(ty, d, conditional).0).collect();
+        (format!("{name}({first}, {})", rest.join(", ")), true)
     }
 
     fn binary(&mut self, ty: Ty, d: u32, conditional: bool) -> (String, bool) {

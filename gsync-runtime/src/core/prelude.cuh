@@ -270,6 +270,23 @@ template <typename T> __device__ __forceinline__ bool is_power_of_two(T a) {
     return a != (T)0 && (a & (T)(a - (T)1)) == (T)0;
 }
 
+// The signed add-then-max/min builtins (add_max, add_min and their _relu forms), whose sum
+// wraps as `+` does in kernels. On sm_90 and newer CUDA's intrinsic is DPX's PTX, exact:
+// `add.s32` wraps. Below sm_90 (and on sm_110, which CUDA 13.1's header leaves to software)
+// CUDA computes `a + b` on `int`, undefined in C++ on overflow, so the sum is taken here,
+// through u32: the same value, one add and one max.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && __CUDA_ARCH__ != 1100
+__device__ __forceinline__ i32 add_max(i32 a, i32 b, i32 c) { return __viaddmax_s32(a, b, c); }
+__device__ __forceinline__ i32 add_min(i32 a, i32 b, i32 c) { return __viaddmin_s32(a, b, c); }
+__device__ __forceinline__ i32 add_max_relu(i32 a, i32 b, i32 c) { return __viaddmax_s32_relu(a, b, c); }
+__device__ __forceinline__ i32 add_min_relu(i32 a, i32 b, i32 c) { return __viaddmin_s32_relu(a, b, c); }
+#else
+__device__ __forceinline__ i32 add_max(i32 a, i32 b, i32 c) { return max(add(a, b), c); }
+__device__ __forceinline__ i32 add_min(i32 a, i32 b, i32 c) { return min(add(a, b), c); }
+__device__ __forceinline__ i32 add_max_relu(i32 a, i32 b, i32 c) { return max(max(add(a, b), c), 0); }
+__device__ __forceinline__ i32 add_min_relu(i32 a, i32 b, i32 c) { return max(min(add(a, b), c), 0); }
+#endif
+
 // Float helpers where Rust's definition differs from the C library's.
 __device__ __forceinline__ f32 clamp(f32 x, f32 lo, f32 hi) { return x < lo ? lo : (x > hi ? hi : x); }
 __device__ __forceinline__ f64 clamp(f64 x, f64 lo, f64 hi) { return x < lo ? lo : (x > hi ? hi : x); }
