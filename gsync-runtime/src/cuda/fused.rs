@@ -1,8 +1,7 @@
 //! Running a fused kernel on a CUDA GPU: one launch, planned in `core::plan`, whose
 //! `grid_sync()` calls are device barriers.
 
-use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaEvent, CudaFunction, DriverError, LaunchConfig};
+use cudarc::driver::{CudaFunction, DriverError, LaunchConfig};
 
 use crate::barrier::{limit_ns, LaunchMode};
 use crate::core::args::KernelArgs;
@@ -15,7 +14,7 @@ use crate::cuda::driver_error;
 use crate::cuda::health::describe_launch;
 use crate::cuda::profile::ProfileBuffer;
 use crate::cuda::scratch::{LaunchScratch, TakenScratch};
-use crate::cuda::timing::elapsed;
+use crate::cuda::timing::elapsed_between;
 
 /// Runs `plan` once over `args` and waits for it.
 ///
@@ -48,10 +47,10 @@ pub(crate) unsafe fn submit<'g>(gpu: &'g CudaGpu, plan: LaunchPlan, args: &Kerne
     scratch.prepare(gpu.stream(), plan.compiled, grid, barrier_ns, spin_ns, limit_ns(plan.launch.deadline_limit()))?;
     let running = format!("running kernel `{}`", plan.kernel.name);
     // SAFETY: the caller vouches for `args`.
-    let events = unsafe { enqueue(gpu, &plan, &function, args, &scratch, profile.as_ref()) }
+    let enqueued = unsafe { enqueue(gpu, &plan, &function, args, &scratch, profile.as_ref()) }
         .map_err(driver_error(running.as_str()));
-    let mut queued = Queued { gpu, plan, scratch, events: None, profile, waited: false };
-    queued.events = events?;
+    let mut queued = Queued { gpu, plan, scratch, profile, waited: false };
+    enqueued?;
     queued.scratch.queue_status_copy(gpu.stream())?;
     Ok(queued)
 }
@@ -61,7 +60,6 @@ pub(crate) struct Queued<'g> {
     gpu: &'g CudaGpu,
     plan: LaunchPlan,
     scratch: TakenScratch<'g>,
-    events: Option<(CudaEvent, CudaEvent)>,
     profile: Option<ProfileBuffer>,
     waited: bool,
 }
@@ -79,7 +77,8 @@ impl Queued<'_> {
         let watchdog = self.plan.launch.watchdog_limit();
         let outcome = self.scratch.read_status_copy(gpu.stream()).and_then(|status| {
             status.into_result(kernel, self.plan.barrier, watchdog)?;
-            elapsed(self.events.take()).map_err(driver_error(format!("running kernel `{}`", kernel.name)))
+            let (start, end) = self.scratch.timing();
+            elapsed_between(start, end).map_err(driver_error(format!("running kernel `{}`", kernel.name)))
         });
         self.scratch.settle(gpu.stream(), self.plan.compiled, outcome.is_ok());
         let gpu_time = outcome?;
@@ -107,7 +106,7 @@ impl Drop for Queued<'_> {
     }
 }
 
-/// Queues the launch between two timing events.
+/// Queues the launch between the scratch's two timing events.
 ///
 /// # Safety
 /// `args` must match the kernel's C parameter list; a profiled kernel takes the profile's
@@ -119,7 +118,7 @@ unsafe fn enqueue(
     args: &KernelArgs<'_>,
     scratch: &LaunchScratch,
     profile: Option<&ProfileBuffer>,
-) -> std::result::Result<Option<(CudaEvent, CudaEvent)>, DriverError> {
+) -> std::result::Result<(), DriverError> {
     let mut builder = gpu.stream().launch_builder(function);
     push_args(&mut builder, args);
     push_shared_args(&mut builder, &plan.shared);
@@ -127,16 +126,18 @@ unsafe fn enqueue(
     if let Some(profile) = profile {
         profile.push_args(&mut builder);
     }
-    builder.record_kernel_launch(CUevent_flags::CU_EVENT_DEFAULT);
     let config = LaunchConfig {
         grid_dim: plan.grid.grid_shape.tuple(),
         block_dim: plan.grid.block_shape.tuple(),
         shared_mem_bytes: plan.shared.driver_bytes(),
     };
+    let (start, end) = scratch.timing();
+    start.record(gpu.stream())?;
     match plan.barrier.descriptor().launch_mode {
         // SAFETY: the caller vouches for `args`; the scratch words outlive the launch.
-        LaunchMode::Cooperative => unsafe { builder.launch_cooperative(config) },
+        LaunchMode::Cooperative => unsafe { builder.launch_cooperative(config) }?,
         // SAFETY: as above.
-        LaunchMode::Ordinary | LaunchMode::Split => unsafe { builder.launch(config) },
-    }
+        LaunchMode::Ordinary | LaunchMode::Split => unsafe { builder.launch(config) }?,
+    };
+    end.record(gpu.stream())
 }

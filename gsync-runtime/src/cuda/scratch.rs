@@ -13,7 +13,8 @@ use std::ffi::c_void;
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use cudarc::driver::{result as driver, CudaSlice, CudaStream, DevicePtr, LaunchArgs, PushKernelArg};
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{result as driver, CudaEvent, CudaSlice, CudaStream, DevicePtr, LaunchArgs, PushKernelArg};
 use gsync_contract::TrailingParam;
 
 use crate::barrier::{Barrier, LaunchHeader, LINE_WORDS};
@@ -51,42 +52,47 @@ pub(crate) struct LaunchScratch {
     condition: Condition,
     /// Page-locked host memory that the status words are copied into, queued right after the
     /// launch, so that a launch in flight is read without waiting for later work on the stream.
-    status_copy: PinnedWords,
+    status_copy: PinnedWords<STATUS_WORDS>,
+    /// Page-locked memory the header line is copied from.
+    header_copy: PinnedWords<LINE_WORDS>,
+    /// The events that time each launch, made once.
+    timing: (CudaEvent, CudaEvent),
 }
 
-/// Page-locked host memory for the status words, freed on drop.
-struct PinnedWords {
-    words: *mut [u32; STATUS_WORDS],
+/// `N` words of page-locked host memory, freed on drop: a copy from or into them is queued
+/// without staging, and returns at once.
+struct PinnedWords<const N: usize> {
+    words: *mut [u32; N],
 }
 
-// SAFETY: the words are plain host memory, owned by this value; the driver writes them only
-// through copies that its owner queued and waits for before it reads them.
-unsafe impl Send for PinnedWords {}
+// SAFETY: the words are plain host memory, owned by this value; the driver reads or writes them
+// only through copies that its owner queued and waits for before it touches them again.
+unsafe impl<const N: usize> Send for PinnedWords<N> {}
 
-impl PinnedWords {
+impl<const N: usize> PinnedWords<N> {
     fn zeroed() -> Result<Self> {
         // SAFETY: a fresh allocation of the words, which the driver page-locks.
-        let words = unsafe { driver::malloc_host(size_of::<[u32; STATUS_WORDS]>(), 0) }
-            .map_err(driver_error("allocating page-locked memory for the status word"))?
-            .cast::<[u32; STATUS_WORDS]>();
+        let words = unsafe { driver::malloc_host(size_of::<[u32; N]>(), 0) }
+            .map_err(driver_error("allocating page-locked memory for the launch words"))?
+            .cast::<[u32; N]>();
         // SAFETY: `words` is valid for a write of the array, before any read.
-        unsafe { words.write([0; STATUS_WORDS]) };
+        unsafe { words.write([0; N]) };
         Ok(PinnedWords { words })
     }
 
-    fn as_array(&self) -> &[u32; STATUS_WORDS] {
+    fn as_array(&self) -> &[u32; N] {
         // SAFETY: initialised when allocated; no copy into the words is in flight while they
         // are borrowed (their owner waits for the stream first).
         unsafe { &*self.words }
     }
 
-    fn as_mut_slice(&mut self) -> &mut [u32] {
+    fn as_mut_array(&mut self) -> &mut [u32; N] {
         // SAFETY: as above, and `&mut self` is the only borrow.
         unsafe { &mut *self.words }
     }
 }
 
-impl Drop for PinnedWords {
+impl<const N: usize> Drop for PinnedWords<N> {
     fn drop(&mut self) {
         // SAFETY: allocated by `malloc_host`; its owner waited for every copy into it.
         let _ = unsafe { driver::free_host(self.words.cast::<c_void>()) };
@@ -117,6 +123,8 @@ impl LaunchScratch {
             sequence: 0,
             condition: Condition::Zeroed,
             status_copy: PinnedWords::zeroed()?,
+            header_copy: PinnedWords::zeroed()?,
+            timing: (timing_event(stream)?, timing_event(stream)?),
         })
     }
 
@@ -178,11 +186,21 @@ impl LaunchScratch {
         self.zero_status(stream)
     }
 
-    /// Writes the header line, on the stream.
+    /// Writes the header line, on the stream, from page-locked memory: the copy is queued and
+    /// the words are not touched again before the launch has been waited for.
     fn write_header(&mut self, stream: &Arc<CudaStream>, header: LaunchHeader) -> Result<()> {
-        // From pageable memory the copy is staged before it returns, so the array may go.
-        let mut line = self.barrier_state.slice_mut(..LINE_WORDS);
-        stream.memcpy_htod(&header.to_words()[..], &mut line).map_err(driver_error("writing the barrier header"))
+        *self.header_copy.as_mut_array() = header.to_words();
+        // SAFETY: the barrier state holds at least a line; the page-locked words outlive the
+        // copy, since this scratch is reused only after its launch was waited for.
+        unsafe {
+            driver::memcpy_htod_async(self.barrier_state_address, &self.header_copy.as_array()[..], stream.cu_stream())
+        }
+        .map_err(driver_error("writing the barrier header"))
+    }
+
+    /// The events that time a launch with this scratch, recorded around it.
+    pub(crate) fn timing(&self) -> &(CudaEvent, CudaEvent) {
+        &self.timing
     }
 
     /// Records how a launch with `barrier` ended. After an error the barrier state is zeroed
@@ -208,8 +226,10 @@ impl LaunchScratch {
         let read = driver_error("reading the status word");
         // SAFETY: the copy lands in page-locked words this scratch owns, which nothing reads
         // before `read_status_copy` waits for the stream.
-        unsafe { driver::memcpy_dtoh_async(self.status_copy.as_mut_slice(), self.status_address, stream.cu_stream()) }
-            .map_err(read)
+        unsafe {
+            driver::memcpy_dtoh_async(&mut self.status_copy.as_mut_array()[..], self.status_address, stream.cu_stream())
+        }
+        .map_err(read)
     }
 
     /// Waits for the stream, then decodes the status words that [`queue_status_copy`]
@@ -293,6 +313,11 @@ impl Drop for TakenScratch<'_> {
             self.pool.idle.lock().unwrap_or_else(PoisonError::into_inner).push(*scratch);
         }
     }
+}
+
+/// An event that records time, for [`LaunchScratch::timing`].
+fn timing_event(stream: &Arc<CudaStream>) -> Result<CudaEvent> {
+    stream.context().new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver_error("creating a timing event"))
 }
 
 /// The device address of `slice`'s first element.
