@@ -139,6 +139,7 @@ macro_rules! with_full_tier_checks {
             many_phases_each_see_every_blocks_writes,
             a_profile_shows_every_barrier_holding_every_block,
             bitonic_sorts_under_every_barrier_with_more_tiles_than_blocks,
+            the_radix_sort_runs_under_every_barrier,
             the_key_sort_runs_every_block_size_and_chunking,
             smith_waterman_tiles_of_any_shape_give_the_same_alignment,
             smith_waterman_stripes_of_any_shape_give_the_same_alignment,

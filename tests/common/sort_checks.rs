@@ -255,3 +255,21 @@ pub fn the_sorts_refuse_inputs_they_cannot_take(gpu: &Gpu, _scale: Scale) {
     let error = sort(gpu, &Launch::new().threads(128), &[7u64, 1], false).unwrap_err();
     assert!(matches!(error, Error::RefusedBlockSize { threads: 128, .. }), "{error}");
 }
+
+/// The radix sort under every barrier, the split form (one launch per phase) among them, with
+/// more tiles than blocks.
+pub fn the_radix_sort_runs_under_every_barrier(gpu: &Gpu, scale: Scale) {
+    let (n, blocks) = match scale {
+        Scale::Full => ((1 << 22) + 3, None),
+        Scale::Small => (2 * radix::TILE + 5, Some(2)),
+    };
+    let mut barriers = Barrier::ALL.to_vec();
+    barriers.push(Barrier::Ilbs { groups: Some(2) });
+    for barrier in barriers {
+        let mut launch = Launch::new().barrier(barrier);
+        if let Some(blocks) = blocks {
+            launch = launch.blocks(blocks);
+        }
+        check_key_type::<u32>(gpu, &[n], SortKernel::Radix, &launch);
+    }
+}
