@@ -111,6 +111,16 @@ mod onesweep {
         before + inclusive - value
     }
 
+    /// Counts each of `key`'s `passes` digits in `counts` (digit `d` of byte `p` at
+    /// `p · RADIX + d`).
+    #[device]
+    fn count_key<K: Int>(key: K, counts: &mut [u32], passes: u32) {
+        for p in 0..passes {
+            let bin = p as usize * RADIX + digit_of(key, 8 * p) as usize;
+            let _ = counts.atomic_add(bin, 1);
+        }
+    }
+
     /// Phase 1: zeroes `states`, and adds the counts of every digit of every position
     /// (`passes` bytes from the lowest) of `keys` into `hist` (digit `d` of byte `p` at
     /// `p · RADIX + d`), through the block's counts in shared memory (`counts`).
@@ -124,12 +134,16 @@ mod onesweep {
             counts[i] = 0;
         }
         sync_block();
-        for i in grid_stride(0..keys.len()) {
-            let key = keys[i];
-            for p in 0..passes {
-                let bin = p as usize * RADIX + digit_of(key, 8 * p) as usize;
-                let _ = counts.atomic_add(bin, 1);
+        // Four keys per load where they fill a chunk, then the rest one by one.
+        let chunks = keys.len() / 4;
+        for c in grid_stride(0..chunks) {
+            let chunk = keys.load_chunk::<4>(c);
+            for j in 0..4 {
+                count_key(chunk[j], counts, passes);
             }
+        }
+        for i in grid_stride(4 * chunks..keys.len()) {
+            count_key(keys[i], counts, passes);
         }
         sync_block();
         for i in block_stride(0..bins) {
