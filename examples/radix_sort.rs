@@ -9,6 +9,7 @@
 //! cargo run --release --example radix_sort                     # 2^16 … 2^26 on a GPU, 2^13 on the emulator
 //! cargo run --release --example radix_sort -- --n 1000000 --reps 20
 //! cargo run --release --example radix_sort -- --kernel bitonic --max-log 22
+//! cargo run --release --example radix_sort -- --barrier multi-launch   # one launch per phase
 //! ```
 //!
 //! The time is the kernel's alone: the keys are uploaded and downloaded outside it, and so is
@@ -38,6 +39,10 @@ struct Args {
     /// Which sort: the faster for the size (`kernels::sort`), or one of the two.
     #[arg(long, value_enum, default_value_t = Kernel::Fastest)]
     kernel: Kernel,
+    /// Barrier: auto, cooperative, lbs, lfs, ilbs, ilbs:G, ulfs, relay, or multi-launch (the
+    /// split form: one launch per phase); several separated by commas, or `all`, to compare.
+    #[arg(long, default_value = "auto")]
+    barrier: String,
     /// Seed of the random keys.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -84,10 +89,11 @@ fn run(args: &Args) -> Result<(), AnyError> {
         (None, Backend::Emulator) => vec![1 << 13],
         (None, Backend::Cuda) => (args.min_log..=args.max_log).map(|log| 1usize << log).collect(),
     };
+    let barriers = common::barriers(&args.barrier)?;
     let mut rng = StdRng::seed_from_u64(args.seed);
     println!("{} — u32 keys, median of {} sorts after one warm-up", gpu.info().name, args.reps);
-    println!("| keys | values | sort | median kernel time | Gkeys/s | blocks × threads | verified |");
-    println!("|---:|---|---|---:|---:|---|---|");
+    println!("| keys | values | sort | barrier | median kernel time | Gkeys/s | blocks × threads | verified |");
+    println!("|---:|---|---|---|---:|---:|---|---|");
     for n in sizes {
         let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
         let values: Vec<u32> = (0..n as u32).collect();
@@ -96,34 +102,43 @@ fn run(args: &Args) -> Result<(), AnyError> {
         let expected_keys: Vec<u32> = pairs.iter().map(|pair| pair.0).collect();
         let expected_values: Vec<u32> = pairs.iter().map(|pair| pair.1).collect();
         for with_values in [false, true] {
-            let given = with_values.then_some(&values[..]);
-            let expected = if with_values { &expected_values[..] } else { &[][..] };
-            let mut verified = 0;
-            let (median, report, _) = common::timed(args.reps, || {
-                let sorted = kernels::sort_with(&gpu, &Launch::new(), &keys, given, false, args.kernel.choice())?;
-                if sorted.keys == expected_keys && sorted.values == expected {
-                    verified += 1;
+            for &barrier in &barriers {
+                let given = with_values.then_some(&values[..]);
+                let expected = if with_values { &expected_values[..] } else { &[][..] };
+                let launch = Launch::new().barrier(barrier);
+                let mut verified = 0;
+                let timed = common::timed(args.reps, || {
+                    let sorted = kernels::sort_with(&gpu, &launch, &keys, given, false, args.kernel.choice())?;
+                    if sorted.keys == expected_keys && sorted.values == expected {
+                        verified += 1;
+                    }
+                    Ok(((), sorted.report))
+                });
+                let label = if with_values { "u32" } else { "–" };
+                let (median, report, _) = match timed {
+                    Ok(timed) => timed,
+                    Err(e) if common::barrier_refused(&e) => {
+                        println!("| {n} | {label} | {} | {barrier} | – | – | – | ({e}) |", args.kernel.name(n));
+                        continue;
+                    }
+                    Err(e) => return Err(e.into()),
+                };
+                if verified != args.reps + 1 {
+                    let wrong = args.reps + 1 - verified;
+                    return Err(
+                        format!("{n} keys, values {label}, {barrier}: {wrong} sorts differ from the CPU's").into()
+                    );
                 }
-                Ok(((), sorted.report))
-            })?;
-            if verified != args.reps + 1 {
-                let what = if with_values { "pairs" } else { "keys" };
-                return Err(format!(
-                    "{n} {what}: {} of {} sorts differ from the CPU's",
-                    args.reps + 1 - verified,
-                    args.reps + 1
-                )
-                .into());
+                let rate = n as f64 / median.as_secs_f64().max(1e-12) / 1e9;
+                println!(
+                    "| {n} | {label} | {} | {} | {:.1} µs | {rate:.2} | {} × {} | yes |",
+                    args.kernel.name(n),
+                    report.barrier,
+                    median.as_secs_f64() * 1e6,
+                    report.blocks,
+                    report.threads
+                );
             }
-            let rate = n as f64 / median.as_secs_f64().max(1e-12) / 1e9;
-            println!(
-                "| {n} | {} | {} | {:.1} µs | {rate:.2} | {} × {} | yes |",
-                if with_values { "u32" } else { "–" },
-                args.kernel.name(n),
-                median.as_secs_f64() * 1e6,
-                report.blocks,
-                report.threads
-            );
         }
     }
     Ok(())

@@ -430,7 +430,8 @@ pub trait RadixWord: crate::DeviceScalar + Copy + Ord + std::ops::Not<Output = S
     /// The largest co-resident grid of [`kernel`](Self::kernel) for `launch`.
     fn max_coresident_blocks(gpu: &Gpu, launch: &Launch) -> Result<u32>;
 
-    /// Launches [`kernel`](Self::kernel) on buffers sized as it asserts.
+    /// Launches [`kernel`](Self::kernel) on buffers sized as it asserts, with a new
+    /// `scratch` ([`RadixScratch::new`]) each time: [`sort_words`] is the checked entry.
     #[allow(clippy::too_many_arguments)]
     fn launch_kernel(
         gpu: &Gpu,
@@ -496,8 +497,9 @@ impl RadixWord for u64 {
     }
 }
 
-/// The radix sort's scratch: the digit histograms, zeroed before every launch, and the
-/// look-back states, which the kernel zeroes itself.
+/// The radix sort's scratch: the digit histograms, which must be zero at launch (a new
+/// scratch's are; a launch leaves them filled), and the look-back states, which the kernel
+/// zeroes itself.
 #[derive(Debug)]
 pub struct RadixScratch {
     hist: DeviceBuffer<u32>,
