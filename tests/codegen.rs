@@ -234,6 +234,8 @@ fn the_library_kernels_also_split_into_one_launch_per_phase() {
         &gsync::kernels::smith_waterman::smith_waterman::KERNEL,
         &gsync::kernels::smith_waterman::smith_waterman_stripes::KERNEL,
         &gsync::kernels::bitonic::sort_keys::KERNEL,
+        &gsync::kernels::radix::radix_sort_u32::KERNEL,
+        &gsync::kernels::radix::radix_sort_u64::KERNEL,
         &gsync::kernels::heat::heat_global::KERNEL,
     ];
     for kernel in library {

@@ -83,6 +83,17 @@ fn the_scan_example_verifies_every_scan() {
 }
 
 #[test]
+fn the_radix_sort_example_verifies_keys_and_pairs() {
+    let out = run("radix_sort", &["--n", "9001", "--reps", "1", "--kernel", "radix"]);
+    assert_eq!(out.matches("| yes |").count(), 2, "keys and pairs:\n{out}");
+    assert!(out.contains("| 9001 | u32 | radix |"), "{out}");
+    // The split form, one launch per phase, beside the fused kernel.
+    let out = run("radix_sort", &["--n", "9001", "--reps", "1", "--kernel", "radix", "--barrier", "auto,multi-launch"]);
+    assert_eq!(out.matches("| yes |").count(), 4, "keys and pairs, fused and split:\n{out}");
+    assert!(out.contains("| multi-launch |"), "{out}");
+}
+
+#[test]
 fn the_smith_waterman_example_verifies_its_alignment() {
     let out = run("smith_waterman", &["--lengths", "150", "333", "--reps", "1"]);
     assert!(out.contains("| yes |"), "{out}");

@@ -6,12 +6,16 @@ pub mod cg_team;
 pub mod heat;
 pub mod heat_team;
 mod phases;
+pub mod radix;
 pub mod scan;
 pub mod smith_waterman;
 mod smoothing;
+mod sorting;
 
+pub use bitonic::Sorted;
 pub use phases::empty_phases;
 pub use smoothing::{smooth, smooth_reference};
+pub use sorting::{sort, sort_pairs, sort_with, OrderedKey, SortKernel, SortWord, RADIX_FROM};
 
 use crate::{Gpu, KernelSpec, Launch, Result};
 

@@ -577,6 +577,8 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
         &gsync::kernels::smith_waterman::smith_waterman::KERNEL,
         &gsync::kernels::smith_waterman::smith_waterman_stripes::KERNEL,
         &gsync::kernels::bitonic::sort_keys::KERNEL,
+        &gsync::kernels::radix::radix_sort_u32::KERNEL,
+        &gsync::kernels::radix::radix_sort_u64::KERNEL,
         &gsync::kernels::heat::heat_global::KERNEL,
         &gsync::kernels::heat::heat_resident::KERNEL,
         &gsync::kernels::heat::heat_columns::KERNEL,

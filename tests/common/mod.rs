@@ -19,6 +19,7 @@ pub mod pending;
 pub mod radix;
 pub mod shared_slice_checks;
 pub mod shared_slice_kernels;
+pub mod sort_checks;
 pub mod sw_checks;
 pub mod swaps;
 pub mod team;
@@ -80,6 +81,10 @@ macro_rules! with_quick_checks {
             f32_arithmetic_matches_the_cpu_bit_for_bit,
             f64_arithmetic_matches_the_cpu_bit_for_bit,
             bitonic_sorts_like_the_standard_library,
+            the_radix_sort_sorts_every_key_type_stably,
+            the_radix_sort_runs_any_grid_over_many_tiles,
+            the_library_sort_keeps_one_order_across_its_kernels,
+            the_sorts_refuse_inputs_they_cannot_take,
             smith_waterman_matches_the_cpu_reference,
             smith_waterman_scores_the_ssw_example_21,
             smith_waterman_handles_empty_and_single_residue_sequences,
@@ -137,6 +142,7 @@ macro_rules! with_full_tier_checks {
             many_phases_each_see_every_blocks_writes,
             a_profile_shows_every_barrier_holding_every_block,
             bitonic_sorts_under_every_barrier_with_more_tiles_than_blocks,
+            the_radix_sort_runs_under_every_barrier,
             the_key_sort_runs_every_block_size_and_chunking,
             smith_waterman_tiles_of_any_shape_give_the_same_alignment,
             smith_waterman_stripes_of_any_shape_give_the_same_alignment,

@@ -311,6 +311,16 @@ pub enum Error {
         host: usize,
     },
 
+    /// A library kernel's input does not fit it: lengths that differ where they must agree,
+    /// or more elements than the kernel takes.
+    #[error("kernel `{kernel}` cannot take this input: {reason}")]
+    InvalidInput {
+        /// The kernel's name.
+        kernel: String,
+        /// What is wrong and what to do.
+        reason: String,
+    },
+
     /// The GPU ran out of memory.
     #[error("the GPU is out of memory allocating {bytes} bytes; free buffers or use smaller inputs")]
     OutOfMemory {
@@ -1119,6 +1129,7 @@ impl Error {
             | Error::UnsupportedStream { .. }
             | Error::TeamStream => ErrorKind::Configuration,
             Error::LengthMismatch { .. }
+            | Error::InvalidInput { .. }
             | Error::OutOfMemory { .. }
             | Error::BufferOnOtherGpu { .. }
             | Error::BufferBackendMismatch { .. }

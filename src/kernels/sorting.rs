@@ -1,0 +1,220 @@
+//! [`sort`] and [`sort_pairs`]: keys of six types, ascending or descending, stable, by
+//! whichever kernel is faster for the type and size. Every key maps onto an unsigned word
+//! whose ascending order is the key's ([`OrderedKey`]), complemented for a descending sort,
+//! which keeps equal keys in their input order. Fewer than [`RADIX_FROM`] 32-bit keys run the
+//! [bitonic](super::bitonic) sort of those words, more (and every 64-bit key) the
+//! [radix](super::radix) sort; [`sort_with`] names the kernel.
+//!
+//! ```
+//! use gsync::kernels::{sort, sort_pairs};
+//! use gsync::{Gpu, Launch};
+//!
+//! # fn main() -> gsync::Result<()> {
+//! let gpu = Gpu::emulator(); // or Gpu::new(0)
+//! let keys = [3.5f64, -0.0, f64::NAN, 0.0, -7.25, f64::NEG_INFINITY];
+//! let sorted = sort(&gpu, &Launch::new(), &keys, false)?;
+//! let mut expected = keys.to_vec();
+//! expected.sort_by(f64::total_cmp);
+//! assert!(sorted.keys.iter().zip(&expected).all(|(a, b)| a.to_bits() == b.to_bits()));
+//! // Pairs, descending: equal keys keep their order.
+//! let sorted = sort_pairs(&gpu, &Launch::new(), &[2i32, -1, 2, 5], &[0, 1, 2, 3], true)?;
+//! assert_eq!((sorted.keys, sorted.values), (vec![5, 2, 2, -1], vec![3, 0, 2, 1]));
+//! # Ok(())
+//! # }
+//! ```
+
+use super::bitonic::{self, Sorted};
+use super::radix::{self, RadixWord};
+use crate::{Error, Gpu, Launch, Result};
+
+/// Inputs from this many keys on run the radix sort; fewer 32-bit keys run the bitonic sort
+/// (64-bit keys always run the radix sort, which alone sorts them). The crossover is to be
+/// measured on an H200 (`examples/radix_sort.rs` beside `examples/bitonic.rs`); until then
+/// it is 2^16 keys.
+pub const RADIX_FROM: usize = 1 << 16;
+
+/// The words keys map onto, `u32` and `u64`, and the bitonic sort where it takes them.
+pub trait SortWord: RadixWord {
+    /// Sorts `words` (and `values` with them, stably) ascending with the bitonic sort, where
+    /// it sorts words of this width (`u32`); `None` otherwise.
+    fn bitonic(gpu: &Gpu, launch: &Launch, words: &[Self], values: Option<&[u32]>) -> Option<Result<Sorted<Self>>>;
+}
+
+impl SortWord for u32 {
+    fn bitonic(gpu: &Gpu, launch: &Launch, words: &[u32], values: Option<&[u32]>) -> Option<Result<Sorted<u32>>> {
+        // `u32`'s bitonic order is the word's own.
+        Some(bitonic::sort(gpu, launch, words, values, false))
+    }
+}
+
+impl SortWord for u64 {
+    fn bitonic(_: &Gpu, _: &Launch, _: &[u64], _: Option<&[u32]>) -> Option<Result<Sorted<u64>>> {
+        None
+    }
+}
+
+/// A key type [`sort`] orders: mapped onto an unsigned word whose ascending order is the
+/// key's ascending order. Integers in their numeric order; floats in IEEE total order, as
+/// [`f32::total_cmp`] orders them: −NaN, −∞, …, −0.0, +0.0, …, +∞, +NaN.
+pub trait OrderedKey: Copy {
+    /// The word the key maps onto.
+    type Word: SortWord;
+    /// The word whose ascending order is this key's.
+    fn to_word(self) -> Self::Word;
+    /// The key back from [`to_word`](Self::to_word).
+    fn from_word(word: Self::Word) -> Self;
+}
+
+impl OrderedKey for u32 {
+    type Word = u32;
+    fn to_word(self) -> u32 {
+        self
+    }
+    fn from_word(word: u32) -> Self {
+        word
+    }
+}
+
+impl OrderedKey for u64 {
+    type Word = u64;
+    fn to_word(self) -> u64 {
+        self
+    }
+    fn from_word(word: u64) -> Self {
+        word
+    }
+}
+
+impl OrderedKey for i32 {
+    type Word = u32;
+    /// The sign bit flipped: negative numbers below positive ones.
+    fn to_word(self) -> u32 {
+        (self as u32) ^ (1 << 31)
+    }
+    fn from_word(word: u32) -> Self {
+        (word ^ (1 << 31)) as i32
+    }
+}
+
+impl OrderedKey for i64 {
+    type Word = u64;
+    /// The sign bit flipped: negative numbers below positive ones.
+    fn to_word(self) -> u64 {
+        (self as u64) ^ (1 << 63)
+    }
+    fn from_word(word: u64) -> Self {
+        (word ^ (1 << 63)) as i64
+    }
+}
+
+impl OrderedKey for f32 {
+    type Word = u32;
+    /// Negative floats (sign set) with every bit flipped, the others with the sign flipped.
+    fn to_word(self) -> u32 {
+        let bits = self.to_bits();
+        if bits >> 31 == 1 {
+            !bits
+        } else {
+            bits | (1 << 31)
+        }
+    }
+    fn from_word(word: u32) -> Self {
+        f32::from_bits(if word >> 31 == 1 { word & !(1 << 31) } else { !word })
+    }
+}
+
+impl OrderedKey for f64 {
+    type Word = u64;
+    /// Negative floats (sign set) with every bit flipped, the others with the sign flipped.
+    fn to_word(self) -> u64 {
+        let bits = self.to_bits();
+        if bits >> 63 == 1 {
+            !bits
+        } else {
+            bits | (1 << 63)
+        }
+    }
+    fn from_word(word: u64) -> Self {
+        f64::from_bits(if word >> 63 == 1 { word & !(1 << 63) } else { !word })
+    }
+}
+
+/// Which kernel sorts: [`sort_with`]'s choice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortKernel {
+    /// The faster for the key type and size: the bitonic sort for fewer than [`RADIX_FROM`]
+    /// 32-bit keys, the radix sort otherwise.
+    Fastest,
+    /// The bitonic sort ([`bitonic::sort`]); 32-bit keys only.
+    Bitonic,
+    /// The radix sort ([`radix::sort_words`]).
+    Radix,
+}
+
+/// Sorts `keys` on `gpu`, ascending or `descending`, stably (equal keys keep their input
+/// order; for floats, "equal" is equal bits). Fewer than [`RADIX_FROM`] 32-bit keys run the
+/// bitonic sort, under `launch`; the others the radix sort, which takes blocks of 256 threads
+/// ([`radix::sort_words`]).
+///
+/// Fails with [`Error::InvalidInput`] for more than [`radix::MAX_KEYS`] keys.
+pub fn sort<K: OrderedKey>(gpu: &Gpu, launch: &Launch, keys: &[K], descending: bool) -> Result<Sorted<K>> {
+    sort_with(gpu, launch, keys, None, descending, SortKernel::Fastest)
+}
+
+/// [`sort`] with a value per key, which moves with its key: `values[i]` ends beside
+/// `keys[i]`, and equal keys keep their values in input order.
+///
+/// Fails with [`Error::InvalidInput`] where `values` is not as long as `keys`.
+pub fn sort_pairs<K: OrderedKey>(
+    gpu: &Gpu,
+    launch: &Launch,
+    keys: &[K],
+    values: &[u32],
+    descending: bool,
+) -> Result<Sorted<K>> {
+    sort_with(gpu, launch, keys, Some(values), descending, SortKernel::Fastest)
+}
+
+/// [`sort`] (or, with `values`, [`sort_pairs`]) by the kernel `kernel` names.
+///
+/// Fails with [`Error::InvalidInput`] where `values` is not as long as `keys`, for more
+/// than [`radix::MAX_KEYS`] keys, and for 64-bit keys with [`SortKernel::Bitonic`].
+pub fn sort_with<K: OrderedKey>(
+    gpu: &Gpu,
+    launch: &Launch,
+    keys: &[K],
+    values: Option<&[u32]>,
+    descending: bool,
+    kernel: SortKernel,
+) -> Result<Sorted<K>> {
+    if let Some(values) = values.filter(|values| values.len() != keys.len()) {
+        let reason = format!("{} keys but {} values; give one value per key", keys.len(), values.len());
+        return Err(Error::InvalidInput { kernel: "sort_pairs".to_owned(), reason });
+    }
+    let flip = |word: K::Word| if descending { !word } else { word };
+    let words: Vec<K::Word> = keys.iter().map(|&key| flip(key.to_word())).collect();
+    let back = |words: Vec<K::Word>| words.into_iter().map(|word| K::from_word(flip(word))).collect();
+    let bitonic = match kernel {
+        SortKernel::Fastest if keys.len() < RADIX_FROM => K::Word::bitonic(gpu, launch, &words, values),
+        SortKernel::Fastest | SortKernel::Radix => None,
+        SortKernel::Bitonic => {
+            let refused = || {
+                let reason = "the bitonic sort takes 32-bit keys; sort 64-bit keys with the radix sort".to_owned();
+                Error::InvalidInput { kernel: "bitonic_sort".to_owned(), reason }
+            };
+            Some(K::Word::bitonic(gpu, launch, &words, values).ok_or_else(refused)?)
+        }
+    };
+    if let Some(sorted) = bitonic {
+        let sorted = sorted?;
+        return Ok(Sorted { keys: back(sorted.keys), values: sorted.values, report: sorted.report });
+    }
+    let mut device_keys = gpu.upload(&words)?;
+    let mut device_values = values.map(|values| gpu.upload(values)).transpose()?;
+    let report = radix::sort_words(gpu, launch, &mut device_keys, device_values.as_mut())?;
+    let values = match &device_values {
+        Some(device_values) => gpu.download(device_values)?,
+        None => Vec::new(),
+    };
+    Ok(Sorted { keys: back(gpu.download(&device_keys)?), values, report })
+}

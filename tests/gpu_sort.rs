@@ -1,0 +1,56 @@
+//! The library's sorts on a real GPU at sizes the emulator cannot reach: the radix sort of
+//! `u32` keys and pairs at 2^16, 2^20 and 2^24, of the other key types at 2^20, and
+//! `kernels::sort` on both sides of the crossover to the radix sort. The checks at small
+//! sizes, shared with the emulator, run in `gpu_kernels.rs` and `full_gpu_kernels.rs`.
+//! Run with `bash .gpu/run.sh tests` on a CUDA machine (see README).
+
+use common::cuda_gpu as gpu;
+use common::sort_checks::check_key_type;
+use gsync::kernels::{radix, SortKernel, RADIX_FROM};
+use gsync::prelude::*;
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_radix_sort_sorts_u32_keys_and_pairs_up_to_2_pow_24() {
+    let lengths = [1 << 16, (1 << 20) + 1, 1 << 24];
+    check_key_type::<u32>(&gpu(), &lengths, SortKernel::Radix, &Launch::new());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_radix_sort_sorts_every_other_key_type_at_2_pow_20() {
+    let (gpu, launch, lengths) = (gpu(), Launch::new(), [(1 << 20) + 5]);
+    check_key_type::<i32>(&gpu, &lengths, SortKernel::Radix, &launch);
+    check_key_type::<f32>(&gpu, &lengths, SortKernel::Radix, &launch);
+    check_key_type::<u64>(&gpu, &lengths, SortKernel::Radix, &launch);
+    check_key_type::<i64>(&gpu, &lengths, SortKernel::Radix, &launch);
+    check_key_type::<f64>(&gpu, &lengths, SortKernel::Radix, &launch);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_library_sort_changes_kernel_at_the_crossover() {
+    let gpu = gpu();
+    check_key_type::<f32>(&gpu, &[RADIX_FROM - 1, RADIX_FROM], SortKernel::Fastest, &Launch::new());
+    let keys: Vec<u32> = (0..RADIX_FROM as u32).rev().collect();
+    let below = gsync::kernels::sort(&gpu, &Launch::new(), &keys[1..], false).unwrap();
+    let at = gsync::kernels::sort(&gpu, &Launch::new(), &keys, false).unwrap();
+    let bitonic_threads = gsync::kernels::bitonic::default_threads(RADIX_FROM - 1);
+    assert_eq!(below.report.threads, bitonic_threads, "below the crossover, the bitonic sort");
+    assert_eq!(at.report.threads as usize, radix::THREADS, "from the crossover on, the radix sort");
+    assert!(at.keys.windows(2).all(|w| w[0] <= w[1]) && below.keys.windows(2).all(|w| w[0] <= w[1]));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_radix_sort_runs_on_the_co_resident_grid_and_no_more_blocks_than_tiles() {
+    let gpu = gpu();
+    let resident = radix::radix_sort_u32::max_coresident_blocks(&gpu, &Launch::new().threads(256)).unwrap();
+    for n in [radix::TILE * 3, 1 << 24] {
+        let mut keys = gpu.upload(&(0..n as u32).rev().collect::<Vec<_>>()).unwrap();
+        let report = radix::sort_words(&gpu, &Launch::new(), &mut keys, None).unwrap();
+        let expected = resident.min(radix::tiles(n) as u32);
+        assert_eq!(report.blocks, expected, "n {n}: {resident} co-resident blocks, {} tiles", radix::tiles(n));
+        assert_eq!(gpu.download(&keys).unwrap(), (0..n as u32).collect::<Vec<_>>(), "n {n}");
+    }
+}
