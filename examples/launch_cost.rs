@@ -6,6 +6,7 @@
 //! - gsync blocking: `launch_with` (status word read after each launch);
 //! - gsync queued: `submit_with` alone (the launches waited for after the round, outside the
 //!   window), in batches of `--batch`;
+//! - gsync graph: a batch captured once (`Gpu::capture`) and replayed, waiting for each replay;
 //! - cudarc queued: `launch_builder(..).launch(..)` of the same kernel, compiled from the same
 //!   C, alone;
 //! - cudarc blocking: launch then `synchronize`, and launch, 4-byte copy to the host and
@@ -118,6 +119,34 @@ fn run(args: &Args) -> Result<(), common::AnyError> {
         return Err(format!("the queued launches counted {counted}, not {}", n * (args.reps + 1)).into());
     }
     rows.push(("gsync, queued (`submit_with`)", per_launch(queued, n)));
+
+    // The same batches captured once into a CUDA graph and replayed: host time per launch.
+    let graphed = {
+        let capture = gpu.capture()?;
+        let mut recorded = Vec::with_capacity(batch);
+        for word in words.iter_mut() {
+            recorded.push(bump_word::submit_with(capture.gpu(), &launch, word)?);
+        }
+        let graph = capture.finish(recorded)?;
+        let replays = n.div_ceil(batch);
+        let times = rounds(args.reps, || {
+            let start = Instant::now();
+            for _ in 0..replays {
+                graph.replay()?;
+            }
+            Ok(start.elapsed())
+        })?;
+        per_launch(times, replays * batch)
+    };
+    let replayed = n.div_ceil(batch) * batch * (args.reps + 1);
+    let mut counted_again = 0;
+    for word in &words {
+        counted_again += gpu.download(word)?[0] as usize;
+    }
+    if counted_again != counted + replayed {
+        return Err(format!("the graph's launches counted {}, not {replayed}", counted_again - counted).into());
+    }
+    rows.push(("gsync, captured graph replayed (`Gpu::capture`, waited per replay)", graphed));
 
     let (stream, function) = cudarc_kernel(&gpu)?;
     let mut raw: CudaSlice<u32> = stream.alloc_zeros(1)?;

@@ -190,6 +190,6 @@ pub mod prelude {
     pub use crate::BLOCK_SIZE;
     pub use crate::{bf16, f16};
     pub use crate::{device, grid_phases};
-    pub use crate::{Backend, Barrier, DeviceBuffer, Error, Gpu, Launch, LaunchReport, Pending};
+    pub use crate::{Backend, Barrier, Capture, DeviceBuffer, Error, Gpu, Graph, Launch, LaunchReport, Pending};
     pub use crate::{Float, Int, Num};
 }

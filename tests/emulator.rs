@@ -306,3 +306,8 @@ fn split_and_dropped_launches_finish() {
 fn launches_on_two_streams_use_each_other_s_buffers() {
     common::pending::launches_on_two_streams_use_each_other_s_buffers(&Gpu::emulator());
 }
+
+#[test]
+fn captured_launches_replay_in_order() {
+    common::pending::captured_launches_replay_in_order(&Gpu::emulator());
+}

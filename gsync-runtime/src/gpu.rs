@@ -470,6 +470,15 @@ impl Gpu {
         co_residency: CoResidency,
         forms: &mut dyn KernelForms,
     ) -> Result<LaunchReport> {
+        if matches!(&self.device, Engine::Cuda(cuda) if cuda.capturing()) {
+            return Err(Error::Capture {
+                reason: format!(
+                    "`{}::launch` waits for its kernel, which a capture only records; use `submit` or \
+                     `submit_with` on the capture's Gpu",
+                    kernel.name
+                ),
+            });
+        }
         if launch.selected_barrier().descriptor().launch_mode == LaunchMode::Split {
             let shared = forms.dynamic_shared();
             let mut run = self.begin_split_with(kernel, launch, forms.emulated_segments(), &shared)?;
@@ -541,12 +550,26 @@ impl Gpu {
             // SAFETY: the caller vouches for `forms`.
             _ => return Ok(Pending::finished(unsafe { self.run(kernel, launch, co_residency, forms) })),
         };
-        if launch.selected_barrier().descriptor().launch_mode == LaunchMode::Split {
+        let split = launch.selected_barrier().descriptor().launch_mode == LaunchMode::Split;
+        if split && cuda.capturing() {
+            return Err(Error::Capture {
+                reason: format!(
+                    "`{}` under a split barrier runs host code between its segments as it goes, which a \
+                     capture cannot record; capture its fused form, or replay the split run alone with \
+                     Launch::graph(true)",
+                    kernel.name
+                ),
+            });
+        }
+        if split {
             let shared = forms.dynamic_shared();
             let mut run = self.begin_split_with(kernel, launch, forms.emulated_segments(), &shared)?;
             forms.run_split(&mut run)?;
             return Ok(Pending::split(run));
         }
+        // Nothing is measured while a capture records: the configuration is the remembered
+        // one or the heuristic's.
+        let launch = &launch.clone().tune(!cuda.capturing() && launch.tunes());
         let shared = forms.dynamic_shared();
         let mut args = KernelArgs::new();
         forms.push_args(&mut args);

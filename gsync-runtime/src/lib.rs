@@ -107,6 +107,7 @@ mod core;
 mod cuda;
 mod emu;
 mod gpu;
+mod graph;
 mod interop;
 mod pending;
 mod split;
@@ -141,6 +142,7 @@ pub use cuda::discover::{toolkit, Toolkit};
 /// cudarc is this one.
 pub use cudarc;
 pub use gpu::Gpu;
+pub use graph::{Capture, Graph};
 /// Half precision, IEEE binary16 and bfloat16, from the `half` crate: element types of device
 /// buffers and kernels (see docs/dsl.md, "Half precision").
 pub use half::{bf16, f16};

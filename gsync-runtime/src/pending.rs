@@ -3,9 +3,10 @@
 
 use std::fmt;
 
-use crate::core::error::Result;
+use crate::core::error::{Error, Result};
 use crate::core::launch::LaunchReport;
 use crate::cuda::fused::Queued;
+use crate::cuda::CudaGpu;
 use crate::split::SplitRun;
 
 /// A launch queued on a [`Gpu`](crate::Gpu)'s stream, returned by a kernel's `submit` and
@@ -62,6 +63,21 @@ impl<'a> Pending<'a> {
             State::Finished(outcome) => outcome,
             State::Fused(queued) => queued.wait(),
             State::Split(run) => run.finish(),
+        }
+    }
+}
+
+impl Pending<'_> {
+    /// Whether this is a launch that `gpu`'s capture recorded.
+    pub(crate) fn captured_on(&self, gpu: &CudaGpu) -> bool {
+        matches!(&self.state, State::Fused(queued) if queued.captured() && std::ptr::eq(queued.gpu(), gpu))
+    }
+
+    /// How the recorded launch ended in the replay of its graph that just finished.
+    pub(crate) fn replayed(&self) -> Result<()> {
+        match &self.state {
+            State::Fused(queued) => queued.replayed(),
+            _ => Err(Error::Capture { reason: "a launch that no capture recorded was handed to a graph".into() }),
         }
     }
 }

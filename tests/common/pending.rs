@@ -89,3 +89,52 @@ pub fn launches_on_two_streams_use_each_other_s_buffers(gpu: &Gpu) {
     assert_eq!(side.download(&a1).unwrap(), rotate_rounds_reference(&first, shift, rounds), "main stream");
     assert_eq!(gpu.download(&a2).unwrap(), rotate_rounds_reference(&second, shift, rounds), "second stream");
 }
+
+/// Launches captured into a CUDA graph: every replay runs each of them again, in order; an
+/// error of a captured launch surfaces at `replay()`; what a capture cannot record is refused.
+/// On the emulator, a capture is refused with `WrongBackend`.
+pub fn captured_launches_replay_in_order(gpu: &Gpu) {
+    if gpu.backend() == Backend::Emulator {
+        assert!(matches!(gpu.capture(), Err(Error::WrongBackend { .. })));
+        return;
+    }
+    let (n, replays) = (2049, 5);
+    let (first_input, second_input) = (words(n, 5), words(n, 6));
+    let (mut a, mut b) = (gpu.upload(&first_input).unwrap(), gpu.zeros::<u32>(n).unwrap());
+    let (mut c, mut d) = (gpu.upload(&second_input).unwrap(), gpu.zeros::<u32>(n).unwrap());
+    let launch = Launch::new().blocks(4).threads(128).barrier(Barrier::Lbs);
+    {
+        let capture = gpu.capture().unwrap();
+        let first = rotate_rounds::submit_with(capture.gpu(), &launch, &mut a, &mut b, 3, 2).unwrap();
+        let second = rotate_rounds::submit_with(capture.gpu(), &launch, &mut c, &mut d, 4, 4).unwrap();
+        let graph = capture.finish(vec![first, second]).unwrap();
+        assert_eq!(graph.launches(), 2);
+        for _ in 0..replays {
+            graph.replay().unwrap();
+        }
+    }
+    assert_eq!(gpu.download(&a).unwrap(), rotate_rounds_reference(&first_input, 3, 2 * replays));
+    assert_eq!(gpu.download(&c).unwrap(), rotate_rounds_reference(&second_input, 4, 4 * replays));
+
+    let input = gpu.upload(&vec![1u32; 1000]).unwrap();
+    let mut out = gpu.zeros::<u32>(1000).unwrap();
+    let checked = Launch::new().bounds_checks(true).blocks(2).threads(128);
+    let capture = gpu.capture().unwrap();
+    let faulty = reads_past_the_end::submit_with(capture.gpu(), &checked, &input, &mut out).unwrap();
+    let graph = capture.finish(vec![faulty]).unwrap();
+    match graph.replay() {
+        Err(Error::OutOfBounds { array, .. }) => assert_eq!(array, "input"),
+        other => panic!("expected OutOfBounds at replay(), got {other:?}"),
+    }
+    drop(graph);
+
+    let capture = gpu.capture().unwrap();
+    let blocking = rotate_rounds::launch_with(capture.gpu(), &launch, &mut a, &mut b, 3, 2);
+    assert!(matches!(blocking, Err(Error::Capture { .. })), "{blocking:?}");
+    let split = launch.clone().barrier(Barrier::MultiLaunch);
+    let refused = rotate_rounds::submit_with(capture.gpu(), &split, &mut a, &mut b, 3, 2).map(drop);
+    assert!(matches!(refused, Err(Error::Capture { .. })), "{refused:?}");
+    let _recorded = rotate_rounds::submit_with(capture.gpu(), &launch, &mut c, &mut d, 3, 2).unwrap();
+    let missing = capture.finish(Vec::new()).map(drop);
+    assert!(matches!(missing, Err(Error::Capture { .. })), "{missing:?}");
+}

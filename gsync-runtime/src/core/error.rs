@@ -397,6 +397,14 @@ pub enum Error {
         reason: &'static str,
     },
 
+    /// A launch or call that a CUDA graph capture ([`Gpu::capture`](crate::Gpu::capture))
+    /// cannot record, or a capture used the wrong way.
+    #[error("a CUDA graph capture cannot do this: {reason}")]
+    Capture {
+        /// What was asked, and what to do instead.
+        reason: String,
+    },
+
     /// [`Gpu::new_stream`](crate::Gpu::new_stream) on a PE of a team, whose PEs must launch
     /// the same kernels in one order.
     #[error(
@@ -1127,7 +1135,8 @@ impl Error {
             | Error::PeNumberMismatch { .. }
             | Error::LauncherBootstrap { .. }
             | Error::UnsupportedStream { .. }
-            | Error::TeamStream => ErrorKind::Configuration,
+            | Error::TeamStream
+            | Error::Capture { .. } => ErrorKind::Configuration,
             Error::LengthMismatch { .. }
             | Error::InvalidInput { .. }
             | Error::OutOfMemory { .. }

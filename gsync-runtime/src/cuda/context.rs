@@ -1,6 +1,7 @@
 //! An opened CUDA GPU: its context and stream, what it can do, and the kernels loaded on it.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cudarc::driver::sys::{CUdevice_attribute, CUresult};
@@ -59,6 +60,10 @@ pub(crate) struct CudaGpu {
     /// Configurations tuned for this GPU, in memory and on disk.
     configs: Arc<ConfigCache>,
     health: ContextHealth,
+    /// Whether its stream is being captured into a graph ([`CudaGpu::for_capture`]).
+    capturing: bool,
+    /// The launches recorded into the capture so far.
+    captured: AtomicUsize,
     /// Its PE of a team, if it is one: declared last, so that NVSHMEM is finalised after the
     /// kernels and buffers above are gone and before the context.
     team: Option<CudaTeam>,
@@ -140,6 +145,8 @@ impl CudaGpu {
             functions: Arc::new(Mutex::new(HashMap::new())),
             scratch,
             configs: Arc::new(ConfigCache::from_env()),
+            capturing: false,
+            captured: AtomicUsize::new(0),
             team,
             health,
         })
@@ -150,11 +157,37 @@ impl CudaGpu {
     /// this one's. A PE of a team has one stream, since every PE must launch in one order:
     /// [`Error::TeamStream`].
     pub(crate) fn with_new_stream(&self) -> Result<CudaGpu> {
+        self.beside(false)
+    }
+
+    /// The same GPU with a stream of its own that is then captured into a graph: its scratch
+    /// is allocated on this GPU's stream, since a stream under capture must not allocate.
+    pub(crate) fn for_capture(&self) -> Result<CudaGpu> {
+        self.beside(true)
+    }
+
+    /// Whether this GPU's stream is captured into a graph.
+    pub(crate) fn capturing(&self) -> bool {
+        self.capturing
+    }
+
+    /// Counts a launch recorded into the capture.
+    pub(crate) fn note_captured(&self) {
+        self.captured.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The launches recorded into the capture so far.
+    pub(crate) fn captured(&self) -> usize {
+        self.captured.load(Ordering::Relaxed)
+    }
+
+    fn beside(&self, capturing: bool) -> Result<CudaGpu> {
         if self.team.is_some() {
             return Err(Error::TeamStream);
         }
         let stream = self.health.guard(|| self.context.new_stream().map_err(driver_error("creating a stream")))?;
-        let scratch = self.health.guard(|| ScratchPool::new(&stream, self.info.sm_count))?;
+        let alloc_stream = if capturing { &self.stream } else { &stream };
+        let scratch = self.health.guard(|| ScratchPool::new(alloc_stream, self.info.sm_count))?;
         Ok(CudaGpu {
             context: self.context.clone(),
             stream,
@@ -163,6 +196,8 @@ impl CudaGpu {
             scratch,
             configs: self.configs.clone(),
             health: ContextHealth::new(self.context.ordinal()),
+            capturing,
+            captured: AtomicUsize::new(0),
             team: None,
         })
     }
@@ -305,7 +340,7 @@ impl CudaGpu {
     /// A status word and barrier state of its own for one launch (or split run) until the
     /// returned value is dropped, after the launch has been waited for.
     pub(crate) fn take_scratch(&self) -> Result<TakenScratch<'_>> {
-        self.scratch.take(&self.stream)
+        self.scratch.take()
     }
 
     fn loaded(&self) -> std::sync::MutexGuard<'_, HashMap<FunctionKey, CudaFunction>> {

@@ -5,7 +5,7 @@ use cudarc::driver::{CudaFunction, DriverError, LaunchConfig};
 
 use crate::barrier::{limit_ns, LaunchMode};
 use crate::core::args::KernelArgs;
-use crate::core::error::Result;
+use crate::core::error::{Error, Result};
 use crate::core::launch::LaunchReport;
 use crate::core::plan::LaunchPlan;
 use crate::cuda::args::{push_args, push_shared_args};
@@ -34,6 +34,14 @@ pub(crate) unsafe fn launch(gpu: &CudaGpu, plan: LaunchPlan, args: &KernelArgs<'
 /// stay untouched until the returned launch has been waited for or dropped.
 pub(crate) unsafe fn submit<'g>(gpu: &'g CudaGpu, plan: LaunchPlan, args: &KernelArgs<'_>) -> Result<Queued<'g>> {
     let (kernel, grid) = (&plan.kernel, plan.grid);
+    let captured = gpu.capturing();
+    if captured && kernel.profile {
+        return Err(Error::Capture {
+            reason: "a profiled launch reads its records back after it ran, which a graph replay does not; \
+                     profile the launch outside the capture"
+                .into(),
+        });
+    }
     let function = gpu.function(kernel, plan.compiled, grid.threads)?;
     let profile = kernel.profile.then(|| ProfileBuffer::new(gpu.stream(), grid, plan.launch.profile_capacity()));
     let profile = profile.transpose()?;
@@ -44,14 +52,20 @@ pub(crate) unsafe fn submit<'g>(gpu: &'g CudaGpu, plan: LaunchPlan, args: &Kerne
     // whatever the barrier (the cooperative one has none of its own).
     let barrier_ns = if gpu.team().is_some() { limit_ns(watchdog) } else { plan.barrier.watchdog_ns(watchdog) };
     let spin_ns = limit_ns(watchdog);
-    scratch.prepare(gpu.stream(), plan.compiled, grid, barrier_ns, spin_ns, limit_ns(plan.launch.deadline_limit()))?;
+    let deadline_ns = limit_ns(plan.launch.deadline_limit());
+    scratch.prepare(gpu.stream(), plan.compiled, grid, barrier_ns, spin_ns, deadline_ns, captured)?;
     let running = format!("running kernel `{}`", plan.kernel.name);
     // SAFETY: the caller vouches for `args`.
-    let enqueued = unsafe { enqueue(gpu, &plan, &function, args, &scratch, profile.as_ref()) }
+    // A captured launch is timed with its graph's replay: events recorded under capture
+    // record nothing.
+    let enqueued = unsafe { enqueue(gpu, &plan, &function, args, &scratch, profile.as_ref(), !captured) }
         .map_err(driver_error(running.as_str()));
-    let mut queued = Queued { gpu, plan, scratch, profile, waited: false };
+    let mut queued = Queued { gpu, plan, scratch, profile, waited: false, captured };
     enqueued?;
     queued.scratch.queue_status_copy(gpu.stream())?;
+    if captured {
+        gpu.note_captured();
+    }
     Ok(queued)
 }
 
@@ -62,11 +76,20 @@ pub(crate) struct Queued<'g> {
     scratch: TakenScratch<'g>,
     profile: Option<ProfileBuffer>,
     waited: bool,
+    /// Recorded into a graph: it runs when the graph is replayed ([`Queued::replayed`]).
+    captured: bool,
 }
 
 impl Queued<'_> {
     /// Waits for the launch and reads its status word: the report, or the launch's error.
     pub(crate) fn wait(self) -> Result<LaunchReport> {
+        if self.captured {
+            return Err(Error::Capture {
+                reason: "a launch captured into a graph runs when the graph is replayed: hand it to \
+                         Capture::finish and call Graph::replay instead of wait()"
+                    .into(),
+            });
+        }
         let health = self.gpu.health();
         health.guard(move || self.read_outcome())
     }
@@ -90,9 +113,29 @@ impl Queued<'_> {
     }
 }
 
+impl Queued<'_> {
+    /// The GPU it was queued on.
+    pub(crate) fn gpu(&self) -> &CudaGpu {
+        self.gpu
+    }
+
+    /// Whether the launch was captured into a graph.
+    pub(crate) fn captured(&self) -> bool {
+        self.captured
+    }
+
+    /// How the captured launch ended in the replay of its graph that the stream has just
+    /// finished: its status word, decoded.
+    pub(crate) fn replayed(&self) -> Result<()> {
+        let watchdog = self.plan.launch.watchdog_limit();
+        self.scratch.status_copy().into_result(&self.plan.kernel, self.plan.barrier, watchdog)
+    }
+}
+
 impl Drop for Queued<'_> {
     fn drop(&mut self) {
-        if self.waited {
+        // A captured launch owes the stream nothing: its graph waits for its replays.
+        if self.waited || self.captured {
             return;
         }
         // Never waited for: the scratch goes back to the pool only once the kernel is done
@@ -118,6 +161,7 @@ unsafe fn enqueue(
     args: &KernelArgs<'_>,
     scratch: &LaunchScratch,
     profile: Option<&ProfileBuffer>,
+    timed: bool,
 ) -> std::result::Result<(), DriverError> {
     let mut builder = gpu.stream().launch_builder(function);
     push_args(&mut builder, args);
@@ -132,12 +176,17 @@ unsafe fn enqueue(
         shared_mem_bytes: plan.shared.driver_bytes(),
     };
     let (start, end) = scratch.timing();
-    start.record(gpu.stream())?;
+    if timed {
+        start.record(gpu.stream())?;
+    }
     match plan.barrier.descriptor().launch_mode {
         // SAFETY: the caller vouches for `args`; the scratch words outlive the launch.
         LaunchMode::Cooperative => unsafe { builder.launch_cooperative(config) }?,
         // SAFETY: as above.
         LaunchMode::Ordinary | LaunchMode::Split => unsafe { builder.launch(config) }?,
     };
-    end.record(gpu.stream())
+    if timed {
+        end.record(gpu.stream())?;
+    }
+    Ok(())
 }

@@ -19,6 +19,7 @@ pub(crate) mod discover;
 pub(crate) mod elf;
 pub(crate) mod fit;
 pub(crate) mod fused;
+pub(crate) mod graph;
 pub(crate) mod health;
 pub(crate) mod measure;
 pub(crate) mod memory;

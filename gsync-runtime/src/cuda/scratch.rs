@@ -57,6 +57,9 @@ pub(crate) struct LaunchScratch {
     header_copy: PinnedWords<LINE_WORDS>,
     /// The events that time each launch, made once.
     timing: (CudaEvent, CudaEvent),
+    /// The stream that allocates the words: the launch stream's, or, for a stream being
+    /// captured into a graph (which must not allocate), the stream of the GPU it came from.
+    alloc_stream: Arc<CudaStream>,
 }
 
 /// `N` words of page-locked host memory, freed on drop: a copy from or into them is queued
@@ -109,6 +112,12 @@ impl LaunchScratch {
     /// a phase boundary by up to 0.15 µs on an H200: a state that grew, and so moved, from one
     /// barrier to the next would give each barrier a placement of its own.
     pub(crate) fn new(stream: &Arc<CudaStream>, sm_count: u32) -> Result<Self> {
+        let scratch = LaunchScratch::allocate(stream, sm_count)?;
+        stream.synchronize().map_err(driver_error("allocating the launch words"))?;
+        Ok(scratch)
+    }
+
+    fn allocate(stream: &Arc<CudaStream>, sm_count: u32) -> Result<Self> {
         let blocks = sm_count.saturating_mul(SIZED_BLOCKS_PER_SM);
         let words = Barrier::DEVICE
             .iter()
@@ -125,6 +134,7 @@ impl LaunchScratch {
             status_copy: PinnedWords::zeroed()?,
             header_copy: PinnedWords::zeroed()?,
             timing: (timing_event(stream)?, timing_event(stream)?),
+            alloc_stream: stream.clone(),
         })
     }
 
@@ -132,6 +142,9 @@ impl LaunchScratch {
     /// the barrier state large enough and clean for `barrier`, writes its header (with the
     /// barrier's watchdog, the spin-waits' `spin_watchdog_ns` and the launch's `deadline_ns`) and zeroes its per-launch
     /// counters.
+    /// A launch captured into a graph (`captured`) zeroes the whole state every time it is
+    /// replayed, since each replay writes the same header.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn prepare(
         &mut self,
         stream: &Arc<CudaStream>,
@@ -140,15 +153,18 @@ impl LaunchScratch {
         watchdog_ns: u64,
         spin_watchdog_ns: u64,
         deadline_ns: u64,
+        captured: bool,
     ) -> Result<()> {
         let name = barrier.name();
         let words = (barrier.descriptor().state_words)(grid.blocks, grid.threads).max(LINE_WORDS);
         if self.barrier_state.len() < words {
-            self.barrier_state = zeroed_words(stream, words)?;
+            self.barrier_state = zeroed_words(&self.alloc_stream, words)?;
+            self.alloc_stream.synchronize().map_err(driver_error("allocating the barrier state"))?;
             self.barrier_state_address = device_address(&self.barrier_state);
             self.condition = Condition::Zeroed;
         }
-        if !matches!(self.condition, Condition::Zeroed) && self.condition != Condition::ReadyFor(name) {
+        let stale = !matches!(self.condition, Condition::Zeroed) && self.condition != Condition::ReadyFor(name);
+        if captured || stale {
             stream.memset_zeros(&mut self.barrier_state).map_err(driver_error("zeroing the barrier state"))?;
         }
         self.condition = Condition::Unknown;
@@ -196,6 +212,12 @@ impl LaunchScratch {
             driver::memcpy_htod_async(self.barrier_state_address, &self.header_copy.as_array()[..], stream.cu_stream())
         }
         .map_err(driver_error("writing the barrier header"))
+    }
+
+    /// The status words that the last [`queue_status_copy`](Self::queue_status_copy) copied,
+    /// decoded, for a caller that has waited for the stream.
+    pub(crate) fn status_copy(&self) -> DeviceStatus {
+        DeviceStatus::from_words(self.status_copy.as_array())
     }
 
     /// The events that time a launch with this scratch, recorded around it.
@@ -266,16 +288,20 @@ impl LaunchScratch {
 pub(crate) struct ScratchPool {
     idle: Mutex<Vec<LaunchScratch>>,
     sm_count: u32,
+    /// The stream that allocates new scratches (see `LaunchScratch::alloc_stream`).
+    alloc_stream: Arc<CudaStream>,
 }
 
 impl ScratchPool {
-    /// A pool holding one scratch, made now.
-    pub(crate) fn new(stream: &Arc<CudaStream>, sm_count: u32) -> Result<Self> {
-        Ok(ScratchPool { idle: Mutex::new(vec![LaunchScratch::new(stream, sm_count)?]), sm_count })
+    /// A pool holding one scratch, made now on `alloc_stream`, which makes every later one.
+    pub(crate) fn new(alloc_stream: &Arc<CudaStream>, sm_count: u32) -> Result<Self> {
+        let first = LaunchScratch::new(alloc_stream, sm_count)?;
+        Ok(ScratchPool { idle: Mutex::new(vec![first]), sm_count, alloc_stream: alloc_stream.clone() })
     }
 
     /// A scratch for one launch: the one last given back, or a new one.
-    pub(crate) fn take(&self, stream: &Arc<CudaStream>) -> Result<TakenScratch<'_>> {
+    pub(crate) fn take(&self) -> Result<TakenScratch<'_>> {
+        let stream = &self.alloc_stream;
         // The vector is valid after any panic: scratches are pushed and popped whole.
         let idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner).pop();
         let scratch = match idle {
