@@ -311,3 +311,13 @@ fn launches_on_two_streams_use_each_other_s_buffers() {
 fn captured_launches_replay_in_order() {
     common::pending::captured_launches_replay_in_order(&Gpu::emulator());
 }
+
+#[test]
+fn a_refused_launch_is_refused_by_submit() {
+    common::pending::a_refused_launch_is_refused_by_submit(&Gpu::emulator());
+}
+
+#[test]
+fn full_grids_on_two_streams_take_turns() {
+    common::pending::full_grids_on_two_streams_take_turns(&Gpu::emulator());
+}

@@ -11,7 +11,7 @@ use crate::core::args::KernelArgs;
 use crate::core::config::LaunchConfig;
 use crate::core::device::{Backend, DeviceInfo};
 use crate::core::dynamic_shared::DynamicShared;
-use crate::core::error::{Error, Result};
+use crate::core::error::{Error, ErrorKind, Result};
 use crate::core::grid::CoResidency;
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::{Launch, LaunchReport};
@@ -28,7 +28,8 @@ use crate::split::{Runner, SplitRun};
 
 /// One GPU, or the CPU emulator standing in for one: where buffers live and kernels run.
 ///
-/// On CUDA, all work goes to one stream, in order; every call that returns data waits for it.
+/// On CUDA, its work goes to its stream, in order; every call that returns data waits for it.
+/// [`Gpu::new_stream`] opens more streams on the same GPU.
 ///
 /// ```
 /// # fn main() -> gsync_runtime::Result<()> {
@@ -505,7 +506,10 @@ impl Gpu {
 
     /// The same GPU with a stream of its own: launches and copies through the returned `Gpu`
     /// are ordered among themselves and run beside this one's, sharing the context, the
-    /// compiled kernels and the tuned configurations. Buffers of either may be passed to the
+    /// compiled kernels and the tuned configurations. Fused launches are the exception: each
+    /// is sized to have the whole GPU to itself (its grid barriers wait for every block), so
+    /// once a GPU has several streams each fused launch waits for the one queued before it on
+    /// any of them; split launches and copies overlap. Buffers of either may be passed to the
     /// other's launches: every copy and allocation returns once it has landed, and a launch
     /// queued with `submit` borrows its buffers until it is waited for, so no buffer is
     /// touched on two streams at once.
@@ -545,12 +549,14 @@ impl Gpu {
         co_residency: CoResidency,
         forms: &mut dyn KernelForms,
     ) -> Result<Pending<'a>> {
-        let cuda = match &self.device {
-            Engine::Cuda(cuda) if cuda.team().is_none() => &**cuda,
-            // SAFETY: the caller vouches for `forms`.
-            _ => return Ok(Pending::finished(unsafe { self.run(kernel, launch, co_residency, forms) })),
-        };
         let split = launch.selected_barrier().descriptor().launch_mode == LaunchMode::Split;
+        let cuda = match &self.device {
+            // A split run replayed as a graph records its segments until its end, which would
+            // leave the stream capturing while the launch is pending: it runs at once.
+            Engine::Cuda(cuda) if cuda.team().is_none() && !(split && launch.replays_graph()) => &**cuda,
+            // SAFETY: the caller vouches for `forms`.
+            _ => return ran_at_once(unsafe { self.run(kernel, launch, co_residency, forms) }),
+        };
         if split && cuda.capturing() {
             return Err(Error::Capture {
                 reason: format!(
@@ -628,6 +634,7 @@ unsafe fn launch_fused(
     args: &KernelArgs<'_>,
     co_residency: CoResidency,
 ) -> Result<LaunchReport> {
+    cuda.refuse_capturing("a blocking launch")?;
     cuda.health().guard(|| {
         let Some(team) = cuda.team() else {
             check_buffers(cuda, kernel, args)?;
@@ -656,6 +663,16 @@ unsafe fn launch_fused(
         };
         team.settle(ran)
     })
+}
+
+/// A launch that ran to its end when it was submitted, as a [`Pending`] launch: a refusal
+/// (configuration, memory, compilation, installation) is returned at once, as a launch that
+/// is queued returns it, and a fault while it ran at `wait()`.
+fn ran_at_once<'a>(outcome: Result<LaunchReport>) -> Result<Pending<'a>> {
+    match outcome {
+        Err(error) if !matches!(error.kind(), ErrorKind::KernelFault | ErrorKind::Driver) => Err(error),
+        outcome => Ok(Pending::finished(outcome)),
+    }
 }
 
 /// Says once per process that kernels run on the CPU, and why.

@@ -41,8 +41,10 @@ use crate::pending::Pending;
 /// remembered or heuristic one (nothing is measured while recording). A launch under a split
 /// barrier ([`Barrier::MultiLaunch`](crate::Barrier::MultiLaunch)), whose host code decides
 /// the segments as it runs, and a profiled launch are refused with [`Error::Capture`]; so is
-/// a blocking `launch`. The capture's `Gpu` records kernels only: allocate and copy through
-/// the `Gpu` it came from. CUDA only.
+/// a blocking `launch`, and so are copies and allocations through the capture's `Gpu`: make
+/// them through the `Gpu` the capture came from. Each pending launch borrows its buffers
+/// mutably until the graph is dropped, so the launches of one graph write disjoint buffers.
+/// Once finished, the capture's `Gpu` runs launches as any `Gpu` does. CUDA only.
 pub struct Capture<'g> {
     gpu: Gpu,
     finished: Cell<bool>,
@@ -84,7 +86,15 @@ impl<'g> Capture<'g> {
         if self.finished.replace(true) {
             return Err(Error::Capture { reason: "this capture has been finished already".into() });
         }
-        let graph = graph::end(cuda)?;
+        let graph = graph::end(cuda);
+        // From here on the capture's Gpu runs what it is given.
+        cuda.end_capturing();
+        let graph = graph?;
+        if cuda.capture_poisoned() {
+            return Err(Error::Capture {
+                reason: "a launch failed while it was being recorded, after part of it was; capture again".into(),
+            });
+        }
         let recorded = cuda.captured();
         let handed_in = launches.iter().filter(|launch| launch.captured_on(cuda)).count();
         if handed_in != recorded || launches.len() != recorded {
@@ -105,6 +115,7 @@ impl Drop for Capture<'_> {
         if !self.finished.get() {
             if let Ok(cuda) = self.gpu.require_cuda("Capture::drop") {
                 graph::abandon(cuda);
+                cuda.end_capturing();
             }
         }
     }

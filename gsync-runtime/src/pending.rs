@@ -18,15 +18,19 @@ use crate::split::SplitRun;
 /// them. Dropping it unwaited waits for the launch and discards its outcome. Each launch in
 /// flight has a status word and barrier state of its own, so any number may be queued at once.
 ///
-/// What runs at once: a fused launch on a CUDA GPU outside a team, and a split run (its
+/// What stays queued: a fused launch on a CUDA GPU outside a team, and a split run (its
 /// segments queued as its host code passes them; a host read of a device value in the host
-/// code waits for the launches before it). On the emulator and on a PE of a team the launch
-/// has run to its end when `submit` returns (a team's launch agrees with every PE first), and
-/// the handle holds its outcome.
+/// code waits for the launches before it). On the emulator, on a PE of a team (whose launch
+/// agrees with every PE first) and for a split run replayed as a graph
+/// ([`Launch::graph`](crate::Launch::graph)) the launch has run to its end when `submit`
+/// returns, and the handle holds its outcome; a refusal is returned by `submit` either way.
+/// `submit` itself may wait: the first time more launches are in flight than before (it
+/// allocates a scratch), and for a launch that tunes its configuration.
 ///
 /// Forgetting the handle (`std::mem::forget`) ends the borrows without waiting: the buffers
-/// may then be freed or read while the kernel still runs, which the GPU reports as a fault or
-/// garbage, not as undefined behaviour on the host.
+/// may then be freed, reused for another allocation or read while the kernel still runs,
+/// which corrupts their contents and can fault the GPU, though not the host's memory; the
+/// launch's scratch is leaked.
 #[must_use = "a pending launch's outcome is known only once it is waited for"]
 pub struct Pending<'a> {
     state: State<'a>,

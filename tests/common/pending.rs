@@ -134,7 +134,54 @@ pub fn captured_launches_replay_in_order(gpu: &Gpu) {
     let split = launch.clone().barrier(Barrier::MultiLaunch);
     let refused = rotate_rounds::submit_with(capture.gpu(), &split, &mut a, &mut b, 3, 2).map(drop);
     assert!(matches!(refused, Err(Error::Capture { .. })), "{refused:?}");
+    let copy = capture.gpu().upload(&[1u32]).map(drop);
+    assert!(matches!(copy, Err(Error::Capture { .. })), "an upload on the capture's Gpu: {copy:?}");
     let _recorded = rotate_rounds::submit_with(capture.gpu(), &launch, &mut c, &mut d, 3, 2).unwrap();
     let missing = capture.finish(Vec::new()).map(drop);
     assert!(matches!(missing, Err(Error::Capture { .. })), "{missing:?}");
+    // Once finished, the capture's Gpu runs what it is given.
+    let (mut e, mut f) = (gpu.upload(&first_input).unwrap(), gpu.zeros::<u32>(n).unwrap());
+    rotate_rounds::submit_with(capture.gpu(), &launch, &mut e, &mut f, 3, 2).unwrap().wait().unwrap();
+    assert_eq!(gpu.download(&e).unwrap(), rotate_rounds_reference(&first_input, 3, 2));
+}
+
+/// A launch refused before it runs (here a block of 2048 threads) is refused by `submit`
+/// itself, on either backend.
+pub fn a_refused_launch_is_refused_by_submit(gpu: &Gpu) {
+    let (mut a, mut b) = (gpu.zeros::<u32>(64).unwrap(), gpu.zeros::<u32>(64).unwrap());
+    let launch = Launch::new().blocks(1).threads(2048);
+    let refused = rotate_rounds::submit_with(gpu, &launch, &mut a, &mut b, 1, 2).map(drop);
+    assert!(refused.as_ref().is_err_and(|error| error.kind() == gsync::ErrorKind::Configuration), "{refused:?}");
+}
+
+/// Two streams each queue fused launches of the largest co-resident grid under a software
+/// barrier: run at once they would each be resident only in part and wait for each other's
+/// blocks; they take turns, and each computes its result.
+pub fn full_grids_on_two_streams_take_turns(gpu: &Gpu) {
+    let side = gpu.new_stream().unwrap();
+    // The emulator runs every grid at once, and its largest grid would take long on 2 cores.
+    let emulated = gpu.backend() == Backend::Emulator;
+    let (n, shift, rounds) = if emulated { (4096, 9, 4) } else { (1 << 16, 9, 40) };
+    let input = words(n, 21);
+    let launch = Launch::new().threads(256).barrier(Barrier::Lbs).watchdog(Some(std::time::Duration::from_secs(2)));
+    let most = rotate_rounds::max_coresident_blocks(gpu, &launch).unwrap();
+    let blocks = if emulated { most.min(16) } else { most };
+    let launch = launch.blocks(blocks);
+    let mut pairs: Vec<(DeviceBuffer<u32>, DeviceBuffer<u32>)> =
+        (0..6).map(|_| (gpu.upload(&input).unwrap(), gpu.zeros::<u32>(n).unwrap())).collect();
+    let pending: Vec<Pending<'_>> = pairs
+        .iter_mut()
+        .enumerate()
+        .map(|(i, (a, b))| {
+            let on = if i % 2 == 0 { gpu } else { &side };
+            rotate_rounds::submit_with(on, &launch, a, b, shift, rounds).unwrap()
+        })
+        .collect();
+    for (i, pending) in pending.into_iter().enumerate() {
+        pending.wait().unwrap_or_else(|error| panic!("launch {i} of {blocks} blocks: {error}"));
+    }
+    let expected = rotate_rounds_reference(&input, shift, rounds);
+    for (i, (a, _)) in pairs.iter().enumerate() {
+        assert_eq!(gpu.download(a).unwrap(), expected, "launch {i}");
+    }
 }

@@ -1,11 +1,11 @@
 //! An opened CUDA GPU: its context and stream, what it can do, and the kernels loaded on it.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use cudarc::driver::sys::{CUdevice_attribute, CUresult};
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
+use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUresult};
+use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, DriverError};
 use cudarc::nvrtc::Ptx;
 
 use crate::barrier::{Barrier, LaunchMode};
@@ -47,9 +47,45 @@ impl FunctionKey {
     }
 }
 
-/// An opened CUDA GPU: its context, its one stream, and the kernels compiled for it.
+/// The order of fused launches across the streams of one GPU. A fused grid is sized to be
+/// co-resident on the whole GPU; two of them running at once could each be resident only in
+/// part, and their grid barriers would wait for blocks that cannot be scheduled. So once a GPU
+/// has more than one stream, each fused launch waits for the one queued before it, on any
+/// stream, through the event recorded after it.
+#[derive(Default)]
+pub(crate) struct FusedOrder {
+    /// Streams opened beside the first.
+    streams: AtomicUsize,
+    /// The event after the last fused launch queued on any stream.
+    last: Mutex<Option<CudaEvent>>,
+}
+
+impl FusedOrder {
+    /// Makes `stream` wait for the fused launch queued last on another stream, when there is
+    /// more than one stream. Returns whether the caller must [`record`](Self::record) after
+    /// its launch.
+    pub(crate) fn wait_turn(&self, stream: &CudaStream) -> std::result::Result<bool, DriverError> {
+        if self.streams.load(Ordering::Acquire) == 0 {
+            return Ok(false);
+        }
+        if let Some(last) = &*self.last.lock().unwrap_or_else(PoisonError::into_inner) {
+            stream.wait(last)?;
+        }
+        Ok(true)
+    }
+
+    /// Records, on `stream`, the end of the fused launch just queued there.
+    pub(crate) fn record(&self, stream: &CudaStream) -> std::result::Result<(), DriverError> {
+        let event = stream.record_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))?;
+        *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Some(event);
+        Ok(())
+    }
+}
+
+/// An opened CUDA GPU: its context, a stream, and the kernels compiled for it.
 ///
-/// All work goes to one stream, in order; every call that returns data waits for it.
+/// Its work goes to its stream, in order; every call that returns data waits for it. Other
+/// streams of the same GPU ([`CudaGpu::with_new_stream`]) share the context and kernels.
 pub(crate) struct CudaGpu {
     context: Arc<CudaContext>,
     stream: Arc<CudaStream>,
@@ -60,10 +96,15 @@ pub(crate) struct CudaGpu {
     /// Configurations tuned for this GPU, in memory and on disk.
     configs: Arc<ConfigCache>,
     health: ContextHealth,
-    /// Whether its stream is being captured into a graph ([`CudaGpu::for_capture`]).
-    capturing: bool,
+    /// Whether its stream is being captured into a graph ([`CudaGpu::for_capture`]), until
+    /// the capture ends.
+    capturing: AtomicBool,
     /// The launches recorded into the capture so far.
     captured: AtomicUsize,
+    /// Set when a launch was recorded only in part: the capture's graph must not be made.
+    capture_poisoned: AtomicBool,
+    /// Orders the fused launches of every stream of the GPU (see [`FusedOrder`]).
+    order: Arc<FusedOrder>,
     /// Its PE of a team, if it is one: declared last, so that NVSHMEM is finalised after the
     /// kernels and buffers above are gone and before the context.
     team: Option<CudaTeam>,
@@ -145,8 +186,10 @@ impl CudaGpu {
             functions: Arc::new(Mutex::new(HashMap::new())),
             scratch,
             configs: Arc::new(ConfigCache::from_env()),
-            capturing: false,
+            capturing: AtomicBool::new(false),
             captured: AtomicUsize::new(0),
+            capture_poisoned: AtomicBool::new(false),
+            order: Arc::new(FusedOrder::default()),
             team,
             health,
         })
@@ -168,7 +211,41 @@ impl CudaGpu {
 
     /// Whether this GPU's stream is captured into a graph.
     pub(crate) fn capturing(&self) -> bool {
-        self.capturing
+        self.capturing.load(Ordering::Acquire)
+    }
+
+    /// [`Error::Capture`] while this GPU's stream is captured: `what` would copy, allocate or
+    /// wait on it, which would end the capture with a driver error.
+    pub(crate) fn refuse_capturing(&self, what: &str) -> Result<()> {
+        if !self.capturing() {
+            return Ok(());
+        }
+        Err(Error::Capture {
+            reason: format!(
+                "{what} on a capture's Gpu would copy, allocate or wait on the stream being recorded; call it \
+                 on the Gpu the capture came from"
+            ),
+        })
+    }
+
+    /// Marks the capture ended: later launches on this GPU run.
+    pub(crate) fn end_capturing(&self) {
+        self.capturing.store(false, Ordering::Release);
+    }
+
+    /// Marks the capture as holding a launch recorded in part.
+    pub(crate) fn poison_capture(&self) {
+        self.capture_poisoned.store(true, Ordering::Release);
+    }
+
+    /// Whether a launch was recorded in part.
+    pub(crate) fn capture_poisoned(&self) -> bool {
+        self.capture_poisoned.load(Ordering::Acquire)
+    }
+
+    /// The order of fused launches across this GPU's streams.
+    pub(crate) fn fused_order(&self) -> &FusedOrder {
+        &self.order
     }
 
     /// Counts a launch recorded into the capture.
@@ -182,10 +259,12 @@ impl CudaGpu {
     }
 
     fn beside(&self, capturing: bool) -> Result<CudaGpu> {
+        self.refuse_capturing("opening another stream")?;
         if self.team.is_some() {
             return Err(Error::TeamStream);
         }
         let stream = self.health.guard(|| self.context.new_stream().map_err(driver_error("creating a stream")))?;
+        self.order.streams.fetch_add(1, Ordering::AcqRel);
         let alloc_stream = if capturing { &self.stream } else { &stream };
         let scratch = self.health.guard(|| ScratchPool::new(alloc_stream, self.info.sm_count))?;
         Ok(CudaGpu {
@@ -196,8 +275,10 @@ impl CudaGpu {
             scratch,
             configs: self.configs.clone(),
             health: ContextHealth::new(self.context.ordinal()),
-            capturing,
+            capturing: AtomicBool::new(capturing),
             captured: AtomicUsize::new(0),
+            capture_poisoned: AtomicBool::new(false),
+            order: self.order.clone(),
             team: None,
         })
     }

@@ -53,19 +53,38 @@ pub(crate) unsafe fn submit<'g>(gpu: &'g CudaGpu, plan: LaunchPlan, args: &Kerne
     let barrier_ns = if gpu.team().is_some() { limit_ns(watchdog) } else { plan.barrier.watchdog_ns(watchdog) };
     let spin_ns = limit_ns(watchdog);
     let deadline_ns = limit_ns(plan.launch.deadline_limit());
-    scratch.prepare(gpu.stream(), plan.compiled, grid, barrier_ns, spin_ns, deadline_ns, captured)?;
-    let running = format!("running kernel `{}`", plan.kernel.name);
-    // SAFETY: the caller vouches for `args`.
-    // A captured launch is timed with its graph's replay: events recorded under capture
-    // record nothing.
-    let enqueued = unsafe { enqueue(gpu, &plan, &function, args, &scratch, profile.as_ref(), !captured) }
-        .map_err(driver_error(running.as_str()));
-    let mut queued = Queued { gpu, plan, scratch, profile, waited: false, captured };
-    enqueued?;
-    queued.scratch.queue_status_copy(gpu.stream())?;
-    if captured {
-        gpu.note_captured();
+    let prepared = scratch.prepare(gpu.stream(), plan.compiled, grid, barrier_ns, spin_ns, deadline_ns, captured);
+    if captured && prepared.is_err() {
+        gpu.poison_capture();
     }
+    prepared?;
+    let running = format!("running kernel `{}`", plan.kernel.name);
+    let mut queued = Queued { gpu, plan, scratch, profile, waited: false, captured };
+    if captured {
+        // Timed with its graph's replay: events recorded under capture record nothing. A
+        // launch recorded in part must not reach a graph.
+        // SAFETY: the caller vouches for `args`.
+        let recorded = unsafe { enqueue(gpu, &queued.plan, &function, args, &queued.scratch, None, false) }
+            .map_err(driver_error(running.as_str()))
+            .and_then(|()| queued.scratch.queue_captured_status_copy(gpu.stream()));
+        if let Err(error) = recorded {
+            gpu.poison_capture();
+            return Err(error);
+        }
+        gpu.note_captured();
+        return Ok(queued);
+    }
+    // Fused launches on several streams of the GPU run one after another (see `FusedOrder`).
+    let order = gpu.fused_order();
+    let ordered = order.wait_turn(gpu.stream()).map_err(driver_error(running.as_str()))?;
+    // SAFETY: the caller vouches for `args`.
+    let enqueued =
+        unsafe { enqueue(gpu, &queued.plan, &function, args, &queued.scratch, queued.profile.as_ref(), true) }
+            .map_err(driver_error(running.as_str()));
+    let recorded = if ordered { order.record(gpu.stream()).map_err(driver_error(running.as_str())) } else { Ok(()) };
+    enqueued?;
+    recorded?;
+    queued.scratch.queue_status_copy(gpu.stream())?;
     Ok(queued)
 }
 
@@ -98,7 +117,7 @@ impl Queued<'_> {
         self.waited = true;
         let (gpu, kernel) = (self.gpu, &self.plan.kernel);
         let watchdog = self.plan.launch.watchdog_limit();
-        let outcome = self.scratch.read_status_copy(gpu.stream()).and_then(|status| {
+        let outcome = self.scratch.read_status_copy().and_then(|status| {
             status.into_result(kernel, self.plan.barrier, watchdog)?;
             let (start, end) = self.scratch.timing();
             elapsed_between(start, end).map_err(driver_error(format!("running kernel `{}`", kernel.name)))

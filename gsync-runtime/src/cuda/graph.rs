@@ -49,10 +49,18 @@ pub(crate) fn replay(gpu: &CudaGpu, graph: &CudaGraph, timing: &(CudaEvent, Cuda
     gpu.health().guard(|| {
         let context = "replaying a CUDA graph";
         let stream = gpu.stream();
-        timing.0.record(stream).map_err(driver_error(context))?;
-        graph.launch().map_err(driver_error(context))?;
-        timing.1.record(stream).map_err(driver_error(context))?;
-        stream.synchronize().map_err(driver_error(context))?;
+        // Its fused launches wait for those of the GPU's other streams (see `FusedOrder`).
+        let order = gpu.fused_order();
+        let ordered = order.wait_turn(stream).map_err(driver_error(context))?;
+        let queued = timing
+            .0
+            .record(stream)
+            .and_then(|()| graph.launch())
+            .and_then(|()| timing.1.record(stream))
+            .and_then(|()| if ordered { order.record(stream) } else { Ok(()) });
+        // Whatever was queued ends before the graph's borrows may.
+        let waited = stream.synchronize();
+        queued.and(waited).map_err(driver_error(context))?;
         elapsed_between(&timing.0, &timing.1).map_err(driver_error(context))
     })
 }

@@ -59,6 +59,7 @@ impl<T: CudaElement> std::fmt::Debug for CudaBuffer<T> {
 impl<T: CudaElement> CudaBuffer<T> {
     /// A buffer holding a copy of `host`.
     pub(crate) fn upload(gpu: &CudaGpu, host: &[T]) -> Result<Self> {
+        gpu.refuse_capturing("an upload")?;
         gpu.health().guard(|| {
             // SAFETY: the contents are overwritten below before anything can read them; the
             // spare element of an empty buffer is never read.
@@ -71,6 +72,7 @@ impl<T: CudaElement> CudaBuffer<T> {
 
     /// A buffer of `len` zeros.
     pub(crate) fn zeros(gpu: &CudaGpu, len: usize) -> Result<Self> {
+        gpu.refuse_capturing("an allocation")?;
         gpu.health().guard(|| {
             let bytes = len.max(1) * size_of::<T>();
             let slice = gpu.stream().alloc_zeros::<T>(len.max(1)).map_err(allocation_error(bytes))?;
@@ -188,6 +190,7 @@ impl<T: CudaElement> CudaBuffer<T> {
 
     /// Copies the first `out.len()` elements into `out` and waits for the copy.
     pub(crate) fn download(&self, gpu: &CudaGpu, out: &mut [T]) -> Result<()> {
+        gpu.refuse_capturing("a download")?;
         if out.is_empty() {
             return Ok(());
         }
@@ -202,11 +205,13 @@ impl<T: CudaElement> CudaBuffer<T> {
 
     /// Overwrites the first `host.len()` elements with `host`.
     pub(crate) fn write(&mut self, gpu: &CudaGpu, host: &[T]) -> Result<()> {
+        gpu.refuse_capturing("a write")?;
         gpu.health().guard(|| self.write_unguarded(gpu, host))
     }
 
     /// Sets every element to zero (a memset on the GPU's stream).
     pub(crate) fn fill_zeros(&mut self, gpu: &CudaGpu) -> Result<()> {
+        gpu.refuse_capturing("zeroing a buffer")?;
         if self.len == 0 {
             return Ok(());
         }
@@ -219,6 +224,7 @@ impl<T: CudaElement> CudaBuffer<T> {
 
     /// Reads element `index`, which must be below the length.
     pub(crate) fn read(&self, gpu: &CudaGpu, index: usize) -> Result<T> {
+        gpu.refuse_capturing("a read")?;
         gpu.health().guard(|| {
             let mut value = [T::default()];
             let view = self.slice.slice(index..=index);

@@ -40,7 +40,8 @@ enum Condition {
 
 /// The status word and barrier state of one GPU.
 pub(crate) struct LaunchScratch {
-    status: CudaSlice<u32>,
+    /// Owns the status words, which launches reach through `status_address`.
+    _status: CudaSlice<u32>,
     barrier_state: CudaSlice<u32>,
     /// The two slices' device addresses, which every launch passes: taken once per
     /// allocation, since asking a slice of a context that tracks events (one given to
@@ -57,6 +58,9 @@ pub(crate) struct LaunchScratch {
     header_copy: PinnedWords<LINE_WORDS>,
     /// The events that time each launch, made once.
     timing: (CudaEvent, CudaEvent),
+    /// Recorded after the status words' copy, so that waiting for a launch waits for it
+    /// alone, not for the launches queued after it.
+    copied: CudaEvent,
     /// The stream that allocates the words: the launch stream's, or, for a stream being
     /// captured into a graph (which must not allocate), the stream of the GPU it came from.
     alloc_stream: Arc<CudaStream>,
@@ -127,13 +131,17 @@ impl LaunchScratch {
         Ok(LaunchScratch {
             status_address: device_address(&status),
             barrier_state_address: device_address(&barrier_state),
-            status,
+            _status: status,
             barrier_state,
             sequence: 0,
             condition: Condition::Zeroed,
             status_copy: PinnedWords::zeroed()?,
             header_copy: PinnedWords::zeroed()?,
             timing: (timing_event(stream)?, timing_event(stream)?),
+            copied: stream
+                .context()
+                .new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))
+                .map_err(driver_error("creating an event"))?,
             alloc_stream: stream.clone(),
         })
     }
@@ -165,7 +173,8 @@ impl LaunchScratch {
         }
         let stale = !matches!(self.condition, Condition::Zeroed) && self.condition != Condition::ReadyFor(name);
         if captured || stale {
-            stream.memset_zeros(&mut self.barrier_state).map_err(driver_error("zeroing the barrier state"))?;
+            zero_words(stream, self.barrier_state_address, self.barrier_state.len())
+                .map_err(driver_error("zeroing the barrier state"))?;
         }
         self.condition = Condition::Unknown;
         let header = LaunchHeader {
@@ -178,8 +187,9 @@ impl LaunchScratch {
         self.write_header(stream, header)?;
         let per_launch = (barrier.descriptor().launch_words)(grid.blocks, grid.groups).min(words);
         if per_launch > LINE_WORDS {
-            let mut counters = self.barrier_state.slice_mut(LINE_WORDS..per_launch);
-            stream.memset_zeros(&mut counters).map_err(driver_error("zeroing the barrier counters"))?;
+            let counters = self.barrier_state_address + (LINE_WORDS * size_of::<u32>()) as u64;
+            zero_words(stream, counters, per_launch - LINE_WORDS)
+                .map_err(driver_error("zeroing the barrier counters"))?;
         }
         self.zero_status(stream)
     }
@@ -230,7 +240,7 @@ impl LaunchScratch {
     pub(crate) fn settle(&mut self, stream: &Arc<CudaStream>, barrier: Barrier, succeeded: bool) {
         self.condition = if succeeded {
             Condition::ReadyFor(barrier.name())
-        } else if stream.memset_zeros(&mut self.barrier_state).is_ok() {
+        } else if zero_words(stream, self.barrier_state_address, self.barrier_state.len()).is_ok() {
             Condition::Zeroed
         } else {
             Condition::Unknown
@@ -240,25 +250,31 @@ impl LaunchScratch {
     /// Waits for the stream and reads the status word.
     pub(crate) fn read_status(&mut self, stream: &Arc<CudaStream>) -> Result<DeviceStatus> {
         self.queue_status_copy(stream)?;
-        self.read_status_copy(stream)
+        self.read_status_copy()
     }
 
-    /// Queues the copy of the status words to the host, behind the work queued so far.
+    /// Queues the copy of the status words to the host, behind the work queued so far, and
+    /// the event that [`read_status_copy`](Self::read_status_copy) waits for.
     pub(crate) fn queue_status_copy(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
-        let read = driver_error("reading the status word");
-        // SAFETY: the copy lands in page-locked words this scratch owns, which nothing reads
-        // before `read_status_copy` waits for the stream.
-        unsafe {
-            driver::memcpy_dtoh_async(&mut self.status_copy.as_mut_array()[..], self.status_address, stream.cu_stream())
-        }
-        .map_err(read)
+        self.queue_captured_status_copy(stream)?;
+        self.copied.record(stream).map_err(driver_error("reading the status word"))
     }
 
-    /// Waits for the stream, then decodes the status words that [`queue_status_copy`]
-    /// (Self::queue_status_copy) copied.
-    pub(crate) fn read_status_copy(&self, stream: &Arc<CudaStream>) -> Result<DeviceStatus> {
-        stream.synchronize().map_err(driver_error("reading the status word"))?;
-        Ok(DeviceStatus::from_words(self.status_copy.as_array()))
+    /// Waits for the copy that [`queue_status_copy`](Self::queue_status_copy) queued, then
+    /// decodes the status words.
+    pub(crate) fn read_status_copy(&self) -> Result<DeviceStatus> {
+        self.copied.synchronize().map_err(driver_error("reading the status word"))?;
+        Ok(self.status_copy())
+    }
+
+    /// Queues the copy of the status words alone, for a launch recorded into a graph, whose
+    /// replay is waited for before the words are read.
+    pub(crate) fn queue_captured_status_copy(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
+        let words = &mut self.status_copy.as_mut_array()[..];
+        // SAFETY: the copy lands in page-locked words this scratch owns, which are read only
+        // once the copy has been waited for.
+        unsafe { driver::memcpy_dtoh_async(words, self.status_address, stream.cu_stream()) }
+            .map_err(driver_error("reading the status word"))
     }
 
     /// Appends the trailing parameters of every generated kernel, in the contract's order.
@@ -277,7 +293,7 @@ impl LaunchScratch {
     }
 
     fn zero_status(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
-        stream.memset_zeros(&mut self.status).map_err(driver_error("zeroing the status word"))
+        zero_words(stream, self.status_address, STATUS_WORDS).map_err(driver_error("zeroing the status word"))
     }
 }
 
@@ -339,6 +355,14 @@ impl Drop for TakenScratch<'_> {
             self.pool.idle.lock().unwrap_or_else(PoisonError::into_inner).push(*scratch);
         }
     }
+}
+
+/// Zeroes `words` words at `address`, on `stream`, through the driver: cudarc's memset of a
+/// slice would wait for and record the slice's events in a context that tracks them (one
+/// given to `Gpu::from_cudarc`), which a stream under capture refuses.
+fn zero_words(stream: &CudaStream, address: u64, words: usize) -> std::result::Result<(), cudarc::driver::DriverError> {
+    // SAFETY: `address` holds at least `words` words of this scratch, on the stream's context.
+    unsafe { driver::memset_d8_async(address, 0, words * size_of::<u32>(), stream.cu_stream()) }
 }
 
 /// An event that records time, for [`LaunchScratch::timing`].

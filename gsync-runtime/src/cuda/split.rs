@@ -59,6 +59,7 @@ impl<'g> CudaSplitRun<'g> {
         launch: &Launch,
         planned: Result<LaunchPlan>,
     ) -> Result<Self> {
+        gpu.refuse_capturing("a split run")?;
         let loaded = planned.and_then(|plan| {
             let functions = load(gpu, &plan)?;
             Ok((plan, functions))

@@ -370,13 +370,18 @@ impl NvshmemPe {
     }
 
     /// The team's last collective: every PE says goodbye, after which NVSHMEM can be finalised
-    /// with every PE. Fails with [`Error::PeLeft`] when a peer left the team instead (it failed,
-    /// gave up a collective, or its process ended), or [`Error::CollectiveMismatch`] when a peer
+    /// with every PE. Fails with [`Error::PeLeft`] when a peer left the team instead and said
+    /// so (it failed or gave up a collective; a peer killed without a word is its launcher's
+    /// to stop, as `run_local` stops the others once one fails), or
+    /// [`Error::CollectiveMismatch`] when a peer
     /// made another collective call meanwhile (it launches a kernel this PE never launches); the
     /// PE is then abandoned, which its drop would otherwise do with the same wait. Waits as long
     /// as the peers still work, without limit.
     pub fn farewell(&self) -> Result<()> {
-        if self.abandoned.load(Ordering::Acquire) || self.farewell_made.swap(true, Ordering::AcqRel) {
+        // A PE whose initialisation stopped before its scratch and notices were ready finalises
+        // as it did before farewells existed.
+        let unready = self.scratch == 0 || self.departures.stream.is_none();
+        if unready || self.abandoned.load(Ordering::Acquire) || self.farewell_made.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
         let words = [FAREWELL, !FAREWELL];
