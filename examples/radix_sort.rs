@@ -1,9 +1,10 @@
 //! `gsync::kernels::sort` of random `u32` keys, alone and with a `u32` value each, from 2^16
 //! to 2^26 keys: each size sorted once to warm up, then timed (the kernel's time between
 //! CUDA events) `--reps` times, every result verified against the CPU's sort, and the medians
-//! printed as a table. From `kernels::RADIX_FROM` keys on the sort is the radix sort (one fused
-//! kernel: a histogram phase, then one phase per 8-bit digit with decoupled look-back between
-//! tiles); below it, the bitonic sort. `--kernel` names one.
+//! printed as a table. From `kernels::radix_from(with_values)` keys on (2^19 keys alone, 2^16
+//! pairs) the sort is the radix sort (one fused kernel: a histogram phase, then one phase per
+//! 8-bit digit with decoupled look-back between tiles); below it, the bitonic sort. `--kernel`
+//! names one.
 //!
 //! ```text
 //! cargo run --release --example radix_sort                     # 2^16 … 2^26 on a GPU, 2^13 on the emulator
@@ -68,10 +69,10 @@ impl Kernel {
         }
     }
 
-    /// The kernel that sorts `n` keys.
-    fn name(self, n: usize) -> &'static str {
+    /// The kernel that sorts `n` keys, `with_values` or alone.
+    fn name(self, n: usize, with_values: bool) -> &'static str {
         match self {
-            Kernel::Fastest if n < kernels::RADIX_FROM => "bitonic",
+            Kernel::Fastest if n < kernels::radix_from(with_values) => "bitonic",
             Kernel::Fastest | Kernel::Radix => "radix",
             Kernel::Bitonic => "bitonic",
         }
@@ -118,7 +119,10 @@ fn run(args: &Args) -> Result<(), AnyError> {
                 let (median, report, _) = match timed {
                     Ok(timed) => timed,
                     Err(e) if common::barrier_refused(&e) => {
-                        println!("| {n} | {label} | {} | {barrier} | – | – | – | ({e}) |", args.kernel.name(n));
+                        println!(
+                            "| {n} | {label} | {} | {barrier} | – | – | – | ({e}) |",
+                            args.kernel.name(n, with_values)
+                        );
                         continue;
                     }
                     Err(e) => return Err(e.into()),
@@ -132,7 +136,7 @@ fn run(args: &Args) -> Result<(), AnyError> {
                 let rate = n as f64 / median.as_secs_f64().max(1e-12) / 1e9;
                 println!(
                     "| {n} | {label} | {} | {} | {:.1} µs | {rate:.2} | {} × {} | yes |",
-                    args.kernel.name(n),
+                    args.kernel.name(n, with_values),
                     report.barrier,
                     median.as_secs_f64() * 1e6,
                     report.blocks,

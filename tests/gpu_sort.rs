@@ -1,12 +1,13 @@
 //! The library's sorts on a real GPU at sizes the emulator cannot reach: the radix sort of
 //! `u32` keys and pairs at 2^16, 2^20 and 2^24, of the other key types at 2^20, and
-//! `kernels::sort` on both sides of the crossover to the radix sort. The checks at small
-//! sizes, shared with the emulator, run in `gpu_kernels.rs` and `full_gpu_kernels.rs`.
+//! `kernels::sort` and `sort_pairs` on both sides of their crossovers to the radix sort. The
+//! checks at small sizes, shared with the emulator, run in `gpu_kernels.rs` and
+//! `full_gpu_kernels.rs`.
 //! Run with `bash .gpu/run.sh tests` on a CUDA machine (see README).
 
 use common::cuda_gpu as gpu;
 use common::sort_checks::check_key_type;
-use gsync::kernels::{radix, SortKernel, RADIX_FROM};
+use gsync::kernels::{radix, SortKernel, RADIX_KEYS_FROM, RADIX_PAIRS_FROM};
 use gsync::prelude::*;
 
 #[test]
@@ -29,15 +30,24 @@ fn the_radix_sort_sorts_every_other_key_type_at_2_pow_20() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn the_library_sort_changes_kernel_at_the_crossover() {
+fn the_library_sort_changes_kernel_at_the_crossover_of_keys_and_of_pairs() {
     let gpu = gpu();
-    check_key_type::<f32>(&gpu, &[RADIX_FROM - 1, RADIX_FROM], SortKernel::Fastest, &Launch::new());
-    let keys: Vec<u32> = (0..RADIX_FROM as u32).rev().collect();
+    let lengths = [RADIX_PAIRS_FROM - 1, RADIX_PAIRS_FROM, RADIX_KEYS_FROM - 1, RADIX_KEYS_FROM];
+    check_key_type::<f32>(&gpu, &lengths, SortKernel::Fastest, &Launch::new());
+    let keys: Vec<u32> = (0..RADIX_KEYS_FROM as u32).rev().collect();
     let below = gsync::kernels::sort(&gpu, &Launch::new(), &keys[1..], false).unwrap();
     let at = gsync::kernels::sort(&gpu, &Launch::new(), &keys, false).unwrap();
-    let bitonic_threads = gsync::kernels::bitonic::default_threads(RADIX_FROM - 1);
-    assert_eq!(below.report.threads, bitonic_threads, "below the crossover, the bitonic sort");
-    assert_eq!(at.report.threads as usize, radix::THREADS, "from the crossover on, the radix sort");
+    let bitonic_threads = gsync::kernels::bitonic::default_threads(RADIX_KEYS_FROM - 1);
+    assert_eq!(below.report.threads, bitonic_threads, "keys below their crossover, the bitonic sort");
+    assert_eq!(at.report.threads as usize, radix::THREADS, "keys from their crossover on, the radix sort");
+    assert!(at.keys.windows(2).all(|w| w[0] <= w[1]) && below.keys.windows(2).all(|w| w[0] <= w[1]));
+    let (keys, values) = (&keys[..RADIX_PAIRS_FROM], &(0..RADIX_PAIRS_FROM as u32).collect::<Vec<_>>()[..]);
+    let below = gsync::kernels::sort_pairs(&gpu, &Launch::new(), &keys[1..], &values[1..], false).unwrap();
+    let at = gsync::kernels::sort_pairs(&gpu, &Launch::new(), keys, values, false).unwrap();
+    let bitonic_threads = gsync::kernels::bitonic::default_shape(RADIX_PAIRS_FROM - 1).1;
+    assert_ne!(bitonic_threads as usize, radix::THREADS, "the two kernels tell apart by their block size");
+    assert_eq!(below.report.threads, bitonic_threads, "pairs below their crossover, the bitonic sort");
+    assert_eq!(at.report.threads as usize, radix::THREADS, "pairs from their crossover on, the radix sort");
     assert!(at.keys.windows(2).all(|w| w[0] <= w[1]) && below.keys.windows(2).all(|w| w[0] <= w[1]));
 }
 

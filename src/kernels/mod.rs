@@ -15,7 +15,9 @@ mod sorting;
 pub use bitonic::Sorted;
 pub use phases::empty_phases;
 pub use smoothing::{smooth, smooth_reference};
-pub use sorting::{sort, sort_pairs, sort_with, OrderedKey, SortKernel, SortWord, RADIX_FROM};
+pub use sorting::{
+    radix_from, sort, sort_pairs, sort_with, OrderedKey, SortKernel, SortWord, RADIX_KEYS_FROM, RADIX_PAIRS_FROM,
+};
 
 use crate::{Gpu, KernelSpec, Launch, Result};
 

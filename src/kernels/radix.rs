@@ -17,11 +17,21 @@
 //!   of that digit in shared memory, which the lowest lane of each group moves on by one
 //!   shared atomic; the warps' counts are then scanned across the block. Each thread owns one
 //!   digit: it publishes the tile's count of its digit in the tile's state word for that
-//!   digit, waits for the tiles before it (`wait_until`) until one has published its
-//!   inclusive prefix, and publishes its own. Keys go to their ranks in shared memory (the
-//!   tile sorted by digit), and from there to `digit start + tiles before + rank`: each
-//!   digit's keys are written in a contiguous run.
-//! - Values, if any, follow their keys through the same shared buffer.
+//!   digit as soon as it has it. Keys (and values) then go to their ranks in shared memory,
+//!   the tile sorted by digit, which needs no other tile; only then does the thread wait for
+//!   the tiles before it (`wait_until`) until one has published its inclusive prefix, and
+//!   publish its own, holding no key in registers meanwhile. From shared memory each digit's
+//!   keys go out to `digit start + tiles before + rank`, a contiguous run.
+//! - A phase whose digit every key shares (the histogram holds all `n` keys in one bin: the
+//!   high bytes of small keys, say) moves no key relative to another: it copies the keys
+//!   (and values) as they are, without ranking or look-back.
+//! - Values, if any, follow their keys through shared memory, in a buffer of their own.
+//!
+//! **Registers.** The kernel keeps few values live, for occupancy: tiles of 8 keys per
+//! thread, `u32` indices, each digit computed again from its key rather than held, the
+//! look-back after the keys left registers, and the write-out loops left rolled. ptxas
+//! (CUDA 13, sm_90, bounds checks off) gives `radix_sort_u32` 64 registers (4 blocks of 256
+//! per SM; 128 and 2 blocks with 16 keys per thread and the look-back among the keys).
 //!
 //! The sort is stable: keys with equal digits keep their order in every phase (lanes in
 //! order within a warp's step, steps in order, warps in order, tiles in order).
@@ -57,7 +67,7 @@ mod onesweep {
     /// Digits per pass: 8 bits.
     pub const RADIX: usize = 256;
     /// Keys each thread holds of a tile.
-    pub const ITEMS: usize = 16;
+    pub const ITEMS: usize = 8;
     /// Threads per block: one per digit.
     pub const THREADS: usize = 256;
     /// Keys per tile.
@@ -154,21 +164,28 @@ mod onesweep {
         }
     }
 
-    /// Tile `tile`'s count of digit `d` before it (over every earlier tile), from the state
-    /// words of this pass (`states` from `region`): publishes `total`, the tile's own count,
-    /// then adds the earlier tiles' counts from the nearest one back, waiting for each to
-    /// publish, until one has published its inclusive prefix; then publishes its own.
+    /// Publishes tile `tile`'s count of digit `d`, `total`, in its state word of this pass
+    /// (`states` from `region`): as the inclusive prefix for the first tile, which has none
+    /// before it, else as the tile's own count.
     #[device]
-    fn look_back(states: &mut [u32], region: usize, tile: usize, d: usize, total: u32) -> u32 {
+    fn publish_count(states: &mut [u32], region: u32, tile: u32, d: u32, total: u32) {
+        let flag = if tile == 0 { PREFIX } else { AGGREGATE };
+        states.store_relaxed(region + tile * RADIX as u32 + d, flag | total);
+    }
+
+    /// Tile `tile`'s count of digit `d` before it (over every earlier tile), from the state
+    /// words of this pass (`states` from `region`), once the tile has published its own count
+    /// `total` ([`publish_count`]): adds the earlier tiles' counts from the nearest one back,
+    /// waiting for each to publish, until one has published its inclusive prefix; then
+    /// publishes its own.
+    #[device]
+    fn look_back(states: &mut [u32], region: u32, tile: u32, d: u32, total: u32) -> u32 {
         let mut exclusive = 0u32;
-        if tile == 0 {
-            states.store_relaxed(region + d, PREFIX | total);
-        } else {
-            states.store_relaxed(region + tile * RADIX + d, AGGREGATE | total);
+        if tile > 0 {
             let mut before = tile;
             loop {
                 before -= 1;
-                let at = region + before * RADIX + d;
+                let at = region + before * RADIX as u32 + d;
                 let mut state = states.load_relaxed(at);
                 if state & FLAGS == 0 {
                     wait_until(|| states.load_relaxed(at) & FLAGS != 0);
@@ -179,14 +196,49 @@ mod onesweep {
                     break;
                 }
             }
-            states.store_relaxed(region + tile * RADIX + d, PREFIX | (exclusive + total));
+            states.store_relaxed(region + tile * RADIX as u32 + d, PREFIX | (exclusive + total));
         }
         exclusive
     }
 
+    /// The digit of the key a thread holds at `index` of the keys, or [`RADIX`], a digit no
+    /// key has, past the end (`n` keys).
+    #[device]
+    fn held_digit<K: Int>(key: K, shift: u32, index: u32, n: u32) -> u32 {
+        let mut digit = RADIX as u32;
+        if index < n {
+            digit = digit_of(key, shift);
+        }
+        digit
+    }
+
+    /// A pass whose digit every key shares moves no key relative to the others: the keys of
+    /// `src` (and, `with_values`, the values) are copied to `dst` as they are, in chunks of
+    /// four, and the rest one by one.
+    #[device]
+    fn copy_pass<K: Int>(src: &[K], dst: &mut [K], src_values: &[u32], dst_values: &mut [u32], with_values: bool) {
+        let n = src.len();
+        let chunks = n / 4;
+        for c in grid_stride(0..chunks) {
+            let chunk = src.load_chunk::<4>(c);
+            dst.store_chunk(c, chunk);
+            if with_values {
+                let values = src_values.load_chunk::<4>(c);
+                dst_values.store_chunk(c, values);
+            }
+        }
+        for i in grid_stride(4 * chunks..n) {
+            dst[i] = src[i];
+            if with_values {
+                dst_values[i] = src_values[i];
+            }
+        }
+    }
+
     /// One digit phase: the keys of `src` (and, `with_values`, the values of `src_values`)
-    /// into `dst` (`dst_values`) ordered by digit `pass` (bits `8 · pass` up), stably.
-    /// `counts`, `tile`, `offsets` and `warp_totals` are the block's shared arrays.
+    /// into `dst` (`dst_values`) ordered by digit `pass` (bits `8 · pass` up), stably; or,
+    /// where every key has the same digit (`hist` says so), a plain copy. `counts`,
+    /// `staged`, `staged_values`, `offsets` and `warp_totals` are the block's shared arrays.
     #[device]
     fn scatter_pass<K: Int>(
         src: &[K],
@@ -198,100 +250,157 @@ mod onesweep {
         states: &mut [u32],
         pass: u32,
         counts: &mut [u32],
-        tile: &mut [K],
+        staged: &mut [K],
+        staged_values: &mut [u32],
         offsets: &mut [u32],
         warp_totals: &mut [u32],
     ) {
         let n = src.len();
-        let tiles = n.div_ceil(TILE);
         let shift = 8 * pass;
-        let region = pass as usize * tiles * RADIX;
+        // The same for every thread: whether the first key's digit is every key's.
+        let mut shared_digit = n == 0;
+        if n > 0 {
+            shared_digit = hist[pass as usize * RADIX + digit_of(src[0], shift) as usize] as usize == n;
+        }
+        if shared_digit {
+            copy_pass(src, dst, src_values, dst_values, with_values);
+        } else {
+            rank_and_scatter(
+                src,
+                dst,
+                src_values,
+                dst_values,
+                with_values,
+                hist,
+                states,
+                pass,
+                counts,
+                staged,
+                staged_values,
+                offsets,
+                warp_totals,
+            );
+        }
+    }
+
+    /// [`scatter_pass`] where the keys' digits differ: tile by tile, each key's rank among the
+    /// tile's keys of its digit, the tiles before it by look-back, the tile sorted by digit in
+    /// shared memory and each digit's run out to its place. Indices are `u32` (a sort takes
+    /// fewer than 2^30 keys), which keeps each in one register.
+    #[device]
+    fn rank_and_scatter<K: Int>(
+        src: &[K],
+        dst: &mut [K],
+        src_values: &[u32],
+        dst_values: &mut [u32],
+        with_values: bool,
+        hist: &[u32],
+        states: &mut [u32],
+        pass: u32,
+        counts: &mut [u32],
+        staged: &mut [K],
+        staged_values: &mut [u32],
+        offsets: &mut [u32],
+        warp_totals: &mut [u32],
+    ) {
+        let n = src.len() as u32;
+        let tiles = n.div_ceil(TILE as u32);
+        let shift = 8 * pass;
+        let region = pass * tiles * RADIX as u32;
         // This thread's digit: where its keys start in the sorted order.
-        let d = thread_idx() as usize;
-        let start = block_exclusive_sum(hist[pass as usize * RADIX + d], warp_totals);
+        let d = thread_idx();
+        let start = block_exclusive_sum(hist[pass * RADIX as u32 + d], warp_totals);
         let lane = lane_id();
-        let w = warp_id() as usize;
+        let warp_counts = warp_id() * RADIX as u32;
         let lanes_below = (1u32 << lane) - 1;
-        let mut t = block_idx() as usize;
+        for v in 0..WARPS {
+            counts[(v * RADIX) as u32 + d] = 0;
+        }
+        sync_block();
+        let mut t = block_idx();
         while t < tiles {
-            let base = t * TILE;
-            let valid = (n - base).min(TILE);
-            let first = base + w * WARP_KEYS + lane as usize;
-            for v in 0..WARPS {
-                counts[v * RADIX + d] = 0;
-            }
-            sync_block();
-            // Rank: each key's place among the warp's keys of its digit.
+            let base = t * TILE as u32;
+            let valid = (n - base).min(TILE as u32);
+            let first = base + warp_id() * WARP_KEYS as u32 + lane;
+            // Every key is loaded before any is ranked, so that the loads are in flight together.
             let mut held = [K::ZERO; ITEMS];
-            let mut digit = [0u32; ITEMS];
-            let mut rank = [0u32; ITEMS];
             for m in 0..ITEMS {
-                let i = first + m * 32;
-                // Past the end: a digit no key has, counted nowhere.
-                digit[m] = RADIX as u32;
+                let i = first + 32 * m as u32;
                 if i < n {
                     held[m] = src[i];
-                    digit[m] = digit_of(held[m], shift);
                 }
-                let peers = match_any(digit[m]);
+            }
+            // Rank: each key's place among the warp's keys of its digit. The digit is computed
+            // again from the key where it is needed, which keeps fewer values live.
+            let mut rank = [0u32; ITEMS];
+            for m in 0..ITEMS {
+                let digit = held_digit(held[m], shift, first + 32 * m as u32, n);
+                let peers = match_any(digit);
                 let leader = peers.trailing_zeros();
                 let mut before = 0u32;
-                if lane == leader && digit[m] < RADIX as u32 {
-                    before = counts.atomic_add(w * RADIX + digit[m] as usize, peers.count_ones());
+                if lane == leader && digit < RADIX as u32 {
+                    before = counts.atomic_add(warp_counts + digit, peers.count_ones());
                 }
                 rank[m] = shfl(before, leader) + (peers & lanes_below).count_ones();
             }
             sync_block();
-            // Thread d: the warps' counts of digit d become their offsets within the digit,
-            // then within the tile.
+            // Thread d: the tile's count of digit d goes out first, for the tiles after this one
+            // to read; then the warps' counts of the digit become their offsets within the
+            // digit, and then within the tile.
             let mut total = 0u32;
             for v in 0..WARPS {
-                let count = counts[v * RADIX + d];
-                counts[v * RADIX + d] = total;
-                total += count;
+                total += counts[(v * RADIX) as u32 + d];
             }
+            publish_count(states, region, t, d, total);
             let below = block_exclusive_sum(total, warp_totals);
+            let mut before = below;
             for v in 0..WARPS {
-                counts[v * RADIX + d] += below;
+                let count = counts[(v * RADIX) as u32 + d];
+                counts[(v * RADIX) as u32 + d] = before;
+                before += count;
+            }
+            sync_block();
+            // The tile, sorted by digit, into shared memory; each rank becomes the key's place
+            // there, so that the values, which follow, need neither the keys nor the counts.
+            // This needs no other tile, so it comes before the look-back, which then holds no
+            // key in registers.
+            for m in 0..ITEMS {
+                let digit = held_digit(held[m], shift, first + 32 * m as u32, n);
+                if digit < RADIX as u32 {
+                    rank[m] += counts[warp_counts + digit];
+                    staged[rank[m]] = held[m];
+                }
+            }
+            if with_values {
+                for m in 0..ITEMS {
+                    let i = first + 32 * m as u32;
+                    if i < n {
+                        staged_values[rank[m]] = src_values[i];
+                    }
+                }
             }
             let exclusive = look_back(states, region, t, d, total);
             offsets[d] = start + exclusive - below;
             sync_block();
-            // The tile, sorted by digit, into shared memory; then each digit's run out.
-            for m in 0..ITEMS {
-                if digit[m] < RADIX as u32 {
-                    tile[(counts[w * RADIX + digit[m] as usize] + rank[m]) as usize] = held[m];
-                }
+            // The next tile's counts start from zero; its ranking waits at the barrier below.
+            for v in 0..WARPS {
+                counts[(v * RADIX) as u32 + d] = 0;
             }
-            sync_block();
-            let mut target = [0u32; ITEMS];
-            for m in 0..ITEMS {
-                let i = m * THREADS + d;
-                if i < valid {
-                    let key = tile[i];
-                    target[m] = offsets[digit_of(key, shift) as usize] + i as u32;
-                    dst[target[m] as usize] = key;
-                }
+            // Each digit's run out, consecutive threads to consecutive places; then the values,
+            // each to its key's place, its digit read again from shared memory. (Loops the
+            // compiler does not unroll whole, which keeps fewer registers.)
+            for i in block_stride(0..valid) {
+                let key = staged[i];
+                dst[offsets[digit_of(key, shift)] + i] = key;
             }
             if with_values {
-                sync_block();
-                for m in 0..ITEMS {
-                    if digit[m] < RADIX as u32 {
-                        let value = src_values[first + m * 32];
-                        tile[(counts[w * RADIX + digit[m] as usize] + rank[m]) as usize] = value as K;
-                    }
-                }
-                sync_block();
-                for m in 0..ITEMS {
-                    let i = m * THREADS + d;
-                    if i < valid {
-                        dst_values[target[m] as usize] = tile[i] as u32;
-                    }
+                for i in block_stride(0..valid) {
+                    dst_values[offsets[digit_of(staged[i], shift)] + i] = staged_values[i];
                 }
             }
             // The next tile's writes to shared memory wait for this one's reads.
             sync_block();
-            t += grid_dim() as usize;
+            t += grid_dim();
         }
     }
 
@@ -322,7 +431,8 @@ mod onesweep {
             "radix_sort_u32's states take 4 × 256 words per tile: size them with radix::state_words"
         );
         let mut counts = shared_array::<u32, { WARPS * RADIX }>();
-        let mut tile = shared_array::<u32, TILE>();
+        let mut staged = shared_array::<u32, TILE>();
+        let mut staged_values = shared_array::<u32, TILE>();
         let mut offsets = shared_array::<u32, RADIX>();
         let mut warp_totals = shared_array::<u32, WARPS>();
         count_digits(keys, hist, states, &mut counts, PASSES);
@@ -338,7 +448,8 @@ mod onesweep {
                 states,
                 pass,
                 &mut counts,
-                &mut tile,
+                &mut staged,
+                &mut staged_values,
                 &mut offsets,
                 &mut warp_totals,
             );
@@ -375,7 +486,8 @@ mod onesweep {
             "radix_sort_u64's states take 8 × 256 words per tile: size them with radix::state_words"
         );
         let mut counts = shared_array::<u32, { WARPS * RADIX }>();
-        let mut tile = shared_array::<u64, TILE>();
+        let mut staged = shared_array::<u64, TILE>();
+        let mut staged_values = shared_array::<u32, TILE>();
         let mut offsets = shared_array::<u32, RADIX>();
         let mut warp_totals = shared_array::<u32, WARPS>();
         count_digits(keys, hist, states, &mut counts, PASSES);
@@ -391,7 +503,8 @@ mod onesweep {
                 states,
                 pass,
                 &mut counts,
-                &mut tile,
+                &mut staged,
+                &mut staged_values,
                 &mut offsets,
                 &mut warp_totals,
             );

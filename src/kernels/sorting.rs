@@ -1,9 +1,10 @@
 //! [`sort`] and [`sort_pairs`]: keys of six types, ascending or descending, stable, by
 //! whichever kernel is faster for the type and size. Every key maps onto an unsigned word
 //! whose ascending order is the key's ([`OrderedKey`]), complemented for a descending sort,
-//! which keeps equal keys in their input order. Fewer than [`RADIX_FROM`] 32-bit keys run the
-//! [bitonic](super::bitonic) sort of those words, more (and every 64-bit key) the
-//! [radix](super::radix) sort; [`sort_with`] names the kernel.
+//! which keeps equal keys in their input order. Fewer than [`RADIX_KEYS_FROM`] 32-bit keys
+//! alone, or [`RADIX_PAIRS_FROM`] with values, run the [bitonic](super::bitonic) sort of those
+//! words, more (and every 64-bit key) the [radix](super::radix) sort; [`sort_with`] names the
+//! kernel.
 //!
 //! ```
 //! use gsync::kernels::{sort, sort_pairs};
@@ -27,11 +28,27 @@ use super::bitonic::{self, Sorted};
 use super::radix::{self, RadixWord};
 use crate::{Error, Gpu, Launch, Result};
 
-/// Inputs from this many keys on run the radix sort; fewer 32-bit keys run the bitonic sort
-/// (64-bit keys always run the radix sort, which alone sorts them). The crossover is to be
-/// measured on an H200 (`examples/radix_sort.rs` beside `examples/bitonic.rs`); until then
-/// it is 2^16 keys.
-pub const RADIX_FROM: usize = 1 << 16;
+/// 32-bit keys alone from this many on run the radix sort, fewer the bitonic sort (64-bit keys
+/// always run the radix sort, which alone sorts them). Measured on an H200 (kernel time, median
+/// of 10): the bitonic sort took 42.9, 48.3, 57.5 µs at 2^16, 2^17, 2^18 keys against the radix
+/// sort's 62.6, 65.3, 69.2; at 2^19 92.9 against 80.4, and at 2^20 117.8 against 93.5.
+pub const RADIX_KEYS_FROM: usize = 1 << 19;
+
+/// 32-bit keys with values from this many on run the radix sort, fewer the bitonic sort.
+/// Measured on an H200 (kernel time, median of 10): at 2^16 pairs, the smallest size
+/// measured, the radix sort took 70.9 µs against the bitonic sort's 85.0, at 2^18 77.5
+/// against 149.4, at 2^20 109.1 against 366.4; below 2^16 the bitonic sort stays, unmeasured.
+pub const RADIX_PAIRS_FROM: usize = 1 << 16;
+
+/// The fewest 32-bit keys that [`sort_with`]'s [`SortKernel::Fastest`] gives the radix sort:
+/// [`RADIX_PAIRS_FROM`] `with_values`, else [`RADIX_KEYS_FROM`].
+pub fn radix_from(with_values: bool) -> usize {
+    if with_values {
+        RADIX_PAIRS_FROM
+    } else {
+        RADIX_KEYS_FROM
+    }
+}
 
 /// The words keys map onto, `u32` and `u64`, and the bitonic sort where it takes them.
 pub trait SortWord: RadixWord {
@@ -142,8 +159,8 @@ impl OrderedKey for f64 {
 /// Which kernel sorts: [`sort_with`]'s choice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SortKernel {
-    /// The faster for the key type and size: the bitonic sort for fewer than [`RADIX_FROM`]
-    /// 32-bit keys, the radix sort otherwise.
+    /// The faster for the key type and size: the bitonic sort for fewer than
+    /// [`radix_from`] 32-bit keys, the radix sort otherwise.
     Fastest,
     /// The bitonic sort ([`bitonic::sort`]); 32-bit keys only.
     Bitonic,
@@ -152,9 +169,9 @@ pub enum SortKernel {
 }
 
 /// Sorts `keys` on `gpu`, ascending or `descending`, stably (equal keys keep their input
-/// order; for floats, "equal" is equal bits). Fewer than [`RADIX_FROM`] 32-bit keys run the
-/// bitonic sort, under `launch`; the others the radix sort, which takes blocks of 256 threads
-/// ([`radix::sort_words`]).
+/// order; for floats, "equal" is equal bits). Fewer than [`RADIX_KEYS_FROM`] 32-bit keys run
+/// the bitonic sort, under `launch`; the others the radix sort, which takes blocks of 256
+/// threads ([`radix::sort_words`]).
 ///
 /// Fails with [`Error::InvalidInput`] for more than [`radix::MAX_KEYS`] keys.
 pub fn sort<K: OrderedKey>(gpu: &Gpu, launch: &Launch, keys: &[K], descending: bool) -> Result<Sorted<K>> {
@@ -162,7 +179,8 @@ pub fn sort<K: OrderedKey>(gpu: &Gpu, launch: &Launch, keys: &[K], descending: b
 }
 
 /// [`sort`] with a value per key, which moves with its key: `values[i]` ends beside
-/// `keys[i]`, and equal keys keep their values in input order.
+/// `keys[i]`, and equal keys keep their values in input order. The radix sort takes over from
+/// [`RADIX_PAIRS_FROM`] 32-bit keys.
 ///
 /// Fails with [`Error::InvalidInput`] where `values` is not as long as `keys`.
 pub fn sort_pairs<K: OrderedKey>(
@@ -195,7 +213,9 @@ pub fn sort_with<K: OrderedKey>(
     let words: Vec<K::Word> = keys.iter().map(|&key| flip(key.to_word())).collect();
     let back = |words: Vec<K::Word>| words.into_iter().map(|word| K::from_word(flip(word))).collect();
     let bitonic = match kernel {
-        SortKernel::Fastest if keys.len() < RADIX_FROM => K::Word::bitonic(gpu, launch, &words, values),
+        SortKernel::Fastest if keys.len() < radix_from(values.is_some()) => {
+            K::Word::bitonic(gpu, launch, &words, values)
+        }
         SortKernel::Fastest | SortKernel::Radix => None,
         SortKernel::Bitonic => {
             let refused = || {

@@ -83,6 +83,7 @@ macro_rules! with_quick_checks {
             bitonic_sorts_like_the_standard_library,
             the_radix_sort_sorts_every_key_type_stably,
             the_radix_sort_runs_any_grid_over_many_tiles,
+            the_radix_sort_copies_the_digits_every_key_shares,
             the_library_sort_keeps_one_order_across_its_kernels,
             the_sorts_refuse_inputs_they_cannot_take,
             smith_waterman_matches_the_cpu_reference,

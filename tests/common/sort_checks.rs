@@ -219,15 +219,47 @@ pub fn the_radix_sort_runs_any_grid_over_many_tiles(gpu: &Gpu, scale: Scale) {
     }
 }
 
-/// `sort` and `sort_pairs` pick the bitonic sort below the crossover and the radix sort from
-/// it, with one meaning: the same stable total order.
+/// Keys whose bytes are the same in every key at some positions: those passes copy the keys
+/// instead of ranking them, an odd number of copies among an even number of passes as well as
+/// every pass, and the result (with each value beside its key) is still the stable sort.
+pub fn the_radix_sort_copies_the_digits_every_key_shares(gpu: &Gpu, scale: Scale) {
+    let n = scale.pick(3 * radix::TILE + 7, 2 * radix::TILE + 7);
+    let mut rng = rng();
+    let launch = Launch::new().blocks(2);
+    let low_byte: Vec<u32> = (0..n).map(|_| rng.gen_range(0..256)).collect();
+    let middle_bytes: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1 << 16) << 8 | 0x5a00_0017).collect();
+    let one_key = vec![0x1234_5678u32; n];
+    for (what, keys) in [("low byte", low_byte), ("middle bytes", middle_bytes), ("one key", one_key)] {
+        check_radix_pairs(gpu, &launch, &keys, what);
+    }
+    let wide: Vec<u64> = (0..n).map(|_| rng.gen_range(0..1u64 << 24) << 16).collect();
+    check_radix_pairs(gpu, &launch, &wide, "u64, bytes 2 to 4");
+}
+
+/// The radix sort of `keys`, with their positions as values, against the standard library's
+/// stable sort.
+fn check_radix_pairs<K: CheckedKey>(gpu: &Gpu, launch: &Launch, keys: &[K], what: &str) {
+    let values: Vec<u32> = (0..keys.len() as u32).collect();
+    let mut expected: Vec<(K, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
+    expected.sort_by(|a, b| a.0.reference_cmp(&b.0));
+    let sorted = sort_with(gpu, launch, keys, Some(&values), false, SortKernel::Radix).unwrap();
+    let expected_keys: Vec<K> = expected.iter().map(|pair| pair.0).collect();
+    assert!(same_keys(&sorted.keys, &expected_keys), "{what}: {:?}", first_difference(&sorted.keys, &expected_keys));
+    assert!(sorted.values.iter().eq(expected.iter().map(|pair| &pair.1)), "{what}: the values follow their keys");
+    let alone = sort_with(gpu, launch, keys, None, false, SortKernel::Radix).unwrap();
+    assert!(same_keys(&alone.keys, &expected_keys), "{what}, keys alone");
+}
+
+/// `sort` and `sort_pairs` pick the bitonic sort below their crossovers (one for keys alone,
+/// one for pairs) and the radix sort from them, with one meaning: the same stable total order.
 pub fn the_library_sort_keeps_one_order_across_its_kernels(gpu: &Gpu, scale: Scale) {
     let launch = Launch::new();
     let small = [0usize, 1, 1000, 3001];
     check_key_type::<f32>(gpu, &small, SortKernel::Fastest, &launch);
     check_key_type::<i32>(gpu, &small, SortKernel::Bitonic, &launch);
     if matches!(scale, Scale::Full) {
-        let large = [gsync::kernels::RADIX_FROM, (1 << 20) + 1];
+        // Pairs on the radix sort with keys alone on the bitonic sort, then both on the radix sort.
+        let large = [gsync::kernels::RADIX_PAIRS_FROM, gsync::kernels::RADIX_KEYS_FROM - 1, (1 << 20) + 1];
         check_key_type::<f32>(gpu, &large, SortKernel::Fastest, &launch);
         check_key_type::<u32>(gpu, &large, SortKernel::Fastest, &launch);
     }
