@@ -518,8 +518,8 @@ impl Gpu {
     /// On a PE of a team, [`Error::TeamStream`]: the PEs must launch in one order.
     ///
     /// ```
-    /// # use gsync::prelude::*;
-    /// # fn main() -> gsync::Result<()> {
+    /// # fn main() -> gsync_runtime::Result<()> {
+    /// use gsync_runtime::Gpu;
     /// let gpu = Gpu::new(0)?;
     /// let side = gpu.new_stream()?;
     /// let (a, b) = (gpu.upload(&[1u32, 2, 3])?, side.zeros::<u32>(3)?);

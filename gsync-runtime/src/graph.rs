@@ -18,7 +18,10 @@ use crate::pending::Pending;
 /// [`Capture::finish`] takes the launches and returns the [`Graph`], which replays them all in
 /// one submission, in their order.
 ///
-/// ```no_run
+/// With a kernel `double` from `#[grid_phases]` (the facade crate `gsync`; this example is
+/// compiled and run as `tests/common/pending.rs`'s capture check):
+///
+/// ```ignore
 /// # use gsync::prelude::*;
 /// # #[grid_phases] fn double(a: &mut [u32]) { for i in grid_stride(0..a.len()) { a[i] = a[i] * 2; } }
 /// # fn main() -> gsync::Result<()> {
