@@ -29,15 +29,15 @@ use super::radix::{self, RadixWord};
 use crate::{Error, Gpu, Launch, Result};
 
 /// 32-bit keys alone from this many on run the radix sort, fewer the bitonic sort (64-bit keys
-/// always run the radix sort, which alone sorts them). Measured on an H200 (kernel time, median
-/// of 10): the bitonic sort took 42.9, 48.3, 57.5 µs at 2^16, 2^17, 2^18 keys against the radix
-/// sort's 62.6, 65.3, 69.2; at 2^19 92.9 against 80.4, and at 2^20 117.8 against 93.5.
-pub const RADIX_KEYS_FROM: usize = 1 << 19;
+/// always run the radix sort, which alone sorts them). Measured on an H200 on 2026-11-28
+/// (kernel time, median of 10, one run): the bitonic sort took 40.2, 49.4, 57.7 µs at 2^16,
+/// 2^17, 2^18 keys against the radix sort's 40.7, 45.4, 51.0.
+pub const RADIX_KEYS_FROM: usize = 1 << 17;
 
 /// 32-bit keys with values from this many on run the radix sort, fewer the bitonic sort.
 /// Measured on an H200 (kernel time, median of 10): at 2^16 pairs, the smallest size
-/// measured, the radix sort took 70.9 µs against the bitonic sort's 85.0, at 2^18 77.5
-/// against 149.4, at 2^20 109.1 against 366.4; below 2^16 the bitonic sort stays, unmeasured.
+/// measured, the radix sort took 46.8 µs against the bitonic sort's 85.0 (an earlier run),
+/// at 2^18 57.2 against 149.4; below 2^16 the bitonic sort stays, unmeasured.
 pub const RADIX_PAIRS_FROM: usize = 1 << 16;
 
 /// The fewest 32-bit keys that [`sort_with`]'s [`SortKernel::Fastest`] gives the radix sort:
