@@ -15,7 +15,7 @@ use crate::core::error::{Error, ErrorKind, Result};
 use crate::core::grid::CoResidency;
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::{Launch, LaunchReport};
-use crate::core::plan::resolve;
+use crate::core::plan::{resolve, LaunchPlan};
 use crate::core::tune;
 use crate::cuda::args::check_buffers;
 use crate::cuda::nvshmem::TeamEnv;
@@ -471,20 +471,8 @@ impl Gpu {
         co_residency: CoResidency,
         forms: &mut dyn KernelForms,
     ) -> Result<LaunchReport> {
-        if matches!(&self.device, Engine::Cuda(cuda) if cuda.capturing()) {
-            return Err(Error::Capture {
-                reason: format!(
-                    "`{}::launch` waits for its kernel, which a capture only records; use `submit` or \
-                     `submit_with` on the capture's Gpu",
-                    kernel.name
-                ),
-            });
-        }
         if launch.selected_barrier().descriptor().launch_mode == LaunchMode::Split {
-            let shared = forms.dynamic_shared();
-            let mut run = self.begin_split_with(kernel, launch, forms.emulated_segments(), &shared)?;
-            forms.run_split(&mut run)?;
-            return run.finish();
+            return self.split_run(kernel, launch, forms)?.finish();
         }
         match &self.device {
             // The plan is made now; a refused one fails where the generated body first asks.
@@ -492,16 +480,18 @@ impl Gpu {
                 let shared = forms.dynamic_shared();
                 forms.emulate(EmuLaunch::new(emulator, kernel, launch, shared))
             }
-            Engine::Cuda(cuda) => {
-                let shared = forms.dynamic_shared();
-                let mut args = KernelArgs::new();
-                forms.push_args(&mut args);
-                args.dynamic_shared(shared);
-                // SAFETY: `KernelForms` promises arguments that match the C parameters of the
-                // kernel it was generated for, which the caller vouches is `kernel`.
-                unsafe { launch_fused(cuda, kernel, launch, &args, co_residency) }
-            }
+            // SAFETY: `KernelForms` promises arguments that match the C parameters of the
+            // kernel it was generated for, which the caller vouches is `kernel`.
+            Engine::Cuda(cuda) => unsafe { launch_fused(cuda, kernel, launch, &fused_args(forms), co_residency) },
         }
+    }
+
+    /// The split form of one call, its host code run: every segment launched, not waited for.
+    fn split_run(&self, kernel: &KernelSpec, launch: &Launch, forms: &mut dyn KernelForms) -> Result<SplitRun<'_>> {
+        let shared = forms.dynamic_shared();
+        let mut run = self.begin_split_with(kernel, launch, forms.emulated_segments(), &shared)?;
+        forms.run_split(&mut run)?;
+        Ok(run)
     }
 
     /// The same GPU with a stream of its own: launches and copies through the returned `Gpu`
@@ -557,34 +547,17 @@ impl Gpu {
             // SAFETY: the caller vouches for `forms`.
             _ => return ran_at_once(unsafe { self.run(kernel, launch, co_residency, forms) }),
         };
-        if split && cuda.capturing() {
-            return Err(Error::Capture {
-                reason: format!(
-                    "`{}` under a split barrier runs host code between its segments as it goes, which a \
-                     capture cannot record; capture its fused form, or replay the split run alone with \
-                     Launch::graph(true)",
-                    kernel.name
-                ),
-            });
-        }
         if split {
-            let shared = forms.dynamic_shared();
-            let mut run = self.begin_split_with(kernel, launch, forms.emulated_segments(), &shared)?;
-            forms.run_split(&mut run)?;
-            return Ok(Pending::split(run));
+            return Ok(Pending::split(self.split_run(kernel, launch, forms)?));
         }
         // Nothing is measured while a capture records: the configuration is the remembered
         // one or the heuristic's.
         let launch = &launch.clone().tune(!cuda.capturing() && launch.tunes());
-        let shared = forms.dynamic_shared();
-        let mut args = KernelArgs::new();
-        forms.push_args(&mut args);
-        args.dynamic_shared(shared);
+        let args = fused_args(forms);
         cuda.health().guard(|| {
-            check_buffers(cuda, kernel, &args)?;
             // SAFETY: `KernelForms` promises arguments that match the C parameters of the
             // kernel it was generated for, which the caller vouches is `kernel`.
-            let plan = unsafe { tune::plan(cuda, kernel, launch, &args, co_residency) }?;
+            let plan = unsafe { plan_alone(cuda, kernel, launch, &args, co_residency) }?;
             // SAFETY: as above; the caller keeps the buffers borrowed for `'a`, which the
             // pending launch lives no longer than.
             Ok(Pending::fused(unsafe { cuda::fused::submit(cuda, plan, &args) }?))
@@ -634,12 +607,11 @@ unsafe fn launch_fused(
     args: &KernelArgs<'_>,
     co_residency: CoResidency,
 ) -> Result<LaunchReport> {
-    cuda.refuse_capturing("a blocking launch")?;
+    cuda.refuse_capturing("a blocking launch (`submit` records one)")?;
     cuda.health().guard(|| {
         let Some(team) = cuda.team() else {
-            check_buffers(cuda, kernel, args)?;
             // SAFETY: the caller vouches for `args`.
-            let plan = unsafe { tune::plan(cuda, kernel, launch, args, co_residency) }?;
+            let plan = unsafe { plan_alone(cuda, kernel, launch, args, co_residency) }?;
             // SAFETY: as above; the plan is of `kernel`.
             return unsafe { cuda::fused::launch(cuda, plan, args) };
         };
@@ -663,6 +635,32 @@ unsafe fn launch_fused(
         };
         team.settle(ran)
     })
+}
+
+/// One call's fused-kernel arguments, with its shared slices.
+fn fused_args(forms: &mut dyn KernelForms) -> KernelArgs<'_> {
+    let shared = forms.dynamic_shared();
+    let mut args = KernelArgs::new();
+    forms.push_args(&mut args);
+    args.dynamic_shared(shared);
+    args
+}
+
+/// The plan of a fused launch on a GPU in no team: its buffers checked, its configuration
+/// tuned where it is open.
+///
+/// # Safety
+/// `args` must match the kernel's C parameter list.
+unsafe fn plan_alone(
+    cuda: &CudaGpu,
+    kernel: &KernelSpec,
+    launch: &Launch,
+    args: &KernelArgs<'_>,
+    co_residency: CoResidency,
+) -> Result<LaunchPlan> {
+    check_buffers(cuda, kernel, args)?;
+    // SAFETY: the caller vouches for `args`.
+    unsafe { tune::plan(cuda, kernel, launch, args, co_residency) }
 }
 
 /// A launch that ran to its end when it was submitted, as a [`Pending`] launch: a refusal

@@ -243,6 +243,12 @@ impl CudaGpu {
         self.capture_poisoned.load(Ordering::Acquire)
     }
 
+    /// Whether this GPU has more than one stream, so that a copy must have landed before it
+    /// returns (another stream may use its buffer next).
+    pub(crate) fn has_other_streams(&self) -> bool {
+        self.order.streams.load(Ordering::Acquire) > 0
+    }
+
     /// The order of fused launches across this GPU's streams.
     pub(crate) fn fused_order(&self) -> &FusedOrder {
         &self.order
@@ -263,7 +269,11 @@ impl CudaGpu {
         if self.team.is_some() {
             return Err(Error::TeamStream);
         }
-        let stream = self.health.guard(|| self.context.new_stream().map_err(driver_error("creating a stream")))?;
+        let stream = self.health.guard(|| {
+            // Copies on this stream returned before they landed while it was the only one.
+            self.stream.synchronize().map_err(driver_error("finishing the copies queued so far"))?;
+            self.context.new_stream().map_err(driver_error("creating a stream"))
+        })?;
         self.order.streams.fetch_add(1, Ordering::AcqRel);
         let alloc_stream = if capturing { &self.stream } else { &stream };
         let scratch = self.health.guard(|| ScratchPool::new(alloc_stream, self.info.sm_count))?;

@@ -246,11 +246,15 @@ impl<T: CudaElement> CudaBuffer<T> {
     }
 }
 
-/// Waits for `gpu`'s stream: a copy or memset returns only once it has landed, so that a
-/// launch on another stream of the GPU ([`Gpu::new_stream`](crate::Gpu::new_stream)) finds the
-/// buffer written. Launches are then the only work in flight, and a pending one borrows its
-/// buffers.
+/// On a GPU with several streams ([`Gpu::new_stream`](crate::Gpu::new_stream)), waits for
+/// `gpu`'s stream: a copy or memset returns only once it has landed, so that a launch on
+/// another stream finds the buffer written. Launches are then the only work in flight, and a
+/// pending one borrows its buffers. With one stream, the stream's order is enough (a second
+/// stream waits for the first's copies when it is opened).
 fn landed(gpu: &CudaGpu, doing: &str) -> Result<()> {
+    if !gpu.has_other_streams() {
+        return Ok(());
+    }
     gpu.stream().synchronize().map_err(driver_error(doing))
 }
 
