@@ -90,7 +90,14 @@ fn run(args: &Args) -> Result<(), AnyError> {
         (None, Backend::Emulator) => vec![1 << 13],
         (None, Backend::Cuda) => (args.min_log..=args.max_log).map(|log| 1usize << log).collect(),
     };
-    let barriers = common::barriers(&args.barrier)?;
+    // The split form runs on the stream and replayed as a CUDA graph.
+    let forms: Vec<(Barrier, bool)> = common::barriers(&args.barrier)?
+        .into_iter()
+        .flat_map(|barrier| {
+            let split = barrier == Barrier::MultiLaunch;
+            [(barrier, false)].into_iter().chain(split.then_some((barrier, true)))
+        })
+        .collect();
     let mut rng = StdRng::seed_from_u64(args.seed);
     println!("{} — u32 keys, median of {} sorts after one warm-up", gpu.info().name, args.reps);
     println!("| keys | values | sort | barrier | median kernel time | Gkeys/s | blocks × threads | verified |");
@@ -103,10 +110,11 @@ fn run(args: &Args) -> Result<(), AnyError> {
         let expected_keys: Vec<u32> = pairs.iter().map(|pair| pair.0).collect();
         let expected_values: Vec<u32> = pairs.iter().map(|pair| pair.1).collect();
         for with_values in [false, true] {
-            for &barrier in &barriers {
+            for &(barrier, graph) in &forms {
                 let given = with_values.then_some(&values[..]);
                 let expected = if with_values { &expected_values[..] } else { &[][..] };
-                let launch = Launch::new().barrier(barrier);
+                let launch = Launch::new().barrier(barrier).graph(graph);
+                let form = if graph { format!("{barrier}, graph") } else { barrier.to_string() };
                 let mut verified = 0;
                 let timed = common::timed(args.reps, || {
                     let sorted = kernels::sort_with(&gpu, &launch, &keys, given, false, args.kernel.choice())?;
@@ -120,7 +128,7 @@ fn run(args: &Args) -> Result<(), AnyError> {
                     Ok(timed) => timed,
                     Err(e) if common::barrier_refused(&e) => {
                         println!(
-                            "| {n} | {label} | {} | {barrier} | – | – | – | ({e}) |",
+                            "| {n} | {label} | {} | {form} | – | – | – | ({e}) |",
                             args.kernel.name(n, with_values)
                         );
                         continue;
@@ -129,15 +137,14 @@ fn run(args: &Args) -> Result<(), AnyError> {
                 };
                 if verified != args.reps + 1 {
                     let wrong = args.reps + 1 - verified;
-                    return Err(
-                        format!("{n} keys, values {label}, {barrier}: {wrong} sorts differ from the CPU's").into()
-                    );
+                    return Err(format!("{n} keys, values {label}, {form}: {wrong} sorts differ from the CPU's").into());
                 }
                 let rate = n as f64 / median.as_secs_f64().max(1e-12) / 1e9;
                 println!(
-                    "| {n} | {label} | {} | {} | {:.1} µs | {rate:.2} | {} × {} | yes |",
+                    "| {n} | {label} | {} | {}{} | {:.1} µs | {rate:.2} | {} × {} | yes |",
                     args.kernel.name(n, with_values),
                     report.barrier,
+                    if graph { ", graph" } else { "" },
                     median.as_secs_f64() * 1e6,
                     report.blocks,
                     report.threads

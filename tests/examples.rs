@@ -87,10 +87,11 @@ fn the_radix_sort_example_verifies_keys_and_pairs() {
     let out = run("radix_sort", &["--n", "9001", "--reps", "1", "--kernel", "radix"]);
     assert_eq!(out.matches("| yes |").count(), 2, "keys and pairs:\n{out}");
     assert!(out.contains("| 9001 | u32 | radix |"), "{out}");
-    // The split form, one launch per phase, beside the fused kernel.
+    // The split form, one launch per phase on the stream and replayed as a graph, beside the
+    // fused kernel.
     let out = run("radix_sort", &["--n", "9001", "--reps", "1", "--kernel", "radix", "--barrier", "auto,multi-launch"]);
-    assert_eq!(out.matches("| yes |").count(), 4, "keys and pairs, fused and split:\n{out}");
-    assert!(out.contains("| multi-launch |"), "{out}");
+    assert_eq!(out.matches("| yes |").count(), 6, "keys and pairs, fused, split and split graph:\n{out}");
+    assert!(out.contains("| multi-launch |") && out.contains("| multi-launch, graph |"), "{out}");
 }
 
 #[test]

@@ -64,3 +64,19 @@ fn the_radix_sort_runs_on_the_co_resident_grid_and_no_more_blocks_than_tiles() {
         assert_eq!(gpu.download(&keys).unwrap(), (0..n as u32).collect::<Vec<_>>(), "n {n}");
     }
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_split_radix_sort_keeps_the_fused_kernel_s_resident_grid() {
+    // The split form's first segment holds more blocks per SM than its digit passes, whose
+    // look-back waited for blocks that were not running (a spin-wait timeout at 2^22 keys).
+    let gpu = gpu();
+    let resident = radix::radix_sort_u32::max_coresident_blocks(&gpu, &Launch::new().threads(256)).unwrap();
+    let keys: Vec<u32> = (0..1u32 << 22).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+    for graph in [false, true] {
+        let launch = Launch::new().barrier(Barrier::MultiLaunch).graph(graph);
+        let sorted = gsync::kernels::sort_with(&gpu, &launch, &keys, None, false, SortKernel::Radix).unwrap();
+        assert!(sorted.report.blocks <= resident, "{} blocks, {resident} resident", sorted.report.blocks);
+        assert!(sorted.keys.windows(2).all(|w| w[0] <= w[1]), "graph: {graph}");
+    }
+}

@@ -689,5 +689,14 @@ fn shape(gpu: &Gpu, launch: &Launch, kernel: &KernelSpec, n: usize) -> Result<La
     if launch.requested_blocks().is_some() {
         return Ok(launch);
     }
-    super::grid_for_work(gpu, &launch, kernel, tiles(n))
+    let shaped = super::grid_for_work(gpu, &launch, kernel, tiles(n))?;
+    if launch.selected_barrier() != Barrier::MultiLaunch {
+        return Ok(shaped);
+    }
+    // A block waits for the tiles of the blocks before it, in every digit pass: a split
+    // form's passes need their whole grid resident as the fused kernel does, while its default
+    // grid is sized by its first segment, the histograms', which holds more blocks per SM.
+    let resident = gpu.max_coresident_blocks(kernel, &launch.clone().barrier(Barrier::default()))?;
+    let blocks = shaped.requested_blocks().unwrap_or(resident).min(resident);
+    Ok(shaped.blocks(blocks))
 }
