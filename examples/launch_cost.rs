@@ -8,7 +8,8 @@
 //!   window), in batches of `--batch`;
 //! - gsync graph: a batch captured once (`Gpu::capture`) and replayed, waiting for each replay;
 //! - cudarc queued: `launch_builder(..).launch(..)` of the same kernel, compiled from the same
-//!   C, alone;
+//!   C, alone, and with two timing events recorded beside it (a gsync launch's report holds
+//!   the time between two such events);
 //! - cudarc blocking: launch then `synchronize`, and launch, 4-byte copy to the host and
 //!   `synchronize` (what reading a status word costs).
 //!
@@ -151,7 +152,7 @@ fn run(args: &Args) -> Result<(), common::AnyError> {
     let (stream, function) = cudarc_kernel(&gpu)?;
     let mut raw: CudaSlice<u32> = stream.alloc_zeros(1)?;
     let config = LaunchConfig { grid_dim: (args.blocks, 1, 1), block_dim: (args.threads, 1, 1), shared_mem_bytes: 0 };
-    let mut cudarc_row = |name: &'static str, after: After| {
+    let mut cudarc_row = |name: &'static str, after: &After| {
         let times = rounds(args.reps, || {
             stream.memset_zeros(&mut raw)?;
             stream.synchronize()?;
@@ -174,9 +175,15 @@ fn run(args: &Args) -> Result<(), common::AnyError> {
         rows.push((name, per_launch(times, n)));
         Ok::<(), common::AnyError>(())
     };
-    cudarc_row("cudarc, queued (`launch`)", |_, _| Ok(()))?;
-    cudarc_row("cudarc, launch + synchronize", |stream, _| Ok(stream.synchronize()?))?;
-    cudarc_row("cudarc, launch + 4-byte copy + synchronize", |stream, raw| {
+    cudarc_row("cudarc, queued (`launch`)", &|_, _| Ok(()))?;
+    // What a gsync launch's report costs at the least: two timing events beside the launch.
+    let events = (gpu.cuda_context()?.new_event(None)?, gpu.cuda_context()?.new_event(None)?);
+    cudarc_row("cudarc, queued, with two timing events", &|stream, _| {
+        events.0.record(stream)?;
+        Ok(events.1.record(stream)?)
+    })?;
+    cudarc_row("cudarc, launch + synchronize", &|stream, _| Ok(stream.synchronize()?))?;
+    cudarc_row("cudarc, launch + 4-byte copy + synchronize", &|stream, raw| {
         let mut word = [0u32];
         stream.memcpy_dtoh(raw, &mut word)?;
         Ok(stream.synchronize()?)
@@ -187,7 +194,7 @@ fn run(args: &Args) -> Result<(), common::AnyError> {
         println!("| {name} | {:.2} |", time.as_secs_f64() * 1e6);
     }
     let find = |prefix: &str| rows.iter().find(|(name, _)| name.starts_with(prefix)).map(|row| row.1);
-    if let (Some(ours), Some(theirs)) = (find("gsync, queued"), find("cudarc, queued")) {
+    if let (Some(ours), Some(theirs)) = (find("gsync, queued"), find("cudarc, queued (")) {
         println!("queued: gsync / cudarc = {:.2}× (target ≤ 1.5×)", ours.as_secs_f64() / theirs.as_secs_f64());
     }
     if let Some(blocking) = find("gsync, blocking") {
@@ -197,7 +204,7 @@ fn run(args: &Args) -> Result<(), common::AnyError> {
 }
 
 /// What the cudarc rows do after each launch.
-type After = fn(&Arc<CudaStream>, &CudaSlice<u32>) -> Result<(), common::AnyError>;
+type After<'a> = dyn Fn(&Arc<CudaStream>, &CudaSlice<u32>) -> Result<(), common::AnyError> + 'a;
 
 /// `times` (one per round) as the median per launch.
 fn per_launch(times: Vec<Duration>, launches: usize) -> Duration {

@@ -293,6 +293,11 @@ fn many_launches_in_flight_each_compute_their_own_result() {
 }
 
 #[test]
+fn back_to_back_launches_stay_correct_across_barriers_settings_and_faults() {
+    common::pending::back_to_back_launches_stay_correct_across_barriers_settings_and_faults(&Gpu::emulator());
+}
+
+#[test]
 fn a_launch_error_surfaces_at_wait() {
     common::pending::a_launch_error_surfaces_at_wait(&Gpu::emulator());
 }

@@ -12,6 +12,12 @@ fn many_launches_in_flight_each_compute_their_own_result() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn back_to_back_launches_stay_correct_across_barriers_settings_and_faults() {
+    common::pending::back_to_back_launches_stay_correct_across_barriers_settings_and_faults(&gpu());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn a_launch_error_surfaces_at_wait() {
     common::pending::a_launch_error_surfaces_at_wait(&gpu());
 }

@@ -182,6 +182,7 @@ pub fn uses_half(body: &str) -> bool {
 /// ```
 /// use gsync_contract::TrailingParam;
 /// assert_eq!(TrailingParam::Status.to_string(), "gsync_status_t* __restrict__ gsync_status");
+/// assert_eq!(TrailingParam::NextLaunch.to_string(), "const gsync_next_launch_t gsync_next_launch");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TrailingParam {
@@ -190,19 +191,31 @@ pub enum TrailingParam {
     BarrierState,
     /// The launch's status word: the first fault of the launch, which the runtime reads back.
     Status,
+    /// Passed by value: the header line, and the count of words to zero, of the barrier state
+    /// that the next launch with the same words will use, which the kernel writes at its start
+    /// so that the host need not (a null state: nothing to prepare).
+    NextLaunch,
 }
 
 /// The trailing C parameters of every generated kernel (fused or a segment), in order. A
 /// profiled kernel has [`PROFILE_PARAMETERS_MACRO`]'s after them.
-pub const TRAILING_PARAMS: [TrailingParam; 2] = [TrailingParam::BarrierState, TrailingParam::Status];
+pub const TRAILING_PARAMS: [TrailingParam; 3] =
+    [TrailingParam::BarrierState, TrailingParam::Status, TrailingParam::NextLaunch];
 
 impl TrailingParam {
-    /// Its C type: a pointer to device memory the runtime allocates.
+    /// Its C type: a pointer to device memory the runtime allocates, or a structure passed by
+    /// value.
     pub const fn c_type(self) -> &'static str {
         match self {
             TrailingParam::BarrierState => "u32*",
             TrailingParam::Status => "gsync_status_t*",
+            TrailingParam::NextLaunch => "gsync_next_launch_t",
         }
+    }
+
+    /// Whether it is a pointer (declared `__restrict__`) rather than a value (declared `const`).
+    pub const fn is_pointer(self) -> bool {
+        !matches!(self, TrailingParam::NextLaunch)
     }
 
     /// Its C name, which the generated kernel body and the barrier fragments read.
@@ -210,13 +223,18 @@ impl TrailingParam {
         match self {
             TrailingParam::BarrierState => "gsync_barrier_state",
             TrailingParam::Status => "gsync_status",
+            TrailingParam::NextLaunch => "gsync_next_launch",
         }
     }
 }
 
 impl fmt::Display for TrailingParam {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} __restrict__ {}", self.c_type(), self.name())
+        if self.is_pointer() {
+            write!(f, "{} __restrict__ {}", self.c_type(), self.name())
+        } else {
+            write!(f, "const {} {}", self.c_type(), self.name())
+        }
     }
 }
 
@@ -316,18 +334,24 @@ mod tests {
     }
 
     #[test]
-    fn trailing_params_declare_distinct_restricted_pointers() {
+    fn trailing_params_declare_distinct_restricted_pointers_then_the_next_launch() {
         let declarations: Vec<String> = TRAILING_PARAMS.iter().map(ToString::to_string).collect();
         assert_eq!(
             declarations,
-            ["u32* __restrict__ gsync_barrier_state", "gsync_status_t* __restrict__ gsync_status"]
+            [
+                "u32* __restrict__ gsync_barrier_state",
+                "gsync_status_t* __restrict__ gsync_status",
+                "const gsync_next_launch_t gsync_next_launch"
+            ]
         );
-        for p in TRAILING_PARAMS {
+        for p in TRAILING_PARAMS.iter().filter(|p| p.is_pointer()) {
             let declaration = p.to_string();
             let (ty, name) = declaration.split_once(" __restrict__ ").expect("a restricted pointer");
             assert_eq!((ty, name), (p.c_type(), p.name()), "the declaration reads back");
             assert!(ty.ends_with('*'));
         }
-        assert_ne!(TRAILING_PARAMS[0].name(), TRAILING_PARAMS[1].name());
+        let mut names: Vec<&str> = TRAILING_PARAMS.iter().map(|p| p.name()).collect();
+        names.dedup();
+        assert_eq!(names.len(), TRAILING_PARAMS.len());
     }
 }

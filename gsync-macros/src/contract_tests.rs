@@ -51,8 +51,8 @@ fn a_kernel_ends_with_the_trailing_params_then_the_profile_parameters() {
         quote! { fn k(a: &mut [f32], n: u32) { for i in grid_stride(0..n) { a[i as usize] = 1.0; } grid_sync(); } },
     );
     let cuda = emit::cuda::kernel_source(&k, &facts, true);
-    let [state, status] = TRAILING_PARAMS.map(|p| p.to_string());
-    let end = format!("    {state},\n    {status}\n    {PROFILE_PARAMETERS_MACRO})\n{{");
+    let [state, status, next] = TRAILING_PARAMS.map(|p| p.to_string());
+    let end = format!("    {state},\n    {status},\n    {next}\n    {PROFILE_PARAMETERS_MACRO})\n{{");
     assert!(cuda.contains(&end), "{cuda}");
     assert!(cuda.contains(&format!("__launch_bounds__({LAUNCH_BOUNDS_MACRO})")), "{cuda}");
     assert!(emit::block_size::CUDA.contains(BLOCK_SIZE_MACRO));

@@ -466,7 +466,7 @@ fn the_fused_kernel_has_profile_hooks_around_every_barrier_and_at_its_end() {
             grid_sync();
         }
     });
-    assert!(src.contains("gsync_status_t* __restrict__ gsync_status\n    GSYNC_PROFILE_PARAMETERS)\n{"), "{src}");
+    assert!(src.contains("const gsync_next_launch_t gsync_next_launch\n    GSYNC_PROFILE_PARAMETERS)\n{"), "{src}");
     let hooks: Vec<&str> =
         src.lines().map(str::trim).filter(|line| line.ends_with("();") && line.starts_with("GSYNC_PROFILE_")).collect();
     // After each barrier, where the grid may stop (the deadline), and at the end.

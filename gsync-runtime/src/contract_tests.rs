@@ -81,7 +81,13 @@ fn the_prelude_and_the_barriers_take_the_trailing_params_types() {
         let begin = format!("gsync_barrier_begin(unsigned int* {})", TrailingParam::BarrierState.name());
         assert!(fragment.is_empty() || fragment.contains(&begin), "{barrier:?}");
     }
-    assert_eq!(TRAILING_PARAMS.len(), 2, "the status word and the barrier state, as the backends pass them");
+    let next = TrailingParam::NextLaunch.c_type();
+    assert!(prelude.contains(&format!("struct {next} {{")), "the prelude defines the next launch's type");
+    assert_eq!(
+        TRAILING_PARAMS.len(),
+        3,
+        "the barrier state, the status word and the next launch, as the backends pass them"
+    );
 }
 
 #[test]

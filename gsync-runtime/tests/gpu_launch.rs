@@ -12,7 +12,8 @@ use gsync_runtime::{Backend, Barrier, Error, Gpu, KernelSpec, Launch};
 const ROTATE: &str = r#"
 extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) rotate(
     u32* __restrict__ a, unsigned long long a_len, u32* __restrict__ b, unsigned long long b_len,
-    u32 rounds, u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status) {
+    u32 rounds, u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status, const gsync_next_launch_t gsync_next_launch) {
+    gsync::prepare_next_launch(gsync_next_launch);
     gsync_barrier_t gsync_barrier = gsync_barrier_begin(gsync_barrier_state);
     const u64 first = (u64)blockIdx.x * GSYNC_BLOCK_SIZE + threadIdx.x;
     const u64 stride = (u64)gridDim.x * GSYNC_BLOCK_SIZE;
@@ -46,7 +47,8 @@ static ROTATE_KERNEL: KernelSpec = KernelSpec {
 const SCALARS: &str = r#"
 extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) scalars(
     u64* __restrict__ out, unsigned long long out_len, u8 x, i16 y, bool z, f64 w, usize v, f32 f,
-    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status) {
+    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status, const gsync_next_launch_t gsync_next_launch) {
+    gsync::prepare_next_launch(gsync_next_launch);
     gsync_barrier_t gsync_barrier = gsync_barrier_begin(gsync_barrier_state);
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         out[0] = x;
@@ -82,7 +84,8 @@ static SCALARS_KERNEL: KernelSpec = KernelSpec {
 const OVERRUN: &str = r#"
 extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) overrun(
     const f32* __restrict__ a, unsigned long long a_len, f32* __restrict__ b,
-    unsigned long long b_len, u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status) {
+    unsigned long long b_len, u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status, const gsync_next_launch_t gsync_next_launch) {
+    gsync::prepare_next_launch(gsync_next_launch);
     gsync_barrier_t gsync_barrier = gsync_barrier_begin(gsync_barrier_state);
     gsync_grid_sync(gsync_barrier, gsync_status);
     if (blockIdx.x == 0 && threadIdx.x == 0 && gsync::in_bounds(0, b_len, gsync_status, 1u, 7u)) {
@@ -289,7 +292,8 @@ __device__ __forceinline__ u32 phase_value(u32 phase, u32 block) { return phase 
 extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) phases(
     u32* __restrict__ slots, unsigned long long slots_len, u32* __restrict__ errors,
     unsigned long long errors_len, u32 rounds, bool check,
-    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status) {
+    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status, const gsync_next_launch_t gsync_next_launch) {
+    gsync::prepare_next_launch(gsync_next_launch);
     gsync_barrier_t gsync_barrier = gsync_barrier_begin(gsync_barrier_state);
     const u32 blocks = gridDim.x;
     for (u32 phase = 1; phase <= rounds; ++phase) {
@@ -497,7 +501,8 @@ const COUNT_DOWN: &str = r#"
 extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) count_down_segment_0(
     u32* __restrict__ data, unsigned long long data_len, u32* __restrict__ counter,
     unsigned long long counter_len, u32* __restrict__ gsync_barrier_state,
-    gsync_status_t* __restrict__ gsync_status) {
+    gsync_status_t* __restrict__ gsync_status, const gsync_next_launch_t gsync_next_launch) {
+    gsync::prepare_next_launch(gsync_next_launch);
     const u64 i = (u64)blockIdx.x * GSYNC_BLOCK_SIZE + threadIdx.x;
     if (i < data_len) data[i] += 1u;
     if (i == 0) counter[0] -= 1u;
@@ -505,7 +510,8 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) count_down_segmen
 extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) count_down_segment_1(
     u32* __restrict__ data, unsigned long long data_len, u32* __restrict__ counter,
     unsigned long long counter_len, const u32 factor, u32* __restrict__ gsync_barrier_state,
-    gsync_status_t* __restrict__ gsync_status) {
+    gsync_status_t* __restrict__ gsync_status, const gsync_next_launch_t gsync_next_launch) {
+    gsync::prepare_next_launch(gsync_next_launch);
     const u64 i = (u64)blockIdx.x * GSYNC_BLOCK_SIZE + threadIdx.x;
     if (i < data_len) data[i] *= factor;
 }
@@ -590,7 +596,8 @@ fn a_split_kernel_runs_segment_by_segment_under_host_control_flow() {
 const TRAP: &str = r#"
 extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) trap(
     u32* __restrict__ out, unsigned long long out_len,
-    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status) {
+    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status, const gsync_next_launch_t gsync_next_launch) {
+    gsync::prepare_next_launch(gsync_next_launch);
     gsync_barrier_t gsync_barrier = gsync_barrier_begin(gsync_barrier_state);
     if (blockIdx.x == 0 && threadIdx.x == 0) asm volatile("trap;");
     gsync_grid_sync(gsync_barrier, gsync_status);
@@ -680,7 +687,8 @@ fn a_sticky_error_loses_the_context_and_every_later_call_and_new_gpu_says_which_
 const BIG_TILE: &str = r#"
 extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) big_tile(
     f32* __restrict__ out, unsigned long long out_len,
-    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status) {
+    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status, const gsync_next_launch_t gsync_next_launch) {
+    gsync::prepare_next_launch(gsync_next_launch);
     __shared__ f32 tile[16384];
     gsync_barrier_t gsync_barrier = gsync_barrier_begin(gsync_barrier_state);
     tile[threadIdx.x] = 1.0f;

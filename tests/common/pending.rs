@@ -2,6 +2,8 @@
 //! `wait()`, the split form, and a handle dropped unwaited; the same checks on the emulator and
 //! on a GPU.
 
+use std::time::Duration;
+
 use gsync::prelude::*;
 
 use crate::kernels::{reads_past_the_end, rotate_rounds, rotate_rounds_reference};
@@ -29,6 +31,53 @@ pub fn many_launches_in_flight_each_compute_their_own_result(gpu: &Gpu) {
     }
     for (i, ((a, _), input)) in buffers.iter().zip(&inputs).enumerate() {
         assert_eq!(gpu.download(a).unwrap(), rotate_rounds_reference(input, shift, rounds), "launch {i}");
+    }
+}
+
+/// Launches back to back on one pair of buffers, each checked: runs of the same barrier and
+/// settings (whose state the launch before prepares), a change of barrier, of watchdog and of
+/// grid between them (whose state the host writes), queued and blocking launches mixed, and a
+/// launch that fails in between (whose state is zeroed).
+pub fn back_to_back_launches_stay_correct_across_barriers_settings_and_faults(gpu: &Gpu) {
+    let (n, shift, rounds) = (6151, 7, 10);
+    let start = words(n, 11);
+    let expected = rotate_rounds_reference(&start, shift, rounds);
+    let (mut a, mut b) = (gpu.upload(&start).unwrap(), gpu.zeros::<u32>(n).unwrap());
+    let input = gpu.upload(&vec![1u32; 100]).unwrap();
+    let mut out = gpu.zeros::<u32>(100).unwrap();
+    let ilbs = Barrier::Ilbs { groups: None };
+    let steps = [
+        (Barrier::Lbs, 24, None),
+        (Barrier::Lbs, 24, None),
+        (Barrier::Lbs, 24, None),
+        (ilbs, 24, None),
+        (ilbs, 24, None),
+        (ilbs, 40, None),
+        (Barrier::Ulfs, 40, None),
+        (Barrier::Ulfs, 40, Some(Duration::from_secs(5))),
+        (Barrier::Lfs, 40, Some(Duration::from_secs(5))),
+        (Barrier::Lfs, 40, Some(Duration::from_secs(5))),
+        (Barrier::Relay, 32, None),
+        (Barrier::Relay, 32, None),
+        (Barrier::Lbs, 32, None),
+    ];
+    for (step, &(barrier, blocks, watchdog)) in steps.iter().enumerate() {
+        let launch = Launch::new().blocks(blocks).threads(128).barrier(barrier).watchdog(watchdog);
+        for round in 0..3 {
+            gpu.write(&mut a, &start).unwrap();
+            if round == 1 {
+                rotate_rounds::submit_with(gpu, &launch, &mut a, &mut b, shift, rounds).unwrap().wait().unwrap();
+            } else {
+                rotate_rounds::launch_with(gpu, &launch, &mut a, &mut b, shift, rounds).unwrap();
+            }
+            let got = gpu.download(&a).unwrap();
+            assert!(got == expected, "step {step} ({barrier}, {blocks} blocks), round {round}: wrong words");
+        }
+        if step % 4 == 1 {
+            let faulty = Launch::new().blocks(blocks).threads(128).barrier(barrier).bounds_checks(true);
+            let error = reads_past_the_end::launch_with(gpu, &faulty, &input, &mut out).expect_err("past the end");
+            assert!(matches!(error, Error::OutOfBounds { .. }), "step {step}: {error}");
+        }
     }
 }
 

@@ -144,6 +144,8 @@ const NAMES: &[&str] = &[
     "gsync_barrier",
     "gsync_barrier_state",
     "gsync_status_t",
+    "gsync_next_launch",
+    "gsync_next_launch_t",
     "gsync_grid_sync",
     "gsync_barrier_begin",
     "gsync_profile",

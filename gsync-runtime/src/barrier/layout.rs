@@ -31,6 +31,9 @@ const DEADLINE_START_WORD: usize = 10;
 /// Header word: the checkpoint at which a block found the deadline passed, plus one, 0 at
 /// launch (`GSYNC_DEADLINE_STOP_WORD`).
 const DEADLINE_STOP_WORD: usize = 12;
+/// Header words: the launch's status words (`gsync_status_t`, zero at launch), which the
+/// kernel's `gsync_status` parameter points at.
+pub(crate) const STATUS_WORD: usize = 16;
 /// Relay's arrival counters (`GSYNC_RELAY_LINES`).
 const RELAY_LINES: usize = 32;
 /// Relay's SM groups: census slots and release flags (`GSYNC_RELAY_GROUPS`).
@@ -96,6 +99,7 @@ impl LaunchHeader {
         // The kernel starts the deadline's clock at its first check.
         words[DEADLINE_START_WORD..DEADLINE_START_WORD + 2].fill(0);
         words[DEADLINE_STOP_WORD] = 0;
+        // The status words are zero: no fault yet.
         words
     }
 }
@@ -207,7 +211,7 @@ mod tests {
         };
         let words = header.to_words();
         assert_eq!(words[..10], [7, 0, 0x2345_6789, 1, 11, 0, 3, 2, 5, 4]);
-        assert!(words[10..].iter().all(|&word| word == 0));
+        assert!(words[10..].iter().all(|&word| word == 0), "the status words among them: no fault yet");
         assert_eq!(size_of_val(&words), 128, "the header is one line");
     }
 
@@ -227,6 +231,9 @@ mod tests {
             assert!(relay.contains(&format!("#define {define}")), "relay.cuh lacks {define}");
         }
         assert_eq!(TIMEOUT_WORD % 2, 0, "the u64 timeout is 8-byte aligned");
+        const { assert!(STATUS_WORD > DEADLINE_STOP_WORD, "the status words follow the header's fields") };
+        assert_eq!(STATUS_WORD % 2, 0, "gsync_status_t holds u64 fields");
+        const { assert!(STATUS_WORD + crate::core::status::STATUS_WORDS <= LINE_WORDS, "the status words are in the line") };
         let prelude = include_str!("../core/prelude.cuh");
         for define in [
             format!("GSYNC_SPIN_ABORT_WORD {ABORT_WORD}u"),

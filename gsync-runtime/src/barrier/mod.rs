@@ -27,7 +27,7 @@ use std::time::Duration;
 
 pub(crate) use auto::choose as choose_auto;
 pub use layout::RelayMode;
-pub(crate) use layout::{default_ilbs_groups, limit_ns, LaunchHeader, LINE_WORDS};
+pub(crate) use layout::{default_ilbs_groups, limit_ns, LaunchHeader, LINE_WORDS, STATUS_WORD};
 pub use name::ParseBarrierError;
 
 /// Which grid barrier a kernel's `grid_sync()` calls use.

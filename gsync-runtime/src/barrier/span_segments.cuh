@@ -15,7 +15,7 @@
 // team interleave freely.
 // `gsync_crossing`: this crossing's number in the run (every PE's the same), which a timed-out
 // crossing records as its phase.
-extern "C" __global__ void gsync_team_segment_crossing(u32 gsync_crossing, u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status) {
+extern "C" __global__ void gsync_team_segment_crossing(u32 gsync_crossing, u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status, const gsync_next_launch_t gsync_next_launch) {
     (void)gsync_team_cross(gsync_barrier_state, gsync_status, gsync_crossing);
 }
 // ---- end of spanning barrier between segments ---------------------------------------------

@@ -49,6 +49,15 @@ struct gsync_status_t {
 #define GSYNC_DEADLINE_EXCEEDED 6u
 #define GSYNC_NO_SUCH_PE 7u
 #define GSYNC_PE_TIMEOUT 8u
+// What a launch writes, at its start, for the launch that will follow it with the same
+// scratch: that launch's barrier state (`state`, the other of two) gets its header line and
+// zeros up to `words`, which the host would otherwise write with copies before it. A null
+// `state` asks for nothing (segments of a split run, graphs, teams).
+struct gsync_next_launch_t {
+    u32* state;
+    u32 words;
+    u32 line[32];
+};
 
 // ---- teams: where a block runs among the PEs (GPUs) of a team ------------------------------
 // The host writes this PE's place into the module after loading it for a team; outside a team
@@ -93,6 +102,22 @@ __device__ __forceinline__ bool gsync_sync_block_any(bool p) {
 }
 
 namespace gsync {
+
+// Writes what `next` asks for, by the first block's threads, with stores only. Its indices are
+// read afresh (volatile), so that the compiler does not share them with the kernel's body and
+// keep them live through it.
+__device__ __forceinline__ void prepare_next_launch(const gsync_next_launch_t& next) {
+    u32 bx, by, bz;
+    asm volatile("mov.u32 %0, %%ctaid.x;\n\tmov.u32 %1, %%ctaid.y;\n\tmov.u32 %2, %%ctaid.z;" : "=r"(bx), "=r"(by), "=r"(bz));
+    if (next.state == nullptr || (bx | by | bz) != 0u) return;
+    u32 tx, ty, tz, nx, ny, nz;
+    asm volatile("mov.u32 %0, %%tid.x;\n\tmov.u32 %1, %%tid.y;\n\tmov.u32 %2, %%tid.z;" : "=r"(tx), "=r"(ty), "=r"(tz));
+    asm volatile("mov.u32 %0, %%ntid.x;\n\tmov.u32 %1, %%ntid.y;\n\tmov.u32 %2, %%ntid.z;" : "=r"(nx), "=r"(ny), "=r"(nz));
+    const u32 threads = nx * ny * nz;
+    for (u32 word = tx + nx * (ty + ny * tz); word < next.words; word += threads) {
+        next.state[word] = word < 32u ? next.line[word] : 0u;
+    }
+}
 
 // Integer arithmetic happens in an unsigned type at least 32 bits wide, where
 // C++ defines wrap-around; the conversion back to the Rust type then

@@ -390,8 +390,9 @@ extern "C" __global__ void __launch_bounds__(128) step(float* out, unsigned long
     const HALVE: &str = r#"
 extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve(
     f32* __restrict__ a, unsigned long long a_len, u32 rounds,
-    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status
+    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status, const gsync_next_launch_t gsync_next_launch
     GSYNC_PROFILE_PARAMETERS) {
+    gsync::prepare_next_launch(gsync_next_launch);
     GSYNC_PROFILE_BEGIN();
     gsync_barrier_t gsync_barrier = gsync_barrier_begin(gsync_barrier_state);
     const u64 i = (u64)blockIdx.x * GSYNC_BLOCK_SIZE + threadIdx.x;
@@ -409,8 +410,9 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve(
     const CLAMP: &str = r#"
 extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) clamp(
     f32* __restrict__ a, unsigned long long a_len,
-    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status
+    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status, const gsync_next_launch_t gsync_next_launch
     GSYNC_PROFILE_PARAMETERS) {
+    gsync::prepare_next_launch(gsync_next_launch);
     GSYNC_PROFILE_BEGIN();
     const u64 i = (u64)blockIdx.x * GSYNC_BLOCK_SIZE + threadIdx.x;
     if (i >= a_len) {
@@ -427,13 +429,15 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) clamp(
     const HALVE_SPLIT: &str = r#"
 extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_0(
     f32* __restrict__ a, unsigned long long a_len, const u32 rounds,
-    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status) {
+    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status, const gsync_next_launch_t gsync_next_launch) {
+    gsync::prepare_next_launch(gsync_next_launch);
     const u64 i = (u64)blockIdx.x * GSYNC_BLOCK_SIZE + threadIdx.x;
     if (gsync::in_bounds(i, a_len, gsync_status, 0u, 4u)) a[i] = a[i] * 0.5f;
 }
 extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_1(
     f32* __restrict__ a, unsigned long long a_len, const u32 rounds,
-    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status) {
+    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status, const gsync_next_launch_t gsync_next_launch) {
+    gsync::prepare_next_launch(gsync_next_launch);
 }
 "#;
 

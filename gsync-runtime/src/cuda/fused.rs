@@ -13,7 +13,7 @@ use crate::cuda::context::CudaGpu;
 use crate::cuda::driver_error;
 use crate::cuda::health::describe_launch;
 use crate::cuda::profile::ProfileBuffer;
-use crate::cuda::scratch::{LaunchScratch, TakenScratch};
+use crate::cuda::scratch::{Chaining, LaunchScratch, TakenScratch};
 use crate::cuda::timing::elapsed_between;
 
 /// Runs `plan` once over `args` and waits for it.
@@ -22,12 +22,16 @@ use crate::cuda::timing::elapsed_between;
 /// `args` must match the C parameter list of the plan's kernel.
 pub(crate) unsafe fn launch(gpu: &CudaGpu, plan: LaunchPlan, args: &KernelArgs<'_>) -> Result<LaunchReport> {
     // SAFETY: the caller vouches for `args`.
-    unsafe { submit(gpu, plan, args) }?.wait()
+    let mut queued = unsafe { submit(gpu, plan, args) }?;
+    // Waited for at once: the status words' copy, queued right behind the kernel, costs less
+    // than a copy made after the wait.
+    queued.queue_status_copy()?;
+    queued.wait()
 }
 
 /// Queues `plan` once over `args` and returns without waiting: allocates the profile's records,
-/// takes and prepares a scratch of its own, enqueues the kernel between two timing events, and
-/// queues the copy of its status words.
+/// takes and prepares a scratch of its own (which the launch before with it may have prepared
+/// already), and enqueues the kernel between two timing events.
 ///
 /// # Safety
 /// `args` must match the C parameter list of the plan's kernel, and the buffers it names must
@@ -53,19 +57,25 @@ pub(crate) unsafe fn submit<'g>(gpu: &'g CudaGpu, plan: LaunchPlan, args: &Kerne
     let barrier_ns = if gpu.team().is_some() { limit_ns(watchdog) } else { plan.barrier.watchdog_ns(watchdog) };
     let spin_ns = limit_ns(watchdog);
     let deadline_ns = limit_ns(plan.launch.deadline_limit());
-    let prepared = scratch.prepare(gpu.stream(), plan.compiled, grid, barrier_ns, spin_ns, deadline_ns, captured);
+    let chaining = match (captured, gpu.team()) {
+        (true, _) => Chaining::Captured,
+        (false, Some(_)) => Chaining::HostWrites,
+        (false, None) => Chaining::PrepareNext,
+    };
+    let prepared = scratch.prepare(gpu.stream(), plan.compiled, grid, barrier_ns, spin_ns, deadline_ns, chaining);
     if captured && prepared.is_err() {
         gpu.poison_capture();
     }
     prepared?;
-    let running = format!("running kernel `{}`", plan.kernel.name);
-    let mut queued = Queued { gpu, plan, scratch, profile, waited: false, captured };
+    let name = plan.kernel.name;
+    let running = || format!("running kernel `{name}`");
+    let mut queued = Queued { gpu, plan, scratch, profile, waited: false, captured, status_queued: false };
     if captured {
         // Timed with its graph's replay: events recorded under capture record nothing. A
         // launch recorded in part must not reach a graph.
         // SAFETY: the caller vouches for `args`.
         let recorded = unsafe { enqueue(gpu, &queued.plan, &function, args, &queued.scratch, None, false) }
-            .map_err(driver_error(running.as_str()))
+            .map_err(|error| driver_error(running())(error))
             .and_then(|()| queued.scratch.queue_captured_status_copy(gpu.stream()));
         if let Err(error) = recorded {
             gpu.poison_capture();
@@ -76,15 +86,15 @@ pub(crate) unsafe fn submit<'g>(gpu: &'g CudaGpu, plan: LaunchPlan, args: &Kerne
     }
     // Fused launches on several streams of the GPU run one after another (see `FusedOrder`).
     let order = gpu.fused_order();
-    let ordered = order.wait_turn(gpu.stream()).map_err(driver_error(running.as_str()))?;
+    let ordered = order.wait_turn(gpu.stream()).map_err(|error| driver_error(running())(error))?;
     // SAFETY: the caller vouches for `args`.
     let enqueued =
         unsafe { enqueue(gpu, &queued.plan, &function, args, &queued.scratch, queued.profile.as_ref(), true) }
-            .map_err(driver_error(running.as_str()));
-    let recorded = if ordered { order.record(gpu.stream()).map_err(driver_error(running.as_str())) } else { Ok(()) };
+            .map_err(|error| driver_error(running())(error));
+    let recorded =
+        if ordered { order.record(gpu.stream()).map_err(|error| driver_error(running())(error)) } else { Ok(()) };
     enqueued?;
     recorded?;
-    queued.scratch.queue_status_copy(gpu.stream())?;
     Ok(queued)
 }
 
@@ -97,6 +107,9 @@ pub(crate) struct Queued<'g> {
     waited: bool,
     /// Recorded into a graph: it runs when the graph is replayed ([`Queued::replayed`]).
     captured: bool,
+    /// Whether the copy of its status words was queued behind it; else they are read back
+    /// once it has been waited for.
+    status_queued: bool,
 }
 
 impl Queued<'_> {
@@ -117,10 +130,19 @@ impl Queued<'_> {
         self.waited = true;
         let (gpu, kernel) = (self.gpu, &self.plan.kernel);
         let watchdog = self.plan.launch.watchdog_limit();
-        let outcome = self.scratch.read_status_copy().and_then(|status| {
+        let running = || format!("running kernel `{}`", kernel.name);
+        let status = if self.status_queued {
+            self.scratch.read_status_copy()
+        } else {
+            let (_, end) = self.scratch.timing();
+            end.synchronize()
+                .map_err(|error| driver_error(running())(error))
+                .and_then(|()| self.scratch.read_status_now())
+        };
+        let outcome = status.and_then(|status| {
             status.into_result(kernel, self.plan.barrier, watchdog)?;
             let (start, end) = self.scratch.timing();
-            elapsed_between(start, end).map_err(driver_error(format!("running kernel `{}`", kernel.name)))
+            elapsed_between(start, end).map_err(|error| driver_error(running())(error))
         });
         self.scratch.settle(gpu.stream(), self.plan.compiled, outcome.is_ok());
         let gpu_time = outcome?;
@@ -133,6 +155,15 @@ impl Queued<'_> {
 }
 
 impl Queued<'_> {
+    /// Queues the copy of the status words behind the launch, for a caller about to wait.
+    fn queue_status_copy(&mut self) -> Result<()> {
+        if !self.captured {
+            self.scratch.queue_status_copy(self.gpu.stream())?;
+            self.status_queued = true;
+        }
+        Ok(())
+    }
+
     /// The GPU it was queued on.
     pub(crate) fn gpu(&self) -> &CudaGpu {
         self.gpu

@@ -1,23 +1,30 @@
-//! The device words every launch passes its kernel, reused from launch to launch: the status
-//! word, and the barrier state with its per-launch header. A GPU keeps a pool of them, one per
-//! launch in flight ([`ScratchPool`]), so that launches queued together share no word.
+//! The device words every launch passes its kernel, reused from launch to launch: the barrier
+//! state, whose header line holds the launch's settings and its status words. A GPU keeps a
+//! pool of them, one per launch in flight ([`ScratchPool`]), so that launches queued together
+//! share no word.
 //!
-//! On the success path the barrier state is cleaned only where a barrier needs it: before each
-//! launch the host writes the header and zeroes the counters that only grow during a launch
-//! (the barrier's `launch_words`), and flags carry the launch's sequence number, so stale
-//! ones never match. The whole state is zeroed only when a launch failed (a timed-out
-//! barrier leaves the abort flag set) or when the next launch uses another barrier, whose
-//! words overlap.
+//! A scratch holds two barrier states, which its fused launches use in turn: each launch
+//! writes, at its start, the other state's header line and zeroed counters
+//! (`gsync_next_launch`), so that the next launch with the same barrier and settings is queued
+//! without a copy. A launch that differs, or follows a failed one, has its state written by the
+//! host: the header line with one copy, and the counters that only grow during a launch (the
+//! barrier's `launch_words`) zeroed; flags carry the launch's sequence number, so stale ones
+//! never match. A state is zeroed whole only when a launch failed (a timed-out barrier leaves
+//! the abort flag set) or when the next launch uses another barrier, whose words overlap.
+//!
+//! A launch's status words lie in its state's header line, written with it.
 
 use std::ffi::c_void;
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{result as driver, CudaEvent, CudaSlice, CudaStream, DevicePtr, LaunchArgs, PushKernelArg};
+use cudarc::driver::{
+    result as driver, CudaEvent, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchArgs, PushKernelArg,
+};
 use gsync_contract::TrailingParam;
 
-use crate::barrier::{Barrier, LaunchHeader, LINE_WORDS};
+use crate::barrier::{Barrier, LaunchHeader, LINE_WORDS, STATUS_WORD};
 use crate::core::error::Result;
 use crate::core::grid::Grid;
 use crate::core::status::{DeviceStatus, STATUS_WORDS};
@@ -27,39 +34,120 @@ use crate::cuda::{allocation_error, driver_error};
 /// capability 7.5 to 10 keeps resident.
 const SIZED_BLOCKS_PER_SM: u32 = 32;
 
-/// What the barrier state holds between launches.
+/// What a barrier state holds between launches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Condition {
     /// Zeros: ready for any barrier.
     Zeroed,
-    /// What a successful launch with this barrier (by name) left: ready for the same barrier.
+    /// What a successful launch with this barrier (by name) left: ready for the same barrier
+    /// once its header and counters are written.
     ReadyFor(&'static str),
+    /// Ready for the launch described, whose header and counters the launch before it wrote.
+    Prepared(Prepared),
     /// Anything: a launch failed or is under way.
     Unknown,
 }
 
-/// The status word and barrier state of one GPU.
+impl Condition {
+    /// Whether a launch with `barrier` may start from this state once its header and counters
+    /// are written.
+    fn ready_for(self, barrier: &str) -> bool {
+        match self {
+            Condition::Zeroed => true,
+            Condition::ReadyFor(ready) => ready == barrier,
+            Condition::Prepared(prepared) => prepared.barrier == barrier,
+            Condition::Unknown => false,
+        }
+    }
+}
+
+/// A launch's barrier state as it starts: its barrier, its header, and the words written
+/// for it (the header line, then zeros).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Prepared {
+    barrier: &'static str,
+    header: LaunchHeader,
+    words: usize,
+}
+
+/// How a fused launch uses its scratch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Chaining {
+    /// The launch writes the next one's state at its start.
+    PrepareNext,
+    /// The host writes every launch's state: a launch on a PE of a team.
+    HostWrites,
+    /// Recorded into a graph: every replay zeroes and writes the whole state.
+    Captured,
+}
+
+/// `gsync_next_launch_t` (see the prelude), passed by value.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+struct NextLaunch {
+    state: u64,
+    words: u32,
+    line: [u32; LINE_WORDS],
+}
+
+// SAFETY: plain words laid out as the prelude's `gsync_next_launch_t`: a pointer, a count and
+// the line, 144 bytes with the tail padding both languages add.
+unsafe impl DeviceRepr for NextLaunch {}
+
+impl NextLaunch {
+    /// Nothing to prepare.
+    const NONE: NextLaunch = NextLaunch { state: 0, words: 0, line: [0; LINE_WORDS] };
+}
+
+/// One of a scratch's two barrier states.
+struct BarrierState {
+    words: CudaSlice<u32>,
+    /// The device address, which every launch passes: taken once per allocation, since
+    /// asking a slice of a context that tracks events (one given to `Gpu::from_cudarc`) waits
+    /// for and records its events, which graph capture refuses.
+    address: u64,
+    condition: Condition,
+}
+
+impl BarrierState {
+    fn zeroed(stream: &Arc<CudaStream>, words: usize) -> Result<Self> {
+        let words = zeroed_words(stream, words)?;
+        Ok(BarrierState { address: device_address(&words), words, condition: Condition::Zeroed })
+    }
+
+    fn status_address(&self) -> u64 {
+        self.address + (STATUS_WORD * size_of::<u32>()) as u64
+    }
+}
+
+/// The launch under way with a scratch: the state it uses and what it prepares in the other.
+#[derive(Clone, Copy, Debug, Default)]
+struct Launched {
+    state: usize,
+    prepared: Option<Prepared>,
+}
+
+/// The barrier states and status words of one launch at a time.
 pub(crate) struct LaunchScratch {
-    /// Owns the status words, which launches reach through `status_address`.
-    _status: CudaSlice<u32>,
-    barrier_state: CudaSlice<u32>,
-    /// The two slices' device addresses, which every launch passes: taken once per
-    /// allocation, since asking a slice of a context that tracks events (one given to
-    /// `Gpu::from_cudarc`) waits for and records its events, which graph capture refuses.
+    states: [BarrierState; 2],
+    /// The state the next launch uses.
+    current: usize,
+    launched: Launched,
+    /// What the kernel is passed, as the trailing parameters: the launch's state, its status
+    /// words, and what it prepares for the next launch.
+    state_address: u64,
     status_address: u64,
-    barrier_state_address: u64,
+    next: NextLaunch,
     /// The last launch's sequence number.
     sequence: u32,
-    condition: Condition,
-    /// Page-locked host memory that the status words are copied into, queued right after the
-    /// launch, so that a launch in flight is read without waiting for later work on the stream.
+    /// Page-locked host memory that the status words are copied into.
     status_copy: PinnedWords<STATUS_WORDS>,
     /// Page-locked memory the header line is copied from.
     header_copy: PinnedWords<LINE_WORDS>,
     /// The events that time each launch, made once.
     timing: (CudaEvent, CudaEvent),
-    /// Recorded after the status words' copy, so that waiting for a launch waits for it
-    /// alone, not for the launches queued after it.
+    /// Recorded after a queued copy of the status words, so that waiting for it waits for
+    /// the copy alone, not for the launches queued after it.
     copied: CudaEvent,
     /// The stream that allocates the words: the launch stream's, or, for a stream being
     /// captured into a graph (which must not allocate), the stream of the GPU it came from.
@@ -108,13 +196,13 @@ impl<const N: usize> Drop for PinnedWords<N> {
 
 impl LaunchScratch {
     /// Zeroed words, enough for every device barrier on the grids of up to
-    /// [`SIZED_BLOCKS_PER_SM`] blocks per SM of a GPU with `sm_count` SMs: the state is ready
-    /// for any barrier.
+    /// [`SIZED_BLOCKS_PER_SM`] blocks per SM of a GPU with `sm_count` SMs: the states are
+    /// ready for any barrier.
     ///
-    /// Sizing it once keeps the barrier words at one address for the life of the GPU. Where a
-    /// hot counter lies decides how far its L2 slice is from the SMs that poll it, which moves
-    /// a phase boundary by up to 0.15 µs on an H200: a state that grew, and so moved, from one
-    /// barrier to the next would give each barrier a placement of its own.
+    /// Sizing them once keeps the barrier words at two addresses for the life of the GPU.
+    /// Where a hot counter lies decides how far its L2 slice is from the SMs that poll it,
+    /// which moves a phase boundary by up to 0.15 µs on an H200: a state that grew, and so
+    /// moved, from one barrier to the next would give each barrier a placement of its own.
     pub(crate) fn new(stream: &Arc<CudaStream>, sm_count: u32) -> Result<Self> {
         let scratch = LaunchScratch::allocate(stream, sm_count)?;
         stream.synchronize().map_err(driver_error("allocating the launch words"))?;
@@ -127,14 +215,15 @@ impl LaunchScratch {
             .iter()
             .map(|barrier| (barrier.descriptor().state_words)(blocks, 32))
             .fold(LINE_WORDS, usize::max);
-        let (status, barrier_state) = (zeroed_words(stream, STATUS_WORDS)?, zeroed_words(stream, words)?);
+        let states = [BarrierState::zeroed(stream, words)?, BarrierState::zeroed(stream, words)?];
         Ok(LaunchScratch {
-            status_address: device_address(&status),
-            barrier_state_address: device_address(&barrier_state),
-            _status: status,
-            barrier_state,
+            state_address: states[0].address,
+            status_address: states[0].status_address(),
+            states,
+            current: 0,
+            launched: Launched::default(),
+            next: NextLaunch::NONE,
             sequence: 0,
-            condition: Condition::Zeroed,
             status_copy: PinnedWords::zeroed()?,
             header_copy: PinnedWords::zeroed()?,
             timing: (timing_event(stream)?, timing_event(stream)?),
@@ -146,12 +235,11 @@ impl LaunchScratch {
         })
     }
 
-    /// Prepares a launch with a device barrier, on the stream: zeroes the status word, makes
-    /// the barrier state large enough and clean for `barrier`, writes its header (with the
-    /// barrier's watchdog, the spin-waits' `spin_watchdog_ns` and the launch's `deadline_ns`) and zeroes its per-launch
-    /// counters.
-    /// A launch captured into a graph (`captured`) zeroes the whole state every time it is
-    /// replayed, since each replay writes the same header.
+    /// Prepares a launch with a device barrier, on the stream: the state it uses large enough
+    /// and clean for `barrier`, with its header (the barrier's watchdog, the spin-waits'
+    /// `spin_watchdog_ns` and the launch's `deadline_ns`), its status words zeroed and its
+    /// per-launch counters; nothing to write when the launch before prepared it. A launch
+    /// that `chaining` lets prepares the other state for the next launch like it.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn prepare(
         &mut self,
@@ -161,22 +249,12 @@ impl LaunchScratch {
         watchdog_ns: u64,
         spin_watchdog_ns: u64,
         deadline_ns: u64,
-        captured: bool,
+        chaining: Chaining,
     ) -> Result<()> {
         let name = barrier.name();
         let words = (barrier.descriptor().state_words)(grid.blocks, grid.threads).max(LINE_WORDS);
-        if self.barrier_state.len() < words {
-            self.barrier_state = zeroed_words(&self.alloc_stream, words)?;
-            self.alloc_stream.synchronize().map_err(driver_error("allocating the barrier state"))?;
-            self.barrier_state_address = device_address(&self.barrier_state);
-            self.condition = Condition::Zeroed;
-        }
-        let stale = !matches!(self.condition, Condition::Zeroed) && self.condition != Condition::ReadyFor(name);
-        if captured || stale {
-            zero_words(stream, self.barrier_state_address, self.barrier_state.len())
-                .map_err(driver_error("zeroing the barrier state"))?;
-        }
-        self.condition = Condition::Unknown;
+        self.reserve(words)?;
+        let per_launch = (barrier.descriptor().launch_words)(grid.blocks, grid.groups).clamp(LINE_WORDS, words);
         let header = LaunchHeader {
             sequence: self.next_sequence(),
             watchdog_ns,
@@ -184,21 +262,52 @@ impl LaunchScratch {
             spin_watchdog_ns,
             deadline_ns,
         };
-        self.write_header(stream, header)?;
-        let per_launch = (barrier.descriptor().launch_words)(grid.blocks, grid.groups).min(words);
-        if per_launch > LINE_WORDS {
-            let counters = self.barrier_state_address + (LINE_WORDS * size_of::<u32>()) as u64;
-            zero_words(stream, counters, per_launch - LINE_WORDS)
-                .map_err(driver_error("zeroing the barrier counters"))?;
+        let used = self.current;
+        let wanted = Prepared { barrier: name, header, words: per_launch };
+        let captured = chaining == Chaining::Captured;
+        let condition = self.states[used].condition;
+        if captured || condition != Condition::Prepared(wanted) {
+            let address = self.states[used].address;
+            if captured || !condition.ready_for(name) {
+                zero_words(stream, address, self.states[used].words.len())
+                    .map_err(driver_error("zeroing the barrier state"))?;
+            }
+            self.write_line(stream, address, header)?;
+            if per_launch > LINE_WORDS {
+                let counters = address + (LINE_WORDS * size_of::<u32>()) as u64;
+                zero_words(stream, counters, per_launch - LINE_WORDS)
+                    .map_err(driver_error("zeroing the barrier counters"))?;
+            }
         }
-        self.zero_status(stream)
+        self.states[used].condition = Condition::Unknown;
+        let other = 1 - used;
+        let next = (chaining == Chaining::PrepareNext && self.states[other].condition.ready_for(name)).then(|| {
+            let header = LaunchHeader { sequence: sequence_after(header.sequence), ..header };
+            Prepared { barrier: name, header, words: per_launch }
+        });
+        self.next = match next {
+            Some(next) => {
+                self.states[other].condition = Condition::Unknown;
+                self.current = other;
+                NextLaunch {
+                    state: self.states[other].address,
+                    words: u32::try_from(next.words).unwrap_or(u32::MAX),
+                    line: next.header.to_words(),
+                }
+            }
+            None => NextLaunch::NONE,
+        };
+        self.launched = Launched { state: used, prepared: next };
+        self.state_address = self.states[used].address;
+        self.status_address = self.states[used].status_address();
+        Ok(())
     }
 
-    /// Prepares a split run: zeroes the status word and writes a header for the segments'
-    /// spin-waits (`spin_watchdog_ns`, the abort flag) and, on a PE of a team, for the
-    /// crossings between them (`watchdog_ns`). Segments use no other barrier state, so what
-    /// the state holds for the next fused launch does not change.
-    /// Each segment's loops also stop at the launch's `deadline_ns`.
+    /// Prepares a split run: writes a header for the segments' spin-waits
+    /// (`spin_watchdog_ns`, the abort flag) and, on a PE of a team, for the crossings between
+    /// them (`watchdog_ns`), with the status words zeroed. Segments use no other barrier
+    /// state, so what the state holds for the next fused launch does not change, but for its
+    /// header. Each segment's loops also stop at the launch's `deadline_ns`.
     pub(crate) fn prepare_split(
         &mut self,
         stream: &Arc<CudaStream>,
@@ -208,20 +317,35 @@ impl LaunchScratch {
     ) -> Result<()> {
         let header =
             LaunchHeader { sequence: self.next_sequence(), watchdog_ns, groups: 0, spin_watchdog_ns, deadline_ns };
-        self.write_header(stream, header)?;
-        self.zero_status(stream)
+        let state = &mut self.states[self.current];
+        if let Condition::Prepared(prepared) = state.condition {
+            state.condition = Condition::ReadyFor(prepared.barrier);
+        }
+        let address = state.address;
+        self.state_address = address;
+        self.status_address = state.status_address();
+        self.next = NextLaunch::NONE;
+        self.write_line(stream, address, header)
     }
 
-    /// Writes the header line, on the stream, from page-locked memory: the copy is queued and
-    /// the words are not touched again before the launch has been waited for.
-    fn write_header(&mut self, stream: &Arc<CudaStream>, header: LaunchHeader) -> Result<()> {
+    /// Grows both states to at least `words`, zeroed.
+    fn reserve(&mut self, words: usize) -> Result<()> {
+        if self.states[0].words.len() >= words {
+            return Ok(());
+        }
+        self.states =
+            [BarrierState::zeroed(&self.alloc_stream, words)?, BarrierState::zeroed(&self.alloc_stream, words)?];
+        self.alloc_stream.synchronize().map_err(driver_error("allocating the barrier state"))
+    }
+
+    /// Writes the header line at `address`, on the stream, from page-locked memory: the copy
+    /// is queued and the words are not touched again before the launch has been waited for.
+    fn write_line(&mut self, stream: &Arc<CudaStream>, address: u64, header: LaunchHeader) -> Result<()> {
         *self.header_copy.as_mut_array() = header.to_words();
         // SAFETY: the barrier state holds at least a line; the page-locked words outlive the
         // copy, since this scratch is reused only after its launch was waited for.
-        unsafe {
-            driver::memcpy_htod_async(self.barrier_state_address, &self.header_copy.as_array()[..], stream.cu_stream())
-        }
-        .map_err(driver_error("writing the barrier header"))
+        unsafe { driver::memcpy_htod_async(address, &self.header_copy.as_array()[..], stream.cu_stream()) }
+            .map_err(driver_error("writing the barrier header"))
     }
 
     /// The status words that the last [`queue_status_copy`](Self::queue_status_copy) copied,
@@ -230,21 +354,45 @@ impl LaunchScratch {
         DeviceStatus::from_words(self.status_copy.as_array())
     }
 
+    /// The status words of the launch prepared last, read back at once, for a caller that has
+    /// waited for the launch (a copy on the legacy stream, which waits for no other stream of
+    /// the context).
+    pub(crate) fn read_status_now(&mut self) -> Result<DeviceStatus> {
+        let words = &mut self.status_copy.as_mut_array()[..];
+        // SAFETY: the launch that wrote the status words is over; the copy lands in
+        // page-locked words this scratch owns.
+        unsafe { driver::memcpy_dtoh_sync(words, self.status_address) }
+            .map_err(driver_error("reading the status word"))?;
+        Ok(self.status_copy())
+    }
+
     /// The events that time a launch with this scratch, recorded around it.
     pub(crate) fn timing(&self) -> &(CudaEvent, CudaEvent) {
         &self.timing
     }
 
-    /// Records how a launch with `barrier` ended. After an error the barrier state is zeroed
-    /// at once; if even that fails, the next launch tries again.
+    /// Records how the fused launch prepared last ended, with `barrier`. After an error its
+    /// state is zeroed at once; if even that fails, the next launch tries again.
     pub(crate) fn settle(&mut self, stream: &Arc<CudaStream>, barrier: Barrier, succeeded: bool) {
-        self.condition = if succeeded {
-            Condition::ReadyFor(barrier.name())
-        } else if zero_words(stream, self.barrier_state_address, self.barrier_state.len()).is_ok() {
+        let Launched { state: used, prepared } = std::mem::take(&mut self.launched);
+        let other = 1 - used;
+        if succeeded {
+            self.states[used].condition = Condition::ReadyFor(barrier.name());
+            if let Some(prepared) = prepared {
+                self.states[other].condition = Condition::Prepared(prepared);
+            }
+            return;
+        }
+        let state = &mut self.states[used];
+        state.condition = if zero_words(stream, state.address, state.words.len()).is_ok() {
             Condition::Zeroed
         } else {
             Condition::Unknown
         };
+        // The kernel may have written the other state's header and counters, nothing else.
+        if let Some(prepared) = prepared {
+            self.states[other].condition = Condition::ReadyFor(prepared.barrier);
+        }
     }
 
     /// Waits for the stream and reads the status word.
@@ -281,8 +429,9 @@ impl LaunchScratch {
     pub(crate) fn push_trailing_args<'a>(&'a self, builder: &mut LaunchArgs<'a>) {
         for param in gsync_contract::TRAILING_PARAMS {
             match param {
-                TrailingParam::BarrierState => builder.arg(&self.barrier_state_address),
+                TrailingParam::BarrierState => builder.arg(&self.state_address),
                 TrailingParam::Status => builder.arg(&self.status_address),
+                TrailingParam::NextLaunch => builder.arg(&self.next),
             };
         }
     }
@@ -290,10 +439,6 @@ impl LaunchScratch {
     fn next_sequence(&mut self) -> u32 {
         self.sequence = sequence_after(self.sequence);
         self.sequence
-    }
-
-    fn zero_status(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
-        zero_words(stream, self.status_address, STATUS_WORDS).map_err(driver_error("zeroing the status word"))
     }
 }
 
@@ -388,6 +533,28 @@ fn zeroed_words(stream: &Arc<CudaStream>, words: usize) -> Result<CudaSlice<u32>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_next_launch_is_laid_out_as_the_prelude_declares_it() {
+        assert_eq!(size_of::<NextLaunch>(), 144, "a pointer, a count, a line, and tail padding");
+        assert_eq!(std::mem::offset_of!(NextLaunch, words), 8);
+        assert_eq!(std::mem::offset_of!(NextLaunch, line), 12);
+        let prelude = include_str!("../core/prelude.cuh");
+        assert!(
+            prelude.contains("struct gsync_next_launch_t {\n    u32* state;\n    u32 words;\n    u32 line[32];\n};")
+        );
+        assert_eq!(LINE_WORDS, 32);
+    }
+
+    #[test]
+    fn a_state_is_ready_for_a_barrier_that_left_it_or_prepared_it() {
+        let header = LaunchHeader::default();
+        let prepared = Condition::Prepared(Prepared { barrier: "lbs", header, words: 64 });
+        assert!(prepared.ready_for("lbs") && !prepared.ready_for("ulfs"));
+        assert!(Condition::Zeroed.ready_for("ulfs"));
+        assert!(Condition::ReadyFor("lfs").ready_for("lfs") && !Condition::ReadyFor("lfs").ready_for("lbs"));
+        assert!(!Condition::Unknown.ready_for("lbs"));
+    }
 
     #[test]
     fn sequence_numbers_count_up_and_skip_zero_when_they_wrap() {
