@@ -13,6 +13,7 @@
 mod common;
 
 use clap::Parser;
+use common::head_start::HeadStart;
 use common::AnyError;
 use gsync::kernels::bitonic;
 use gsync::kernels::heat::{self, HeatError};
@@ -92,8 +93,10 @@ trait Workload {
     fn splits(&self) -> bool {
         true
     }
-    /// Runs `config` once, checks the result, and returns the report.
-    fn run(&mut self, gpu: &Gpu, config: &Config) -> Result<LaunchReport, AnyError>;
+    /// Runs `config` once, checks the result, and returns the report. The launch gets the
+    /// head start right before it; a library wrapper's, before the wrapper, whose uploads are
+    /// queued behind the spin too.
+    fn run(&mut self, gpu: &Gpu, config: &Config, head: &HeadStart) -> Result<LaunchReport, AnyError>;
 }
 
 fn run(args: &Args) -> Result<(), AnyError> {
@@ -163,20 +166,21 @@ fn run(args: &Args) -> Result<(), AnyError> {
             }
         }
     }
+    let head = &HeadStart::new(&gpu)?;
     println!();
     println!(
         "| workload | fused, default | fused, best of sweep | split, stream | split, graph | default ÷ best split |"
     );
     println!("|---|---:|---:|---:|---:|---:|");
     for workload in &mut workloads {
-        row(&gpu, workload.as_mut(), args, emulated)?;
+        row(&gpu, head, workload.as_mut(), args, emulated)?;
     }
     if args.profile {
         println!();
         println!("| workload (default launch, profiled) | kernel | phases' work | barriers | slowest phase work, mean | blocks' mean wait share |");
         println!("|---|---:|---:|---:|---:|---:|");
         for workload in &mut workloads {
-            profile_row(&gpu, workload.as_mut())?;
+            profile_row(&gpu, head, workload.as_mut())?;
         }
     }
     Ok(())
@@ -186,9 +190,9 @@ fn run(args: &Args) -> Result<(), AnyError> {
 const PROFILED_PHASES: u32 = 4096;
 
 /// Profiles one run of a workload's default launch and prints how its time splits.
-fn profile_row(gpu: &Gpu, workload: &mut dyn Workload) -> Result<(), AnyError> {
+fn profile_row(gpu: &Gpu, head: &HeadStart, workload: &mut dyn Workload) -> Result<(), AnyError> {
     let config = Config::new(Launch::new().profile(true).profile_phases(PROFILED_PHASES));
-    let report = workload.run(gpu, &config)?;
+    let report = workload.run(gpu, &config, head)?;
     let Some(profile) = &report.profile else {
         println!("| {} | {} | – | – | – | (no profile) |", workload.label(), show(report.gpu_time));
         return Ok(());
@@ -211,17 +215,17 @@ fn profile_row(gpu: &Gpu, workload: &mut dyn Workload) -> Result<(), AnyError> {
 }
 
 /// Measures and prints one workload's row.
-fn row(gpu: &Gpu, workload: &mut dyn Workload, args: &Args, emulated: bool) -> Result<(), AnyError> {
+fn row(gpu: &Gpu, head: &HeadStart, workload: &mut dyn Workload, args: &Args, emulated: bool) -> Result<(), AnyError> {
     let default_config = Config::new(Launch::new());
     // The sweep's fastest median is biased low (the least of many noisy medians), so its
     // winner and the default are timed again, in alternation, and those medians are compared.
-    let winner = if emulated && !args.sweep { None } else { sweep(gpu, workload, args)? };
+    let winner = if emulated && !args.sweep { None } else { sweep(gpu, head, workload, args)? };
     let ((default, report), best) = match winner {
         Some(winner) => {
-            let (default, best) = duel(gpu, workload, &default_config, &winner, args.reps)?;
+            let (default, best) = duel(gpu, head, workload, &default_config, &winner, args.reps)?;
             (default, Some((best.0, best.1, winner.knob)))
         }
-        None => (time_runs(gpu, workload, &default_config, args.reps)?, None),
+        None => (time_runs(gpu, head, workload, &default_config, args.reps)?, None),
     };
     let default_cell = format!("{} ({}, {:?})", show(default), report.config(), report.choice);
     let best_cell = best.map_or("–".to_owned(), |(time, report, knob)| {
@@ -237,7 +241,7 @@ fn row(gpu: &Gpu, workload: &mut dyn Workload, args: &Args, emulated: bool) -> R
                 Some(threads) => launch.clone().threads(threads),
                 None => launch.clone(),
             });
-            match time_runs(gpu, workload, &config, args.reps) {
+            match time_runs(gpu, head, workload, &config, args.reps) {
                 Ok((time, _)) => fastest = Some(fastest.map_or(time, |best| best.min(time))),
                 Err(e) if refused(e.as_ref()) => {}
                 Err(e) => return Err(e),
@@ -267,7 +271,7 @@ fn split_threads(workload: &dyn Workload) -> Vec<Option<u32>> {
 /// The configuration with the fastest median over the shapes of blocks (1 to 16 per SM, and the
 /// largest co-resident grid) × threads × barrier (LBS, ILBS, Relay, cooperative) × the
 /// workload's knob.
-fn sweep(gpu: &Gpu, workload: &mut dyn Workload, args: &Args) -> Result<Option<Config>, AnyError> {
+fn sweep(gpu: &Gpu, head: &HeadStart, workload: &mut dyn Workload, args: &Args) -> Result<Option<Config>, AnyError> {
     let barriers = [Barrier::Lbs, Barrier::Ilbs { groups: None }, Barrier::Relay, Barrier::Cooperative];
     let sms = gpu.info().sm_count;
     let mut best: Option<(Duration, Config)> = None;
@@ -290,7 +294,7 @@ fn sweep(gpu: &Gpu, workload: &mut dyn Workload, args: &Args) -> Result<Option<C
                 for blocks in grids {
                     let launch = blocks.map_or(launch.clone(), |blocks| launch.clone().blocks(blocks));
                     let config = Config { launch, knob };
-                    match time_runs(gpu, workload, &config, args.sweep_reps) {
+                    match time_runs(gpu, head, workload, &config, args.sweep_reps) {
                         Ok((time, _)) => {
                             if best.as_ref().is_none_or(|(fastest, _)| time < *fastest) {
                                 best = Some((time, config));
@@ -321,19 +325,20 @@ const DUEL_MOST_REPS: usize = 201;
 /// more until `a` has run for [`DUEL_TIME`]: their median kernel times, with their last reports.
 fn duel(
     gpu: &Gpu,
+    head: &HeadStart,
     workload: &mut dyn Workload,
     a: &Config,
     b: &Config,
     reps: usize,
 ) -> Result<(Timed, Timed), AnyError> {
-    let mut last = (workload.run(gpu, a)?, workload.run(gpu, b)?);
+    let mut last = (workload.run(gpu, a, head)?, workload.run(gpu, b, head)?);
     let each = (DUEL_TIME.as_secs_f64() / last.0.gpu_time.as_secs_f64().max(1e-9)).ceil() as usize;
     let reps = reps.max(each.min(DUEL_MOST_REPS));
     let (mut times_a, mut times_b) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
     for _ in 0..reps {
-        last.0 = workload.run(gpu, a)?;
+        last.0 = workload.run(gpu, a, head)?;
         times_a.push(last.0.gpu_time);
-        last.1 = workload.run(gpu, b)?;
+        last.1 = workload.run(gpu, b, head)?;
         times_b.push(last.1.gpu_time);
     }
     let (last_a, last_b) = last;
@@ -343,11 +348,17 @@ fn duel(
 }
 
 /// A warm-up run, then the median kernel time of `reps` verified runs, with the last report.
-fn time_runs(gpu: &Gpu, workload: &mut dyn Workload, config: &Config, reps: usize) -> Result<Timed, AnyError> {
-    let mut report = workload.run(gpu, config)?;
+fn time_runs(
+    gpu: &Gpu,
+    head: &HeadStart,
+    workload: &mut dyn Workload,
+    config: &Config,
+    reps: usize,
+) -> Result<Timed, AnyError> {
+    let mut report = workload.run(gpu, config, head)?;
     let mut times = Vec::with_capacity(reps);
     for _ in 0..reps {
-        report = workload.run(gpu, config)?;
+        report = workload.run(gpu, config, head)?;
         times.push(report.gpu_time);
     }
     Ok((common::median(times).unwrap_or(report.gpu_time), report))
@@ -402,9 +413,10 @@ impl Workload for Smooth {
     fn kernel(&self) -> &'static KernelSpec {
         &smooth::KERNEL
     }
-    fn run(&mut self, gpu: &Gpu, config: &Config) -> Result<LaunchReport, AnyError> {
+    fn run(&mut self, gpu: &Gpu, config: &Config, head: &HeadStart) -> Result<LaunchReport, AnyError> {
         let mut a = gpu.upload(&self.input)?;
         let mut b = gpu.zeros::<f32>(self.input.len())?;
+        head.give()?;
         let report = smooth::launch_with(gpu, &config.launch, &mut a, &mut b, self.rounds)?;
         let result = gpu.download(if self.rounds.is_multiple_of(2) { &a } else { &b })?;
         if result.iter().zip(&self.expected).any(|(x, y)| x.to_bits() != y.to_bits()) {
@@ -429,8 +441,9 @@ impl Workload for EmptyPhases {
     fn threads(&self) -> Vec<u32> {
         vec![32, 256, 1024]
     }
-    fn run(&mut self, gpu: &Gpu, config: &Config) -> Result<LaunchReport, AnyError> {
+    fn run(&mut self, gpu: &Gpu, config: &Config, head: &HeadStart) -> Result<LaunchReport, AnyError> {
         let mut marker = gpu.zeros::<u32>(1)?;
+        head.give()?;
         let report = empty_phases::launch_with(gpu, &config.launch, &mut marker, self.phases)?;
         if gpu.download(&marker)?[0] != self.phases - 1 {
             return Err(format!("empty phases: {config:?} left the wrong marker").into());
@@ -469,7 +482,8 @@ impl Workload for Bitonic {
     fn sweeps_blocks(&self) -> bool {
         false
     }
-    fn run(&mut self, gpu: &Gpu, config: &Config) -> Result<LaunchReport, AnyError> {
+    fn run(&mut self, gpu: &Gpu, config: &Config, head: &HeadStart) -> Result<LaunchReport, AnyError> {
+        head.give()?;
         let sorted = bitonic::sort(gpu, &config.launch, &self.keys, None, false)?;
         if sorted.keys != self.expected {
             return Err(format!("bitonic: {config:?} did not sort").into());
@@ -515,7 +529,8 @@ impl Workload for BitonicPairs {
     fn sweeps_blocks(&self) -> bool {
         false
     }
-    fn run(&mut self, gpu: &Gpu, config: &Config) -> Result<LaunchReport, AnyError> {
+    fn run(&mut self, gpu: &Gpu, config: &Config, head: &HeadStart) -> Result<LaunchReport, AnyError> {
+        head.give()?;
         let sorted = bitonic::sort(gpu, &config.launch, &self.keys, Some(&self.values), false)?;
         if sorted.keys != self.expected_keys || sorted.values != self.expected_values {
             return Err(format!("bitonic pairs: {config:?} did not sort the pairs").into());
@@ -569,7 +584,7 @@ impl Workload for Scan {
     fn splits(&self) -> bool {
         !self.single_pass
     }
-    fn run(&mut self, gpu: &Gpu, config: &Config) -> Result<LaunchReport, AnyError> {
+    fn run(&mut self, gpu: &Gpu, config: &Config, head: &HeadStart) -> Result<LaunchReport, AnyError> {
         let n = self.keys.len();
         let buffers = match &mut self.device {
             Some(buffers) => buffers,
@@ -581,6 +596,7 @@ impl Workload for Scan {
             }),
         };
         gpu.fill_zeros(&mut buffers.out)?;
+        head.give()?;
         let report = if self.single_pass {
             buffers.scratch.launch(gpu, &config.launch, &buffers.keys, &mut buffers.out)?
         } else {
@@ -643,7 +659,8 @@ impl Workload for SmithWaterman {
     fn sweeps_blocks(&self) -> bool {
         false
     }
-    fn run(&mut self, gpu: &Gpu, config: &Config) -> Result<LaunchReport, AnyError> {
+    fn run(&mut self, gpu: &Gpu, config: &Config, head: &HeadStart) -> Result<LaunchReport, AnyError> {
+        head.give()?;
         let alignment = if self.stripes {
             sw::align_stripes(gpu, &config.launch, &self.a, &self.b, &self.scoring)?
         } else {
@@ -695,8 +712,9 @@ impl Workload for Heat {
     fn sweeps_blocks(&self) -> bool {
         !self.resident
     }
-    fn run(&mut self, gpu: &Gpu, config: &Config) -> Result<LaunchReport, AnyError> {
+    fn run(&mut self, gpu: &Gpu, config: &Config, head: &HeadStart) -> Result<LaunchReport, AnyError> {
         let run = if self.resident { heat::run_resident } else { heat::run_global };
+        head.give()?;
         let heated = run(gpu, &config.launch, &self.input, self.n, self.steps, HEAT_R).map_err(|e| match e {
             HeatError::Gpu(error) => AnyError::from(error),
             other => AnyError::from(other),

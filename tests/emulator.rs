@@ -326,3 +326,23 @@ fn a_refused_launch_is_refused_by_submit() {
 fn full_grids_on_two_streams_take_turns() {
     common::pending::full_grids_on_two_streams_take_turns(&Gpu::emulator());
 }
+
+#[test]
+fn an_auto_launch_says_which_row_of_which_table_chose_its_barrier() {
+    let gpu = Gpu::emulator();
+    let mut marker = gpu.zeros::<u32>(1).unwrap();
+    let report = gsync::kernels::empty_phases::launch_with(&gpu, &Launch::new().blocks(4), &mut marker, 3).unwrap();
+    let why = report.auto.expect("an Auto launch says why");
+    assert_eq!(why.barrier, report.barrier);
+    assert!(matches!(why.source, gsync::AutoSource::Measured { .. }), "{why}");
+    assert!(
+        why.to_string().starts_with(&format!("Auto ran {}: the fastest for grids of up to", report.barrier)),
+        "{why}"
+    );
+    let named = Launch::new().blocks(4).barrier(Barrier::Ulfs);
+    let report = gsync::kernels::empty_phases::launch_with(&gpu, &named, &mut marker, 3).unwrap();
+    assert!(report.auto.is_none(), "a named barrier needs no reason");
+    assert_eq!(gpu.auto_table().unwrap().source(), &why.source);
+    let error = gpu.calibrate_auto().expect_err("the emulator's timing says nothing of a GPU's");
+    assert!(matches!(error, Error::WrongBackend { what: "Gpu::calibrate_auto", .. }), "{error}");
+}

@@ -9,6 +9,7 @@ use common::cuda_gpu as gpu;
 use common::kernels::*;
 use common::radix::RadixSort;
 use gsync::prelude::*;
+use gsync::AutoSource;
 use rand::Rng;
 use std::time::{Duration, Instant};
 
@@ -151,11 +152,43 @@ fn auto_runs_the_barrier_of_its_table_and_says_which() {
                 gsync::kernels::empty_phases::launch_with(&gpu, &auto.clone().blocks(blocks), &mut marker, 100)
                     .unwrap();
             assert_eq!(report.barrier, expected, "{blocks} × {threads}");
+            let why = report.auto.as_ref().expect("an Auto launch says why");
+            assert_eq!(why.barrier, expected);
+            assert!(matches!(why.source, AutoSource::Measured { .. }), "Hopper's own table: {why}");
             assert_eq!(gpu.download(&marker).unwrap()[0], 99, "{blocks} × {threads}");
         }
         // Without a block count, Auto runs the largest grid.
         let report = gsync::kernels::empty_phases::launch_with(&gpu, &auto, &mut marker, 10).unwrap();
         assert_eq!((report.blocks, report.barrier), (max, largest), "default grid of {threads}");
+    }
+}
+
+/// Auto's calibration, as a GPU without a table of its generation runs it on first use: every
+/// grid gets a barrier, within about a second (plus compiling the kernels the first time), and
+/// the Auto launches after it run the calibrated table's choice and say so.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn calibrating_auto_measures_a_table_that_later_launches_use_and_name() {
+    let gpu = gpu();
+    let started = Instant::now();
+    let table = gpu.calibrate_auto().unwrap();
+    let took = started.elapsed();
+    let rows: Vec<(u32, Barrier)> = table.rows().collect();
+    eprintln!("calibrated in {took:?}: {rows:?}; {}", table.source());
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    assert_eq!(rows.last().map(|row| row.0), Some(u32::MAX), "the table covers every grid");
+    assert!(matches!(table.source(), AutoSource::Calibrated { .. }), "{}", table.source());
+    assert_eq!(gpu.auto_table().unwrap(), table, "the GPU uses it from now on");
+    let sms = gpu.info().sm_count;
+    let mut marker = gpu.zeros::<u32>(1).unwrap();
+    for blocks_per_sm in [1, 4, 16] {
+        let launch = Launch::new().threads(64).blocks(blocks_per_sm * sms);
+        let report = gsync::kernels::empty_phases::launch_with(&gpu, &launch, &mut marker, 50).unwrap();
+        let expected = rows.iter().find(|row| blocks_per_sm <= row.0).map(|row| row.1);
+        assert_eq!(Some(report.barrier), expected, "{blocks_per_sm} blocks per SM");
+        let why = report.auto.expect("an Auto launch says why");
+        assert!(matches!(why.source, AutoSource::Calibrated { .. }), "{why}");
+        assert_eq!(gpu.download(&marker).unwrap()[0], 49);
     }
 }
 

@@ -3,9 +3,9 @@
 //! method matches on it once and hands the work to `cuda` or `emu`.
 
 use std::fmt;
-use std::sync::Once;
+use std::sync::{Arc, Once};
 
-use crate::barrier::LaunchMode;
+use crate::barrier::{AutoTable, LaunchMode};
 use crate::buffer::{DeviceBuffer, DeviceScalar, Memory};
 use crate::core::args::KernelArgs;
 use crate::core::config::LaunchConfig;
@@ -15,7 +15,7 @@ use crate::core::error::{Error, ErrorKind, Result};
 use crate::core::grid::CoResidency;
 use crate::core::kernel::KernelSpec;
 use crate::core::launch::{Launch, LaunchReport};
-use crate::core::plan::{resolve, LaunchPlan};
+use crate::core::plan::{resolve, Device, LaunchPlan};
 use crate::core::tune;
 use crate::cuda::args::check_buffers;
 use crate::cuda::nvshmem::TeamEnv;
@@ -251,6 +251,39 @@ impl Gpu {
                 Ok(())
             }
         }
+    }
+
+    /// The table [`Barrier::Auto`](crate::Barrier::Auto) chooses barriers from on this GPU, and
+    /// where it came from ([`AutoTable::source`]): gsync's own for the GPU's generation
+    /// (Hopper), else one calibrated on this GPU, read from the cache (beside the kernel
+    /// cache, see `GSYNC_CACHE_DIR`) or, on first use, measured now in about a second. Every
+    /// Auto launch's report says which row chose its barrier ([`LaunchReport::auto`]).
+    ///
+    /// ```no_run
+    /// # fn main() -> gsync_runtime::Result<()> {
+    /// let gpu = gsync_runtime::Gpu::new(0)?;
+    /// let table = gpu.auto_table()?;
+    /// println!("{}", table.source());
+    /// for (blocks_per_sm, barrier) in table.rows() {
+    ///     println!("up to {blocks_per_sm} blocks per SM: {barrier}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn auto_table(&self) -> Result<Arc<AutoTable>> {
+        match &self.device {
+            Engine::Cuda(cuda) => cuda.health().guard(|| cuda.auto_table()),
+            Engine::Emulator(emulator) => emulator.auto_table(),
+        }
+    }
+
+    /// Measures Auto's table on this GPU now (about a second: every device barrier's
+    /// `grid_sync()` at grids of 1 to 32 blocks per SM), keeps it in the cache and uses it for
+    /// this GPU's Auto launches from now on, also where gsync has a table for the GPU's
+    /// generation. [`Error::WrongBackend`] on the emulator, whose host timing says nothing of a
+    /// GPU's; [`Error::InvalidTeam`] on a PE of a team; [`Error::Capture`] while capturing.
+    pub fn calibrate_auto(&self) -> Result<Arc<AutoTable>> {
+        let cuda = self.require_cuda("Gpu::calibrate_auto")?;
+        cuda.health().guard(|| cuda.calibrate_auto())
     }
 
     /// The most blocks of `kernel` that can be resident at once with `launch`'s block size and
@@ -600,7 +633,7 @@ impl fmt::Debug for Gpu {
 /// # Safety
 /// `args` must match the kernel's C parameter list, and name every buffer the kernel writes
 /// with [`KernelArgs::slice_mut`].
-unsafe fn launch_fused(
+pub(crate) unsafe fn launch_fused(
     cuda: &CudaGpu,
     kernel: &KernelSpec,
     launch: &Launch,

@@ -133,7 +133,7 @@ pub use crate::core::{
     SourceError, DEFAULT_DEADLINE, DEFAULT_PROFILE_PHASES, DEFAULT_THREADS, DEFAULT_WATCHDOG, MAX_BLOCK_DIM,
     MAX_GRID_DIM, TUNE_VAR, TUNING_BUDGET,
 };
-pub use barrier::{Barrier, BarrierDescriptor, LaunchMode, ParseBarrierError};
+pub use barrier::{AutoChoice, AutoSource, AutoTable, Barrier, BarrierDescriptor, LaunchMode, ParseBarrierError};
 pub use buffer::{DeviceBuffer, DeviceScalar};
 pub use cuda::compile::{compile, nvrtc_version, Compiled, Usage};
 pub use cuda::discover::{toolkit, Toolkit};

@@ -25,7 +25,7 @@ mod name;
 
 use std::time::Duration;
 
-pub(crate) use auto::choose as choose_auto;
+pub use auto::{AutoChoice, AutoSource, AutoTable};
 pub use layout::RelayMode;
 pub(crate) use layout::{default_ilbs_groups, limit_ns, LaunchHeader, LINE_WORDS, STATUS_WORD};
 pub use name::ParseBarrierError;

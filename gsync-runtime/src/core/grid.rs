@@ -1,7 +1,7 @@
 //! Choosing and checking a launch's grid before anything runs: the co-residency check that
 //! makes device barriers safe, and each barrier's own limits.
 
-use crate::barrier::{choose_auto, Barrier};
+use crate::barrier::{AutoChoice, AutoTable, Barrier};
 use crate::core::device::DeviceInfo;
 use crate::core::dims::Dim3;
 use crate::core::error::{Error, Result};
@@ -67,23 +67,25 @@ impl Grid {
     }
 }
 
-/// The barrier a launch uses: `barrier` itself, or for [`Barrier::Auto`] the barrier measured
-/// fastest for a grid of `blocks` on `info`'s GPU (`blocks`: the requested grid, or the
-/// default one, asked of `default_blocks` only then).
+/// The barrier a launch uses: `barrier` itself, or for [`Barrier::Auto`] the barrier `table`
+/// names for a grid of `blocks` on `info`'s GPU (`blocks`: the requested grid, or the default
+/// one, asked of `default_blocks` only then), with the row that chose it.
 pub(crate) fn resolve_barrier(
     barrier: Barrier,
     info: &DeviceInfo,
+    table: &AutoTable,
     requested_blocks: Option<u32>,
     default_blocks: impl FnOnce() -> Result<u32>,
-) -> Result<Barrier> {
+) -> Result<(Barrier, Option<AutoChoice>)> {
     if barrier != Barrier::Auto {
-        return Ok(barrier);
+        return Ok((barrier, None));
     }
     let blocks = match requested_blocks {
         Some(blocks) => blocks,
         None => default_blocks()?,
     };
-    Ok(choose_auto(info.compute_capability, info.sm_count, blocks))
+    let choice = table.choose(info.sm_count, blocks);
+    Ok((choice.barrier, Some(choice)))
 }
 
 /// Decides the grid of a launch: the requested blocks, else the largest grid both the GPU and
@@ -195,16 +197,21 @@ mod tests {
     #[test]
     fn auto_resolves_by_the_grid_and_asks_for_the_default_grid_only_without_one() {
         let info = h200();
+        let table = AutoTable::hopper();
         let never = || -> Result<u32> { panic!("the grid was given") };
-        assert_eq!(resolve_barrier(Barrier::Auto, &info, Some(60), never).ok(), Some(Barrier::Lbs));
-        assert_eq!(resolve_barrier(Barrier::Auto, &info, Some(800), never).ok(), Some(Barrier::Ilbs { groups: None }));
-        assert_eq!(resolve_barrier(Barrier::Auto, &info, None, || Ok(4224)).ok(), Some(Barrier::Relay));
-        assert_eq!(
-            resolve_barrier(Barrier::Lfs, &info, None, never).ok(),
-            Some(Barrier::Lfs),
-            "a chosen barrier stays"
-        );
-        let failed = resolve_barrier(Barrier::Auto, &info, None, || Err(Error::EmptyGrid { kernel: "k".into() }));
+        let resolve = |barrier, blocks, default: &dyn Fn() -> Result<u32>| {
+            resolve_barrier(barrier, &info, &table, blocks, default).ok().map(|(barrier, _)| barrier)
+        };
+        assert_eq!(resolve(Barrier::Auto, Some(60), &never), Some(Barrier::Lbs));
+        assert_eq!(resolve(Barrier::Auto, Some(800), &never), Some(Barrier::Ilbs { groups: None }));
+        assert_eq!(resolve(Barrier::Auto, None, &|| Ok(4224)), Some(Barrier::Relay));
+        assert_eq!(resolve(Barrier::Lfs, None, &never), Some(Barrier::Lfs), "a chosen barrier stays");
+        let (_, why) = resolve_barrier(Barrier::Auto, &info, &table, Some(60), never).expect("chosen");
+        assert_eq!(why.map(|choice| choice.up_to_blocks_per_sm), Some(4), "the row that chose it");
+        let (_, why) = resolve_barrier(Barrier::Lbs, &info, &table, Some(60), never).expect("named");
+        assert!(why.is_none(), "a named barrier has no Auto reason");
+        let failed =
+            resolve_barrier(Barrier::Auto, &info, &table, None, || Err(Error::EmptyGrid { kernel: "k".into() }));
         assert!(matches!(failed, Err(Error::EmptyGrid { .. })));
     }
 

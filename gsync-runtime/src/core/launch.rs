@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::barrier::Barrier;
+use crate::barrier::{AutoChoice, Barrier};
 use crate::core::config::{ConfigChoice, LaunchConfig};
 use crate::core::dims::Dim3;
 use crate::core::kernel::KernelSpec;
@@ -329,6 +329,9 @@ pub struct LaunchReport {
     pub threads: u32,
     /// The barrier used.
     pub barrier: Barrier,
+    /// For a launch that asked for [`Barrier::Auto`]: why it ran `barrier`, the row of which
+    /// table ([`AutoChoice`]'s `Display` says it in a sentence).
+    pub auto: Option<AutoChoice>,
     /// How blocks, threads and barrier were chosen.
     pub choice: ConfigChoice,
     /// The per-phase profile, when the launch asked for one ([`Launch::profile`]); `None`
@@ -350,6 +353,7 @@ impl LaunchReport {
             blocks: 0,
             threads: 0,
             barrier,
+            auto: None,
             choice: ConfigChoice::Requested,
             profile: None,
         }

@@ -8,15 +8,16 @@ use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUresult};
 use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, DriverError};
 use cudarc::nvrtc::Ptx;
 
-use crate::barrier::{Barrier, LaunchMode};
+use crate::barrier::{AutoTable, Barrier, LaunchMode};
 use crate::core::config_cache::ConfigCache;
 use crate::core::device::DeviceInfo;
-use crate::core::error::{Error, Result};
+use crate::core::error::{Error, ErrorKind, Result};
 use crate::core::grid::DYNAMIC_SHARED_BYTES;
 use crate::core::kernel::SEGMENT_CROSSING;
 use crate::core::plan::KernelBuild;
 use crate::core::split::{check_split, no_segments};
 use crate::cuda::cache::compile_cached;
+use crate::cuda::calibrate;
 use crate::cuda::discover;
 use crate::cuda::driver_error;
 use crate::cuda::fit::{fit_builds, Fitted};
@@ -105,6 +106,8 @@ pub(crate) struct CudaGpu {
     capture_poisoned: AtomicBool,
     /// Orders the fused launches of every stream of the GPU (see [`FusedOrder`]).
     order: Arc<FusedOrder>,
+    /// The table Auto chooses from, once asked for; shared by every stream of the GPU.
+    auto: Arc<Mutex<Option<Arc<AutoTable>>>>,
     /// Its PE of a team, if it is one: declared last, so that NVSHMEM is finalised after the
     /// kernels and buffers above are gone and before the context.
     team: Option<CudaTeam>,
@@ -190,6 +193,7 @@ impl CudaGpu {
             captured: AtomicUsize::new(0),
             capture_poisoned: AtomicBool::new(false),
             order: Arc::new(FusedOrder::default()),
+            auto: Arc::new(Mutex::new(None)),
             team,
             health,
         })
@@ -289,8 +293,54 @@ impl CudaGpu {
             captured: AtomicUsize::new(0),
             capture_poisoned: AtomicBool::new(false),
             order: self.order.clone(),
+            auto: self.auto.clone(),
             team: None,
         })
+    }
+
+    /// The table Auto chooses from on this GPU: its generation's own, else one calibrated on
+    /// it (read from the cache, or measured now, on first use). A PE of a team, or a stream
+    /// being captured, cannot run the calibration's kernels: they borrow Hopper's table, which
+    /// a capture does not keep.
+    pub(crate) fn auto_table(&self) -> Result<Arc<AutoTable>> {
+        if let Some(table) = &*self.auto.lock().unwrap_or_else(PoisonError::into_inner) {
+            return Ok(table.clone());
+        }
+        let table = match AutoTable::built_in(self.info.compute_capability) {
+            Some(table) => table,
+            None if self.team.is_some() => {
+                AutoTable::borrowed("a PE of a team does not calibrate (its kernels would span the team)".into())
+            }
+            None if self.capturing() => {
+                let reason = "the first Auto launch on this GPU was recorded into a graph, which cannot calibrate";
+                return Ok(Arc::new(AutoTable::borrowed(reason.into())));
+            }
+            None => match calibrate::load_or_calibrate(self) {
+                Ok(table) => table,
+                Err(error) if error.kind() == ErrorKind::Driver => return Err(error),
+                Err(error) => AutoTable::borrowed(format!("calibrating failed: {error}")),
+            },
+        };
+        Ok(self.keep_auto(table))
+    }
+
+    /// Measures Auto's table on this GPU now, keeps it in the cache and uses it from now on.
+    pub(crate) fn calibrate_auto(&self) -> Result<Arc<AutoTable>> {
+        if self.team.is_some() {
+            return Err(Error::InvalidTeam {
+                reason: "Gpu::calibrate_auto measures one GPU alone, which a PE's launches cannot; calibrate                          on a Gpu opened outside the team (Gpu::new), whose table the cache then keeps"
+                    .into(),
+            });
+        }
+        self.refuse_capturing("calibrating Auto's table, which runs and times kernels")?;
+        let table = Arc::new(calibrate::calibrate(self, calibrate::table_path(self))?);
+        *self.auto.lock().unwrap_or_else(PoisonError::into_inner) = Some(table.clone());
+        Ok(table)
+    }
+
+    /// Keeps `table` as Auto's, unless another thread kept one first: that one stays.
+    fn keep_auto(&self, table: AutoTable) -> Arc<AutoTable> {
+        self.auto.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert_with(|| Arc::new(table)).clone()
     }
 
     /// What this GPU is and what it can do.

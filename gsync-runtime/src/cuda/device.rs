@@ -1,9 +1,9 @@
 //! A CUDA GPU as the launch plan sees it (`core::plan::Device`): its facts, the occupancy of
 //! a compiled variant, the tuned configurations, and the measuring hook.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
-use crate::barrier::LaunchMode;
+use crate::barrier::{AutoTable, LaunchMode};
 use crate::core::args::KernelArgs;
 use crate::core::config_cache::ConfigCache;
 use crate::core::device::DeviceInfo;
@@ -30,6 +30,10 @@ impl Device for CudaGpu {
             LaunchMode::Cooperative | LaunchMode::Ordinary => self.function(kernel, variant.barrier, threads)?,
         };
         residency(self, kernel, &function, threads, shared)
+    }
+
+    fn auto_table(&self) -> Result<Arc<AutoTable>> {
+        CudaGpu::auto_table(self)
     }
 
     fn block_limit(&self, _threads: u32) -> u32 {

@@ -12,6 +12,7 @@
 
 pub(crate) mod args;
 pub(crate) mod cache;
+pub(crate) mod calibrate;
 pub(crate) mod compile;
 pub(crate) mod context;
 pub(crate) mod device;

@@ -1,8 +1,10 @@
 //! What a launch plan asks of the device it runs on. Each backend implements [`Device`] once;
 //! the order in which a launch's defaults are resolved lives in `resolve`, not in a backend.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use crate::barrier::AutoTable;
 use crate::core::args::KernelArgs;
 use crate::core::config_cache::ConfigCache;
 use crate::core::device::DeviceInfo;
@@ -30,6 +32,12 @@ pub(crate) trait Device {
     /// split barrier's kernel may also run fused.
     fn runs_every_grid(&self) -> bool {
         false
+    }
+
+    /// The table [`Barrier::Auto`](crate::Barrier::Auto) chooses from: by default Hopper's
+    /// (a backend without one of its own, the emulator, borrows it).
+    fn auto_table(&self) -> Result<Arc<AutoTable>> {
+        Ok(Arc::new(AutoTable::hopper()))
     }
 
     /// The most blocks one grid of `threads` threads per block may have.

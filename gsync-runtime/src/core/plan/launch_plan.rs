@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::barrier::Barrier;
+use crate::barrier::{AutoChoice, Barrier};
 use crate::core::config::{ConfigChoice, LaunchConfig};
 use crate::core::dynamic_shared::SharedLayout;
 use crate::core::grid::Grid;
@@ -24,6 +24,8 @@ pub(crate) struct LaunchPlan {
     pub grid: Grid,
     /// The barrier the launch reports (Auto resolved for the grid).
     pub barrier: Barrier,
+    /// Why Auto chose `barrier`, for a launch that asked for Auto.
+    pub auto: Option<AutoChoice>,
     /// The barrier whose fragment the launched code is compiled with, whose state it uses:
     /// `barrier`, or Relay's variant for the grid.
     pub compiled: Barrier,
@@ -46,6 +48,7 @@ impl LaunchPlan {
             blocks: self.grid.blocks,
             threads: self.grid.threads,
             barrier: self.barrier,
+            auto: self.auto.clone(),
             choice: self.choice,
             profile,
         }

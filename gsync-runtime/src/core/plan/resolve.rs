@@ -1,7 +1,9 @@
 //! The one order in which a launch is resolved, for every backend: threads → shared layout →
 //! barrier → compiled variant → occupancy → grid → block limit → Relay's variant.
 
-use crate::barrier::{Barrier, LaunchMode, RelayMode};
+use std::sync::Arc;
+
+use crate::barrier::{AutoChoice, AutoTable, Barrier, LaunchMode, RelayMode};
 use crate::core::config::ConfigChoice;
 use crate::core::dynamic_shared::{DynamicShared, SharedLayout};
 use crate::core::error::{Error, Result};
@@ -27,7 +29,7 @@ pub(crate) fn fused(
     let co_residency = if device.runs_every_grid() { CoResidency::Waived } else { co_residency };
     let info = device.info();
     let (kernel, threads, layout) = build(device, spec, launch, shared)?;
-    let barrier = barrier(device, &kernel, launch, launch.requested_blocks(), threads, &layout)?;
+    let (barrier, auto) = barrier(device, &kernel, launch, launch.requested_blocks(), threads, &layout)?;
     let descriptor = barrier.descriptor();
     match descriptor.launch_mode {
         LaunchMode::Cooperative if !info.cooperative_launch => {
@@ -49,7 +51,7 @@ pub(crate) fn fused(
             compiled = barrier;
         }
     }
-    Ok(LaunchPlan { kernel, launch: launch.clone(), grid, barrier, compiled, shared: layout, choice })
+    Ok(LaunchPlan { kernel, launch: launch.clone(), grid, barrier, auto, compiled, shared: layout, choice })
 }
 
 /// The plan of a split run ([`Barrier::MultiLaunch`]) of `spec` with `launch` on `device`: by
@@ -74,6 +76,7 @@ pub(crate) fn split(
         launch: launch.clone(),
         grid,
         barrier: Barrier::MultiLaunch,
+        auto: None,
         compiled: Barrier::MultiLaunch,
         shared: layout,
         choice: launch.untuned_choice(),
@@ -89,7 +92,7 @@ pub(crate) fn max_coresident_blocks(
     shared: &DynamicShared,
 ) -> Result<u32> {
     let (kernel, threads, layout) = build(device, spec, launch, shared)?;
-    let barrier = barrier(device, &kernel, launch, None, threads, &layout)?;
+    let (barrier, _) = barrier(device, &kernel, launch, None, threads, &layout)?;
     if barrier.descriptor().launch_mode == LaunchMode::Split {
         check_split(&kernel)?;
     }
@@ -112,8 +115,8 @@ fn build(
 }
 
 /// The barrier a launch of `requested_blocks` (or the default grid) uses: Auto becomes the
-/// barrier measured fastest for the grid, whose default size is Relay's largest co-resident
-/// grid.
+/// barrier the device's table names for the grid (with the row that chose it), whose default
+/// size is Relay's largest co-resident grid.
 fn barrier(
     device: &dyn Device,
     kernel: &KernelBuild,
@@ -121,8 +124,12 @@ fn barrier(
     requested_blocks: Option<u32>,
     threads: u32,
     shared: &SharedLayout,
-) -> Result<Barrier> {
-    resolve_barrier(launch.selected_barrier(), device.info(), requested_blocks, || {
+) -> Result<(Barrier, Option<AutoChoice>)> {
+    let table = match launch.selected_barrier() {
+        Barrier::Auto => device.auto_table()?,
+        _ => Arc::new(AutoTable::hopper()),
+    };
+    resolve_barrier(launch.selected_barrier(), device.info(), &table, requested_blocks, || {
         Ok(device.residency(&kernel.variant(Barrier::Relay, threads), shared)?.max_blocks())
     })
 }

@@ -68,7 +68,7 @@ pub(crate) unsafe fn plan(
             Err(error) => return Err(error),
         }
     }
-    let space = ConfigSpace::new(&kernel, launch, device.info());
+    let space = ConfigSpace::new(&kernel, launch, device.info(), device.auto_table()?);
     // SAFETY: the caller vouches for `args`.
     let tuned = if tuning_enabled(launch) { unsafe { tune(device, spec, launch, args, &space) }? } else { None };
     let Some((config, choice)) = tuned else {
@@ -137,7 +137,13 @@ fn remembered_or_heuristic(
     if let Some(config) = cache.get(key) {
         return Ok(Some(config));
     }
-    let config = heuristic(device, kernel, launch, &ConfigSpace::new(kernel, launch, device.info()), shared)?;
+    let config = heuristic(
+        device,
+        kernel,
+        launch,
+        &ConfigSpace::new(kernel, launch, device.info(), device.auto_table()?),
+        shared,
+    )?;
     Ok(config.map(|config| cache.remember_first(key, config)))
 }
 

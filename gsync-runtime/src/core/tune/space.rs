@@ -3,7 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::barrier::{choose_auto, Barrier};
+use std::sync::Arc;
+
+use crate::barrier::{AutoTable, Barrier};
 use crate::core::config::{ConfigChoice, LaunchConfig};
 use crate::core::device::DeviceInfo;
 use crate::core::kernel::KernelSpec;
@@ -56,7 +58,8 @@ pub(crate) struct ConfigSpace {
     /// The barrier asked for; [`Barrier::Auto`] resolves per grid.
     barrier: Barrier,
     sm_count: u32,
-    compute_capability: (u32, u32),
+    /// The table Auto chooses from.
+    auto: Arc<AutoTable>,
     max_threads_per_block: u32,
     /// The block size the kernel declares, if any.
     fixed_threads: Option<u32>,
@@ -65,13 +68,14 @@ pub(crate) struct ConfigSpace {
 }
 
 impl ConfigSpace {
-    /// The space of `launch` (with `kernel` as the launch configures it) on `info`'s GPU; only
-    /// a launch that names neither grid nor block size has one (see [`is_open`]).
-    pub fn new(kernel: &KernelSpec, launch: &Launch, info: &DeviceInfo) -> ConfigSpace {
+    /// The space of `launch` (with `kernel` as the launch configures it) on `info`'s GPU, whose
+    /// Auto chooses from `auto`; only a launch that names neither grid nor block size has one
+    /// (see [`is_open`]).
+    pub fn new(kernel: &KernelSpec, launch: &Launch, info: &DeviceInfo, auto: Arc<AutoTable>) -> ConfigSpace {
         ConfigSpace {
             barrier: launch.selected_barrier(),
             sm_count: info.sm_count.max(1),
-            compute_capability: info.compute_capability,
+            auto,
             max_threads_per_block: info.max_threads_per_block,
             fixed_threads: (kernel.default_threads != 0).then_some(kernel.default_threads),
             refused: kernel.refused_block_sizes,
@@ -131,7 +135,7 @@ impl ConfigSpace {
         let limit = (self.barrier.descriptor().max_blocks)(threads);
         let blocks = limit.map_or(blocks, |limit| blocks.min(limit));
         let barrier = match self.barrier {
-            Barrier::Auto => choose_auto(self.compute_capability, self.sm_count, blocks),
+            Barrier::Auto => self.auto.choose(self.sm_count, blocks).barrier,
             barrier => barrier,
         };
         LaunchConfig { blocks, threads, barrier }
@@ -182,7 +186,7 @@ mod tests {
     use crate::test_support::h200;
 
     fn space(launch: &Launch) -> ConfigSpace {
-        ConfigSpace::new(&KernelSpec { default_threads: 0, ..SMOOTH }, launch, &h200())
+        ConfigSpace::new(&KernelSpec { default_threads: 0, ..SMOOTH }, launch, &h200(), Arc::new(AutoTable::hopper()))
     }
 
     #[test]
@@ -212,7 +216,12 @@ mod tests {
         assert!(is_open(&Launch::new().barrier(Barrier::Ulfs)));
         assert!(!is_open(&Launch::new().blocks(60)), "a grid keeps the kernel's block size");
         assert!(!is_open(&Launch::new().threads(64)), "a block size keeps the largest grid");
-        let declared = ConfigSpace::new(&KernelSpec { default_threads: 128, ..SMOOTH }, &Launch::new(), &h200());
+        let declared = ConfigSpace::new(
+            &KernelSpec { default_threads: 128, ..SMOOTH },
+            &Launch::new(),
+            &h200(),
+            Arc::new(AutoTable::hopper()),
+        );
         assert_eq!(declared.thread_options(), [128], "a declared block size may be relied on");
         let ulfs = space(&Launch::new().barrier(Barrier::Ulfs));
         assert!(ulfs.candidates(512, 4).iter().all(|config| config.barrier == Barrier::Ulfs));

@@ -1,0 +1,197 @@
+//! Auto's table for a GPU whose generation gsync has none for: measured once, in about a
+//! second, and kept beside the kernel cache, so that later processes read it instead.
+//!
+//! At each grid of 1, 2, 4, … blocks per SM (of 64 threads, so that up to 32 fit an SM), every
+//! device barrier that takes the grid runs a kernel of nothing but `grid_sync()` calls twice,
+//! with few and with many phases; the difference, per phase, is the barrier's cost at that
+//! grid. The fastest at each grid make the table's rows.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::barrier::{AutoSource, AutoTable, Barrier};
+use crate::core::args::KernelArgs;
+use crate::core::dims::Axes;
+use crate::core::disk::{cache_dir_from_env, read_entry, write_atomically};
+use crate::core::error::Result;
+use crate::core::grid::CoResidency;
+use crate::core::kernel::{KernelSpec, SplitSpec};
+use crate::core::launch::Launch;
+use crate::cuda::context::CudaGpu;
+use crate::gpu::launch_fused;
+
+/// The phases kernel, written as `#[grid_phases]` writes kernels.
+const PHASES: &str = r#"
+extern "C" __global__ void __launch_bounds__(GSYNC_LAUNCH_BOUNDS) gsync_calibrate_phases(
+    u32 phases,
+    u32* __restrict__ gsync_barrier_state, gsync_status_t* __restrict__ gsync_status, const gsync_next_launch_t gsync_next_launch) {
+    gsync::prepare_next_launch(gsync_next_launch);
+    gsync_barrier_t gsync_barrier = gsync_barrier_begin(gsync_barrier_state);
+    for (u32 phase = 0u; phase < phases; ++phase) {
+        gsync_grid_sync(gsync_barrier, gsync_status);
+    }
+}
+"#;
+
+const PHASES_KERNEL: KernelSpec = KernelSpec {
+    name: "gsync_calibrate_phases",
+    symbol: "gsync_calibrate_phases",
+    rust_signature: "fn gsync_calibrate_phases(phases: u32)",
+    checked_body: PHASES,
+    unchecked_body: PHASES,
+    bounds_checks: false,
+    profile: false,
+    arrays: &[],
+    grid_syncs: 1,
+    default_threads: 0,
+    split: SplitSpec {
+        checked_body: "",
+        unchecked_body: "",
+        segments: &[],
+        error: Some("it measures grid barriers"),
+        reads_device: false,
+    },
+    assertions: &[],
+    axes: Axes::NONE,
+    refused_block_sizes: &[],
+};
+
+/// Threads per block: few enough for 32 blocks per SM.
+const THREADS: u32 = 64;
+/// The grids measured, in blocks per SM.
+const LEVELS: [u32; 6] = [1, 2, 4, 8, 16, 32];
+/// The barriers tried at each grid (the cooperative barrier needs a launch not every GPU has).
+const CANDIDATES: [Barrier; 5] =
+    [Barrier::Lbs, Barrier::Ilbs { groups: None }, Barrier::Ulfs, Barrier::Lfs, Barrier::Relay];
+/// Phases of the short and the long run.
+const FEW: u32 = 8;
+const MANY: u32 = 72;
+/// Runs of each, the median taken.
+const RUNS: usize = 3;
+/// The share by which one barrier's cost must beat another's to count as faster.
+const NOISE: f64 = 0.03;
+
+/// The table of `gpu`: read from the cache, or measured now and kept there.
+pub(crate) fn load_or_calibrate(gpu: &CudaGpu) -> Result<AutoTable> {
+    let path = table_path(gpu);
+    if let Some(path) = &path {
+        let cached = read_entry(path, 4096).and_then(|bytes| String::from_utf8(bytes).ok());
+        let source = AutoSource::Cached { path: path.clone() };
+        if let Some(table) = cached.and_then(|text| AutoTable::from_text(&text, source)) {
+            return Ok(table);
+        }
+    }
+    calibrate(gpu, path)
+}
+
+/// Measures the table of `gpu` now, and keeps it at `path` when it can.
+pub(crate) fn calibrate(gpu: &CudaGpu, path: Option<PathBuf>) -> Result<AutoTable> {
+    let started = Instant::now();
+    let sm_count = gpu.info().sm_count.max(1);
+    let mut fastest = Vec::new();
+    for blocks_per_sm in LEVELS {
+        let blocks = blocks_per_sm.saturating_mul(sm_count);
+        let mut best: Option<(Duration, Barrier)> = None;
+        for barrier in CANDIDATES {
+            // A barrier that refuses the grid (too many blocks for it, or not co-resident with
+            // its code) is no candidate there.
+            let Ok(cost) = phase_cost(gpu, barrier, blocks) else { continue };
+            if best.is_none_or(|(least, _)| clearly_faster(cost, least)) {
+                best = Some((cost, barrier));
+            }
+        }
+        match best {
+            Some((_, barrier)) => fastest.push((blocks_per_sm, barrier)),
+            None => break,
+        }
+    }
+    let kept = path.filter(|path| {
+        let table = AutoTable::from_levels(&fastest, AutoSource::Calibrated { cached: None });
+        table.is_some_and(|table| write_atomically(path, &[table.to_text().as_bytes()]).is_ok())
+    });
+    let reason = || format!("calibrating it measured no barrier ({:.2} s)", started.elapsed().as_secs_f64());
+    Ok(AutoTable::from_levels(&fastest, AutoSource::Calibrated { cached: kept })
+        .unwrap_or_else(|| AutoTable::borrowed(reason())))
+}
+
+/// Whether `cost` beats `least` by more than the runs' noise: between barriers within it, the
+/// one tried first stays (the candidates go from the simplest), so that two that run the same
+/// code at a grid (Relay runs LBS's on small ones) do not alternate from row to row.
+fn clearly_faster(cost: Duration, least: Duration) -> bool {
+    cost.as_secs_f64() < least.as_secs_f64() * (1.0 - NOISE)
+}
+
+/// One `grid_sync()`'s cost with `barrier` on a grid of `blocks`: the median run of many
+/// phases less that of few, per phase between.
+fn phase_cost(gpu: &CudaGpu, barrier: Barrier, blocks: u32) -> Result<Duration> {
+    let launch = Launch::new()
+        .blocks(blocks)
+        .threads(THREADS)
+        .barrier(barrier)
+        .tune(false)
+        .watchdog(Some(Duration::from_secs(1)));
+    let median = |phases: u32| -> Result<Duration> {
+        let mut times = Vec::with_capacity(RUNS);
+        for _ in 0..RUNS {
+            let mut args = KernelArgs::new();
+            args.scalar(phases);
+            // SAFETY: the kernel takes one `u32`, then the contract's trailing parameters.
+            let report = unsafe { launch_fused(gpu, &PHASES_KERNEL, &launch, &args, CoResidency::Required) }?;
+            times.push(report.gpu_time);
+        }
+        times.sort();
+        Ok(times[RUNS / 2])
+    };
+    median(FEW)?; // compiles and loads the kernel for this barrier
+    let (few, many) = (median(FEW)?, median(MANY)?);
+    Ok(many.saturating_sub(few) / (MANY - FEW))
+}
+
+/// Where `gpu`'s table is kept: a file per GPU model and SM count in the cache directory.
+pub(crate) fn table_path(gpu: &CudaGpu) -> Option<PathBuf> {
+    let info = gpu.info();
+    let model: String =
+        info.name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
+    let (major, minor) = info.compute_capability;
+    let file = format!("{model}-sm{major}{minor}-{}sms.txt", info.sm_count);
+    cache_dir_from_env().map(|dir| dir.join("auto-barrier").join(file))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_phases_kernel_takes_the_contract_s_trailing_parameters() {
+        for param in gsync_contract::TRAILING_PARAMS {
+            assert!(PHASES.contains(&param.to_string()), "{param}");
+        }
+        assert!(PHASES.contains("gsync::prepare_next_launch(gsync_next_launch);"));
+        assert!(CANDIDATES.iter().all(|barrier| Barrier::DEVICE.contains(barrier)));
+        assert!(LEVELS.windows(2).all(|pair| pair[0] < pair[1]));
+        assert_eq!(CANDIDATES[0], Barrier::Lbs, "the simplest first: it stays within the noise");
+    }
+
+    #[test]
+    fn a_barrier_must_beat_the_best_by_more_than_the_noise() {
+        let micros = Duration::from_micros;
+        assert!(!clearly_faster(micros(99), micros(100)), "within the noise");
+        assert!(clearly_faster(micros(90), micros(100)));
+        assert!(!clearly_faster(micros(110), micros(100)));
+    }
+
+    #[test]
+    fn the_phases_kernel_compiles_with_every_candidate_for_sm80_and_sm90() {
+        if !crate::cuda::discover::nvrtc_or_skip() {
+            return;
+        }
+        for barrier in CANDIDATES {
+            for arch in [(8, 0), (9, 0)] {
+                let source = PHASES_KERNEL.source(barrier, THREADS);
+                if let Err(error) = crate::cuda::compile::compile(&source, PHASES_KERNEL.name, arch) {
+                    panic!("{barrier} on sm_{}{}: {error}", arch.0, arch.1);
+                }
+            }
+        }
+    }
+}
