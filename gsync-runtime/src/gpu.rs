@@ -271,7 +271,7 @@ impl Gpu {
     /// ```
     pub fn auto_table(&self) -> Result<Arc<AutoTable>> {
         match &self.device {
-            Engine::Cuda(cuda) => cuda.health().guard(|| cuda.auto_table()),
+            Engine::Cuda(cuda) => cuda.health().guard(|| cuda::calibrate::auto_table(cuda)),
             Engine::Emulator(emulator) => emulator.auto_table(),
         }
     }
@@ -283,7 +283,7 @@ impl Gpu {
     /// GPU's; [`Error::InvalidTeam`] on a PE of a team; [`Error::Capture`] while capturing.
     pub fn calibrate_auto(&self) -> Result<Arc<AutoTable>> {
         let cuda = self.require_cuda("Gpu::calibrate_auto")?;
-        cuda.health().guard(|| cuda.calibrate_auto())
+        cuda.health().guard(|| cuda::calibrate::calibrate_auto(cuda))
     }
 
     /// The most blocks of `kernel` that can be resident at once with `launch`'s block size and
@@ -473,9 +473,23 @@ impl Gpu {
         emulated: &'static [EmuSegmentFn],
         shared: &DynamicShared,
     ) -> Result<SplitRun<'_>> {
+        self.begin_split_as(kernel, launch, emulated, shared, false)
+    }
+
+    /// [`begin_split_with`](Self::begin_split_with); a run that `records` may be recorded into
+    /// the capture of this `Gpu` (see [`SplitRun::record`]).
+    fn begin_split_as(
+        &self,
+        kernel: &KernelSpec,
+        launch: &Launch,
+        emulated: &'static [EmuSegmentFn],
+        shared: &DynamicShared,
+        records: bool,
+    ) -> Result<SplitRun<'_>> {
         let runner = match &self.device {
             Engine::Cuda(cuda) => Runner::Cuda(cuda.health().guard(|| {
-                CudaSplitRun::begin(cuda, kernel, launch, resolve::split(&**cuda, kernel, launch, shared))
+                let plan = resolve::split(&**cuda, kernel, launch, shared);
+                CudaSplitRun::begin(cuda, kernel, launch, plan, records)
             })?),
             Engine::Emulator(emulator) => Runner::Emulator(EmuSplitRun::begin(
                 emulator,
@@ -505,7 +519,7 @@ impl Gpu {
         forms: &mut dyn KernelForms,
     ) -> Result<LaunchReport> {
         if launch.selected_barrier().descriptor().launch_mode == LaunchMode::Split {
-            return self.split_run(kernel, launch, forms)?.finish();
+            return self.split_run(kernel, launch, forms, false)?.finish();
         }
         match &self.device {
             // The plan is made now; a refused one fails where the generated body first asks.
@@ -520,9 +534,15 @@ impl Gpu {
     }
 
     /// The split form of one call, its host code run: every segment launched, not waited for.
-    fn split_run(&self, kernel: &KernelSpec, launch: &Launch, forms: &mut dyn KernelForms) -> Result<SplitRun<'_>> {
+    fn split_run(
+        &self,
+        kernel: &KernelSpec,
+        launch: &Launch,
+        forms: &mut dyn KernelForms,
+        records: bool,
+    ) -> Result<SplitRun<'_>> {
         let shared = forms.dynamic_shared();
-        let mut run = self.begin_split_with(kernel, launch, forms.emulated_segments(), &shared)?;
+        let mut run = self.begin_split_as(kernel, launch, forms.emulated_segments(), &shared, records)?;
         forms.run_split(&mut run)?;
         Ok(run)
     }
@@ -581,7 +601,9 @@ impl Gpu {
             _ => return ran_at_once(unsafe { self.run(kernel, launch, co_residency, forms) }),
         };
         if split {
-            return Ok(Pending::split(self.split_run(kernel, launch, forms)?));
+            let run = self.split_run(kernel, launch, forms, true)?;
+            // Under a capture the run's launches were recorded, to run when the graph replays.
+            return Ok(if cuda.capturing() { Pending::split(run.record()?) } else { Pending::split(run) });
         }
         // Nothing is measured while a capture records: the configuration is the remembered
         // one or the heuristic's.
@@ -633,7 +655,7 @@ impl fmt::Debug for Gpu {
 /// # Safety
 /// `args` must match the kernel's C parameter list, and name every buffer the kernel writes
 /// with [`KernelArgs::slice_mut`].
-pub(crate) unsafe fn launch_fused(
+unsafe fn launch_fused(
     cuda: &CudaGpu,
     kernel: &KernelSpec,
     launch: &Launch,

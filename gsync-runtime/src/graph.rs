@@ -41,11 +41,14 @@ use crate::pending::Pending;
 /// ```
 ///
 /// What a capture records: fused launches outside a team, with a named configuration or the
-/// remembered or heuristic one (nothing is measured while recording). A launch under a split
-/// barrier ([`Barrier::MultiLaunch`](crate::Barrier::MultiLaunch)), whose host code decides
-/// the segments as it runs, and a profiled launch are refused with [`Error::Capture`]; so is
-/// a blocking `launch`, and so are copies and allocations through the capture's `Gpu`: make
-/// them through the `Gpu` the capture came from. Each pending launch borrows its buffers
+/// remembered or heuristic one (nothing is measured while recording), and split runs
+/// ([`Barrier::MultiLaunch`](crate::Barrier::MultiLaunch)): their host code runs once, while
+/// recording, and every replay launches the segments it launched then. A split run whose host
+/// code reads a device value to decide what to launch (a `while` on device data around a
+/// `grid_sync()`), a split run replayed as a graph of its own
+/// ([`Launch::graph`](crate::Launch::graph)) and a profiled launch are refused with
+/// [`Error::Capture`]; so is a blocking `launch`, and so are copies and allocations through
+/// the capture's `Gpu`: make them through the `Gpu` the capture came from. Each pending launch borrows its buffers
 /// mutably until the graph is dropped, so the launches of one graph write disjoint buffers.
 /// Once finished, the capture's `Gpu` runs launches as any `Gpu` does. CUDA only.
 pub struct Capture<'g> {

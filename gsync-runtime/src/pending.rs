@@ -24,6 +24,8 @@ use crate::split::SplitRun;
 /// agrees with every PE first) and for a split run replayed as a graph
 /// ([`Launch::graph`](crate::Launch::graph)) the launch has run to its end when `submit`
 /// returns, and the handle holds its outcome; a refusal is returned by `submit` either way.
+/// On a [`Capture`](crate::Capture)'s `Gpu` the launch is recorded: the handle goes to
+/// [`Capture::finish`](crate::Capture::finish), and its outcome comes with each replay.
 /// `submit` itself may wait: the first time more launches are in flight than before (it
 /// allocates a scratch), and for a launch that tunes its configuration.
 ///
@@ -74,14 +76,21 @@ impl<'a> Pending<'a> {
 impl Pending<'_> {
     /// Whether this is a launch that `gpu`'s capture recorded.
     pub(crate) fn captured_on(&self, gpu: &CudaGpu) -> bool {
-        matches!(&self.state, State::Fused(queued) if queued.captured() && std::ptr::eq(queued.gpu(), gpu))
+        match &self.state {
+            State::Fused(queued) => queued.captured() && std::ptr::eq(queued.gpu(), gpu),
+            State::Split(run) => run.recorded_on(gpu),
+            State::Finished(_) => false,
+        }
     }
 
     /// How the recorded launch ended in the replay of its graph that just finished.
     pub(crate) fn replayed(&self) -> Result<()> {
         match &self.state {
             State::Fused(queued) => queued.replayed(),
-            _ => Err(Error::Capture { reason: "a launch that no capture recorded was handed to a graph".into() }),
+            State::Split(run) => run.replayed(),
+            State::Finished(_) => {
+                Err(Error::Capture { reason: "a launch that no capture recorded was handed to a graph".into() })
+            }
         }
     }
 }

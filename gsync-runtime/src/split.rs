@@ -6,11 +6,12 @@
 
 use crate::buffer::{DeviceBuffer, DeviceScalar};
 use crate::core::args::KernelArgs;
+use crate::core::device::Backend;
 use crate::core::dims::Dim3;
 use crate::core::error::{Error, Result};
 use crate::core::grid::Grid;
 use crate::core::launch::LaunchReport;
-use crate::cuda::CudaSplitRun;
+use crate::cuda::{CudaGpu, CudaSplitRun};
 use crate::emu::EmuSplitRun;
 use std::time::{Duration, Instant};
 
@@ -155,6 +156,28 @@ impl<'g> SplitRun<'g> {
                 emulator.zero_step(line);
                 Ok(())
             }
+        }
+    }
+
+    /// Ends a run recorded into its `Gpu`'s capture (a `submit` on [`Capture::gpu`](crate::Capture::gpu)):
+    /// the copy of its status words joins the graph, which checks them after each replay.
+    pub(crate) fn record(self) -> Result<Self> {
+        match self.runner {
+            Runner::Cuda(cuda) => Ok(SplitRun { runner: Runner::Cuda(cuda.record()?), ..self }),
+            Runner::Emulator(_) => Err(Error::WrongBackend { what: "Gpu::capture", backend: Backend::Emulator }),
+        }
+    }
+
+    /// Whether this is a run that `gpu`'s capture recorded.
+    pub(crate) fn recorded_on(&self, gpu: &CudaGpu) -> bool {
+        matches!(&self.runner, Runner::Cuda(cuda) if cuda.recorded_on(gpu))
+    }
+
+    /// How the recorded run ended in the replay of its graph that just finished.
+    pub(crate) fn replayed(&self) -> Result<()> {
+        match &self.runner {
+            Runner::Cuda(cuda) => cuda.replayed(),
+            Runner::Emulator(_) => Err(Error::WrongBackend { what: "Graph::replay", backend: Backend::Emulator }),
         }
     }
 

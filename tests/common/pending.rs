@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use gsync::prelude::*;
 
-use crate::kernels::{reads_past_the_end, rotate_rounds, rotate_rounds_reference};
+use crate::kernels::{countdown, reads_past_the_end, rotate_rounds, rotate_rounds_reference};
 
 /// `n` words that differ from call to call by `seed`.
 fn words(n: usize, seed: u32) -> Vec<u32> {
@@ -177,12 +177,34 @@ pub fn captured_launches_replay_in_order(gpu: &Gpu) {
     }
     drop(graph);
 
+    // A split run is recorded too, its segments replayed as its host code launched them.
+    let split = launch.clone().barrier(Barrier::MultiLaunch);
+    let (mut e, mut f) = (gpu.upload(&first_input).unwrap(), gpu.zeros::<u32>(n).unwrap());
+    let (mut g, mut h) = (gpu.upload(&second_input).unwrap(), gpu.zeros::<u32>(n).unwrap());
+    {
+        let capture = gpu.capture().unwrap();
+        let fused = rotate_rounds::submit_with(capture.gpu(), &launch, &mut e, &mut f, 3, 2).unwrap();
+        let segments = rotate_rounds::submit_with(capture.gpu(), &split, &mut g, &mut h, 4, 4).unwrap();
+        let graph = capture.finish(vec![fused, segments]).unwrap();
+        for _ in 0..replays {
+            graph.replay().unwrap();
+        }
+    }
+    assert_eq!(gpu.download(&e).unwrap(), rotate_rounds_reference(&first_input, 3, 2 * replays), "fused");
+    assert_eq!(gpu.download(&g).unwrap(), rotate_rounds_reference(&second_input, 4, 4 * replays), "split");
+    // One whose host code reads the device to decide what to launch cannot be.
+    let (mut flag, mut data) = (gpu.upload(&[2u32]).unwrap(), gpu.zeros::<u32>(64).unwrap());
+    let capture = gpu.capture().unwrap();
+    let reads = countdown::submit_with(capture.gpu(), &split, &mut flag, &mut data).map(drop);
+    assert!(matches!(reads, Err(Error::Capture { .. })), "{reads:?}");
+    let spoiled = capture.finish(Vec::new()).map(drop);
+    assert!(matches!(spoiled, Err(Error::Capture { .. })), "a capture with a launch recorded in part: {spoiled:?}");
+
     let capture = gpu.capture().unwrap();
     let blocking = rotate_rounds::launch_with(capture.gpu(), &launch, &mut a, &mut b, 3, 2);
     assert!(matches!(blocking, Err(Error::Capture { .. })), "{blocking:?}");
-    let split = launch.clone().barrier(Barrier::MultiLaunch);
-    let refused = rotate_rounds::submit_with(capture.gpu(), &split, &mut a, &mut b, 3, 2).map(drop);
-    assert!(matches!(refused, Err(Error::Capture { .. })), "{refused:?}");
+    let blocking_split = rotate_rounds::launch_with(capture.gpu(), &split, &mut a, &mut b, 3, 2);
+    assert!(matches!(blocking_split, Err(Error::Capture { .. })), "{blocking_split:?}");
     let copy = capture.gpu().upload(&[1u32]).map(drop);
     assert!(matches!(copy, Err(Error::Capture { .. })), "an upload on the capture's Gpu: {copy:?}");
     let _recorded = rotate_rounds::submit_with(capture.gpu(), &launch, &mut c, &mut d, 3, 2).unwrap();

@@ -7,18 +7,20 @@
 //! grid. The fastest at each grid make the table's rows.
 
 use std::path::PathBuf;
+use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::barrier::{AutoSource, AutoTable, Barrier};
 use crate::core::args::KernelArgs;
 use crate::core::dims::Axes;
 use crate::core::disk::{cache_dir_from_env, read_entry, write_atomically};
-use crate::core::error::Result;
+use crate::core::error::{Error, ErrorKind, Result};
 use crate::core::grid::CoResidency;
 use crate::core::kernel::{KernelSpec, SplitSpec};
 use crate::core::launch::Launch;
+use crate::core::tune;
 use crate::cuda::context::CudaGpu;
-use crate::gpu::launch_fused;
+use crate::cuda::fused;
 
 /// The phases kernel, written as `#[grid_phases]` writes kernels.
 const PHASES: &str = r#"
@@ -71,8 +73,51 @@ const RUNS: usize = 3;
 /// The share by which one barrier's cost must beat another's to count as faster.
 const NOISE: f64 = 0.03;
 
+/// The table Auto chooses from on `gpu`: its generation's own, else one calibrated on it
+/// (read from the cache, or measured now, on first use). A PE of a team, or a stream being
+/// captured, cannot run the calibration's kernels: they borrow Hopper's table, which a capture
+/// does not keep.
+pub(crate) fn auto_table(gpu: &CudaGpu) -> Result<Arc<AutoTable>> {
+    if let Some(table) = &*gpu.auto_slot().lock().unwrap_or_else(PoisonError::into_inner) {
+        return Ok(table.clone());
+    }
+    let table = match AutoTable::built_in(gpu.info().compute_capability) {
+        Some(table) => table,
+        None if gpu.team().is_some() => {
+            AutoTable::borrowed("a PE of a team does not calibrate (its kernels would span the team)".into())
+        }
+        None if gpu.capturing() => {
+            let reason = "the first Auto launch on this GPU was recorded into a graph, which cannot calibrate";
+            return Ok(Arc::new(AutoTable::borrowed(reason.into())));
+        }
+        None => match load_or_calibrate(gpu) {
+            Ok(table) => table,
+            Err(error) if error.kind() == ErrorKind::Driver => return Err(error),
+            Err(error) => AutoTable::borrowed(format!("calibrating failed: {error}")),
+        },
+    };
+    // Another thread may have kept one first: that one stays.
+    let mut slot = gpu.auto_slot().lock().unwrap_or_else(PoisonError::into_inner);
+    Ok(slot.get_or_insert_with(|| Arc::new(table)).clone())
+}
+
+/// Measures Auto's table on `gpu` now, keeps it in the cache, and uses it from now on.
+pub(crate) fn calibrate_auto(gpu: &CudaGpu) -> Result<Arc<AutoTable>> {
+    if gpu.team().is_some() {
+        return Err(Error::InvalidTeam {
+            reason: "Gpu::calibrate_auto measures one GPU alone, which a PE's launches cannot; calibrate \
+                     on a Gpu opened outside the team (Gpu::new), whose table the cache then keeps"
+                .into(),
+        });
+    }
+    gpu.refuse_capturing("calibrating Auto's table, which runs and times kernels")?;
+    let table = Arc::new(calibrate(gpu, table_path(gpu))?);
+    *gpu.auto_slot().lock().unwrap_or_else(PoisonError::into_inner) = Some(table.clone());
+    Ok(table)
+}
+
 /// The table of `gpu`: read from the cache, or measured now and kept there.
-pub(crate) fn load_or_calibrate(gpu: &CudaGpu) -> Result<AutoTable> {
+fn load_or_calibrate(gpu: &CudaGpu) -> Result<AutoTable> {
     let path = table_path(gpu);
     if let Some(path) = &path {
         let cached = read_entry(path, 4096).and_then(|bytes| String::from_utf8(bytes).ok());
@@ -85,7 +130,7 @@ pub(crate) fn load_or_calibrate(gpu: &CudaGpu) -> Result<AutoTable> {
 }
 
 /// Measures the table of `gpu` now, and keeps it at `path` when it can.
-pub(crate) fn calibrate(gpu: &CudaGpu, path: Option<PathBuf>) -> Result<AutoTable> {
+fn calibrate(gpu: &CudaGpu, path: Option<PathBuf>) -> Result<AutoTable> {
     let started = Instant::now();
     let sm_count = gpu.info().sm_count.max(1);
     let mut fastest = Vec::new();
@@ -136,7 +181,9 @@ fn phase_cost(gpu: &CudaGpu, barrier: Barrier, blocks: u32) -> Result<Duration> 
             let mut args = KernelArgs::new();
             args.scalar(phases);
             // SAFETY: the kernel takes one `u32`, then the contract's trailing parameters.
-            let report = unsafe { launch_fused(gpu, &PHASES_KERNEL, &launch, &args, CoResidency::Required) }?;
+            let plan = unsafe { tune::plan(gpu, &PHASES_KERNEL, &launch, &args, CoResidency::Required) }?;
+            // SAFETY: as above; the plan is of the phases kernel.
+            let report = unsafe { fused::launch(gpu, plan, &args) }?;
             times.push(report.gpu_time);
         }
         times.sort();
@@ -148,7 +195,7 @@ fn phase_cost(gpu: &CudaGpu, barrier: Barrier, blocks: u32) -> Result<Duration> 
 }
 
 /// Where `gpu`'s table is kept: a file per GPU model and SM count in the cache directory.
-pub(crate) fn table_path(gpu: &CudaGpu) -> Option<PathBuf> {
+fn table_path(gpu: &CudaGpu) -> Option<PathBuf> {
     let info = gpu.info();
     let model: String =
         info.name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();

@@ -11,13 +11,12 @@ use cudarc::nvrtc::Ptx;
 use crate::barrier::{AutoTable, Barrier, LaunchMode};
 use crate::core::config_cache::ConfigCache;
 use crate::core::device::DeviceInfo;
-use crate::core::error::{Error, ErrorKind, Result};
+use crate::core::error::{Error, Result};
 use crate::core::grid::DYNAMIC_SHARED_BYTES;
 use crate::core::kernel::SEGMENT_CROSSING;
 use crate::core::plan::KernelBuild;
 use crate::core::split::{check_split, no_segments};
 use crate::cuda::cache::compile_cached;
-use crate::cuda::calibrate;
 use crate::cuda::discover;
 use crate::cuda::driver_error;
 use crate::cuda::fit::{fit_builds, Fitted};
@@ -298,49 +297,10 @@ impl CudaGpu {
         })
     }
 
-    /// The table Auto chooses from on this GPU: its generation's own, else one calibrated on
-    /// it (read from the cache, or measured now, on first use). A PE of a team, or a stream
-    /// being captured, cannot run the calibration's kernels: they borrow Hopper's table, which
-    /// a capture does not keep.
-    pub(crate) fn auto_table(&self) -> Result<Arc<AutoTable>> {
-        if let Some(table) = &*self.auto.lock().unwrap_or_else(PoisonError::into_inner) {
-            return Ok(table.clone());
-        }
-        let table = match AutoTable::built_in(self.info.compute_capability) {
-            Some(table) => table,
-            None if self.team.is_some() => {
-                AutoTable::borrowed("a PE of a team does not calibrate (its kernels would span the team)".into())
-            }
-            None if self.capturing() => {
-                let reason = "the first Auto launch on this GPU was recorded into a graph, which cannot calibrate";
-                return Ok(Arc::new(AutoTable::borrowed(reason.into())));
-            }
-            None => match calibrate::load_or_calibrate(self) {
-                Ok(table) => table,
-                Err(error) if error.kind() == ErrorKind::Driver => return Err(error),
-                Err(error) => AutoTable::borrowed(format!("calibrating failed: {error}")),
-            },
-        };
-        Ok(self.keep_auto(table))
-    }
-
-    /// Measures Auto's table on this GPU now, keeps it in the cache and uses it from now on.
-    pub(crate) fn calibrate_auto(&self) -> Result<Arc<AutoTable>> {
-        if self.team.is_some() {
-            return Err(Error::InvalidTeam {
-                reason: "Gpu::calibrate_auto measures one GPU alone, which a PE's launches cannot; calibrate                          on a Gpu opened outside the team (Gpu::new), whose table the cache then keeps"
-                    .into(),
-            });
-        }
-        self.refuse_capturing("calibrating Auto's table, which runs and times kernels")?;
-        let table = Arc::new(calibrate::calibrate(self, calibrate::table_path(self))?);
-        *self.auto.lock().unwrap_or_else(PoisonError::into_inner) = Some(table.clone());
-        Ok(table)
-    }
-
-    /// Keeps `table` as Auto's, unless another thread kept one first: that one stays.
-    fn keep_auto(&self, table: AutoTable) -> Arc<AutoTable> {
-        self.auto.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert_with(|| Arc::new(table)).clone()
+    /// Where Auto's table is kept once asked for (see `cuda/calibrate.rs`), shared by every
+    /// stream of the GPU.
+    pub(crate) fn auto_slot(&self) -> &Mutex<Option<Arc<AutoTable>>> {
+        &self.auto
     }
 
     /// What this GPU is and what it can do.

@@ -11,6 +11,7 @@ use crate::core::dynamic_shared::SharedLayout;
 use crate::core::error::Result;
 use crate::core::grid::Residency;
 use crate::core::plan::{Device, KernelVariant, Measure};
+use crate::cuda::calibrate;
 use crate::cuda::compile::nvrtc_version;
 use crate::cuda::context::CudaGpu;
 use crate::cuda::measure::CudaMeasure;
@@ -33,7 +34,7 @@ impl Device for CudaGpu {
     }
 
     fn auto_table(&self) -> Result<Arc<AutoTable>> {
-        CudaGpu::auto_table(self)
+        calibrate::auto_table(self)
     }
 
     fn block_limit(&self, _threads: u32) -> u32 {

@@ -8,6 +8,7 @@ use crate::core::args::KernelArgs;
 use crate::core::error::{Error, Result};
 use crate::core::launch::LaunchReport;
 use crate::core::plan::LaunchPlan;
+use crate::core::status::DeviceStatus;
 use crate::cuda::args::{push_args, push_shared_args};
 use crate::cuda::context::CudaGpu;
 use crate::cuda::driver_error;
@@ -23,9 +24,8 @@ use crate::cuda::timing::elapsed_between;
 pub(crate) unsafe fn launch(gpu: &CudaGpu, plan: LaunchPlan, args: &KernelArgs<'_>) -> Result<LaunchReport> {
     // SAFETY: the caller vouches for `args`.
     let mut queued = unsafe { submit(gpu, plan, args) }?;
-    // Waited for at once: the status words' copy, queued right behind the kernel, costs less
-    // than a copy made after the wait.
-    queued.queue_status_copy()?;
+    // Waited for at once: the status words are copied right behind the kernel.
+    queued.read_status_behind();
     queued.wait()
 }
 
@@ -69,7 +69,7 @@ pub(crate) unsafe fn submit<'g>(gpu: &'g CudaGpu, plan: LaunchPlan, args: &Kerne
     prepared?;
     let name = plan.kernel.name;
     let running = || format!("running kernel `{name}`");
-    let mut queued = Queued { gpu, plan, scratch, profile, waited: false, captured, status_queued: false };
+    let mut queued = Queued { gpu, plan, scratch, profile, waited: false, captured, status: None };
     if captured {
         // Timed with its graph's replay: events recorded under capture record nothing. A
         // launch recorded in part must not reach a graph.
@@ -107,9 +107,9 @@ pub(crate) struct Queued<'g> {
     waited: bool,
     /// Recorded into a graph: it runs when the graph is replayed ([`Queued::replayed`]).
     captured: bool,
-    /// Whether the copy of its status words was queued behind it; else they are read back
-    /// once it has been waited for.
-    status_queued: bool,
+    /// Its status words, when they were read right behind it; else they are read back once
+    /// it has been waited for.
+    status: Option<Result<DeviceStatus>>,
 }
 
 impl Queued<'_> {
@@ -131,13 +131,14 @@ impl Queued<'_> {
         let (gpu, kernel) = (self.gpu, &self.plan.kernel);
         let watchdog = self.plan.launch.watchdog_limit();
         let running = || format!("running kernel `{}`", kernel.name);
-        let status = if self.status_queued {
-            self.scratch.read_status_copy()
-        } else {
-            let (_, end) = self.scratch.timing();
-            end.synchronize()
-                .map_err(|error| driver_error(running())(error))
-                .and_then(|()| self.scratch.read_status_now())
+        let status = match self.status.take() {
+            Some(status) => status,
+            None => {
+                let (_, end) = self.scratch.timing();
+                end.synchronize()
+                    .map_err(|error| driver_error(running())(error))
+                    .and_then(|()| self.scratch.read_status_now())
+            }
         };
         let outcome = status.and_then(|status| {
             status.into_result(kernel, self.plan.barrier, watchdog)?;
@@ -155,13 +156,11 @@ impl Queued<'_> {
 }
 
 impl Queued<'_> {
-    /// Queues the copy of the status words behind the launch, for a caller about to wait.
-    fn queue_status_copy(&mut self) -> Result<()> {
+    /// Reads the status words right behind the launch, for a caller about to wait.
+    fn read_status_behind(&mut self) {
         if !self.captured {
-            self.scratch.queue_status_copy(self.gpu.stream())?;
-            self.status_queued = true;
+            self.status = Some(self.scratch.read_status_behind(self.gpu.stream()));
         }
-        Ok(())
     }
 
     /// The GPU it was queued on.

@@ -401,6 +401,18 @@ impl LaunchScratch {
         self.read_status_copy()
     }
 
+    /// Copies the status words to the host behind the work queued on the stream so far, and
+    /// returns them once it has landed: a copy into pageable memory, which the driver makes
+    /// before it returns, at less cost than a page-locked copy and an event to wait for.
+    pub(crate) fn read_status_behind(&self, stream: &Arc<CudaStream>) -> Result<DeviceStatus> {
+        let mut words = [0u32; STATUS_WORDS];
+        // SAFETY: the status words hold `STATUS_WORDS` words; the copy into pageable memory
+        // has completed when the call returns.
+        unsafe { driver::memcpy_dtoh_async(&mut words[..], self.status_address, stream.cu_stream()) }
+            .map_err(driver_error("reading the status word"))?;
+        Ok(DeviceStatus::from_words(&words))
+    }
+
     /// Queues the copy of the status words to the host, behind the work queued so far, and
     /// the event that [`read_status_copy`](Self::read_status_copy) waits for.
     pub(crate) fn queue_status_copy(&mut self, stream: &Arc<CudaStream>) -> Result<()> {

@@ -35,6 +35,9 @@ pub(crate) struct CudaSplitRun<'g> {
     start: Option<CudaEvent>,
     /// Whether the launches are being captured into a graph, replayed by `finish`.
     capturing: bool,
+    /// Whether the run is recorded into the capture of its `Gpu` (a `submit` on a
+    /// [`Capture`](crate::Capture)'s `Gpu`), to run when the graph replays.
+    recording: bool,
     /// The replayed graph, kept until the stream has finished it.
     graph: Option<CudaGraph>,
     /// The first fault of the run when the host's own control flow had one: the host's, or
@@ -53,13 +56,19 @@ impl<'g> CudaSplitRun<'g> {
     /// [`Gpu::begin_split`](crate::Gpu::begin_split): loads the segment kernels, allows each
     /// the shared slices' bytes, and prepares the status word. On a PE of a team, it starts
     /// only when every PE's run can ([`Error::TeamRefused`] otherwise), as a fused launch does.
+    /// On a `Gpu` under capture, a run that `records` (a `submit`) is recorded into the graph;
+    /// any other is refused.
     pub(crate) fn begin(
         gpu: &'g CudaGpu,
         kernel: &KernelSpec,
         launch: &Launch,
         planned: Result<LaunchPlan>,
+        records: bool,
     ) -> Result<Self> {
-        gpu.refuse_capturing("a split run")?;
+        let recording = gpu.capturing();
+        if !records || launch.replays_graph() {
+            gpu.refuse_capturing("a blocking split run, or one replayed as a graph of its own (`submit` records one)")?;
+        }
         let loaded = planned.and_then(|plan| {
             let functions = load(gpu, &plan)?;
             Ok((plan, functions))
@@ -84,7 +93,12 @@ impl<'g> CudaSplitRun<'g> {
         let watchdog = limit_ns(plan.launch.watchdog_limit());
         // Only the crossings between segments wait at a barrier, with the launch's watchdog.
         let crossing_ns = if crossing.is_some() { watchdog } else { 0 };
-        scratch.prepare_split(gpu.stream(), crossing_ns, watchdog, limit_ns(plan.launch.deadline_limit()))?;
+        let prepared =
+            scratch.prepare_split(gpu.stream(), crossing_ns, watchdog, limit_ns(plan.launch.deadline_limit()));
+        if recording && prepared.is_err() {
+            gpu.poison_capture();
+        }
+        prepared?;
         if capturing {
             // Thread-local mode: only this thread's CUDA calls are captured or forbidden.
             let mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
@@ -97,6 +111,7 @@ impl<'g> CudaSplitRun<'g> {
             scratch,
             start: None,
             capturing,
+            recording,
             graph: None,
             host_fault: None,
             crossing,
@@ -128,7 +143,11 @@ impl CudaSplitRun<'_> {
     pub(crate) unsafe fn launch(&mut self, segment: usize, args: KernelArgs<'_>) -> Result<()> {
         let (health, gpu) = (self.gpu.health(), self.gpu);
         // SAFETY: the caller vouches for `args`.
-        settle(gpu, health.guard(|| unsafe { self.launch_segment(segment, args) }))
+        let launched = settle(gpu, health.guard(|| unsafe { self.launch_segment(segment, args) }));
+        if self.recording && launched.is_err() {
+            gpu.poison_capture();
+        }
+        launched
     }
 
     /// See [`SplitRun::grid_sync`].
@@ -161,6 +180,13 @@ impl CudaSplitRun<'_> {
 
     /// See [`SplitRun::finish`].
     pub(crate) fn finish(self) -> Result<LaunchReport> {
+        if self.recording {
+            return Err(Error::Capture {
+                reason: "a split run recorded into a graph runs when the graph is replayed: hand it to \
+                         Capture::finish and call Graph::replay instead of wait()"
+                    .into(),
+            });
+        }
         let (health, gpu) = (self.gpu.health(), self.gpu);
         settle(gpu, health.guard(|| self.wait_and_report()))
     }
@@ -174,7 +200,7 @@ impl CudaSplitRun<'_> {
         check_buffers(self.gpu, &self.plan.kernel, &args)?;
         let stream = self.gpu.stream();
         let context = format!("launching segment {segment} of kernel `{}`", self.plan.kernel.name);
-        if self.start.is_none() && !self.capturing {
+        if self.start.is_none() && !self.capturing && !self.recording {
             let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT));
             self.start = Some(start.map_err(driver_error(context.as_str()))?);
         }
@@ -212,6 +238,17 @@ impl CudaSplitRun<'_> {
 
     fn read_value<T: CudaElement>(&mut self, buf: &CudaBuffer<T>, index: u64, array: &str, line: u32) -> Result<T> {
         let index = check_read(&self.plan.kernel, buf.len(), index, array, line)?;
+        if self.recording {
+            self.gpu.poison_capture();
+            return Err(Error::Capture {
+                reason: format!(
+                    "the split form of kernel `{}` reads `{array}` on the host (line {line}) to decide what to \
+                     launch next, which a graph cannot replay; record its fused form, or run this split kernel \
+                     outside the capture",
+                    self.plan.kernel.name
+                ),
+            });
+        }
         let stream = self.gpu.stream();
         stream.synchronize().map_err(driver_error(format!("running kernel `{}`", self.plan.kernel.name)))?;
         self.scratch.read_status(stream)?.into_result(
@@ -228,7 +265,7 @@ impl CudaSplitRun<'_> {
         }
         let mut first = DeviceStatus::zero_step(line);
         // While capturing, nothing has run yet, and the host's fault is taken as the first.
-        if !self.capturing {
+        if !self.capturing && !self.recording {
             let stream = self.gpu.stream();
             stream.synchronize().map_err(driver_error(format!("running kernel `{}`", self.plan.kernel.name)))?;
             let device = self.scratch.read_status(stream)?;
@@ -266,6 +303,39 @@ impl CudaSplitRun<'_> {
             self.plan.launch.watchdog_limit(),
         )?;
         Ok(self.plan.report(gpu_time, None))
+    }
+}
+
+impl CudaSplitRun<'_> {
+    /// Ends a run recorded into its `Gpu`'s capture: the copy of its status words joins the
+    /// graph, whose replays run it. A fault its host code met while recording (a zero step)
+    /// is returned now, and the capture is spoiled.
+    pub(crate) fn record(mut self) -> Result<Self> {
+        let gpu = self.gpu;
+        let recorded = match self.host_fault {
+            Some(fault) => {
+                fault.into_result(&self.plan.kernel, Barrier::MultiLaunch, self.plan.launch.watchdog_limit())
+            }
+            None => self.scratch.queue_captured_status_copy(gpu.stream()),
+        };
+        if let Err(error) = recorded {
+            gpu.poison_capture();
+            return Err(error);
+        }
+        gpu.note_captured();
+        Ok(self)
+    }
+
+    /// Whether this run was recorded into `gpu`'s capture.
+    pub(crate) fn recorded_on(&self, gpu: &CudaGpu) -> bool {
+        self.recording && std::ptr::eq(self.gpu, gpu)
+    }
+
+    /// How the recorded run ended in the replay of its graph that the stream has just
+    /// finished: its status words, decoded.
+    pub(crate) fn replayed(&self) -> Result<()> {
+        let watchdog = self.plan.launch.watchdog_limit();
+        self.scratch.status_copy().into_result(&self.plan.kernel, Barrier::MultiLaunch, watchdog)
     }
 }
 
@@ -311,6 +381,10 @@ impl CudaSplitRun<'_> {
 
 impl Drop for CudaSplitRun<'_> {
     fn drop(&mut self) {
+        // A recorded run owes the stream nothing: its graph waits for its replays.
+        if self.recording {
+            return;
+        }
         if self.capturing {
             // An early return mid-capture: discard the capture so the stream works again.
             let _ = self.gpu.stream().end_capture(CUgraphInstantiate_flags(0));
