@@ -238,6 +238,11 @@ impl fmt::Display for TrailingParam {
     }
 }
 
+/// The statement every generated kernel begins with (after its shared arrays): it writes the
+/// barrier state of the launch that follows with the same scratch ([`TrailingParam::NextLaunch`]).
+/// The runtime writes that state itself for a kernel without it (one written by hand).
+pub const PREPARE_NEXT_LAUNCH: &str = "gsync::prepare_next_launch(gsync_next_launch);";
+
 /// The CUDA macro that ends a profiled kernel's parameter list, after [`TRAILING_PARAMS`]:
 /// the runtime's profile hooks define it as the profile's parameters (and as nothing for a
 /// kernel that is not profiled), and pass them after the trailing ones.

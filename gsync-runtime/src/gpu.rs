@@ -281,6 +281,14 @@ impl Gpu {
     /// this GPU's Auto launches from now on, also where gsync has a table for the GPU's
     /// generation. [`Error::WrongBackend`] on the emulator, whose host timing says nothing of a
     /// GPU's; [`Error::InvalidTeam`] on a PE of a team; [`Error::Capture`] while capturing.
+    ///
+    /// ```no_run
+    /// # fn main() -> gsync_runtime::Result<()> {
+    /// let gpu = gsync_runtime::Gpu::cuda(0)?;
+    /// let table = gpu.calibrate_auto()?;
+    /// println!("{}", table.source()); // the table calibrated on this GPU now, kept in …
+    /// # Ok(()) }
+    /// ```
     pub fn calibrate_auto(&self) -> Result<Arc<AutoTable>> {
         let cuda = self.require_cuda("Gpu::calibrate_auto")?;
         cuda.health().guard(|| cuda::calibrate::calibrate_auto(cuda))
@@ -601,9 +609,17 @@ impl Gpu {
             _ => return ran_at_once(unsafe { self.run(kernel, launch, co_residency, forms) }),
         };
         if split {
-            let run = self.split_run(kernel, launch, forms, true)?;
-            // Under a capture the run's launches were recorded, to run when the graph replays.
-            return Ok(if cuda.capturing() { Pending::split(run.record()?) } else { Pending::split(run) });
+            if !cuda.capturing() {
+                return Ok(Pending::split(self.split_run(kernel, launch, forms, true)?));
+            }
+            // Under a capture the run's launches are recorded, to run when the graph replays; a
+            // run that fails part way leaves launches in the capture whose buffers it no
+            // longer borrows, so the capture is spoiled.
+            let recorded = self.split_run(kernel, launch, forms, true).and_then(SplitRun::record);
+            if recorded.is_err() {
+                cuda.poison_capture();
+            }
+            return Ok(Pending::split(recorded?));
         }
         // Nothing is measured while a capture records: the configuration is the remembered
         // one or the heuristic's.

@@ -27,7 +27,8 @@ use crate::split::SplitRun;
 /// On a [`Capture`](crate::Capture)'s `Gpu` the launch is recorded: the handle goes to
 /// [`Capture::finish`](crate::Capture::finish), and its outcome comes with each replay.
 /// `submit` itself may wait: the first time more launches are in flight than before (it
-/// allocates a scratch), and for a launch that tunes its configuration.
+/// allocates a scratch), for a launch that tunes its configuration, and for the first Auto
+/// launch on a GPU whose table is calibrated then (see [`Gpu::auto_table`](crate::Gpu::auto_table)).
 ///
 /// Forgetting the handle (`std::mem::forget`) ends the borrows without waiting: the buffers
 /// may then be freed, reused for another allocation or read while the kernel still runs,

@@ -279,7 +279,7 @@ impl CudaEmitter<'_> {
         if self.profiled {
             self.line("GSYNC_PROFILE_BEGIN();");
         }
-        self.line("gsync::prepare_next_launch(gsync_next_launch);  // the next launch's barrier words");
+        self.line(&format!("{}  // the next launch's barrier words", gsync_contract::PREPARE_NEXT_LAUNCH));
         if f.barrier {
             self.line("gsync_barrier_t gsync_barrier = gsync_barrier_begin(gsync_barrier_state);");
         }

@@ -148,12 +148,21 @@ impl AutoTable {
             let (blocks, barrier) = line.trim().split_once(' ')?;
             let row = Row { blocks_per_sm: blocks.parse().ok()?, barrier: barrier.trim().parse().ok()? };
             let grows = rows.last().is_none_or(|last: &Row| last.blocks_per_sm < row.blocks_per_sm);
-            if !grows || !Barrier::DEVICE.contains(&row.barrier) || row.barrier == Barrier::Cooperative {
+            if !grows || !row.barrier.takes_any_grid() {
                 return None;
             }
             rows.push(row);
         }
         (rows.last()?.blocks_per_sm == u32::MAX).then_some(AutoTable { rows, source })
+    }
+}
+
+impl Barrier {
+    /// Whether Auto may name it: a device barrier that takes any grid, with an ordinary
+    /// launch (not the cooperative one, which not every GPU has, nor LFS, whose grid is at
+    /// most its block size).
+    pub(crate) fn takes_any_grid(self) -> bool {
+        Barrier::DEVICE.contains(&self) && !matches!(self, Barrier::Cooperative | Barrier::Lfs)
     }
 }
 
@@ -213,9 +222,10 @@ mod tests {
     #[test]
     fn every_choice_is_a_device_barrier_without_special_launch_needs() {
         for row in HOPPER {
-            assert!(Barrier::DEVICE.contains(&row.barrier));
-            assert_ne!(row.barrier, Barrier::Cooperative, "needs cooperative launch, which not every GPU has");
+            assert!(row.barrier.takes_any_grid(), "{}", row.barrier);
         }
+        assert!(!Barrier::Cooperative.takes_any_grid(), "needs cooperative launch, which not every GPU has");
+        assert!(!Barrier::Lfs.takes_any_grid(), "a grid of at most its block size");
         assert_eq!(HOPPER.last().map(|row| row.blocks_per_sm), Some(u32::MAX), "the table covers every grid");
         let table = AutoTable::hopper();
         assert_eq!(table.choose(0, 5).barrier, Barrier::Ilbs { groups: None }, "a GPU reporting no SMs counts as one");
@@ -245,6 +255,7 @@ mod tests {
             "4 lbs\n2 relay\n4294967295 relay\n",
             "4 cooperative\n4294967295 relay\n",
             "4 multi-launch\n4294967295 relay\n",
+            "4 lfs\n4294967295 relay\n",
             "four lbs\n4294967295 relay\n",
             "4 nonsense\n4294967295 relay\n",
         ] {

@@ -1,6 +1,9 @@
 //! What `#[grid_phases]` hands the runtime: a kernel's description and its CUDA translation
 //! unit.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock, PoisonError};
+
 use crate::barrier::{Barrier, LaunchMode};
 
 /// Threads per block when neither the launch nor the kernel says.
@@ -14,7 +17,7 @@ const HALF: &str = include_str!("half.cuh");
 
 // Only a kernel body that begins with the contract's `HALF_MARKER` (`#[grid_phases]` writes it
 // for one that uses `f16` or `bf16`) is compiled with `HALF`, whose headers take NVRTC a while.
-use gsync_contract::{uses_half, BLOCK_SIZE_MACRO, LAUNCH_BOUNDS_MACRO};
+use gsync_contract::{uses_half, BLOCK_SIZE_MACRO, LAUNCH_BOUNDS_MACRO, PREPARE_NEXT_LAUNCH};
 
 /// The profile hooks of a profiled kernel ([`KernelSpec::profile`]): the recording.
 const PROFILE: &str = include_str!("profile.cuh");
@@ -159,6 +162,17 @@ impl KernelSpec {
         }
     }
 
+    /// Whether the fused body for `barrier` prepares the next launch's barrier state
+    /// (`gsync::prepare_next_launch(gsync_next_launch)` at its start, which `#[grid_phases]`
+    /// writes into every kernel). The runtime writes the state itself for a kernel written by
+    /// hand without it. Looked up once per body.
+    pub fn prepares_next_launch(&self, barrier: Barrier) -> bool {
+        static BODIES: OnceLock<Mutex<HashMap<usize, bool>>> = OnceLock::new();
+        let body = self.body_for(barrier);
+        let mut known = BODIES.get_or_init(Default::default).lock().unwrap_or_else(PoisonError::into_inner);
+        *known.entry(body.as_ptr() as usize).or_insert_with(|| body.contains(PREPARE_NEXT_LAUNCH))
+    }
+
     /// The name of array `index` for messages, even when the index is not in the table.
     pub(crate) fn array_name(&self, index: u32) -> String {
         let name = usize::try_from(index).ok().and_then(|index| self.arrays.get(index));
@@ -280,6 +294,17 @@ pub(crate) mod tests {
             }
         }
         assert!(!SMOOTH.source(Barrier::Lbs, 64).contains("#define GSYNC_MULTI_DIM"));
+    }
+
+    #[test]
+    fn a_kernel_written_without_the_next_launch_s_preparation_is_known_as_one() {
+        assert!(!SMOOTH.prepares_next_launch(Barrier::Lbs), "the test kernel is written by hand without it");
+        const PREPARING: &str =
+            "extern \"C\" __global__ void p(u32* gsync_barrier_state) {\n    gsync::prepare_next_launch(gsync_next_launch);\n}\n";
+        let preparing = KernelSpec { checked_body: PREPARING, unchecked_body: PREPARING, ..SMOOTH };
+        assert!(preparing.prepares_next_launch(Barrier::Lbs));
+        assert!(preparing.prepares_next_launch(Barrier::Ulfs), "asked again: the answer is remembered");
+        assert!(!preparing.prepares_next_launch(Barrier::MultiLaunch), "the split form's body is another");
     }
 
     #[test]

@@ -62,9 +62,10 @@ const PHASES_KERNEL: KernelSpec = KernelSpec {
 const THREADS: u32 = 64;
 /// The grids measured, in blocks per SM.
 const LEVELS: [u32; 6] = [1, 2, 4, 8, 16, 32];
-/// The barriers tried at each grid (the cooperative barrier needs a launch not every GPU has).
-const CANDIDATES: [Barrier; 5] =
-    [Barrier::Lbs, Barrier::Ilbs { groups: None }, Barrier::Ulfs, Barrier::Lfs, Barrier::Relay];
+/// The barriers tried at each grid: those that take any grid (not the cooperative barrier,
+/// which needs a launch not every GPU has, nor LFS, whose grid is at most its block size), the
+/// simplest first.
+const CANDIDATES: [Barrier; 4] = [Barrier::Lbs, Barrier::Ilbs { groups: None }, Barrier::Ulfs, Barrier::Relay];
 /// Phases of the short and the long run.
 const FEW: u32 = 8;
 const MANY: u32 = 72;
@@ -78,7 +79,10 @@ const NOISE: f64 = 0.03;
 /// captured, cannot run the calibration's kernels: they borrow Hopper's table, which a capture
 /// does not keep.
 pub(crate) fn auto_table(gpu: &CudaGpu) -> Result<Arc<AutoTable>> {
-    if let Some(table) = &*gpu.auto_slot().lock().unwrap_or_else(PoisonError::into_inner) {
+    // Held while calibrating, so that two threads do not time each other's kernels. No
+    // calibration launch asks for the table: each names its barrier.
+    let mut slot = gpu.auto_slot().lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(table) = &*slot {
         return Ok(table.clone());
     }
     let table = match AutoTable::built_in(gpu.info().compute_capability) {
@@ -96,9 +100,7 @@ pub(crate) fn auto_table(gpu: &CudaGpu) -> Result<Arc<AutoTable>> {
             Err(error) => AutoTable::borrowed(format!("calibrating failed: {error}")),
         },
     };
-    // Another thread may have kept one first: that one stays.
-    let mut slot = gpu.auto_slot().lock().unwrap_or_else(PoisonError::into_inner);
-    Ok(slot.get_or_insert_with(|| Arc::new(table)).clone())
+    Ok(slot.insert(Arc::new(table)).clone())
 }
 
 /// Measures Auto's table on `gpu` now, keeps it in the cache, and uses it from now on.
@@ -111,9 +113,8 @@ pub(crate) fn calibrate_auto(gpu: &CudaGpu) -> Result<Arc<AutoTable>> {
         });
     }
     gpu.refuse_capturing("calibrating Auto's table, which runs and times kernels")?;
-    let table = Arc::new(calibrate(gpu, table_path(gpu))?);
-    *gpu.auto_slot().lock().unwrap_or_else(PoisonError::into_inner) = Some(table.clone());
-    Ok(table)
+    let mut slot = gpu.auto_slot().lock().unwrap_or_else(PoisonError::into_inner);
+    Ok(slot.insert(Arc::new(calibrate(gpu, table_path(gpu))?)).clone())
 }
 
 /// The table of `gpu`: read from the cache, or measured now and kept there.
@@ -129,18 +130,33 @@ fn load_or_calibrate(gpu: &CudaGpu) -> Result<AutoTable> {
     calibrate(gpu, path)
 }
 
-/// Measures the table of `gpu` now, and keeps it at `path` when it can.
+/// Measures the table of `gpu` now, and keeps it at `path` when every grid was measured
+/// (up to the first that no barrier takes). A driver error (a lost context) is returned.
 fn calibrate(gpu: &CudaGpu, path: Option<PathBuf>) -> Result<AutoTable> {
     let started = Instant::now();
     let sm_count = gpu.info().sm_count.max(1);
     let mut fastest = Vec::new();
+    // Whether a measurement failed otherwise than by a refused grid: the table is used, not kept.
+    let mut doubtful = false;
     for blocks_per_sm in LEVELS {
         let blocks = blocks_per_sm.saturating_mul(sm_count);
         let mut best: Option<(Duration, Barrier)> = None;
         for barrier in CANDIDATES {
-            // A barrier that refuses the grid (too many blocks for it, or not co-resident with
-            // its code) is no candidate there.
-            let Ok(cost) = phase_cost(gpu, barrier, blocks) else { continue };
+            let cost = match phase_cost(gpu, barrier, blocks) {
+                Ok(Some(cost)) => cost,
+                // Many phases no slower than few: noise, not a cost.
+                Ok(None) => {
+                    doubtful = true;
+                    continue;
+                }
+                Err(error) if error.kind() == ErrorKind::Driver => return Err(error),
+                // A barrier that refuses the grid (not co-resident with its code) is no
+                // candidate there.
+                Err(error) => {
+                    doubtful |= error.kind() != ErrorKind::Configuration;
+                    continue;
+                }
+            };
             if best.is_none_or(|(least, _)| clearly_faster(cost, least)) {
                 best = Some((cost, barrier));
             }
@@ -152,7 +168,7 @@ fn calibrate(gpu: &CudaGpu, path: Option<PathBuf>) -> Result<AutoTable> {
     }
     let kept = path.filter(|path| {
         let table = AutoTable::from_levels(&fastest, AutoSource::Calibrated { cached: None });
-        table.is_some_and(|table| write_atomically(path, &[table.to_text().as_bytes()]).is_ok())
+        !doubtful && table.is_some_and(|table| write_atomically(path, &[table.to_text().as_bytes()]).is_ok())
     });
     let reason = || format!("calibrating it measured no barrier ({:.2} s)", started.elapsed().as_secs_f64());
     Ok(AutoTable::from_levels(&fastest, AutoSource::Calibrated { cached: kept })
@@ -167,8 +183,8 @@ fn clearly_faster(cost: Duration, least: Duration) -> bool {
 }
 
 /// One `grid_sync()`'s cost with `barrier` on a grid of `blocks`: the median run of many
-/// phases less that of few, per phase between.
-fn phase_cost(gpu: &CudaGpu, barrier: Barrier, blocks: u32) -> Result<Duration> {
+/// phases less that of few, per phase between; `None` when many took no longer than few.
+fn phase_cost(gpu: &CudaGpu, barrier: Barrier, blocks: u32) -> Result<Option<Duration>> {
     let launch = Launch::new()
         .blocks(blocks)
         .threads(THREADS)
@@ -191,7 +207,7 @@ fn phase_cost(gpu: &CudaGpu, barrier: Barrier, blocks: u32) -> Result<Duration> 
     };
     median(FEW)?; // compiles and loads the kernel for this barrier
     let (few, many) = (median(FEW)?, median(MANY)?);
-    Ok(many.saturating_sub(few) / (MANY - FEW))
+    Ok((many > few).then(|| (many - few) / (MANY - FEW)))
 }
 
 /// Where `gpu`'s table is kept: a file per GPU model and SM count in the cache directory.
@@ -213,8 +229,8 @@ mod tests {
         for param in gsync_contract::TRAILING_PARAMS {
             assert!(PHASES.contains(&param.to_string()), "{param}");
         }
-        assert!(PHASES.contains("gsync::prepare_next_launch(gsync_next_launch);"));
-        assert!(CANDIDATES.iter().all(|barrier| Barrier::DEVICE.contains(barrier)));
+        assert!(PHASES_KERNEL.prepares_next_launch(Barrier::Lbs));
+        assert!(CANDIDATES.iter().all(|barrier| barrier.takes_any_grid()));
         assert!(LEVELS.windows(2).all(|pair| pair[0] < pair[1]));
         assert_eq!(CANDIDATES[0], Barrier::Lbs, "the simplest first: it stays within the noise");
     }

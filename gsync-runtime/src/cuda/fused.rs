@@ -59,8 +59,8 @@ pub(crate) unsafe fn submit<'g>(gpu: &'g CudaGpu, plan: LaunchPlan, args: &Kerne
     let deadline_ns = limit_ns(plan.launch.deadline_limit());
     let chaining = match (captured, gpu.team()) {
         (true, _) => Chaining::Captured,
-        (false, Some(_)) => Chaining::HostWrites,
-        (false, None) => Chaining::PrepareNext,
+        (false, None) if kernel.prepares_next_launch(plan.compiled) => Chaining::PrepareNext,
+        (false, _) => Chaining::HostWrites,
     };
     let prepared = scratch.prepare(gpu.stream(), plan.compiled, grid, barrier_ns, spin_ns, deadline_ns, chaining);
     if captured && prepared.is_err() {
@@ -132,7 +132,12 @@ impl Queued<'_> {
         let watchdog = self.plan.launch.watchdog_limit();
         let running = || format!("running kernel `{}`", kernel.name);
         let status = match self.status.take() {
-            Some(status) => status,
+            Some(Ok(status)) => Ok(status),
+            // The kernel may still run: the buffers are free only once it is over.
+            Some(Err(error)) => {
+                let _ = self.scratch.timing().1.synchronize();
+                Err(error)
+            }
             None => {
                 let (_, end) = self.scratch.timing();
                 end.synchronize()

@@ -10,7 +10,8 @@
 //! host: the header line with one copy, and the counters that only grow during a launch (the
 //! barrier's `launch_words`) zeroed; flags carry the launch's sequence number, so stale ones
 //! never match. A state is zeroed whole only when a launch failed (a timed-out barrier leaves
-//! the abort flag set) or when the next launch uses another barrier, whose words overlap.
+//! the abort flag set), when the next launch uses another barrier, whose words overlap, when
+//! nothing is known of it, and for every replay of a launch captured into a graph.
 //!
 //! A launch's status words lie in its state's header line, written with it.
 
@@ -253,7 +254,7 @@ impl LaunchScratch {
     ) -> Result<()> {
         let name = barrier.name();
         let words = (barrier.descriptor().state_words)(grid.blocks, grid.threads).max(LINE_WORDS);
-        self.reserve(words)?;
+        self.reserve(stream, words)?;
         let per_launch = (barrier.descriptor().launch_words)(grid.blocks, grid.groups).clamp(LINE_WORDS, words);
         let header = LaunchHeader {
             sequence: self.next_sequence(),
@@ -328,11 +329,14 @@ impl LaunchScratch {
         self.write_line(stream, address, header)
     }
 
-    /// Grows both states to at least `words`, zeroed.
-    fn reserve(&mut self, words: usize) -> Result<()> {
+    /// Grows both states to at least `words`, zeroed, once the launch stream is done with the
+    /// old ones (a zeroing after a failed launch may be queued there, and the old words are
+    /// freed on the allocating stream).
+    fn reserve(&mut self, stream: &Arc<CudaStream>, words: usize) -> Result<()> {
         if self.states[0].words.len() >= words {
             return Ok(());
         }
+        stream.synchronize().map_err(driver_error("allocating the barrier state"))?;
         self.states =
             [BarrierState::zeroed(&self.alloc_stream, words)?, BarrierState::zeroed(&self.alloc_stream, words)?];
         self.alloc_stream.synchronize().map_err(driver_error("allocating the barrier state"))
@@ -348,15 +352,17 @@ impl LaunchScratch {
             .map_err(driver_error("writing the barrier header"))
     }
 
-    /// The status words that the last [`queue_status_copy`](Self::queue_status_copy) copied,
-    /// decoded, for a caller that has waited for the stream.
+    /// The status words that the last copy into page-locked memory brought back
+    /// ([`queue_status_copy`](Self::queue_status_copy), [`read_status_now`](Self::read_status_now)),
+    /// decoded, for a caller that has waited for it.
     pub(crate) fn status_copy(&self) -> DeviceStatus {
         DeviceStatus::from_words(self.status_copy.as_array())
     }
 
     /// The status words of the launch prepared last, read back at once, for a caller that has
-    /// waited for the launch (a copy on the legacy stream, which waits for no other stream of
-    /// the context).
+    /// waited for the launch (a copy on the legacy stream: gsync's streams do not wait for it,
+    /// nor it for them; a blocking stream given to `Gpu::from_cudarc` makes it wait for that
+    /// stream's work).
     pub(crate) fn read_status_now(&mut self) -> Result<DeviceStatus> {
         let words = &mut self.status_copy.as_mut_array()[..];
         // SAFETY: the launch that wrote the status words is over; the copy lands in

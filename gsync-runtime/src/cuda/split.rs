@@ -237,7 +237,6 @@ impl CudaSplitRun<'_> {
     }
 
     fn read_value<T: CudaElement>(&mut self, buf: &CudaBuffer<T>, index: u64, array: &str, line: u32) -> Result<T> {
-        let index = check_read(&self.plan.kernel, buf.len(), index, array, line)?;
         if self.recording {
             self.gpu.poison_capture();
             return Err(Error::Capture {
@@ -249,6 +248,7 @@ impl CudaSplitRun<'_> {
                 ),
             });
         }
+        let index = check_read(&self.plan.kernel, buf.len(), index, array, line)?;
         let stream = self.gpu.stream();
         stream.synchronize().map_err(driver_error(format!("running kernel `{}`", self.plan.kernel.name)))?;
         self.scratch.read_status(stream)?.into_result(
@@ -324,6 +324,11 @@ impl CudaSplitRun<'_> {
         }
         gpu.note_captured();
         Ok(self)
+    }
+
+    /// Whether this run is being recorded into its `Gpu`'s capture.
+    pub(crate) fn recording(&self) -> bool {
+        self.recording
     }
 
     /// Whether this run was recorded into `gpu`'s capture.

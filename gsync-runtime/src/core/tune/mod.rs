@@ -6,9 +6,10 @@
 
 pub(crate) mod space;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::barrier::Barrier;
+use crate::barrier::{AutoTable, Barrier};
 use crate::core::args::KernelArgs;
 use crate::core::config::{ConfigChoice, LaunchConfig, SizeClass};
 use crate::core::config_cache::{ConfigCache, ConfigKey};
@@ -47,8 +48,17 @@ pub(crate) unsafe fn plan(
     if !is_open(launch) {
         return as_asked();
     }
+    // The configuration names Auto's barrier for its grid; the report still says why, when the
+    // table names it (a configuration remembered from an earlier table may not).
+    let auto = auto_table(device, launch)?;
     let with = |config: LaunchConfig, choice| {
-        resolve::fused(device, spec, &launch.clone().config(config), shared, CoResidency::Required, choice)
+        let mut plan =
+            resolve::fused(device, spec, &launch.clone().config(config), shared, CoResidency::Required, choice)?;
+        if let Some(table) = &auto {
+            plan.auto =
+                Some(table.choose(device.info().sm_count, plan.grid.blocks)).filter(|why| why.barrier == plan.barrier);
+        }
+        Ok(plan)
     };
     let class = SizeClass::of(args.longest_buffer());
     let key = ConfigKey::new(&kernel, device.info(), launch, class, device.toolchain()?)
@@ -68,7 +78,7 @@ pub(crate) unsafe fn plan(
             Err(error) => return Err(error),
         }
     }
-    let space = ConfigSpace::new(&kernel, launch, device.info(), device.auto_table()?);
+    let space = ConfigSpace::new(&kernel, launch, device.info(), auto.clone());
     // SAFETY: the caller vouches for `args`.
     let tuned = if tuning_enabled(launch) { unsafe { tune(device, spec, launch, args, &space) }? } else { None };
     let Some((config, choice)) = tuned else {
@@ -94,6 +104,12 @@ pub(crate) unsafe fn plan(
         );
     }
     with(config, choice)
+}
+
+/// The table Auto chooses from, asked of the device only for a launch that asks for Auto
+/// (on a GPU without a table of its generation, the first ask calibrates).
+fn auto_table(device: &dyn Device, launch: &Launch) -> Result<Option<Arc<AutoTable>>> {
+    (launch.selected_barrier() == Barrier::Auto).then(|| device.auto_table()).transpose()
 }
 
 /// The configuration a launch of `spec` with `launch` runs when its longest buffer has `len`
@@ -141,7 +157,7 @@ fn remembered_or_heuristic(
         device,
         kernel,
         launch,
-        &ConfigSpace::new(kernel, launch, device.info(), device.auto_table()?),
+        &ConfigSpace::new(kernel, launch, device.info(), auto_table(device, launch)?),
         shared,
     )?;
     Ok(config.map(|config| cache.remember_first(key, config)))

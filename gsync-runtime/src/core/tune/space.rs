@@ -58,8 +58,8 @@ pub(crate) struct ConfigSpace {
     /// The barrier asked for; [`Barrier::Auto`] resolves per grid.
     barrier: Barrier,
     sm_count: u32,
-    /// The table Auto chooses from.
-    auto: Arc<AutoTable>,
+    /// The table Auto chooses from, for a launch that asks for Auto.
+    auto: Option<Arc<AutoTable>>,
     max_threads_per_block: u32,
     /// The block size the kernel declares, if any.
     fixed_threads: Option<u32>,
@@ -69,9 +69,9 @@ pub(crate) struct ConfigSpace {
 
 impl ConfigSpace {
     /// The space of `launch` (with `kernel` as the launch configures it) on `info`'s GPU, whose
-    /// Auto chooses from `auto`; only a launch that names neither grid nor block size has one
-    /// (see [`is_open`]).
-    pub fn new(kernel: &KernelSpec, launch: &Launch, info: &DeviceInfo, auto: Arc<AutoTable>) -> ConfigSpace {
+    /// Auto chooses from `auto` (asked only of a launch that asks for Auto); only a launch that
+    /// names neither grid nor block size has one (see [`is_open`]).
+    pub fn new(kernel: &KernelSpec, launch: &Launch, info: &DeviceInfo, auto: Option<Arc<AutoTable>>) -> ConfigSpace {
         ConfigSpace {
             barrier: launch.selected_barrier(),
             sm_count: info.sm_count.max(1),
@@ -135,7 +135,10 @@ impl ConfigSpace {
         let limit = (self.barrier.descriptor().max_blocks)(threads);
         let blocks = limit.map_or(blocks, |limit| blocks.min(limit));
         let barrier = match self.barrier {
-            Barrier::Auto => self.auto.choose(self.sm_count, blocks).barrier,
+            Barrier::Auto => {
+                let table = self.auto.clone().unwrap_or_else(|| Arc::new(AutoTable::hopper()));
+                table.choose(self.sm_count, blocks).barrier
+            }
             barrier => barrier,
         };
         LaunchConfig { blocks, threads, barrier }
@@ -186,7 +189,12 @@ mod tests {
     use crate::test_support::h200;
 
     fn space(launch: &Launch) -> ConfigSpace {
-        ConfigSpace::new(&KernelSpec { default_threads: 0, ..SMOOTH }, launch, &h200(), Arc::new(AutoTable::hopper()))
+        ConfigSpace::new(
+            &KernelSpec { default_threads: 0, ..SMOOTH },
+            launch,
+            &h200(),
+            Some(Arc::new(AutoTable::hopper())),
+        )
     }
 
     #[test]
@@ -220,7 +228,7 @@ mod tests {
             &KernelSpec { default_threads: 128, ..SMOOTH },
             &Launch::new(),
             &h200(),
-            Arc::new(AutoTable::hopper()),
+            Some(Arc::new(AutoTable::hopper())),
         );
         assert_eq!(declared.thread_options(), [128], "a declared block size may be relied on");
         let ulfs = space(&Launch::new().barrier(Barrier::Ulfs));
