@@ -8,6 +8,7 @@
 
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 
 use super::Barrier;
 
@@ -86,6 +87,13 @@ impl AutoTable {
     /// Hopper's measured table.
     pub(crate) fn hopper() -> AutoTable {
         AutoTable { rows: HOPPER.to_vec(), source: AutoSource::Measured { on: HOPPER_MEASURED_ON } }
+    }
+
+    /// Hopper's measured table, made once per process: what a device without a table of its
+    /// own (the emulator) chooses from.
+    pub(crate) fn shared_hopper() -> Arc<AutoTable> {
+        static TABLE: OnceLock<Arc<AutoTable>> = OnceLock::new();
+        TABLE.get_or_init(|| Arc::new(AutoTable::hopper())).clone()
     }
 
     /// Hopper's table, borrowed by a GPU without one of its own, for `reason`.

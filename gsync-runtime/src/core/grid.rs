@@ -1,6 +1,8 @@
 //! Choosing and checking a launch's grid before anything runs: the co-residency check that
 //! makes device barriers safe, and each barrier's own limits.
 
+use std::sync::Arc;
+
 use crate::barrier::{AutoChoice, AutoTable, Barrier};
 use crate::core::device::DeviceInfo;
 use crate::core::dims::Dim3;
@@ -67,13 +69,14 @@ impl Grid {
     }
 }
 
-/// The barrier a launch uses: `barrier` itself, or for [`Barrier::Auto`] the barrier `table`
-/// names for a grid of `blocks` on `info`'s GPU (`blocks`: the requested grid, or the default
-/// one, asked of `default_blocks` only then), with the row that chose it.
+/// The barrier a launch uses: `barrier` itself, or for [`Barrier::Auto`] the barrier the table
+/// (asked of `table` only then) names for a grid of `blocks` on `info`'s GPU (`blocks`: the
+/// requested grid, or the default one, asked of `default_blocks` only then), with the row that
+/// chose it.
 pub(crate) fn resolve_barrier(
     barrier: Barrier,
     info: &DeviceInfo,
-    table: &AutoTable,
+    table: impl FnOnce() -> Result<Arc<AutoTable>>,
     requested_blocks: Option<u32>,
     default_blocks: impl FnOnce() -> Result<u32>,
 ) -> Result<(Barrier, Option<AutoChoice>)> {
@@ -84,7 +87,7 @@ pub(crate) fn resolve_barrier(
         Some(blocks) => blocks,
         None => default_blocks()?,
     };
-    let choice = table.choose(info.sm_count, blocks);
+    let choice = table()?.choose(info.sm_count, blocks);
     Ok((choice.barrier, Some(choice)))
 }
 
@@ -197,21 +200,23 @@ mod tests {
     #[test]
     fn auto_resolves_by_the_grid_and_asks_for_the_default_grid_only_without_one() {
         let info = h200();
-        let table = AutoTable::hopper();
+        let table = || Ok(AutoTable::shared_hopper());
         let never = || -> Result<u32> { panic!("the grid was given") };
         let resolve = |barrier, blocks, default: &dyn Fn() -> Result<u32>| {
-            resolve_barrier(barrier, &info, &table, blocks, default).ok().map(|(barrier, _)| barrier)
+            resolve_barrier(barrier, &info, table, blocks, default).ok().map(|(barrier, _)| barrier)
         };
         assert_eq!(resolve(Barrier::Auto, Some(60), &never), Some(Barrier::Lbs));
         assert_eq!(resolve(Barrier::Auto, Some(800), &never), Some(Barrier::Ilbs { groups: None }));
         assert_eq!(resolve(Barrier::Auto, None, &|| Ok(4224)), Some(Barrier::Relay));
         assert_eq!(resolve(Barrier::Lfs, None, &never), Some(Barrier::Lfs), "a chosen barrier stays");
-        let (_, why) = resolve_barrier(Barrier::Auto, &info, &table, Some(60), never).expect("chosen");
+        let (_, why) = resolve_barrier(Barrier::Auto, &info, table, Some(60), never).expect("chosen");
         assert_eq!(why.map(|choice| choice.up_to_blocks_per_sm), Some(4), "the row that chose it");
-        let (_, why) = resolve_barrier(Barrier::Lbs, &info, &table, Some(60), never).expect("named");
+        let (_, why) =
+            resolve_barrier(Barrier::Lbs, &info, || panic!("a named barrier needs no table"), Some(60), never)
+                .expect("named");
         assert!(why.is_none(), "a named barrier has no Auto reason");
         let failed =
-            resolve_barrier(Barrier::Auto, &info, &table, None, || Err(Error::EmptyGrid { kernel: "k".into() }));
+            resolve_barrier(Barrier::Auto, &info, table, None, || Err(Error::EmptyGrid { kernel: "k".into() }));
         assert!(matches!(failed, Err(Error::EmptyGrid { .. })));
     }
 

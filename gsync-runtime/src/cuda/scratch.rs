@@ -352,9 +352,8 @@ impl LaunchScratch {
             .map_err(driver_error("writing the barrier header"))
     }
 
-    /// The status words that the last copy into page-locked memory brought back
-    /// ([`queue_status_copy`](Self::queue_status_copy), [`read_status_now`](Self::read_status_now)),
-    /// decoded, for a caller that has waited for it.
+    /// The status words that the last [`queue_status_copy`](Self::queue_status_copy) copied,
+    /// decoded, for a caller that has waited for the stream.
     pub(crate) fn status_copy(&self) -> DeviceStatus {
         DeviceStatus::from_words(self.status_copy.as_array())
     }
@@ -363,13 +362,10 @@ impl LaunchScratch {
     /// waited for the launch (a copy on the legacy stream: gsync's streams do not wait for it,
     /// nor it for them; a blocking stream given to `Gpu::from_cudarc` makes it wait for that
     /// stream's work).
-    pub(crate) fn read_status_now(&mut self) -> Result<DeviceStatus> {
-        let words = &mut self.status_copy.as_mut_array()[..];
-        // SAFETY: the launch that wrote the status words is over; the copy lands in
-        // page-locked words this scratch owns.
-        unsafe { driver::memcpy_dtoh_sync(words, self.status_address) }
-            .map_err(driver_error("reading the status word"))?;
-        Ok(self.status_copy())
+    pub(crate) fn read_status_now(&self) -> Result<DeviceStatus> {
+        // SAFETY: the launch that wrote the status words is over; the copy has landed when
+        // the call returns.
+        copied_status(|words| unsafe { driver::memcpy_dtoh_sync(words, self.status_address) })
     }
 
     /// The events that time a launch with this scratch, recorded around it.
@@ -411,12 +407,9 @@ impl LaunchScratch {
     /// returns them once it has landed: a copy into pageable memory, which the driver makes
     /// before it returns, at less cost than a page-locked copy and an event to wait for.
     pub(crate) fn read_status_behind(&self, stream: &Arc<CudaStream>) -> Result<DeviceStatus> {
-        let mut words = [0u32; STATUS_WORDS];
         // SAFETY: the status words hold `STATUS_WORDS` words; the copy into pageable memory
         // has completed when the call returns.
-        unsafe { driver::memcpy_dtoh_async(&mut words[..], self.status_address, stream.cu_stream()) }
-            .map_err(driver_error("reading the status word"))?;
-        Ok(DeviceStatus::from_words(&words))
+        copied_status(|words| unsafe { driver::memcpy_dtoh_async(words, self.status_address, stream.cu_stream()) })
     }
 
     /// Queues the copy of the status words to the host, behind the work queued so far, and
@@ -526,6 +519,15 @@ impl Drop for TakenScratch<'_> {
 fn zero_words(stream: &CudaStream, address: u64, words: usize) -> std::result::Result<(), cudarc::driver::DriverError> {
     // SAFETY: `address` holds at least `words` words of this scratch, on the stream's context.
     unsafe { driver::memset_d8_async(address, 0, words * size_of::<u32>(), stream.cu_stream()) }
+}
+
+/// The status words that `copy` brings back into host memory, decoded.
+fn copied_status(
+    copy: impl FnOnce(&mut [u32]) -> std::result::Result<(), cudarc::driver::DriverError>,
+) -> Result<DeviceStatus> {
+    let mut words = [0u32; STATUS_WORDS];
+    copy(&mut words[..]).map_err(driver_error("reading the status word"))?;
+    Ok(DeviceStatus::from_words(&words))
 }
 
 /// An event that records time, for [`LaunchScratch::timing`].

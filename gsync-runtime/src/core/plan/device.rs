@@ -37,7 +37,7 @@ pub(crate) trait Device {
     /// The table [`Barrier::Auto`](crate::Barrier::Auto) chooses from: by default Hopper's
     /// (a backend without one of its own, the emulator, borrows it).
     fn auto_table(&self) -> Result<Arc<AutoTable>> {
-        Ok(Arc::new(AutoTable::hopper()))
+        Ok(AutoTable::shared_hopper())
     }
 
     /// The most blocks one grid of `threads` threads per block may have.

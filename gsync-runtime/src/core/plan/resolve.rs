@@ -1,9 +1,7 @@
 //! The one order in which a launch is resolved, for every backend: threads → shared layout →
 //! barrier → compiled variant → occupancy → grid → block limit → Relay's variant.
 
-use std::sync::Arc;
-
-use crate::barrier::{AutoChoice, AutoTable, Barrier, LaunchMode, RelayMode};
+use crate::barrier::{AutoChoice, Barrier, LaunchMode, RelayMode};
 use crate::core::config::ConfigChoice;
 use crate::core::dynamic_shared::{DynamicShared, SharedLayout};
 use crate::core::error::{Error, Result};
@@ -125,13 +123,13 @@ fn barrier(
     threads: u32,
     shared: &SharedLayout,
 ) -> Result<(Barrier, Option<AutoChoice>)> {
-    let table = match launch.selected_barrier() {
-        Barrier::Auto => device.auto_table()?,
-        _ => Arc::new(AutoTable::hopper()),
-    };
-    resolve_barrier(launch.selected_barrier(), device.info(), &table, requested_blocks, || {
-        Ok(device.residency(&kernel.variant(Barrier::Relay, threads), shared)?.max_blocks())
-    })
+    resolve_barrier(
+        launch.selected_barrier(),
+        device.info(),
+        || device.auto_table(),
+        requested_blocks,
+        || Ok(device.residency(&kernel.variant(Barrier::Relay, threads), shared)?.max_blocks()),
+    )
 }
 
 /// Why a split kernel cannot go through a fused launch.

@@ -136,7 +136,7 @@ impl ConfigSpace {
         let blocks = limit.map_or(blocks, |limit| blocks.min(limit));
         let barrier = match self.barrier {
             Barrier::Auto => {
-                let table = self.auto.clone().unwrap_or_else(|| Arc::new(AutoTable::hopper()));
+                let table = self.auto.clone().unwrap_or_else(AutoTable::shared_hopper);
                 table.choose(self.sm_count, blocks).barrier
             }
             barrier => barrier,
