@@ -1,10 +1,12 @@
 //! `gsync::kernels::sort` of random `u32` keys, alone and with a `u32` value each, from 2^16
 //! to 2^26 keys: each size sorted once to warm up, then timed (the kernel's time between
 //! CUDA events) `--reps` times, every result verified against the CPU's sort, and the medians
-//! printed as a table. From `kernels::radix_from(with_values)` keys on (2^19 keys alone, 2^16
-//! pairs) the sort is the radix sort (one fused kernel: a histogram phase, then one phase per
-//! 8-bit digit with decoupled look-back between tiles); below it, the bitonic sort. `--kernel`
-//! names one.
+//! printed as a table. Below `kernels::radix_from(with_values)` keys (2^17 keys alone, 2^16
+//! pairs) the sort is the bitonic sort; from there one of two radix sorts, each one fused
+//! kernel: `onesweep` (a histogram phase, then one phase per 8-bit digit with decoupled
+//! look-back between tiles) and, for keys alone from `kernels::COUNTED_KEYS_FROM` on, `radix`
+//! (per digit, a phase that counts it in each block's run of keys, then one that moves the
+//! keys). `--kernel` names one.
 //!
 //! ```text
 //! cargo run --release --example radix_sort                     # 2^16 … 2^26 on a GPU, 2^13 on the emulator
@@ -14,7 +16,7 @@
 //! ```
 //!
 //! The time is the kernel's alone: the keys are uploaded and downloaded outside it, and so is
-//! the scratch (allocated zeroed; the kernel zeroes its look-back states itself).
+//! the scratch (allocated zeroed).
 
 mod common;
 
@@ -37,7 +39,7 @@ struct Args {
     /// The largest size, as a power of two.
     #[arg(long, default_value_t = 26)]
     max_log: u32,
-    /// Which sort: the faster for the size (`kernels::sort`), or one of the two.
+    /// Which sort: the fastest for the size (`kernels::sort`), or one of the three.
     #[arg(long, value_enum, default_value_t = Kernel::Fastest)]
     kernel: Kernel,
     /// Barrier: auto, cooperative, lbs, lfs, ilbs, ilbs:G, ulfs, relay, or multi-launch (the
@@ -58,6 +60,7 @@ enum Kernel {
     Fastest,
     Bitonic,
     Radix,
+    Onesweep,
 }
 
 impl Kernel {
@@ -66,6 +69,7 @@ impl Kernel {
             Kernel::Fastest => SortKernel::Fastest,
             Kernel::Bitonic => SortKernel::Bitonic,
             Kernel::Radix => SortKernel::Radix,
+            Kernel::Onesweep => SortKernel::Onesweep,
         }
     }
 
@@ -73,7 +77,9 @@ impl Kernel {
     fn name(self, n: usize, with_values: bool) -> &'static str {
         match self {
             Kernel::Fastest if n < kernels::radix_from(with_values) => "bitonic",
+            Kernel::Fastest if kernels::radix_kind(n, with_values) == SortKernel::Onesweep => "onesweep",
             Kernel::Fastest | Kernel::Radix => "radix",
+            Kernel::Onesweep => "onesweep",
             Kernel::Bitonic => "bitonic",
         }
     }

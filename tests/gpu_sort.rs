@@ -1,4 +1,4 @@
-//! The library's sorts on a real GPU at sizes the emulator cannot reach: the radix sort of
+//! The library's sorts on a real GPU at sizes the emulator cannot reach: both radix sorts of
 //! `u32` keys and pairs at 2^16, 2^20 and 2^24, of the other key types at 2^20, and
 //! `kernels::sort` and `sort_pairs` on both sides of their crossovers to the radix sort. The
 //! checks at small sizes, shared with the emulator, run in `gpu_kernels.rs` and
@@ -7,25 +7,28 @@
 
 use common::cuda_gpu as gpu;
 use common::sort_checks::check_key_type;
-use gsync::kernels::{radix, SortKernel, RADIX_KEYS_FROM, RADIX_PAIRS_FROM};
+use gsync::kernels::{onesweep, radix, SortKernel, RADIX_KEYS_FROM, RADIX_PAIRS_FROM};
 use gsync::prelude::*;
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn the_radix_sort_sorts_u32_keys_and_pairs_up_to_2_pow_24() {
-    let lengths = [1 << 16, (1 << 20) + 1, 1 << 24];
-    check_key_type::<u32>(&gpu(), &lengths, SortKernel::Radix, &Launch::new());
+    let (gpu, lengths) = (gpu(), [1 << 16, (1 << 20) + 1, 1 << 24]);
+    check_key_type::<u32>(&gpu, &lengths, SortKernel::Radix, &Launch::new());
+    check_key_type::<u32>(&gpu, &lengths, SortKernel::Onesweep, &Launch::new());
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn the_radix_sort_sorts_every_other_key_type_at_2_pow_20() {
     let (gpu, launch, lengths) = (gpu(), Launch::new(), [(1 << 20) + 5]);
-    check_key_type::<i32>(&gpu, &lengths, SortKernel::Radix, &launch);
-    check_key_type::<f32>(&gpu, &lengths, SortKernel::Radix, &launch);
-    check_key_type::<u64>(&gpu, &lengths, SortKernel::Radix, &launch);
-    check_key_type::<i64>(&gpu, &lengths, SortKernel::Radix, &launch);
-    check_key_type::<f64>(&gpu, &lengths, SortKernel::Radix, &launch);
+    for kernel in [SortKernel::Radix, SortKernel::Onesweep] {
+        check_key_type::<i32>(&gpu, &lengths, kernel, &launch);
+        check_key_type::<f32>(&gpu, &lengths, kernel, &launch);
+        check_key_type::<u64>(&gpu, &lengths, kernel, &launch);
+        check_key_type::<i64>(&gpu, &lengths, kernel, &launch);
+        check_key_type::<f64>(&gpu, &lengths, kernel, &launch);
+    }
 }
 
 #[test]
@@ -67,16 +70,32 @@ fn the_radix_sort_runs_on_the_co_resident_grid_and_no_more_blocks_than_tiles() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn the_split_radix_sort_keeps_the_fused_kernel_s_resident_grid() {
+fn the_split_look_back_sort_keeps_the_fused_kernel_s_resident_grid() {
     // The split form's first segment holds more blocks per SM than its digit passes, whose
     // look-back waited for blocks that were not running (a spin-wait timeout at 2^22 keys).
     let gpu = gpu();
-    let resident = radix::radix_sort_u32::max_coresident_blocks(&gpu, &Launch::new().threads(256)).unwrap();
+    let resident = onesweep::onesweep_u32::max_coresident_blocks(&gpu, &Launch::new().threads(256)).unwrap();
     let keys: Vec<u32> = (0..1u32 << 22).map(|i| i.wrapping_mul(2_654_435_761)).collect();
     for graph in [false, true] {
         let launch = Launch::new().barrier(Barrier::MultiLaunch).graph(graph);
-        let sorted = gsync::kernels::sort_with(&gpu, &launch, &keys, None, false, SortKernel::Radix).unwrap();
+        let sorted = gsync::kernels::sort_with(&gpu, &launch, &keys, None, false, SortKernel::Onesweep).unwrap();
         assert!(sorted.report.blocks <= resident, "{} blocks, {resident} resident", sorted.report.blocks);
         assert!(sorted.keys.windows(2).all(|w| w[0] <= w[1]), "graph: {graph}");
     }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_split_counting_sort_runs_more_blocks_than_fit_at_once() {
+    // No block of the counting sort waits for another inside a phase: its split form runs a grid
+    // three times the fused kernel's resident one.
+    let gpu = gpu();
+    let resident = radix::radix_sort_u32::max_coresident_blocks(&gpu, &Launch::new().threads(256)).unwrap();
+    let keys: Vec<u32> = (0..1u32 << 22).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+    let mut expected = keys.clone();
+    expected.sort_unstable();
+    let launch = Launch::new().barrier(Barrier::MultiLaunch).blocks(3 * resident);
+    let sorted = gsync::kernels::sort_with(&gpu, &launch, &keys, None, false, SortKernel::Radix).unwrap();
+    assert_eq!(sorted.report.blocks, 3 * resident);
+    assert!(sorted.keys == expected, "{} blocks", sorted.report.blocks);
 }

@@ -5,6 +5,7 @@ pub mod bitonic;
 pub mod cg_team;
 pub mod heat;
 pub mod heat_team;
+pub mod onesweep;
 mod phases;
 pub mod radix;
 pub mod scan;
@@ -16,7 +17,8 @@ pub use bitonic::Sorted;
 pub use phases::empty_phases;
 pub use smoothing::{smooth, smooth_reference};
 pub use sorting::{
-    radix_from, sort, sort_pairs, sort_with, OrderedKey, SortKernel, SortWord, RADIX_KEYS_FROM, RADIX_PAIRS_FROM,
+    radix_from, radix_kind, sort, sort_pairs, sort_with, OrderedKey, SortKernel, SortWord, COUNTED_KEYS_FROM,
+    RADIX_KEYS_FROM, RADIX_PAIRS_FROM,
 };
 
 use crate::{Gpu, KernelSpec, Launch, Result};

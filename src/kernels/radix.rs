@@ -1,46 +1,35 @@
-//! LSD radix sort of unsigned words (`u32`, `u64`), Onesweep style, as one fused kernel:
-//! a first phase counts every digit position's histogram at once, and then one phase per
-//! 8-bit digit, each separated from the next by `grid_sync()`, ranks tiles of keys in
-//! registers and shared memory and scatters them to where the digit puts them. Inside a
-//! digit phase, no grid barrier: each tile learns how many keys of each digit the tiles
-//! before it hold by decoupled look-back (as [`scan`](super::scan)'s single pass does), so
-//! a phase reads and writes every key once.
+//! LSD radix sort of unsigned words (`u32`, `u64`) as one fused kernel: per 8-bit digit, a
+//! phase that counts the digit in each block's run of keys and a phase that moves every key to
+//! its place, each separated from the next by `grid_sync()`. The barrier makes the offsets
+//! plain sums: no block ever waits for another inside a phase.
 //!
-//! - **Histograms** (phase 1): every block counts the digits of its keys in shared memory,
-//!   all digit positions at once, and adds its counts into `hist` (`PASSES × 256` words,
-//!   zero at launch); it also zeroes the look-back states of every digit phase.
-//! - **Digit phases** (one per byte, lowest first): block `b` takes tiles `b`, `b + grid`,
-//!   … of [`TILE`] keys. Warp `w` of the block holds the tile's `w`-th run of
+//! - **Runs.** Each block takes a run of consecutive tiles of [`TILE`] keys (the tiles split
+//!   evenly among the blocks), the same run in every phase.
+//! - **Count phases** (one per byte, lowest first): every block counts the digit of each key
+//!   of its run in shared memory (one counter set per warp; a warp whose 32 keys share the
+//!   digit adds 32 once), then writes its 256 counts to `counts` and adds them into its
+//!   group's sums (a group is [`GROUP`] consecutive blocks).
+//! - **Scatter phases:** thread `d` of every block adds up where digit `d`'s keys of its run
+//!   start: the keys of smaller digits (a block scan of the digit totals), then the earlier
+//!   groups' sums and the earlier blocks of its own group, a few dozen loads. Then the block
+//!   walks its tiles in order. Warp `w` of the block holds the tile's `w`-th run of
 //!   `32 × ITEMS` keys, lane `l` the keys `l`, `l + 32`, … of it, so that the warp's loads
-//!   cover 128 contiguous bytes. A key's rank among the tile's keys of its digit comes from
-//!   one `match_any` per key (the lanes holding the same digit) and the warp's running count
-//!   of that digit in shared memory, which the lowest lane of each group moves on by one
-//!   shared atomic; the warps' counts are then scanned across the block. Each thread owns one
-//!   digit: it publishes the tile's count of its digit in the tile's state word for that
-//!   digit as soon as it has it. Keys (and values) then go to their ranks in shared memory,
-//!   the tile sorted by digit, which needs no other tile; only then does the thread wait for
-//!   the tiles before it (`wait_until`) until one has published its inclusive prefix, and
-//!   publish its own, holding no key in registers meanwhile. From shared memory each digit's
-//!   keys go out to `digit start + tiles before + rank`, a contiguous run.
-//! - A phase whose digit every key shares (the histogram holds all `n` keys in one bin: the
-//!   high bytes of small keys, say) moves no key relative to another: it copies the keys
-//!   (and values) as they are, without ranking or look-back.
+//!   cover 128 contiguous bytes. The warps count their digits, a scan turns the counts into
+//!   each warp's first place per digit in the tile sorted by digit, and a key's place there is
+//!   that plus its rank among the warp's keys of the digit before it: eight ballots per key
+//!   find the lanes that hold its digit, the lowest lane of each group moving the warp's place on by one shared atomic. The tile,
+//!   sorted by digit in shared memory, goes out with consecutive threads writing consecutive
+//!   places of each digit's run; thread `d` carries where its digit's next run goes from tile
+//!   to tile in a register. The next tile's keys are loaded while this one's are written.
+//! - A pass whose digit every key shares (one digit's total is every key: the high bytes of
+//!   small keys, say) moves no key relative to another: it copies the run as it is.
 //! - Values, if any, follow their keys through shared memory, in a buffer of their own.
 //!
-//! **Registers.** The kernel keeps few values live, for occupancy: tiles of 8 keys per
-//! thread, `u32` indices, each digit computed again from its key rather than held, the
-//! look-back after the keys left registers, and the write-out loops left rolled. ptxas
-//! (CUDA 13, sm_90, bounds checks off) gives `radix_sort_u32` 64 registers (4 blocks of 256
-//! per SM; 128 and 2 blocks with 16 keys per thread and the look-back among the keys).
-//!
-//! The sort is stable: keys with equal digits keep their order in every phase (lanes in
-//! order within a warp's step, steps in order, warps in order, tiles in order).
-//!
-//! **Co-residency.** A block waits only for tiles with lower numbers, which blocks with
-//! lower indices, or itself earlier, hold: every block of a fused grid is resident, so every
-//! tile it waits for is being worked on. Blocks loop over tiles, so any number of keys runs
-//! on the co-resident grid. The state words carry a count of 30 bits: a sort takes fewer than
-//! 2^30 keys ([`MAX_KEYS`]).
+//! The sort is stable: keys with equal digits keep their order in every pass (lanes in order
+//! within a warp's step, steps in order, warps in order, tiles in order, runs in block order).
+//! It reads every key twice per pass and writes it once; no block waits for another except at
+//! the grid barriers, so it runs on any grid, fused or split into one launch per phase.
+//! Indices are `u32`: a sort takes at most [`MAX_KEYS`] keys.
 //!
 //! ```
 //! use gsync::kernels::radix::sort_words;
@@ -63,36 +52,39 @@ use crate::{Error, Gpu, KernelSpec, Launch, LaunchReport, Result};
 
 /// The radix sort's kernels and the steps they share.
 #[gsync::kernels]
-mod onesweep {
+mod lsd {
     /// Digits per pass: 8 bits.
     pub const RADIX: usize = 256;
     /// Keys each thread holds of a tile.
-    pub const ITEMS: usize = 8;
+    pub const ITEMS: usize = 12;
     /// Threads per block: one per digit.
     pub const THREADS: usize = 256;
     /// Keys per tile.
     pub const TILE: usize = ITEMS * THREADS;
+    /// Consecutive blocks whose counts are summed together, so that a block finds the keys of
+    /// the blocks before it in a few dozen loads.
+    pub const GROUP: u32 = 32;
     /// Warps per block.
     const WARPS: usize = THREADS / 32;
     /// Consecutive keys of a tile that each warp holds.
     const WARP_KEYS: usize = 32 * ITEMS;
 
-    /// A tile's state word for a digit (the top two bits): the tile's own count of the digit
-    /// is published (the low 30 bits). The word carries its value with its state, so it is
-    /// read and written relaxed.
-    const AGGREGATE: u32 = 1 << 30;
-    /// A state word's flag: the count of the digit in every tile up to this one's end is
-    /// published.
-    const PREFIX: u32 = 2 << 30;
-    /// The flag bits of a state word.
-    const FLAGS: u32 = 3 << 30;
-    /// The count bits of a state word.
-    const COUNT: u32 = (1 << 30) - 1;
-
     /// The digit of `key` from bit `shift` up.
     #[device]
     fn digit_of<K: Int>(key: K, shift: u32) -> u32 {
         ((key >> shift) as u32) & 255
+    }
+
+    /// Where the run of keys of block `block` starts among `n`: the blocks split the keys
+    /// evenly, in order (block `b + 1`'s run starts where block `b`'s ends), at multiples of 32
+    /// so that a warp's loads stay aligned; block `grid_dim()` starts at `n`.
+    #[device]
+    fn run_start(n: u32, block: u32) -> u32 {
+        let mut start = n;
+        if block < grid_dim() {
+            start = ((block as u64 * n as u64) / grid_dim() as u64) as u32 & !31u32;
+        }
+        start
     }
 
     /// The sum of `value` over the threads of the block before this one (every thread of
@@ -121,84 +113,176 @@ mod onesweep {
         before + inclusive - value
     }
 
-    /// Counts each of `key`'s `passes` digits in `counts` (digit `d` of byte `p` at
-    /// `p · RADIX + d`).
+    /// Counts `digit` in the warp's counters (`warp_counts` from `at`): where the whole warp
+    /// holds the one digit (sorted or alike keys), one add of 32 rather than 32 adds to one
+    /// word. Every lane of the warp calls it.
     #[device]
-    fn count_key<K: Int>(key: K, counts: &mut [u32], passes: u32) {
-        for p in 0..passes {
-            let bin = p as usize * RADIX + digit_of(key, 8 * p) as usize;
-            let _ = counts.atomic_add(bin, 1);
+    fn count_warp_digit(digit: u32, warp_counts: &mut [u32], at: u32) {
+        if all(digit == shfl(digit, 0)) {
+            if lane_id() == 0 {
+                let _ = warp_counts.atomic_add(at + digit, 32);
+            }
+        } else {
+            let _ = warp_counts.atomic_add(at + digit, 1);
         }
     }
 
-    /// Phase 1: zeroes `states`, and adds the counts of every digit of every position
-    /// (`passes` bytes from the lowest) of `keys` into `hist` (digit `d` of byte `p` at
-    /// `p · RADIX + d`), through the block's counts in shared memory (`counts`).
+    /// A count phase: the digit at bit `shift` of the keys of this block's run, counted in
+    /// `warp_counts` (a set of [`RADIX`] per warp) and written to `counts`: the block's counts
+    /// at `(pass · grid + block) · RADIX`, and added into its group's sums at
+    /// `sums + (pass · groups + group) · RADIX`.
     #[device]
-    fn count_digits<K: Int>(keys: &[K], hist: &mut [u32], states: &mut [u32], counts: &mut [u32], passes: u32) {
-        for i in grid_stride(0..states.len()) {
-            states[i] = 0;
-        }
-        let bins = passes as usize * RADIX;
-        for i in block_stride(0..bins) {
-            counts[i] = 0;
+    fn count_run<K: Int>(keys: &[K], counts: &mut [u32], sums: u32, pass: u32, warp_counts: &mut [u32]) {
+        let n = keys.len() as u32;
+        let shift = 8 * pass;
+        let d = thread_idx();
+        for w in 0..WARPS {
+            warp_counts[w * RADIX + d as usize] = 0;
         }
         sync_block();
-        // Four keys per load where they fill a chunk, then the rest one by one.
-        let chunks = keys.len() / 4;
-        for c in grid_stride(0..chunks) {
-            let chunk = keys.load_chunk::<4>(c);
+        let begin = run_start(n, block_idx());
+        let end = run_start(n, block_idx() + 1);
+        let at = warp_id() * RADIX as u32;
+        // Four chunks of four keys per thread at a time, each load of the block's threads
+        // consecutive; rounds the whole block takes, so that the warp votes together.
+        let first = begin / 4;
+        let chunks = end / 4 - first;
+        let step = 4 * THREADS as u32;
+        let rounds = chunks / step;
+        for r in 0..rounds {
+            let c = first + r * step + thread_idx();
+            let a = keys.load_chunk::<4>(c as usize);
+            let b = keys.load_chunk::<4>((c + THREADS as u32) as usize);
+            let e = keys.load_chunk::<4>((c + 2 * THREADS as u32) as usize);
+            let f = keys.load_chunk::<4>((c + 3 * THREADS as u32) as usize);
             for j in 0..4 {
-                count_key(chunk[j], counts, passes);
+                count_warp_digit(digit_of(a[j], shift), warp_counts, at);
+                count_warp_digit(digit_of(b[j], shift), warp_counts, at);
+                count_warp_digit(digit_of(e[j], shift), warp_counts, at);
+                count_warp_digit(digit_of(f[j], shift), warp_counts, at);
             }
         }
-        for i in grid_stride(4 * chunks..keys.len()) {
-            count_key(keys[i], counts, passes);
+        for c in block_stride(first + rounds * step..end / 4) {
+            let a = keys.load_chunk::<4>(c as usize);
+            for j in 0..4 {
+                let digit = digit_of(a[j], shift);
+                let _ = warp_counts.atomic_add(at + digit, 1);
+            }
+        }
+        for i in block_stride(4 * (end / 4)..end) {
+            let digit = digit_of(keys[i as usize], shift);
+            let _ = warp_counts.atomic_add(at + digit, 1);
         }
         sync_block();
-        for i in block_stride(0..bins) {
-            let count = counts[i];
-            if count != 0 {
-                let _ = hist.atomic_add(i, count);
+        let mut total = 0u32;
+        for w in 0..WARPS {
+            total += warp_counts[w * RADIX + d as usize];
+        }
+        let blocks = grid_dim();
+        counts[(pass * blocks + block_idx()) * RADIX as u32 + d] = total;
+        if total != 0 {
+            let group = pass * blocks.div_ceil(GROUP) + block_idx() / GROUP;
+            let _ = counts.atomic_add(sums + group * RADIX as u32 + d, total);
+        }
+    }
+
+    /// Keys `[begin, end)` of `src` (and, `with_values`, of `src_values`) copied to `dst`
+    /// (`dst_values`) as they are, four at a time where `begin` and `end` allow.
+    #[device]
+    fn copy_run<K: Int>(
+        src: &[K],
+        dst: &mut [K],
+        src_values: &[u32],
+        dst_values: &mut [u32],
+        with_values: bool,
+        begin: u32,
+        end: u32,
+    ) {
+        for c in block_stride(begin / 4..end / 4) {
+            let chunk = src.load_chunk::<4>(c as usize);
+            dst.store_chunk(c as usize, chunk);
+            if with_values {
+                let values = src_values.load_chunk::<4>(c as usize);
+                dst_values.store_chunk(c as usize, values);
+            }
+        }
+        for i in block_stride((4 * (end / 4)).max(begin)..end) {
+            dst[i as usize] = src[i as usize];
+            if with_values {
+                dst_values[i as usize] = src_values[i as usize];
             }
         }
     }
 
-    /// Publishes tile `tile`'s count of digit `d`, `total`, in its state word of this pass
-    /// (`states` from `region`): as the inclusive prefix for the first tile, which has none
-    /// before it, else as the tile's own count.
+    /// A scatter phase: the keys of this block's run of `src` (and, `with_values`, their
+    /// values) to their places in `dst` (`dst_values`) by the digit at bit `8 · pass`, stably,
+    /// from the counts the count phase left (see [`count_run`]); or, where every key has the
+    /// same digit, a copy. `warp_counts`, `staged`, `staged_values`, `offsets` and
+    /// `warp_totals` are the block's shared arrays.
     #[device]
-    fn publish_count(states: &mut [u32], region: u32, tile: u32, d: u32, total: u32) {
-        let flag = if tile == 0 { PREFIX } else { AGGREGATE };
-        states.store_relaxed(region + tile * RADIX as u32 + d, flag | total);
-    }
-
-    /// Tile `tile`'s count of digit `d` before it (over every earlier tile), from the state
-    /// words of this pass (`states` from `region`), once the tile has published its own count
-    /// `total` ([`publish_count`]): adds the earlier tiles' counts from the nearest one back,
-    /// waiting for each to publish, until one has published its inclusive prefix; then
-    /// publishes its own.
-    #[device]
-    fn look_back(states: &mut [u32], region: u32, tile: u32, d: u32, total: u32) -> u32 {
-        let mut exclusive = 0u32;
-        if tile > 0 {
-            let mut before = tile;
-            loop {
-                before -= 1;
-                let at = region + before * RADIX as u32 + d;
-                let mut state = states.load_relaxed(at);
-                if state & FLAGS == 0 {
-                    wait_until(|| states.load_relaxed(at) & FLAGS != 0);
-                    state = states.load_relaxed(at);
-                }
-                exclusive += state & COUNT;
-                if state & FLAGS == PREFIX {
-                    break;
-                }
+    fn scatter_run<K: Int>(
+        src: &[K],
+        dst: &mut [K],
+        src_values: &[u32],
+        dst_values: &mut [u32],
+        with_values: bool,
+        counts: &[u32],
+        sums: u32,
+        pass: u32,
+        warp_counts: &mut [u32],
+        staged: &mut [K],
+        staged_values: &mut [u32],
+        offsets: &mut [u32],
+        warp_totals: &mut [u32],
+    ) {
+        let n = src.len() as u32;
+        let shift = 8 * pass;
+        let d = thread_idx();
+        let blocks = grid_dim();
+        let groups = blocks.div_ceil(GROUP);
+        let group = block_idx() / GROUP;
+        // Digit d's keys in every block, and in the blocks before this one.
+        let mut total = 0u32;
+        let mut before = 0u32;
+        for h in 0..groups {
+            let sum = counts[sums + (pass * groups + h) * RADIX as u32 + d];
+            total += sum;
+            if h < group {
+                before += sum;
             }
-            states.store_relaxed(region + tile * RADIX as u32 + d, PREFIX | (exclusive + total));
         }
-        exclusive
+        for b in group * GROUP..block_idx() {
+            before += counts[(pass * blocks + b) * RADIX as u32 + d];
+        }
+        let own = counts[(pass * blocks + block_idx()) * RADIX as u32 + d];
+        let start = block_exclusive_sum(total, warp_totals);
+        offsets[d] = total;
+        sync_block();
+        // The same for every thread: whether the first key's digit is every key's.
+        let shared_digit = n == 0 || offsets[digit_of(src[0], shift)] == n;
+        sync_block();
+        let begin = run_start(n, block_idx());
+        let end = run_start(n, block_idx() + 1);
+        if shared_digit {
+            copy_run(src, dst, src_values, dst_values, with_values, begin, end);
+        } else {
+            scatter_tiles(
+                src,
+                dst,
+                src_values,
+                dst_values,
+                with_values,
+                shift,
+                start + before + own,
+                begin,
+                end,
+                warp_counts,
+                staged,
+                staged_values,
+                offsets,
+                warp_totals,
+            );
+        }
     }
 
     /// The digit of the key a thread holds at `index` of the keys, or [`RADIX`], a digit no
@@ -212,210 +296,205 @@ mod onesweep {
         digit
     }
 
-    /// A pass whose digit every key shares moves no key relative to the others: the keys of
-    /// `src` (and, `with_values`, the values) are copied to `dst` as they are, in chunks of
-    /// four, and the rest one by one.
+    /// The lanes of the warp whose `digit` is this lane's, among those where `valid` holds: eight
+    /// ballots, one per bit, each keeping the lanes that agree on the bit. (`match_any` says
+    /// the same in one instruction, which an H200 runs many times slower: a profile of the
+    /// sort spent 60% of its stall samples waiting for it.) Every lane of the warp calls it.
     #[device]
-    fn copy_pass<K: Int>(src: &[K], dst: &mut [K], src_values: &[u32], dst_values: &mut [u32], with_values: bool) {
-        let n = src.len();
-        let chunks = n / 4;
-        for c in grid_stride(0..chunks) {
-            let chunk = src.load_chunk::<4>(c);
-            dst.store_chunk(c, chunk);
-            if with_values {
-                let values = src_values.load_chunk::<4>(c);
-                dst_values.store_chunk(c, values);
+    fn match_digit(digit: u32, valid: bool) -> u32 {
+        let mut peers = ballot(valid);
+        for bit in 0..8u32 {
+            let set = (digit >> bit) & 1 == 1;
+            let votes = ballot(set);
+            if set {
+                peers &= votes;
+            } else {
+                peers &= !votes;
             }
         }
-        for i in grid_stride(4 * chunks..n) {
-            dst[i] = src[i];
-            if with_values {
-                dst_values[i] = src_values[i];
-            }
-        }
+        peers
     }
 
-    /// One digit phase: the keys of `src` (and, `with_values`, the values of `src_values`)
-    /// into `dst` (`dst_values`) ordered by digit `pass` (bits `8 · pass` up), stably; or,
-    /// where every key has the same digit (`hist` says so), a plain copy. `counts`,
-    /// `staged`, `staged_values`, `offsets` and `warp_totals` are the block's shared arrays.
+    /// A tile sorted by digit (bits `shift` up) in `staged` (`valid` keys, and `with_values`
+    /// their values in `staged_values`) out to `dst` (`dst_values`): each digit's run of the
+    /// tile to `offsets[digit]` on, consecutive threads to consecutive places. A whole tile
+    /// takes loops without branches, which the compiler unrolls, so that their loads overlap;
+    /// the values go out after the keys, each finding its place again from its key.
     #[device]
-    fn scatter_pass<K: Int>(
-        src: &[K],
+    fn write_tile<K: Int>(
         dst: &mut [K],
-        src_values: &[u32],
         dst_values: &mut [u32],
         with_values: bool,
-        hist: &[u32],
-        states: &mut [u32],
-        pass: u32,
-        counts: &mut [u32],
-        staged: &mut [K],
-        staged_values: &mut [u32],
-        offsets: &mut [u32],
-        warp_totals: &mut [u32],
+        shift: u32,
+        valid: u32,
+        staged: &[K],
+        staged_values: &[u32],
+        offsets: &[u32],
     ) {
-        let n = src.len();
-        let shift = 8 * pass;
-        // The same for every thread: whether the first key's digit is every key's.
-        let mut shared_digit = n == 0;
-        if n > 0 {
-            shared_digit = hist[pass as usize * RADIX + digit_of(src[0], shift) as usize] as usize == n;
-        }
-        if shared_digit {
-            copy_pass(src, dst, src_values, dst_values, with_values);
+        if valid == TILE as u32 {
+            // Three places a third of a tile apart at a time, without branches, so that their
+            // loads overlap (a loop the compiler does not unroll whole, which keeps fewer
+            // registers).
+            let third = (TILE / 3) as u32;
+            for i in block_stride(0..third) {
+                let a = staged[i];
+                let b = staged[i + third];
+                let c = staged[i + 2 * third];
+                dst[(offsets[digit_of(a, shift)] + i) as usize] = a;
+                dst[(offsets[digit_of(b, shift)] + i + third) as usize] = b;
+                dst[(offsets[digit_of(c, shift)] + i + 2 * third) as usize] = c;
+            }
+            if with_values {
+                for i in block_stride(0..third) {
+                    let a = offsets[digit_of(staged[i], shift)] + i;
+                    let b = offsets[digit_of(staged[i + third], shift)] + i + third;
+                    let c = offsets[digit_of(staged[i + 2 * third], shift)] + i + 2 * third;
+                    dst_values[a as usize] = staged_values[i];
+                    dst_values[b as usize] = staged_values[i + third];
+                    dst_values[c as usize] = staged_values[i + 2 * third];
+                }
+            }
         } else {
-            rank_and_scatter(
-                src,
-                dst,
-                src_values,
-                dst_values,
-                with_values,
-                hist,
-                states,
-                pass,
-                counts,
-                staged,
-                staged_values,
-                offsets,
-                warp_totals,
-            );
+            // (A loop the compiler does not unroll whole, which keeps fewer registers.)
+            for i in block_stride(0..valid) {
+                let key = staged[i];
+                let place = offsets[digit_of(key, shift)] + i;
+                dst[place as usize] = key;
+                if with_values {
+                    dst_values[place as usize] = staged_values[i];
+                }
+            }
         }
     }
 
-    /// [`scatter_pass`] where the keys' digits differ: tile by tile, each key's rank among the
-    /// tile's keys of its digit, the tiles before it by look-back, the tile sorted by digit in
-    /// shared memory and each digit's run out to its place. Indices are `u32` (a sort takes
-    /// fewer than 2^30 keys), which keeps each in one register.
+    /// [`scatter_run`] where the keys' digits differ: the tiles of keys `[begin, end)`, from
+    /// the last to the first (the count phase read the last most recently, which leaves the
+    /// most of them in L2), each sorted by digit (bits `shift` up) in shared memory and
+    /// written out run by run. Digit `d`'s keys of the run end at `next` (thread `d`'s), which
+    /// moves back by each tile's count of the digit.
     #[device]
-    fn rank_and_scatter<K: Int>(
+    fn scatter_tiles<K: Int>(
         src: &[K],
         dst: &mut [K],
         src_values: &[u32],
         dst_values: &mut [u32],
         with_values: bool,
-        hist: &[u32],
-        states: &mut [u32],
-        pass: u32,
-        counts: &mut [u32],
+        shift: u32,
+        next: u32,
+        begin: u32,
+        end: u32,
+        warp_counts: &mut [u32],
         staged: &mut [K],
         staged_values: &mut [u32],
         offsets: &mut [u32],
         warp_totals: &mut [u32],
     ) {
-        let n = src.len() as u32;
-        let tiles = n.div_ceil(TILE as u32);
-        let shift = 8 * pass;
-        let region = pass * tiles * RADIX as u32;
-        // This thread's digit: where its keys start in the sorted order.
         let d = thread_idx();
-        let start = block_exclusive_sum(hist[pass * RADIX as u32 + d], warp_totals);
         let lane = lane_id();
-        let warp_counts = warp_id() * RADIX as u32;
+        let at = warp_id() * RADIX as u32;
         let lanes_below = (1u32 << lane) - 1;
-        for v in 0..WARPS {
-            counts[(v * RADIX) as u32 + d] = 0;
+        let mut next = next;
+        for w in 0..WARPS {
+            warp_counts[w * RADIX + d as usize] = 0;
+        }
+        let mut held = [K::ZERO; ITEMS];
+        let mut t = (end - begin).div_ceil(TILE as u32);
+        let mut tile_begin = begin + t * TILE as u32;
+        let warp_first = warp_id() * WARP_KEYS as u32 + lane;
+        if t > 0 {
+            tile_begin -= TILE as u32;
+            for m in 0..ITEMS {
+                let i = tile_begin + warp_first + 32 * m as u32;
+                if i < end {
+                    held[m] = src[i as usize];
+                }
+            }
         }
         sync_block();
-        let mut t = block_idx();
-        while t < tiles {
-            let base = t * TILE as u32;
-            let valid = (n - base).min(TILE as u32);
-            let first = base + warp_id() * WARP_KEYS as u32 + lane;
-            // Every key is loaded before any is ranked, so that the loads are in flight together.
-            let mut held = [K::ZERO; ITEMS];
+        while t > 0 {
+            t -= 1;
+            let valid = (end - tile_begin).min(TILE as u32);
+            let first = tile_begin + warp_first;
+            // Each warp counts its keys' digits.
             for m in 0..ITEMS {
-                let i = first + 32 * m as u32;
-                if i < n {
-                    held[m] = src[i];
-                }
-            }
-            // Rank: each key's place among the warp's keys of its digit. The digit is computed
-            // again from the key where it is needed, which keeps fewer values live.
-            let mut rank = [0u32; ITEMS];
-            for m in 0..ITEMS {
-                let digit = held_digit(held[m], shift, first + 32 * m as u32, n);
-                let peers = match_any(digit);
-                let leader = peers.trailing_zeros();
-                let mut before = 0u32;
-                if lane == leader && digit < RADIX as u32 {
-                    before = counts.atomic_add(warp_counts + digit, peers.count_ones());
-                }
-                rank[m] = shfl(before, leader) + (peers & lanes_below).count_ones();
-            }
-            sync_block();
-            // Thread d: the tile's count of digit d goes out first, for the tiles after this one
-            // to read; then the warps' counts of the digit become their offsets within the
-            // digit, and then within the tile.
-            let mut total = 0u32;
-            for v in 0..WARPS {
-                total += counts[(v * RADIX) as u32 + d];
-            }
-            publish_count(states, region, t, d, total);
-            let below = block_exclusive_sum(total, warp_totals);
-            let mut before = below;
-            for v in 0..WARPS {
-                let count = counts[(v * RADIX) as u32 + d];
-                counts[(v * RADIX) as u32 + d] = before;
-                before += count;
-            }
-            sync_block();
-            // The tile, sorted by digit, into shared memory; each rank becomes the key's place
-            // there, so that the values, which follow, need neither the keys nor the counts.
-            // This needs no other tile, so it comes before the look-back, which then holds no
-            // key in registers.
-            for m in 0..ITEMS {
-                let digit = held_digit(held[m], shift, first + 32 * m as u32, n);
+                let digit = held_digit(held[m], shift, first + 32 * m as u32, end);
                 if digit < RADIX as u32 {
-                    rank[m] += counts[warp_counts + digit];
-                    staged[rank[m]] = held[m];
+                    let _ = warp_counts.atomic_add(at + digit, 1);
                 }
             }
+            sync_block();
+            // Thread d: the tile's keys of digit d start after those of smaller digits; each
+            // warp's after those of the warps before it. Their places in `dst` end at `next`.
+            let mut tile_count = 0u32;
+            for w in 0..WARPS {
+                tile_count += warp_counts[w * RADIX + d as usize];
+            }
+            let tile_start = block_exclusive_sum(tile_count, warp_totals);
+            let mut place = tile_start;
+            for w in 0..WARPS {
+                let count = warp_counts[w * RADIX + d as usize];
+                warp_counts[w * RADIX + d as usize] = place;
+                place += count;
+            }
+            next -= tile_count;
+            offsets[d] = next - tile_start;
+            sync_block();
+            // Each key to its place in the tile sorted by digit: its warp's first place for
+            // the digit, moved on by the lanes before it that hold the digit.
+            let mut places = [0u32; ITEMS];
+            for m in 0..ITEMS {
+                let valid = first + 32 * (m as u32) < end;
+                let digit = digit_of(held[m], shift);
+                let peers = match_digit(digit, valid);
+                // (A lane past the end may have no peer: lane 0 then stands in as its leader.)
+                let leader = peers.trailing_zeros() & 31;
+                let mut base = 0u32;
+                if lane == leader && valid {
+                    base = warp_counts.atomic_add(at + digit, peers.count_ones());
+                }
+                places[m] = shfl(base, leader) + (peers & lanes_below).count_ones();
+                if valid {
+                    staged[places[m]] = held[m];
+                }
+            }
+            // The values, loaded only now (they need no ranking), each to its key's place.
             if with_values {
                 for m in 0..ITEMS {
                     let i = first + 32 * m as u32;
-                    if i < n {
-                        staged_values[rank[m]] = src_values[i];
+                    if i < end {
+                        staged_values[places[m]] = src_values[i as usize];
                     }
                 }
             }
-            let exclusive = look_back(states, region, t, d, total);
-            offsets[d] = start + exclusive - below;
             sync_block();
-            // The next tile's counts start from zero; its ranking waits at the barrier below.
-            for v in 0..WARPS {
-                counts[(v * RADIX) as u32 + d] = 0;
-            }
-            // Each digit's run out, consecutive threads to consecutive places; then the values,
-            // each to its key's place, its digit read again from shared memory. (Loops the
-            // compiler does not unroll whole, which keeps fewer registers.)
-            for i in block_stride(0..valid) {
-                let key = staged[i];
-                dst[offsets[digit_of(key, shift)] + i] = key;
-            }
-            if with_values {
-                for i in block_stride(0..valid) {
-                    dst_values[offsets[digit_of(staged[i], shift)] + i] = staged_values[i];
+            // The next tile's keys are on their way while this one's go out.
+            if t > 0 {
+                tile_begin -= TILE as u32;
+                for m in 0..ITEMS {
+                    let i = tile_begin + warp_first + 32 * m as u32;
+                    held[m] = src[i as usize];
                 }
             }
+            for w in 0..WARPS {
+                warp_counts[w * RADIX + d as usize] = 0;
+            }
+            write_tile(dst, dst_values, with_values, shift, valid, staged, staged_values, offsets);
             // The next tile's writes to shared memory wait for this one's reads.
             sync_block();
-            t += grid_dim();
         }
     }
 
     /// Sorts `keys` ascending, and with `with_values` the `values` along with them, stably;
     /// `alt` and `alt_values` (as long as `keys` and `values`) are the other side of each
-    /// pass. `hist` takes `4 × RADIX` words, zero at launch; `states` at least `4 × RADIX`
-    /// words per tile (see [`state_words`](super::state_words)). Blocks of [`THREADS`].
+    /// pass. `counts` takes [`count_words`](super::count_words)`(grid, 4)` words, whose
+    /// group sums must be zero at launch. Blocks of [`THREADS`].
     #[grid_phases(threads = 256)]
     pub fn radix_sort_u32(
         mut keys: &mut [u32],
         mut alt: &mut [u32],
         mut values: &mut [u32],
         mut alt_values: &mut [u32],
-        hist: &mut [u32],
-        states: &mut [u32],
+        counts: &mut [u32],
         with_values: bool,
     ) {
         const PASSES: u32 = 4;
@@ -425,29 +504,29 @@ mod onesweep {
             !with_values || (values.len() == keys.len() && alt_values.len() == keys.len()),
             "radix_sort_u32's values have the length of keys"
         );
-        assert!(hist.len() >= PASSES as usize * RADIX, "radix_sort_u32's hist takes 4 × 256 words");
+        let sums = PASSES * grid_dim() * RADIX as u32;
         assert!(
-            states.len() >= PASSES as usize * RADIX * keys.len().div_ceil(TILE),
-            "radix_sort_u32's states take 4 × 256 words per tile: size them with radix::state_words"
+            counts.len() >= (sums + PASSES * grid_dim().div_ceil(GROUP) * RADIX as u32) as usize,
+            "radix_sort_u32's counts take 4 × 256 words per block and per group: size them with radix::count_words"
         );
-        let mut counts = shared_array::<u32, { WARPS * RADIX }>();
+        let mut warp_counts = shared_array::<u32, { WARPS * RADIX }>();
         let mut staged = shared_array::<u32, TILE>();
         let mut staged_values = shared_array::<u32, TILE>();
         let mut offsets = shared_array::<u32, RADIX>();
         let mut warp_totals = shared_array::<u32, WARPS>();
-        count_digits(keys, hist, states, &mut counts, PASSES);
-        grid_sync();
         for pass in 0..PASSES {
-            scatter_pass(
+            count_run(keys, counts, sums, pass, &mut warp_counts);
+            grid_sync();
+            scatter_run(
                 keys,
                 alt,
                 values,
                 alt_values,
                 with_values,
-                hist,
-                states,
+                counts,
+                sums,
                 pass,
-                &mut counts,
+                &mut warp_counts,
                 &mut staged,
                 &mut staged_values,
                 &mut offsets,
@@ -461,16 +540,15 @@ mod onesweep {
         }
     }
 
-    /// [`radix_sort_u32`] for `u64` keys: eight passes, `hist` of `8 × RADIX` words and
-    /// `states` of `8 × RADIX` words per tile.
+    /// [`radix_sort_u32`] for `u64` keys: eight passes, `counts` of
+    /// [`count_words`](super::count_words)`(grid, 8)` words.
     #[grid_phases(threads = 256)]
     pub fn radix_sort_u64(
         mut keys: &mut [u64],
         mut alt: &mut [u64],
         mut values: &mut [u32],
         mut alt_values: &mut [u32],
-        hist: &mut [u32],
-        states: &mut [u32],
+        counts: &mut [u32],
         with_values: bool,
     ) {
         const PASSES: u32 = 8;
@@ -480,29 +558,29 @@ mod onesweep {
             !with_values || (values.len() == keys.len() && alt_values.len() == keys.len()),
             "radix_sort_u64's values have the length of keys"
         );
-        assert!(hist.len() >= PASSES as usize * RADIX, "radix_sort_u64's hist takes 8 × 256 words");
+        let sums = PASSES * grid_dim() * RADIX as u32;
         assert!(
-            states.len() >= PASSES as usize * RADIX * keys.len().div_ceil(TILE),
-            "radix_sort_u64's states take 8 × 256 words per tile: size them with radix::state_words"
+            counts.len() >= (sums + PASSES * grid_dim().div_ceil(GROUP) * RADIX as u32) as usize,
+            "radix_sort_u64's counts take 8 × 256 words per block and per group: size them with radix::count_words"
         );
-        let mut counts = shared_array::<u32, { WARPS * RADIX }>();
+        let mut warp_counts = shared_array::<u32, { WARPS * RADIX }>();
         let mut staged = shared_array::<u64, TILE>();
         let mut staged_values = shared_array::<u32, TILE>();
         let mut offsets = shared_array::<u32, RADIX>();
         let mut warp_totals = shared_array::<u32, WARPS>();
-        count_digits(keys, hist, states, &mut counts, PASSES);
-        grid_sync();
         for pass in 0..PASSES {
-            scatter_pass(
+            count_run(keys, counts, sums, pass, &mut warp_counts);
+            grid_sync();
+            scatter_run(
                 keys,
                 alt,
                 values,
                 alt_values,
                 with_values,
-                hist,
-                states,
+                counts,
+                sums,
                 pass,
-                &mut counts,
+                &mut warp_counts,
                 &mut staged,
                 &mut staged_values,
                 &mut offsets,
@@ -517,19 +595,20 @@ mod onesweep {
     }
 }
 
-pub use onesweep::{radix_sort_u32, radix_sort_u64, ITEMS, RADIX, THREADS, TILE};
+pub use lsd::{radix_sort_u32, radix_sort_u64, GROUP, ITEMS, RADIX, THREADS, TILE};
 
-/// The most keys one sort takes: the look-back state words count in 30 bits.
-pub const MAX_KEYS: usize = (1 << 30) - 1;
+/// The most keys one sort takes: the kernels index keys with 32-bit words.
+pub const MAX_KEYS: usize = 1 << 31;
 
 /// Tiles of `n` keys.
 pub fn tiles(n: usize) -> usize {
     n.div_ceil(TILE)
 }
 
-/// The length of `states` for `n` keys of `passes` digits: [`RADIX`] words per tile and pass.
-pub fn state_words(n: usize, passes: usize) -> usize {
-    (tiles(n) * passes * RADIX).max(1)
+/// The length of `counts` for a grid of `blocks` and `passes` digits: [`RADIX`] words per
+/// pass for each block and for each group of [`GROUP`] blocks.
+pub fn count_words(blocks: u32, passes: usize) -> usize {
+    passes * RADIX * (blocks as usize + blocks.div_ceil(GROUP) as usize)
 }
 
 /// The unsigned words the radix kernels sort: `u32` (four digit passes) and `u64` (eight).
@@ -579,8 +658,7 @@ impl RadixWord for u32 {
         scratch: &mut RadixScratch,
         with_values: bool,
     ) -> Result<LaunchReport> {
-        let RadixScratch { hist, states } = scratch;
-        radix_sort_u32::launch_with(gpu, launch, keys, alt, values, alt_values, hist, states, with_values)
+        radix_sort_u32::launch_with(gpu, launch, keys, alt, values, alt_values, &mut scratch.counts, with_values)
     }
 }
 
@@ -605,24 +683,21 @@ impl RadixWord for u64 {
         scratch: &mut RadixScratch,
         with_values: bool,
     ) -> Result<LaunchReport> {
-        let RadixScratch { hist, states } = scratch;
-        radix_sort_u64::launch_with(gpu, launch, keys, alt, values, alt_values, hist, states, with_values)
+        radix_sort_u64::launch_with(gpu, launch, keys, alt, values, alt_values, &mut scratch.counts, with_values)
     }
 }
 
-/// The radix sort's scratch: the digit histograms, which must be zero at launch (a new
-/// scratch's are; a launch leaves them filled), and the look-back states, which the kernel
-/// zeroes itself.
+/// The radix sort's scratch: each block's digit counts of every pass, and each group's sums,
+/// which must be zero at launch (a new scratch's are; a launch leaves them filled).
 #[derive(Debug)]
 pub struct RadixScratch {
-    hist: DeviceBuffer<u32>,
-    states: DeviceBuffer<u32>,
+    counts: DeviceBuffer<u32>,
 }
 
 impl RadixScratch {
-    /// Scratch for sorts of up to `n` words of type `W`.
-    pub fn new<W: RadixWord>(gpu: &Gpu, n: usize) -> Result<RadixScratch> {
-        Ok(RadixScratch { hist: gpu.zeros(W::PASSES * RADIX)?, states: gpu.zeros(state_words(n, W::PASSES))? })
+    /// Scratch for a sort of words of type `W` on a grid of `blocks`.
+    pub fn new<W: RadixWord>(gpu: &Gpu, blocks: u32) -> Result<RadixScratch> {
+        Ok(RadixScratch { counts: gpu.zeros(count_words(blocks, W::PASSES))? })
     }
 }
 
@@ -653,18 +728,22 @@ pub fn sort_words<W: RadixWord>(
         Some(values) => values,
         None => &mut no_values,
     };
-    let mut scratch = RadixScratch::new::<W>(gpu, n)?;
+    let blocks = match launch.requested_blocks() {
+        Some(blocks) => blocks,
+        None => W::max_coresident_blocks(gpu, &launch)?,
+    };
+    let mut scratch = RadixScratch::new::<W>(gpu, blocks)?;
     W::launch_kernel(gpu, &launch, keys, &mut alt, values, &mut alt_values, &mut scratch, with_values)
 }
 
 /// Refuses inputs the kernels cannot sort: values not one per key, or too many keys.
-fn check_input(kernel: &str, n: usize, values: Option<usize>) -> Result<()> {
+pub(super) fn check_input(kernel: &str, n: usize, values: Option<usize>) -> Result<()> {
     if let Some(values) = values.filter(|&len| len != n) {
         let reason = format!("{n} keys but {values} values; give one value per key");
         return Err(Error::InvalidInput { kernel: kernel.to_owned(), reason });
     }
     if n > MAX_KEYS {
-        let reason = format!("{n} keys, more than the {MAX_KEYS} one sort takes (its tiles count in 30 bits)");
+        let reason = format!("{n} keys, more than the {MAX_KEYS} one sort takes (it indexes keys with 32-bit words)");
         return Err(Error::InvalidInput { kernel: kernel.to_owned(), reason });
     }
     Ok(())
@@ -672,7 +751,7 @@ fn check_input(kernel: &str, n: usize, values: Option<usize>) -> Result<()> {
 
 /// `launch` with blocks of [`THREADS`] threads and, where it names no grid, the largest
 /// co-resident grid capped at one block per tile; refuses a launch that names another block
-/// size. (Never tuned: the kernel's histograms must be zero at launch, which a tuning run's
+/// size. (Never tuned: the kernel's group sums must be zero at launch, which a tuning run's
 /// repeats would not keep.)
 fn shape(gpu: &Gpu, launch: &Launch, kernel: &KernelSpec, n: usize) -> Result<Launch> {
     match launch.requested_threads() {
@@ -689,14 +768,5 @@ fn shape(gpu: &Gpu, launch: &Launch, kernel: &KernelSpec, n: usize) -> Result<La
     if launch.requested_blocks().is_some() {
         return Ok(launch);
     }
-    let shaped = super::grid_for_work(gpu, &launch, kernel, tiles(n))?;
-    if launch.selected_barrier() != Barrier::MultiLaunch {
-        return Ok(shaped);
-    }
-    // A block waits for the tiles of the blocks before it, in every digit pass: a split
-    // form's passes need their whole grid resident as the fused kernel does, while its default
-    // grid is sized by its first segment, the histograms', which holds more blocks per SM.
-    let resident = gpu.max_coresident_blocks(kernel, &launch.clone().barrier(Barrier::default()))?;
-    let blocks = shaped.requested_blocks().unwrap_or(resident).min(resident);
-    Ok(shaped.blocks(blocks))
+    super::grid_for_work(gpu, &launch, kernel, tiles(n))
 }

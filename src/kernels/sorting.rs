@@ -3,8 +3,10 @@
 //! whose ascending order is the key's ([`OrderedKey`]), complemented for a descending sort,
 //! which keeps equal keys in their input order. Fewer than [`RADIX_KEYS_FROM`] 32-bit keys
 //! alone, or [`RADIX_PAIRS_FROM`] with values, run the [bitonic](super::bitonic) sort of those
-//! words, more (and every 64-bit key) the [radix](super::radix) sort; [`sort_with`] names the
-//! kernel.
+//! words; more (and every 64-bit key) one of two radix sorts: keys alone from
+//! [`COUNTED_KEYS_FROM`] on the [radix](super::radix) sort that counts each pass's digits in a
+//! phase of its own, the others the [look-back](super::onesweep) radix sort ([`radix_kind`]).
+//! [`sort_with`] names the kernel.
 //!
 //! ```
 //! use gsync::kernels::{sort, sort_pairs};
@@ -25,20 +27,42 @@
 //! ```
 
 use super::bitonic::{self, Sorted};
-use super::radix::{self, RadixWord};
+use super::onesweep::{self, OnesweepWord};
+use super::radix;
 use crate::{Error, Gpu, Launch, Result};
 
-/// 32-bit keys alone from this many on run the radix sort, fewer the bitonic sort (64-bit keys
-/// always run the radix sort, which alone sorts them). Measured on an H200 on 2026-11-28
-/// (kernel time, median of 10, one run): the bitonic sort took 40.2, 49.4, 57.7 µs at 2^16,
-/// 2^17, 2^18 keys against the radix sort's 40.7, 45.4, 51.0.
-pub const RADIX_KEYS_FROM: usize = 1 << 17;
+/// 32-bit keys alone from this many on run a radix sort, fewer the bitonic sort (64-bit keys
+/// always run a radix sort, which alone sorts them). Measured on an H200 on 2026-11-28
+/// (kernel time, median of 5, one run): at 2^16 keys, the smallest size measured, the
+/// look-back radix sort took 37.4 µs against the bitonic sort's 44.8; below 2^16 the bitonic
+/// sort stays, unmeasured.
+pub const RADIX_KEYS_FROM: usize = 1 << 16;
 
 /// 32-bit keys with values from this many on run the radix sort, fewer the bitonic sort.
 /// Measured on an H200 (kernel time, median of 10): at 2^16 pairs, the smallest size
 /// measured, the radix sort took 46.8 µs against the bitonic sort's 85.0 (an earlier run),
 /// at 2^18 57.2 against 149.4; below 2^16 the bitonic sort stays, unmeasured.
 pub const RADIX_PAIRS_FROM: usize = 1 << 16;
+
+/// Keys alone from this many on run the [radix](super::radix) sort that counts each pass's
+/// digits in a phase of its own, fewer (from [`RADIX_KEYS_FROM`]) the [look-back](super::onesweep)
+/// radix sort; keys with values always run the look-back sort. Measured on an H200 on
+/// 2026-11-28 (kernel time, median of 5, one run; `docs/results.md`): the look-back sort took
+/// 133.2, 210.0, 374.6, 701.0 µs for 2^21 to 2^24 keys alone against 149.2, 224.1, 379.1,
+/// 666.0, and with values 845 against 1,219 µs at 2^24 (the counting sort reads every key
+/// twice per pass, and its values cost it more).
+pub const COUNTED_KEYS_FROM: usize = 1 << 24;
+
+/// Which radix sort [`SortKernel::Fastest`] runs for `n` keys, `with_values` or alone:
+/// [`SortKernel::Radix`] for keys alone from [`COUNTED_KEYS_FROM`] on, else
+/// [`SortKernel::Onesweep`].
+pub fn radix_kind(n: usize, with_values: bool) -> SortKernel {
+    if !with_values && n >= COUNTED_KEYS_FROM {
+        SortKernel::Radix
+    } else {
+        SortKernel::Onesweep
+    }
+}
 
 /// The fewest 32-bit keys that [`sort_with`]'s [`SortKernel::Fastest`] gives the radix sort:
 /// [`RADIX_PAIRS_FROM`] `with_values`, else [`RADIX_KEYS_FROM`].
@@ -51,7 +75,7 @@ pub fn radix_from(with_values: bool) -> usize {
 }
 
 /// The words keys map onto, `u32` and `u64`, and the bitonic sort where it takes them.
-pub trait SortWord: RadixWord {
+pub trait SortWord: OnesweepWord {
     /// Sorts `words` (and `values` with them, stably) ascending with the bitonic sort, where
     /// it sorts words of this width (`u32`); `None` otherwise.
     fn bitonic(gpu: &Gpu, launch: &Launch, words: &[Self], values: Option<&[u32]>) -> Option<Result<Sorted<Self>>>;
@@ -164,8 +188,11 @@ pub enum SortKernel {
     Fastest,
     /// The bitonic sort ([`bitonic::sort`]); 32-bit keys only.
     Bitonic,
-    /// The radix sort ([`radix::sort_words`]).
+    /// The radix sort that counts each pass's digits in a phase of its own
+    /// ([`radix::sort_words`]).
     Radix,
+    /// The radix sort that finds each tile's place by look-back ([`onesweep::sort_words`]).
+    Onesweep,
 }
 
 /// Sorts `keys` on `gpu`, ascending or `descending`, stably (equal keys keep their input
@@ -216,7 +243,7 @@ pub fn sort_with<K: OrderedKey>(
         SortKernel::Fastest if keys.len() < radix_from(values.is_some()) => {
             K::Word::bitonic(gpu, launch, &words, values)
         }
-        SortKernel::Fastest | SortKernel::Radix => None,
+        SortKernel::Fastest | SortKernel::Radix | SortKernel::Onesweep => None,
         SortKernel::Bitonic => {
             let refused = || {
                 let reason = "the bitonic sort takes 32-bit keys; sort 64-bit keys with the radix sort".to_owned();
@@ -231,10 +258,28 @@ pub fn sort_with<K: OrderedKey>(
     }
     let mut device_keys = gpu.upload(&words)?;
     let mut device_values = values.map(|values| gpu.upload(values)).transpose()?;
-    let report = radix::sort_words(gpu, launch, &mut device_keys, device_values.as_mut())?;
+    let report = match (kernel, radix_kind(keys.len(), values.is_some())) {
+        (SortKernel::Onesweep, _) | (SortKernel::Fastest, SortKernel::Onesweep) => {
+            onesweep::sort_words(gpu, launch, &mut device_keys, device_values.as_mut())?
+        }
+        _ => radix::sort_words(gpu, launch, &mut device_keys, device_values.as_mut())?,
+    };
     let values = match &device_values {
         Some(device_values) => gpu.download(device_values)?,
         None => Vec::new(),
     };
     Ok(Sorted { keys: back(gpu.download(&device_keys)?), values, report })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_alone_take_the_counting_sort_from_its_crossover_and_pairs_never() {
+        assert_eq!(radix_kind(COUNTED_KEYS_FROM - 1, false), SortKernel::Onesweep);
+        assert_eq!(radix_kind(COUNTED_KEYS_FROM, false), SortKernel::Radix);
+        assert_eq!(radix_kind(COUNTED_KEYS_FROM, true), SortKernel::Onesweep);
+        assert_eq!(radix_kind(1 << 30, true), SortKernel::Onesweep);
+    }
 }

@@ -579,6 +579,8 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
         &gsync::kernels::bitonic::sort_keys::KERNEL,
         &gsync::kernels::radix::radix_sort_u32::KERNEL,
         &gsync::kernels::radix::radix_sort_u64::KERNEL,
+        &gsync::kernels::onesweep::onesweep_u32::KERNEL,
+        &gsync::kernels::onesweep::onesweep_u64::KERNEL,
         &gsync::kernels::heat::heat_global::KERNEL,
         &gsync::kernels::heat::heat_resident::KERNEL,
         &gsync::kernels::heat::heat_columns::KERNEL,

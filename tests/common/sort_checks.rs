@@ -4,7 +4,7 @@
 //! edge cases (NaNs of both signs, ±0.0, infinities, subnormals).
 
 use super::checks::{rng, Scale};
-use gsync::kernels::{radix, sort_with, OrderedKey, SortKernel};
+use gsync::kernels::{onesweep, radix, sort_with, OrderedKey, SortKernel};
 use gsync::prelude::*;
 use rand::{rngs::StdRng, Rng};
 use std::cmp::Ordering;
@@ -187,35 +187,44 @@ fn first_difference<K: CheckedKey>(got: &[K], expected: &[K]) -> Option<(usize, 
     got.iter().zip(expected).position(|(a, b)| a.bits() != b.bits()).map(|i| (i, got[i], expected[i]))
 }
 
-/// The lengths the radix sort is checked at: none, one, around a tile and several tiles.
-fn radix_lengths(scale: Scale) -> Vec<usize> {
-    let tile = radix::TILE;
+/// The two radix sorts: the one that counts each pass's digits in a phase of its own, and the
+/// look-back one, each with its tile.
+const RADIX_SORTS: [(SortKernel, usize); 2] =
+    [(SortKernel::Radix, radix::TILE), (SortKernel::Onesweep, onesweep::TILE)];
+
+/// The lengths a radix sort of `tile` keys per tile is checked at: none, one, around a tile
+/// and several tiles.
+fn radix_lengths(scale: Scale, tile: usize) -> Vec<usize> {
     match scale {
         Scale::Full => vec![0, 1, tile - 1, tile + 1, 3 * tile + 5, (1 << 16) + 3, (1 << 20) + 7],
         Scale::Small => vec![0, 1, tile - 1, tile + 1, 2 * tile + 5],
     }
 }
 
-/// The radix sort of every key type, both orders, with and without values, against the
+/// Both radix sorts of every key type, both orders, with and without values, against the
 /// standard library's stable sort.
 pub fn the_radix_sort_sorts_every_key_type_stably(gpu: &Gpu, scale: Scale) {
-    let lengths = radix_lengths(scale);
     let launch = Launch::new();
-    check_key_type::<u32>(gpu, &lengths, SortKernel::Radix, &launch);
-    check_key_type::<i32>(gpu, &lengths, SortKernel::Radix, &launch);
-    check_key_type::<f32>(gpu, &lengths, SortKernel::Radix, &launch);
-    check_key_type::<u64>(gpu, &lengths, SortKernel::Radix, &launch);
-    check_key_type::<i64>(gpu, &lengths, SortKernel::Radix, &launch);
-    check_key_type::<f64>(gpu, &lengths, SortKernel::Radix, &launch);
+    for (kernel, tile) in RADIX_SORTS {
+        let lengths = radix_lengths(scale, tile);
+        check_key_type::<u32>(gpu, &lengths, kernel, &launch);
+        check_key_type::<i32>(gpu, &lengths, kernel, &launch);
+        check_key_type::<f32>(gpu, &lengths, kernel, &launch);
+        check_key_type::<u64>(gpu, &lengths, kernel, &launch);
+        check_key_type::<i64>(gpu, &lengths, kernel, &launch);
+        check_key_type::<f64>(gpu, &lengths, kernel, &launch);
+    }
 }
 
-/// Blocks that each take several tiles, in turn with the other blocks' (the look-back across
-/// blocks and within one), and a grid of one block.
+/// Blocks that each take several tiles (in turn with the other blocks', for the look-back; a
+/// run of consecutive tiles, for the counting sort), and a grid of one block.
 pub fn the_radix_sort_runs_any_grid_over_many_tiles(gpu: &Gpu, scale: Scale) {
-    let n = scale.pick(40 * radix::TILE + 11, 5 * radix::TILE + 11);
-    for blocks in [1, 2, 3] {
-        let launch = Launch::new().blocks(blocks);
-        check_key_type::<u32>(gpu, &[n], SortKernel::Radix, &launch);
+    for (kernel, tile) in RADIX_SORTS {
+        let n = scale.pick(40 * tile + 11, 5 * tile + 11);
+        for blocks in [1, 2, 3] {
+            let launch = Launch::new().blocks(blocks);
+            check_key_type::<u32>(gpu, &[n], kernel, &launch);
+        }
     }
 }
 
@@ -236,18 +245,25 @@ pub fn the_radix_sort_copies_the_digits_every_key_shares(gpu: &Gpu, scale: Scale
     check_radix_pairs(gpu, &launch, &wide, "u64, bytes 2 to 4");
 }
 
-/// The radix sort of `keys`, with their positions as values, against the standard library's
+/// Both radix sorts of `keys`, with their positions as values, against the standard library's
 /// stable sort.
 fn check_radix_pairs<K: CheckedKey>(gpu: &Gpu, launch: &Launch, keys: &[K], what: &str) {
     let values: Vec<u32> = (0..keys.len() as u32).collect();
     let mut expected: Vec<(K, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
     expected.sort_by(|a, b| a.0.reference_cmp(&b.0));
-    let sorted = sort_with(gpu, launch, keys, Some(&values), false, SortKernel::Radix).unwrap();
     let expected_keys: Vec<K> = expected.iter().map(|pair| pair.0).collect();
-    assert!(same_keys(&sorted.keys, &expected_keys), "{what}: {:?}", first_difference(&sorted.keys, &expected_keys));
-    assert!(sorted.values.iter().eq(expected.iter().map(|pair| &pair.1)), "{what}: the values follow their keys");
-    let alone = sort_with(gpu, launch, keys, None, false, SortKernel::Radix).unwrap();
-    assert!(same_keys(&alone.keys, &expected_keys), "{what}, keys alone");
+    for (kernel, _) in RADIX_SORTS {
+        let what = format!("{what}, {kernel:?}");
+        let sorted = sort_with(gpu, launch, keys, Some(&values), false, kernel).unwrap();
+        assert!(
+            same_keys(&sorted.keys, &expected_keys),
+            "{what}: {:?}",
+            first_difference(&sorted.keys, &expected_keys)
+        );
+        assert!(sorted.values.iter().eq(expected.iter().map(|pair| &pair.1)), "{what}: the values follow their keys");
+        let alone = sort_with(gpu, launch, keys, None, false, kernel).unwrap();
+        assert!(same_keys(&alone.keys, &expected_keys), "{what}, keys alone");
+    }
 }
 
 /// `sort` and `sort_pairs` pick the bitonic sort below their crossovers (one for keys alone,
@@ -291,17 +307,19 @@ pub fn the_sorts_refuse_inputs_they_cannot_take(gpu: &Gpu, _scale: Scale) {
 /// The radix sort under every barrier, the split form (one launch per phase) among them, with
 /// more tiles than blocks.
 pub fn the_radix_sort_runs_under_every_barrier(gpu: &Gpu, scale: Scale) {
-    let (n, blocks) = match scale {
-        Scale::Full => ((1 << 22) + 3, None),
-        Scale::Small => (2 * radix::TILE + 5, Some(2)),
-    };
     let mut barriers = Barrier::ALL.to_vec();
     barriers.push(Barrier::Ilbs { groups: Some(2) });
-    for barrier in barriers {
-        let mut launch = Launch::new().barrier(barrier);
-        if let Some(blocks) = blocks {
-            launch = launch.blocks(blocks);
+    for (kernel, tile) in RADIX_SORTS {
+        let (n, blocks) = match scale {
+            Scale::Full => ((1 << 22) + 3, None),
+            Scale::Small => (2 * tile + 5, Some(2)),
+        };
+        for &barrier in &barriers {
+            let mut launch = Launch::new().barrier(barrier);
+            if let Some(blocks) = blocks {
+                launch = launch.blocks(blocks);
+            }
+            check_key_type::<u32>(gpu, &[n], kernel, &launch);
         }
-        check_key_type::<u32>(gpu, &[n], SortKernel::Radix, &launch);
     }
 }

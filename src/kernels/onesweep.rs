@@ -1,0 +1,713 @@
+//! LSD radix sort of unsigned words (`u32`, `u64`), Onesweep style, as one fused kernel (the
+//! look-back form of [`radix`](super::radix), which counts each pass's digits in a phase of
+//! its own instead; [`sort`](super::sort) picks between them by size, from measurements):
+//! a first phase counts every digit position's histogram at once, and then one phase per
+//! 8-bit digit, each separated from the next by `grid_sync()`, ranks tiles of keys in
+//! registers and shared memory and scatters them to where the digit puts them. Inside a
+//! digit phase, no grid barrier: each tile learns how many keys of each digit the tiles
+//! before it hold by decoupled look-back (as [`scan`](super::scan)'s single pass does), so
+//! a phase reads and writes every key once.
+//!
+//! - **Histograms** (phase 1): every block counts the digits of its keys in shared memory,
+//!   all digit positions at once, and adds its counts into `hist` (`PASSES × 256` words,
+//!   zero at launch); it also zeroes the look-back states of every digit phase.
+//! - **Digit phases** (one per byte, lowest first): block `b` takes tiles `b`, `b + grid`,
+//!   … of [`TILE`] keys. Warp `w` of the block holds the tile's `w`-th run of
+//!   `32 × ITEMS` keys, lane `l` the keys `l`, `l + 32`, … of it, so that the warp's loads
+//!   cover 128 contiguous bytes. A key's rank among the tile's keys of its digit comes from
+//!   the lanes holding the same digit and the warp's running count
+//!   of that digit in shared memory, which the lowest lane of each group moves on by one
+//!   shared atomic (the lanes come from eight ballots, [`radix`](super::radix)'s `match_digit`); the warps' counts are then scanned across the block. Each thread owns one
+//!   digit: it publishes the tile's count of its digit in the tile's state word for that
+//!   digit as soon as it has it. Keys (and values) then go to their ranks in shared memory,
+//!   the tile sorted by digit, which needs no other tile; only then does the thread wait for
+//!   the tiles before it (`wait_until`) until one has published its inclusive prefix, and
+//!   publish its own, holding no key in registers meanwhile. From shared memory each digit's
+//!   keys go out to `digit start + tiles before + rank`, a contiguous run.
+//! - A phase whose digit every key shares (the histogram holds all `n` keys in one bin: the
+//!   high bytes of small keys, say) moves no key relative to another: it copies the keys
+//!   (and values) as they are, without ranking or look-back.
+//! - Values, if any, follow their keys through shared memory, in a buffer of their own.
+//!
+//! **Registers.** The kernel keeps few values live, for occupancy: tiles of 8 keys per
+//! thread, `u32` indices, each digit computed again from its key rather than held, the
+//! look-back after the keys left registers, and the write-out loops left rolled. ptxas
+//! (CUDA 13, sm_90, bounds checks off) gives `onesweep_u32` 64 registers (4 blocks of 256
+//! per SM; 128 and 2 blocks with 16 keys per thread and the look-back among the keys).
+//!
+//! The sort is stable: keys with equal digits keep their order in every phase (lanes in
+//! order within a warp's step, steps in order, warps in order, tiles in order).
+//!
+//! **Co-residency.** A block waits only for tiles with lower numbers, which blocks with
+//! lower indices, or itself earlier, hold: every block of a fused grid is resident, so every
+//! tile it waits for is being worked on. Blocks loop over tiles, so any number of keys runs
+//! on the co-resident grid. The state words carry a count of 30 bits: a sort takes fewer than
+//! 2^30 keys ([`MAX_KEYS`]).
+//!
+//! ```
+//! use gsync::kernels::onesweep::sort_words;
+//! use gsync::{Gpu, Launch};
+//!
+//! # fn main() -> gsync::Result<()> {
+//! let gpu = Gpu::emulator(); // or Gpu::new(0)
+//! let input: Vec<u32> = (0..5000u32).map(|i| i.wrapping_mul(2654435761)).collect();
+//! let mut keys = gpu.upload(&input)?;
+//! sort_words(&gpu, &Launch::new(), &mut keys, None)?;
+//! let mut expected = input.clone();
+//! expected.sort_unstable();
+//! assert_eq!(gpu.download(&keys)?, expected);
+//! # Ok(())
+//! # }
+//! ```
+
+use crate::prelude::*;
+use crate::{Error, Gpu, KernelSpec, Launch, LaunchReport, Result};
+
+/// The radix sort's kernels and the steps they share.
+#[gsync::kernels]
+mod lsd_lookback {
+    /// Digits per pass: 8 bits.
+    pub const RADIX: usize = 256;
+    /// Keys each thread holds of a tile.
+    pub const ITEMS: usize = 8;
+    /// Threads per block: one per digit.
+    pub const THREADS: usize = 256;
+    /// Keys per tile.
+    pub const TILE: usize = ITEMS * THREADS;
+    /// Warps per block.
+    const WARPS: usize = THREADS / 32;
+    /// Consecutive keys of a tile that each warp holds.
+    const WARP_KEYS: usize = 32 * ITEMS;
+
+    /// A tile's state word for a digit (the top two bits): the tile's own count of the digit
+    /// is published (the low 30 bits). The word carries its value with its state, so it is
+    /// read and written relaxed.
+    const AGGREGATE: u32 = 1 << 30;
+    /// A state word's flag: the count of the digit in every tile up to this one's end is
+    /// published.
+    const PREFIX: u32 = 2 << 30;
+    /// The flag bits of a state word.
+    const FLAGS: u32 = 3 << 30;
+    /// The count bits of a state word.
+    const COUNT: u32 = (1 << 30) - 1;
+
+    /// The digit of `key` from bit `shift` up.
+    #[device]
+    fn digit_of<K: Int>(key: K, shift: u32) -> u32 {
+        ((key >> shift) as u32) & 255
+    }
+
+    /// The sum of `value` over the threads of the block before this one (every thread of
+    /// the block calls it, with the block size [`THREADS`]); `warp_totals` holds a word per
+    /// warp.
+    #[device]
+    fn block_exclusive_sum(value: u32, warp_totals: &mut [u32]) -> u32 {
+        let lane = lane_id();
+        let mut inclusive = value;
+        for s in 0..5u32 {
+            let up = shfl_up(inclusive, 1 << s);
+            if lane >= 1 << s {
+                inclusive += up;
+            }
+        }
+        if lane == 31 {
+            warp_totals[warp_id() as usize] = inclusive;
+        }
+        sync_block();
+        let mut before = 0u32;
+        for w in 0..warp_id() {
+            before += warp_totals[w as usize];
+        }
+        // The next call's writes wait for every thread's reads.
+        sync_block();
+        before + inclusive - value
+    }
+
+    /// Counts each of `key`'s `passes` digits in `counts` (digit `d` of byte `p` at
+    /// `p · RADIX + d`).
+    #[device]
+    fn count_key<K: Int>(key: K, counts: &mut [u32], passes: u32) {
+        for p in 0..passes {
+            let bin = p as usize * RADIX + digit_of(key, 8 * p) as usize;
+            let _ = counts.atomic_add(bin, 1);
+        }
+    }
+
+    /// Phase 1: zeroes `states`, and adds the counts of every digit of every position
+    /// (`passes` bytes from the lowest) of `keys` into `hist` (digit `d` of byte `p` at
+    /// `p · RADIX + d`), through the block's counts in shared memory (`counts`).
+    #[device]
+    fn count_digits<K: Int>(keys: &[K], hist: &mut [u32], states: &mut [u32], counts: &mut [u32], passes: u32) {
+        for i in grid_stride(0..states.len()) {
+            states[i] = 0;
+        }
+        let bins = passes as usize * RADIX;
+        for i in block_stride(0..bins) {
+            counts[i] = 0;
+        }
+        sync_block();
+        // Four keys per load where they fill a chunk, then the rest one by one.
+        let chunks = keys.len() / 4;
+        for c in grid_stride(0..chunks) {
+            let chunk = keys.load_chunk::<4>(c);
+            for j in 0..4 {
+                count_key(chunk[j], counts, passes);
+            }
+        }
+        for i in grid_stride(4 * chunks..keys.len()) {
+            count_key(keys[i], counts, passes);
+        }
+        sync_block();
+        for i in block_stride(0..bins) {
+            let count = counts[i];
+            if count != 0 {
+                let _ = hist.atomic_add(i, count);
+            }
+        }
+    }
+
+    /// Publishes tile `tile`'s count of digit `d`, `total`, in its state word of this pass
+    /// (`states` from `region`): as the inclusive prefix for the first tile, which has none
+    /// before it, else as the tile's own count.
+    #[device]
+    fn publish_count(states: &mut [u32], region: u32, tile: u32, d: u32, total: u32) {
+        let flag = if tile == 0 { PREFIX } else { AGGREGATE };
+        states.store_relaxed(region + tile * RADIX as u32 + d, flag | total);
+    }
+
+    /// Tile `tile`'s count of digit `d` before it (over every earlier tile), from the state
+    /// words of this pass (`states` from `region`), once the tile has published its own count
+    /// `total` ([`publish_count`]): adds the earlier tiles' counts from the nearest one back,
+    /// waiting for each to publish, until one has published its inclusive prefix; then
+    /// publishes its own.
+    #[device]
+    fn look_back(states: &mut [u32], region: u32, tile: u32, d: u32, total: u32) -> u32 {
+        let mut exclusive = 0u32;
+        if tile > 0 {
+            let mut before = tile;
+            loop {
+                before -= 1;
+                let at = region + before * RADIX as u32 + d;
+                let mut state = states.load_relaxed(at);
+                if state & FLAGS == 0 {
+                    wait_until(|| states.load_relaxed(at) & FLAGS != 0);
+                    state = states.load_relaxed(at);
+                }
+                exclusive += state & COUNT;
+                if state & FLAGS == PREFIX {
+                    break;
+                }
+            }
+            states.store_relaxed(region + tile * RADIX as u32 + d, PREFIX | (exclusive + total));
+        }
+        exclusive
+    }
+
+    /// The lanes of the warp whose `digit` is this lane's, among those where `valid` holds
+    /// (see `radix::match_digit`).
+    #[device]
+    fn match_digit(digit: u32, valid: bool) -> u32 {
+        let mut peers = ballot(valid);
+        for bit in 0..8u32 {
+            let set = (digit >> bit) & 1 == 1;
+            let votes = ballot(set);
+            if set {
+                peers &= votes;
+            } else {
+                peers &= !votes;
+            }
+        }
+        peers
+    }
+
+    /// The digit of the key a thread holds at `index` of the keys, or [`RADIX`], a digit no
+    /// key has, past the end (`n` keys).
+    #[device]
+    fn held_digit<K: Int>(key: K, shift: u32, index: u32, n: u32) -> u32 {
+        let mut digit = RADIX as u32;
+        if index < n {
+            digit = digit_of(key, shift);
+        }
+        digit
+    }
+
+    /// A pass whose digit every key shares moves no key relative to the others: the keys of
+    /// `src` (and, `with_values`, the values) are copied to `dst` as they are, in chunks of
+    /// four, and the rest one by one.
+    #[device]
+    fn copy_pass<K: Int>(src: &[K], dst: &mut [K], src_values: &[u32], dst_values: &mut [u32], with_values: bool) {
+        let n = src.len();
+        let chunks = n / 4;
+        for c in grid_stride(0..chunks) {
+            let chunk = src.load_chunk::<4>(c);
+            dst.store_chunk(c, chunk);
+            if with_values {
+                let values = src_values.load_chunk::<4>(c);
+                dst_values.store_chunk(c, values);
+            }
+        }
+        for i in grid_stride(4 * chunks..n) {
+            dst[i] = src[i];
+            if with_values {
+                dst_values[i] = src_values[i];
+            }
+        }
+    }
+
+    /// One digit phase: the keys of `src` (and, `with_values`, the values of `src_values`)
+    /// into `dst` (`dst_values`) ordered by digit `pass` (bits `8 · pass` up), stably; or,
+    /// where every key has the same digit (`hist` says so), a plain copy. `counts`,
+    /// `staged`, `staged_values`, `offsets` and `warp_totals` are the block's shared arrays.
+    #[device]
+    fn scatter_pass<K: Int>(
+        src: &[K],
+        dst: &mut [K],
+        src_values: &[u32],
+        dst_values: &mut [u32],
+        with_values: bool,
+        hist: &[u32],
+        states: &mut [u32],
+        pass: u32,
+        counts: &mut [u32],
+        staged: &mut [K],
+        staged_values: &mut [u32],
+        offsets: &mut [u32],
+        warp_totals: &mut [u32],
+    ) {
+        let n = src.len();
+        let shift = 8 * pass;
+        // The same for every thread: whether the first key's digit is every key's.
+        let mut shared_digit = n == 0;
+        if n > 0 {
+            shared_digit = hist[pass as usize * RADIX + digit_of(src[0], shift) as usize] as usize == n;
+        }
+        if shared_digit {
+            copy_pass(src, dst, src_values, dst_values, with_values);
+        } else {
+            rank_and_scatter(
+                src,
+                dst,
+                src_values,
+                dst_values,
+                with_values,
+                hist,
+                states,
+                pass,
+                counts,
+                staged,
+                staged_values,
+                offsets,
+                warp_totals,
+            );
+        }
+    }
+
+    /// [`scatter_pass`] where the keys' digits differ: tile by tile, each key's rank among the
+    /// tile's keys of its digit, the tiles before it by look-back, the tile sorted by digit in
+    /// shared memory and each digit's run out to its place. Indices are `u32` (a sort takes
+    /// fewer than 2^30 keys), which keeps each in one register.
+    #[device]
+    fn rank_and_scatter<K: Int>(
+        src: &[K],
+        dst: &mut [K],
+        src_values: &[u32],
+        dst_values: &mut [u32],
+        with_values: bool,
+        hist: &[u32],
+        states: &mut [u32],
+        pass: u32,
+        counts: &mut [u32],
+        staged: &mut [K],
+        staged_values: &mut [u32],
+        offsets: &mut [u32],
+        warp_totals: &mut [u32],
+    ) {
+        let n = src.len() as u32;
+        let tiles = n.div_ceil(TILE as u32);
+        let shift = 8 * pass;
+        let region = pass * tiles * RADIX as u32;
+        // This thread's digit: where its keys start in the sorted order.
+        let d = thread_idx();
+        let start = block_exclusive_sum(hist[pass * RADIX as u32 + d], warp_totals);
+        let lane = lane_id();
+        let warp_counts = warp_id() * RADIX as u32;
+        let lanes_below = (1u32 << lane) - 1;
+        for v in 0..WARPS {
+            counts[(v * RADIX) as u32 + d] = 0;
+        }
+        sync_block();
+        let mut t = block_idx();
+        while t < tiles {
+            let base = t * TILE as u32;
+            let valid = (n - base).min(TILE as u32);
+            let first = base + warp_id() * WARP_KEYS as u32 + lane;
+            // Every key is loaded before any is ranked, so that the loads are in flight together.
+            let mut held = [K::ZERO; ITEMS];
+            for m in 0..ITEMS {
+                let i = first + 32 * m as u32;
+                if i < n {
+                    held[m] = src[i];
+                }
+            }
+            // Rank: each key's place among the warp's keys of its digit. The digit is computed
+            // again from the key where it is needed, which keeps fewer values live.
+            let mut rank = [0u32; ITEMS];
+            for m in 0..ITEMS {
+                let valid = first + 32 * (m as u32) < n;
+                let digit = digit_of(held[m], shift);
+                let peers = match_digit(digit, valid);
+                // (A lane past the end may have no peer: lane 0 then stands in as its leader.)
+                let leader = peers.trailing_zeros() & 31;
+                let mut before = 0u32;
+                if lane == leader && valid {
+                    before = counts.atomic_add(warp_counts + digit, peers.count_ones());
+                }
+                rank[m] = shfl(before, leader) + (peers & lanes_below).count_ones();
+            }
+            sync_block();
+            // Thread d: the tile's count of digit d goes out first, for the tiles after this one
+            // to read; then the warps' counts of the digit become their offsets within the
+            // digit, and then within the tile.
+            let mut total = 0u32;
+            for v in 0..WARPS {
+                total += counts[(v * RADIX) as u32 + d];
+            }
+            publish_count(states, region, t, d, total);
+            let below = block_exclusive_sum(total, warp_totals);
+            let mut before = below;
+            for v in 0..WARPS {
+                let count = counts[(v * RADIX) as u32 + d];
+                counts[(v * RADIX) as u32 + d] = before;
+                before += count;
+            }
+            sync_block();
+            // The tile, sorted by digit, into shared memory; each rank becomes the key's place
+            // there, so that the values, which follow, need neither the keys nor the counts.
+            // This needs no other tile, so it comes before the look-back, which then holds no
+            // key in registers.
+            for m in 0..ITEMS {
+                let digit = held_digit(held[m], shift, first + 32 * m as u32, n);
+                if digit < RADIX as u32 {
+                    rank[m] += counts[warp_counts + digit];
+                    staged[rank[m]] = held[m];
+                }
+            }
+            if with_values {
+                for m in 0..ITEMS {
+                    let i = first + 32 * m as u32;
+                    if i < n {
+                        staged_values[rank[m]] = src_values[i];
+                    }
+                }
+            }
+            let exclusive = look_back(states, region, t, d, total);
+            offsets[d] = start + exclusive - below;
+            sync_block();
+            // The next tile's counts start from zero; its ranking waits at the barrier below.
+            for v in 0..WARPS {
+                counts[(v * RADIX) as u32 + d] = 0;
+            }
+            // Each digit's run out, consecutive threads to consecutive places; then the values,
+            // each to its key's place, its digit read again from shared memory. (Loops the
+            // compiler does not unroll whole, which keeps fewer registers.)
+            for i in block_stride(0..valid) {
+                let key = staged[i];
+                dst[offsets[digit_of(key, shift)] + i] = key;
+            }
+            if with_values {
+                for i in block_stride(0..valid) {
+                    dst_values[offsets[digit_of(staged[i], shift)] + i] = staged_values[i];
+                }
+            }
+            // The next tile's writes to shared memory wait for this one's reads.
+            sync_block();
+            t += grid_dim();
+        }
+    }
+
+    /// Sorts `keys` ascending, and with `with_values` the `values` along with them, stably;
+    /// `alt` and `alt_values` (as long as `keys` and `values`) are the other side of each
+    /// pass. `hist` takes `4 × RADIX` words, zero at launch; `states` at least `4 × RADIX`
+    /// words per tile (see [`state_words`](super::state_words)). Blocks of [`THREADS`].
+    #[grid_phases(threads = 256)]
+    pub fn onesweep_u32(
+        mut keys: &mut [u32],
+        mut alt: &mut [u32],
+        mut values: &mut [u32],
+        mut alt_values: &mut [u32],
+        hist: &mut [u32],
+        states: &mut [u32],
+        with_values: bool,
+    ) {
+        const PASSES: u32 = 4;
+        assert!(BLOCK_SIZE == THREADS, "the radix sort takes blocks of 256 threads, one per digit");
+        assert!(alt.len() == keys.len(), "onesweep_u32's alt has the length of keys");
+        assert!(
+            !with_values || (values.len() == keys.len() && alt_values.len() == keys.len()),
+            "onesweep_u32's values have the length of keys"
+        );
+        assert!(hist.len() >= PASSES as usize * RADIX, "onesweep_u32's hist takes 4 × 256 words");
+        assert!(
+            states.len() >= PASSES as usize * RADIX * keys.len().div_ceil(TILE),
+            "onesweep_u32's states take 4 × 256 words per tile: size them with radix::state_words"
+        );
+        let mut counts = shared_array::<u32, { WARPS * RADIX }>();
+        let mut staged = shared_array::<u32, TILE>();
+        let mut staged_values = shared_array::<u32, TILE>();
+        let mut offsets = shared_array::<u32, RADIX>();
+        let mut warp_totals = shared_array::<u32, WARPS>();
+        count_digits(keys, hist, states, &mut counts, PASSES);
+        grid_sync();
+        for pass in 0..PASSES {
+            scatter_pass(
+                keys,
+                alt,
+                values,
+                alt_values,
+                with_values,
+                hist,
+                states,
+                pass,
+                &mut counts,
+                &mut staged,
+                &mut staged_values,
+                &mut offsets,
+                &mut warp_totals,
+            );
+            if pass + 1 < PASSES {
+                grid_sync();
+            }
+            std::mem::swap(&mut keys, &mut alt);
+            std::mem::swap(&mut values, &mut alt_values);
+        }
+    }
+
+    /// [`onesweep_u32`] for `u64` keys: eight passes, `hist` of `8 × RADIX` words and
+    /// `states` of `8 × RADIX` words per tile.
+    #[grid_phases(threads = 256)]
+    pub fn onesweep_u64(
+        mut keys: &mut [u64],
+        mut alt: &mut [u64],
+        mut values: &mut [u32],
+        mut alt_values: &mut [u32],
+        hist: &mut [u32],
+        states: &mut [u32],
+        with_values: bool,
+    ) {
+        const PASSES: u32 = 8;
+        assert!(BLOCK_SIZE == THREADS, "the radix sort takes blocks of 256 threads, one per digit");
+        assert!(alt.len() == keys.len(), "onesweep_u64's alt has the length of keys");
+        assert!(
+            !with_values || (values.len() == keys.len() && alt_values.len() == keys.len()),
+            "onesweep_u64's values have the length of keys"
+        );
+        assert!(hist.len() >= PASSES as usize * RADIX, "onesweep_u64's hist takes 8 × 256 words");
+        assert!(
+            states.len() >= PASSES as usize * RADIX * keys.len().div_ceil(TILE),
+            "onesweep_u64's states take 8 × 256 words per tile: size them with radix::state_words"
+        );
+        let mut counts = shared_array::<u32, { WARPS * RADIX }>();
+        let mut staged = shared_array::<u64, TILE>();
+        let mut staged_values = shared_array::<u32, TILE>();
+        let mut offsets = shared_array::<u32, RADIX>();
+        let mut warp_totals = shared_array::<u32, WARPS>();
+        count_digits(keys, hist, states, &mut counts, PASSES);
+        grid_sync();
+        for pass in 0..PASSES {
+            scatter_pass(
+                keys,
+                alt,
+                values,
+                alt_values,
+                with_values,
+                hist,
+                states,
+                pass,
+                &mut counts,
+                &mut staged,
+                &mut staged_values,
+                &mut offsets,
+                &mut warp_totals,
+            );
+            if pass + 1 < PASSES {
+                grid_sync();
+            }
+            std::mem::swap(&mut keys, &mut alt);
+            std::mem::swap(&mut values, &mut alt_values);
+        }
+    }
+}
+
+pub use lsd_lookback::{onesweep_u32, onesweep_u64, ITEMS, RADIX, THREADS, TILE};
+
+/// The most keys one sort takes: the look-back state words count in 30 bits.
+pub const MAX_KEYS: usize = (1 << 30) - 1;
+
+/// Tiles of `n` keys.
+pub fn tiles(n: usize) -> usize {
+    n.div_ceil(TILE)
+}
+
+/// The length of `states` for `n` keys of `passes` digits: [`RADIX`] words per tile and pass.
+pub fn state_words(n: usize, passes: usize) -> usize {
+    (tiles(n) * passes * RADIX).max(1)
+}
+
+/// The unsigned words the look-back kernels sort: `u32` (four digit passes) and `u64` (eight).
+pub trait OnesweepWord: super::radix::RadixWord {
+    /// The kernel that sorts words of this width.
+    fn onesweep_kernel() -> &'static KernelSpec;
+
+    /// The largest co-resident grid of [`onesweep_kernel`](Self::onesweep_kernel) for `launch`.
+    fn onesweep_max_coresident_blocks(gpu: &Gpu, launch: &Launch) -> Result<u32>;
+
+    /// Launches [`onesweep_kernel`](Self::onesweep_kernel) on buffers sized as it asserts, with a new
+    /// `scratch` ([`OnesweepScratch::new`]) each time: [`sort_words`] is the checked entry.
+    #[allow(clippy::too_many_arguments)]
+    fn launch_onesweep(
+        gpu: &Gpu,
+        launch: &Launch,
+        keys: &mut DeviceBuffer<Self>,
+        alt: &mut DeviceBuffer<Self>,
+        values: &mut DeviceBuffer<u32>,
+        alt_values: &mut DeviceBuffer<u32>,
+        scratch: &mut OnesweepScratch,
+        with_values: bool,
+    ) -> Result<LaunchReport>;
+}
+
+impl OnesweepWord for u32 {
+    fn onesweep_kernel() -> &'static KernelSpec {
+        &onesweep_u32::KERNEL
+    }
+
+    fn onesweep_max_coresident_blocks(gpu: &Gpu, launch: &Launch) -> Result<u32> {
+        onesweep_u32::max_coresident_blocks(gpu, launch)
+    }
+
+    fn launch_onesweep(
+        gpu: &Gpu,
+        launch: &Launch,
+        keys: &mut DeviceBuffer<u32>,
+        alt: &mut DeviceBuffer<u32>,
+        values: &mut DeviceBuffer<u32>,
+        alt_values: &mut DeviceBuffer<u32>,
+        scratch: &mut OnesweepScratch,
+        with_values: bool,
+    ) -> Result<LaunchReport> {
+        let OnesweepScratch { hist, states } = scratch;
+        onesweep_u32::launch_with(gpu, launch, keys, alt, values, alt_values, hist, states, with_values)
+    }
+}
+
+impl OnesweepWord for u64 {
+    fn onesweep_kernel() -> &'static KernelSpec {
+        &onesweep_u64::KERNEL
+    }
+
+    fn onesweep_max_coresident_blocks(gpu: &Gpu, launch: &Launch) -> Result<u32> {
+        onesweep_u64::max_coresident_blocks(gpu, launch)
+    }
+
+    fn launch_onesweep(
+        gpu: &Gpu,
+        launch: &Launch,
+        keys: &mut DeviceBuffer<u64>,
+        alt: &mut DeviceBuffer<u64>,
+        values: &mut DeviceBuffer<u32>,
+        alt_values: &mut DeviceBuffer<u32>,
+        scratch: &mut OnesweepScratch,
+        with_values: bool,
+    ) -> Result<LaunchReport> {
+        let OnesweepScratch { hist, states } = scratch;
+        onesweep_u64::launch_with(gpu, launch, keys, alt, values, alt_values, hist, states, with_values)
+    }
+}
+
+/// The radix sort's scratch: the digit histograms, which must be zero at launch (a new
+/// scratch's are; a launch leaves them filled), and the look-back states, which the kernel
+/// zeroes itself.
+#[derive(Debug)]
+pub struct OnesweepScratch {
+    hist: DeviceBuffer<u32>,
+    states: DeviceBuffer<u32>,
+}
+
+impl OnesweepScratch {
+    /// Scratch for sorts of up to `n` words of type `W`.
+    pub fn new<W: OnesweepWord>(gpu: &Gpu, n: usize) -> Result<OnesweepScratch> {
+        Ok(OnesweepScratch { hist: gpu.zeros(W::PASSES * RADIX)?, states: gpu.zeros(state_words(n, W::PASSES))? })
+    }
+}
+
+/// Sorts the words of `keys` ascending on `gpu`, in place, stably, and with `values` (as
+/// many as keys) each value along with its key. The launch runs blocks of [`THREADS`]
+/// threads (a launch naming another size is refused); one that names no grid runs the
+/// largest co-resident grid, or one block per tile where there are fewer tiles.
+///
+/// Fails with [`Error::InvalidInput`] where `values` is not as long as `keys` or there are
+/// more than [`MAX_KEYS`] keys.
+pub fn sort_words<W: OnesweepWord>(
+    gpu: &Gpu,
+    launch: &Launch,
+    keys: &mut DeviceBuffer<W>,
+    values: Option<&mut DeviceBuffer<u32>>,
+) -> Result<LaunchReport> {
+    let n = keys.len();
+    check_input(W::onesweep_kernel().name, n, values.as_ref().map(|v| v.len()))?;
+    if n == 0 {
+        return Ok(LaunchReport::no_launch(launch.selected_barrier()));
+    }
+    let launch = shape(gpu, launch, W::onesweep_kernel(), n)?;
+    let with_values = values.is_some();
+    let mut alt = gpu.zeros::<W>(n)?;
+    let mut alt_values = gpu.zeros::<u32>(if with_values { n } else { 0 })?;
+    let mut no_values = gpu.zeros::<u32>(0)?;
+    let values = match values {
+        Some(values) => values,
+        None => &mut no_values,
+    };
+    let mut scratch = OnesweepScratch::new::<W>(gpu, n)?;
+    W::launch_onesweep(gpu, &launch, keys, &mut alt, values, &mut alt_values, &mut scratch, with_values)
+}
+
+/// Refuses inputs the kernels cannot sort: values not one per key, or too many keys.
+fn check_input(kernel: &str, n: usize, values: Option<usize>) -> Result<()> {
+    super::radix::check_input(kernel, n, values)?;
+    if n > MAX_KEYS {
+        let reason = format!("{n} keys, more than the {MAX_KEYS} one sort takes (its tiles count in 30 bits)");
+        return Err(Error::InvalidInput { kernel: kernel.to_owned(), reason });
+    }
+    Ok(())
+}
+
+/// `launch` with blocks of [`THREADS`] threads and, where it names no grid, the largest
+/// co-resident grid capped at one block per tile; refuses a launch that names another block
+/// size. (Never tuned: the kernel's histograms must be zero at launch, which a tuning run's
+/// repeats would not keep.)
+fn shape(gpu: &Gpu, launch: &Launch, kernel: &KernelSpec, n: usize) -> Result<Launch> {
+    match launch.requested_threads() {
+        Some(threads) if threads as usize != THREADS => {
+            return Err(Error::RefusedBlockSize {
+                kernel: kernel.name.to_owned(),
+                threads,
+                reason: "its threads own one digit each of 256".to_owned(),
+            })
+        }
+        _ => {}
+    }
+    let launch = launch.clone().threads(THREADS as u32);
+    if launch.requested_blocks().is_some() {
+        return Ok(launch);
+    }
+    let shaped = super::grid_for_work(gpu, &launch, kernel, tiles(n))?;
+    if launch.selected_barrier() != Barrier::MultiLaunch {
+        return Ok(shaped);
+    }
+    // A block waits for the tiles of the blocks before it, in every digit pass: a split
+    // form's passes need their whole grid resident as the fused kernel does, while its default
+    // grid is sized by its first segment, the histograms', which holds more blocks per SM.
+    let resident = gpu.max_coresident_blocks(kernel, &launch.clone().barrier(Barrier::default()))?;
+    let blocks = shaped.requested_blocks().unwrap_or(resident).min(resident);
+    Ok(shaped.blocks(blocks))
+}
