@@ -3,24 +3,30 @@
 //! its place, each separated from the next by `grid_sync()`. The barrier makes the offsets
 //! plain sums: no block ever waits for another inside a phase.
 //!
-//! - **Runs.** Each block takes a run of consecutive tiles of [`TILE`] keys (the tiles split
-//!   evenly among the blocks), the same run in every phase.
+//! - **Runs.** Each block takes a run of consecutive keys (the keys split evenly among the
+//!   blocks, at multiples of 32), the same run in every phase, in tiles of [`TILE`] keys (the
+//!   run's last one partial).
 //! - **Count phases** (one per byte, lowest first): every block counts the digit of each key
 //!   of its run in shared memory (one counter set per warp; a warp whose 32 keys share the
 //!   digit adds 32 once), then writes its 256 counts to `counts` and adds them into its
 //!   group's sums (a group is [`GROUP`] consecutive blocks).
 //! - **Scatter phases:** thread `d` of every block adds up where digit `d`'s keys of its run
 //!   start: the keys of smaller digits (a block scan of the digit totals), then the earlier
-//!   groups' sums and the earlier blocks of its own group, a few dozen loads. Then the block
-//!   walks its tiles in order. Warp `w` of the block holds the tile's `w`-th run of
+//!   groups' sums and the earlier blocks of its own group, a few dozen loads, and where its
+//!   run's keys of digit `d` end. Then the block walks its tiles from the last to the first
+//!   (the count phase read the last ones most recently, so more of them are still in L2),
+//!   each tile's keys of a digit placed just before the next tile's. Warp `w` holds the
+//!   tile's `w`-th run of
 //!   `32 × ITEMS` keys, lane `l` the keys `l`, `l + 32`, … of it, so that the warp's loads
 //!   cover 128 contiguous bytes. The warps count their digits, a scan turns the counts into
 //!   each warp's first place per digit in the tile sorted by digit, and a key's place there is
 //!   that plus its rank among the warp's keys of the digit before it: eight ballots per key
-//!   find the lanes that hold its digit, the lowest lane of each group moving the warp's place on by one shared atomic. The tile,
-//!   sorted by digit in shared memory, goes out with consecutive threads writing consecutive
-//!   places of each digit's run; thread `d` carries where its digit's next run goes from tile
-//!   to tile in a register. The next tile's keys are loaded while this one's are written.
+//!   find the lanes that hold its digit (`match_any` says the same, many times slower on an
+//!   H200), the lowest lane of each group moving the warp's place on by one shared atomic.
+//!   The tile, sorted by digit in shared memory, goes out with consecutive threads writing
+//!   consecutive places of each digit's run; thread `d` carries where its digit's keys of the
+//!   tiles still to come end, from tile to tile, in a register. The next tile's keys are
+//!   loaded while this one's are written.
 //! - A pass whose digit every key shares (one digit's total is every key: the high bytes of
 //!   small keys, say) moves no key relative to another: it copies the run as it is.
 //! - Values, if any, follow their keys through shared memory, in a buffer of their own.
@@ -596,6 +602,9 @@ mod lsd {
 }
 
 pub use lsd::{radix_sort_u32, radix_sort_u64, GROUP, ITEMS, RADIX, THREADS, TILE};
+
+// A whole tile goes out in thirds, each a whole number of block-wide steps.
+const _: () = assert!(TILE % (3 * THREADS) == 0, "the write-out of a whole tile takes it in thirds of whole rounds");
 
 /// The most keys one sort takes: the kernels index keys with 32-bit words.
 pub const MAX_KEYS: usize = 1 << 31;
