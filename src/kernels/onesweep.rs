@@ -449,7 +449,7 @@ mod lsd_lookback {
         assert!(hist.len() >= PASSES as usize * RADIX, "onesweep_u32's hist takes 4 × 256 words");
         assert!(
             states.len() >= PASSES as usize * RADIX * keys.len().div_ceil(TILE),
-            "onesweep_u32's states take 4 × 256 words per tile: size them with radix::state_words"
+            "onesweep_u32's states take 4 × 256 words per tile: size them with onesweep::state_words"
         );
         let mut counts = shared_array::<u32, { WARPS * RADIX }>();
         let mut staged = shared_array::<u32, TILE>();
@@ -504,7 +504,7 @@ mod lsd_lookback {
         assert!(hist.len() >= PASSES as usize * RADIX, "onesweep_u64's hist takes 8 × 256 words");
         assert!(
             states.len() >= PASSES as usize * RADIX * keys.len().div_ceil(TILE),
-            "onesweep_u64's states take 8 × 256 words per tile: size them with radix::state_words"
+            "onesweep_u64's states take 8 × 256 words per tile: size them with onesweep::state_words"
         );
         let mut counts = shared_array::<u32, { WARPS * RADIX }>();
         let mut staged = shared_array::<u64, TILE>();
@@ -673,12 +673,11 @@ pub fn sort_words<W: OnesweepWord>(
 
 /// Refuses inputs the kernels cannot sort: values not one per key, or too many keys.
 fn check_input(kernel: &str, n: usize, values: Option<usize>) -> Result<()> {
-    super::radix::check_input(kernel, n, values)?;
     if n > MAX_KEYS {
         let reason = format!("{n} keys, more than the {MAX_KEYS} one sort takes (its tiles count in 30 bits)");
         return Err(Error::InvalidInput { kernel: kernel.to_owned(), reason });
     }
-    Ok(())
+    super::radix::check_input(kernel, n, values)
 }
 
 /// `launch` with blocks of [`THREADS`] threads and, where it names no grid, the largest

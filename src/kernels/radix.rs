@@ -604,7 +604,8 @@ mod lsd {
 pub use lsd::{radix_sort_u32, radix_sort_u64, GROUP, ITEMS, RADIX, THREADS, TILE};
 
 // A whole tile goes out in thirds, each a whole number of block-wide steps.
-const _: () = assert!(TILE % (3 * THREADS) == 0, "the write-out of a whole tile takes it in thirds of whole rounds");
+const _: () =
+    assert!(TILE.is_multiple_of(3 * THREADS), "the write-out of a whole tile takes it in thirds of whole rounds");
 
 /// The most keys one sort takes: the kernels index keys with 32-bit words.
 pub const MAX_KEYS: usize = 1 << 31;
@@ -741,6 +742,7 @@ pub fn sort_words<W: RadixWord>(
         Some(blocks) => blocks,
         None => W::max_coresident_blocks(gpu, &launch)?,
     };
+    check_grid(W::kernel().name, blocks, W::PASSES)?;
     let mut scratch = RadixScratch::new::<W>(gpu, blocks)?;
     W::launch_kernel(gpu, &launch, keys, &mut alt, values, &mut alt_values, &mut scratch, with_values)
 }
@@ -756,6 +758,25 @@ pub(super) fn check_input(kernel: &str, n: usize, values: Option<usize>) -> Resu
         return Err(Error::InvalidInput { kernel: kernel.to_owned(), reason });
     }
     Ok(())
+}
+
+/// Refuses a grid whose counts the kernel could not index: [`count_words`] past `u32`'s range.
+fn check_grid(kernel: &str, blocks: u32, passes: usize) -> Result<()> {
+    let fits = |blocks: u32| count_words(blocks, passes) <= u32::MAX as usize;
+    if fits(blocks) {
+        return Ok(());
+    }
+    // Each block takes `passes × RADIX` words and each group of GROUP blocks as many again.
+    let mut most = (u32::MAX as usize / (passes * RADIX) * GROUP as usize / (GROUP as usize + 1)) as u32;
+    while !fits(most) {
+        most -= 1;
+    }
+    let reason = format!(
+        "a grid of {blocks} blocks needs {} words of digit counts, more than the kernel indexes with 32-bit \
+         words; name at most {most} blocks (past one block per 32 keys, blocks only count nothing)",
+        count_words(blocks, passes)
+    );
+    Err(Error::InvalidInput { kernel: kernel.to_owned(), reason })
 }
 
 /// `launch` with blocks of [`THREADS`] threads and, where it names no grid, the largest

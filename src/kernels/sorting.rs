@@ -197,19 +197,22 @@ pub enum SortKernel {
 
 /// Sorts `keys` on `gpu`, ascending or `descending`, stably (equal keys keep their input
 /// order; for floats, "equal" is equal bits). Fewer than [`RADIX_KEYS_FROM`] 32-bit keys run
-/// the bitonic sort, under `launch`; the others the radix sort, which takes blocks of 256
-/// threads ([`radix::sort_words`]).
+/// the bitonic sort, under `launch`; the others a radix sort ([`radix_kind`]), which takes
+/// blocks of 256 threads: from [`COUNTED_KEYS_FROM`] keys [`radix::sort_words`], below it
+/// [`onesweep::sort_words`].
 ///
-/// Fails with [`Error::InvalidInput`] for more than [`radix::MAX_KEYS`] keys.
+/// Fails with [`Error::InvalidInput`] for more keys than the radix sort it runs takes
+/// ([`radix::MAX_KEYS`], [`onesweep::MAX_KEYS`]).
 pub fn sort<K: OrderedKey>(gpu: &Gpu, launch: &Launch, keys: &[K], descending: bool) -> Result<Sorted<K>> {
     sort_with(gpu, launch, keys, None, descending, SortKernel::Fastest)
 }
 
 /// [`sort`] with a value per key, which moves with its key: `values[i]` ends beside
-/// `keys[i]`, and equal keys keep their values in input order. The radix sort takes over from
-/// [`RADIX_PAIRS_FROM`] 32-bit keys.
+/// `keys[i]`, and equal keys keep their values in input order. The look-back radix sort
+/// ([`onesweep::sort_words`]) takes over from [`RADIX_PAIRS_FROM`] 32-bit keys.
 ///
-/// Fails with [`Error::InvalidInput`] where `values` is not as long as `keys`.
+/// Fails with [`Error::InvalidInput`] where `values` is not as long as `keys`, or for more
+/// than [`onesweep::MAX_KEYS`] keys.
 pub fn sort_pairs<K: OrderedKey>(
     gpu: &Gpu,
     launch: &Launch,
@@ -222,8 +225,9 @@ pub fn sort_pairs<K: OrderedKey>(
 
 /// [`sort`] (or, with `values`, [`sort_pairs`]) by the kernel `kernel` names.
 ///
-/// Fails with [`Error::InvalidInput`] where `values` is not as long as `keys`, for more
-/// than [`radix::MAX_KEYS`] keys, and for 64-bit keys with [`SortKernel::Bitonic`].
+/// Fails with [`Error::InvalidInput`] where `values` is not as long as `keys`, for more keys
+/// than the radix sort takes ([`radix::MAX_KEYS`], [`onesweep::MAX_KEYS`]), and for 64-bit
+/// keys with [`SortKernel::Bitonic`].
 pub fn sort_with<K: OrderedKey>(
     gpu: &Gpu,
     launch: &Launch,

@@ -226,6 +226,10 @@ pub fn the_radix_sort_runs_any_grid_over_many_tiles(gpu: &Gpu, scale: Scale) {
             check_key_type::<u32>(gpu, &[n], kernel, &launch);
         }
     }
+    // The counting sort over more than one group of blocks (the earlier groups' sums), and a
+    // grid with more blocks than runs of 32 keys (blocks with no key).
+    let n = scale.pick(9 * radix::TILE + 11, 2 * radix::TILE + 11);
+    check_key_type::<u32>(gpu, &[n, 1000], SortKernel::Radix, &Launch::new().blocks(70));
 }
 
 /// Keys whose bytes are the same in every key at some positions: those passes copy the keys
@@ -302,6 +306,12 @@ pub fn the_sorts_refuse_inputs_they_cannot_take(gpu: &Gpu, _scale: Scale) {
     assert!(matches!(error, Error::InvalidInput { .. }), "{error}");
     let error = sort(gpu, &Launch::new().threads(128), &[7u64, 1], false).unwrap_err();
     assert!(matches!(error, Error::RefusedBlockSize { threads: 128, .. }), "{error}");
+    // A grid whose digit counts the counting sort could not index is refused before anything
+    // is allocated.
+    let launch = Launch::new().blocks(1 << 22);
+    let error = sort_with(gpu, &launch, &[3u32, 1, 2], None, false, SortKernel::Radix).unwrap_err();
+    assert!(matches!(error, Error::InvalidInput { .. }), "{error}");
+    assert!(error.to_string().contains("name at most"), "{error}");
 }
 
 /// The radix sort under every barrier, the split form (one launch per phase) among them, with
