@@ -339,18 +339,28 @@ where
                 watchdog.stop.store(true, Relaxed);
                 return;
             }
-            for (since, block) in self.busy_since.iter().zip(&self.busy_block) {
-                let since = since.load(Acquire);
-                if since != 0 && now.saturating_sub(since - 1) > limit {
-                    let stop =
-                        GridStop::TimedOut { block: block.load(Relaxed), grid_syncs: self.grid_syncs.load(Relaxed) };
-                    self.fail(Failure::Stopped(stop));
-                    watchdog.stop.store(true, Relaxed);
-                    return;
-                }
+            if let Some(block) = self.overrunning_block(now, limit) {
+                let stop = GridStop::TimedOut { block, grid_syncs: self.grid_syncs.load(Relaxed) };
+                self.fail(Failure::Stopped(stop));
+                watchdog.stop.store(true, Relaxed);
+                return;
             }
             thread::park_timeout(poll);
         }
+    }
+
+    /// A block whose phase has run longer than `limit` nanoseconds at `now`: one a worker
+    /// runs, or one parked while it spin-waits. (A spinning block hands its worker back at
+    /// every poll, so a watchdog that looked only at the running ones would catch it only
+    /// when a sample fell inside one of its short turns.)
+    fn overrunning_block(&self, now: u64, limit: u64) -> Option<u32> {
+        let overran = |since: u64| since != 0 && now.saturating_sub(since - 1) > limit;
+        let running = self.busy_since.iter().zip(&self.busy_block);
+        if let Some((_, block)) = running.into_iter().find(|(since, _)| overran(since.load(Acquire))) {
+            return Some(block.load(Relaxed));
+        }
+        let parked = self.parked.lock().unwrap_or_else(PoisonError::into_inner);
+        parked.iter().copied().find(|&block| overran(self.phase_started[block as usize].load(Relaxed)))
     }
 
     /// Nanoseconds since the launch started.
