@@ -458,23 +458,29 @@ fn conjugate_gradients_fused_builds_spill_no_more_than_they_must() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// The look-back radix sort's fused `u32` kernel, bounds checks off as a release build runs
-/// it, keeps 4 blocks of 256 threads per SM by its registers (64): with 16 keys per thread and
-/// the look-back among the keys in registers it took 128, 2 blocks per SM, which left an H200
-/// with no eligible warp in 82% of cycles at 2^24 keys. The counting radix sort keeps 3 (80
-/// registers) without a spill: 4 (64 registers) ran no faster on an H200.
+/// The radix sorts' fused kernels, bounds checks off as a release build runs them, keep the
+/// blocks per SM their `blocks_per_sm` asks for, without spilling, now that their pass loops
+/// stay loops (unrolled, the compiler kept the `u32` counting sort at 80 registers only with
+/// four copies of every pass; rolled and unbounded it took 110, 2 blocks per SM). The look-back
+/// sort's `u32` kernel keeps 4 blocks (64 registers) with 32 bytes spilled: at 3 blocks and
+/// no spill an H200 sorted 2^24 keys in 790.7 µs against 715.7 (same run).
 #[test]
 fn the_radix_sorts_keep_their_blocks_per_sm() {
     if !nvrtc_or_skip() {
         return;
     }
-    let kernels =
-        [(&gsync::kernels::onesweep::onesweep_u32::KERNEL, 4), (&gsync::kernels::radix::radix_sort_u32::KERNEL, 3)];
-    for (kernel, blocks) in kernels {
+    let kernels = [
+        (&gsync::kernels::onesweep::onesweep_u32::KERNEL, 4, 32),
+        (&gsync::kernels::onesweep::onesweep_u64::KERNEL, 3, 0),
+        (&gsync::kernels::radix::radix_sort_u32::KERNEL, 3, 0),
+        (&gsync::kernels::radix::radix_sort_u64::KERNEL, 2, 0),
+    ];
+    for (kernel, blocks, most_spilled) in kernels {
+        assert_eq!(kernel.blocks_per_sm, blocks, "{}", kernel.name);
         let kernel = KernelSpec { bounds_checks: false, ..*kernel };
         let source = kernel.source(Barrier::Lbs, 256);
         let compiled = gsync::compile(&source, kernel.name, (9, 0)).expect("it compiles");
         assert!(sm90_blocks_per_sm(compiled.usage.registers, 256) >= blocks, "{}: {:?}", kernel.name, compiled.usage);
-        assert_eq!(compiled.usage.spill_bytes, 0, "{}: {:?}", kernel.name, compiled.usage);
+        assert!(compiled.usage.spill_bytes <= most_spilled, "{}: {:?}", kernel.name, compiled.usage);
     }
 }

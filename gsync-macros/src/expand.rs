@@ -65,7 +65,8 @@ fn instance(
 ) -> Result<TokenStream, syn::Error> {
     let mut diag = Diagnostics::default();
     let sig = parse::signature(func, subst, &mut diag);
-    let kernel = lower::kernel(&sig, &func.block, options.threads, items, subst, &mut diag);
+    let kernel = lower::kernel(&sig, &func.block, options.threads, items, subst, &mut diag)
+        .map(|k| crate::ir::Kernel { blocks_per_sm: options.blocks_per_sm, ..k });
     let checked = kernel.and_then(|k| check::kernel(&k, &mut diag).map(|facts| (k, facts)));
     match (checked, diag.into_error()) {
         (Some((k, facts)), None) => {

@@ -8,6 +8,14 @@ pub fn each_stmt<T>(block: &[Stmt<T>], f: &mut dyn FnMut(&Stmt<T>)) {
     crate::stack::deep(|| each_stmt_inner(block, f))
 }
 
+/// Whether a `grid_sync()` (of the grid or of every GPU) runs somewhere in `body`, device
+/// functions' bodies included.
+pub fn contains_grid_sync(body: &Block) -> bool {
+    let mut found = false;
+    each_stmt(body, &mut |s| found |= matches!(s.kind, StmtKind::GridSync { .. }));
+    found
+}
+
 fn each_stmt_inner<T>(block: &[Stmt<T>], f: &mut dyn FnMut(&Stmt<T>)) {
     for s in block {
         f(s);

@@ -309,6 +309,53 @@ fn an_option_given_twice_is_refused() {
 }
 
 #[test]
+fn a_loop_whose_device_function_crosses_a_barrier_stays_a_loop() {
+    let c = cuda(quote! {
+        #[device] fn phase(out: &mut [u32], p: u32) { out[0] += p; grid_sync(); }
+        fn k(out: &mut [u32]) {
+            for p in 0..3u32 { phase(out, p); }
+        }
+    });
+    assert!(c.contains("#pragma unroll 1\n    for (u32 p_ = 0u; p_ < 3u; ++p_)"), "{c}");
+}
+
+/// The options' errors, and the options parsed.
+fn option_errors(args: proc_macro2::TokenStream) -> (Vec<String>, parse::Options) {
+    let mut diag = Diagnostics::default();
+    let options = parse::options(args, &mut diag);
+    let e = diag.into_error().map(|e| e.into_iter().map(|e| e.to_string()).collect()).unwrap_or_default();
+    (e, options)
+}
+
+#[test]
+fn blocks_per_sm_is_parsed_beside_threads() {
+    let (e, options) = option_errors(quote!(blocks_per_sm = 3, threads = 256));
+    assert!(e.is_empty(), "{e:?}");
+    assert_eq!((options.threads, options.blocks_per_sm), (256, 3));
+    let (e, options) = option_errors(quote!(blocks_per_sm = 8));
+    assert!(e.is_empty(), "blocks of the default 256 threads: {e:?}");
+    assert_eq!((options.threads, options.blocks_per_sm), (0, 8));
+}
+
+#[test]
+fn blocks_per_sm_past_what_an_sm_holds_is_refused() {
+    let (e, options) = option_errors(quote!(threads = 1024, blocks_per_sm = 3));
+    assert_eq!(
+        e,
+        ["3 blocks of 1024 threads are 3072 threads, more than the 2048 an SM holds: ask for at most 2 blocks per SM"]
+    );
+    assert_eq!(options.blocks_per_sm, 0);
+    let (e, _) = option_errors(quote!(blocks_per_sm = 9));
+    assert!(e[0].contains("9 blocks of 256 threads are 2304 threads"), "{e:?}");
+    let (e, _) = option_errors(quote!(blocks_per_sm = 0));
+    assert_eq!(e, ["`blocks_per_sm` must be a number of blocks from 1 to 32"]);
+    let (e, _) = option_errors(quote!(blocks_per_sm = 2, blocks_per_sm = 3));
+    assert_eq!(e, ["`blocks_per_sm` is given twice: name the blocks per SM once"]);
+    let (e, _) = option_errors(quote!(blocks_per_sm = "3"));
+    assert!(e[0].starts_with("`blocks_per_sm` takes an integer literal"), "{e:?}");
+}
+
+#[test]
 fn a_debug_assert_that_calls_a_device_function_is_refused() {
     let e = errors(quote! {
         #[device] fn check(x: u32) -> bool { x < 10 }

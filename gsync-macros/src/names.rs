@@ -301,6 +301,7 @@ mod tests {
                 arrays: &[],
                 grid_syncs: 1,
                 default_threads: 0,
+                blocks_per_sm: 0,
                 split: SplitSpec::NONE,
                 assertions: &[],
                 axes: Axes::NONE,

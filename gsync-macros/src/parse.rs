@@ -2,18 +2,24 @@
 
 use crate::diagnostics::Diagnostics;
 use crate::ir::Scalar;
-use gsync_contract::MAX_BLOCK_SIZE;
+use gsync_contract::{DEFAULT_THREADS, MAX_BLOCKS_PER_SM, MAX_BLOCK_SIZE, MAX_THREADS_PER_SM};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 /// Options written in `#[grid_phases(...)]`.
 #[derive(Default)]
 pub struct Options {
-    /// `threads = N`: the default block size.
+    /// `threads = N`: the default block size; 0 if not given.
     pub threads: u32,
+    /// `blocks_per_sm = N`: blocks of the default size the kernel is compiled to keep resident
+    /// on each SM (`__launch_bounds__`'s minimum); 0 if not given.
+    pub blocks_per_sm: u32,
 }
 
-/// Parses `threads = N`; anything else is an error on its span.
+/// The form the options take, for messages.
+const FORM: &str = "`#[grid_phases(threads = 256, blocks_per_sm = 3)]`";
+
+/// Parses `threads = N` and `blocks_per_sm = N`; anything else is an error on its span.
 pub fn options(args: proc_macro2::TokenStream, diag: &mut Diagnostics) -> Options {
     let mut options = Options::default();
     if args.is_empty() {
@@ -23,24 +29,54 @@ pub fn options(args: proc_macro2::TokenStream, diag: &mut Diagnostics) -> Option
     let list = match syn::parse::Parser::parse2(parser, args) {
         Ok(list) => list,
         Err(e) => {
-            diag.push(syn::Error::new(e.span(), "expected `#[grid_phases]` or `#[grid_phases(threads = 256)]`"));
+            diag.push(syn::Error::new(e.span(), format!("expected `#[grid_phases]` or {FORM}")));
             return options;
         }
     };
-    let mut named = false;
+    let mut blocks_span = None;
     for nv in list {
-        let threads = nv.path.is_ident("threads");
-        if threads && std::mem::replace(&mut named, true) {
-            diag.error(nv.path.span(), "`threads` is given twice: name the block size once");
+        // Each option's slot, what it names (for "name … once"), what a value must be, and the values.
+        let (slot, what, must_be, range) = if nv.path.is_ident("threads") {
+            (&mut options.threads, "the block size", "a block size", 1..=MAX_BLOCK_SIZE)
+        } else if nv.path.is_ident("blocks_per_sm") {
+            blocks_span = Some(nv.value.span());
+            (&mut options.blocks_per_sm, "the blocks per SM", "a number of blocks", 1..=MAX_BLOCKS_PER_SM)
+        } else {
+            diag.error(
+                nv.path.span(),
+                "unknown option: `#[grid_phases]` accepts `threads = N` (the default block size) and \
+                 `blocks_per_sm = N` (blocks kept resident per SM)",
+            );
+            continue;
+        };
+        let name = nv.path.get_ident().map(ToString::to_string).unwrap_or_default();
+        if *slot != 0 {
+            diag.error(nv.path.span(), format!("`{name}` is given twice: name {what} once"));
             continue;
         }
-        match (&nv.value, threads) {
-            (syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }), true) => match n.base10_parse::<u32>() {
-                Ok(t) if (1..=MAX_BLOCK_SIZE).contains(&t) => options.threads = t,
-                _ => diag.error(n.span(), format!("`threads` must be a block size from 1 to {MAX_BLOCK_SIZE}")),
+        match &nv.value {
+            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) => match n.base10_parse::<u32>() {
+                Ok(v) if range.contains(&v) => *slot = v,
+                _ => diag
+                    .error(n.span(), format!("`{name}` must be {must_be} from {} to {}", range.start(), range.end())),
             },
-            (_, true) => diag.error(nv.value.span(), "`threads` takes an integer literal, e.g. `threads = 256`"),
-            _ => diag.error(nv.path.span(), "unknown option: `#[grid_phases]` accepts only `threads = N`"),
+            _ => diag.error(nv.value.span(), format!("`{name}` takes an integer literal, e.g. {FORM}")),
+        }
+    }
+    let threads = if options.threads == 0 { DEFAULT_THREADS } else { options.threads };
+    if let Some(span) = blocks_span.filter(|_| options.blocks_per_sm != 0) {
+        let resident = u64::from(options.blocks_per_sm) * u64::from(threads);
+        if resident > u64::from(MAX_THREADS_PER_SM) {
+            diag.error(
+                span,
+                format!(
+                    "{} blocks of {threads} threads are {resident} threads, more than the {MAX_THREADS_PER_SM} \
+                     an SM holds: ask for at most {} blocks per SM",
+                    options.blocks_per_sm,
+                    MAX_THREADS_PER_SM / threads
+                ),
+            );
+            options.blocks_per_sm = 0;
         }
     }
     options

@@ -833,6 +833,20 @@ fn split_refuses_a_thread_local_array_used_after_the_barrier_it_was_declared_bef
 }
 
 #[test]
+fn a_loop_over_phases_stays_a_loop() {
+    let c = cuda(quote! {
+        fn k(out: &mut [u32]) {
+            for pass in 0..4u32 {
+                for m in 0..4u32 { out[m] += pass; }
+                grid_sync();
+            }
+        }
+    });
+    assert!(c.contains("#pragma unroll 1\n    for (u32 pass_ = 0u; pass_ < 4u; ++pass_)"), "{c}");
+    assert!(c.contains("#pragma unroll\n        for (u32 m_ = 0u; m_ < 4u; ++m_)"), "the inner loop is unrolled: {c}");
+}
+
+#[test]
 fn short_constant_ranges_are_unrolled_so_local_arrays_stay_in_registers() {
     let c = cuda(quote! {
         fn k(out: &mut [u32], n: u32) {

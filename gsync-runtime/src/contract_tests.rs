@@ -31,6 +31,7 @@ fn kernel(body: &'static str) -> KernelSpec {
         arrays: &["a"],
         grid_syncs: 1,
         default_threads: 0,
+        blocks_per_sm: 0,
         split: SplitSpec::NONE,
         assertions: &[],
         axes: Axes::NONE,

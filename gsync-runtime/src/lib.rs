@@ -24,7 +24,7 @@
 //! # static SMOOTH: KernelSpec = KernelSpec {
 //! #     name: "smooth", symbol: "smooth", rust_signature: "fn smooth(a: &mut [f32], rounds: u32)",
 //! #     checked_body: "", unchecked_body: "", bounds_checks: true, profile: false, arrays: &["a"],
-//! #     grid_syncs: 1, default_threads: 0, split: SplitSpec::NONE, assertions: &[], axes: Axes::NONE,
+//! #     grid_syncs: 1, default_threads: 0, blocks_per_sm: 0, split: SplitSpec::NONE, assertions: &[], axes: Axes::NONE,
 //! #     refused_block_sizes: &[],
 //! # };
 //! let gpu = Gpu::cuda(0)?;
@@ -51,7 +51,7 @@
 //! # static DOUBLE: KernelSpec = KernelSpec {
 //! #     name: "double", symbol: "double", rust_signature: "fn double(a: &mut [u32])",
 //! #     checked_body: "", unchecked_body: "", bounds_checks: true, profile: false, arrays: &["a"],
-//! #     grid_syncs: 1, default_threads: 0, split: SplitSpec::NONE, assertions: &[], axes: Axes::NONE,
+//! #     grid_syncs: 1, default_threads: 0, blocks_per_sm: 0, split: SplitSpec::NONE, assertions: &[], axes: Axes::NONE,
 //! #     refused_block_sizes: &[],
 //! # };
 //! let gpu = Gpu::emulator();

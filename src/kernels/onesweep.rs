@@ -429,7 +429,7 @@ mod lsd_lookback {
     /// `alt` and `alt_values` (as long as `keys` and `values`) are the other side of each
     /// pass. `hist` takes `4 × RADIX` words, zero at launch; `states` at least `4 × RADIX`
     /// words per tile (see [`state_words`](super::state_words)). Blocks of [`THREADS`].
-    #[grid_phases(threads = 256)]
+    #[grid_phases(threads = 256, blocks_per_sm = 4)]
     pub fn onesweep_u32(
         mut keys: &mut [u32],
         mut alt: &mut [u32],
@@ -484,7 +484,7 @@ mod lsd_lookback {
 
     /// [`onesweep_u32`] for `u64` keys: eight passes, `hist` of `8 × RADIX` words and
     /// `states` of `8 × RADIX` words per tile.
-    #[grid_phases(threads = 256)]
+    #[grid_phases(threads = 256, blocks_per_sm = 3)]
     pub fn onesweep_u64(
         mut keys: &mut [u64],
         mut alt: &mut [u64],

@@ -494,7 +494,7 @@ mod lsd {
     /// `alt` and `alt_values` (as long as `keys` and `values`) are the other side of each
     /// pass. `counts` takes [`count_words`](super::count_words)`(grid, 4)` words, whose
     /// group sums must be zero at launch. Blocks of [`THREADS`].
-    #[grid_phases(threads = 256)]
+    #[grid_phases(threads = 256, blocks_per_sm = 3)]
     pub fn radix_sort_u32(
         mut keys: &mut [u32],
         mut alt: &mut [u32],
@@ -548,7 +548,7 @@ mod lsd {
 
     /// [`radix_sort_u32`] for `u64` keys: eight passes, `counts` of
     /// [`count_words`](super::count_words)`(grid, 8)` words.
-    #[grid_phases(threads = 256)]
+    #[grid_phases(threads = 256, blocks_per_sm = 2)]
     pub fn radix_sort_u64(
         mut keys: &mut [u64],
         mut alt: &mut [u64],

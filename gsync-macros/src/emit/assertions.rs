@@ -8,7 +8,7 @@
 //! and every thread of the grid stops right after it, where all of them see the failure.
 
 use crate::ir::{Block, CallId, LoopId, Stmt, StmtKind};
-use crate::ir_walk::each_stmt;
+use crate::ir_walk::{contains_grid_sync, each_stmt};
 use std::collections::HashSet;
 
 /// How a body's failed assertions stop.
@@ -125,9 +125,4 @@ fn stmt(s: &Stmt, follows: bool, w: &mut Walk) -> bool {
         StmtKind::WaitUntil { before, .. } => walk(before, follows, w),
         _ => follows,
     }
-}
-fn contains_grid_sync(body: &Block) -> bool {
-    let mut found = false;
-    each_stmt(body, &mut |s| found |= matches!(s.kind, StmtKind::GridSync { .. }));
-    found
 }

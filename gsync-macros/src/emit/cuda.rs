@@ -12,6 +12,7 @@ use crate::check::Facts;
 use crate::emit::block_size::BlockConstCode;
 use crate::emit::{cuda_names, cuda_ops};
 use crate::ir::*;
+use crate::ir_walk::contains_grid_sync;
 use crate::names;
 use crate::split::SplitPlan;
 use gsync_contract::{LAUNCH_BOUNDS_MACRO, PROFILE_PARAMETERS_MACRO};
@@ -808,7 +809,12 @@ impl CudaEmitter<'_> {
             ForRange::Seq { start, end, inclusive: false, step: None, reverse: false } => {
                 let s = self.expr(start).text;
                 let (end_decl, end_name) = self.hoisted(end, &helper("end"));
-                if let (ExprKind::Int(first), ExprKind::Int(last)) = (&start.kind, &end.kind) {
+                if contains_grid_sync(body) {
+                    // A loop over phases stays a loop: unrolled, the fused kernel would hold
+                    // a copy of every phase per trip and run each copy from a cold
+                    // instruction cache.
+                    self.line("#pragma unroll 1");
+                } else if let (ExprKind::Int(first), ExprKind::Int(last)) = (&start.kind, &end.kind) {
                     // A short constant range typically indexes a local array: unrolled, the
                     // array's indices are constants and it can live in registers.
                     if (1..=MAX_UNROLLED_TRIPS).contains(&(last - first)) {

@@ -75,6 +75,7 @@ pub fn items(
     let axes = axes_tokens(facts.axes);
     let refused = refused_tokens(&facts.refused_block_sizes);
     let grid_syncs = k.grid_syncs;
+    let blocks_per_sm = k.blocks_per_sm;
     let threads = match declared_threads(k) {
         DeclaredThreads::Attribute(threads) => quote!(#threads),
         DeclaredThreads::RuntimeDefault => quote!(#private::DEFAULT_THREADS),
@@ -128,6 +129,7 @@ pub fn items(
                 arrays: &[#(#arrays),*],
                 grid_syncs: #grid_syncs,
                 default_threads: #threads,
+                blocks_per_sm: #blocks_per_sm,
                 split: #private::SplitSpec {
                     checked_body: #split_checked,
                     unchecked_body: #split_unchecked,

@@ -154,6 +154,9 @@ pub struct Kernel {
     pub loops: usize,
     /// Default block size from `#[grid_phases(threads = N)]`, 0 if unset.
     pub default_threads: u32,
+    /// Blocks of the default size kept resident per SM, from
+    /// `#[grid_phases(blocks_per_sm = N)]`; 0 if unset.
+    pub blocks_per_sm: u32,
     /// The device-function calls inlined in `body`, by [`CallId`].
     pub calls: Vec<InlinedCall>,
     /// The kernel's shared slices, in declaration order.

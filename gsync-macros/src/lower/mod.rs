@@ -163,6 +163,7 @@ pub fn kernel(
         grid_syncs: l.grid_syncs,
         loops: l.loop_count,
         default_threads,
+        blocks_per_sm: 0,
         calls: l.calls,
         shared_slices: l
             .shared_slices

@@ -188,6 +188,7 @@ fn compile(body: String, job: &Job) -> Result<(), String> {
         arrays: &[],
         grid_syncs: 1,
         default_threads: 0,
+        blocks_per_sm: 0,
         split: SplitSpec { checked_body: body, unchecked_body: body, segments: &[], error: None, reads_device: false },
         assertions: &[],
         axes: Axes::NONE,

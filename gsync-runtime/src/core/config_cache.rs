@@ -50,6 +50,7 @@ struct ConfigId {
     body: (usize, usize),
     bounds_checks: bool,
     default_threads: u32,
+    blocks_per_sm: u32,
     barrier: Barrier,
     class: SizeClass,
     shared: u32,
@@ -85,6 +86,7 @@ impl<'a> ConfigKey<'a> {
             body: text(self.body()),
             bounds_checks: self.kernel.bounds_checks,
             default_threads: self.kernel.default_threads,
+            blocks_per_sm: self.kernel.blocks_per_sm,
             barrier: self.barrier,
             class: self.class,
             shared: self.shared,
@@ -106,6 +108,7 @@ impl<'a> ConfigKey<'a> {
         field(self.kernel.rust_signature.as_bytes());
         field(self.body().as_bytes());
         field(&self.kernel.default_threads.to_le_bytes());
+        field(&self.kernel.blocks_per_sm.to_le_bytes());
         field(info.name.as_bytes());
         field(format!("sm_{}{} × {}", info.compute_capability.0, info.compute_capability.1, info.sm_count).as_bytes());
         field(self.barrier.to_string().as_bytes());

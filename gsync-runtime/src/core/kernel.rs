@@ -6,8 +6,7 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use crate::barrier::{Barrier, LaunchMode};
 
-/// Threads per block when neither the launch nor the kernel says.
-pub const DEFAULT_THREADS: u32 = 256;
+pub use gsync_contract::DEFAULT_THREADS;
 
 /// The device prelude: Rust's types and arithmetic in CUDA, and the status word.
 const PRELUDE: &str = include_str!("prelude.cuh");
@@ -68,6 +67,11 @@ pub struct KernelSpec {
     pub grid_syncs: u32,
     /// Threads per block when the launch does not say; 0 means the runtime default.
     pub default_threads: u32,
+    /// Blocks of the default size the fused kernel is compiled to keep resident on each SM
+    /// (`#[grid_phases(blocks_per_sm = N)]`, the minimum of `__launch_bounds__`, which caps
+    /// the registers per thread); a launch of another block size keeps as many threads per
+    /// SM. 0: the registers the compiler chooses, as always for the split form's segments.
+    pub blocks_per_sm: u32,
     /// The kernel split at its `grid_sync()` calls, for [`Barrier::MultiLaunch`].
     pub split: SplitSpec,
     /// The kernel's `assert!`s in source order; the status word of a failed one indexes this.
@@ -137,6 +141,14 @@ impl KernelSpec {
         translation_unit(self, barrier, threads, spans, blocks_per_sm.map(|blocks| blocks.max(1)))
     }
 
+    /// The launch bounds' minimum of blocks per SM for blocks of `threads`: as many threads
+    /// per SM as [`blocks_per_sm`](Self::blocks_per_sm) blocks of the default size, and at
+    /// least one block; `None` where the kernel asks for no minimum.
+    pub fn blocks_per_sm_for(&self, threads: u32) -> Option<u32> {
+        let resident_threads = self.blocks_per_sm * self.default_block_size();
+        (self.blocks_per_sm != 0).then(|| (resident_threads / threads.max(1)).max(1))
+    }
+
     /// Threads per block when the launch does not say: the kernel's own default, else
     /// [`DEFAULT_THREADS`].
     pub fn default_block_size(&self) -> u32 {
@@ -194,6 +206,9 @@ fn translation_unit(
     spans: bool,
     blocks_per_sm: Option<u32>,
 ) -> String {
+    // The split form's segments are ordinary launches of any grid: the compiler's registers.
+    let fused = barrier.descriptor().launch_mode != LaunchMode::Split;
+    let blocks_per_sm = blocks_per_sm.or_else(|| kernel.blocks_per_sm_for(threads).filter(|_| fused));
     let bounds = match blocks_per_sm {
         Some(blocks_per_sm) => format!("{BLOCK_SIZE_MACRO}, {blocks_per_sm}"),
         None => BLOCK_SIZE_MACRO.to_owned(),
@@ -265,6 +280,7 @@ pub(crate) mod tests {
         arrays: &["a"],
         grid_syncs: 1,
         default_threads: 0,
+        blocks_per_sm: 0,
         split: SplitSpec {
             checked_body: "extern \"C\" __global__ void smooth_segment_0(/* checked */) {}\n",
             unchecked_body: "extern \"C\" __global__ void smooth_segment_0(/* unchecked */) {}\n",
@@ -429,6 +445,26 @@ pub(crate) mod tests {
         assert_eq!(SMOOTH.default_block_size(), DEFAULT_THREADS);
         let wide = KernelSpec { default_threads: 512, ..SMOOTH };
         assert_eq!(wide.default_block_size(), 512);
+    }
+
+    #[test]
+    fn blocks_per_sm_bounds_the_fused_kernel_at_as_many_threads_per_sm() {
+        let resident = KernelSpec { default_threads: 256, blocks_per_sm: 3, ..SMOOTH };
+        let bounds = |source: String| {
+            let line = source.lines().find(|line| line.starts_with("#define GSYNC_LAUNCH_BOUNDS")).map(str::to_owned);
+            line.expect("the launch bounds")
+        };
+        assert_eq!(bounds(resident.source(Barrier::Lbs, 256)), "#define GSYNC_LAUNCH_BOUNDS GSYNC_BLOCK_SIZE, 3");
+        assert_eq!(bounds(resident.source(Barrier::Relay, 128)), "#define GSYNC_LAUNCH_BOUNDS GSYNC_BLOCK_SIZE, 6");
+        assert_eq!(bounds(resident.source(Barrier::Lbs, 1024)), "#define GSYNC_LAUNCH_BOUNDS GSYNC_BLOCK_SIZE, 1");
+        // The split form's segments, and a kernel that asks for nothing, take the compiler's registers.
+        assert_eq!(bounds(resident.source(Barrier::MultiLaunch, 256)), "#define GSYNC_LAUNCH_BOUNDS GSYNC_BLOCK_SIZE");
+        assert_eq!(bounds(SMOOTH.source(Barrier::Lbs, 256)), "#define GSYNC_LAUNCH_BOUNDS GSYNC_BLOCK_SIZE");
+        // A team's spanning source names its own.
+        assert_eq!(
+            bounds(resident.spanning_source(Barrier::Lbs, 256, 2)),
+            "#define GSYNC_LAUNCH_BOUNDS GSYNC_BLOCK_SIZE, 2"
+        );
     }
 
     #[test]

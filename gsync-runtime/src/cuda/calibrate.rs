@@ -46,6 +46,7 @@ const PHASES_KERNEL: KernelSpec = KernelSpec {
     arrays: &[],
     grid_syncs: 1,
     default_threads: 0,
+    blocks_per_sm: 0,
     split: SplitSpec {
         checked_body: "",
         unchecked_body: "",

@@ -452,6 +452,7 @@ extern "C" __global__ void __launch_bounds__(GSYNC_BLOCK_SIZE) halve_segment_1(
         arrays: &["a"],
         grid_syncs: 1,
         default_threads: 0,
+        blocks_per_sm: 0,
         split: SplitSpec {
             checked_body: HALVE_SPLIT,
             unchecked_body: HALVE_SPLIT,

@@ -13,7 +13,8 @@
 //! makes it spill more than the one-GPU build: then for fewer, the most that do not (on two
 //! H200s, `cg_strips` at 40 registers and 6 blocks per SM ran faster than at 32 registers, 8
 //! blocks per SM and spills). Each launch's co-residency is the driver's answer for the build
-//! loaded, so it stays exact.
+//! loaded, so it stays exact. A kernel that names its own blocks per SM
+//! (`#[grid_phases(blocks_per_sm = N)]`) has them in its first build already.
 
 use crate::barrier::Barrier;
 use crate::core::error::Result;

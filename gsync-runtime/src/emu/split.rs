@@ -238,6 +238,7 @@ mod tests {
         arrays: &["a", "b", "seen", "tile"],
         grid_syncs: 1,
         default_threads: 0,
+        blocks_per_sm: 0,
         split: SplitSpec {
             checked_body: "",
             unchecked_body: "",

@@ -32,6 +32,7 @@ const fn spec(name: &'static str, arrays: &'static [&'static str]) -> KernelSpec
         arrays,
         grid_syncs: 1,
         default_threads: 0,
+        blocks_per_sm: 0,
         split: SplitSpec::NONE,
         assertions: &[],
         axes: Axes::NONE,
