@@ -13,6 +13,7 @@
 //! cargo run --release --example radix_sort -- --n 1000000 --reps 20
 //! cargo run --release --example radix_sort -- --kernel bitonic --max-log 22
 //! cargo run --release --example radix_sort -- --barrier multi-launch   # one launch per phase
+//! cargo run --release --example radix_sort -- --kernel radix --n 65536 --profile   # where the time goes
 //! ```
 //!
 //! The time is the kernel's alone: the keys are uploaded and downloaded outside it, and so is
@@ -52,6 +53,10 @@ struct Args {
     /// Timed repetitions after one warm-up; the median is reported.
     #[arg(long, default_value_t = 10)]
     reps: usize,
+    /// After each fused row, one more run with a per-phase profile (`Launch::profile`),
+    /// printed: each phase's span, its slowest block's work and the barrier after it.
+    #[arg(long)]
+    profile: bool,
 }
 
 /// `--kernel`'s choices.
@@ -155,6 +160,16 @@ fn run(args: &Args) -> Result<(), AnyError> {
                     report.blocks,
                     report.threads
                 );
+                if args.profile && barrier != Barrier::MultiLaunch {
+                    let profiled = launch.clone().profile(true);
+                    let sorted = kernels::sort_with(&gpu, &profiled, &keys, given, false, args.kernel.choice())?;
+                    if sorted.keys != expected_keys || sorted.values != expected {
+                        return Err(format!("{n} keys, values {label}: the profiled sort differs from the CPU's").into());
+                    }
+                    if let Some(profile) = &sorted.report.profile {
+                        println!("\n{profile}\n");
+                    }
+                }
             }
         }
     }
