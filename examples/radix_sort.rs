@@ -164,7 +164,9 @@ fn run(args: &Args) -> Result<(), AnyError> {
                     let profiled = launch.clone().profile(true);
                     let sorted = kernels::sort_with(&gpu, &profiled, &keys, given, false, args.kernel.choice())?;
                     if sorted.keys != expected_keys || sorted.values != expected {
-                        return Err(format!("{n} keys, values {label}: the profiled sort differs from the CPU's").into());
+                        return Err(
+                            format!("{n} keys, values {label}: the profiled sort differs from the CPU's").into()
+                        );
                     }
                     if let Some(profile) = &sorted.report.profile {
                         println!("\n{profile}\n");

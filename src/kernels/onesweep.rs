@@ -9,8 +9,10 @@
 //! a phase reads and writes every key once.
 //!
 //! - **Histograms** (phase 1): every block counts the digits of its keys in shared memory,
-//!   all digit positions at once, and adds its counts into `hist` (`PASSES × 256` words,
-//!   zero at launch); it also zeroes the look-back states of every digit phase.
+//!   all digit positions at once, and adds its counts into its copy of `hist` (block `b`
+//!   into copy `b % HIST_COPIES` of `PASSES × 256` words, zero at launch: the blocks' atomics
+//!   queue on 16 times as many words); it also zeroes the look-back states of every digit
+//!   phase.
 //! - **Digit phases** (one per byte, lowest first): block `b` takes tiles `b`, `b + grid`,
 //!   … of [`TILE`] keys. Warp `w` of the block holds the tile's `w`-th run of
 //!   `32 × ITEMS` keys, lane `l` the keys `l`, `l + 32`, … of it, so that the warp's loads
@@ -78,6 +80,10 @@ mod lsd_lookback {
     const WARPS: usize = THREADS / 32;
     /// Consecutive keys of a tile that each warp holds.
     const WARP_KEYS: usize = 32 * ITEMS;
+    /// Copies of the histograms in `hist`: block `b` adds into copy `b % HIST_COPIES`, so that
+    /// the blocks' atomics spread over as many words (and L2 slices) instead of queueing on
+    /// one set.
+    pub const HIST_COPIES: usize = 16;
 
     /// A tile's state word for a digit (the top two bits): the tile's own count of the digit
     /// is published (the low 30 bits). The word carries its value with its state, so it is
@@ -134,8 +140,9 @@ mod lsd_lookback {
     }
 
     /// Phase 1: zeroes `states`, and adds the counts of every digit of every position
-    /// (`passes` bytes from the lowest) of `keys` into `hist` (digit `d` of byte `p` at
-    /// `p · RADIX + d`), through the block's counts in shared memory (`counts`).
+    /// (`passes` bytes from the lowest) of `keys` into the block's copy of the histograms in
+    /// `hist` (digit `d` of byte `p` in copy `c` at `(c · passes + p) · RADIX + d`), through
+    /// the block's counts in shared memory (`counts`).
     #[device]
     fn count_digits<K: Int>(keys: &[K], hist: &mut [u32], states: &mut [u32], counts: &mut [u32], passes: u32) {
         for i in grid_stride(0..states.len()) {
@@ -158,12 +165,24 @@ mod lsd_lookback {
             count_key(keys[i], counts, passes);
         }
         sync_block();
+        let copy = (block_idx() as usize % HIST_COPIES) * bins;
         for i in block_stride(0..bins) {
             let count = counts[i];
             if count != 0 {
-                let _ = hist.atomic_add(i, count);
+                let _ = hist.atomic_add(copy + i, count);
             }
         }
+    }
+
+    /// The keys whose byte `pass` is `digit`: the sum of the [`HIST_COPIES`] copies of the
+    /// histograms in `hist` (of `passes` bytes each).
+    #[device]
+    fn digit_total(hist: &[u32], passes: u32, pass: u32, digit: u32) -> u32 {
+        let mut total = 0u32;
+        for c in 0..HIST_COPIES as u32 {
+            total += hist[(c * passes + pass) * RADIX as u32 + digit];
+        }
+        total
     }
 
     /// Publishes tile `tile`'s count of digit `d`, `total`, in its state word of this pass
@@ -266,6 +285,7 @@ mod lsd_lookback {
         dst_values: &mut [u32],
         with_values: bool,
         hist: &[u32],
+        passes: u32,
         states: &mut [u32],
         pass: u32,
         counts: &mut [u32],
@@ -279,7 +299,7 @@ mod lsd_lookback {
         // The same for every thread: whether the first key's digit is every key's.
         let mut shared_digit = n == 0;
         if n > 0 {
-            shared_digit = hist[pass as usize * RADIX + digit_of(src[0], shift) as usize] as usize == n;
+            shared_digit = digit_total(hist, passes, pass, digit_of(src[0], shift)) as usize == n;
         }
         if shared_digit {
             copy_pass(src, dst, src_values, dst_values, with_values);
@@ -291,6 +311,7 @@ mod lsd_lookback {
                 dst_values,
                 with_values,
                 hist,
+                passes,
                 states,
                 pass,
                 counts,
@@ -314,6 +335,7 @@ mod lsd_lookback {
         dst_values: &mut [u32],
         with_values: bool,
         hist: &[u32],
+        passes: u32,
         states: &mut [u32],
         pass: u32,
         counts: &mut [u32],
@@ -328,7 +350,7 @@ mod lsd_lookback {
         let region = pass * tiles * RADIX as u32;
         // This thread's digit: where its keys start in the sorted order.
         let d = thread_idx();
-        let start = block_exclusive_sum(hist[pass * RADIX as u32 + d], warp_totals);
+        let start = block_exclusive_sum(digit_total(hist, passes, pass, d), warp_totals);
         let lane = lane_id();
         let warp_counts = warp_id() * RADIX as u32;
         let lanes_below = (1u32 << lane) - 1;
@@ -427,7 +449,7 @@ mod lsd_lookback {
 
     /// Sorts `keys` ascending, and with `with_values` the `values` along with them, stably;
     /// `alt` and `alt_values` (as long as `keys` and `values`) are the other side of each
-    /// pass. `hist` takes `4 × RADIX` words, zero at launch; `states` at least `4 × RADIX`
+    /// pass. `hist` takes `4 × RADIX × HIST_COPIES` words, zero at launch; `states` at least `4 × RADIX`
     /// words per tile (see [`state_words`](super::state_words)). Blocks of [`THREADS`].
     #[grid_phases(threads = 256, blocks_per_sm = 4)]
     pub fn onesweep_u32(
@@ -446,7 +468,10 @@ mod lsd_lookback {
             !with_values || (values.len() == keys.len() && alt_values.len() == keys.len()),
             "onesweep_u32's values have the length of keys"
         );
-        assert!(hist.len() >= PASSES as usize * RADIX, "onesweep_u32's hist takes 4 × 256 words");
+        assert!(
+            hist.len() >= PASSES as usize * RADIX * HIST_COPIES,
+            "onesweep_u32's hist takes 4 × 256 words per copy, 16 copies"
+        );
         assert!(
             states.len() >= PASSES as usize * RADIX * keys.len().div_ceil(TILE),
             "onesweep_u32's states take 4 × 256 words per tile: size them with onesweep::state_words"
@@ -466,6 +491,7 @@ mod lsd_lookback {
                 alt_values,
                 with_values,
                 hist,
+                PASSES,
                 states,
                 pass,
                 &mut counts,
@@ -482,7 +508,7 @@ mod lsd_lookback {
         }
     }
 
-    /// [`onesweep_u32`] for `u64` keys: eight passes, `hist` of `8 × RADIX` words and
+    /// [`onesweep_u32`] for `u64` keys: eight passes, `hist` of `8 × RADIX × HIST_COPIES` words and
     /// `states` of `8 × RADIX` words per tile.
     #[grid_phases(threads = 256, blocks_per_sm = 3)]
     pub fn onesweep_u64(
@@ -501,7 +527,10 @@ mod lsd_lookback {
             !with_values || (values.len() == keys.len() && alt_values.len() == keys.len()),
             "onesweep_u64's values have the length of keys"
         );
-        assert!(hist.len() >= PASSES as usize * RADIX, "onesweep_u64's hist takes 8 × 256 words");
+        assert!(
+            hist.len() >= PASSES as usize * RADIX * HIST_COPIES,
+            "onesweep_u64's hist takes 8 × 256 words per copy, 16 copies"
+        );
         assert!(
             states.len() >= PASSES as usize * RADIX * keys.len().div_ceil(TILE),
             "onesweep_u64's states take 8 × 256 words per tile: size them with onesweep::state_words"
@@ -521,6 +550,7 @@ mod lsd_lookback {
                 alt_values,
                 with_values,
                 hist,
+                PASSES,
                 states,
                 pass,
                 &mut counts,
@@ -538,7 +568,7 @@ mod lsd_lookback {
     }
 }
 
-pub use lsd_lookback::{onesweep_u32, onesweep_u64, ITEMS, RADIX, THREADS, TILE};
+pub use lsd_lookback::{onesweep_u32, onesweep_u64, HIST_COPIES, ITEMS, RADIX, THREADS, TILE};
 
 /// The most keys one sort takes: the look-back state words count in 30 bits.
 pub const MAX_KEYS: usize = (1 << 30) - 1;
@@ -636,7 +666,10 @@ pub struct OnesweepScratch {
 impl OnesweepScratch {
     /// Scratch for sorts of up to `n` words of type `W`.
     pub fn new<W: OnesweepWord>(gpu: &Gpu, n: usize) -> Result<OnesweepScratch> {
-        Ok(OnesweepScratch { hist: gpu.zeros(W::PASSES * RADIX)?, states: gpu.zeros(state_words(n, W::PASSES))? })
+        Ok(OnesweepScratch {
+            hist: gpu.zeros(W::PASSES * RADIX * HIST_COPIES)?,
+            states: gpu.zeros(state_words(n, W::PASSES))?,
+        })
     }
 }
 
