@@ -33,9 +33,11 @@
 //!
 //! **Registers.** The kernel keeps few values live, for occupancy: tiles of 8 keys per
 //! thread, `u32` indices, each digit computed again from its key rather than held, the
-//! look-back after the keys left registers, and the write-out loops left rolled. ptxas
-//! (CUDA 13, sm_90, bounds checks off) gives `onesweep_u32` 64 registers (4 blocks of 256
-//! per SM; 128 and 2 blocks with 16 keys per thread and the look-back among the keys).
+//! look-back after the keys left registers, and the write-out loops left rolled. The kernels
+//! ask for their blocks per SM (`blocks_per_sm`): ptxas (CUDA 13, sm_90, bounds checks off)
+//! gives `onesweep_u32` 64 registers, 4 blocks of 256 per SM, with 32 bytes spilled (3 blocks
+//! without a spill ran slower on an H200; 16 keys per thread with the look-back among the
+//! keys took 128 registers, 2 blocks), and `onesweep_u64` 80, 3 blocks.
 //!
 //! The sort is stable: keys with equal digits keep their order in every phase (lanes in
 //! order within a warp's step, steps in order, warps in order, tiles in order).
