@@ -459,7 +459,7 @@ fn conjugate_gradients_fused_builds_spill_no_more_than_they_must() {
 }
 
 /// The radix sorts' fused kernels, bounds checks off as a release build runs them, keep the
-/// blocks per SM their `blocks_per_sm` asks for, without spilling, now that their pass loops
+/// blocks per SM their `blocks_per_sm` asks for, spilling at most what each is known to, now that their pass loops
 /// stay loops (unrolled, the compiler kept the `u32` counting sort at 80 registers only with
 /// four copies of every pass; rolled and unbounded it took 110, 2 blocks per SM). The look-back
 /// sort's `u32` kernel keeps 4 blocks (64 registers) with 32 bytes spilled: at 3 blocks and

@@ -35,13 +35,14 @@ pub const MAX_BLOCK_SIZE: u32 = 1024;
 /// Threads per block when neither the launch nor the kernel says.
 pub const DEFAULT_THREADS: u32 = 256;
 
-/// The most threads an SM holds at once on the GPUs gsync supports (compute capability 7.5
-/// holds 1024, every newer one 1536 or 2048): the ceiling of `#[grid_phases(blocks_per_sm = N)]`,
-/// whose blocks of the default size must fit it together.
+/// The most threads an SM holds at once on any GPU gsync supports (2048 on compute
+/// capability 8.0 and 9.0; 1024 or 1536 on others): the ceiling of
+/// `#[grid_phases(blocks_per_sm = N)]`, whose blocks of the default size must fit it together.
 pub const MAX_THREADS_PER_SM: u32 = 2048;
 
-/// The most blocks an SM holds at once on the GPUs gsync supports (16 on compute capability
-/// 7.5, 32 on every newer one): the largest `#[grid_phases(blocks_per_sm = N)]`.
+/// The most blocks an SM holds at once on any GPU gsync supports (32 on compute capability
+/// 8.0 and 9.0; 16 to 24 on others): the largest `#[grid_phases(blocks_per_sm = N)]`, and the
+/// most a launch of small blocks asks its launch bounds for.
 pub const MAX_BLOCKS_PER_SM: u32 = 32;
 
 /// The most bytes the shared arrays of a block may take together without the opt-in to

@@ -353,6 +353,15 @@ fn blocks_per_sm_past_what_an_sm_holds_is_refused() {
     assert_eq!(e, ["`blocks_per_sm` is given twice: name the blocks per SM once"]);
     let (e, _) = option_errors(quote!(blocks_per_sm = "3"));
     assert!(e[0].starts_with("`blocks_per_sm` takes an integer literal"), "{e:?}");
+    // A second one after a refused value is still given twice; a refused block size is not
+    // checked against.
+    let (e, _) = option_errors(quote!(threads = 0, threads = 64));
+    assert_eq!(
+        e,
+        ["`threads` must be a block size from 1 to 1024", "`threads` is given twice: name the block size once"]
+    );
+    let (e, _) = option_errors(quote!(threads = 4096, blocks_per_sm = 16));
+    assert_eq!(e, ["`threads` must be a block size from 1 to 1024"]);
 }
 
 #[test]

@@ -33,14 +33,17 @@ pub fn options(args: proc_macro2::TokenStream, diag: &mut Diagnostics) -> Option
             return options;
         }
     };
-    let mut blocks_span = None;
+    // Options seen (valid or not, for "given twice"), and where `blocks_per_sm`'s value is.
+    let (mut seen_threads, mut seen_blocks, mut blocks_span) = (false, false, None);
+    let mut threads_refused = false;
     for nv in list {
-        // Each option's slot, what it names (for "name … once"), what a value must be, and the values.
-        let (slot, what, must_be, range) = if nv.path.is_ident("threads") {
-            (&mut options.threads, "the block size", "a block size", 1..=MAX_BLOCK_SIZE)
+        // Each option's slot, whether it was seen, what it names (for "name … once"), what a
+        // value must be, and the values.
+        let (slot, seen, what, must_be, range) = if nv.path.is_ident("threads") {
+            (&mut options.threads, &mut seen_threads, "the block size", "a block size", 1..=MAX_BLOCK_SIZE)
         } else if nv.path.is_ident("blocks_per_sm") {
-            blocks_span = Some(nv.value.span());
-            (&mut options.blocks_per_sm, "the blocks per SM", "a number of blocks", 1..=MAX_BLOCKS_PER_SM)
+            let blocks = 1..=MAX_BLOCKS_PER_SM;
+            (&mut options.blocks_per_sm, &mut seen_blocks, "the blocks per SM", "a number of blocks", blocks)
         } else {
             diag.error(
                 nv.path.span(),
@@ -50,21 +53,36 @@ pub fn options(args: proc_macro2::TokenStream, diag: &mut Diagnostics) -> Option
             continue;
         };
         let name = nv.path.get_ident().map(ToString::to_string).unwrap_or_default();
-        if *slot != 0 {
+        if std::mem::replace(seen, true) {
             diag.error(nv.path.span(), format!("`{name}` is given twice: name {what} once"));
             continue;
         }
-        match &nv.value {
+        let value = match &nv.value {
             syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) => match n.base10_parse::<u32>() {
-                Ok(v) if range.contains(&v) => *slot = v,
-                _ => diag
-                    .error(n.span(), format!("`{name}` must be {must_be} from {} to {}", range.start(), range.end())),
+                Ok(v) if range.contains(&v) => Some(v),
+                _ => {
+                    let message = format!("`{name}` must be {must_be} from {} to {}", range.start(), range.end());
+                    diag.error(n.span(), message);
+                    None
+                }
             },
-            _ => diag.error(nv.value.span(), format!("`{name}` takes an integer literal, e.g. {FORM}")),
+            _ => {
+                diag.error(nv.value.span(), format!("`{name}` takes an integer literal, e.g. {FORM}"));
+                None
+            }
+        };
+        match value {
+            Some(v) => *slot = v,
+            None if name == "threads" => threads_refused = true,
+            None => {}
+        }
+        if name == "blocks_per_sm" {
+            blocks_span = Some(nv.value.span());
         }
     }
+    // Checked against the block size only where that is known: given and valid, or the default.
     let threads = if options.threads == 0 { DEFAULT_THREADS } else { options.threads };
-    if let Some(span) = blocks_span.filter(|_| options.blocks_per_sm != 0) {
+    if let Some(span) = blocks_span.filter(|_| options.blocks_per_sm != 0 && !threads_refused) {
         let resident = u64::from(options.blocks_per_sm) * u64::from(threads);
         if resident > u64::from(MAX_THREADS_PER_SM) {
             diag.error(

@@ -108,7 +108,10 @@ impl<'a> ConfigKey<'a> {
         field(self.kernel.rust_signature.as_bytes());
         field(self.body().as_bytes());
         field(&self.kernel.default_threads.to_le_bytes());
-        field(&self.kernel.blocks_per_sm.to_le_bytes());
+        // Only where the kernel names it, so that configurations stored before it existed stay valid.
+        if self.kernel.blocks_per_sm != 0 {
+            field(&self.kernel.blocks_per_sm.to_le_bytes());
+        }
         field(info.name.as_bytes());
         field(format!("sm_{}{} × {}", info.compute_capability.0, info.compute_capability.1, info.sm_count).as_bytes());
         field(self.barrier.to_string().as_bytes());

@@ -16,7 +16,7 @@ const HALF: &str = include_str!("half.cuh");
 
 // Only a kernel body that begins with the contract's `HALF_MARKER` (`#[grid_phases]` writes it
 // for one that uses `f16` or `bf16`) is compiled with `HALF`, whose headers take NVRTC a while.
-use gsync_contract::{uses_half, BLOCK_SIZE_MACRO, LAUNCH_BOUNDS_MACRO, PREPARE_NEXT_LAUNCH};
+use gsync_contract::{uses_half, BLOCK_SIZE_MACRO, LAUNCH_BOUNDS_MACRO, MAX_BLOCKS_PER_SM, PREPARE_NEXT_LAUNCH};
 
 /// The profile hooks of a profiled kernel ([`KernelSpec::profile`]): the recording.
 const PROFILE: &str = include_str!("profile.cuh");
@@ -146,7 +146,8 @@ impl KernelSpec {
     /// least one block; `None` where the kernel asks for no minimum.
     pub fn blocks_per_sm_for(&self, threads: u32) -> Option<u32> {
         let resident_threads = self.blocks_per_sm * self.default_block_size();
-        (self.blocks_per_sm != 0).then(|| (resident_threads / threads.max(1)).max(1))
+        let blocks = (resident_threads / threads.max(1)).clamp(1, MAX_BLOCKS_PER_SM);
+        (self.blocks_per_sm != 0).then_some(blocks)
     }
 
     /// Threads per block when the launch does not say: the kernel's own default, else
@@ -457,6 +458,9 @@ pub(crate) mod tests {
         assert_eq!(bounds(resident.source(Barrier::Lbs, 256)), "#define GSYNC_LAUNCH_BOUNDS GSYNC_BLOCK_SIZE, 3");
         assert_eq!(bounds(resident.source(Barrier::Relay, 128)), "#define GSYNC_LAUNCH_BOUNDS GSYNC_BLOCK_SIZE, 6");
         assert_eq!(bounds(resident.source(Barrier::Lbs, 1024)), "#define GSYNC_LAUNCH_BOUNDS GSYNC_BLOCK_SIZE, 1");
+        // Never more blocks than an SM holds.
+        let many = KernelSpec { blocks_per_sm: 8, ..resident };
+        assert_eq!(bounds(many.source(Barrier::Lbs, 32)), "#define GSYNC_LAUNCH_BOUNDS GSYNC_BLOCK_SIZE, 32");
         // The split form's segments, and a kernel that asks for nothing, take the compiler's registers.
         assert_eq!(bounds(resident.source(Barrier::MultiLaunch, 256)), "#define GSYNC_LAUNCH_BOUNDS GSYNC_BLOCK_SIZE");
         assert_eq!(bounds(SMOOTH.source(Barrier::Lbs, 256)), "#define GSYNC_LAUNCH_BOUNDS GSYNC_BLOCK_SIZE");

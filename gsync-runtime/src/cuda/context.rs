@@ -36,6 +36,8 @@ struct FunctionKey {
     profile: bool,
     barrier: &'static str,
     threads: u32,
+    /// The kernel's own blocks per SM, which its source's launch bounds carry.
+    blocks_per_sm: u32,
 }
 
 impl FunctionKey {
@@ -43,7 +45,8 @@ impl FunctionKey {
     /// `barrier` and `threads`.
     fn new(name: &'static str, kernel: &KernelBuild, barrier: Barrier, threads: u32) -> Self {
         let body = kernel.body_for(barrier).as_ptr() as usize;
-        FunctionKey { name, body, profile: kernel.profile, barrier: barrier.name(), threads }
+        let blocks_per_sm = kernel.blocks_per_sm;
+        FunctionKey { name, body, profile: kernel.profile, barrier: barrier.name(), threads, blocks_per_sm }
     }
 }
 

@@ -53,7 +53,9 @@ pub fn fit_builds(
         Ok(Fitted { blocks_per_sm, cubin, usage })
     };
     let free = build(false, None)?;
+    // A kernel that names its blocks per SM has them in `free`: its occupancy is its own choice.
     let alone = match free.usage.spill_bytes {
+        _ if kernel.blocks_per_sm != 0 => Fitted { blocks_per_sm: kernel.blocks_per_sm_for(threads), ..free },
         0 => free,
         _ => {
             let kept = occupancy(&free)?;
@@ -100,6 +102,11 @@ mod tests {
     /// A compiler whose spills the test sets by the launch bounds' minimum (`None`: 0), and the
     /// occupancy it reports for `blocks_per_sm`: that minimum, or 8 for the free build.
     fn fit(team: bool, spills: impl Fn(bool, u32) -> u64) -> Outcome {
+        fit_kernel(&SMOOTH, team, spills)
+    }
+
+    /// [`fit`] of `kernel`.
+    fn fit_kernel(kernel: &KernelSpec, team: bool, spills: impl Fn(bool, u32) -> u64) -> Outcome {
         let mut compiled = Vec::new();
         let mut compile = |source: &str| {
             let spans = source.contains("spans every PE");
@@ -111,8 +118,16 @@ mod tests {
         };
         let mut occupancy = |fitted: &Fitted| Ok(fitted.blocks_per_sm.unwrap_or(8));
         let (alone, spanning) =
-            fit_builds(&SMOOTH, Barrier::Lbs, 256, team, &mut compile, &mut occupancy).expect("fits");
+            fit_builds(kernel, Barrier::Lbs, 256, team, &mut compile, &mut occupancy).expect("fits");
         (alone, spanning, compiled)
+    }
+
+    #[test]
+    fn a_kernel_that_names_its_blocks_per_sm_keeps_them_though_it_spills() {
+        let resident = KernelSpec { blocks_per_sm: 4, ..SMOOTH };
+        let (alone, _, compiled) = fit_kernel(&resident, false, |_, _| 32);
+        assert_eq!(compiled, [(false, Some(4))], "compiled once, with its own minimum");
+        assert_eq!((alone.blocks_per_sm, alone.usage.spill_bytes), (Some(4), 32));
     }
 
     #[test]
