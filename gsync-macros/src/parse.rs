@@ -39,7 +39,8 @@ pub fn options(args: proc_macro2::TokenStream, diag: &mut Diagnostics) -> Option
     for nv in list {
         // Each option's slot, whether it was seen, what it names (for "name … once"), what a
         // value must be, and the values.
-        let (slot, seen, what, must_be, range) = if nv.path.is_ident("threads") {
+        let is_threads = nv.path.is_ident("threads");
+        let (slot, seen, what, must_be, range) = if is_threads {
             (&mut options.threads, &mut seen_threads, "the block size", "a block size", 1..=MAX_BLOCK_SIZE)
         } else if nv.path.is_ident("blocks_per_sm") {
             let blocks = 1..=MAX_BLOCKS_PER_SM;
@@ -73,10 +74,9 @@ pub fn options(args: proc_macro2::TokenStream, diag: &mut Diagnostics) -> Option
         };
         match value {
             Some(v) => *slot = v,
-            None if name == "threads" => threads_refused = true,
-            None => {}
+            None => threads_refused |= is_threads,
         }
-        if name == "blocks_per_sm" {
+        if !is_threads {
             blocks_span = Some(nv.value.span());
         }
     }

@@ -150,6 +150,14 @@ impl KernelSpec {
         (self.blocks_per_sm != 0).then_some(blocks)
     }
 
+    /// The launch bounds' minimum that this kernel's own [`blocks_per_sm`](Self::blocks_per_sm)
+    /// gives its build for `barrier` and blocks of `threads`: the fused kernel's, never the
+    /// split form's segments, which are ordinary launches of any grid.
+    pub fn own_blocks_per_sm(&self, barrier: Barrier, threads: u32) -> Option<u32> {
+        let fused = barrier.descriptor().launch_mode != LaunchMode::Split;
+        self.blocks_per_sm_for(threads).filter(|_| fused)
+    }
+
     /// Threads per block when the launch does not say: the kernel's own default, else
     /// [`DEFAULT_THREADS`].
     pub fn default_block_size(&self) -> u32 {
@@ -207,9 +215,7 @@ fn translation_unit(
     spans: bool,
     blocks_per_sm: Option<u32>,
 ) -> String {
-    // The split form's segments are ordinary launches of any grid: the compiler's registers.
-    let fused = barrier.descriptor().launch_mode != LaunchMode::Split;
-    let blocks_per_sm = blocks_per_sm.or_else(|| kernel.blocks_per_sm_for(threads).filter(|_| fused));
+    let blocks_per_sm = blocks_per_sm.or_else(|| kernel.own_blocks_per_sm(barrier, threads));
     let bounds = match blocks_per_sm {
         Some(blocks_per_sm) => format!("{BLOCK_SIZE_MACRO}, {blocks_per_sm}"),
         None => BLOCK_SIZE_MACRO.to_owned(),

@@ -52,14 +52,14 @@ pub fn fit_builds(
         let (cubin, usage) = compile(&kernel.bounded_source(barrier, threads, spans, blocks_per_sm))?;
         Ok(Fitted { blocks_per_sm, cubin, usage })
     };
-    let free = build(false, None)?;
-    // A kernel that names its blocks per SM has them in `free`: its occupancy is its own choice.
-    let alone = match free.usage.spill_bytes {
-        _ if kernel.blocks_per_sm != 0 => Fitted { blocks_per_sm: kernel.blocks_per_sm_for(threads), ..free },
-        0 => free,
+    // A kernel that names its blocks per SM is built with them: its occupancy is its own choice.
+    let own = kernel.own_blocks_per_sm(barrier, threads);
+    let first = build(false, own)?;
+    let alone = match (first.usage.spill_bytes, own) {
+        (0, _) | (_, Some(_)) => first,
         _ => {
-            let kept = occupancy(&free)?;
-            first_within(std::iter::once(kept), 0, &mut |blocks| build(false, Some(blocks)))?.unwrap_or(free)
+            let kept = occupancy(&first)?;
+            first_within(std::iter::once(kept), 0, &mut |blocks| build(false, Some(blocks)))?.unwrap_or(first)
         }
     };
     if !team {
