@@ -2,11 +2,10 @@
 //! to 2^26 keys: each size sorted once to warm up, then timed (the kernel's time between
 //! CUDA events) `--reps` times, every result verified against the CPU's sort, and the medians
 //! printed as a table. Below `kernels::radix_from(with_values)` keys (2^16 keys alone and
-//! pairs) the sort is the bitonic sort; from there one of two radix sorts, each one fused
-//! kernel: `onesweep` (a histogram phase, then one phase per 8-bit digit with decoupled
-//! look-back between tiles) and, for keys alone from `kernels::COUNTED_KEYS_FROM` on, `radix`
-//! (per digit, a phase that counts it in each block's run of keys, then one that moves the
-//! keys). `--kernel` names one.
+//! pairs) the sort is the bitonic sort; from there the radix sort `onesweep` (a histogram
+//! phase, then one phase per 8-bit digit with decoupled look-back between tiles), one fused
+//! kernel. `--kernel` names it or another: `radix` (per digit, a phase that counts it in each
+//! block's run of keys, then one that moves the keys) or `bitonic`.
 //!
 //! ```text
 //! cargo run --release --example radix_sort                     # 2^16 … 2^26 on a GPU, 2^13 on the emulator
@@ -82,9 +81,8 @@ impl Kernel {
     fn name(self, n: usize, with_values: bool) -> &'static str {
         match self {
             Kernel::Fastest if n < kernels::radix_from(with_values) => "bitonic",
-            Kernel::Fastest if kernels::radix_kind(n, with_values) == SortKernel::Onesweep => "onesweep",
-            Kernel::Fastest | Kernel::Radix => "radix",
-            Kernel::Onesweep => "onesweep",
+            Kernel::Fastest | Kernel::Onesweep => "onesweep",
+            Kernel::Radix => "radix",
             Kernel::Bitonic => "bitonic",
         }
     }

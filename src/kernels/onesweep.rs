@@ -22,22 +22,26 @@
 //!   shared atomic (the lanes come from eight ballots, [`radix`](super::radix)'s `match_digit`); the warps' counts are then scanned across the block. Each thread owns one
 //!   digit: it publishes the tile's count of its digit in the tile's state word for that
 //!   digit as soon as it has it. Keys (and values) then go to their ranks in shared memory,
-//!   the tile sorted by digit, which needs no other tile; only then does the thread wait for
-//!   the tiles before it (`wait_until`) until one has published its inclusive prefix, and
-//!   publish its own, holding no key in registers meanwhile. From shared memory each digit's
-//!   keys go out to `digit start + tiles before + rank`, a contiguous run.
+//!   the tile sorted by digit, which needs no other tile, and the loads of the block's next
+//!   tile are issued; only then does the thread wait for the tiles before it (`wait_until`)
+//!   until one has published its inclusive prefix, and publish its own, while those loads are
+//!   in flight. From shared memory each digit's keys go out to
+//!   `digit start + tiles before + rank`, a contiguous run.
 //! - A phase whose digit every key shares (the histogram holds all `n` keys in one bin: the
 //!   high bytes of small keys, say) moves no key relative to another: it copies the keys
 //!   (and values) as they are, without ranking or look-back.
 //! - Values, if any, follow their keys through shared memory, in a buffer of their own.
 //!
-//! **Registers.** The kernel keeps few values live, for occupancy: tiles of 8 keys per
-//! thread, `u32` indices, each digit computed again from its key rather than held, the
-//! look-back after the keys left registers, and the write-out loops left rolled. The kernels
-//! ask for their blocks per SM (`blocks_per_sm`): ptxas (CUDA 13, sm_90, bounds checks off)
-//! gives `onesweep_u32` 64 registers, 4 blocks of 256 per SM, with 32 bytes spilled (3 blocks
-//! without a spill ran slower on an H200; 16 keys per thread with the look-back among the
-//! keys took 128 registers, 2 blocks), and `onesweep_u64` 80, 3 blocks.
+//! **Tiles and registers.** A tile holds 16 keys per thread, 4,096 in all: on an H200, tiles
+//! of 8 (64 registers, 4 blocks per SM) and of 12 sorted 2^24 keys in 712 and 647 µs against
+//! 610. The kernels ask for their blocks per SM (`blocks_per_sm`): ptxas (CUDA 13, sm_90,
+//! bounds checks off) gives `onesweep_u32` 80 registers, 3 blocks of 256 per SM (2 blocks
+//! took 690 µs), and `onesweep_u64` 128, 2 blocks, neither spilling. To keep few values live,
+//! indices are `u32`, each digit is computed again from its key rather than held, the
+//! write-out loops are left rolled, and the passes run two to a trip of the kernel's loop,
+//! each naming its source and destination buffers, rather than swapping them after each pass
+//! (the swapped buffers' addresses and lengths stayed live in registers: 56 bytes spilled,
+//! and 2^24 pairs took 772 µs against 746).
 //!
 //! The sort is stable: keys with equal digits keep their order in every phase (lanes in
 //! order within a warp's step, steps in order, warps in order, tiles in order).
@@ -65,7 +69,7 @@
 //! ```
 
 use crate::prelude::*;
-use crate::{Error, Gpu, KernelSpec, Launch, LaunchReport, Result};
+use crate::{Error, Gpu, KernelSpec, Launch, LaunchConfig, LaunchReport, Result};
 
 /// The radix sort's kernels and the steps they share.
 #[gsync::kernels]
@@ -73,7 +77,7 @@ mod lsd_lookback {
     /// Digits per pass: 8 bits.
     pub const RADIX: usize = 256;
     /// Keys each thread holds of a tile.
-    pub const ITEMS: usize = 8;
+    pub const ITEMS: usize = 16;
     /// Threads per block: one per digit.
     pub const THREADS: usize = 256;
     /// Keys per tile.
@@ -360,19 +364,22 @@ mod lsd_lookback {
             counts[(v * RADIX) as u32 + d] = 0;
         }
         sync_block();
+        // This thread's first key of a tile, from the tile's first: the warp's run, then the lane.
+        let in_tile = warp_id() * WARP_KEYS as u32 + lane;
         let mut t = block_idx();
+        // The keys this thread holds of tile `t`, every 32nd from its first: every load is issued
+        // before any is used, so that they are in flight together.
+        let mut held = [K::ZERO; ITEMS];
+        for m in 0..ITEMS {
+            let i = t * TILE as u32 + in_tile + 32 * m as u32;
+            if i < n {
+                held[m] = src[i];
+            }
+        }
         while t < tiles {
             let base = t * TILE as u32;
             let valid = (n - base).min(TILE as u32);
-            let first = base + warp_id() * WARP_KEYS as u32 + lane;
-            // Every key is loaded before any is ranked, so that the loads are in flight together.
-            let mut held = [K::ZERO; ITEMS];
-            for m in 0..ITEMS {
-                let i = first + 32 * m as u32;
-                if i < n {
-                    held[m] = src[i];
-                }
-            }
+            let first = base + in_tile;
             // Rank: each key's place among the warp's keys of its digit. The digit is computed
             // again from the key where it is needed, which keeps fewer values live.
             let mut rank = [0u32; ITEMS];
@@ -424,6 +431,17 @@ mod lsd_lookback {
                     }
                 }
             }
+            // The block's next tile is loaded now, to arrive while this one waits for its
+            // look-back and goes out.
+            let next = t + grid_dim();
+            if next < tiles {
+                for m in 0..ITEMS {
+                    let i = next * TILE as u32 + in_tile + 32 * m as u32;
+                    if i < n {
+                        held[m] = src[i];
+                    }
+                }
+            }
             let exclusive = look_back(states, region, t, d, total);
             offsets[d] = start + exclusive - below;
             sync_block();
@@ -445,7 +463,7 @@ mod lsd_lookback {
             }
             // The next tile's writes to shared memory wait for this one's reads.
             sync_block();
-            t += grid_dim();
+            t = next;
         }
     }
 
@@ -453,12 +471,12 @@ mod lsd_lookback {
     /// `alt` and `alt_values` (as long as `keys` and `values`) are the other side of each
     /// pass. `hist` takes `4 × RADIX × HIST_COPIES` words, zero at launch; `states` at least `4 × RADIX`
     /// words per tile (see [`state_words`](super::state_words)). Blocks of [`THREADS`].
-    #[grid_phases(threads = 256, blocks_per_sm = 4)]
+    #[grid_phases(threads = 256, blocks_per_sm = 3)]
     pub fn onesweep_u32(
-        mut keys: &mut [u32],
-        mut alt: &mut [u32],
-        mut values: &mut [u32],
-        mut alt_values: &mut [u32],
+        keys: &mut [u32],
+        alt: &mut [u32],
+        values: &mut [u32],
+        alt_values: &mut [u32],
         hist: &mut [u32],
         states: &mut [u32],
         with_values: bool,
@@ -485,7 +503,7 @@ mod lsd_lookback {
         let mut warp_totals = shared_array::<u32, WARPS>();
         count_digits(keys, hist, states, &mut counts, PASSES);
         grid_sync();
-        for pass in 0..PASSES {
+        for pair in 0..PASSES / 2 {
             scatter_pass(
                 keys,
                 alt,
@@ -495,29 +513,46 @@ mod lsd_lookback {
                 hist,
                 PASSES,
                 states,
-                pass,
+                2 * pair,
                 &mut counts,
                 &mut staged,
                 &mut staged_values,
                 &mut offsets,
                 &mut warp_totals,
             );
-            if pass + 1 < PASSES {
+            grid_sync();
+            scatter_pass(
+                alt,
+                keys,
+                alt_values,
+                values,
+                with_values,
+                hist,
+                PASSES,
+                states,
+                2 * pair + 1,
+                &mut counts,
+                &mut staged,
+                &mut staged_values,
+                &mut offsets,
+                &mut warp_totals,
+            );
+            if 2 * pair + 2 < PASSES {
                 grid_sync();
             }
-            std::mem::swap(&mut keys, &mut alt);
-            std::mem::swap(&mut values, &mut alt_values);
         }
     }
 
     /// [`onesweep_u32`] for `u64` keys: eight passes, `hist` of `8 × RADIX × HIST_COPIES` words and
-    /// `states` of `8 × RADIX` words per tile.
-    #[grid_phases(threads = 256, blocks_per_sm = 3)]
+    /// `states` of `8 × RADIX` words per tile. Its tile of keys is staged in
+    /// dynamic shared memory: with the other arrays it exceeds the 48 KiB a block's static
+    /// shared arrays may take.
+    #[grid_phases(threads = 256, blocks_per_sm = 2)]
     pub fn onesweep_u64(
-        mut keys: &mut [u64],
-        mut alt: &mut [u64],
-        mut values: &mut [u32],
-        mut alt_values: &mut [u32],
+        keys: &mut [u64],
+        alt: &mut [u64],
+        values: &mut [u32],
+        alt_values: &mut [u32],
         hist: &mut [u32],
         states: &mut [u32],
         with_values: bool,
@@ -538,13 +573,13 @@ mod lsd_lookback {
             "onesweep_u64's states take 8 × 256 words per tile: size them with onesweep::state_words"
         );
         let mut counts = shared_array::<u32, { WARPS * RADIX }>();
-        let mut staged = shared_array::<u64, TILE>();
+        let mut staged = shared_slice::<u64>(TILE);
         let mut staged_values = shared_array::<u32, TILE>();
         let mut offsets = shared_array::<u32, RADIX>();
         let mut warp_totals = shared_array::<u32, WARPS>();
         count_digits(keys, hist, states, &mut counts, PASSES);
         grid_sync();
-        for pass in 0..PASSES {
+        for pair in 0..PASSES / 2 {
             scatter_pass(
                 keys,
                 alt,
@@ -554,18 +589,33 @@ mod lsd_lookback {
                 hist,
                 PASSES,
                 states,
-                pass,
+                2 * pair,
                 &mut counts,
                 &mut staged,
                 &mut staged_values,
                 &mut offsets,
                 &mut warp_totals,
             );
-            if pass + 1 < PASSES {
+            grid_sync();
+            scatter_pass(
+                alt,
+                keys,
+                alt_values,
+                values,
+                with_values,
+                hist,
+                PASSES,
+                states,
+                2 * pair + 1,
+                &mut counts,
+                &mut staged,
+                &mut staged_values,
+                &mut offsets,
+                &mut warp_totals,
+            );
+            if 2 * pair + 2 < PASSES {
                 grid_sync();
             }
-            std::mem::swap(&mut keys, &mut alt);
-            std::mem::swap(&mut values, &mut alt_values);
         }
     }
 }
@@ -593,6 +643,10 @@ pub trait OnesweepWord: super::radix::RadixWord {
     /// The largest co-resident grid of [`onesweep_kernel`](Self::onesweep_kernel) for `launch`.
     fn onesweep_max_coresident_blocks(gpu: &Gpu, launch: &Launch) -> Result<u32>;
 
+    /// The configuration a launch of [`onesweep_kernel`](Self::onesweep_kernel) with `launch`
+    /// runs (see [`Gpu::launch_config`]).
+    fn onesweep_launch_config(gpu: &Gpu, launch: &Launch) -> Result<LaunchConfig>;
+
     /// Launches [`onesweep_kernel`](Self::onesweep_kernel) on buffers sized as it asserts, with a new
     /// `scratch` ([`OnesweepScratch::new`]) each time: [`sort_words`] is the checked entry.
     #[allow(clippy::too_many_arguments)]
@@ -617,6 +671,10 @@ impl OnesweepWord for u32 {
         onesweep_u32::max_coresident_blocks(gpu, launch)
     }
 
+    fn onesweep_launch_config(gpu: &Gpu, launch: &Launch) -> Result<LaunchConfig> {
+        gpu.launch_config(&onesweep_u32::KERNEL, launch, 0)
+    }
+
     fn launch_onesweep(
         gpu: &Gpu,
         launch: &Launch,
@@ -637,8 +695,16 @@ impl OnesweepWord for u64 {
         &onesweep_u64::KERNEL
     }
 
+    // The kernel's staged tile is a shared slice of constant length: empty buffers stand in for
+    // the call's, whose lengths it does not depend on.
     fn onesweep_max_coresident_blocks(gpu: &Gpu, launch: &Launch) -> Result<u32> {
-        onesweep_u64::max_coresident_blocks(gpu, launch)
+        let (words, counts) = (gpu.zeros::<u64>(0)?, gpu.zeros::<u32>(0)?);
+        onesweep_u64::max_coresident_blocks(gpu, launch, &words, &words, &counts, &counts, &counts, &counts, false)
+    }
+
+    fn onesweep_launch_config(gpu: &Gpu, launch: &Launch) -> Result<LaunchConfig> {
+        let (words, counts) = (gpu.zeros::<u64>(0)?, gpu.zeros::<u32>(0)?);
+        onesweep_u64::launch_config(gpu, launch, &words, &words, &counts, &counts, &counts, &counts, false)
     }
 
     fn launch_onesweep(
@@ -693,7 +759,7 @@ pub fn sort_words<W: OnesweepWord>(
     if n == 0 {
         return Ok(LaunchReport::no_launch(launch.selected_barrier()));
     }
-    let launch = shape(gpu, launch, W::onesweep_kernel(), n)?;
+    let launch = shape::<W>(gpu, launch, n)?;
     let with_values = values.is_some();
     let mut alt = gpu.zeros::<W>(n)?;
     let mut alt_values = gpu.zeros::<u32>(if with_values { n } else { 0 })?;
@@ -719,7 +785,8 @@ fn check_input(kernel: &str, n: usize, values: Option<usize>) -> Result<()> {
 /// co-resident grid capped at one block per tile; refuses a launch that names another block
 /// size. (Never tuned: the kernel's histograms must be zero at launch, which a tuning run's
 /// repeats would not keep.)
-fn shape(gpu: &Gpu, launch: &Launch, kernel: &KernelSpec, n: usize) -> Result<Launch> {
+fn shape<W: OnesweepWord>(gpu: &Gpu, launch: &Launch, n: usize) -> Result<Launch> {
+    let kernel = W::onesweep_kernel();
     match launch.requested_threads() {
         Some(threads) if threads as usize != THREADS => {
             return Err(Error::RefusedBlockSize {
@@ -734,14 +801,14 @@ fn shape(gpu: &Gpu, launch: &Launch, kernel: &KernelSpec, n: usize) -> Result<La
     if launch.requested_blocks().is_some() {
         return Ok(launch);
     }
-    let shaped = super::grid_for_work(gpu, &launch, kernel, tiles(n))?;
+    let shaped = super::grid_for_work_with(&launch, kernel, tiles(n), |shape| W::onesweep_launch_config(gpu, shape))?;
     if launch.selected_barrier() != Barrier::MultiLaunch {
         return Ok(shaped);
     }
     // A block waits for the tiles of the blocks before it, in every digit pass: a split
     // form's passes need their whole grid resident as the fused kernel does, while its default
     // grid is sized by its first segment, the histograms', which holds more blocks per SM.
-    let resident = gpu.max_coresident_blocks(kernel, &launch.clone().barrier(Barrier::default()))?;
+    let resident = W::onesweep_max_coresident_blocks(gpu, &launch.clone().barrier(Barrier::default()))?;
     let blocks = shaped.requested_blocks().unwrap_or(resident).min(resident);
     Ok(shaped.blocks(blocks))
 }

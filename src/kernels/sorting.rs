@@ -3,10 +3,10 @@
 //! whose ascending order is the key's ([`OrderedKey`]), complemented for a descending sort,
 //! which keeps equal keys in their input order. Fewer than [`RADIX_KEYS_FROM`] 32-bit keys
 //! alone, or [`RADIX_PAIRS_FROM`] with values, run the [bitonic](super::bitonic) sort of those
-//! words; more (and every 64-bit key) one of two radix sorts: keys alone from
-//! [`COUNTED_KEYS_FROM`] on the [radix](super::radix) sort that counts each pass's digits in a
-//! phase of its own, the others the [look-back](super::onesweep) radix sort ([`radix_kind`]).
-//! [`sort_with`] names the kernel.
+//! words; more (and every 64-bit key) the [look-back](super::onesweep) radix sort, which an
+//! H200 ran faster at every size from 2^16 to 2^26 than the [radix](super::radix) sort that
+//! counts each pass's digits in a phase of its own (`docs/results.md`). [`sort_with`] names the
+//! kernel.
 //!
 //! ```
 //! use gsync::kernels::{sort, sort_pairs};
@@ -35,7 +35,9 @@ use crate::{Error, Gpu, Launch, Result};
 /// always run a radix sort, which alone sorts them). Measured on an H200 on 2026-11-28
 /// (kernel time, median of 5, one run): at 2^16 keys, the smallest size measured, the
 /// look-back radix sort took 37.4 µs against the bitonic sort's 44.8; below 2^16 the bitonic
-/// sort stays, unmeasured.
+/// sort stays, unmeasured. Since its tiles grew to 4,096 keys (16 blocks at 2^16) the
+/// look-back sort takes 48.0 µs there (2026-11-29), not yet set beside the bitonic sort in
+/// one run.
 pub const RADIX_KEYS_FROM: usize = 1 << 16;
 
 /// 32-bit keys with values from this many on run the radix sort, fewer the bitonic sort.
@@ -43,26 +45,6 @@ pub const RADIX_KEYS_FROM: usize = 1 << 16;
 /// measured, the radix sort took 46.8 µs against the bitonic sort's 85.0 (an earlier run),
 /// at 2^18 57.2 against 149.4; below 2^16 the bitonic sort stays, unmeasured.
 pub const RADIX_PAIRS_FROM: usize = 1 << 16;
-
-/// Keys alone from this many on run the [radix](super::radix) sort that counts each pass's
-/// digits in a phase of its own, fewer (from [`RADIX_KEYS_FROM`]) the [look-back](super::onesweep)
-/// radix sort; keys with values always run the look-back sort. Measured on an H200 on
-/// 2026-11-28 (kernel time, median of 5, one run; `docs/results.md`): the look-back sort took
-/// 133.2, 210.0, 374.6, 701.0 µs for 2^21 to 2^24 keys alone against 149.2, 224.1, 379.1,
-/// 666.0, and with values 845 against 1,219 µs at 2^24 (the counting sort reads every key
-/// twice per pass, and its values cost it more).
-pub const COUNTED_KEYS_FROM: usize = 1 << 24;
-
-/// Which radix sort [`SortKernel::Fastest`] runs for `n` keys, `with_values` or alone:
-/// [`SortKernel::Radix`] for keys alone from [`COUNTED_KEYS_FROM`] on, else
-/// [`SortKernel::Onesweep`].
-pub fn radix_kind(n: usize, with_values: bool) -> SortKernel {
-    if !with_values && n >= COUNTED_KEYS_FROM {
-        SortKernel::Radix
-    } else {
-        SortKernel::Onesweep
-    }
-}
 
 /// The fewest 32-bit keys that [`sort_with`]'s [`SortKernel::Fastest`] gives the radix sort:
 /// [`RADIX_PAIRS_FROM`] `with_values`, else [`RADIX_KEYS_FROM`].
@@ -197,12 +179,10 @@ pub enum SortKernel {
 
 /// Sorts `keys` on `gpu`, ascending or `descending`, stably (equal keys keep their input
 /// order; for floats, "equal" is equal bits). Fewer than [`RADIX_KEYS_FROM`] 32-bit keys run
-/// the bitonic sort, under `launch`; the others a radix sort ([`radix_kind`]), which takes
-/// blocks of 256 threads: from [`COUNTED_KEYS_FROM`] keys [`radix::sort_words`], below it
-/// [`onesweep::sort_words`].
+/// the bitonic sort, under `launch`; the others the look-back radix sort
+/// ([`onesweep::sort_words`]), which takes blocks of 256 threads.
 ///
-/// Fails with [`Error::InvalidInput`] for more keys than the radix sort it runs takes
-/// ([`radix::MAX_KEYS`], [`onesweep::MAX_KEYS`]).
+/// Fails with [`Error::InvalidInput`] for more than [`onesweep::MAX_KEYS`] keys.
 pub fn sort<K: OrderedKey>(gpu: &Gpu, launch: &Launch, keys: &[K], descending: bool) -> Result<Sorted<K>> {
     sort_with(gpu, launch, keys, None, descending, SortKernel::Fastest)
 }
@@ -262,28 +242,13 @@ pub fn sort_with<K: OrderedKey>(
     }
     let mut device_keys = gpu.upload(&words)?;
     let mut device_values = values.map(|values| gpu.upload(values)).transpose()?;
-    let report = match (kernel, radix_kind(keys.len(), values.is_some())) {
-        (SortKernel::Onesweep, _) | (SortKernel::Fastest, SortKernel::Onesweep) => {
-            onesweep::sort_words(gpu, launch, &mut device_keys, device_values.as_mut())?
-        }
-        _ => radix::sort_words(gpu, launch, &mut device_keys, device_values.as_mut())?,
+    let report = match kernel {
+        SortKernel::Radix => radix::sort_words(gpu, launch, &mut device_keys, device_values.as_mut())?,
+        _ => onesweep::sort_words(gpu, launch, &mut device_keys, device_values.as_mut())?,
     };
     let values = match &device_values {
         Some(device_values) => gpu.download(device_values)?,
         None => Vec::new(),
     };
     Ok(Sorted { keys: back(gpu.download(&device_keys)?), values, report })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keys_alone_take_the_counting_sort_from_its_crossover_and_pairs_never() {
-        assert_eq!(radix_kind(COUNTED_KEYS_FROM - 1, false), SortKernel::Onesweep);
-        assert_eq!(radix_kind(COUNTED_KEYS_FROM, false), SortKernel::Radix);
-        assert_eq!(radix_kind(COUNTED_KEYS_FROM, true), SortKernel::Onesweep);
-        assert_eq!(radix_kind(1 << 30, true), SortKernel::Onesweep);
-    }
 }
