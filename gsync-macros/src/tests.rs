@@ -847,6 +847,32 @@ fn a_loop_over_phases_stays_a_loop() {
 }
 
 #[test]
+fn loops_of_every_form_over_phases_stay_loops() {
+    let c = cuda(quote! {
+        fn k(out: &mut [u32], n: u32) {
+            for a in 0..=3u32 { out[a] += 1; grid_sync(); }
+            for b in (0..4u32).rev() { out[b] += 1; grid_sync(); }
+            for c in (0..8u32).step_by(2) { out[c] += 1; grid_sync(); }
+            let mut d = 0u32;
+            while d < n { out[d] += 1; d += 1; grid_sync(); }
+            loop { out[0] += 1; grid_sync(); if out[0] > n { break; } }
+            for e in (0..4u32).rev() { out[e] += 1; }
+        }
+    });
+    for header in [
+        "for (i64 gsync_a_wide",
+        "for (u32 gsync_b_next",
+        "for (u32 c_ = 0u, gsync_c_end",
+        "while (d_ < n_)",
+        "while (true)",
+    ] {
+        let at = c.find(header).unwrap_or_else(|| panic!("`{header}` in {c}"));
+        assert!(c[..at].trim_end().ends_with("#pragma unroll 1"), "`{header}` stays a loop: {c}");
+    }
+    assert_eq!(c.matches("#pragma unroll 1").count(), 5, "a loop within a phase is left to the compiler: {c}");
+}
+
+#[test]
 fn short_constant_ranges_are_unrolled_so_local_arrays_stay_in_registers() {
     let c = cuda(quote! {
         fn k(out: &mut [u32], n: u32) {

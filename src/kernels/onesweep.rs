@@ -1,6 +1,7 @@
 //! LSD radix sort of unsigned words (`u32`, `u64`), Onesweep style, as one fused kernel (the
 //! look-back form of [`radix`](super::radix), which counts each pass's digits in a phase of
-//! its own instead; [`sort`](super::sort) picks between them by size, from measurements):
+//! its own instead, and which [`sort`](super::sort) runs from its radix sizes on, faster there
+//! on an H200):
 //! a first phase counts every digit position's histogram at once, and then one phase per
 //! 8-bit digit, each separated from the next by `grid_sync()`, ranks tiles of keys in
 //! registers and shared memory and scatters them to where the digit puts them. Inside a
@@ -33,8 +34,8 @@
 //! - Values, if any, follow their keys through shared memory, in a buffer of their own.
 //!
 //! **Tiles and registers.** A tile holds 16 keys per thread, 4,096 in all: on an H200, tiles
-//! of 8 (64 registers, 4 blocks per SM) and of 12 sorted 2^24 keys in 712 and 647 µs against
-//! 610. The kernels ask for their blocks per SM (`blocks_per_sm`): ptxas (CUDA 13, sm_90,
+//! of 8 (64 registers, 4 blocks per SM) and of 12 sorted 2^24 keys in 701 and 647 µs against
+//! 610, each loading its next tile early. The kernels ask for their blocks per SM (`blocks_per_sm`): ptxas (CUDA 13, sm_90,
 //! bounds checks off) gives `onesweep_u32` 80 registers, 3 blocks of 256 per SM (2 blocks
 //! took 690 µs), and `onesweep_u64` 128, 2 blocks, neither spilling. To keep few values live,
 //! indices are `u32`, each digit is computed again from its key rather than held, the
@@ -414,8 +415,8 @@ mod lsd_lookback {
             sync_block();
             // The tile, sorted by digit, into shared memory; each rank becomes the key's place
             // there, so that the values, which follow, need neither the keys nor the counts.
-            // This needs no other tile, so it comes before the look-back, which then holds no
-            // key in registers.
+            // This needs no other tile, so it comes before the look-back, during which the
+            // registers hold only the block's next tile, on its way.
             for m in 0..ITEMS {
                 let digit = held_digit(held[m], shift, first + 32 * m as u32, n);
                 if digit < RADIX as u32 {

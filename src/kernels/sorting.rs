@@ -166,7 +166,7 @@ impl OrderedKey for f64 {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SortKernel {
     /// The faster for the key type and size: the bitonic sort for fewer than
-    /// [`radix_from`] 32-bit keys, the radix sort otherwise.
+    /// [`radix_from`] 32-bit keys, the look-back radix sort otherwise.
     Fastest,
     /// The bitonic sort ([`bitonic::sort`]); 32-bit keys only.
     Bitonic,
@@ -244,7 +244,10 @@ pub fn sort_with<K: OrderedKey>(
     let mut device_values = values.map(|values| gpu.upload(values)).transpose()?;
     let report = match kernel {
         SortKernel::Radix => radix::sort_words(gpu, launch, &mut device_keys, device_values.as_mut())?,
-        _ => onesweep::sort_words(gpu, launch, &mut device_keys, device_values.as_mut())?,
+        // (`Bitonic` has returned above, or refused 64-bit keys.)
+        SortKernel::Fastest | SortKernel::Onesweep | SortKernel::Bitonic => {
+            onesweep::sort_words(gpu, launch, &mut device_keys, device_values.as_mut())?
+        }
     };
     let values = match &device_values {
         Some(device_values) => gpu.download(device_values)?,

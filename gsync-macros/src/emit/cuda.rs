@@ -339,12 +339,22 @@ impl CudaEmitter<'_> {
     /// with `gsync_loop_progress()`, a side effect that emits no instruction, or, in a loop
     /// that no `grid_sync()` follows, with the deadline's check, which contains it: past the
     /// launch's deadline the thread ends there.
+    /// Marks the loop that follows `#pragma unroll 1` where `body` crosses a `grid_sync()`: a
+    /// loop over phases stays a loop, since unrolled the fused kernel would hold a copy of every
+    /// phase per trip and run each copy from a cold instruction cache.
+    fn keep_rolled_over_phases(&mut self, body: &Block) {
+        if contains_grid_sync(body) {
+            self.line("#pragma unroll 1");
+        }
+    }
+
     fn unbounded_loop(&mut self, id: LoopId, header: &str, body: &Block, span: proc_macro2::Span) {
         let ends_thread = self.asserts.loop_ends_thread(id);
         let polls = format!("gsync_loop{}_polls", id.0);
         if ends_thread {
             self.line(&format!("u32 {polls} = 0u;  // iterations, for the launch's deadline"));
         }
+        self.keep_rolled_over_phases(body);
         self.open(header);
         if ends_thread {
             let line = crate::diagnostics::line_of(span);
@@ -810,10 +820,7 @@ impl CudaEmitter<'_> {
                 let s = self.expr(start).text;
                 let (end_decl, end_name) = self.hoisted(end, &helper("end"));
                 if contains_grid_sync(body) {
-                    // A loop over phases stays a loop: unrolled, the fused kernel would hold
-                    // a copy of every phase per trip and run each copy from a cold
-                    // instruction cache.
-                    self.line("#pragma unroll 1");
+                    self.keep_rolled_over_phases(body);
                 } else if let (ExprKind::Int(first), ExprKind::Int(last)) = (&start.kind, &end.kind) {
                     // A short constant range typically indexes a local array: unrolled, the
                     // array's indices are constants and it can live in registers.
@@ -828,6 +835,7 @@ impl CudaEmitter<'_> {
                 // A 64-bit counter reaches `end` even when `end` is the type's MAX.
                 let (s, e) = (self.expr(start).at(prec::UNARY), self.expr(end).at(prec::UNARY));
                 let (wide, last) = (helper("wide"), helper("last"));
+                self.keep_rolled_over_phases(body);
                 self.open(&format!("for (i64 {wide} = (i64){s}, {last} = (i64){e}; {wide} <= {last}; ++{wide})"));
                 self.line(&format!("const {t} {x} = ({t}){wide};"));
                 self.block_body(body);
@@ -856,6 +864,7 @@ impl CudaEmitter<'_> {
                     self.line(&format!("const usize {hoisted} = {step_name};"));
                     step_name = hoisted;
                 }
+                self.keep_rolled_over_phases(body);
                 self.open(&format!(
                     "for ({t} {x} = {s}, {end_name} = {e}; gsync::step_continues({x}, {end_name}, {step_name}, gsync_status, {step_line}u); {x} = gsync::step_toward({x}, {end_name}, {step_name}))"
                 ));
@@ -868,6 +877,7 @@ impl CudaEmitter<'_> {
                 let e = self.expr(end).text;
                 let next = helper("next");
                 let (start_decl, start_name) = self.hoisted(start, &helper("start"));
+                self.keep_rolled_over_phases(body);
                 self.open(&format!("for ({t} {next} = {e}{start_decl}; {next} > {start_name}; )"));
                 self.line(&format!("const {t} {x} = --{next};"));
                 self.block_body(body);
