@@ -468,6 +468,62 @@ mod lsd_lookback {
         }
     }
 
+    /// Digit passes `2 · pair` (from `keys` into `alt`) and `2 · pair + 1` (back), with the
+    /// grid barrier between them: each pass names its source and destination, where swapping
+    /// the buffers after each pass kept their addresses and lengths live in registers (a spill).
+    /// The other arguments are [`scatter_pass`]'s.
+    #[device]
+    fn scatter_pair<K: Int>(
+        keys: &mut [K],
+        alt: &mut [K],
+        values: &mut [u32],
+        alt_values: &mut [u32],
+        with_values: bool,
+        hist: &[u32],
+        passes: u32,
+        states: &mut [u32],
+        pair: u32,
+        counts: &mut [u32],
+        staged: &mut [K],
+        staged_values: &mut [u32],
+        offsets: &mut [u32],
+        warp_totals: &mut [u32],
+    ) {
+        scatter_pass(
+            keys,
+            alt,
+            values,
+            alt_values,
+            with_values,
+            hist,
+            passes,
+            states,
+            2 * pair,
+            counts,
+            staged,
+            staged_values,
+            offsets,
+            warp_totals,
+        );
+        grid_sync();
+        scatter_pass(
+            alt,
+            keys,
+            alt_values,
+            values,
+            with_values,
+            hist,
+            passes,
+            states,
+            2 * pair + 1,
+            counts,
+            staged,
+            staged_values,
+            offsets,
+            warp_totals,
+        );
+    }
+
     /// Sorts `keys` ascending, and with `with_values` the `values` along with them, stably;
     /// `alt` and `alt_values` (as long as `keys` and `values`) are the other side of each
     /// pass. `hist` takes `4 × RADIX × HIST_COPIES` words, zero at launch; `states` at least `4 × RADIX`
@@ -505,7 +561,7 @@ mod lsd_lookback {
         count_digits(keys, hist, states, &mut counts, PASSES);
         grid_sync();
         for pair in 0..PASSES / 2 {
-            scatter_pass(
+            scatter_pair(
                 keys,
                 alt,
                 values,
@@ -514,24 +570,7 @@ mod lsd_lookback {
                 hist,
                 PASSES,
                 states,
-                2 * pair,
-                &mut counts,
-                &mut staged,
-                &mut staged_values,
-                &mut offsets,
-                &mut warp_totals,
-            );
-            grid_sync();
-            scatter_pass(
-                alt,
-                keys,
-                alt_values,
-                values,
-                with_values,
-                hist,
-                PASSES,
-                states,
-                2 * pair + 1,
+                pair,
                 &mut counts,
                 &mut staged,
                 &mut staged_values,
@@ -581,7 +620,7 @@ mod lsd_lookback {
         count_digits(keys, hist, states, &mut counts, PASSES);
         grid_sync();
         for pair in 0..PASSES / 2 {
-            scatter_pass(
+            scatter_pair(
                 keys,
                 alt,
                 values,
@@ -590,24 +629,7 @@ mod lsd_lookback {
                 hist,
                 PASSES,
                 states,
-                2 * pair,
-                &mut counts,
-                &mut staged,
-                &mut staged_values,
-                &mut offsets,
-                &mut warp_totals,
-            );
-            grid_sync();
-            scatter_pass(
-                alt,
-                keys,
-                alt_values,
-                values,
-                with_values,
-                hist,
-                PASSES,
-                states,
-                2 * pair + 1,
+                pair,
                 &mut counts,
                 &mut staged,
                 &mut staged_values,
