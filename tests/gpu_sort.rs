@@ -70,18 +70,25 @@ fn the_radix_sort_runs_on_the_co_resident_grid_and_no_more_blocks_than_tiles() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn the_split_look_back_sort_keeps_the_fused_kernel_s_resident_grid() {
-    // The split form's first segment holds more blocks per SM than its digit passes, whose
-    // look-back waited for blocks that were not running (a spin-wait timeout at 2^22 keys).
+fn the_split_look_back_sort_runs_a_grid_resident_in_every_segment() {
+    // A block of a digit pass waits for the tiles of the blocks before it: the split form's
+    // grid must be resident in each of its segments, the digit passes' as well as the
+    // histograms' (a spin-wait timeout at 2^22 keys when a segment held fewer blocks than the
+    // grid), for keys of both widths.
     let gpu = gpu();
-    let resident = onesweep::onesweep_u32::max_coresident_blocks(&gpu, &Launch::new().threads(256)).unwrap();
+    let split = Launch::new().barrier(Barrier::MultiLaunch).threads(256);
     let keys: Vec<u32> = (0..1u32 << 22).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+    let resident = onesweep::onesweep_u32::max_coresident_blocks(&gpu, &split).unwrap();
     for graph in [false, true] {
         let launch = Launch::new().barrier(Barrier::MultiLaunch).graph(graph);
         let sorted = gsync::kernels::sort_with(&gpu, &launch, &keys, None, false, SortKernel::Onesweep).unwrap();
         assert!(sorted.report.blocks <= resident, "{} blocks, {resident} resident", sorted.report.blocks);
         assert!(sorted.keys.windows(2).all(|w| w[0] <= w[1]), "graph: {graph}");
     }
+    let wide: Vec<u64> = keys.iter().map(|&k| (k as u64) << 29 | k as u64).collect();
+    let launch = Launch::new().barrier(Barrier::MultiLaunch);
+    let sorted = gsync::kernels::sort_with(&gpu, &launch, &wide, None, false, SortKernel::Onesweep).unwrap();
+    assert!(sorted.keys.windows(2).all(|w| w[0] <= w[1]), "u64");
 }
 
 #[test]

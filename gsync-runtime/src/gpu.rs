@@ -296,7 +296,7 @@ impl Gpu {
 
     /// The most blocks of `kernel` that can be resident at once with `launch`'s block size and
     /// barrier: the driver's occupancy for the compiled kernel times the SM count. For
-    /// [`Barrier::MultiLaunch`](crate::Barrier::MultiLaunch), that of the first segment kernel
+    /// [`Barrier::MultiLaunch`](crate::Barrier::MultiLaunch), that of the segment kernel holding the fewest
     /// (and [`Error::CannotSplit`] for a kernel that cannot be split, on either backend). On
     /// the emulator, whose blocks all exist at once, its grid limit: 2^20 threads, at most
     /// 2^14 blocks.
@@ -338,7 +338,7 @@ impl Gpu {
     /// the answer may be the longest, launch with [`Launch::config`], which pins a
     /// configuration whatever the size class. On the emulator, its default grid: 4 blocks per
     /// host core, within the barrier's limit; a split barrier's grid is the largest
-    /// co-resident one of its first segment on a GPU.
+    /// co-resident one of its segment holding the fewest blocks on a GPU.
     pub fn launch_config(&self, kernel: &KernelSpec, launch: &Launch, len: usize) -> Result<LaunchConfig> {
         self.launch_config_with(kernel, launch, len, &DynamicShared::none())
     }
@@ -453,7 +453,7 @@ impl Gpu {
     }
 
     /// Starts a split run of `kernel`: resolves the grid like a fused launch (by default the
-    /// largest co-resident grid of the first segment; larger grids are allowed, since each
+    /// largest co-resident grid of the segment holding the fewest blocks; larger grids are allowed, since each
     /// segment is a launch of its own), compiles and loads the segment kernels once, and
     /// zeroes the status word.
     ///

@@ -585,7 +585,11 @@ fn a_split_kernel_runs_segment_by_segment_under_host_control_flow() {
     let default =
         gpu.begin_split(&COUNT_DOWN_KERNEL, &Launch::new().barrier(Barrier::MultiLaunch), &[]).expect("begin");
     let max = gpu.max_coresident_blocks(&COUNT_DOWN_KERNEL, &Launch::new().barrier(Barrier::MultiLaunch)).expect("max");
-    assert_eq!(default.blocks(), max, "the default grid is the first segment's co-resident maximum");
+    assert_eq!(
+        default.blocks(),
+        max,
+        "the default grid is the co-resident maximum of the segment holding the fewest blocks"
+    );
     drop(default);
 
     let unsplit = KernelSpec {

@@ -17,10 +17,13 @@
 //! - **Digit phases** (one per byte, lowest first): block `b` takes tiles `b`, `b + grid`,
 //!   … of [`TILE`] keys. Warp `w` of the block holds the tile's `w`-th run of
 //!   `32 × ITEMS` keys, lane `l` the keys `l`, `l + 32`, … of it, so that the warp's loads
-//!   cover 128 contiguous bytes. A key's rank among the tile's keys of its digit comes from
-//!   the lanes holding the same digit and the warp's running count
-//!   of that digit in shared memory, which the lowest lane of each group moves on by one
-//!   shared atomic (the lanes come from eight ballots, [`radix`](super::radix)'s `match_digit`); the warps' counts are then scanned across the block. Each thread owns one
+//!   cover 128 contiguous bytes. The last tile is padded with the largest key, whose digit
+//!   is the last in every pass, so that every tile ranks whole: the padding ranks after
+//!   every key of the tile and never goes out. A key's rank among the tile's keys of its
+//!   digit comes from the lanes holding the same digit (`match_any` of the digit as a `u8`,
+//!   which the GPU runs as one ballot per bit) and the warp's running count of that digit in
+//!   shared memory, which the lowest lane of each group moves on by one shared atomic; the
+//!   warps' counts are then scanned across the block. Each thread owns one
 //!   digit: it publishes the tile's count of its digit in the tile's state word for that
 //!   digit as soon as it has it. Keys (and values) then go to their ranks in shared memory,
 //!   the tile sorted by digit, which needs no other tile, and the loads of the block's next
@@ -35,11 +38,12 @@
 //!
 //! **Tiles and registers.** A tile holds 16 keys per thread, 4,096 in all: on an H200, tiles
 //! of 8 (64 registers, 4 blocks per SM) and of 12 sorted 2^24 keys in 701 and 647 µs against
-//! 610, each loading its next tile early. The kernels ask for their blocks per SM (`blocks_per_sm`): ptxas (CUDA 13, sm_90,
+//! 610, each loading its next tile early. The kernels ask for their blocks per SM
+//! (`blocks_per_sm`), which their split forms' segments keep too: ptxas (CUDA 13, sm_90,
 //! bounds checks off) gives `onesweep_u32` 80 registers, 3 blocks of 256 per SM (2 blocks
-//! took 690 µs), and `onesweep_u64` 128, 2 blocks, neither spilling. To keep few values live,
-//! indices are `u32`, each digit is computed again from its key rather than held, the
-//! write-out loops are left rolled, and the passes run two to a trip of the kernel's loop,
+//! took 690 µs), and `onesweep_u64` 128, 2 blocks, each spilling a few values it sets once
+//! per tile or pass. To keep few values live, indices are `u32`, each digit is computed
+//! again from its key rather than held, and the passes run two to a trip of the kernel's loop,
 //! each naming its source and destination buffers, rather than swapping them after each pass
 //! (the swapped buffers' addresses and lengths stayed live in registers: 56 bytes spilled,
 //! and 2^24 pairs took 772 µs against 746).
@@ -229,32 +233,20 @@ mod lsd_lookback {
         exclusive
     }
 
-    /// The lanes of the warp whose `digit` is this lane's, among those where `valid` holds
-    /// (see `radix::match_digit`).
+    /// The keys this thread holds of tile `t` (its first at `in_tile`), every 32nd: `src`'s,
+    /// and past its end the largest key, whose digit is the last in every pass, so that the
+    /// tile's padding ranks after every key of it.
     #[device]
-    fn match_digit(digit: u32, valid: bool) -> u32 {
-        let mut peers = ballot(valid);
-        for bit in 0..8u32 {
-            let set = (digit >> bit) & 1 == 1;
-            let votes = ballot(set);
-            if set {
-                peers &= votes;
+    fn load_tile<K: Int>(src: &[K], held: &mut [K], t: u32, in_tile: u32) {
+        let n = src.len() as u32;
+        for m in 0..ITEMS {
+            let i = t * TILE as u32 + in_tile + 32 * m as u32;
+            if i < n {
+                held[m] = src[i];
             } else {
-                peers &= !votes;
+                held[m] = !K::ZERO;
             }
         }
-        peers
-    }
-
-    /// The digit of the key a thread holds at `index` of the keys, or [`RADIX`], a digit no
-    /// key has, past the end (`n` keys).
-    #[device]
-    fn held_digit<K: Int>(key: K, shift: u32, index: u32, n: u32) -> u32 {
-        let mut digit = RADIX as u32;
-        if index < n {
-            digit = digit_of(key, shift);
-        }
-        digit
     }
 
     /// A pass whose digit every key shares moves no key relative to the others: the keys of
@@ -371,12 +363,7 @@ mod lsd_lookback {
         // The keys this thread holds of tile `t`, every 32nd from its first: every load is issued
         // before any is used, so that they are in flight together.
         let mut held = [K::ZERO; ITEMS];
-        for m in 0..ITEMS {
-            let i = t * TILE as u32 + in_tile + 32 * m as u32;
-            if i < n {
-                held[m] = src[i];
-            }
-        }
+        load_tile(src, &mut held, t, in_tile);
         while t < tiles {
             let base = t * TILE as u32;
             let valid = (n - base).min(TILE as u32);
@@ -385,13 +372,11 @@ mod lsd_lookback {
             // again from the key where it is needed, which keeps fewer values live.
             let mut rank = [0u32; ITEMS];
             for m in 0..ITEMS {
-                let valid = first + 32 * (m as u32) < n;
                 let digit = digit_of(held[m], shift);
-                let peers = match_digit(digit, valid);
-                // (A lane past the end may have no peer: lane 0 then stands in as its leader.)
-                let leader = peers.trailing_zeros() & 31;
+                let peers = match_any(digit as u8);
+                let leader = peers.trailing_zeros();
                 let mut before = 0u32;
-                if lane == leader && valid {
+                if lane == leader {
                     before = counts.atomic_add(warp_counts + digit, peers.count_ones());
                 }
                 rank[m] = shfl(before, leader) + (peers & lanes_below).count_ones();
@@ -403,6 +388,11 @@ mod lsd_lookback {
             let mut total = 0u32;
             for v in 0..WARPS {
                 total += counts[(v * RADIX) as u32 + d];
+            }
+            if d == RADIX as u32 - 1 {
+                // The last tile's padding is not its keys' (no tile reads this count, but it
+                // stays within the state word's 30 bits).
+                total -= TILE as u32 - valid;
             }
             publish_count(states, region, t, d, total);
             let below = block_exclusive_sum(total, warp_totals);
@@ -418,11 +408,8 @@ mod lsd_lookback {
             // This needs no other tile, so it comes before the look-back, during which the
             // registers hold only the block's next tile, on its way.
             for m in 0..ITEMS {
-                let digit = held_digit(held[m], shift, first + 32 * m as u32, n);
-                if digit < RADIX as u32 {
-                    rank[m] += counts[warp_counts + digit];
-                    staged[rank[m]] = held[m];
-                }
+                rank[m] += counts[warp_counts + digit_of(held[m], shift)];
+                staged[rank[m]] = held[m];
             }
             if with_values {
                 for m in 0..ITEMS {
@@ -436,12 +423,7 @@ mod lsd_lookback {
             // look-back and goes out.
             let next = t + grid_dim();
             if next < tiles {
-                for m in 0..ITEMS {
-                    let i = next * TILE as u32 + in_tile + 32 * m as u32;
-                    if i < n {
-                        held[m] = src[i];
-                    }
-                }
+                load_tile(src, &mut held, next, in_tile);
             }
             let exclusive = look_back(states, region, t, d, total);
             offsets[d] = start + exclusive - below;
@@ -450,9 +432,42 @@ mod lsd_lookback {
             for v in 0..WARPS {
                 counts[(v * RADIX) as u32 + d] = 0;
             }
-            // Each digit's run out, consecutive threads to consecutive places; then the values,
-            // each to its key's place, its digit read again from shared memory. (Loops the
-            // compiler does not unroll whole, which keeps fewer registers.)
+            write_tile(dst, dst_values, with_values, shift, valid, staged, staged_values, offsets);
+            // The next tile's writes to shared memory wait for this one's reads.
+            sync_block();
+            t = next;
+        }
+    }
+
+    /// A tile sorted by digit (bits `shift` up) in `staged` (`valid` keys, and `with_values`
+    /// their values in `staged_values`) out to `dst` (`dst_values`): each digit's run to
+    /// `offsets[digit]` on, consecutive threads to consecutive places; the values after the
+    /// keys, each finding its place again from its key. A whole tile takes loops of a fixed
+    /// count without a bound to test; the last, partial one a loop up to `valid`.
+    #[device]
+    fn write_tile<K: Int>(
+        dst: &mut [K],
+        dst_values: &mut [u32],
+        with_values: bool,
+        shift: u32,
+        valid: u32,
+        staged: &[K],
+        staged_values: &[u32],
+        offsets: &[u32],
+    ) {
+        if valid == TILE as u32 {
+            for k in 0..ITEMS as u32 {
+                let i = k * THREADS as u32 + thread_idx();
+                let key = staged[i];
+                dst[offsets[digit_of(key, shift)] + i] = key;
+            }
+            if with_values {
+                for k in 0..ITEMS as u32 {
+                    let i = k * THREADS as u32 + thread_idx();
+                    dst_values[offsets[digit_of(staged[i], shift)] + i] = staged_values[i];
+                }
+            }
+        } else {
             for i in block_stride(0..valid) {
                 let key = staged[i];
                 dst[offsets[digit_of(key, shift)] + i] = key;
@@ -462,9 +477,6 @@ mod lsd_lookback {
                     dst_values[offsets[digit_of(staged[i], shift)] + i] = staged_values[i];
                 }
             }
-            // The next tile's writes to shared memory wait for this one's reads.
-            sync_block();
-            t = next;
         }
     }
 
@@ -824,14 +836,8 @@ fn shape<W: OnesweepWord>(gpu: &Gpu, launch: &Launch, n: usize) -> Result<Launch
     if launch.requested_blocks().is_some() {
         return Ok(launch);
     }
-    let shaped = super::grid_for_work_with(&launch, kernel, tiles(n), |shape| W::onesweep_launch_config(gpu, shape))?;
-    if launch.selected_barrier() != Barrier::MultiLaunch {
-        return Ok(shaped);
-    }
-    // A block waits for the tiles of the blocks before it, in every digit pass: a split
-    // form's passes need their whole grid resident as the fused kernel does, while its default
-    // grid is sized by its first segment, the histograms', which holds more blocks per SM.
-    let resident = W::onesweep_max_coresident_blocks(gpu, &launch.clone().barrier(Barrier::default()))?;
-    let blocks = shaped.requested_blocks().unwrap_or(resident).min(resident);
-    Ok(shaped.blocks(blocks))
+    // A block waits for the tiles of the blocks before it, in every digit pass, so the split
+    // form's passes need their whole grid resident as the fused kernel does: its default grid
+    // is the largest resident in every segment.
+    super::grid_for_work_with(&launch, kernel, tiles(n), |shape| W::onesweep_launch_config(gpu, shape))
 }

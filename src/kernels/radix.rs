@@ -302,23 +302,13 @@ mod lsd {
         digit
     }
 
-    /// The lanes of the warp whose `digit` is this lane's, among those where `valid` holds: eight
-    /// ballots, one per bit, each keeping the lanes that agree on the bit. (`match_any` says
-    /// the same in one instruction, which an H200 runs many times slower: a profile of the
-    /// sort spent 60% of its stall samples waiting for it.) Every lane of the warp calls it.
+    /// The lanes of the warp whose `digit` is this lane's, among those where `valid` holds.
+    /// (`match_any` of an 8-bit value is eight ballots, one per bit: the hardware's match
+    /// instruction, which an H200 runs many times slower, held 60% of a profile's stall
+    /// samples.) Every lane of the warp calls it.
     #[device]
     fn match_digit(digit: u32, valid: bool) -> u32 {
-        let mut peers = ballot(valid);
-        for bit in 0..8u32 {
-            let set = (digit >> bit) & 1 == 1;
-            let votes = ballot(set);
-            if set {
-                peers &= votes;
-            } else {
-                peers &= !votes;
-            }
-        }
-        peers
+        ballot(valid) & match_any(digit as u8)
     }
 
     /// A tile sorted by digit (bits `shift` up) in `staged` (`valid` keys, and `with_values`

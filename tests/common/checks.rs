@@ -30,8 +30,9 @@ pub use super::shared_slice_checks::*;
 #[allow(unused_imports)] // the sorts' checks, under the same path
 pub use super::sort_checks::{
     the_library_sort_keeps_one_order_across_its_kernels, the_radix_sort_copies_the_digits_every_key_shares,
-    the_radix_sort_runs_any_grid_over_many_tiles, the_radix_sort_runs_under_every_barrier,
-    the_radix_sort_sorts_every_key_type_stably, the_sorts_refuse_inputs_they_cannot_take,
+    the_radix_sort_keeps_the_largest_keys_of_a_partial_tile, the_radix_sort_runs_any_grid_over_many_tiles,
+    the_radix_sort_runs_under_every_barrier, the_radix_sort_sorts_every_key_type_stably,
+    the_sorts_refuse_inputs_they_cannot_take,
 };
 #[allow(unused_imports)] // the Smith-Waterman checks, under the same path
 pub use super::sw_checks::*;

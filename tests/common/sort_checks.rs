@@ -249,6 +249,20 @@ pub fn the_radix_sort_copies_the_digits_every_key_shares(gpu: &Gpu, scale: Scale
     check_radix_pairs(gpu, &launch, &wide, "u64, bytes 2 to 4");
 }
 
+/// Keys equal to the largest key in a tile the keys do not fill: the look-back sort pads such
+/// a tile with the largest key, and its padding must rank after every key of the tile and
+/// never reach the output.
+pub fn the_radix_sort_keeps_the_largest_keys_of_a_partial_tile(gpu: &Gpu, scale: Scale) {
+    let mut rng = rng();
+    let launch = Launch::new().blocks(2);
+    for n in [onesweep::TILE - 1, scale.pick(2 * onesweep::TILE + 100, onesweep::TILE + 100)] {
+        let keys: Vec<u32> = (0..n).map(|_| [0, u32::MAX - 1, u32::MAX][rng.gen_range(0..3)]).collect();
+        check_radix_pairs(gpu, &launch, &keys, "u32, largest keys");
+        let wide: Vec<u64> = keys.iter().map(|&k| if k == u32::MAX { u64::MAX } else { k as u64 }).collect();
+        check_radix_pairs(gpu, &launch, &wide, "u64, largest keys");
+    }
+}
+
 /// Both radix sorts of `keys`, with their positions as values, against the standard library's
 /// stable sort.
 fn check_radix_pairs<K: CheckedKey>(gpu: &Gpu, launch: &Launch, keys: &[K], what: &str) {

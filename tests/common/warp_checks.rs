@@ -33,6 +33,29 @@ pub fn a_two_level_block_scan_runs_shuffles_in_warp_zero_only(gpu: &Gpu, scale: 
     }
 }
 
+/// `match_any` of 8-bit values and of `bool`s (ballots, one per bit) and of 16-bit ones (the
+/// hardware's match) against the CPU, in whole warps and in a block's partial last warp.
+pub fn match_any_of_narrow_values_matches_the_cpu(gpu: &Gpu, _scale: Scale) {
+    let mut rng = rng();
+    for threads in [128u32, 80, 33] {
+        let blocks = 5u32;
+        let n = (threads * blocks) as usize;
+        // Few distinct bytes, so that warps hold many equal ones, and high bits that differ
+        // where the low byte agrees.
+        let values: Vec<u32> = (0..n)
+            .map(|_| rng.gen_range(0..4u32) << 16 | rng.gen_range(0..3u32) << 8 | (rng.gen_range(0..5u32) * 0x41))
+            .collect();
+        let dv = gpu.upload(&values).unwrap();
+        let mut lanes = gpu.zeros::<u32>(4 * n).unwrap();
+        narrow_matches::launch_with(gpu, &Launch::new().threads(threads).blocks(blocks), &dv, &mut lanes).unwrap();
+        assert_eq!(
+            gpu.download(&lanes).unwrap(),
+            narrow_matches_reference(&values, threads as usize),
+            "{threads} threads"
+        );
+    }
+}
+
 pub fn a_stable_radix_rank_is_one_match_and_a_popcount(gpu: &Gpu, scale: Scale) {
     let mut rng = rng();
     for threads in [128u32, 64] {

@@ -120,6 +120,40 @@ pub fn warp_rank_reference(keys: &[u32], shift: u32) -> (Vec<u32>, Vec<u32>, Vec
     (ranks, peers, votes)
 }
 
+/// `match_any` of narrow values, which the GPU builds from one ballot per bit: each thread
+/// writes the lanes of its warp whose low byte of `values` equals its own (as `u8`, and as
+/// `i8`), whose lowest bit does (as `bool`), and whose low 16 bits do (`u16`, the hardware's
+/// match), four words per thread. Every thread of the grid takes part: `values` has one
+/// word per thread.
+#[grid_phases]
+pub fn narrow_matches(values: &[u32], lanes: &mut [u32]) {
+    let i = global_id() as usize;
+    let v = values[i];
+    lanes[4 * i] = match_any(v as u8);
+    lanes[4 * i + 1] = match_any(v as i8);
+    lanes[4 * i + 2] = match_any(v & 1 == 1);
+    lanes[4 * i + 3] = match_any(v as u16);
+}
+
+/// `narrow_matches`' result for blocks of `threads`: per thread, the lanes of its warp (the
+/// block's threads in runs of 32, the last run possibly shorter) that agree on each width.
+pub fn narrow_matches_reference(values: &[u32], threads: usize) -> Vec<u32> {
+    let mut lanes = vec![0u32; 4 * values.len()];
+    for (i, &v) in values.iter().enumerate() {
+        let block = i / threads * threads;
+        let warp = block + (i - block) / 32 * 32;
+        let end = (warp + 32).min(block + threads);
+        for (lane, &w) in values[warp..end].iter().enumerate() {
+            for (k, mask) in [0xff, 0xff, 1, 0xffff].into_iter().enumerate() {
+                if w & mask == v & mask {
+                    lanes[4 * i + k] |= 1 << lane;
+                }
+            }
+        }
+    }
+    lanes
+}
+
 /// Float `atomic_max`/`atomic_min` on slices (`extremes[0]`, `extremes[1]`, and the same
 /// for `f64`) and on a shared array, whose per-block results go into `block_extremes`.
 #[grid_phases]

@@ -38,7 +38,7 @@ pub enum ConfigChoice {
     Requested,
     /// The backend's default for what the launch did not name, which no tuning applies to: a
     /// launch that names only its grid or only its block size, the emulator's grid, a split
-    /// run's (the first segment's largest co-resident grid), or an oversubscribed launch's.
+    /// run's (the largest grid resident in every segment), or an oversubscribed launch's.
     Default,
     /// The heuristic, with tuning off ([`Launch::tune`](crate::Launch::tune), or
     /// `GSYNC_TUNE=off`), or when a candidate's kernel faulted or timed out while tuning (the

@@ -67,10 +67,11 @@ pub struct KernelSpec {
     pub grid_syncs: u32,
     /// Threads per block when the launch does not say; 0 means the runtime default.
     pub default_threads: u32,
-    /// Blocks of the default size the fused kernel is compiled to keep resident on each SM
+    /// Blocks of the default size the kernel is compiled to keep resident on each SM
     /// (`#[grid_phases(blocks_per_sm = N)]`, the minimum of `__launch_bounds__`, which caps
-    /// the registers per thread); a launch of another block size keeps as many threads per
-    /// SM. 0: the registers the compiler chooses, as always for the split form's segments.
+    /// the registers per thread): the fused kernel and each segment of its split form, whose
+    /// blocks may wait for each other inside a phase as the fused kernel's do. A launch of
+    /// another block size keeps as many threads per SM. 0: the registers the compiler chooses.
     pub blocks_per_sm: u32,
     /// The kernel split at its `grid_sync()` calls, for [`Barrier::MultiLaunch`].
     pub split: SplitSpec,
@@ -150,14 +151,6 @@ impl KernelSpec {
         (self.blocks_per_sm != 0).then_some(blocks)
     }
 
-    /// The launch bounds' minimum that this kernel's own [`blocks_per_sm`](Self::blocks_per_sm)
-    /// gives its build for `barrier` and blocks of `threads`: the fused kernel's, never the
-    /// split form's segments, which are ordinary launches of any grid.
-    pub fn own_blocks_per_sm(&self, barrier: Barrier, threads: u32) -> Option<u32> {
-        let fused = barrier.descriptor().launch_mode != LaunchMode::Split;
-        self.blocks_per_sm_for(threads).filter(|_| fused)
-    }
-
     /// Threads per block when the launch does not say: the kernel's own default, else
     /// [`DEFAULT_THREADS`].
     pub fn default_block_size(&self) -> u32 {
@@ -215,7 +208,7 @@ fn translation_unit(
     spans: bool,
     blocks_per_sm: Option<u32>,
 ) -> String {
-    let blocks_per_sm = blocks_per_sm.or_else(|| kernel.own_blocks_per_sm(barrier, threads));
+    let blocks_per_sm = blocks_per_sm.or_else(|| kernel.blocks_per_sm_for(threads));
     let bounds = match blocks_per_sm {
         Some(blocks_per_sm) => format!("{BLOCK_SIZE_MACRO}, {blocks_per_sm}"),
         None => BLOCK_SIZE_MACRO.to_owned(),
@@ -455,7 +448,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn blocks_per_sm_bounds_the_fused_kernel_at_as_many_threads_per_sm() {
+    fn blocks_per_sm_bounds_the_fused_kernel_and_the_segments_at_as_many_threads_per_sm() {
         let resident = KernelSpec { default_threads: 256, blocks_per_sm: 3, ..SMOOTH };
         let bounds = |source: String| {
             let line = source.lines().find(|line| line.starts_with("#define GSYNC_LAUNCH_BOUNDS")).map(str::to_owned);
@@ -467,8 +460,12 @@ pub(crate) mod tests {
         // Never more blocks than an SM holds.
         let many = KernelSpec { blocks_per_sm: 8, ..resident };
         assert_eq!(bounds(many.source(Barrier::Lbs, 32)), "#define GSYNC_LAUNCH_BOUNDS GSYNC_BLOCK_SIZE, 32");
-        // The split form's segments, and a kernel that asks for nothing, take the compiler's registers.
-        assert_eq!(bounds(resident.source(Barrier::MultiLaunch, 256)), "#define GSYNC_LAUNCH_BOUNDS GSYNC_BLOCK_SIZE");
+        // The split form's segments keep as many; a kernel that asks for nothing takes the
+        // compiler's registers.
+        assert_eq!(
+            bounds(resident.source(Barrier::MultiLaunch, 256)),
+            "#define GSYNC_LAUNCH_BOUNDS GSYNC_BLOCK_SIZE, 3"
+        );
         assert_eq!(bounds(SMOOTH.source(Barrier::Lbs, 256)), "#define GSYNC_LAUNCH_BOUNDS GSYNC_BLOCK_SIZE");
         // A team's spanning source names its own.
         assert_eq!(

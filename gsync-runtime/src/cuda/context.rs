@@ -334,12 +334,6 @@ impl CudaGpu {
         functions.pop().ok_or_else(|| driver_error(format!("loading kernel `{}`", kernel.name))(not_found()))
     }
 
-    /// The first segment kernel of a split kernel, whose occupancy stands for the split
-    /// kernel's.
-    pub(crate) fn first_segment(&self, kernel: &KernelBuild, threads: u32) -> Result<CudaFunction> {
-        self.segment_functions(kernel, threads)?.0.into_iter().next().ok_or_else(|| no_segments(kernel))
-    }
-
     /// The segment kernels of a split kernel, compiled for this GPU and a block size, in
     /// segment order, or why the kernel cannot be split; on a PE of a team also the kernel
     /// launched between two segments (the spanning barrier's cross-GPU step), which the same

@@ -11,6 +11,7 @@ use crate::core::dynamic_shared::SharedLayout;
 use crate::core::error::Result;
 use crate::core::grid::Residency;
 use crate::core::plan::{Device, KernelVariant, Measure};
+use crate::core::split::no_segments;
 use crate::cuda::calibrate;
 use crate::cuda::compile::nvrtc_version;
 use crate::cuda::context::CudaGpu;
@@ -23,14 +24,26 @@ impl Device for CudaGpu {
     }
 
     /// The driver's occupancy of the variant compiled and loaded; for a split variant, that of
-    /// the first segment kernel.
+    /// its segment kernel that holds the fewest blocks: a grid of that many is resident in
+    /// every segment, which a kernel whose blocks wait for each other inside a phase (a
+    /// decoupled look-back) needs of its split form as of its fused one.
     fn residency(&self, variant: &KernelVariant, shared: &SharedLayout) -> Result<Residency> {
         let (kernel, threads) = (&variant.build, variant.threads);
-        let function = match variant.barrier.descriptor().launch_mode {
-            LaunchMode::Split => self.first_segment(kernel, threads)?,
-            LaunchMode::Cooperative | LaunchMode::Ordinary => self.function(kernel, variant.barrier, threads)?,
-        };
-        residency(self, kernel, &function, threads, shared)
+        match variant.barrier.descriptor().launch_mode {
+            LaunchMode::Split => {
+                let mut fewest: Option<Residency> = None;
+                for segment in self.segment_functions(kernel, threads)?.0 {
+                    let held = residency(self, kernel, &segment, threads, shared)?;
+                    if fewest.is_none_or(|fewest| held.max_blocks() < fewest.max_blocks()) {
+                        fewest = Some(held);
+                    }
+                }
+                fewest.ok_or_else(|| no_segments(kernel))
+            }
+            LaunchMode::Cooperative | LaunchMode::Ordinary => {
+                residency(self, kernel, &self.function(kernel, variant.barrier, threads)?, threads, shared)
+            }
+        }
     }
 
     fn auto_table(&self) -> Result<Arc<AutoTable>> {

@@ -53,7 +53,7 @@ pub fn fit_builds(
         Ok(Fitted { blocks_per_sm, cubin, usage })
     };
     // A kernel that names its blocks per SM is built with them: its occupancy is its own choice.
-    let own = kernel.own_blocks_per_sm(barrier, threads);
+    let own = kernel.blocks_per_sm_for(threads);
     let first = build(false, own)?;
     let alone = match (first.usage.spill_bytes, own) {
         (0, _) | (_, Some(_)) => first,

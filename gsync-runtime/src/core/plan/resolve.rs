@@ -53,7 +53,7 @@ pub(crate) fn fused(
 }
 
 /// The plan of a split run ([`Barrier::MultiLaunch`]) of `spec` with `launch` on `device`: by
-/// default the largest co-resident grid of the first segment (larger grids are allowed, since
+/// default the largest co-resident grid of the segment holding the fewest blocks (larger grids are allowed, since
 /// each segment is a launch of its own).
 pub(crate) fn split(
     device: &dyn Device,
