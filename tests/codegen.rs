@@ -465,7 +465,9 @@ fn conjugate_gradients_fused_builds_spill_no_more_than_they_must() {
 /// sort keeps 3 blocks (`u32`, 80 registers) and 2 (`u64`, 128): its spill is of values set
 /// once per tile or pass (one store and five loads per tile, none inside the loops over
 /// keys), which ranking by eight-bit `match_any` and padded tiles brought in while cutting a
-/// third of its instructions (2^24 keys 610 → 515 µs on an H200, same run). A spill inside the
+/// third of its instructions (2^24 keys 610 → 530 µs on an H200). The ULFS build (which once
+/// failed in ptxas's predicate allocation) and the split form's segments compile too and keep
+/// the blocks per SM; the segments keep the same spill bound. A spill inside the
 /// loops over keys would pass this bound only where it is as small: 56 bytes of swapped
 /// buffers' addresses once cost 2^24 pairs 772 µs against 746.
 #[test]
@@ -482,9 +484,16 @@ fn the_radix_sorts_keep_their_blocks_per_sm() {
     for (kernel, blocks, most_spilled) in kernels {
         assert_eq!(kernel.blocks_per_sm, blocks, "{}", kernel.name);
         let kernel = KernelSpec { bounds_checks: false, ..*kernel };
-        let source = kernel.source(Barrier::Lbs, 256);
-        let compiled = gsync::compile(&source, kernel.name, (9, 0)).expect("it compiles");
-        assert!(sm90_blocks_per_sm(compiled.usage.registers, 256) >= blocks, "{}: {:?}", kernel.name, compiled.usage);
-        assert!(compiled.usage.spill_bytes <= most_spilled, "{}: {:?}", kernel.name, compiled.usage);
+        for barrier in [Barrier::Lbs, Barrier::Ulfs, Barrier::MultiLaunch] {
+            let source = kernel.source(barrier, 256);
+            let compiled = gsync::compile(&source, kernel.name, (9, 0))
+                .unwrap_or_else(|e| panic!("{} under {barrier}: {e}", kernel.name));
+            let usage = compiled.usage;
+            assert!(sm90_blocks_per_sm(usage.registers, 256) >= blocks, "{} under {barrier}: {usage:?}", kernel.name);
+            // (Under ULFS, whose barrier holds more values, the counting sort spills 12 bytes.)
+            if barrier != Barrier::Ulfs {
+                assert!(usage.spill_bytes <= most_spilled, "{} under {barrier}: {usage:?}", kernel.name);
+            }
+        }
     }
 }

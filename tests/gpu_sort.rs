@@ -85,6 +85,10 @@ fn the_split_look_back_sort_runs_a_grid_resident_in_every_segment() {
         assert!(sorted.report.blocks <= resident, "{} blocks, {resident} resident", sorted.report.blocks);
         assert!(sorted.keys.windows(2).all(|w| w[0] <= w[1]), "graph: {graph}");
     }
+    // A named split grid larger than that would wait for blocks that never run: refused.
+    let too_many = Launch::new().barrier(Barrier::MultiLaunch).blocks(resident + 1);
+    let refused = gsync::kernels::sort_with(&gpu, &too_many, &keys, None, false, SortKernel::Onesweep);
+    assert!(matches!(refused, Err(gsync::Error::InvalidInput { .. })), "{:?}", refused.map(|s| s.report.blocks));
     let wide: Vec<u64> = keys.iter().map(|&k| (k as u64) << 29 | k as u64).collect();
     let launch = Launch::new().barrier(Barrier::MultiLaunch);
     let sorted = gsync::kernels::sort_with(&gpu, &launch, &wide, None, false, SortKernel::Onesweep).unwrap();

@@ -38,7 +38,7 @@
 //!
 //! **Tiles and registers.** A tile holds 16 keys per thread, 4,096 in all: on an H200, tiles
 //! of 8 (64 registers, 4 blocks per SM) and of 12 sorted 2^24 keys in 701 and 647 µs against
-//! 610, each loading its next tile early. The kernels ask for their blocks per SM
+//! 610 (with the ranking of the time), each loading its next tile early. The kernels ask for their blocks per SM
 //! (`blocks_per_sm`), which their split forms' segments keep too: ptxas (CUDA 13, sm_90,
 //! bounds checks off) gives `onesweep_u32` 80 registers, 3 blocks of 256 per SM (2 blocks
 //! took 690 µs), and `onesweep_u64` 128, 2 blocks, each spilling a few values it sets once
@@ -54,7 +54,9 @@
 //! **Co-residency.** A block waits only for tiles with lower numbers, which blocks with
 //! lower indices, or itself earlier, hold: every block of a fused grid is resident, so every
 //! tile it waits for is being worked on. Blocks loop over tiles, so any number of keys runs
-//! on the co-resident grid. The state words carry a count of 30 bits: a sort takes fewer than
+//! on the co-resident grid. The split form's blocks wait the same way: its grid is at most
+//! the largest resident in every segment (its default; a larger one is refused), and its
+//! segments keep the fused kernel's blocks per SM. The state words carry a count of 30 bits: a sort takes fewer than
 //! 2^30 keys ([`MAX_KEYS`]).
 //!
 //! ```
@@ -221,19 +223,19 @@ mod lsd_lookback {
     fn look_back(states: &mut [u32], region: u32, tile: u32, d: u32, total: u32) -> u32 {
         let mut exclusive = 0u32;
         if tile > 0 {
-            // Tiles before `next` are still to be read; tile 0 publishes its prefix.
-            let mut next = tile;
+            // Tiles before `unread` are still to be read; tile 0 publishes its prefix.
+            let mut unread = tile;
             let mut found = false;
             while !found {
                 let mut words = [0u32; LOOK_BACK];
                 for j in 0..LOOK_BACK as u32 {
-                    if j < next {
-                        words[j as usize] = states.load_relaxed(region + (next - 1 - j) * RADIX as u32 + d);
+                    if j < unread {
+                        words[j as usize] = states.load_relaxed(region + (unread - 1 - j) * RADIX as u32 + d);
                     }
                 }
                 for j in 0..LOOK_BACK as u32 {
-                    if !found && j < next {
-                        let at = region + (next - 1 - j) * RADIX as u32 + d;
+                    if !found && j < unread {
+                        let at = region + (unread - 1 - j) * RADIX as u32 + d;
                         let mut state = words[j as usize];
                         if state & FLAGS == 0 {
                             wait_until(|| states.load_relaxed(at) & FLAGS != 0);
@@ -243,7 +245,7 @@ mod lsd_lookback {
                         found = state & FLAGS == PREFIX;
                     }
                 }
-                next -= next.min(LOOK_BACK as u32);
+                unread -= unread.min(LOOK_BACK as u32);
             }
             states.store_relaxed(region + tile * RADIX as u32 + d, PREFIX | (exclusive + total));
         }
@@ -835,7 +837,7 @@ fn check_input(kernel: &str, n: usize, values: Option<usize>) -> Result<()> {
 
 /// `launch` with blocks of [`THREADS`] threads and, where it names no grid, the largest
 /// co-resident grid capped at one block per tile; refuses a launch that names another block
-/// size. (Never tuned: the kernel's histograms must be zero at launch, which a tuning run's
+/// size, or a split launch that names a grid its segments cannot hold at once. (Never tuned: the kernel's histograms must be zero at launch, which a tuning run's
 /// repeats would not keep.)
 fn shape<W: OnesweepWord>(gpu: &Gpu, launch: &Launch, n: usize) -> Result<Launch> {
     let kernel = W::onesweep_kernel();
@@ -850,7 +852,18 @@ fn shape<W: OnesweepWord>(gpu: &Gpu, launch: &Launch, n: usize) -> Result<Launch
         _ => {}
     }
     let launch = launch.clone().threads(THREADS as u32);
-    if launch.requested_blocks().is_some() {
+    if let Some(blocks) = launch.requested_blocks() {
+        if launch.selected_barrier() == Barrier::MultiLaunch {
+            let resident = W::onesweep_max_coresident_blocks(gpu, &launch)?;
+            if blocks > resident {
+                let reason = format!(
+                    "its split form's blocks wait for the tiles of the blocks before them, so its grid \
+                     must be resident in every segment: launch at most {resident} blocks (leave \
+                     Launch::blocks unset to get them), not {blocks}"
+                );
+                return Err(Error::InvalidInput { kernel: kernel.name.to_owned(), reason });
+            }
+        }
         return Ok(launch);
     }
     // A block waits for the tiles of the blocks before it, in every digit pass, so the split

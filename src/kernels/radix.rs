@@ -20,9 +20,10 @@
 //!   `32 × ITEMS` keys, lane `l` the keys `l`, `l + 32`, … of it, so that the warp's loads
 //!   cover 128 contiguous bytes. The warps count their digits, a scan turns the counts into
 //!   each warp's first place per digit in the tile sorted by digit, and a key's place there is
-//!   that plus its rank among the warp's keys of the digit before it: eight ballots per key
-//!   find the lanes that hold its digit (`match_any` says the same, many times slower on an
-//!   H200), the lowest lane of each group moving the warp's place on by one shared atomic.
+//!   that plus its rank among the warp's keys of the digit before it: `match_any` of the
+//!   digit as a `u8` (eight ballots per key, many times faster on an H200 than the hardware's
+//!   match of a wider value) finds the lanes that hold its digit, the lowest lane of each
+//!   group moving the warp's place on by one shared atomic.
 //!   The tile, sorted by digit in shared memory, goes out with consecutive threads writing
 //!   consecutive places of each digit's run; thread `d` carries where its digit's keys of the
 //!   tiles still to come end, from tile to tile, in a register. The next tile's keys are

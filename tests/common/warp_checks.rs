@@ -40,10 +40,16 @@ pub fn match_any_of_narrow_values_matches_the_cpu(gpu: &Gpu, _scale: Scale) {
     for threads in [128u32, 80, 33] {
         let blocks = 5u32;
         let n = (threads * blocks) as usize;
-        // Few distinct bytes, so that warps hold many equal ones, and high bits that differ
-        // where the low byte agrees.
+        // Low bytes that differ from another lane's in one bit, for every bit: runs of 8 lanes
+        // draw from 0, 1 << k, 0xff and 0xff ^ 1 << k, k moving on from run to run; few values,
+        // so that warps hold many equal ones, and high bits that differ where the low byte
+        // agrees.
         let values: Vec<u32> = (0..n)
-            .map(|_| rng.gen_range(0..4u32) << 16 | rng.gen_range(0..3u32) << 8 | (rng.gen_range(0..5u32) * 0x41))
+            .map(|i| {
+                let bit = 1u32 << (i / 8 % 8);
+                let byte = [0, bit, 0xff, 0xff ^ bit][rng.gen_range(0..4)];
+                rng.gen_range(0..4u32) << 16 | rng.gen_range(0..3u32) << 8 | byte
+            })
             .collect();
         let dv = gpu.upload(&values).unwrap();
         let mut lanes = gpu.zeros::<u32>(4 * n).unwrap();

@@ -768,11 +768,11 @@ template <int BITS> __device__ __forceinline__ u32 match_low_bits(u32 v) {
 #pragma unroll
     for (int b = 0; b < BITS; ++b) {
         u32 agree;
-        asm("{\n\t.reg .pred set;\n\t"
+        asm("{\n\t.reg .pred p;\n\t"
             "shl.b32 %0, %1, %2;\n\t"
-            "setp.lt.s32 set, %0, 0;\n\t"
-            "vote.sync.ballot.b32 %0, set, %3;\n\t"
-            "@!set not.b32 %0, %0;\n\t}"
+            "setp.lt.s32 p, %0, 0;\n\t"
+            "vote.sync.ballot.b32 %0, p, %3;\n\t"
+            "@!p not.b32 %0, %0;\n\t}"
             : "=&r"(agree)
             : "r"(v), "r"(31 - b), "r"(lanes));
         peers &= agree;

@@ -230,7 +230,7 @@ mod tests {
     }
 
     #[test]
-    fn a_split_plan_defaults_to_the_first_segment_s_grid_and_allows_larger_ones() {
+    fn a_split_plan_defaults_to_its_segments_co_resident_grid_and_allows_larger_ones() {
         let device = Fake::gpu(|_| 2);
         let none = DynamicShared::none();
         let launch = Launch::new().barrier(Barrier::MultiLaunch);
