@@ -228,3 +228,47 @@ fn a_block_size_that_overflows_shared_memory_is_refused() {
 fn shapes_beyond_the_limits_are_typed_errors() {
     common::dims::shapes_beyond_the_limits_are_typed_errors(&gpu());
 }
+
+/// A kernel whose second phase alone holds a 40 KB shared array: its split form's first segment
+/// fits many more blocks per SM than its second.
+#[grid_phases(threads = 256)]
+fn late_shared_sum(a: &mut [u32], sums: &mut [u32]) {
+    for i in grid_stride(0..a.len()) {
+        a[i] += 1;
+    }
+    grid_sync();
+    let mut staged = shared_array::<u32, 10240>();
+    let t = thread_idx() as usize;
+    for k in 0..40 {
+        staged[k * 256 + t] = k as u32;
+    }
+    sync_block();
+    if t == 0 {
+        let mut total = 0u32;
+        for k in 0..10240 {
+            total += staged[k];
+        }
+        sums[block_idx() as usize] = total;
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_split_kernels_co_resident_grid_is_its_least_occupied_segments() {
+    // Its first segment alone would hold twice as many blocks per SM as its second, whose
+    // 40 KB of shared memory hold it to as few blocks as the fused kernel: the split form's
+    // co-resident grid is the second segment's, and its default grid runs.
+    let gpu = gpu();
+    let split = Launch::new().barrier(Barrier::MultiLaunch);
+    let split_max = late_shared_sum::max_coresident_blocks(&gpu, &split).unwrap();
+    let fused_max = late_shared_sum::max_coresident_blocks(&gpu, &Launch::new().barrier(Barrier::Lbs)).unwrap();
+    let sms = gpu.info().sm_count;
+    assert!(split_max <= fused_max && split_max <= 5 * sms, "split {split_max}, fused {fused_max}, {sms} SMs");
+    let mut a = gpu.upload(&vec![1u32; 100_000]).unwrap();
+    let mut sums = gpu.zeros::<u32>(split_max as usize).unwrap();
+    let report = late_shared_sum::launch_with(&gpu, &split, &mut a, &mut sums).unwrap();
+    assert!(report.blocks <= split_max, "{} blocks", report.blocks);
+    assert!(gpu.download(&a).unwrap().iter().all(|&x| x == 2));
+    let expected: u32 = (0..10240u32).map(|k| k / 256).sum();
+    assert!(gpu.download(&sums).unwrap().iter().all(|&s| s == expected));
+}
