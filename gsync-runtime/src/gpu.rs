@@ -296,10 +296,10 @@ impl Gpu {
 
     /// The most blocks of `kernel` that can be resident at once with `launch`'s block size and
     /// barrier: the driver's occupancy for the compiled kernel times the SM count. For
-    /// [`Barrier::MultiLaunch`](crate::Barrier::MultiLaunch), that of the segment kernel holding the fewest
-    /// (and [`Error::CannotSplit`] for a kernel that cannot be split, on either backend). On
-    /// the emulator, whose blocks all exist at once, its grid limit: 2^20 threads, at most
-    /// 2^14 blocks.
+    /// [`Barrier::MultiLaunch`](crate::Barrier::MultiLaunch), that of the segment kernel
+    /// holding the fewest (and [`Error::CannotSplit`] for a kernel that cannot be split, on
+    /// either backend). On the emulator, whose blocks all exist at once, its grid limit: 2^20
+    /// threads, at most 2^14 blocks.
     pub fn max_coresident_blocks(&self, kernel: &KernelSpec, launch: &Launch) -> Result<u32> {
         self.max_coresident_blocks_with(kernel, launch, &DynamicShared::none())
     }
@@ -453,8 +453,8 @@ impl Gpu {
     }
 
     /// Starts a split run of `kernel`: resolves the grid like a fused launch (by default the
-    /// largest co-resident grid of the segment holding the fewest blocks; larger grids are allowed, since each
-    /// segment is a launch of its own), compiles and loads the segment kernels once, and
+    /// largest co-resident grid of the segment holding the fewest blocks; larger grids are
+    /// allowed, since each segment is a launch of its own), compiles and loads the segment kernels once, and
     /// zeroes the status word.
     ///
     /// Fails with [`Error::CannotSplit`] when the kernel has no split version. On the

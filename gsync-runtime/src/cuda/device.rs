@@ -31,14 +31,10 @@ impl Device for CudaGpu {
         let (kernel, threads) = (&variant.build, variant.threads);
         match variant.barrier.descriptor().launch_mode {
             LaunchMode::Split => {
-                let mut fewest: Option<Residency> = None;
-                for segment in self.segment_functions(kernel, threads)?.0 {
-                    let held = residency(self, kernel, &segment, threads, shared)?;
-                    if fewest.is_none_or(|fewest| held.max_blocks() < fewest.max_blocks()) {
-                        fewest = Some(held);
-                    }
-                }
-                fewest.ok_or_else(|| no_segments(kernel))
+                let segments = self.segment_functions(kernel, threads)?.0;
+                let held = segments.iter().map(|segment| residency(self, kernel, segment, threads, shared));
+                let held = held.collect::<Result<Vec<Residency>>>()?;
+                held.into_iter().min_by_key(|residency| residency.max_blocks()).ok_or_else(|| no_segments(kernel))
             }
             LaunchMode::Cooperative | LaunchMode::Ordinary => {
                 residency(self, kernel, &self.function(kernel, variant.barrier, threads)?, threads, shared)

@@ -53,8 +53,8 @@ pub(crate) fn fused(
 }
 
 /// The plan of a split run ([`Barrier::MultiLaunch`]) of `spec` with `launch` on `device`: by
-/// default the largest co-resident grid of the segment holding the fewest blocks (larger grids are allowed, since
-/// each segment is a launch of its own).
+/// default the largest co-resident grid of the segment holding the fewest blocks (larger grids
+/// are allowed, since each segment is a launch of its own).
 pub(crate) fn split(
     device: &dyn Device,
     spec: &KernelSpec,
