@@ -78,7 +78,7 @@ fn the_split_look_back_sort_runs_a_grid_resident_in_every_segment() {
     let gpu = gpu();
     let split = Launch::new().barrier(Barrier::MultiLaunch).threads(256);
     let keys: Vec<u32> = (0..1u32 << 22).map(|i| i.wrapping_mul(2_654_435_761)).collect();
-    let resident = onesweep::onesweep_u32::max_coresident_blocks(&gpu, &split).unwrap();
+    let resident = <u32 as onesweep::OnesweepWord>::onesweep_max_coresident_blocks(&gpu, &split).unwrap();
     for graph in [false, true] {
         let launch = Launch::new().barrier(Barrier::MultiLaunch).graph(graph);
         let sorted = gsync::kernels::sort_with(&gpu, &launch, &keys, None, false, SortKernel::Onesweep).unwrap();

@@ -36,17 +36,22 @@
 //!   (and values) as they are, without ranking or look-back.
 //! - Values, if any, follow their keys through shared memory, in a buffer of their own.
 //!
-//! **Tiles and registers.** A tile holds 16 keys per thread, 4,096 in all: on an H200, tiles
-//! of 8 (64 registers, 4 blocks per SM) and of 12 sorted 2^24 keys in 701 and 647 µs against
-//! 610 (with the ranking of the time), each loading its next tile early. The kernels ask for their blocks per SM
-//! (`blocks_per_sm`), which their split forms' segments keep too: ptxas (CUDA 13, sm_90,
-//! bounds checks off) gives `onesweep_u32` 80 registers, 3 blocks of 256 per SM (2 blocks
-//! took 690 µs), and `onesweep_u64` 128, 2 blocks, each spilling a few values it sets once
-//! per tile or pass. To keep few values live, indices are `u32`, each digit is computed
-//! again from its key rather than held, and the passes run two to a trip of the kernel's loop,
-//! each naming its source and destination buffers, rather than swapping them after each pass
-//! (the swapped buffers' addresses and lengths stayed live in registers: 56 bytes spilled,
-//! and 2^24 pairs took 772 µs against 746).
+//! **Tiles and registers.** A tile holds 20 keys per thread, 5,120 in all. Keys in flight
+//! per SM decide the large sorts: on an H200 (2^24 keys, two runs in which 20 keys per
+//! thread took 467 µs each time), 16 took 491 µs, 18 took 479 and 22 took 472; at 2^20 keys
+//! the smaller tiles win (16: 61 µs, 20: 66), having more tiles than the grid has blocks.
+//! The kernels ask for their blocks per SM (`blocks_per_sm`), which their split forms'
+//! segments keep too: ptxas (CUDA 13, sm_90, bounds checks off) gives `onesweep_u32` 80
+//! registers, 3 blocks of 256 per SM, and `onesweep_u64` 128, 2 blocks, each spilling a few
+//! values it sets once per tile or pass. To keep few values live, two ranks share a register
+//! (20 keys per thread spilled 668 bytes with a register per rank, 196 with two: 2^24 keys
+//! 497 → 467 µs, in runs where 16 keys with a register per rank took 517), indices are `u32`,
+//! each digit is computed again from its key rather than held, and the passes run two to a
+//! trip of the kernel's loop, each naming its source and destination buffers, rather than
+//! swapping them after each pass (the swapped buffers' addresses and lengths stayed live in
+//! registers: 56 bytes spilled, and 2^24 pairs took 772 µs against 746). The tile's staged
+//! values, with the rest of a block's shared arrays over the 48 KiB that static shared arrays
+//! may take, are a shared slice.
 //!
 //! The sort is stable: keys with equal digits keep their order in every phase (lanes in
 //! order within a warp's step, steps in order, warps in order, tiles in order).
@@ -83,8 +88,9 @@ use crate::{Error, Gpu, KernelSpec, Launch, LaunchConfig, LaunchReport, Result};
 mod lsd_lookback {
     /// Digits per pass: 8 bits.
     pub const RADIX: usize = 256;
-    /// Keys each thread holds of a tile.
-    pub const ITEMS: usize = 16;
+    /// Keys each thread holds of a tile (even, their ranks travel two to a register, and
+    /// few enough that a rank, below [`TILE`], fits in 16 bits).
+    pub const ITEMS: usize = 20;
     /// Threads per block: one per digit.
     pub const THREADS: usize = 256;
     /// Keys per tile.
@@ -118,7 +124,8 @@ mod lsd_lookback {
 
     /// The sum of `value` over the threads of the block before this one (every thread of
     /// the block calls it, with the block size [`THREADS`]); `warp_totals` holds a word per
-    /// warp.
+    /// warp. Two calls need a `sync_block()` between them: the second's writes to
+    /// `warp_totals` wait for the first's reads.
     #[device]
     fn block_exclusive_sum(value: u32, warp_totals: &mut [u32]) -> u32 {
         let lane = lane_id();
@@ -137,8 +144,6 @@ mod lsd_lookback {
         for w in 0..warp_id() {
             before += warp_totals[w as usize];
         }
-        // The next call's writes wait for every thread's reads.
-        sync_block();
         before + inclusive - value
     }
 
@@ -151,6 +156,11 @@ mod lsd_lookback {
             let _ = counts.atomic_add(bin, 1);
         }
     }
+
+    /// Chunks of four keys each thread of the histogram phase loads before it counts them: one
+    /// at a time left the phase waiting on its loads (on an H200, 2^24 keys: 39.5 µs, four at
+    /// a time 36.2).
+    const HIST_LOADS: usize = 4;
 
     /// Phase 1: zeroes `states`, and adds the counts of every digit of every position
     /// (`passes` bytes from the lowest) of `keys` into the block's copy of the histograms in
@@ -166,13 +176,30 @@ mod lsd_lookback {
             counts[i] = 0;
         }
         sync_block();
-        // Four keys per load where they fill a chunk, then the rest one by one.
+        // Four keys per load where they fill a chunk, HIST_LOADS chunks in flight per thread
+        // (each a grid apart), then the rest one by one.
         let chunks = keys.len() / 4;
-        for c in grid_stride(0..chunks) {
+        let step = grid_size() as usize;
+        let mut c = global_id() as usize;
+        while c + (HIST_LOADS - 1) * step < chunks {
+            let mut loaded = [K::ZERO; 4 * HIST_LOADS];
+            for j in 0..HIST_LOADS {
+                let chunk = keys.load_chunk::<4>(c + j * step);
+                for k in 0..4 {
+                    loaded[4 * j + k] = chunk[k];
+                }
+            }
+            for m in 0..4 * HIST_LOADS {
+                count_key(loaded[m], counts, passes);
+            }
+            c += HIST_LOADS * step;
+        }
+        while c < chunks {
             let chunk = keys.load_chunk::<4>(c);
             for j in 0..4 {
                 count_key(chunk[j], counts, passes);
             }
+            c += step;
         }
         for i in grid_stride(4 * chunks..keys.len()) {
             count_key(keys[i], counts, passes);
@@ -250,6 +277,14 @@ mod lsd_lookback {
             states.store_relaxed(region + tile * RADIX as u32 + d, PREFIX | (exclusive + total));
         }
         exclusive
+    }
+
+    /// The place in the tile of this thread's key `m`: its rank among its warp's keys of its
+    /// digit (the 16-bit half `m % 2` of `ranks[m / 2]`) plus the warp's offset for that digit,
+    /// `counts[bin]`.
+    #[device]
+    fn place_in_tile(ranks: &[u32], m: usize, counts: &[u32], bin: u32) -> u32 {
+        ((ranks[m / 2] >> (16 * (m % 2)) as u32) & 0xffff) + counts[bin]
     }
 
     /// The keys this thread holds of tile `t` (its first at `in_tile`), every 32nd: `src`'s,
@@ -388,8 +423,9 @@ mod lsd_lookback {
             let valid = (n - base).min(TILE as u32);
             let first = base + in_tile;
             // Rank: each key's place among the warp's keys of its digit. The digit is computed
-            // again from the key where it is needed, which keeps fewer values live.
-            let mut rank = [0u32; ITEMS];
+            // again from the key where it is needed, and two ranks (below TILE, 16 bits each)
+            // share a register, which keeps fewer values live.
+            let mut ranks = [0u32; ITEMS / 2];
             for m in 0..ITEMS {
                 let digit = digit_of(held[m], shift);
                 let peers = match_any(digit as u8);
@@ -398,7 +434,12 @@ mod lsd_lookback {
                 if lane == leader {
                     before = counts.atomic_add(warp_counts + digit, peers.count_ones());
                 }
-                rank[m] = shfl(before, leader) + (peers & lanes_below).count_ones();
+                let rank = shfl(before, leader) + (peers & lanes_below).count_ones();
+                if m % 2 == 0 {
+                    ranks[m / 2] = rank;
+                } else {
+                    ranks[m / 2] |= rank << 16;
+                }
             }
             sync_block();
             // Thread d: the tile's count of digit d goes out first, for the tiles after this one
@@ -422,20 +463,23 @@ mod lsd_lookback {
                 before += count;
             }
             sync_block();
-            // The tile, sorted by digit, into shared memory; each rank becomes the key's place
-            // there, so that the values, which follow, need neither the keys nor the counts.
-            // This needs no other tile, so it comes before the look-back, during which the
-            // registers hold only the block's next tile, on its way.
+            // The tile, sorted by digit, into shared memory, each key at its rank plus its
+            // warp's offset for its digit, and the values (loaded all at once) likewise. This
+            // needs no other tile, so it comes before the look-back, during which the registers
+            // hold only the block's next tile, on its way.
             for m in 0..ITEMS {
-                rank[m] += counts[warp_counts + digit_of(held[m], shift)];
-                staged[rank[m]] = held[m];
+                staged[place_in_tile(ranks, m, counts, warp_counts + digit_of(held[m], shift))] = held[m];
             }
             if with_values {
+                let mut values = [0u32; ITEMS];
                 for m in 0..ITEMS {
                     let i = first + 32 * m as u32;
                     if i < n {
-                        staged_values[rank[m]] = src_values[i];
+                        values[m] = src_values[i];
                     }
+                }
+                for m in 0..ITEMS {
+                    staged_values[place_in_tile(ranks, m, counts, warp_counts + digit_of(held[m], shift))] = values[m];
                 }
             }
             // The block's next tile is loaded now, to arrive while this one waits for its
@@ -586,7 +630,7 @@ mod lsd_lookback {
         );
         let mut counts = shared_array::<u32, { WARPS * RADIX }>();
         let mut staged = shared_array::<u32, TILE>();
-        let mut staged_values = shared_array::<u32, TILE>();
+        let mut staged_values = shared_slice::<u32>(TILE);
         let mut offsets = shared_array::<u32, RADIX>();
         let mut warp_totals = shared_array::<u32, WARPS>();
         count_digits(keys, hist, states, &mut counts, PASSES);
@@ -721,12 +765,16 @@ impl OnesweepWord for u32 {
         &onesweep_u32::KERNEL
     }
 
+    // The kernel's staged values are a shared slice of constant length: empty buffers stand in
+    // for the call's, whose lengths it does not depend on.
     fn onesweep_max_coresident_blocks(gpu: &Gpu, launch: &Launch) -> Result<u32> {
-        onesweep_u32::max_coresident_blocks(gpu, launch)
+        let words = gpu.zeros::<u32>(0)?;
+        onesweep_u32::max_coresident_blocks(gpu, launch, &words, &words, &words, &words, &words, &words, false)
     }
 
     fn onesweep_launch_config(gpu: &Gpu, launch: &Launch) -> Result<LaunchConfig> {
-        gpu.launch_config(&onesweep_u32::KERNEL, launch, 0)
+        let words = gpu.zeros::<u32>(0)?;
+        onesweep_u32::launch_config(gpu, launch, &words, &words, &words, &words, &words, &words, false)
     }
 
     fn launch_onesweep(

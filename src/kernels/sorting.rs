@@ -32,12 +32,12 @@ use super::radix;
 use crate::{Error, Gpu, Launch, Result};
 
 /// 32-bit keys alone from this many on run a radix sort, fewer the bitonic sort (64-bit keys
-/// always run a radix sort, which alone sorts them). Measured on an H200 on 2026-11-28
-/// (kernel time, median of 5, one run): at 2^16 keys, the smallest size measured, the
-/// look-back radix sort took 37.4 µs against the bitonic sort's 44.8; below 2^16 the bitonic
-/// sort stays, unmeasured. With tiles of 4,096 keys (16 blocks at 2^16), the same one run
-/// on 2026-11-29: 42.8 µs against the bitonic sort's 45.2.
-pub const RADIX_KEYS_FROM: usize = 1 << 16;
+/// always run a radix sort, which alone sorts them). Measured on an H200 on 2026-11-29 (kernel
+/// time, median of 9, one run) with tiles of 5,120 keys (13 blocks at 2^16): at 2^16 keys the
+/// look-back radix sort took 47.4 µs against the bitonic sort's 43.9, at 2^17 49.3 against
+/// 50.0. (With tiles of 4,096 keys, 16 blocks at 2^16, the radix sort had won at 2^16: 42.8
+/// µs against 45.2.)
+pub const RADIX_KEYS_FROM: usize = 1 << 17;
 
 /// 32-bit keys with values from this many on run the radix sort, fewer the bitonic sort.
 /// Measured on an H200 (kernel time, median of 10): at 2^16 pairs, the smallest size
