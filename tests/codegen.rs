@@ -462,10 +462,11 @@ fn conjugate_gradients_fused_builds_spill_no_more_than_they_must() {
 /// blocks per SM their `blocks_per_sm` asks for, spilling at most what each is known to, now that their pass loops
 /// stay loops (unrolled, the compiler kept the `u32` counting sort at 80 registers only with
 /// four copies of every pass; rolled and unbounded it took 110, 2 blocks per SM). The look-back
-/// sort keeps 3 blocks (`u32`, 80 registers) and 2 (`u64`, 128): its spill is of values set
-/// once per tile or pass (one store and five loads per tile, none inside the loops over
-/// keys), which ranking by eight-bit `match_any` and padded tiles brought in while cutting a
-/// third of its instructions (2^24 keys 610 → 530 µs on an H200). The ULFS build (which once
+/// sort keeps 3 blocks (`u32`, 80 registers) and 2 (`u64`, 128). Its spill came in with
+/// ranking by eight-bit `match_any` and padded tiles, which cut a third of its instructions
+/// (2^24 keys 610 → 530 µs on an H200), and stayed with tiles of 20 keys per thread, whose
+/// ranks travel two to a register (CUDA 13.0, LBS: 196 bytes for `u32`, 8 for `u64`; 2^24
+/// keys 517 → 467 µs). The ULFS build (which once
 /// failed in ptxas's predicate allocation) and the split form's segments compile too and keep
 /// the blocks per SM; the segments keep the same spill bound. A spill inside the
 /// loops over keys would pass this bound only where it is as small: 56 bytes of swapped

@@ -42,16 +42,16 @@
 //! the smaller tiles win (16: 61 µs, 20: 66), having more tiles than the grid has blocks.
 //! The kernels ask for their blocks per SM (`blocks_per_sm`), which their split forms'
 //! segments keep too: ptxas (CUDA 13, sm_90, bounds checks off) gives `onesweep_u32` 80
-//! registers, 3 blocks of 256 per SM, and `onesweep_u64` 128, 2 blocks, each spilling a few
-//! values it sets once per tile or pass. To keep few values live, two ranks share a register
+//! registers, 3 blocks of 256 per SM, spilling 196 bytes under LBS, and `onesweep_u64` 128,
+//! 2 blocks, spilling 8 (their split segments none). To keep few values live, two ranks share a register
 //! (20 keys per thread spilled 668 bytes with a register per rank, 196 with two: 2^24 keys
 //! 497 → 467 µs, in runs where 16 keys with a register per rank took 517), indices are `u32`,
 //! each digit is computed again from its key rather than held, and the passes run two to a
 //! trip of the kernel's loop, each naming its source and destination buffers, rather than
 //! swapping them after each pass (the swapped buffers' addresses and lengths stayed live in
-//! registers: 56 bytes spilled, and 2^24 pairs took 772 µs against 746). The tile's staged
-//! values, with the rest of a block's shared arrays over the 48 KiB that static shared arrays
-//! may take, are a shared slice.
+//! registers: 56 bytes spilled, and 2^24 pairs took 772 µs against 746). With the rest of a
+//! block's shared arrays, a tile's staged values (`u32` keys) or staged keys (`u64` keys)
+//! would exceed the 48 KiB that static shared arrays may take: they are a shared slice.
 //!
 //! The sort is stable: keys with equal digits keep their order in every phase (lanes in
 //! order within a warp's step, steps in order, warps in order, tiles in order).
@@ -88,8 +88,8 @@ use crate::{Error, Gpu, KernelSpec, Launch, LaunchConfig, LaunchReport, Result};
 mod lsd_lookback {
     /// Digits per pass: 8 bits.
     pub const RADIX: usize = 256;
-    /// Keys each thread holds of a tile (even, their ranks travel two to a register, and
-    /// few enough that a rank, below [`TILE`], fits in 16 bits).
+    /// Keys each thread holds of a tile: even, for their ranks travel two to a register, and
+    /// few enough that a rank among a warp's `32 × ITEMS` keys fits in 16 bits.
     pub const ITEMS: usize = 20;
     /// Threads per block: one per digit.
     pub const THREADS: usize = 256;
@@ -423,8 +423,8 @@ mod lsd_lookback {
             let valid = (n - base).min(TILE as u32);
             let first = base + in_tile;
             // Rank: each key's place among the warp's keys of its digit. The digit is computed
-            // again from the key where it is needed, and two ranks (below TILE, 16 bits each)
-            // share a register, which keeps fewer values live.
+            // again from the key where it is needed, and two ranks (below the warp's 32 × ITEMS
+            // keys, 16 bits each) share a register, which keeps fewer values live.
             let mut ranks = [0u32; ITEMS / 2];
             for m in 0..ITEMS {
                 let digit = digit_of(held[m], shift);
@@ -719,6 +719,9 @@ mod lsd_lookback {
 }
 
 pub use lsd_lookback::{onesweep_u32, onesweep_u64, HIST_COPIES, ITEMS, RADIX, THREADS, TILE};
+
+// The ranks travel two to a register: an even count of them, each below 2^16.
+const _: () = assert!(ITEMS % 2 == 0 && 32 * ITEMS <= 1 << 16);
 
 /// The most keys one sort takes: the look-back state words count in 30 bits.
 pub const MAX_KEYS: usize = (1 << 30) - 1;

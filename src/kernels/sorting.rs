@@ -5,7 +5,8 @@
 //! alone, or [`RADIX_PAIRS_FROM`] with values, run the [bitonic](super::bitonic) sort of those
 //! words; more (and every 64-bit key) the [look-back](super::onesweep) radix sort, which an
 //! H200 ran faster at every size from 2^16 to 2^26 than the [radix](super::radix) sort that
-//! counts each pass's digits in a phase of its own (`docs/results.md`). [`sort_with`] names the
+//! counts each pass's digits in a phase of its own (`docs/results.md`, 2026-11-29, with the
+//! look-back sort's tiles of 4,096 keys; its tiles of 5,120 are faster from 2^22 keys up). [`sort_with`] names the
 //! kernel.
 //!
 //! ```
@@ -40,9 +41,9 @@ use crate::{Error, Gpu, Launch, Result};
 pub const RADIX_KEYS_FROM: usize = 1 << 17;
 
 /// 32-bit keys with values from this many on run the radix sort, fewer the bitonic sort.
-/// Measured on an H200 (kernel time, median of 10): at 2^16 pairs, the smallest size
-/// measured, the radix sort took 46.8 µs against the bitonic sort's 85.0 (an earlier run),
-/// at 2^18 57.2 against 149.4; below 2^16 the bitonic sort stays, unmeasured.
+/// Measured on an H200 on 2026-11-29 (kernel time, median of 9, one run): at 2^16 pairs, the
+/// smallest size measured, the radix sort took 54.9 µs against the bitonic sort's 83.8, at
+/// 2^17 54.8 against 99.9; below 2^16 the bitonic sort stays, unmeasured.
 pub const RADIX_PAIRS_FROM: usize = 1 << 16;
 
 /// The fewest 32-bit keys that [`sort_with`]'s [`SortKernel::Fastest`] gives the radix sort:
