@@ -28,7 +28,7 @@
 //!   digit as soon as it has it. Keys (and values) then go to their ranks in shared memory,
 //!   the tile sorted by digit, which needs no other tile, and the loads of the block's next
 //!   tile are issued; only then does the thread wait for the tiles before it (`wait_until`)
-//!   until one has published its inclusive prefix, reading their state words four at a time,
+//!   until one has published its inclusive prefix, reading their state words two at a time,
 //!   and publish its own, while those loads are in flight. From shared memory each digit's keys go out to
 //!   `digit start + tiles before + rank`, a contiguous run.
 //! - A phase whose digit every key shares (the histogram holds all `n` keys in one bin: the
@@ -235,7 +235,7 @@ mod lsd_lookback {
     }
 
     /// State words a look-back reads at once.
-    const LOOK_BACK: usize = 4;
+    const LOOK_BACK: usize = 2;
 
     /// Tile `tile`'s count of digit `d` before it (over every earlier tile), from the state
     /// words of this pass (`states` from `region`), once the tile has published its own count
@@ -243,9 +243,12 @@ mod lsd_lookback {
     /// waiting for each to publish, until one has published its inclusive prefix; then
     /// publishes its own. The words are read [`LOOK_BACK`] at a time, loaded together: every
     /// tile of a round reaches its look-back at once, and a walk one word per round trip to L2
-    /// took 15.6 words on average at 2^24 keys (on an H200, one run: 2^20 keys 73–75 µs one
-    /// word at a time, 66–69 four at a time; 2^24 keys 529–532 and 522–524; eight at a time
-    /// was slower than one from 2^22 keys, 560–564 at 2^24).
+    /// took 15.6 words on average at 2^24 keys (on an H200, tiles of 4,096 keys, one run:
+    /// 2^20 keys 73–75 µs one word at a time, 66–69 four at a time; 2^24 keys 529–532 and
+    /// 522–524; eight at a time was slower than one from 2^22 keys, 560–564 at 2^24). With
+    /// tiles of 5,120 keys, two at a time beat four from 2^24 keys in two runs (2^24 keys
+    /// 464–467 against 466–468 µs, 2^26 pairs 2,132–2,155 against 2,167–2,195) and lost at
+    /// 2^20 (66.8 against 65.5–65.9).
     #[device]
     fn look_back(states: &mut [u32], region: u32, tile: u32, d: u32, total: u32) -> u32 {
         let mut exclusive = 0u32;
