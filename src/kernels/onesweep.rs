@@ -724,7 +724,7 @@ mod lsd_lookback {
 pub use lsd_lookback::{onesweep_u32, onesweep_u64, HIST_COPIES, ITEMS, RADIX, THREADS, TILE};
 
 // The ranks travel two to a register: an even count of them, each below 2^16.
-const _: () = assert!(ITEMS % 2 == 0 && 32 * ITEMS <= 1 << 16);
+const _: () = assert!(ITEMS.is_multiple_of(2) && 32 * ITEMS <= 1 << 16);
 
 /// The most keys one sort takes: the look-back state words count in 30 bits.
 pub const MAX_KEYS: usize = (1 << 30) - 1;
