@@ -605,7 +605,9 @@ mod lsd_lookback {
     /// Sorts `keys` ascending, and with `with_values` the `values` along with them, stably;
     /// `alt` and `alt_values` (as long as `keys` and `values`) are the other side of each
     /// pass. `hist` takes `4 × RADIX × HIST_COPIES` words, zero at launch; `states` at least `4 × RADIX`
-    /// words per tile (see [`state_words`](super::state_words)). Blocks of [`THREADS`].
+    /// words per tile (see [`state_words`](super::state_words)). Blocks of [`THREADS`]. Its
+    /// tile's staged values are in dynamic shared memory: with the other arrays they exceed the
+    /// 48 KiB a block's static shared arrays may take.
     #[grid_phases(threads = 256, blocks_per_sm = 3)]
     pub fn onesweep_u32(
         keys: &mut [u32],
