@@ -465,7 +465,7 @@ fn conjugate_gradients_fused_builds_spill_no_more_than_they_must() {
 /// sort keeps 3 blocks (`u32`, 80 registers) and 2 (`u64`, 128). Its spill came in with
 /// ranking by eight-bit `match_any` and padded tiles, which cut a third of its instructions
 /// (2^24 keys 610 → 530 µs on an H200), and stayed with tiles of 20 keys per thread, whose
-/// ranks travel two to a register (CUDA 13.0, LBS: 196 bytes for `u32`, 8 for `u64`; 2^24
+/// ranks travel two to a register (CUDA 13.0, LBS: 196 bytes for `u32`, 80 for `u64`; 2^24
 /// keys 517 → 467 µs). The ULFS build (which once
 /// failed in ptxas's predicate allocation) and the split form's segments compile too and keep
 /// the blocks per SM; the segments keep the same spill bound. A spill inside the

@@ -43,11 +43,11 @@
 //! The kernels ask for their blocks per SM (`blocks_per_sm`), which their split forms'
 //! segments keep too: ptxas (CUDA 13, sm_90, bounds checks off) gives `onesweep_u32` 80
 //! registers, 3 blocks of 256 per SM, spilling 196 bytes under LBS, and `onesweep_u64` 128,
-//! 2 blocks, spilling 8 (their split segments none). To keep few values live, two ranks share a register
-//! (20 keys per thread spilled 668 bytes with a register per rank, 196 with two: 2^24 keys
-//! 497 → 467 µs, in runs where 16 keys with a register per rank took 517), indices are `u32`,
-//! each digit is computed again from its key rather than held, and the passes run two to a
-//! trip of the kernel's loop, each naming its source and destination buffers, rather than
+//! 2 blocks, spilling 80 (their split segments none). To keep few values live, two ranks
+//! share a register (20 keys per thread spilled 668 bytes with a register per rank, 196 with
+//! two: 2^24 keys 497 → 467 µs, in runs where 16 keys with a register per rank took 517),
+//! indices are `u32`, each digit is computed again from its key rather than held, and the
+//! passes run two to a trip of the kernel's loop, each naming its source and destination buffers, rather than
 //! swapping them after each pass (the swapped buffers' addresses and lengths stayed live in
 //! registers: 56 bytes spilled, and 2^24 pairs took 772 µs against 746). With the rest of a
 //! block's shared arrays, a tile's staged values (`u32` keys) or staged keys (`u64` keys)

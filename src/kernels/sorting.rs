@@ -6,8 +6,8 @@
 //! words; more (and every 64-bit key) the [look-back](super::onesweep) radix sort, which an
 //! H200 ran faster at every size from 2^16 to 2^26 than the [radix](super::radix) sort that
 //! counts each pass's digits in a phase of its own (`docs/results.md`, 2026-11-29, with the
-//! look-back sort's tiles of 4,096 keys, which its tiles of 5,120 beat from 2^22 keys up). [`sort_with`] names the
-//! kernel.
+//! look-back sort's tiles of 4,096 keys, which its tiles of 5,120 beat from 2^22 keys up).
+//! [`sort_with`] names the kernel.
 //!
 //! ```
 //! use gsync::kernels::{sort, sort_pairs};
