@@ -48,7 +48,7 @@ pub use scoring::{
     PROTEIN_ALPHABET,
 };
 
-use crate::{DeviceBuffer, Gpu, Launch, LaunchReport, Result};
+use crate::{DeviceBuffer, Gpu, Launch, LaunchConfig, LaunchReport, Result};
 
 /// The largest best score the kernel allows (see [`check_input`]): well
 /// below `i32::MAX`, so that no sum in the recurrence overflows.
@@ -91,8 +91,6 @@ mod alignment {
     const PASS_SLOTS: usize = (2 * MAX_THREADS) as usize;
     /// A tile's columns in shared memory.
     const TILE_SLOTS: usize = MAX_TILE_COLS as usize;
-    /// Columns the stripe kernel keeps staged: a power of two above `block_dim() + 3 · CHUNK`.
-    const RING: usize = 2048;
 
     /// Stages the substitution matrix in the block's `scores`: 33 rows of 32,
     /// padding wherever the alphabet ends.
@@ -117,10 +115,11 @@ mod alignment {
     /// `ROWS_PER_THREAD · block_dim()` rows tall.
     pub const ROWS_PER_THREAD: u32 = 8;
 
-    /// One column of a thread's [`ROWS_PER_THREAD`] rows, top to bottom, at column `c` (residue code
-    /// `code` of `b`): each row's left neighbour is its own previous column (`h`, `e`); the
-    /// first row's upper neighbour is `up` (`[H, F]`, replaced by the last row's) and its
-    /// diagonal neighbour `diag`. Keeps each row's first maximum in `best`, `best_c`.
+    /// One column of a thread's [`ROWS_PER_THREAD`] rows, top to bottom, at column `c`, whose
+    /// substitution scores against the rows are `scores`: each row's left neighbour is its own
+    /// previous column (`h`, `e`); the first row's upper neighbour is `up` (`[H, F]`, replaced
+    /// by the last row's) and its diagonal neighbour `diag`. Keeps each row's first maximum in
+    /// `best`, `best_c`.
     #[device]
     fn column(
         h: &mut [i32],
@@ -128,9 +127,7 @@ mod alignment {
         best: &mut [i32],
         best_c: &mut [u32],
         up: &mut [i32],
-        profile: &[u32],
         scores: &[i32],
-        code: u32,
         c: u32,
         mut diag: i32,
         open: i32,
@@ -142,7 +139,7 @@ mod alignment {
             let e_here = gap(e[r], h[r], open, extend);
             let f_here = gap(up_f, up_h, open, extend);
             // H = max(diag + s, E, 0, F), F last: it alone waits on the row above.
-            let h_here = add_max_relu(diag, scores[profile[r] + code], e_here).max(f_here);
+            let h_here = add_max_relu(diag, scores[r], e_here).max(f_here);
             diag = h[r];
             h[r] = h_here;
             e[r] = e_here;
@@ -334,20 +331,11 @@ mod alignment {
                         up[1] = if t > 0 { pass_f[from + t - 1] } else { top_f[c] };
                         let next_diag = up[0];
                         let code = tile_b[c];
-                        column(
-                            &mut h,
-                            &mut e,
-                            &mut best,
-                            &mut best_c,
-                            &mut up,
-                            &profile,
-                            &scores,
-                            code,
-                            c,
-                            diag,
-                            open,
-                            extend,
-                        );
+                        let mut row_scores = [0i32; ROWS_PER_THREAD];
+                        for r in 0..ROWS_PER_THREAD {
+                            row_scores[r] = scores[profile[r] + code];
+                        }
+                        column(&mut h, &mut e, &mut best, &mut best_c, &mut up, &row_scores, c, diag, open, extend);
                         diag = next_diag;
                         let to = s % 2 * MAX_THREADS + t;
                         pass_h[to] = up[0];
@@ -413,11 +401,175 @@ mod alignment {
         ((word >> 12) & 67108863) as i32 + F_FLOOR
     }
 
+    /// Rows of a thread's profile in one 16-byte chunk of `profile`.
+    const PROFILE_CHUNK: u32 = 4;
+    /// Chunks of a thread's profile for one residue code: the two loads of [`stripe_step`].
+    const PROFILE_GROUPS: u32 = ROWS_PER_THREAD / PROFILE_CHUNK;
+
+    /// Fills the thread's part of the stripe's `profile`: the substitution score of each of its
+    /// rows `i0 …` (residues of `a`) against every residue code, laid out so that the scores of
+    /// its rows against one code lie in [`ROWS_PER_THREAD`] / 4 chunks of 16 bytes, and a
+    /// warp's 32 lanes read 32 consecutive chunks whatever their codes: chunk
+    /// `(code · 2 + g) · block_dim() + t` holds rows `4g … 4g + 3`. Rows past the end of `a`
+    /// score [`PADDING_SCORE`]. Only thread `t` reads what it writes.
+    #[device]
+    fn stage_profile(profile: &mut [i32], a: &[u8], matrix: &[i32], alphabet: u32, i0: u32, t: u32) {
+        let m = a.len() as u32;
+        for r in 0..ROWS_PER_THREAD {
+            let i = i0 + r;
+            let g = r / PROFILE_CHUNK;
+            for code in 0..alphabet {
+                let chunk = (code * PROFILE_GROUPS + g) * block_dim() + t;
+                let slot = chunk * PROFILE_CHUNK + r % PROFILE_CHUNK;
+                profile[slot] = if i < m { matrix[a[i] as u32 * alphabet + code] } else { PADDING_SCORE };
+            }
+        }
+    }
+
+    /// One step of a stripe's wavefront: thread `t` computes column `s − t` of its rows (when
+    /// that is a column of `b`), passes its last row to thread `t + 1` through `pass_h`,
+    /// `pass_f` (half `s % 2`), the stripe's last thread hands it down to the stripe below
+    /// (`hand`), and the block meets at a `sync_block()`. `up` and `diag` carry the row above
+    /// from one step to the next (see [`column`]); `ring_b`, `ring_h`, `ring_f` hold the staged
+    /// columns.
+    #[device]
+    fn stripe_step(
+        s: u32,
+        k: u32,
+        stripes: u32,
+        n: u32,
+        h: &mut [i32],
+        e: &mut [i32],
+        best: &mut [i32],
+        best_c: &mut [u32],
+        up: &mut [i32],
+        diag: &mut [i32],
+        profile: &[i32],
+        ring_b: &[u32],
+        ring_h: &[i32],
+        ring_f: &[i32],
+        pass_h: &mut [i32],
+        pass_f: &mut [i32],
+        hand: &mut [u64],
+        open: i32,
+        extend: i32,
+    ) {
+        let t = thread_idx();
+        let threads = block_dim();
+        let c = s.wrapping_sub(t);
+        if c < n {
+            let slot = c & (ring_b.len() as u32 - 1);
+            let from = (s + 1) % 2 * threads;
+            up[0] = if t > 0 { pass_h[from + t - 1] } else { ring_h[slot] };
+            up[1] = if t > 0 { pass_f[from + t - 1] } else { ring_f[slot] };
+            let next_diag = up[0];
+            let code = ring_b[slot];
+            let low = profile.load_chunk::<4>((code * PROFILE_GROUPS * threads + t) as usize);
+            let high = profile.load_chunk::<4>(((code * PROFILE_GROUPS + 1) * threads + t) as usize);
+            let scores = [low[0], low[1], low[2], low[3], high[0], high[1], high[2], high[3]];
+            column(h, e, best, best_c, up, &scores, c, diag[0], open, extend);
+            diag[0] = next_diag;
+            let to = s % 2 * threads + t;
+            pass_h[to] = up[0];
+            pass_f[to] = up[1];
+            if t == threads - 1 && k + 1 < stripes {
+                let word = hand_word(up[0], up[1], k);
+                hand.store_relaxed(c, word);
+            }
+        }
+        sync_block();
+    }
+
+    /// Steps `from .. to` of a stripe ([`stripe_step`]), two per loop iteration: a loop's
+    /// branch and counter then come once per two steps, which on an H200 took the 2^17 × 2^17
+    /// alignment from 38.5 to 31.5 ms.
+    #[device]
+    fn stripe_steps(
+        from: u32,
+        to: u32,
+        k: u32,
+        stripes: u32,
+        n: u32,
+        h: &mut [i32],
+        e: &mut [i32],
+        best: &mut [i32],
+        best_c: &mut [u32],
+        up: &mut [i32],
+        diag: &mut [i32],
+        profile: &[i32],
+        ring_b: &[u32],
+        ring_h: &[i32],
+        ring_f: &[i32],
+        pass_h: &mut [i32],
+        pass_f: &mut [i32],
+        hand: &mut [u64],
+        open: i32,
+        extend: i32,
+    ) {
+        for pair in 0..(to - from) / 2 {
+            let s = from + 2 * pair;
+            stripe_step(
+                s, k, stripes, n, h, e, best, best_c, up, diag, profile, ring_b, ring_h, ring_f, pass_h, pass_f, hand,
+                open, extend,
+            );
+            stripe_step(
+                s + 1,
+                k,
+                stripes,
+                n,
+                h,
+                e,
+                best,
+                best_c,
+                up,
+                diag,
+                profile,
+                ring_b,
+                ring_h,
+                ring_f,
+                pass_h,
+                pass_f,
+                hand,
+                open,
+                extend,
+            );
+        }
+        if (to - from) % 2 == 1 {
+            stripe_step(
+                to - 1,
+                k,
+                stripes,
+                n,
+                h,
+                e,
+                best,
+                best_c,
+                up,
+                diag,
+                profile,
+                ring_b,
+                ring_h,
+                ring_f,
+                pass_h,
+                pass_f,
+                hand,
+                open,
+                extend,
+            );
+        }
+    }
+
     /// The same scores as [`smith_waterman`], computed in stripes: a block takes stripe `k`
     /// (`8 · block_dim()` rows, in the order blocks ask for them: `tickets[0]`) and sweeps
     /// every column as one wavefront, thread `t` computing column `s − t` of its eight rows
     /// at step `s`, as inside a tile. There are no tiles, so the wavefront fills and drains
     /// once per stripe instead of once per tile, and no `grid_sync()` between stripes.
+    ///
+    /// **Scores.** Each thread reads its rows' eight scores for a column in two 16-byte loads
+    /// from its own part of `profile` ([`stage_profile`]), filled when the stripe starts:
+    /// a warp's loads then touch 32 consecutive chunks, where lookups in one shared matrix
+    /// met about three lanes to a bank. The profile takes `alphabet · 32 · block_dim()`
+    /// bytes of shared memory.
     ///
     /// **Hand-down.** The stripe's last thread writes its last row, column by column, into
     /// `hand` (one `u64` per column of `b`, zero at launch): `H`, `F` and the stripe's tag in
@@ -425,12 +577,14 @@ mod alignment {
     /// flag and needs no fence (a release store's fence, or an atomic exchange, would make
     /// every step's block barrier wait for the store's round trip: 60 ms instead of 41 at
     /// 2^17 × 2^17 on an H200). The stripe below stages it in shared memory, with the
-    /// residues of `b`, [`CHUNK`] columns at a time, two chunks ahead: lanes of warp 0 read
-    /// the words of the chunk after next (`load_relaxed`) at the chunk's first step and
-    /// store them half a chunk of steps later, waiting (`wait_until`) only for a word that
+    /// residues of `b`, [`CHUNK`] columns at a time, one chunk ahead: lanes of warp 0 read
+    /// the words of the next chunk (`load_relaxed`) as a chunk of steps starts and store
+    /// them half a chunk of steps later, waiting (`wait_until`) only for a word that
     /// still holds another stripe's tag. Stripes finish in order, so while stripe `k`
     /// reads a column, it holds what one of stripes `k − grid_dim() … k − 1` wrote there:
-    /// tags modulo 2^11 tell them apart for grids up to [`MAX_STRIPE_BLOCKS`] blocks.
+    /// tags modulo 2^11 tell them apart for grids up to [`MAX_STRIPE_BLOCKS`] blocks. Each
+    /// stripe starts about `block_dim() + 1.5 · CHUNK` steps after the one above (two chunks
+    /// ahead cost 2.6% more at 2^17 × 2^17).
     ///
     /// **Limits.** `H` and `F` take 26 bits in a word: scores up to [`MAX_STRIPE_SCORE`](super::MAX_STRIPE_SCORE).
     /// At most [`MAX_STRIPE_BLOCKS`] blocks (an assertion). `tickets` (one) and `hand`
@@ -457,12 +611,15 @@ mod alignment {
         let half = chunk / 2;
         let stripe_height = block_dim() * ROWS_PER_THREAD;
         let stripes = m.div_ceil(stripe_height);
-        let mut scores = shared_array::<i32, SCORE_CELLS>();
-        let mut ring_b = shared_array::<u32, RING>();
-        let mut ring_h = shared_array::<i32, RING>();
-        let mut ring_f = shared_array::<i32, RING>();
-        let mut pass_h = shared_array::<i32, PASS_SLOTS>();
-        let mut pass_f = shared_array::<i32, PASS_SLOTS>();
+        // The staged columns: a power of two above the `block_dim() + 1.5 · CHUNK` columns
+        // between the one thread 0 reads and the last one a thread still reads.
+        let ring = (block_dim() + 3 * CHUNK).next_power_of_two() as usize;
+        let mut profile = shared_slice::<i32>((alphabet * ROWS_PER_THREAD * block_dim()) as usize);
+        let mut ring_b = shared_slice::<u32>(ring);
+        let mut ring_h = shared_slice::<i32>(ring);
+        let mut ring_f = shared_slice::<i32>(ring);
+        let mut pass_h = shared_slice::<i32>(2 * block_dim() as usize);
+        let mut pass_f = shared_slice::<i32>(2 * block_dim() as usize);
         let mut share = shared_array::<u32, 1>();
 
         best_score[global_id()] = 0;
@@ -471,8 +628,8 @@ mod alignment {
             result_score[0] = 0;
             result_pos[0] = u64::MAX;
         }
-        stage_scores(&mut scores, matrix, alphabet);
         let t = thread_idx();
+        let ring_mask = ring as u32 - 1;
         loop {
             if t == 0 {
                 share[0] = tickets.atomic_add(0, 1);
@@ -487,16 +644,13 @@ mod alignment {
             let i0 = k * stripe_height + t * ROWS_PER_THREAD; // 0-based: matrix rows i0 + 1 …
             let mut h = [0i32; ROWS_PER_THREAD];
             let mut e = [NEG; ROWS_PER_THREAD];
-            let mut profile = [0u32; ROWS_PER_THREAD];
             let mut best = [0i32; ROWS_PER_THREAD];
             let mut best_c = [0u32; ROWS_PER_THREAD];
             let mut up = [0i32; 2]; // H and F above the thread's first row, then below its last
-            for r in 0..ROWS_PER_THREAD {
-                let i = i0 + r;
-                profile[r] = if i < m { a[i] as u32 * STRIDE } else { STRIDE * STRIDE };
-            }
-            // The first two chunks, before the first step.
-            for q in block_stride(0..n.min(2 * chunk)) {
+            let mut diag = [0i32; 1]; // H[i0 − 1][j − 1] for the first row
+            stage_profile(&mut profile, a, matrix, alphabet, i0, t);
+            // The first chunk, before the first step.
+            for q in block_stride(0..n.min(chunk)) {
                 ring_b[q] = b[q] as u32;
                 if k > 0 {
                     wait_until(|| hand.load_acquire(q) & TAG_MASK == above);
@@ -510,63 +664,75 @@ mod alignment {
             }
             let mut pending = 0u64;
             let mut pending_b = 0u32;
-            let mut diag = 0i32; // H[i0 − 1][j − 1] for the first row
-            let mut phase = 0u32; // s % chunk, counted rather than divided
             sync_block();
-            for s in 0..n + block_dim() - 1 {
-                // Warp 0 stages column q, of the chunk after next.
-                let q = s - phase + 2 * chunk + t;
+            let steps = n + block_dim() - 1;
+            for round in 0..steps.div_ceil(chunk) {
+                let first = round * chunk;
+                // Warp 0 stages column q, of the next chunk: reads it now…
+                let q = first + chunk + t;
                 if t < chunk && q < n {
-                    if phase == 0 {
-                        pending_b = b[q] as u32;
-                        if k > 0 {
-                            pending = hand.load_relaxed(q);
-                        }
-                    }
-                    if phase == half {
-                        if k > 0 && pending & TAG_MASK != above {
-                            wait_until(|| hand.load_acquire(q) & TAG_MASK == above);
-                            pending = hand.load_acquire(q);
-                        }
-                        let slot = q % RING as u32;
-                        ring_b[slot] = pending_b;
-                        ring_h[slot] = if k > 0 { hand_h(pending) } else { 0 };
-                        ring_f[slot] = if k > 0 { hand_f(pending) } else { NEG };
+                    pending_b = b[q] as u32;
+                    if k > 0 {
+                        pending = hand.load_relaxed(q);
                     }
                 }
-                let c = s.wrapping_sub(t);
-                if c < n {
-                    let slot = c % RING as u32;
-                    let from = (s + 1) % 2 * MAX_THREADS;
-                    up[0] = if t > 0 { pass_h[from + t - 1] } else { ring_h[slot] };
-                    up[1] = if t > 0 { pass_f[from + t - 1] } else { ring_f[slot] };
-                    let next_diag = up[0];
-                    let code = ring_b[slot];
-                    column(
-                        &mut h,
-                        &mut e,
-                        &mut best,
-                        &mut best_c,
-                        &mut up,
-                        &profile,
-                        &scores,
-                        code,
-                        c,
-                        diag,
-                        open,
-                        extend,
-                    );
-                    diag = next_diag;
-                    let to = s % 2 * MAX_THREADS + t;
-                    pass_h[to] = up[0];
-                    pass_f[to] = up[1];
-                    if t == block_dim() - 1 && k + 1 < stripes {
-                        let word = hand_word(up[0], up[1], k);
-                        hand.store_relaxed(c, word);
+                let middle = (first + half).min(steps);
+                stripe_steps(
+                    first,
+                    middle,
+                    k,
+                    stripes,
+                    n,
+                    &mut h,
+                    &mut e,
+                    &mut best,
+                    &mut best_c,
+                    &mut up,
+                    &mut diag,
+                    &profile,
+                    &ring_b,
+                    &ring_h,
+                    &ring_f,
+                    &mut pass_h,
+                    &mut pass_f,
+                    hand,
+                    open,
+                    extend,
+                );
+                // …and stores it half a chunk of steps later.
+                if t < chunk && q < n {
+                    if k > 0 && pending & TAG_MASK != above {
+                        wait_until(|| hand.load_acquire(q) & TAG_MASK == above);
+                        pending = hand.load_acquire(q);
                     }
+                    let slot = q & ring_mask;
+                    ring_b[slot] = pending_b;
+                    ring_h[slot] = if k > 0 { hand_h(pending) } else { 0 };
+                    ring_f[slot] = if k > 0 { hand_f(pending) } else { NEG };
                 }
-                phase = if phase + 1 == chunk { 0 } else { phase + 1 };
-                sync_block();
+                let last = (first + chunk).min(steps);
+                stripe_steps(
+                    middle,
+                    last,
+                    k,
+                    stripes,
+                    n,
+                    &mut h,
+                    &mut e,
+                    &mut best,
+                    &mut best_c,
+                    &mut up,
+                    &mut diag,
+                    &profile,
+                    &ring_b,
+                    &ring_h,
+                    &ring_f,
+                    &mut pass_h,
+                    &mut pass_f,
+                    hand,
+                    open,
+                    extend,
+                );
             }
             let g = global_id();
             for r in 0..ROWS_PER_THREAD {
@@ -583,6 +749,9 @@ mod alignment {
 }
 
 pub use alignment::{smith_waterman, smith_waterman_stripes, CHUNK, MAX_STRIPE_BLOCKS, MAX_TILE_COLS, ROWS_PER_THREAD};
+
+// `stripe_step` reads a thread's scores for a column as two 16-byte chunks of four rows.
+const _: () = assert!(ROWS_PER_THREAD == 8, "a thread's scores are two chunks of four rows");
 
 /// A local alignment's score and end, and how the kernel ran.
 #[derive(Clone, Debug)]
@@ -623,7 +792,8 @@ pub fn check_input(a: &[u8], b: &[u8], scoring: &Scoring) -> std::result::Result
 }
 
 /// Aligns `a` against `b` on `gpu`: in stripes ([`align_stripes`]) when the best score
-/// cannot exceed [`MAX_STRIPE_SCORE`], else in tiles [`DEFAULT_TILE_COLS`] wide
+/// cannot exceed [`MAX_STRIPE_SCORE`] and the stripes' score profile fits in a block's
+/// shared memory ([`stripes_fit_block`]), else in tiles [`DEFAULT_TILE_COLS`] wide
 /// ([`align_tiled`]).
 pub fn align(
     gpu: &Gpu,
@@ -633,7 +803,7 @@ pub fn align(
     scoring: &Scoring,
 ) -> std::result::Result<Alignment, AlignError> {
     check_input(a, b, scoring)?;
-    if align_stripes_fits(a, b, scoring) {
+    if align_stripes_fits(a, b, scoring) && stripes_fit_block(gpu, launch, scoring)? {
         Ok(align_stripes_checked(gpu, launch, a, b, scoring)?)
     } else {
         Ok(align_checked(gpu, launch, a, b, scoring, DEFAULT_TILE_COLS)?)
@@ -645,8 +815,10 @@ pub fn align(
 /// block per stripe, capped at the co-resident grid and at [`MAX_STRIPE_BLOCKS`]. An empty
 /// sequence scores 0 without a launch.
 ///
-/// Input that [`check_input`] refuses, or whose best score could exceed
-/// [`MAX_STRIPE_SCORE`] ([`InputError::TooLongForStripes`]), is [`AlignError::Input`].
+/// Input that [`check_input`] refuses, whose best score could exceed
+/// [`MAX_STRIPE_SCORE`] ([`InputError::TooLongForStripes`]), or whose alphabet at this block
+/// size does not fit in shared memory ([`InputError::TooManyThreadsForStripes`], see
+/// [`stripes_fit_block`]), is [`AlignError::Input`].
 pub fn align_stripes(
     gpu: &Gpu,
     launch: &Launch,
@@ -658,6 +830,10 @@ pub fn align_stripes(
     if !align_stripes_fits(a, b, scoring) {
         return Err(InputError::TooLongForStripes { len_a: a.len(), len_b: b.len() }.into());
     }
+    if !stripes_fit_block(gpu, launch, scoring)? {
+        let threads = launch.threads_for(&smith_waterman_stripes::KERNEL);
+        return Err(InputError::TooManyThreadsForStripes { threads, alphabet: scoring.alphabet().len() }.into());
+    }
     Ok(align_stripes_checked(gpu, launch, a, b, scoring)?)
 }
 
@@ -665,6 +841,42 @@ pub fn align_stripes(
 /// their best score cannot exceed [`MAX_STRIPE_SCORE`].
 pub fn align_stripes_fits(a: &[u8], b: &[u8], scoring: &Scoring) -> bool {
     best_bound(a, b, scoring) <= MAX_STRIPE_SCORE
+}
+
+/// Whether [`smith_waterman_stripes`] runs with `launch`'s block size for `scoring`: its score
+/// profile, `alphabet · 32 · block_dim()` bytes, and its staged columns fit in a block's shared
+/// memory on `gpu` (on an H200, protein up to 256 threads and DNA up to 1024).
+pub fn stripes_fit_block(gpu: &Gpu, launch: &Launch, scoring: &Scoring) -> Result<bool> {
+    match stripes_launch_config(gpu, launch, scoring) {
+        Ok(_) => Ok(true),
+        Err(crate::Error::DynamicSharedMemoryLimit { .. }) => Ok(false),
+        Err(error) => Err(error),
+    }
+}
+
+/// `smith_waterman_stripes::launch_config` for `scoring` at `launch`'s block size: the shared
+/// slices depend on the alphabet and the block size alone, so empty buffers stand in for the
+/// call's.
+fn stripes_launch_config(gpu: &Gpu, launch: &Launch, scoring: &Scoring) -> Result<LaunchConfig> {
+    let threads = launch.threads_for(&smith_waterman_stripes::KERNEL);
+    let (codes, words, scores, positions) =
+        (gpu.zeros::<u8>(0)?, gpu.zeros::<u32>(0)?, gpu.zeros::<i32>(0)?, gpu.zeros::<u64>(0)?);
+    smith_waterman_stripes::launch_config(
+        gpu,
+        &launch.clone().threads(threads),
+        &codes,
+        &codes,
+        &scores,
+        scoring.alphabet().len() as u32,
+        scoring.open(),
+        scoring.extend(),
+        &positions,
+        &words,
+        &scores,
+        &positions,
+        &scores,
+        &positions,
+    )
 }
 
 /// An upper bound of the best score: the largest substitution score times the shorter length.
@@ -681,7 +893,9 @@ fn align_stripes_checked(gpu: &Gpu, launch: &Launch, a: &[u8], b: &[u8], scoring
     }
     let stripes = a.len().div_ceil((threads * ROWS_PER_THREAD) as usize);
     let work = stripes.min(MAX_STRIPE_BLOCKS as usize);
-    let launch = super::grid_for_work(gpu, launch, &smith_waterman_stripes::KERNEL, work)?;
+    let launch = super::grid_for_work_with(launch, &smith_waterman_stripes::KERNEL, work, |shape| {
+        stripes_launch_config(gpu, shape, scoring)
+    })?;
     let slots = launch.requested_blocks().unwrap_or(1) as usize * threads as usize;
     let (da, db, dm) = (gpu.upload(a)?, gpu.upload(b)?, gpu.upload(scoring.matrix())?);
     let mut hand: DeviceBuffer<u64> = gpu.zeros(b.len())?;

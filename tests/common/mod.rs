@@ -93,6 +93,7 @@ macro_rules! with_quick_checks {
             smith_waterman_aligns_sequences_read_from_fasta,
             smith_waterman_breaks_ties_by_row_major_order,
             smith_waterman_refuses_letters_outside_the_alphabet,
+            smith_waterman_stripes_refuse_blocks_their_scores_overflow,
             heat_global_matches_the_reference_bit_for_bit,
             heat_resident_matches_the_reference_bit_for_bit,
             heat_resident_exchanges_halos_between_blocks,

@@ -3,7 +3,8 @@
 
 use super::checks::{rng, Scale};
 use gsync::kernels::smith_waterman::{
-    align, align_reference, align_stripes, align_tiled, parse_fasta, AlignError, InputError, Scoring, DNA_ALPHABET,
+    align, align_reference, align_stripes, align_tiled, parse_fasta, stripes_fit_block, AlignError, InputError,
+    Scoring, DNA_ALPHABET,
 };
 use gsync::prelude::*;
 use rand::{rngs::StdRng, Rng};
@@ -129,13 +130,28 @@ pub fn smith_waterman_stripes_of_any_shape_give_the_same_alignment(gpu: &Gpu, sc
         Scale::Small => vec![1u32, 7, 32, 33],
     };
     for threads in block_sizes {
+        // Each thread's scores take 24 · 32 bytes of shared memory: 1024 threads' do not fit.
+        let fits = stripes_fit_block(gpu, &Launch::new().threads(threads), &scoring).unwrap();
+        assert_eq!(fits, threads <= 256, "{threads} threads");
         for blocks in [None, Some(1u32), Some(2), Some(3)] {
             let mut launch = Launch::new().threads(threads);
             if let Some(blocks) = blocks {
                 launch = launch.blocks(blocks);
             }
-            let got = align_stripes(gpu, &launch, &a, &b, &scoring).unwrap();
-            assert_eq!(got.hit(), expected, "{threads} threads, {blocks:?} blocks");
+            if fits {
+                let got = align_stripes(gpu, &launch, &a, &b, &scoring).unwrap();
+                assert_eq!(got.hit(), expected, "{threads} threads, {blocks:?} blocks");
+            } else {
+                match align_stripes(gpu, &launch, &a, &b, &scoring) {
+                    Err(AlignError::Input(InputError::TooManyThreadsForStripes { threads: t, alphabet: 24 })) => {
+                        assert_eq!(t, threads)
+                    }
+                    other => panic!("expected TooManyThreadsForStripes, got {:?}", other.map(|a| a.hit())),
+                }
+                // `align` takes the tiles instead.
+                let got = align(gpu, &launch, &a, &b, &scoring).unwrap();
+                assert_eq!(got.hit(), expected, "align, {threads} threads, {blocks:?} blocks");
+            }
         }
     }
     // Past the scores a hand-down word carries, the stripes refuse and `align` takes tiles.
@@ -144,6 +160,34 @@ pub fn smith_waterman_stripes_of_any_shape_give_the_same_alignment(gpu: &Gpu, sc
         Err(AlignError::Input(InputError::TooLongForStripes { .. })) => {}
         other => panic!("expected TooLongForStripes, got {:?}", other.map(|a| a.hit())),
     }
+}
+
+/// The stripe kernel keeps each thread's scores against every residue in shared memory
+/// (`alphabet · 32` bytes per thread): a block of 1024 threads holds them for DNA's 5 letters
+/// but not for protein's 24, where `align_stripes` refuses with a typed error and `align`
+/// takes the tiles.
+pub fn smith_waterman_stripes_refuse_blocks_their_scores_overflow(gpu: &Gpu, _scale: Scale) {
+    let mut rng = rng();
+    let launch = Launch::new().threads(1024);
+    let protein = Scoring::blosum62(11, 1).unwrap();
+    let a = random_codes(&mut rng, 90, 20);
+    let b = related(&mut rng, &a, 70, 20);
+    assert!(!stripes_fit_block(gpu, &launch, &protein).unwrap());
+    match align_stripes(gpu, &launch, &a, &b, &protein) {
+        Err(AlignError::Input(error @ InputError::TooManyThreadsForStripes { threads: 1024, alphabet: 24 })) => {
+            assert!(error.to_string().contains("use fewer threads"), "{error}")
+        }
+        other => panic!("expected TooManyThreadsForStripes, got {:?}", other.map(|a| a.hit())),
+    }
+    let got = align(gpu, &launch, &a, &b, &protein).unwrap();
+    assert_eq!(got.hit(), align_reference(&a, &b, &protein));
+
+    let dna = Scoring::dna(2, -3, 5, 2).unwrap();
+    let a = random_codes(&mut rng, 90, 4);
+    let b = related(&mut rng, &a, 70, 4);
+    assert!(stripes_fit_block(gpu, &launch, &dna).unwrap());
+    let got = align_stripes(gpu, &launch, &a, &b, &dna).unwrap();
+    assert_eq!(got.hit(), align_reference(&a, &b, &dna));
 }
 
 pub fn smith_waterman_scores_the_ssw_example_21(gpu: &Gpu, _scale: Scale) {

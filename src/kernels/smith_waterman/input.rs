@@ -66,6 +66,14 @@ pub enum InputError {
         /// Length of the second sequence.
         len_b: usize,
     },
+    /// A block size whose stripe-kernel score profile (`alphabet · 32` bytes per thread) does
+    /// not fit in a block's shared memory on the GPU; fewer threads, or the tile kernel, take it.
+    TooManyThreadsForStripes {
+        /// Threads per block.
+        threads: u32,
+        /// Letters in the scoring's alphabet.
+        alphabet: usize,
+    },
 }
 
 impl fmt::Display for InputError {
@@ -101,6 +109,13 @@ impl fmt::Display for InputError {
                 "sequences of {len_a} and {len_b} residues could score above {limit}, more than the stripe \
                  kernel hands down: align them with `align` or `align_tiled`",
                 limit = super::MAX_STRIPE_SCORE
+            ),
+            InputError::TooManyThreadsForStripes { threads, alphabet } => write!(
+                f,
+                "blocks of {threads} threads need {bytes} bytes of shared memory for the stripe kernel's \
+                 scores of a {alphabet}-letter alphabet, more than a block has on this GPU: use fewer \
+                 threads, or align with `align` or `align_tiled`",
+                bytes = alphabet * 32 * *threads as usize
             ),
         }
     }
