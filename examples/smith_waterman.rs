@@ -66,7 +66,7 @@ struct Args {
     /// Timed repetitions after one warm-up; the median is reported.
     #[arg(long, default_value_t = 5)]
     reps: usize,
-    /// Kernel: auto (stripes where the scores fit, as `align` does), stripes or tiles.
+    /// Kernel: auto (stripes where the scores and the block size fit them, as `align` does), stripes or tiles.
     #[arg(long, value_enum, default_value_t = Kernel::Auto)]
     kernel: Kernel,
 }
@@ -118,7 +118,10 @@ fn run(args: &Args) -> Result<(), AnyError> {
         scoring.extend()
     );
     let stripes = match args.kernel {
-        Kernel::Auto => sw::align_stripes_fits(&a.codes, &b.codes, &scoring),
+        Kernel::Auto => {
+            sw::align_stripes_fits(&a.codes, &b.codes, &scoring)
+                && sw::stripes_fit_block(&gpu, &Launch::new().threads(threads), &scoring)?
+        }
         Kernel::Stripes => true,
         Kernel::Tiles => false,
     };

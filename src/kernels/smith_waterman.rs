@@ -85,9 +85,10 @@ mod alignment {
     const PADDING_SCORE: i32 = -1048576;
     /// "Minus infinity" for `E` and `F` (`i32::MIN / 2`): it survives a subtraction.
     const NEG: i32 = -1073741824;
-    /// The largest block: `pass_h` and `pass_f` hold one half of this per step parity.
+    /// The largest block: the tile kernel's `pass_h` and `pass_f` hold one half of this per
+    /// step parity.
     const MAX_THREADS: u32 = 1024;
-    /// `pass_h` and `pass_f`: [`MAX_THREADS`] values per step parity.
+    /// The tile kernel's `pass_h` and `pass_f`: [`MAX_THREADS`] values per step parity.
     const PASS_SLOTS: usize = (2 * MAX_THREADS) as usize;
     /// A tile's columns in shared memory.
     const TILE_SLOTS: usize = MAX_TILE_COLS as usize;
@@ -106,8 +107,8 @@ mod alignment {
     /// A gap's score (`E` along a row, `F` down a column) one cell on: the
     /// gap before extended, or a new gap opened after the cell before. Written as a plain
     /// add and max: ptxas fuses it into one add-and-max (`VIADDMNMX`) on sm_90 all the same,
-    /// and spelled with `add_max` it made the tile kernel's fused form 42% slower on an H200
-    /// (67.2 against 47.4 ms at 2^17 × 2^17) while the stripes compiled to the same loop.
+    /// and spelled with `add_max` it made the tile kernel's fused form 38% slower on an H200
+    /// (67.2 against 48.5 ms at 2^17 × 2^17) while the stripes ran the same.
     #[device]
     fn gap(gap_before: i32, h_before: i32, open: i32, extend: i32) -> i32 {
         (gap_before - extend).max(h_before - open)
@@ -421,10 +422,11 @@ mod alignment {
 
     /// Fills the thread's part of the stripe's `profile`: the substitution score of each of its
     /// rows `i0 …` (residues of `a`) against every residue code, laid out so that the scores of
-    /// its rows against one code lie in [`ROWS_PER_THREAD`] / 4 chunks of 16 bytes, and a
-    /// warp's 32 lanes read 32 consecutive chunks whatever their codes: chunk
-    /// `(code · 2 + g) · block_dim() + t` holds rows `4g … 4g + 3`. Rows past the end of `a`
-    /// score [`PADDING_SCORE`]. Only thread `t` reads what it writes.
+    /// its rows against one code lie in [`ROWS_PER_THREAD`] / 4 chunks of 16 bytes: chunk
+    /// `(code · 2 + g) · block_dim() + t` holds rows `4g … 4g + 3`. Whatever their codes, the
+    /// lanes of a warp then read chunks in distinct bank groups (when `block_dim()` is a
+    /// multiple of 4). Rows past the end of `a` score [`PADDING_SCORE`]. Only thread `t` reads
+    /// what it writes.
     #[device]
     fn stage_profile(profile: &mut [i32], a: &[u8], matrix: &[i32], alphabet: u32, i0: u32, t: u32) {
         let m = a.len() as u32;
@@ -496,8 +498,11 @@ mod alignment {
     }
 
     /// Steps `from .. to` of a stripe ([`stripe_step`]), two per loop iteration: a loop's
-    /// branch and counter then come once per two steps, which on an H200 took the 2^17 × 2^17
-    /// alignment from 38.5 to 31.5 ms.
+    /// branch and counter then come once per two steps. With the staging done once per
+    /// chunk of steps (instead of checked at every step), this took the 2^17 × 2^17 alignment
+    /// from 38.5 to 31.5 ms on an H200. A loop of one step per iteration in its place failed on
+    /// the GPU with an illegal instruction at the kernel's last `grid_sync()` on grids of two
+    /// blocks or more, unexplained (docs/journal.md, 2026-11-29 (night)).
     #[device]
     fn stripe_steps(
         from: u32,
@@ -584,7 +589,7 @@ mod alignment {
     /// from its own part of `profile` ([`stage_profile`]), filled when the stripe starts:
     /// a warp's loads then touch 32 consecutive chunks, where lookups in one shared matrix
     /// met about three lanes to a bank. The profile takes `alphabet · 32 · block_dim()`
-    /// bytes of shared memory.
+    /// bytes of shared memory, which must fit a block ([`stripes_fit_block`](super::stripes_fit_block)).
     ///
     /// **Hand-down.** The stripe's last thread writes its last row, column by column, into
     /// `hand` (one `u64` per column of `b`, zero at launch): `H`, `F` and the stripe's tag in
@@ -599,7 +604,7 @@ mod alignment {
     /// reads a column, it holds what one of stripes `k − grid_dim() … k − 1` wrote there:
     /// tags modulo 2^11 tell them apart for grids up to [`MAX_STRIPE_BLOCKS`] blocks. Each
     /// stripe starts about `block_dim() + 1.5 · CHUNK` steps after the one above (two chunks
-    /// ahead cost 2.6% more at 2^17 × 2^17).
+    /// ahead cost 2.7% more at 2^17 × 2^17).
     ///
     /// **Limits.** `H` and `F` take 26 bits in a word: scores up to [`MAX_STRIPE_SCORE`](super::MAX_STRIPE_SCORE).
     /// At most [`MAX_STRIPE_BLOCKS`] blocks (an assertion). `tickets` (one) and `hand`
@@ -626,8 +631,8 @@ mod alignment {
         let half = chunk / 2;
         let stripe_height = block_dim() * ROWS_PER_THREAD;
         let stripes = m.div_ceil(stripe_height);
-        // The staged columns: a power of two above the `block_dim() + 1.5 · CHUNK` columns
-        // between the one thread 0 reads and the last one a thread still reads.
+        // The staged columns: a power of two above the `block_dim() + 1.5 · CHUNK` columns from
+        // the oldest one a thread still reads to the newest one staged, with a margin.
         let ring = (block_dim() + 3 * CHUNK).next_power_of_two() as usize;
         let mut profile = shared_slice::<i32>((alphabet * ROWS_PER_THREAD * block_dim()) as usize);
         let mut ring_b = shared_slice::<u32>(ring);
@@ -818,7 +823,8 @@ pub fn align(
     scoring: &Scoring,
 ) -> std::result::Result<Alignment, AlignError> {
     check_input(a, b, scoring)?;
-    if align_stripes_fits(a, b, scoring) && stripes_fit_block(gpu, launch, scoring)? {
+    let empty = a.is_empty() || b.is_empty();
+    if align_stripes_fits(a, b, scoring) && (empty || stripes_fit_block(gpu, launch, scoring)?) {
         Ok(align_stripes_checked(gpu, launch, a, b, scoring)?)
     } else {
         Ok(align_checked(gpu, launch, a, b, scoring, DEFAULT_TILE_COLS)?)
@@ -845,7 +851,7 @@ pub fn align_stripes(
     if !align_stripes_fits(a, b, scoring) {
         return Err(InputError::TooLongForStripes { len_a: a.len(), len_b: b.len() }.into());
     }
-    if !stripes_fit_block(gpu, launch, scoring)? {
+    if !a.is_empty() && !b.is_empty() && !stripes_fit_block(gpu, launch, scoring)? {
         let threads = launch.threads_for(&smith_waterman_stripes::KERNEL);
         return Err(InputError::TooManyThreadsForStripes { threads, alphabet: scoring.alphabet().len() }.into());
     }
@@ -860,7 +866,8 @@ pub fn align_stripes_fits(a: &[u8], b: &[u8], scoring: &Scoring) -> bool {
 
 /// Whether [`smith_waterman_stripes`] runs with `launch`'s block size for `scoring`: its score
 /// profile, `alphabet · 32 · block_dim()` bytes, and its staged columns fit in a block's shared
-/// memory on `gpu` (on an H200, protein up to 256 threads and DNA up to 1024).
+/// memory on `gpu` (on an H200, protein up to 256 threads and DNA up to 1024). Answers with
+/// a configuration query, without a launch.
 pub fn stripes_fit_block(gpu: &Gpu, launch: &Launch, scoring: &Scoring) -> Result<bool> {
     match stripes_launch_config(gpu, launch, scoring) {
         Ok(_) => Ok(true),
@@ -870,8 +877,8 @@ pub fn stripes_fit_block(gpu: &Gpu, launch: &Launch, scoring: &Scoring) -> Resul
 }
 
 /// `smith_waterman_stripes::launch_config` for `scoring` at `launch`'s block size: the shared
-/// slices depend on the alphabet and the block size alone, so empty buffers stand in for the
-/// call's.
+/// slices depend on the alphabet and the block size alone, so buffers of no elements stand in
+/// for the call's.
 fn stripes_launch_config(gpu: &Gpu, launch: &Launch, scoring: &Scoring) -> Result<LaunchConfig> {
     let threads = launch.threads_for(&smith_waterman_stripes::KERNEL);
     let (codes, words, scores, positions) =

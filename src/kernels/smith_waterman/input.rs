@@ -2,8 +2,9 @@
 
 use std::fmt;
 
-/// The most letters an alphabet may have: the kernel keeps the substitution
-/// matrix (at most 32 × 32 scores) in shared memory.
+/// The most letters an alphabet may have: the tile kernel keeps the substitution
+/// matrix (at most 32 × 32 scores) in shared memory. The stripe kernel's score profile grows
+/// with the alphabet too (see [`stripes_fit_block`](super::stripes_fit_block)).
 pub const MAX_ALPHABET: usize = 32;
 
 /// The largest substitution score magnitude and gap penalty [`Scoring`](super::Scoring) accepts.
@@ -112,8 +113,8 @@ impl fmt::Display for InputError {
             ),
             InputError::TooManyThreadsForStripes { threads, alphabet } => write!(
                 f,
-                "blocks of {threads} threads need {bytes} bytes of shared memory for the stripe kernel's \
-                 scores of a {alphabet}-letter alphabet, more than a block has on this GPU: use fewer \
+                "blocks of {threads} threads cannot hold the stripe kernel's scores for a {alphabet}-letter \
+                 alphabet ({bytes} bytes) and its staged columns in this GPU's shared memory: use fewer \
                  threads, or align with `align` or `align_tiled`",
                 bytes = alphabet * 32 * *threads as usize
             ),
