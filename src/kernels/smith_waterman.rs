@@ -587,8 +587,8 @@ mod alignment {
     ///
     /// **Scores.** Each thread reads its rows' eight scores for a column in two 16-byte loads
     /// from its own part of `profile` ([`stage_profile`]), filled when the stripe starts:
-    /// a warp's loads then touch 32 consecutive chunks, where lookups in one shared matrix
-    /// met about three lanes to a bank. The profile takes `alphabet · 32 · block_dim()`
+    /// a warp's loads then meet no bank twice, where lookups in one shared matrix met about
+    /// three lanes to a bank. The profile takes `alphabet · 32 · block_dim()`
     /// bytes of shared memory, which must fit a block ([`stripes_fit_block`](super::stripes_fit_block)).
     ///
     /// **Hand-down.** The stripe's last thread writes its last row, column by column, into
