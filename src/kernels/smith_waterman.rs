@@ -869,36 +869,52 @@ pub fn align_stripes_fits(a: &[u8], b: &[u8], scoring: &Scoring) -> bool {
 /// memory on `gpu` (on an H200, protein up to 256 threads and DNA up to 1024). Answers with
 /// a configuration query, without a launch.
 pub fn stripes_fit_block(gpu: &Gpu, launch: &Launch, scoring: &Scoring) -> Result<bool> {
-    match stripes_launch_config(gpu, launch, scoring) {
+    let inputs = StripeInputs {
+        a: gpu.zeros(0)?,
+        b: gpu.zeros(0)?,
+        matrix: gpu.zeros(0)?,
+        hand: gpu.zeros(0)?,
+        tickets: gpu.zeros(0)?,
+    };
+    match inputs.launch_config(gpu, launch, scoring) {
         Ok(_) => Ok(true),
         Err(crate::Error::DynamicSharedMemoryLimit { .. }) => Ok(false),
         Err(error) => Err(error),
     }
 }
 
-/// `smith_waterman_stripes::launch_config` for `scoring` at `launch`'s block size: the shared
-/// slices depend on the alphabet and the block size alone, so buffers of no elements stand in
-/// for the call's.
-fn stripes_launch_config(gpu: &Gpu, launch: &Launch, scoring: &Scoring) -> Result<LaunchConfig> {
-    let threads = launch.threads_for(&smith_waterman_stripes::KERNEL);
-    let (codes, words, scores, positions) =
-        (gpu.zeros::<u8>(0)?, gpu.zeros::<u32>(0)?, gpu.zeros::<i32>(0)?, gpu.zeros::<u64>(0)?);
-    smith_waterman_stripes::launch_config(
-        gpu,
-        &launch.clone().threads(threads),
-        &codes,
-        &codes,
-        &scores,
-        scoring.alphabet().len() as u32,
-        scoring.open(),
-        scoring.extend(),
-        &positions,
-        &words,
-        &scores,
-        &positions,
-        &scores,
-        &positions,
-    )
+/// The buffers [`smith_waterman_stripes`] reads, and its hand-down row and ticket.
+struct StripeInputs {
+    a: DeviceBuffer<u8>,
+    b: DeviceBuffer<u8>,
+    matrix: DeviceBuffer<i32>,
+    hand: DeviceBuffer<u64>,
+    tickets: DeviceBuffer<u32>,
+}
+
+impl StripeInputs {
+    /// `smith_waterman_stripes::launch_config` at `launch`'s block size: the shared slices
+    /// depend on the alphabet and the block size alone, so these buffers also stand in for the
+    /// outputs (whose lengths the block size given keeps out of the query).
+    fn launch_config(&self, gpu: &Gpu, launch: &Launch, scoring: &Scoring) -> Result<LaunchConfig> {
+        let threads = launch.threads_for(&smith_waterman_stripes::KERNEL);
+        smith_waterman_stripes::launch_config(
+            gpu,
+            &launch.clone().threads(threads),
+            &self.a,
+            &self.b,
+            &self.matrix,
+            scoring.alphabet().len() as u32,
+            scoring.open(),
+            scoring.extend(),
+            &self.hand,
+            &self.tickets,
+            &self.matrix,
+            &self.hand,
+            &self.matrix,
+            &self.hand,
+        )
+    }
 }
 
 /// An upper bound of the best score: the largest substitution score times the shorter length.
@@ -915,13 +931,18 @@ fn align_stripes_checked(gpu: &Gpu, launch: &Launch, a: &[u8], b: &[u8], scoring
     }
     let stripes = a.len().div_ceil((threads * ROWS_PER_THREAD) as usize);
     let work = stripes.min(MAX_STRIPE_BLOCKS as usize);
+    let inputs = StripeInputs {
+        a: gpu.upload(a)?,
+        b: gpu.upload(b)?,
+        matrix: gpu.upload(scoring.matrix())?,
+        hand: gpu.zeros(b.len())?,
+        tickets: gpu.zeros(1)?,
+    };
     let launch = super::grid_for_work_with(launch, &smith_waterman_stripes::KERNEL, work, |shape| {
-        stripes_launch_config(gpu, shape, scoring)
+        inputs.launch_config(gpu, shape, scoring)
     })?;
     let slots = launch.requested_blocks().unwrap_or(1) as usize * threads as usize;
-    let (da, db, dm) = (gpu.upload(a)?, gpu.upload(b)?, gpu.upload(scoring.matrix())?);
-    let mut hand: DeviceBuffer<u64> = gpu.zeros(b.len())?;
-    let mut tickets: DeviceBuffer<u32> = gpu.zeros(1)?;
+    let StripeInputs { a: da, b: db, matrix: dm, mut hand, mut tickets } = inputs;
     let mut best_score: DeviceBuffer<i32> = gpu.zeros(slots)?;
     let mut best_pos: DeviceBuffer<u64> = gpu.zeros(slots)?;
     let mut result_score: DeviceBuffer<i32> = gpu.zeros(1)?;
