@@ -532,49 +532,17 @@ mod alignment {
                 s, k, stripes, n, h, e, best, best_c, up, diag, profile, ring_b, ring_h, ring_f, pass_h, pass_f, hand,
                 open, extend,
             );
+            let next = s + 1;
             stripe_step(
-                s + 1,
-                k,
-                stripes,
-                n,
-                h,
-                e,
-                best,
-                best_c,
-                up,
-                diag,
-                profile,
-                ring_b,
-                ring_h,
-                ring_f,
-                pass_h,
-                pass_f,
-                hand,
-                open,
-                extend,
+                next, k, stripes, n, h, e, best, best_c, up, diag, profile, ring_b, ring_h, ring_f, pass_h, pass_f,
+                hand, open, extend,
             );
         }
         if (to - from) % 2 == 1 {
+            let last = to - 1;
             stripe_step(
-                to - 1,
-                k,
-                stripes,
-                n,
-                h,
-                e,
-                best,
-                best_c,
-                up,
-                diag,
-                profile,
-                ring_b,
-                ring_h,
-                ring_f,
-                pass_h,
-                pass_f,
-                hand,
-                open,
-                extend,
+                last, k, stripes, n, h, e, best, best_c, up, diag, profile, ring_b, ring_h, ring_f, pass_h, pass_f,
+                hand, open, extend,
             );
         }
     }
@@ -823,12 +791,12 @@ pub fn align(
     scoring: &Scoring,
 ) -> std::result::Result<Alignment, AlignError> {
     check_input(a, b, scoring)?;
-    let empty = a.is_empty() || b.is_empty();
-    if align_stripes_fits(a, b, scoring) && (empty || stripes_fit_block(gpu, launch, scoring)?) {
-        Ok(align_stripes_checked(gpu, launch, a, b, scoring)?)
-    } else {
-        Ok(align_checked(gpu, launch, a, b, scoring, DEFAULT_TILE_COLS)?)
+    if align_stripes_fits(a, b, scoring) {
+        if let Some(alignment) = align_stripes_checked(gpu, launch, a, b, scoring)? {
+            return Ok(alignment);
+        }
     }
+    Ok(align_checked(gpu, launch, a, b, scoring, DEFAULT_TILE_COLS)?)
 }
 
 /// Aligns `a` against `b` on `gpu` with [`smith_waterman_stripes`]: stripes of
@@ -851,11 +819,13 @@ pub fn align_stripes(
     if !align_stripes_fits(a, b, scoring) {
         return Err(InputError::TooLongForStripes { len_a: a.len(), len_b: b.len() }.into());
     }
-    if !a.is_empty() && !b.is_empty() && !stripes_fit_block(gpu, launch, scoring)? {
-        let threads = launch.threads_for(&smith_waterman_stripes::KERNEL);
-        return Err(InputError::TooManyThreadsForStripes { threads, alphabet: scoring.alphabet().len() }.into());
+    match align_stripes_checked(gpu, launch, a, b, scoring)? {
+        Some(alignment) => Ok(alignment),
+        None => {
+            let threads = launch.threads_for(&smith_waterman_stripes::KERNEL);
+            Err(InputError::TooManyThreadsForStripes { threads, alphabet: scoring.alphabet().len() }.into())
+        }
     }
-    Ok(align_stripes_checked(gpu, launch, a, b, scoring)?)
 }
 
 /// Whether [`align_stripes`] takes these sequences and scoring (as [`align`] then does):
@@ -876,7 +846,14 @@ pub fn stripes_fit_block(gpu: &Gpu, launch: &Launch, scoring: &Scoring) -> Resul
         hand: gpu.zeros(0)?,
         tickets: gpu.zeros(0)?,
     };
-    match inputs.launch_config(gpu, launch, scoring) {
+    fits_block(inputs.launch_config(gpu, launch, scoring))
+}
+
+/// Whether a configuration query found the kernel's shared memory within a block: `false`
+/// for [`Error::DynamicSharedMemoryLimit`](crate::Error::DynamicSharedMemoryLimit), the
+/// query's other errors passed on.
+fn fits_block(config: Result<LaunchConfig>) -> Result<bool> {
+    match config {
         Ok(_) => Ok(true),
         Err(crate::Error::DynamicSharedMemoryLimit { .. }) => Ok(false),
         Err(error) => Err(error),
@@ -922,12 +899,19 @@ fn best_bound(a: &[u8], b: &[u8], scoring: &Scoring) -> u64 {
     scoring.max_score().max(1) as u64 * a.len().min(b.len()) as u64
 }
 
-/// [`align_stripes`] for input that it accepts.
-fn align_stripes_checked(gpu: &Gpu, launch: &Launch, a: &[u8], b: &[u8], scoring: &Scoring) -> Result<Alignment> {
+/// [`align_stripes`] for input that it accepts; `None`, without a launch, when the stripes'
+/// score profile does not fit `launch`'s block ([`stripes_fit_block`]).
+fn align_stripes_checked(
+    gpu: &Gpu,
+    launch: &Launch,
+    a: &[u8],
+    b: &[u8],
+    scoring: &Scoring,
+) -> Result<Option<Alignment>> {
     let threads = launch.threads_for(&smith_waterman_stripes::KERNEL);
     if a.is_empty() || b.is_empty() {
         let report = LaunchReport::no_launch(launch.selected_barrier());
-        return Ok(Alignment { score: 0, end_a: 0, end_b: 0, report });
+        return Ok(Some(Alignment { score: 0, end_a: 0, end_b: 0, report }));
     }
     let stripes = a.len().div_ceil((threads * ROWS_PER_THREAD) as usize);
     let work = stripes.min(MAX_STRIPE_BLOCKS as usize);
@@ -938,6 +922,9 @@ fn align_stripes_checked(gpu: &Gpu, launch: &Launch, a: &[u8], b: &[u8], scoring
         hand: gpu.zeros(b.len())?,
         tickets: gpu.zeros(1)?,
     };
+    if !fits_block(inputs.launch_config(gpu, launch, scoring))? {
+        return Ok(None);
+    }
     let launch = super::grid_for_work_with(launch, &smith_waterman_stripes::KERNEL, work, |shape| {
         inputs.launch_config(gpu, shape, scoring)
     })?;
@@ -963,7 +950,7 @@ fn align_stripes_checked(gpu: &Gpu, launch: &Launch, a: &[u8], b: &[u8], scoring
         &mut result_score,
         &mut result_pos,
     )?;
-    alignment(gpu, report, &result_score, &result_pos, b.len())
+    alignment(gpu, report, &result_score, &result_pos, b.len()).map(Some)
 }
 
 /// Aligns `a` against `b` on `gpu` with tiles of [`ROWS_PER_THREAD`] times
