@@ -86,6 +86,16 @@ where
     device_only()
 }
 
+/// Waits until every async copy this thread issued (`copy_chunk_async`) has landed: its later
+/// reads see the copied elements, and after a `sync_block()` the block's threads do. A
+/// statement (`wait_async_copies();`), compiled to `cp.async.wait_all`.
+pub fn wait_async_copies()
+where
+    for<'a> &'a (): KernelOnly,
+{
+    device_only()
+}
+
 // Strided loops.
 
 /// The indices of `range` this thread visits when the whole grid shares the range: thread
@@ -811,6 +821,19 @@ pub trait SliceBuiltins<T> {
     /// Writes the thread's array `v` to chunk `c`, elements `c·N .. c·N + N`, in accesses of up
     /// to 16 bytes. A statement.
     fn store_chunk<const N: usize, I>(&mut self, c: I, v: [T; N])
+    where
+        for<'a> &'a (): KernelOnly,
+    {
+        device_only()
+    }
+
+    /// Copies chunk `s` of `source`, a slice in global memory, into chunk `c` of this shared
+    /// array or shared slice (elements `c·N .. c·N + N`), without passing through the thread's
+    /// registers (`cp.async`): the copy lands by the thread's next [`wait_async_copies`], and
+    /// until then neither the chunk nor the source's elements may be touched. Other threads see
+    /// it after that wait and a `sync_block()`. `N` from the turbofish; the chunk is 4, 8, 16
+    /// or a multiple of 16 bytes, at most 256. A statement.
+    fn copy_chunk_async<const N: usize, I, J>(&mut self, c: I, source: &[T], s: J)
     where
         for<'a> &'a (): KernelOnly,
     {

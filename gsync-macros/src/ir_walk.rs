@@ -36,7 +36,8 @@ pub fn child_blocks<T>(s: &Stmt<T>) -> Vec<&Block<T>> {
         | StmtKind::Inline { body, .. }
         | StmtKind::Locked { body, .. }
         | StmtKind::WaitUntil { before: body, .. }
-        | StmtKind::StoreChunk { stores: body, .. } => vec![body],
+        | StmtKind::StoreChunk { stores: body, .. }
+        | StmtKind::CopyChunkAsync { stores: body, .. } => vec![body],
         _ => Vec::new(),
     }
 }

@@ -27,8 +27,8 @@ pub use crate::core::dynamic_shared::{DynamicShared, LengthFault, SharedSlice};
 // The emulator: a thread and its await points, memory, segments, and the DSL's arithmetic.
 pub use crate::emu::{arith, half_arith};
 pub use crate::emu::{
-    EmuLaunch, EmuRangePut, EmuScalar, EmuSegment, EmuSegmentFn, EmuSlice, EmuSymmetric, Shuffle, ShuffleScalar,
-    ThreadCtx, ThreadFuture,
+    EmuAsyncCopies, EmuLaunch, EmuRangePut, EmuScalar, EmuSegment, EmuSegmentFn, EmuSlice, EmuSymmetric, Shuffle,
+    ShuffleScalar, ThreadCtx, ThreadFuture,
 };
 
 // For the workspace's tests.

@@ -2,6 +2,11 @@
 //! shared by the GPU tests and the emulator tests so that both backends are
 //! held to the same references.
 
+#[allow(unused_imports)] // the async-copy checks, under the same path
+pub use super::async_copies::{
+    an_async_copy_past_the_end_is_out_of_bounds, async_copies_of_every_width_move_every_element,
+    async_copies_stage_tiles_while_the_block_works,
+};
 #[allow(unused_imports)] // the chunk checks, under the same path
 pub use super::chunks::{
     a_chunk_past_the_end_is_out_of_bounds, a_generic_kernel_moves_chunks_of_every_element_type,

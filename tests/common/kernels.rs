@@ -608,5 +608,6 @@ pub fn all() -> Vec<&'static gsync::KernelSpec> {
     .chain(super::communication::communication_kernels())
     .chain(super::swaps::swap_kernels())
     .chain(super::chunks::chunk_kernels())
+    .chain(super::async_copies::async_copy_kernels())
     .collect()
 }

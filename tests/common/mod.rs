@@ -3,6 +3,7 @@
 //! each `#[grid_phases]` kernel is expanded and compiled once, not once per test
 //! binary.
 
+pub mod async_copies;
 pub mod barrier_checks;
 pub mod checks;
 pub mod chunks;
@@ -132,6 +133,9 @@ macro_rules! with_quick_checks {
             a_chunk_past_the_end_is_out_of_bounds,
             a_generic_kernel_moves_chunks_of_every_element_type,
             chunks_pass_through_functions_and_swaps,
+            async_copies_stage_tiles_while_the_block_works,
+            async_copies_of_every_width_move_every_element,
+            an_async_copy_past_the_end_is_out_of_bounds,
         );
     };
 }

@@ -347,7 +347,7 @@ impl Analysis<'_> {
                     self.returned = ctx;
                 }
             }
-            StmtKind::GridSync { .. } | StmtKind::SyncBlock => {}
+            StmtKind::GridSync { .. } | StmtKind::SyncBlock | StmtKind::WaitAsyncCopies => {}
             // A failed assertion ends the launch: the threads after it need not agree with it.
             StmtKind::Assert { check, .. } => {
                 for e in check.exprs() {
@@ -377,7 +377,7 @@ impl Analysis<'_> {
             }
             // Its rule is a collective's (below).
             StmtKind::Swap(..) => {}
-            StmtKind::StoreChunk { stores, .. } => {
+            StmtKind::StoreChunk { stores, .. } | StmtKind::CopyChunkAsync { stores, .. } => {
                 for s in stores {
                     self.stmt(s, ctx);
                 }

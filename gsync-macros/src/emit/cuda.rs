@@ -394,6 +394,8 @@ impl CudaEmitter<'_> {
             }
             StmtKind::LetArray { array, init } => self.let_array(*array, init),
             StmtKind::StoreChunk { chunk, from, .. } => self.store_chunk(chunk, *from),
+            StmtKind::CopyChunkAsync { chunk, source, .. } => self.copy_chunk_async(chunk, source),
+            StmtKind::WaitAsyncCopies => self.line("gsync::wait_async_copies();"),
             StmtKind::PutRange(put) => self.put_range(put),
             StmtKind::Assign { place, op, value } => self.assign(place, *op, value),
             StmtKind::Expr(e) => self.effect(e),
@@ -640,6 +642,28 @@ impl CudaEmitter<'_> {
         let helper = self.chunk_helper(chunk, "store_chunk");
         let store = format!("gsync::{helper}<{bytes}>({}, {from_name});", self.chunk_start(chunk));
         self.chunk_access(chunk, &store);
+    }
+
+    /// `a.copy_chunk_async::<N>(c, source, s);`: chunk `s` of `source` into chunk `c` of the
+    /// shared array `a`, by `cp.async`; with bounds checks, both chunks must be in bounds (the
+    /// target's checked first).
+    fn copy_chunk_async(&mut self, chunk: &Chunk, source: &Chunk) {
+        let (target, source_rust) = (&self.k.array(chunk.array).name, &self.k.array(source.array).name);
+        self.line(&format!("// {target}.copy_chunk_async::<{}>(…, {source_rust}, …), line {}", chunk.len, chunk.line));
+        let bytes = chunk_bytes(self.k.array(chunk.array), chunk);
+        let copy =
+            format!("gsync::copy_chunk_async<{bytes}>({}, {});", self.chunk_start(chunk), self.chunk_start(source));
+        if self.checked {
+            let check = |c: &Chunk| {
+                let index = cuda_names::var(self.k, c.index);
+                let (n, len, array, line) = (c.len, self.len_of(c.array), c.array.0, c.line);
+                format!("gsync::chunk_in_bounds((u64){index}, {n}ull, {len}, gsync_status, {array}u, {line}u)")
+            };
+            let (target_in, source_in) = (check(chunk), check(source));
+            self.line(&format!("if ({target_in} && {source_in}) {copy}"));
+        } else {
+            self.line(&copy);
+        }
     }
 
     /// The prelude's copy for a chunk: `aligned` (`load_chunk` or `store_chunk`) for a slice

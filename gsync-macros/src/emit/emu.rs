@@ -205,6 +205,8 @@ fn grid(
         })
         .collect();
     let rebinds = rebinds.chain(views);
+    let copies = async_copies_ident();
+    let copies = uses_async_copies(body).then(|| quote!(let mut #copies = #private::EmuAsyncCopies::default();));
     // `debug_assert!`s are in the body, and ask the launch whether it checks them.
     let stmts = rust_stmt::block(&Emu { k, asserts: AssertStops::of(body, true), swapped }, body);
     let make_shared = if k.shared_slices.is_empty() {
@@ -216,6 +218,7 @@ fn grid(
         |#ctx: &#private::ThreadCtx<'_>, #memory: &Memory<'_>| {
             ::std::boxed::Box::pin(async move {
                 #(#rebinds)*
+                #copies
                 #stmts
             })
         }
@@ -225,6 +228,15 @@ fn grid(
         struct Memory<'g> { #(#fields,)* _kernel: ::core::marker::PhantomData<&'g ()> }
         #run
     }
+}
+
+/// Whether `body` issues or waits for async copies: its threads then keep a list of them.
+fn uses_async_copies(body: &Block) -> bool {
+    let mut found = false;
+    crate::ir_walk::each_stmt(body, &mut |s| {
+        found |= matches!(s.kind, StmtKind::CopyChunkAsync { .. } | StmtKind::WaitAsyncCopies);
+    });
+    found
 }
 
 /// The block size in an emulator body that sizes shared arrays by it.
@@ -239,6 +251,11 @@ fn shared_sized_by_block(k: &Kernel, shared: &[ArrayId]) -> bool {
 
 fn ctx_ident() -> Ident {
     Ident::new("ctx", Span::mixed_site())
+}
+
+/// A thread's async copies in flight (`copy_chunk_async`), which `wait_async_copies()` lands.
+fn async_copies_ident() -> Ident {
+    Ident::new("async_copies", Span::mixed_site())
 }
 
 fn memory_ident() -> Ident {
@@ -413,6 +430,8 @@ impl RustStmts for Emu<'_> {
             | StmtKind::Locked { .. }
             | StmtKind::Swap(..)
             | StmtKind::StoreChunk { .. }
+            | StmtKind::CopyChunkAsync { .. }
+            | StmtKind::WaitAsyncCopies
             | StmtKind::PutRange(_) => View::Own,
         }
     }
@@ -462,6 +481,24 @@ impl RustStmts for Emu<'_> {
                         }
                     }
                 }
+            }
+            StmtKind::CopyChunkAsync { chunk, source, .. } => {
+                let (target, target_num) = (self.slice(chunk.array), chunk.array.0 as u32);
+                let (from, from_num) = (self.slice(source.array), source.array.0 as u32);
+                let (index, n, line) = (var_ident(self.k, chunk.index), chunk.len, chunk.line);
+                let from_index = var_ident(self.k, source.index);
+                let copies = async_copies_ident();
+                quote! {
+                    if let Some(start) = #target.chunk_start(#index as u64, #n, #ctx, #target_num, #line) {
+                        if let Some(from) = #from.chunk_start(#from_index as u64, #n, #ctx, #from_num, #line) {
+                            #copies.issue(&#target, start, &#from, from, #n);
+                        }
+                    }
+                }
+            }
+            StmtKind::WaitAsyncCopies => {
+                let copies = async_copies_ident();
+                quote!(#copies.wait();)
             }
             StmtKind::PutRange(put) => self.put_range(put),
             _ => quote!(compile_error!("gsync: a shared statement as the emulator's own");),

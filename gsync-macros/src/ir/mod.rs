@@ -285,6 +285,18 @@ pub enum StmtKind<T = Scalar> {
     /// `a.put_range(pe, at, &source[lo..hi]);` or `a.put_range_signal(…)`: a collective of the
     /// block (see [`RangePut`]).
     PutRange(RangePut<T>),
+    /// `a.copy_chunk_async::<N>(c, source, s);`: chunk `s` of the slice `source` into chunk `c`
+    /// of the shared array `a` (`chunk`), landing by the thread's next
+    /// [`WaitAsyncCopies`](StmtKind::WaitAsyncCopies). `stores` says the same element by element
+    /// (`a[c · N + j] = source[s · N + j]`), for the analyses; CUDA issues `cp.async`, the
+    /// emulator reads the source at once and writes the chunk at the wait.
+    CopyChunkAsync {
+        chunk: Chunk,
+        source: Chunk,
+        stores: Block<T>,
+    },
+    /// `wait_async_copies()`: the thread's async copies have landed.
+    WaitAsyncCopies,
 }
 
 /// `a.put_range(pe, at, &source[lo..hi]);`: the block copies this PE's `source[lo..hi]` into

@@ -20,6 +20,7 @@ const RESERVED: &[&str] = &[
     "grid_sync",
     "gpu_sync",
     "sync_block",
+    "wait_async_copies",
     "grid_stride",
     "block_stride",
     "shared_array",

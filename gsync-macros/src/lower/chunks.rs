@@ -13,6 +13,9 @@ use syn::spanned::Spanned;
 /// The most bytes one chunk moves: 16 vector accesses of 16 bytes.
 const MAX_CHUNK_BYTES: u64 = 256;
 
+/// The fewest bytes an async copy moves: `cp.async` copies 4, 8 or 16.
+const MIN_ASYNC_COPY_BYTES: u64 = 4;
+
 impl Lowerer<'_> {
     /// `let v = a.load_chunk::<N>(c);` (or `let v: [T; N] = a.load_chunk(c);`). Where it
     /// fails, `v` is still declared, so that its uses raise no further errors.
@@ -173,6 +176,103 @@ impl Lowerer<'_> {
             })
             .collect();
         out.push(Self::stmt_of(StmtKind::StoreChunk { chunk, from, stores }, span));
+    }
+
+    /// `a.copy_chunk_async::<N>(c, source, s);`: chunk `s` of the global slice `source` into
+    /// chunk `c` of the shared array `a`, asynchronously (see [`StmtKind::CopyChunkAsync`]).
+    pub(super) fn copy_chunk_async(&mut self, m: &syn::ExprMethodCall, out: &mut Block) {
+        let span = m.method.span();
+        let Some(array) = self.chunk_receiver(m, true) else { return };
+        if !self.arrays[array.0].space.is_shared() {
+            self.diag.error(
+                m.receiver.span(),
+                format!(
+                    "`copy_chunk_async` copies into shared memory, and `{}` is not a shared array or shared slice",
+                    self.arrays[array.0].name
+                ),
+            );
+            return;
+        }
+        let [index, source, source_index] = m.args.iter().collect::<Vec<_>>()[..] else {
+            self.diag.error(
+                span,
+                "`copy_chunk_async::<N>(c, source, s)` takes 3 arguments: the target's chunk, the slice to copy from and its chunk",
+            );
+            return;
+        };
+        let source_ident = match source {
+            syn::Expr::Path(p) => p.path.get_ident().cloned(),
+            _ => None,
+        };
+        let from = match source_ident.as_ref().and_then(|i| self.lookup(&names::rust_name(i))) {
+            Some(Binding::Array(a)) if self.arrays[a.0].space == ArraySpace::Global => a,
+            _ => {
+                self.diag.error(
+                    source.span(),
+                    "`copy_chunk_async` copies from a slice in global memory: name a slice parameter",
+                );
+                return;
+            }
+        };
+        let syn::Expr::Path(receiver) = &*m.receiver else { return };
+        let Some(receiver) = receiver.path.get_ident() else { return };
+        let n = match self.chunk_turbofish(m, receiver) {
+            Ok(Some((n, at))) => {
+                let (_, elem) = self.chunk_elem(array);
+                if !self.chunk_length_fits(n, elem, at) {
+                    return;
+                }
+                let bytes = n * u64::from(elem.bits() / 8);
+                if bytes < MIN_ASYNC_COPY_BYTES {
+                    self.diag.error(
+                        at,
+                        format!(
+                            "an async copy moves at least {MIN_ASYNC_COPY_BYTES} bytes: a chunk of {n} `{}` is {bytes}; copy {} at a time",
+                            elem.name(),
+                            MIN_ASYNC_COPY_BYTES / u64::from(elem.bits() / 8)
+                        ),
+                    );
+                    return;
+                }
+                n
+            }
+            Ok(None) => {
+                self.diag.error(span, "say how many elements the chunk has: `a.copy_chunk_async::<4>(c, source, s)`");
+                return;
+            }
+            Err(()) => return,
+        };
+        let target_elem = self.arrays[array.0].elem;
+        let from_ty = self.array_elem_ty(from);
+        if self.arrays[from.0].elem != target_elem {
+            self.diag.error(
+                source.span(),
+                format!(
+                    "mismatched types: `{}` holds `{}` and `{}` holds `{}`; an async copy moves elements of one type",
+                    self.arrays[array.0].name,
+                    target_elem.name(),
+                    self.arrays[from.0].name,
+                    self.arrays[from.0].elem.name()
+                ),
+            );
+            return;
+        }
+        let Some(chunk) = self.chunk_index(array, index, n, m.span(), out) else { return };
+        let Some(source_chunk) = self.chunk_index(from, source_index, n, m.span(), out) else { return };
+        let stores = (0..n)
+            .map(|j| {
+                let from_at = self.chunk_element(source_chunk, j, span);
+                let value = self.expr_of(
+                    ExprKind::Load { array: from, index: Box::new(from_at), line: chunk.line },
+                    from_ty,
+                    span,
+                );
+                let index = self.chunk_element(chunk, j, span);
+                let place = Place::Elem { array, index: Box::new(index), line: chunk.line };
+                Self::stmt_of(StmtKind::Assign { place, op: None, value }, span)
+            })
+            .collect();
+        out.push(Self::stmt_of(StmtKind::CopyChunkAsync { chunk, source: source_chunk, stores }, span));
     }
 
     /// The element type of `array` (a thread's own array's may still be inferred) and its

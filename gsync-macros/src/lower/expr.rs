@@ -415,7 +415,11 @@ impl Lowerer<'_> {
     fn method_call(&mut self, m: &syn::ExprMethodCall) -> Option<Expr> {
         let span = m.span();
         let name = m.method.to_string();
-        if m.turbofish.is_some() && m.method != "load_chunk" && m.method != "store_chunk" {
+        if m.turbofish.is_some()
+            && m.method != "load_chunk"
+            && m.method != "store_chunk"
+            && m.method != "copy_chunk_async"
+        {
             self.diag.error(m.method.span(), "kernel methods take no type arguments");
             return None;
         }
@@ -505,6 +509,13 @@ impl Lowerer<'_> {
                 self.diag.error(
                     span,
                     "`store_chunk` is a statement: it returns nothing; write `a.store_chunk(c, v);` on its own line",
+                );
+                return None;
+            }
+            "copy_chunk_async" => {
+                self.diag.error(
+                    span,
+                    "`copy_chunk_async` is a statement: it returns nothing; write `a.copy_chunk_async::<N>(c, source, s);` on its own line",
                 );
                 return None;
             }
@@ -673,7 +684,7 @@ impl Lowerer<'_> {
                 self.diag.error(span, "`wait_until(|| cond)` is a statement: write it on its own line");
                 None
             }
-            "grid_sync" | "gpu_sync" | "sync_block" => {
+            "grid_sync" | "gpu_sync" | "sync_block" | "wait_async_copies" => {
                 self.diag.error(span, format!("`{last}()` is a statement: write `{last}();` on its own line"));
                 None
             }

@@ -82,6 +82,10 @@ impl Resolver<'_> {
             StmtKind::StoreChunk { chunk, from, stores } => {
                 StmtKind::StoreChunk { chunk, from, stores: self.block(stores) }
             }
+            StmtKind::CopyChunkAsync { chunk, source, stores } => {
+                StmtKind::CopyChunkAsync { chunk, source, stores: self.block(stores) }
+            }
+            StmtKind::WaitAsyncCopies => StmtKind::WaitAsyncCopies,
             StmtKind::Locked { array, index, body, line } => {
                 StmtKind::Locked { array, index: self.expr(index), body: self.block(body), line }
             }

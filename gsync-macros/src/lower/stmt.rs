@@ -126,6 +126,14 @@ impl Lowerer<'_> {
             syn::Expr::Call(c) if Self::is_swap_call(c) => self.swap(c, out),
             syn::Expr::Call(c) if is_call_to(c, "wait_until") => self.wait_until(c, out),
             syn::Expr::MethodCall(m) if m.method == "store_chunk" => self.store_chunk(m, out),
+            syn::Expr::MethodCall(m) if m.method == "copy_chunk_async" => self.copy_chunk_async(m, out),
+            syn::Expr::Call(c) if is_call_to(c, "wait_async_copies") => {
+                if c.args.is_empty() {
+                    out.push(Self::stmt_of(StmtKind::WaitAsyncCopies, span));
+                } else {
+                    self.diag.error(c.args.span(), "`wait_async_copies()` takes no arguments");
+                }
+            }
             syn::Expr::MethodCall(m) if m.method == "put_range" || m.method == "put_range_signal" => {
                 self.range_put(m, out)
             }

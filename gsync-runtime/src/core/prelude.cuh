@@ -416,6 +416,39 @@ template <u64 BYTES> __device__ __forceinline__ void store_chunk(void* to, const
     }
 }
 
+// Async copies (`copy_chunk_async`, `wait_async_copies`): BYTES bytes (4, 8, 16 or a multiple
+// of 16, aligned to the smaller of BYTES and 16 at both ends) from global to shared memory
+// without passing through registers (`cp.async`, sm_80 on), landing by the thread's next
+// `wait_async_copies()`; 16-byte words bypass L1 (`.cg`). Older GPUs copy at once.
+template <u64 BYTES> __device__ __forceinline__ void copy_chunk_async(void* to, const void* from) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    constexpr u64 W = BYTES < 16 ? BYTES : 16;
+#pragma unroll
+    for (u64 i = 0; i < BYTES / W; ++i) {
+        void* word_to = static_cast<char*>(to) + i * W;
+        const void* word_from = static_cast<const char*>(from) + i * W;
+        if (W == 16) {
+            asm volatile(
+                "{ .reg .u64 s64, g; .reg .u32 s; cvta.to.shared.u64 s64, %0; cvt.u32.u64 s, s64;"
+                " cvta.to.global.u64 g, %1; cp.async.cg.shared.global [s], [g], 16; }"
+                :: "l"(word_to), "l"(word_from) : "memory");
+        } else {
+            asm volatile(
+                "{ .reg .u64 s64, g; .reg .u32 s; cvta.to.shared.u64 s64, %0; cvt.u32.u64 s, s64;"
+                " cvta.to.global.u64 g, %1; cp.async.ca.shared.global [s], [g], %2; }"
+                :: "l"(word_to), "l"(word_from), "n"((int)W) : "memory");
+        }
+    }
+#else
+    load_chunk<BYTES>(to, from);
+#endif
+}
+__device__ __forceinline__ void wait_async_copies() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
 // Atomics on Rust types that CUDA only offers under other names.
 __device__ __forceinline__ i64 atomic_add(i64* p, i64 v) { return (i64)atomicAdd((u64*)p, (u64)v); }
 __device__ __forceinline__ i64 atomic_exch(i64* p, i64 v) { return (i64)atomicExch((u64*)p, (u64)v); }

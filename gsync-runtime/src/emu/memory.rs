@@ -96,6 +96,12 @@ impl<T: EmuScalar> EmuSlice<T> {
         }
     }
 
+    /// Overwrites element `index`, in bounds (an async copy landing: its span was checked when
+    /// it was issued).
+    pub(crate) fn set(&self, index: usize, value: T) {
+        T::set(&self.cells[index], value);
+    }
+
     /// Element `index` as the host reads it between launches; `None` out of bounds.
     pub(crate) fn get(&self, index: usize) -> Option<T> {
         self.cells.get(index).map(T::get)

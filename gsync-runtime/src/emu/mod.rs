@@ -15,6 +15,7 @@
 //! emulator body and the split form's host code share.
 
 pub mod arith;
+mod async_copy;
 mod block;
 mod device;
 mod fault;
@@ -32,6 +33,7 @@ mod warp;
 #[cfg(test)]
 mod tests;
 
+pub use async_copy::EmuAsyncCopies;
 pub use block::ThreadFuture;
 pub use launch::EmuLaunch;
 pub use memory::EmuSlice;
