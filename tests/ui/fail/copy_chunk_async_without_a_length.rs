@@ -1,0 +1,10 @@
+use gsync::prelude::*;
+
+#[grid_phases]
+fn k(keys: &[u32], out: &mut [u32]) {
+    let mut tile = shared_array::<u32, 64>();
+    tile.copy_chunk_async(0, keys, 0);
+    out[0] = tile[0];
+}
+
+fn main() {}
