@@ -34,7 +34,15 @@
 //! - A phase whose digit every key shares (the histogram holds all `n` keys in one bin: the
 //!   high bytes of small keys, say) moves no key relative to another: it copies the keys
 //!   (and values) as they are, without ranking or look-back.
-//! - Values, if any, follow their keys through shared memory, in a buffer of their own.
+//! - Values, if any, follow their keys through shared memory, in a buffer of their own. With
+//!   `u32` keys they never pass through registers: each thread issues async copies of its
+//!   values into the buffer, in the tile's order, as the tile starts, and they land while the
+//!   keys rank and the look-back waits; staging a key records where its value is
+//!   (`origins`), and the tile's values go out gathered from there. Loaded after the rank and
+//!   staged through registers, they had waited on their loads once a tile and held 20
+//!   registers (on an H200, 2^24 pairs 581–583 µs against 568–569 µs, keys 464 against 453,
+//!   2^26 pairs 2,143–2,145 against 2,090–2,093, one run). `u64` keys keep the register path
+//!   (see `gathers_values`).
 //!
 //! **Tiles and registers.** A tile holds 20 keys per thread, 5,120 in all. Keys in flight
 //! per SM decide the large sorts: on an H200 (2^24 keys, two runs in which 20 keys per
@@ -42,7 +50,7 @@
 //! the smaller tiles win (16: 61 µs, 20: 66), having more tiles than the grid has blocks.
 //! The kernels ask for their blocks per SM (`blocks_per_sm`), which their split forms'
 //! segments keep too: ptxas (CUDA 13, sm_90, bounds checks off) gives `onesweep_u32` 80
-//! registers, 3 blocks of 256 per SM, spilling 196 bytes under LBS, and `onesweep_u64` 128,
+//! registers, 3 blocks of 256 per SM, spilling 68 bytes under LBS, and `onesweep_u64` 128,
 //! 2 blocks, spilling 80 (their split segments none). To keep few values live, two ranks
 //! share a register (20 keys per thread spilled 668 bytes with a register per rank, 196 with
 //! two: 2^24 keys 497 → 467 µs, in runs where 16 keys with a register per rank took 517),
@@ -306,6 +314,40 @@ mod lsd_lookback {
         }
     }
 
+    /// Issues the async copies of the values this thread holds of tile `t` (its first at
+    /// `in_tile`), every 32nd, from `src` into `into` at their places in the tile; those past
+    /// `src`'s end are not copied (their keys are the padding, which never goes out).
+    #[device]
+    fn fetch_values(src: &[u32], into: &mut [u32], t: u32, in_tile: u32) {
+        let n = src.len() as u32;
+        for m in 0..ITEMS {
+            let at = in_tile + 32 * m as u32;
+            let i = t * TILE as u32 + at;
+            if i < n {
+                into.copy_chunk_async::<1>(at, src, i);
+            }
+        }
+    }
+
+    /// Whether the values of `K` keys reach shared memory by async copies in the tile's order
+    /// and go out gathered through `origins` (`u32`), or pass through registers to their keys'
+    /// places (`u64`, where the gather spilled 524 bytes at 128 registers against 80).
+    #[device]
+    fn gathers_values<K: Int>() -> bool {
+        K::BITS == 32
+    }
+
+    /// Where in `staged_values` the value of the key at `i` of the sorted tile is: where its
+    /// thread copied it ([`gathers_values`]), or `i`.
+    #[device]
+    fn value_at<K: Int>(origins: &[u16], i: u32) -> u32 {
+        let mut at = i;
+        if gathers_values::<K>() {
+            at = origins[i] as u32;
+        }
+        at
+    }
+
     /// A pass whose digit every key shares moves no key relative to the others: the keys of
     /// `src` (and, `with_values`, the values) are copied to `dst` as they are, in chunks of
     /// four, and the rest one by one.
@@ -332,7 +374,7 @@ mod lsd_lookback {
     /// One digit phase: the keys of `src` (and, `with_values`, the values of `src_values`)
     /// into `dst` (`dst_values`) ordered by digit `pass` (bits `8 · pass` up), stably; or,
     /// where every key has the same digit (`hist` says so), a plain copy. `counts`,
-    /// `staged`, `staged_values`, `offsets` and `warp_totals` are the block's shared arrays.
+    /// `staged`, `staged_values`, `origins`, `offsets` and `warp_totals` are the block's shared arrays.
     #[device]
     fn scatter_pass<K: Int>(
         src: &[K],
@@ -347,6 +389,7 @@ mod lsd_lookback {
         counts: &mut [u32],
         staged: &mut [K],
         staged_values: &mut [u32],
+        origins: &mut [u16],
         offsets: &mut [u32],
         warp_totals: &mut [u32],
     ) {
@@ -373,6 +416,7 @@ mod lsd_lookback {
                 counts,
                 staged,
                 staged_values,
+                origins,
                 offsets,
                 warp_totals,
             );
@@ -397,6 +441,7 @@ mod lsd_lookback {
         counts: &mut [u32],
         staged: &mut [K],
         staged_values: &mut [u32],
+        origins: &mut [u16],
         offsets: &mut [u32],
         warp_totals: &mut [u32],
     ) {
@@ -425,6 +470,12 @@ mod lsd_lookback {
             let base = t * TILE as u32;
             let valid = (n - base).min(TILE as u32);
             let first = base + in_tile;
+            // The tile's values go straight to shared memory, in the tile's order, while the
+            // keys rank and wait: the last tile's reads of `staged_values` ended at the barrier
+            // that closed its loop.
+            if with_values && gathers_values::<K>() {
+                fetch_values(src_values, staged_values, t, in_tile);
+            }
             // Rank: each key's place among the warp's keys of its digit. The digit is computed
             // again from the key where it is needed, and two ranks (below the warp's 32 × ITEMS
             // keys, 16 bits each) share a register, which keeps fewer values live.
@@ -467,13 +518,18 @@ mod lsd_lookback {
             }
             sync_block();
             // The tile, sorted by digit, into shared memory, each key at its rank plus its
-            // warp's offset for its digit, and the values (loaded all at once) likewise. This
+            // warp's offset for its digit, and where its value is, or the values (loaded all
+            // at once) likewise ([`gathers_values`]). This
             // needs no other tile, so it comes before the look-back, during which the registers
             // hold only the block's next tile, on its way.
             for m in 0..ITEMS {
-                staged[place_in_tile(ranks, m, counts, warp_counts + digit_of(held[m], shift))] = held[m];
+                let place = place_in_tile(ranks, m, counts, warp_counts + digit_of(held[m], shift));
+                staged[place] = held[m];
+                if with_values && gathers_values::<K>() {
+                    origins[place] = (in_tile + 32 * m as u32) as u16;
+                }
             }
-            if with_values {
+            if with_values && !gathers_values::<K>() {
                 let mut values = [0u32; ITEMS];
                 for m in 0..ITEMS {
                     let i = first + 32 * m as u32;
@@ -493,12 +549,15 @@ mod lsd_lookback {
             }
             let exclusive = look_back(states, region, t, d, total);
             offsets[d] = start + exclusive - below;
+            if with_values && gathers_values::<K>() {
+                wait_async_copies();
+            }
             sync_block();
             // The next tile's counts start from zero; its ranking waits at the barrier below.
             for v in 0..WARPS {
                 counts[(v * RADIX) as u32 + d] = 0;
             }
-            write_tile(dst, dst_values, with_values, shift, valid, staged, staged_values, offsets);
+            write_tile(dst, dst_values, with_values, shift, valid, staged, staged_values, origins, offsets);
             // The next tile's writes to shared memory wait for this one's reads.
             sync_block();
             t = next;
@@ -508,7 +567,8 @@ mod lsd_lookback {
     /// A tile sorted by digit (bits `shift` up) in `staged` (`valid` keys, and `with_values`
     /// their values in `staged_values`) out to `dst` (`dst_values`): each digit's run to
     /// `offsets[digit]` on, consecutive threads to consecutive places; the values after the
-    /// keys, each finding its place again from its key. A whole tile takes loops of a fixed
+    /// keys, each finding its place again from its key, and itself where
+    /// [`value_at`] says (through `origins`). A whole tile takes loops of a fixed
     /// count without a bound to test; the last, partial one a loop up to `valid`.
     #[device]
     fn write_tile<K: Int>(
@@ -519,6 +579,7 @@ mod lsd_lookback {
         valid: u32,
         staged: &[K],
         staged_values: &[u32],
+        origins: &[u16],
         offsets: &[u32],
     ) {
         if valid == TILE as u32 {
@@ -530,7 +591,7 @@ mod lsd_lookback {
             if with_values {
                 for k in 0..ITEMS as u32 {
                     let i = k * THREADS as u32 + thread_idx();
-                    dst_values[offsets[digit_of(staged[i], shift)] + i] = staged_values[i];
+                    dst_values[offsets[digit_of(staged[i], shift)] + i] = staged_values[value_at::<K>(origins, i)];
                 }
             }
         } else {
@@ -540,7 +601,7 @@ mod lsd_lookback {
             }
             if with_values {
                 for i in block_stride(0..valid) {
-                    dst_values[offsets[digit_of(staged[i], shift)] + i] = staged_values[i];
+                    dst_values[offsets[digit_of(staged[i], shift)] + i] = staged_values[value_at::<K>(origins, i)];
                 }
             }
         }
@@ -564,6 +625,7 @@ mod lsd_lookback {
         counts: &mut [u32],
         staged: &mut [K],
         staged_values: &mut [u32],
+        origins: &mut [u16],
         offsets: &mut [u32],
         warp_totals: &mut [u32],
     ) {
@@ -580,6 +642,7 @@ mod lsd_lookback {
             counts,
             staged,
             staged_values,
+            origins,
             offsets,
             warp_totals,
         );
@@ -597,6 +660,7 @@ mod lsd_lookback {
             counts,
             staged,
             staged_values,
+            origins,
             offsets,
             warp_totals,
         );
@@ -636,6 +700,7 @@ mod lsd_lookback {
         let mut counts = shared_array::<u32, { WARPS * RADIX }>();
         let mut staged = shared_array::<u32, TILE>();
         let mut staged_values = shared_slice::<u32>(TILE);
+        let mut origins = shared_array::<u16, TILE>();
         let mut offsets = shared_array::<u32, RADIX>();
         let mut warp_totals = shared_array::<u32, WARPS>();
         count_digits(keys, hist, states, &mut counts, PASSES);
@@ -654,6 +719,7 @@ mod lsd_lookback {
                 &mut counts,
                 &mut staged,
                 &mut staged_values,
+                &mut origins,
                 &mut offsets,
                 &mut warp_totals,
             );
@@ -695,6 +761,7 @@ mod lsd_lookback {
         let mut counts = shared_array::<u32, { WARPS * RADIX }>();
         let mut staged = shared_slice::<u64>(TILE);
         let mut staged_values = shared_array::<u32, TILE>();
+        let mut origins = shared_array::<u16, TILE>();
         let mut offsets = shared_array::<u32, RADIX>();
         let mut warp_totals = shared_array::<u32, WARPS>();
         count_digits(keys, hist, states, &mut counts, PASSES);
@@ -713,6 +780,7 @@ mod lsd_lookback {
                 &mut counts,
                 &mut staged,
                 &mut staged_values,
+                &mut origins,
                 &mut offsets,
                 &mut warp_totals,
             );
