@@ -19,6 +19,11 @@ macro_rules! on_the_emulator {
 common::with_every_check!(on_the_emulator);
 
 #[test]
+fn the_emulator_shows_a_copy_in_flight_as_neither_old_nor_new() {
+    checks::the_emulator_shows_a_copy_in_flight_as_neither_old_nor_new(&Gpu::emulator());
+}
+
+#[test]
 fn an_out_of_bounds_read_returns_a_typed_error() {
     checks::an_out_of_bounds_read_returns_a_typed_error(&Gpu::emulator());
 }

@@ -40,7 +40,7 @@
 //!   keys rank and the look-back waits; staging a key records where its value is
 //!   (`origins`), and the tile's values go out gathered from there. Loaded after the rank and
 //!   staged through registers, they had waited on their loads once a tile and held 20
-//!   registers (on an H200, 2^24 pairs 581–583 µs against 568–569 µs, keys 464 against 453,
+//!   registers (on an H200, 2^24 pairs 581–583 µs against 568–569 µs, keys 462–464 against 453,
 //!   2^26 pairs 2,143–2,145 against 2,090–2,093, one run). `u64` keys keep the register path
 //!   (see `gathers_values`).
 //!
@@ -670,8 +670,9 @@ mod lsd_lookback {
     /// `alt` and `alt_values` (as long as `keys` and `values`) are the other side of each
     /// pass. `hist` takes `4 × RADIX × HIST_COPIES` words, zero at launch; `states` at least `4 × RADIX`
     /// words per tile (see [`state_words`](super::state_words)). Blocks of [`THREADS`]. Its
-    /// tile's staged values are in dynamic shared memory: with the other arrays they exceed the
-    /// 48 KiB a block's static shared arrays may take.
+    /// tile's staged values and their origins are in dynamic shared memory, sized 0 without
+    /// values: a sort of keys alone takes 30 KiB a block, of pairs 60 KiB (three blocks fit an
+    /// H100's or H200's 228 KiB per SM, two an A100's 164).
     #[grid_phases(threads = 256, blocks_per_sm = 3)]
     pub fn onesweep_u32(
         keys: &mut [u32],
@@ -699,8 +700,8 @@ mod lsd_lookback {
         );
         let mut counts = shared_array::<u32, { WARPS * RADIX }>();
         let mut staged = shared_array::<u32, TILE>();
-        let mut staged_values = shared_slice::<u32>(TILE);
-        let mut origins = shared_array::<u16, TILE>();
+        let mut staged_values = shared_slice::<u32>(if with_values { TILE } else { 0 });
+        let mut origins = shared_slice::<u16>(if with_values { TILE } else { 0 });
         let mut offsets = shared_array::<u32, RADIX>();
         let mut warp_totals = shared_array::<u32, WARPS>();
         count_digits(keys, hist, states, &mut counts, PASSES);
@@ -761,7 +762,8 @@ mod lsd_lookback {
         let mut counts = shared_array::<u32, { WARPS * RADIX }>();
         let mut staged = shared_slice::<u64>(TILE);
         let mut staged_values = shared_array::<u32, TILE>();
-        let mut origins = shared_array::<u16, TILE>();
+        // `u64` keys' values pass through registers (`gathers_values`).
+        let mut origins = shared_slice::<u16>(0);
         let mut offsets = shared_array::<u32, RADIX>();
         let mut warp_totals = shared_array::<u32, WARPS>();
         count_digits(keys, hist, states, &mut counts, PASSES);

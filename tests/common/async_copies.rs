@@ -87,6 +87,27 @@ pub mod kernels {
         out_longs.store_chunk(first + t, four);
     }
 
+    /// Thread 0 of block 0 copies the first chunk of `keys` into a shared array of sevens and
+    /// reads the array into `early` before its wait (a race: what a GPU shows is undefined)
+    /// and into `late` after it.
+    #[grid_phases(threads = 32)]
+    pub fn async_copy_read_too_soon(keys: &[u32], early: &mut [u32], late: &mut [u32]) {
+        let mut stage = shared_array::<u32, 4>();
+        if global_id() == 0 {
+            for i in 0..4 {
+                stage[i] = 7;
+            }
+            stage.copy_chunk_async::<4>(0, keys, 0);
+            for i in 0..4 {
+                early[i] = stage[i];
+            }
+            wait_async_copies();
+            for i in 0..4 {
+                late[i] = stage[i];
+            }
+        }
+    }
+
     /// Thread 0 copies chunk `c` of `keys` into chunk `d` of a shared array of 8 and, after the
     /// wait, the array into `out`.
     #[grid_phases(threads = 32)]
@@ -111,6 +132,7 @@ pub fn async_copy_kernels() -> Vec<&'static gsync::KernelSpec> {
         &kernels::reverse_tiles::KERNEL,
         &kernels::async_copy_widths::KERNEL,
         &kernels::async_copy_past_the_end::KERNEL,
+        &kernels::async_copy_read_too_soon::KERNEL,
     ]
 }
 
@@ -209,4 +231,16 @@ pub fn an_async_copy_past_the_end_is_out_of_bounds(gpu: &Gpu, _: Scale) {
         }
         assert_eq!(gpu.download(&out).unwrap(), vec![1; 8], "the skipped copy copies nothing");
     }
+}
+
+/// On the emulator, a copy's target holds neither its old elements nor the copied ones until
+/// the issuing thread's wait (their complements), so a kernel that reads it too soon, or lets
+/// another thread read it before the wait and a barrier, gets results that show it. Emulator
+/// only: on a GPU the early read is a race.
+pub fn the_emulator_shows_a_copy_in_flight_as_neither_old_nor_new(gpu: &Gpu) {
+    let keys = [11u32, 12, 13, 14, 15];
+    let (mut early, mut late) = (gpu.zeros::<u32>(4).unwrap(), gpu.zeros::<u32>(4).unwrap());
+    kernels::async_copy_read_too_soon::launch(gpu, &gpu.upload(&keys).unwrap(), &mut early, &mut late).unwrap();
+    assert_eq!(gpu.download(&early).unwrap(), vec![!11u32, !12, !13, !14], "before the wait");
+    assert_eq!(gpu.download(&late).unwrap(), vec![11, 12, 13, 14], "after the wait");
 }

@@ -654,12 +654,7 @@ impl CudaEmitter<'_> {
         let copy =
             format!("gsync::copy_chunk_async<{bytes}>({}, {});", self.chunk_start(chunk), self.chunk_start(source));
         if self.checked {
-            let check = |c: &Chunk| {
-                let index = cuda_names::var(self.k, c.index);
-                let (n, len, array, line) = (c.len, self.len_of(c.array), c.array.0, c.line);
-                format!("gsync::chunk_in_bounds((u64){index}, {n}ull, {len}, gsync_status, {array}u, {line}u)")
-            };
-            let (target_in, source_in) = (check(chunk), check(source));
+            let (target_in, source_in) = (self.chunk_check(chunk), self.chunk_check(source));
             self.line(&format!("if ({target_in} && {source_in}) {copy}"));
         } else {
             self.line(&copy);
@@ -685,15 +680,18 @@ impl CudaEmitter<'_> {
     /// `access` of `chunk`, behind its bounds check where the kernel checks bounds.
     fn chunk_access(&mut self, chunk: &Chunk, access: &str) {
         if self.checked {
-            let index = cuda_names::var(self.k, chunk.index);
-            let (n, len) = (chunk.len, self.len_of(chunk.array));
-            let (array, line) = (chunk.array.0, chunk.line);
-            self.line(&format!(
-                "if (gsync::chunk_in_bounds((u64){index}, {n}ull, {len}, gsync_status, {array}u, {line}u)) {access}"
-            ));
+            let check = self.chunk_check(chunk);
+            self.line(&format!("if ({check}) {access}"));
         } else {
             self.line(access);
         }
+    }
+
+    /// Whether `chunk` lies within its array, recording the fault where it does not.
+    fn chunk_check(&self, chunk: &Chunk) -> String {
+        let index = cuda_names::var(self.k, chunk.index);
+        let (n, len, array, line) = (chunk.len, self.len_of(chunk.array), chunk.array.0, chunk.line);
+        format!("gsync::chunk_in_bounds((u64){index}, {n}ull, {len}, gsync_status, {array}u, {line}u)")
     }
 
     /// `place = value` or `place op= value`.

@@ -484,14 +484,14 @@ impl RustStmts for Emu<'_> {
             }
             StmtKind::CopyChunkAsync { chunk, source, .. } => {
                 let (target, target_num) = (self.slice(chunk.array), chunk.array.0 as u32);
-                let (from, from_num) = (self.slice(source.array), source.array.0 as u32);
+                let (source_slice, source_num) = (self.slice(source.array), source.array.0 as u32);
                 let (index, n, line) = (var_ident(self.k, chunk.index), chunk.len, chunk.line);
-                let from_index = var_ident(self.k, source.index);
+                let source_index = var_ident(self.k, source.index);
                 let copies = async_copies_ident();
                 quote! {
                     if let Some(start) = #target.chunk_start(#index as u64, #n, #ctx, #target_num, #line) {
-                        if let Some(from) = #from.chunk_start(#from_index as u64, #n, #ctx, #from_num, #line) {
-                            #copies.issue(&#target, start, &#from, from, #n);
+                        if let Some(source_start) = #source_slice.chunk_start(#source_index as u64, #n, #ctx, #source_num, #line) {
+                            #copies.issue(&#target, start, &#source_slice, source_start, #n);
                         }
                     }
                 }

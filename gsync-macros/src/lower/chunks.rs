@@ -67,7 +67,7 @@ impl Lowerer<'_> {
                         return false;
                     }
                 }
-                let Some(n) = self.chunk_length(&a.len, ident) else { return false };
+                let Some(n) = self.chunk_length(&a.len, &names::rust_name(ident)) else { return false };
                 Some((n, a.len.span()))
             }
             Some(other) => {
@@ -77,7 +77,7 @@ impl Lowerer<'_> {
             }
             None => None,
         };
-        let named = match self.chunk_turbofish(m, ident) {
+        let named = match self.chunk_turbofish(m, &names::rust_name(ident)) {
             Ok(n) => n,
             Err(()) => return false,
         };
@@ -142,7 +142,7 @@ impl Lowerer<'_> {
             return;
         };
         let Some(ident) = ident else { return };
-        let at = match self.chunk_turbofish(m, &ident) {
+        let at = match self.chunk_turbofish(m, &names::rust_name(&ident)) {
             Ok(Some((named, at))) if named != n => {
                 self.diag.error(at, format!("`store_chunk::<{named}>` stores {named} elements, but `{ident}` has {n}"));
                 return;
@@ -182,7 +182,10 @@ impl Lowerer<'_> {
     /// chunk `c` of the shared array `a`, asynchronously (see [`StmtKind::CopyChunkAsync`]).
     pub(super) fn copy_chunk_async(&mut self, m: &syn::ExprMethodCall, out: &mut Block) {
         let span = m.method.span();
-        let Some(array) = self.chunk_receiver(m, true) else { return };
+        let Some(array) = self.method_receiver_array(m) else {
+            self.diag.error(m.receiver.span(), "`copy_chunk_async` works on an array, named directly");
+            return;
+        };
         if !self.arrays[array.0].space.is_shared() {
             self.diag.error(
                 m.receiver.span(),
@@ -191,6 +194,9 @@ impl Lowerer<'_> {
                     self.arrays[array.0].name
                 ),
             );
+            return;
+        }
+        if self.refuse_store(array, "copy_chunk_async", m.receiver.span()) {
             return;
         }
         let [index, source, source_index] = m.args.iter().collect::<Vec<_>>()[..] else {
@@ -214,9 +220,8 @@ impl Lowerer<'_> {
                 return;
             }
         };
-        let syn::Expr::Path(receiver) = &*m.receiver else { return };
-        let Some(receiver) = receiver.path.get_ident() else { return };
-        let n = match self.chunk_turbofish(m, receiver) {
+        let receiver = self.arrays[array.0].name.clone();
+        let n = match self.chunk_turbofish(m, &receiver) {
             Ok(Some((n, at))) => {
                 let (_, elem) = self.chunk_elem(array);
                 if !self.chunk_length_fits(n, elem, at) {
@@ -300,7 +305,7 @@ impl Lowerer<'_> {
     }
 
     /// `N` of `load_chunk::<N>` or `store_chunk::<N>`, if the call names one, with its span.
-    fn chunk_turbofish(&mut self, m: &syn::ExprMethodCall, array: &syn::Ident) -> Result<Option<(u64, Span)>, ()> {
+    fn chunk_turbofish(&mut self, m: &syn::ExprMethodCall, array: &str) -> Result<Option<(u64, Span)>, ()> {
         let Some(turbofish) = &m.turbofish else { return Ok(None) };
         let len = match turbofish.args.iter().collect::<Vec<_>>()[..] {
             [syn::GenericArgument::Const(e)] => e.clone(),
@@ -317,9 +322,10 @@ impl Lowerer<'_> {
         Ok(Some((n, len.span())))
     }
 
-    /// A chunk's length: a constant known without the block size.
-    fn chunk_length(&mut self, e: &syn::Expr, array: &syn::Ident) -> Option<u64> {
-        match self.const_length(e, &names::rust_name(array))? {
+    /// A chunk's length: a constant known without the block size; `array` names what it is
+    /// the length of.
+    fn chunk_length(&mut self, e: &syn::Expr, array: &str) -> Option<u64> {
+        match self.const_length(e, array)? {
             Length::Fixed(n) => Some(n),
             Length::PerBlock(_) => {
                 self.diag.error(e.span(), "a chunk's length must be known without the block size");

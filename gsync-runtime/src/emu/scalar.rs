@@ -48,6 +48,9 @@ pub trait EmuScalar: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     /// Stores `new` if the value is `expected` (floats: bit for bit), returning the old value.
     /// A failed comparison reads with `order`'s load part.
     fn compare_swap(cell: &Self::Cell, expected: Self, new: Self, order: Ordering) -> Self;
+    /// A value that differs from `self` in every bit: what an async copy's target holds on the
+    /// emulator while the copy is in flight.
+    fn complement(self) -> Self;
 }
 
 macro_rules! integer_scalars {
@@ -95,6 +98,10 @@ macro_rules! integer_scalars {
             #[inline]
             fn compare_swap(cell: &$cell, expected: $ty, new: $ty, order: Ordering) -> $ty {
                 cell.compare_exchange(expected, new, order, failure_order(order)).unwrap_or_else(|old| old)
+            }
+            #[inline]
+            fn complement(self) -> $ty {
+                !self
             }
         }
     )*};
@@ -147,6 +154,10 @@ impl EmuScalar for bool {
     #[inline]
     fn compare_swap(cell: &AtomicBool, expected: bool, new: bool, order: Ordering) -> bool {
         cell.compare_exchange(expected, new, order, failure_order(order)).unwrap_or_else(|old| old)
+    }
+    #[inline]
+    fn complement(self) -> bool {
+        !self
     }
 }
 
@@ -216,6 +227,10 @@ macro_rules! float_scalars {
             fn compare_swap(cell: &$cell, expected: $ty, new: $ty, order: Ordering) -> $ty {
                 let exchanged = cell.compare_exchange(expected.to_bits(), new.to_bits(), order, failure_order(order));
                 <$ty>::from_bits(exchanged.unwrap_or_else(|old| old))
+            }
+            #[inline]
+            fn complement(self) -> $ty {
+                <$ty>::from_bits(!self.to_bits())
             }
         }
     )*};
