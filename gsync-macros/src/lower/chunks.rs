@@ -127,9 +127,9 @@ impl Lowerer<'_> {
             syn::Expr::Path(p) => p.path.get_ident().cloned(),
             _ => None,
         };
-        let from = match ident.as_ref().and_then(|i| self.lookup(&names::rust_name(i))) {
-            Some(Binding::Array(a)) if self.arrays[a.0].space == ArraySpace::Local => a,
-            _ => {
+        let from = match self.named_array(values, ArraySpace::Local) {
+            Some(a) => a,
+            None => {
                 self.diag.error(
                     values.span(),
                     "`store_chunk` stores a thread's own array: name one, e.g. `let v = [a, b, c, d];` then `out.store_chunk(c, v);`",
@@ -182,10 +182,7 @@ impl Lowerer<'_> {
     /// chunk `c` of the shared array `a`, asynchronously (see [`StmtKind::CopyChunkAsync`]).
     pub(super) fn copy_chunk_async(&mut self, m: &syn::ExprMethodCall, out: &mut Block) {
         let span = m.method.span();
-        let Some(array) = self.method_receiver_array(m) else {
-            self.diag.error(m.receiver.span(), "`copy_chunk_async` works on an array, named directly");
-            return;
-        };
+        let Some(array) = self.chunk_receiver(m, false) else { return };
         if !self.arrays[array.0].space.is_shared() {
             self.diag.error(
                 m.receiver.span(),
@@ -206,13 +203,9 @@ impl Lowerer<'_> {
             );
             return;
         };
-        let source_ident = match source {
-            syn::Expr::Path(p) => p.path.get_ident().cloned(),
-            _ => None,
-        };
-        let from = match source_ident.as_ref().and_then(|i| self.lookup(&names::rust_name(i))) {
-            Some(Binding::Array(a)) if self.arrays[a.0].space == ArraySpace::Global => a,
-            _ => {
+        let from = match self.named_array(source, ArraySpace::Global) {
+            Some(a) => a,
+            None => {
                 self.diag.error(
                     source.span(),
                     "`copy_chunk_async` copies from a slice in global memory: name a slice parameter",
@@ -221,9 +214,9 @@ impl Lowerer<'_> {
             }
         };
         let receiver = self.arrays[array.0].name.clone();
+        let (_, elem) = self.chunk_elem(array);
         let n = match self.chunk_turbofish(m, &receiver) {
             Ok(Some((n, at))) => {
-                let (_, elem) = self.chunk_elem(array);
                 if !self.chunk_length_fits(n, elem, at) {
                     return;
                 }
@@ -247,15 +240,14 @@ impl Lowerer<'_> {
             }
             Err(()) => return,
         };
-        let target_elem = self.arrays[array.0].elem;
         let from_ty = self.array_elem_ty(from);
-        if self.arrays[from.0].elem != target_elem {
+        if self.arrays[from.0].elem != elem {
             self.diag.error(
                 source.span(),
                 format!(
                     "mismatched types: `{}` holds `{}` and `{}` holds `{}`; an async copy moves elements of one type",
                     self.arrays[array.0].name,
-                    target_elem.name(),
+                    elem.name(),
                     self.arrays[from.0].name,
                     self.arrays[from.0].elem.name()
                 ),
@@ -278,6 +270,15 @@ impl Lowerer<'_> {
             })
             .collect();
         out.push(Self::stmt_of(StmtKind::CopyChunkAsync { chunk, source: source_chunk, stores }, span));
+    }
+
+    /// The array of `space` that `e` names directly, if it names one.
+    fn named_array(&self, e: &syn::Expr, space: ArraySpace) -> Option<ArrayId> {
+        let syn::Expr::Path(p) = e else { return None };
+        match self.lookup(&names::rust_name(p.path.get_ident()?)) {
+            Some(Binding::Array(a)) if self.arrays[a.0].space == space => Some(a),
+            _ => None,
+        }
     }
 
     /// The element type of `array` (a thread's own array's may still be inferred) and its
