@@ -466,8 +466,9 @@ fn conjugate_gradients_fused_builds_spill_no_more_than_they_must() {
 /// ranking by eight-bit `match_any` and padded tiles, which cut a third of its instructions
 /// (2^24 keys 610 → 530 µs on an H200), and stayed with tiles of 20 keys per thread, whose
 /// ranks travel two to a register (CUDA 13.0, LBS: 196 bytes for `u32`, 80 for `u64`; 2^24
-/// keys 517 → 467 µs). The ULFS build (which once
-/// failed in ptxas's predicate allocation) and the split form's segments compile too and keep
+/// keys 517 → 467 µs). The ULFS build, on which ptxas fails to allocate predicates for
+/// `match_any`'s mask tests (C7600), compiles by the runtime's second try with each bit
+/// tested at the sign (`GSYNC_MATCH_BY_SIGN`); it and the split form's segments keep
 /// the blocks per SM; the segments keep the same spill bound. A spill inside the
 /// loops over keys would pass this bound only where it is as small: 56 bytes of swapped
 /// buffers' addresses once cost 2^24 pairs 772 µs against 746.

@@ -314,17 +314,25 @@ mod lsd_lookback {
         }
     }
 
-    /// Issues the async copies of the values this thread holds of tile `t` (its first at
-    /// `in_tile`), every 32nd, from `src` into `into` at their places in the tile; those past
-    /// `src`'s end are not copied (their keys are the padding, which never goes out).
+    /// Issues async copies of tile `t`'s values from `src` into `into`, in the tile's order,
+    /// 16 bytes at a time (each thread every `THREADS`th chunk of four); a chunk that crosses
+    /// `src`'s end goes value by value, and nothing past the end is copied (those keys are
+    /// the padding, which never goes out).
     #[device]
-    fn fetch_values(src: &[u32], into: &mut [u32], t: u32, in_tile: u32) {
+    fn fetch_values(src: &[u32], into: &mut [u32], t: u32) {
         let n = src.len() as u32;
-        for m in 0..ITEMS {
-            let at = in_tile + 32 * m as u32;
-            let i = t * TILE as u32 + at;
-            if i < n {
-                into.copy_chunk_async::<1>(at, src, i);
+        let tile_chunks = t * (TILE / 4) as u32;
+        for j in 0..TILE / 4 / THREADS {
+            let c = thread_idx() + (j * THREADS) as u32;
+            let i = 4 * (tile_chunks + c);
+            if i + 4 <= n {
+                into.copy_chunk_async::<4>(c, src, tile_chunks + c);
+            } else {
+                for k in 0..4u32 {
+                    if i + k < n {
+                        into.copy_chunk_async::<1>(4 * c + k, src, i + k);
+                    }
+                }
             }
         }
     }
@@ -474,7 +482,7 @@ mod lsd_lookback {
             // keys rank and wait: the last tile's reads of `staged_values` ended at the barrier
             // that closed its loop.
             if with_values && gathers_values::<K>() {
-                fetch_values(src_values, staged_values, t, in_tile);
+                fetch_values(src_values, staged_values, t);
             }
             // Rank: each key's place among the warp's keys of its digit. The digit is computed
             // again from the key where it is needed, and two ranks (below the warp's 32 × ITEMS
@@ -797,6 +805,8 @@ pub use lsd_lookback::{onesweep_u32, onesweep_u64, HIST_COPIES, ITEMS, RADIX, TH
 
 // The ranks travel two to a register: an even count of them, each below 2^16.
 const _: () = assert!(ITEMS.is_multiple_of(2) && 32 * ITEMS <= 1 << 16);
+// A tile's values travel in chunks of four, the same count from every thread.
+const _: () = assert!(TILE.is_multiple_of(4 * THREADS));
 
 /// The most keys one sort takes: the look-back state words count in 30 bits.
 pub const MAX_KEYS: usize = (1 << 30) - 1;

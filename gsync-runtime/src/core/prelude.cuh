@@ -789,25 +789,32 @@ __device__ __forceinline__ bool any(bool p) { return __any_sync(warp_lanes(), p)
 __device__ __forceinline__ bool all(bool p) { return __all_sync(warp_lanes(), p) != 0; }
 template <typename T> __device__ __forceinline__ u32 match_any(T v) { return __match_any_sync(warp_lanes(), v); }
 // Values of at most 8 bits match by one ballot per bit, each keeping the lanes that agree with
-// this one on that bit: an H200 runs these five instructions a bit (the bit moved to the sign,
-// the predicate, the ballot, its complement where the bit is clear, the AND) many times faster
-// than its MATCH.ANY. The bit is tested at the sign rather than by a mask: from mask tests
-// ptxas 13.0 gathers the predicates of seven bits at once, and then failed to allocate
-// predicates in one kernel ("register count of '7'"). Lanes the block does not have are not
-// in the result, as for __match_any_sync.
+// this one on that bit: an H200 runs these few instructions a bit many times faster than its
+// MATCH.ANY. Each bit is tested by a mask (and, setp, the ballot, its complement where the bit
+// is clear, the AND), from which ptxas gathers several bits' predicates with one R2P: about
+// 3.4 instructions a bit (an H200, the radix sort at 2^24 keys, 449 -> 433 us). On some
+// kernels ptxas 13.0 then fails to allocate predicates ("(C7600) Register allocation failed
+// with register count of '7'"); the runtime compiles those again with GSYNC_MATCH_BY_SIGN,
+// which tests each bit at the sign instead, five instructions a bit that ptxas never gathers.
+// Lanes the block does not have are not in the result, as for __match_any_sync.
+#ifdef GSYNC_MATCH_BY_SIGN
+#define GSYNC_MATCH_BIT_TEST "shl.b32 %0, %1, %2;\n\tsetp.lt.s32 p, %0, 0;\n\t"
+#define GSYNC_MATCH_BIT_OPERAND(b) (31u - (b))
+#else
+#define GSYNC_MATCH_BIT_TEST "and.b32 %0, %1, %2;\n\tsetp.ne.u32 p, %0, 0;\n\t"
+#define GSYNC_MATCH_BIT_OPERAND(b) (1u << (b))
+#endif
 template <int BITS> __device__ __forceinline__ u32 match_low_bits(u32 v) {
     const u32 lanes = warp_lanes();
     u32 peers = lanes;
 #pragma unroll
     for (int b = 0; b < BITS; ++b) {
         u32 agree;
-        asm("{\n\t.reg .pred p;\n\t"
-            "shl.b32 %0, %1, %2;\n\t"
-            "setp.lt.s32 p, %0, 0;\n\t"
+        asm("{\n\t.reg .pred p;\n\t" GSYNC_MATCH_BIT_TEST
             "vote.sync.ballot.b32 %0, p, %3;\n\t"
             "@!p not.b32 %0, %0;\n\t}"
             : "=&r"(agree)
-            : "r"(v), "r"(31 - b), "r"(lanes));
+            : "r"(v), "r"(GSYNC_MATCH_BIT_OPERAND(b)), "r"(lanes));
         peers &= agree;
     }
     return peers;

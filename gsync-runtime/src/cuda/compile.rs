@@ -51,18 +51,39 @@ pub struct Usage {
 /// ```
 pub fn compile(source: &str, kernel_name: &str, arch: (u32, u32)) -> Result<Compiled> {
     let toolkit = discover::toolkit()?;
-    let options = options(toolkit, arch);
     let search = toolkit.header_search();
-    let (cubin, log, usage) = match run_nvrtc(source, kernel_name, &options, search, Output::Cubin) {
-        Ok(compiled) => compiled,
-        // With ptxas's report asked for, NVRTC 13.0's log of a kernel that ptxas refuses holds
-        // the report but not ptxas's error: the error comes from compiling without it.
-        Err(_) => {
-            let quiet: Vec<String> = options.into_iter().filter(|option| option != PTXAS_REPORT).collect();
-            run_nvrtc(source, kernel_name, &quiet, search, Output::Cubin)?
+    with_match_by_sign_fallback(options(toolkit, arch), |options| {
+        let (cubin, log, usage) = match run_nvrtc(source, kernel_name, options, search, Output::Cubin) {
+            Ok(compiled) => compiled,
+            // With ptxas's report asked for, NVRTC 13.0's log of a kernel that ptxas refuses
+            // holds the report but not ptxas's error: the error comes from compiling without it.
+            Err(_) => {
+                let quiet: Vec<String> = options.iter().filter(|option| *option != PTXAS_REPORT).cloned().collect();
+                run_nvrtc(source, kernel_name, &quiet, search, Output::Cubin)?
+            }
+        };
+        Ok(Compiled { cubin, log, usage })
+    })
+}
+
+/// The NVRTC option under which the prelude's `match_any` of values of at most 8 bits tests
+/// each bit at the sign rather than by a mask (see `match_low_bits` in `prelude.cuh`).
+const MATCH_BY_SIGN: &str = "-DGSYNC_MATCH_BY_SIGN";
+
+/// Builds with `options`, and where ptxas failed to allocate predicates (its error C7600,
+/// which the mask tests' gathered predicates cause in some kernels), builds again with
+/// [`MATCH_BY_SIGN`] added; any other outcome is the first build's.
+pub(crate) fn with_match_by_sign_fallback<T>(
+    options: Vec<String>,
+    build: impl Fn(&[String]) -> Result<T>,
+) -> Result<T> {
+    match build(&options) {
+        Err(Error::Compile { log, .. } | Error::Link { log, .. }) if log.contains("(C7600)") => {
+            let by_sign: Vec<String> = options.into_iter().chain([MATCH_BY_SIGN.to_owned()]).collect();
+            build(&by_sign)
         }
-    };
-    Ok(Compiled { cubin, log, usage })
+        built => built,
+    }
 }
 
 /// What [`run_nvrtc`] returns.

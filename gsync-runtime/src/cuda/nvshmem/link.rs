@@ -5,7 +5,9 @@ use std::ffi::{c_char, c_void, CString};
 use std::path::PathBuf;
 
 use crate::core::error::{Error, Result};
-use crate::cuda::compile::{nvrtc_version, options_for_target, run_nvrtc, Compiled, Output, Usage};
+use crate::cuda::compile::{
+    nvrtc_version, options_for_target, run_nvrtc, with_match_by_sign_fallback, Compiled, Output, Usage,
+};
 use crate::cuda::discover;
 use crate::cuda::nvshmem::library::{JitLinkApi, JitLinkHandle, Nvshmem};
 
@@ -29,9 +31,12 @@ pub fn link_kernel(nvshmem: &Nvshmem, source: &str, kernel_name: &str, arch: (u3
     let mut options = options_for_target(toolkit, format!("--gpu-architecture=compute_{major}{minor}"));
     options.extend(["-rdc=true".to_owned(), "-dlto".to_owned(), format!("-I{}", nvshmem.include_dir().display())]);
     let header_search: Vec<PathBuf> = toolkit.header_search().iter().cloned().chain([nvshmem.include_dir()]).collect();
-    let (ir, log, _) = run_nvrtc(source, kernel_name, &options, &header_search, Output::LtoIr)?;
-    let cubin = Linker::new(&nvshmem.jit, kernel_name, arch)?.link(&ir, nvshmem)?;
-    Ok(Compiled { cubin, log, usage: Usage::default() })
+    // ptxas runs in nvJitLink here, so a failure to allocate predicates shows at the link.
+    with_match_by_sign_fallback(options, |options| {
+        let (ir, log, _) = run_nvrtc(source, kernel_name, options, &header_search, Output::LtoIr)?;
+        let cubin = Linker::new(&nvshmem.jit, kernel_name, arch)?.link(&ir, nvshmem)?;
+        Ok(Compiled { cubin, log, usage: Usage::default() })
+    })
 }
 
 /// nvJitLink must be at least as new as the NVRTC whose LTO-IR it links.
