@@ -1,7 +1,7 @@
-//! `gsync::kernels::sort` of random `u32` keys, alone and with a `u32` value each, from 2^16
+//! `gsync::kernels::sort` of random `u32` keys (`--key u64`: `u64` keys), alone and with a `u32` value each, from 2^16
 //! to 2^26 keys: each size sorted once to warm up, then timed (the kernel's time between
 //! CUDA events) `--reps` times, every result verified against the CPU's sort, and the medians
-//! printed as a table. Below `kernels::radix_from(with_values)` keys (2^17 keys alone, 2^16
+//! printed as a table. Below `kernels::radix_from(with_values)` keys (2^18 keys alone, 2^16
 //! pairs) the sort is the bitonic sort; from there the radix sort `onesweep` (a histogram
 //! phase, then one phase per 8-bit digit with decoupled look-back between tiles), one fused
 //! kernel. `--kernel` names it or another: `radix` (per digit, a phase that counts it in each
@@ -11,6 +11,7 @@
 //! cargo run --release --example radix_sort                     # 2^16 … 2^26 on a GPU, 2^13 on the emulator
 //! cargo run --release --example radix_sort -- --n 1000000 --reps 20
 //! cargo run --release --example radix_sort -- --kernel bitonic --max-log 22
+//! cargo run --release --example radix_sort -- --key u64 --min-log 20 --max-log 24
 //! cargo run --release --example radix_sort -- --barrier multi-launch   # one launch per phase
 //! cargo run --release --example radix_sort -- --kernel radix --n 65536 --profile   # where the time goes
 //! ```
@@ -46,6 +47,9 @@ struct Args {
     /// split form: one launch per phase); several separated by commas, or `all`, to compare.
     #[arg(long, default_value = "auto")]
     barrier: String,
+    /// The keys' type.
+    #[arg(long, value_enum, default_value_t = Key::U32)]
+    key: Key,
     /// Seed of the random keys.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -56,6 +60,13 @@ struct Args {
     /// printed: each phase's span, its slowest block's work and the barrier after it.
     #[arg(long)]
     profile: bool,
+}
+
+/// `--key`'s choices.
+#[derive(Clone, Copy, ValueEnum)]
+enum Key {
+    U32,
+    U64,
 }
 
 /// `--kernel`'s choices.
@@ -77,10 +88,11 @@ impl Kernel {
         }
     }
 
-    /// The kernel that sorts `n` keys, `with_values` or alone.
-    fn name(self, n: usize, with_values: bool) -> &'static str {
+    /// The kernel that sorts `n` keys, `with_values` or alone, `wide` (64-bit) or 32-bit ones
+    /// (64-bit keys always run a radix sort).
+    fn name(self, n: usize, with_values: bool, wide: bool) -> &'static str {
         match self {
-            Kernel::Fastest if n < kernels::radix_from(with_values) => "bitonic",
+            Kernel::Fastest if !wide && n < kernels::radix_from(with_values) => "bitonic",
             Kernel::Fastest | Kernel::Onesweep => "onesweep",
             Kernel::Radix => "radix",
             Kernel::Bitonic => "bitonic",
@@ -107,26 +119,40 @@ fn run(args: &Args) -> Result<(), AnyError> {
             [(barrier, false)].into_iter().chain(split.then_some((barrier, true)))
         })
         .collect();
+    match args.key {
+        Key::U32 => table::<u32>(args, &gpu, &sizes, &forms, "u32"),
+        Key::U64 => table::<u64>(args, &gpu, &sizes, &forms, "u64"),
+    }
+}
+
+/// Times, verifies and prints the sorts of random `K` keys (named `key_name`) of each size in
+/// `sizes`, alone and with values, in each of `forms` (a barrier, and whether replayed as a graph).
+fn table<K>(args: &Args, gpu: &Gpu, sizes: &[usize], forms: &[(Barrier, bool)], key_name: &str) -> Result<(), AnyError>
+where
+    K: kernels::OrderedKey + Ord + Send + Sync,
+    rand::distributions::Standard: rand::distributions::Distribution<K>,
+{
+    let wide = std::mem::size_of::<K>() == 8;
     let mut rng = StdRng::seed_from_u64(args.seed);
-    println!("{} — u32 keys, median of {} sorts after one warm-up", gpu.info().name, args.reps);
+    println!("{} — {key_name} keys, median of {} sorts after one warm-up", gpu.info().name, args.reps);
     println!("| keys | values | sort | barrier | median kernel time | Gkeys/s | blocks × threads | verified |");
     println!("|---:|---|---|---|---:|---:|---|---|");
-    for n in sizes {
-        let keys: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+    for &n in sizes {
+        let keys: Vec<K> = (0..n).map(|_| rng.gen()).collect();
         let values: Vec<u32> = (0..n as u32).collect();
-        let mut pairs: Vec<(u32, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
+        let mut pairs: Vec<(K, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
         pairs.sort_by_key(|pair| pair.0);
-        let expected_keys: Vec<u32> = pairs.iter().map(|pair| pair.0).collect();
+        let expected_keys: Vec<K> = pairs.iter().map(|pair| pair.0).collect();
         let expected_values: Vec<u32> = pairs.iter().map(|pair| pair.1).collect();
         for with_values in [false, true] {
-            for &(barrier, graph) in &forms {
+            for &(barrier, graph) in forms {
                 let given = with_values.then_some(&values[..]);
                 let expected = if with_values { &expected_values[..] } else { &[][..] };
                 let launch = Launch::new().barrier(barrier).graph(graph);
                 let form = if graph { format!("{barrier}, graph") } else { barrier.to_string() };
                 let mut verified = 0;
                 let timed = common::timed(args.reps, || {
-                    let sorted = kernels::sort_with(&gpu, &launch, &keys, given, false, args.kernel.choice())?;
+                    let sorted = kernels::sort_with(gpu, &launch, &keys, given, false, args.kernel.choice())?;
                     if sorted.keys == expected_keys && sorted.values == expected {
                         verified += 1;
                     }
@@ -138,7 +164,7 @@ fn run(args: &Args) -> Result<(), AnyError> {
                     Err(e) if common::barrier_refused(&e) => {
                         println!(
                             "| {n} | {label} | {} | {form} | – | – | – | ({e}) |",
-                            args.kernel.name(n, with_values)
+                            args.kernel.name(n, with_values, wide)
                         );
                         continue;
                     }
@@ -151,7 +177,7 @@ fn run(args: &Args) -> Result<(), AnyError> {
                 let rate = n as f64 / median.as_secs_f64().max(1e-12) / 1e9;
                 println!(
                     "| {n} | {label} | {} | {}{} | {:.1} µs | {rate:.2} | {} × {} | yes |",
-                    args.kernel.name(n, with_values),
+                    args.kernel.name(n, with_values, wide),
                     report.barrier,
                     if graph { ", graph" } else { "" },
                     median.as_secs_f64() * 1e6,
@@ -160,7 +186,7 @@ fn run(args: &Args) -> Result<(), AnyError> {
                 );
                 if args.profile && barrier != Barrier::MultiLaunch {
                     let profiled = launch.clone().profile(true);
-                    let sorted = kernels::sort_with(&gpu, &profiled, &keys, given, false, args.kernel.choice())?;
+                    let sorted = kernels::sort_with(gpu, &profiled, &keys, given, false, args.kernel.choice())?;
                     if sorted.keys != expected_keys || sorted.values != expected {
                         return Err(
                             format!("{n} keys, values {label}: the profiled sort differs from the CPU's").into()

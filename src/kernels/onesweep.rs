@@ -44,14 +44,18 @@
 //!   2^26 pairs 2,143–2,145 against 2,090–2,093, one run). `u64` keys keep the register path
 //!   (see `gathers_values`).
 //!
-//! **Tiles and registers.** A tile holds 20 keys per thread, 5,120 in all. Keys in flight
-//! per SM decide the large sorts: on an H200 (2^24 keys, two runs in which 20 keys per
-//! thread took 467 µs each time), 16 took 491 µs, 18 took 479 and 22 took 472; at 2^20 keys
-//! the smaller tiles win (16: 61 µs, 20: 66), having more tiles than the grid has blocks.
+//! **Tiles and registers.** A tile holds 24 keys per thread, 6,144 in all. Keys in flight
+//! per SM decide the large sorts: on an H200, 24 keys per thread against 20 took 2^24 keys
+//! from 433–434 µs to 416 and 2^26 keys from 1,577–1,578 to 1,480–1,487 (pairs 2,017–2,029
+//! against 1,987–1,992), and lost at 2^20 (keys 70.5–73.7 against 69.1–70.9, pairs 83.2–87.1
+//! against 79.7–81.4; one call, two rounds). With `u64` keys 24 lost 2% at 2^24 pairs and
+//! 7–10% at 2^20 (pairs 172–173 against 158–159 µs; keys at 2^24 the same), which the
+//! kernels share for want of a tile size per key type. Earlier, with the values in registers,
+//! 16 keys per thread took 491 µs at 2^24, 18 took 479, 20 467 and 22 472.
 //! The kernels ask for their blocks per SM (`blocks_per_sm`), which their split forms'
 //! segments keep too: ptxas (CUDA 13, sm_90, bounds checks off) gives `onesweep_u32` 80
-//! registers, 3 blocks of 256 per SM, spilling 68 bytes under LBS, and `onesweep_u64` 128,
-//! 2 blocks, spilling 80 (their split segments none). To keep few values live, two ranks
+//! registers, 3 blocks of 256 per SM, spilling 156 bytes under LBS, and `onesweep_u64` 128,
+//! 2 blocks, spilling 316 (their split segments none). To keep few values live, two ranks
 //! share a register (20 keys per thread spilled 668 bytes with a register per rank, 196 with
 //! two: 2^24 keys 497 → 467 µs, in runs where 16 keys with a register per rank took 517),
 //! indices are `u32`, each digit is computed again from its key rather than held, and the
@@ -98,7 +102,7 @@ mod lsd_lookback {
     pub const RADIX: usize = 256;
     /// Keys each thread holds of a tile: even, for their ranks travel two to a register, and
     /// few enough that a rank among a warp's `32 × ITEMS` keys fits in 16 bits.
-    pub const ITEMS: usize = 20;
+    pub const ITEMS: usize = 24;
     /// Threads per block: one per digit.
     pub const THREADS: usize = 256;
     /// Keys per tile.
@@ -256,7 +260,9 @@ mod lsd_lookback {
     /// 522–524; eight at a time was slower than one from 2^22 keys, 560–564 at 2^24). With
     /// tiles of 5,120 keys, two at a time beat four from 2^24 keys in two runs (2^24 keys
     /// 464–467 against 466–468 µs, 2^26 pairs 2,132–2,155 against 2,167–2,195) and lost at
-    /// 2^20 (66.8 against 65.5–65.9).
+    /// 2^20 (66.8 against 65.5–65.9). With the mask-tested `match_any` and the values'
+    /// 16-byte copies, four were as fast for keys (2^24 keys 431–433 against 433–434 µs) and
+    /// slower for pairs (550–552 against 541–543).
     #[device]
     fn look_back(states: &mut [u32], region: u32, tile: u32, d: u32, total: u32) -> u32 {
         let mut exclusive = 0u32;

@@ -34,16 +34,17 @@ use crate::{Error, Gpu, Launch, Result};
 
 /// 32-bit keys alone from this many on run a radix sort, fewer the bitonic sort (64-bit keys
 /// always run a radix sort, which alone sorts them). Measured on an H200 on 2026-11-29 (kernel
-/// time, median of 9, one run) with tiles of 5,120 keys (13 blocks at 2^16): at 2^16 keys the
-/// look-back radix sort took 47.4 µs against the bitonic sort's 43.9, at 2^17 49.3 against
-/// 50.0. (With tiles of 4,096 keys, 16 blocks at 2^16, the radix sort had won at 2^16: 42.8
-/// µs against 45.2.)
-pub const RADIX_KEYS_FROM: usize = 1 << 17;
+/// time, median of 9, three rounds in one call) with tiles of 6,144 keys (22 blocks at 2^17):
+/// at 2^17 keys the look-back radix sort took 50.6–51.1 µs against the bitonic sort's
+/// 49.7–50.5, at 2^18 53.0–55.5 against 54.9–62.5. (With tiles of 5,120 keys the radix sort
+/// had won at 2^17, 49.3 against 50.0; with tiles of 4,096 at 2^16, 42.8 against 45.2.)
+pub const RADIX_KEYS_FROM: usize = 1 << 18;
 
 /// 32-bit keys with values from this many on run the radix sort, fewer the bitonic sort.
 /// Measured on an H200 on 2026-11-29 (kernel time, median of 9, one run): at 2^16 pairs, the
 /// smallest size measured, the radix sort took 54.9 µs against the bitonic sort's 83.8, at
-/// 2^17 54.8 against 99.9; below 2^16 the bitonic sort stays, unmeasured.
+/// 2^17 54.8 against 99.9 (with tiles of 6,144 keys, three rounds: 2^16 57.5–59.4 against
+/// 82.2–84.3); below 2^16 the bitonic sort stays, unmeasured.
 pub const RADIX_PAIRS_FROM: usize = 1 << 16;
 
 /// The fewest 32-bit keys that [`sort_with`]'s [`SortKernel::Fastest`] gives the radix sort:
