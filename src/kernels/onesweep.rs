@@ -35,9 +35,9 @@
 //!   high bytes of small keys, say) moves no key relative to another: it copies the keys
 //!   (and values) as they are, without ranking or look-back.
 //! - Values, if any, follow their keys through shared memory, in a buffer of their own. With
-//!   `u32` keys they never pass through registers: each thread issues async copies of its
-//!   values into the buffer, in the tile's order, as the tile starts, and they land while the
-//!   keys rank and the look-back waits; staging a key records where its value is
+//!   `u32` keys they never pass through registers: the block issues async copies of the
+//!   tile's values into the buffer, in the tile's order, 16 bytes each, as the tile starts,
+//!   and they land while the keys rank and the look-back waits; staging a key records where its value is
 //!   (`origins`), and the tile's values go out gathered from there. Loaded after the rank and
 //!   staged through registers, they had waited on their loads once a tile and held 20
 //!   registers (on an H200, 2^24 pairs 581–583 µs against 568–569 µs, keys 462–464 against 453,

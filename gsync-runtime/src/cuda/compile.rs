@@ -353,6 +353,47 @@ mod tests {
     use crate::core::kernel::{KernelSpec, SplitSpec};
     use crate::cuda::discover::nvrtc_or_skip;
 
+    /// A failure to allocate predicates (C7600) is built again with the sign-tested
+    /// `match_any`, once; any other failure, and a success, are the first build's.
+    #[test]
+    fn only_running_out_of_predicates_builds_again_by_sign() {
+        let failure = |log: &str| Error::Compile {
+            kernel: "k".to_owned(),
+            log: log.to_owned(),
+            source_with_line_numbers: String::new(),
+        };
+        let out_of_predicates =
+            "ptxas fatal   : (C7600) Register allocation failed with register count of '7'. Compile the program with a higher register target";
+        let builds = std::cell::RefCell::new(Vec::new());
+        let built = with_match_by_sign_fallback(vec!["-a".to_owned()], |options| {
+            builds.borrow_mut().push(options.to_vec());
+            if options.iter().any(|option| option == MATCH_BY_SIGN) {
+                Ok(7)
+            } else {
+                Err(failure(out_of_predicates))
+            }
+        });
+        assert_eq!(built.ok(), Some(7));
+        assert_eq!(*builds.borrow(), [vec!["-a".to_owned()], vec!["-a".to_owned(), MATCH_BY_SIGN.to_owned()]]);
+
+        for fails in [true, false] {
+            let calls = std::cell::Cell::new(0);
+            let built = with_match_by_sign_fallback(vec![], |_| {
+                calls.set(calls.get() + 1);
+                if fails {
+                    Err(failure("error: identifier \"x\" is undefined"))
+                } else {
+                    Ok(3)
+                }
+            });
+            assert_eq!(calls.get(), 1);
+            assert_eq!(built.is_ok(), !fails);
+        }
+        // Failing again by sign is that build's error.
+        let built = with_match_by_sign_fallback(vec![], |_| Err::<(), _>(failure(out_of_predicates)));
+        assert!(matches!(built, Err(Error::Compile { .. })));
+    }
+
     const GRID_KERNEL: &str = r#"
 #include <cooperative_groups.h>
 extern "C" __global__ void __launch_bounds__(128) step(float* out, unsigned long long n) {
