@@ -1,7 +1,7 @@
 //! `gsync::kernels::sort` of random `u32` keys (`--key u64`: `u64` keys), alone and with a `u32` value each, from 2^16
 //! to 2^26 keys: each size sorted once to warm up, then timed (the kernel's time between
 //! CUDA events) `--reps` times, every result verified against the CPU's sort, and the medians
-//! printed as a table. Below `kernels::radix_from(with_values)` keys (2^18 keys alone, 2^16
+//! printed as a table. Below `kernels::radix_from(with_values)` keys (2^17 + 1 keys alone, 2^16
 //! pairs) the sort is the bitonic sort; from there the radix sort `onesweep` (a histogram
 //! phase, then one phase per 8-bit digit with decoupled look-back between tiles), one fused
 //! kernel. `--kernel` names it or another: `radix` (per digit, a phase that counts it in each

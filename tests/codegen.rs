@@ -480,7 +480,7 @@ fn the_radix_sorts_keep_their_blocks_per_sm() {
     }
     let kernels = [
         (&gsync::kernels::onesweep::onesweep_u32::KERNEL, 3, 256),
-        (&gsync::kernels::onesweep::onesweep_u64::KERNEL, 2, 320),
+        (&gsync::kernels::onesweep::onesweep_u64::KERNEL, 2, 352),
         (&gsync::kernels::radix::radix_sort_u32::KERNEL, 3, 0),
         (&gsync::kernels::radix::radix_sort_u64::KERNEL, 2, 0),
     ];

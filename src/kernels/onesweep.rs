@@ -46,8 +46,8 @@
 //!
 //! **Tiles and registers.** A tile holds 24 keys per thread, 6,144 in all. Keys in flight
 //! per SM decide the large sorts: on an H200, 24 keys per thread against 20 took 2^24 keys
-//! from 433–434 µs to 416 and 2^26 keys from 1,577–1,578 to 1,480–1,487 (pairs 2,017–2,029
-//! against 1,987–1,992), and lost at 2^20 (keys 70.5–73.7 against 69.1–70.9, pairs 83.2–87.1
+//! from 433–434 µs to 416 and 2^26 keys from 1,577–1,578 to 1,480–1,487 (2^24 pairs from
+//! 541–543 to 539–541, 2^26 pairs from 2,017–2,029 to 1,987–1,992), and lost at 2^20 (keys 70.5–73.7 against 69.1–70.9, pairs 83.2–87.1
 //! against 79.7–81.4; one call, two rounds). With `u64` keys 24 lost 2% at 2^24 pairs and
 //! 7–10% at 2^20 (pairs 172–173 against 158–159 µs; keys at 2^24 the same), which the
 //! kernels share for want of a tile size per key type. Earlier, with the values in registers,
@@ -685,7 +685,7 @@ mod lsd_lookback {
     /// pass. `hist` takes `4 × RADIX × HIST_COPIES` words, zero at launch; `states` at least `4 × RADIX`
     /// words per tile (see [`state_words`](super::state_words)). Blocks of [`THREADS`]. Its
     /// tile's staged values and their origins are in dynamic shared memory, sized 0 without
-    /// values: a sort of keys alone takes 30 KiB a block, of pairs 60 KiB (three blocks fit an
+    /// values: a sort of keys alone takes 33 KiB a block, of pairs 69 KiB (three blocks fit an
     /// H100's or H200's 228 KiB per SM, two an A100's 164).
     #[grid_phases(threads = 256, blocks_per_sm = 3)]
     pub fn onesweep_u32(
@@ -747,7 +747,9 @@ mod lsd_lookback {
     /// [`onesweep_u32`] for `u64` keys: eight passes, `hist` of `8 × RADIX × HIST_COPIES` words and
     /// `states` of `8 × RADIX` words per tile. Its tile of keys is staged in
     /// dynamic shared memory: with the other arrays it exceeds the 48 KiB a block's static
-    /// shared arrays may take.
+    /// shared arrays may take. A block takes 81 KiB: two fit an H100's or H200's 228 KiB per
+    /// SM, but only one an A100's 164 (each block also reserves 1 KiB), where tiles of 5,120
+    /// keys (69 KiB) fitted two.
     #[grid_phases(threads = 256, blocks_per_sm = 2)]
     pub fn onesweep_u64(
         keys: &mut [u64],

@@ -36,9 +36,11 @@ use crate::{Error, Gpu, Launch, Result};
 /// always run a radix sort, which alone sorts them). Measured on an H200 on 2026-11-29 (kernel
 /// time, median of 9, three rounds in one call) with tiles of 6,144 keys (22 blocks at 2^17):
 /// at 2^17 keys the look-back radix sort took 50.6–51.1 µs against the bitonic sort's
-/// 49.7–50.5, at 2^18 53.0–55.5 against 54.9–62.5. (With tiles of 5,120 keys the radix sort
-/// had won at 2^17, 49.3 against 50.0; with tiles of 4,096 at 2^16, 42.8 against 45.2.)
-pub const RADIX_KEYS_FROM: usize = 1 << 18;
+/// 49.7–50.5, at 2^18 53.0–55.5 against 54.9–62.5. The bitonic sort pads to a power of two,
+/// so from 2^17 + 1 keys on it takes its time at 2^18, and the radix sort takes over there.
+/// (With tiles of 5,120 keys the radix sort had won at 2^17, 49.3 against 50.0; with tiles
+/// of 4,096 at 2^16, 42.8 against 45.2.)
+pub const RADIX_KEYS_FROM: usize = (1 << 17) + 1;
 
 /// 32-bit keys with values from this many on run the radix sort, fewer the bitonic sort.
 /// Measured on an H200 on 2026-11-29 (kernel time, median of 9, one run): at 2^16 pairs, the

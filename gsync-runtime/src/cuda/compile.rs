@@ -72,7 +72,8 @@ const MATCH_BY_SIGN: &str = "-DGSYNC_MATCH_BY_SIGN";
 
 /// Builds with `options`, and where ptxas failed to allocate predicates (its error C7600,
 /// which the mask tests' gathered predicates cause in some kernels), builds again with
-/// [`MATCH_BY_SIGN`] added; any other outcome is the first build's.
+/// [`MATCH_BY_SIGN`] added; any other outcome is the first build's. A second build that fails
+/// too says in its log that it was the second.
 pub(crate) fn with_match_by_sign_fallback<T>(
     options: Vec<String>,
     build: impl Fn(&[String]) -> Result<T>,
@@ -80,11 +81,20 @@ pub(crate) fn with_match_by_sign_fallback<T>(
     match build(&options) {
         Err(Error::Compile { log, .. } | Error::Link { log, .. }) if log.contains("(C7600)") => {
             let by_sign: Vec<String> = options.into_iter().chain([MATCH_BY_SIGN.to_owned()]).collect();
-            build(&by_sign)
+            build(&by_sign).map_err(|mut error| {
+                if let Error::Compile { log, .. } | Error::Link { log, .. } = &mut error {
+                    log.insert_str(0, RETRY_NOTE);
+                }
+                error
+            })
         }
         built => built,
     }
 }
+
+/// What the log of a failed second build ([`with_match_by_sign_fallback`]) starts with.
+const RETRY_NOTE: &str = "(ptxas ran out of predicate registers (C7600) on the first build; this is the \
+second, with -DGSYNC_MATCH_BY_SIGN)\n";
 
 /// What [`run_nvrtc`] returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -389,9 +399,17 @@ mod tests {
             assert_eq!(calls.get(), 1);
             assert_eq!(built.is_ok(), !fails);
         }
-        // Failing again by sign is that build's error.
-        let built = with_match_by_sign_fallback(vec![], |_| Err::<(), _>(failure(out_of_predicates)));
-        assert!(matches!(built, Err(Error::Compile { .. })));
+        // A second build that fails is that build's error, saying it was the second.
+        let calls = std::cell::Cell::new(0);
+        let built = with_match_by_sign_fallback(vec![], |options| {
+            calls.set(calls.get() + 1);
+            Err::<(), _>(failure(if options.is_empty() { out_of_predicates } else { "by sign" }))
+        });
+        assert_eq!(calls.get(), 2);
+        match built {
+            Err(Error::Compile { log, .. }) => assert_eq!(log, format!("{RETRY_NOTE}by sign")),
+            other => panic!("{other:?}"),
+        }
     }
 
     const GRID_KERNEL: &str = r#"
