@@ -120,20 +120,21 @@ fn run(args: &Args) -> Result<(), AnyError> {
         })
         .collect();
     match args.key {
-        Key::U32 => table::<u32>(args, &gpu, &sizes, &forms, "u32"),
-        Key::U64 => table::<u64>(args, &gpu, &sizes, &forms, "u64"),
+        Key::U32 => table::<u32>(args, &gpu, &sizes, &forms),
+        Key::U64 => table::<u64>(args, &gpu, &sizes, &forms),
     }
 }
 
-/// Times, verifies and prints the sorts of random `K` keys (named `key_name`) of each size in
+/// Times, verifies and prints the sorts of random `K` keys of each size in
 /// `sizes`, alone and with values, in each of `forms` (a barrier, and whether replayed as a graph).
-fn table<K>(args: &Args, gpu: &Gpu, sizes: &[usize], forms: &[(Barrier, bool)], key_name: &str) -> Result<(), AnyError>
+fn table<K>(args: &Args, gpu: &Gpu, sizes: &[usize], forms: &[(Barrier, bool)]) -> Result<(), AnyError>
 where
     K: kernels::OrderedKey + Ord + Send + Sync,
     rand::distributions::Standard: rand::distributions::Distribution<K>,
 {
     let wide = std::mem::size_of::<K>() == 8;
     let mut rng = StdRng::seed_from_u64(args.seed);
+    let key_name = std::any::type_name::<K>();
     println!("{} — {key_name} keys, median of {} sorts after one warm-up", gpu.info().name, args.reps);
     println!("| keys | values | sort | barrier | median kernel time | Gkeys/s | blocks × threads | verified |");
     println!("|---:|---|---|---|---:|---:|---|---|");
