@@ -19,6 +19,11 @@ macro_rules! on_the_emulator {
 common::with_every_check!(on_the_emulator);
 
 #[test]
+fn the_emulator_refuses_a_write_to_a_copy_s_source_in_flight() {
+    checks::the_emulator_refuses_a_write_to_a_copy_s_source_in_flight(&Gpu::emulator());
+}
+
+#[test]
 fn the_emulator_shows_a_copy_in_flight_as_neither_old_nor_new() {
     checks::the_emulator_shows_a_copy_in_flight_as_neither_old_nor_new(&Gpu::emulator());
 }

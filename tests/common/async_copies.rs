@@ -108,6 +108,24 @@ pub mod kernels {
         }
     }
 
+    /// Thread 0 of block 0 copies the first chunk of `keys` into a shared array, and with
+    /// `write` writes 99 to `keys[at]` before its wait (a race: what a GPU copies is undefined);
+    /// after the wait, the array goes to `out`.
+    #[grid_phases(threads = 32)]
+    pub fn async_copy_source_written(keys: &mut [u32], out: &mut [u32], write: bool, at: usize) {
+        let mut stage = shared_array::<u32, 4>();
+        if global_id() == 0 {
+            stage.copy_chunk_async::<4>(0, keys, 0);
+            if write {
+                keys[at] = 99;
+            }
+            wait_async_copies();
+            for i in 0..4 {
+                out[i] = stage[i];
+            }
+        }
+    }
+
     /// Thread 0 copies chunk `c` of `keys` into chunk `d` of a shared array of 8 and, after the
     /// wait, the array into `out`.
     #[grid_phases(threads = 32)]
@@ -133,6 +151,7 @@ pub fn async_copy_kernels() -> Vec<&'static gsync::KernelSpec> {
         &kernels::async_copy_widths::KERNEL,
         &kernels::async_copy_past_the_end::KERNEL,
         &kernels::async_copy_read_too_soon::KERNEL,
+        &kernels::async_copy_source_written::KERNEL,
     ]
 }
 
@@ -243,4 +262,32 @@ pub fn the_emulator_shows_a_copy_in_flight_as_neither_old_nor_new(gpu: &Gpu) {
     kernels::async_copy_read_too_soon::launch(gpu, &gpu.upload(&keys).unwrap(), &mut early, &mut late).unwrap();
     assert_eq!(gpu.download(&early).unwrap(), vec![!11u32, !12, !13, !14], "before the wait");
     assert_eq!(gpu.download(&late).unwrap(), vec![11, 12, 13, 14], "after the wait");
+}
+
+/// On the emulator, a write to a copy's source while the copy is in flight (before the
+/// issuing thread's wait) is an error naming the source, the element and the copy's line, and
+/// the copy lands neither value; a write past the copied chunk is none. Emulator only: on a GPU
+/// the copy may read the old value or the new one.
+pub fn the_emulator_refuses_a_write_to_a_copy_s_source_in_flight(gpu: &Gpu) {
+    let keys = [11u32, 12, 13, 14, 15];
+    let run = |write: bool, at: usize| {
+        let mut input = gpu.upload(&keys).unwrap();
+        let mut out = gpu.zeros::<u32>(4).unwrap();
+        let result = kernels::async_copy_source_written::launch(gpu, &mut input, &mut out, write, at);
+        (result, gpu.download(&out).unwrap())
+    };
+    let (result, out) = run(false, 1);
+    result.unwrap();
+    assert_eq!(out, vec![11, 12, 13, 14], "no write: the copy lands");
+    let (result, out) = run(true, 4);
+    result.unwrap();
+    assert_eq!(out, vec![11, 12, 13, 14], "a write past the chunk does not touch the copy");
+    let (result, out) = run(true, 1);
+    match result {
+        Err(Error::AsyncCopySourceWritten { array, index: 1, line, .. }) if array == "keys" => {
+            assert!(line > 0, "the copy's line");
+        }
+        other => panic!("expected AsyncCopySourceWritten at keys[1], got {other:?}"),
+    }
+    assert_eq!(out, vec![!11u32, !12, !13, !14], "the racy copy lands neither value");
 }

@@ -5,7 +5,8 @@
 #[allow(unused_imports)] // the async-copy checks, under the same path
 pub use super::async_copies::{
     an_async_copy_past_the_end_is_out_of_bounds, async_copies_of_every_width_move_every_element,
-    async_copies_stage_tiles_while_the_block_works, the_emulator_shows_a_copy_in_flight_as_neither_old_nor_new,
+    async_copies_stage_tiles_while_the_block_works, the_emulator_refuses_a_write_to_a_copy_s_source_in_flight,
+    the_emulator_shows_a_copy_in_flight_as_neither_old_nor_new,
 };
 #[allow(unused_imports)] // the chunk checks, under the same path
 pub use super::chunks::{

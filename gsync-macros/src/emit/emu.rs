@@ -491,14 +491,14 @@ impl RustStmts for Emu<'_> {
                 quote! {
                     if let Some(start) = #target.chunk_start(#index as u64, #n, #ctx, #target_num, #line) {
                         if let Some(source_start) = #source_slice.chunk_start(#source_index as u64, #n, #ctx, #source_num, #line) {
-                            #copies.issue(&#target, start, &#source_slice, source_start, #n);
+                            #copies.issue(&#target, start, &#source_slice, source_start, #n, #source_num, #line);
                         }
                     }
                 }
             }
             StmtKind::WaitAsyncCopies => {
                 let copies = async_copies_ident();
-                quote!(#copies.wait();)
+                quote!(#ctx.wait_async_copies(&mut #copies);)
             }
             StmtKind::PutRange(put) => self.put_range(put),
             _ => quote!(compile_error!("gsync: a shared statement as the emulator's own");),

@@ -568,6 +568,26 @@ pub enum Error {
         line: u32,
     },
 
+    /// An async copy's source was written while the copy was in flight, between the thread's
+    /// `copy_chunk_async` and its `wait_async_copies()`: a GPU may copy the old element or the
+    /// new one. Only the emulator sees it; the copy landed neither.
+    #[error(
+        "kernel `{kernel}`: element {index} of `{array}` was written while an async copy from it \
+         (line {line}) was in flight, so a GPU may copy the old value or the new one; write a \
+         copy's source only after the issuing thread's wait_async_copies() and a barrier that \
+         orders the two, or copy from a buffer the phase does not write"
+    )]
+    AsyncCopySourceWritten {
+        /// The kernel's name.
+        kernel: String,
+        /// The name of the copy's source slice.
+        array: String,
+        /// The element that changed.
+        index: u64,
+        /// The Rust source line of the copy.
+        line: u32,
+    },
+
     /// A loop's `step_by` step was 0 at run time. Rust would panic; the loop ran no
     /// iteration instead (a literal 0 is a compile error).
     #[error(
@@ -1146,6 +1166,7 @@ impl Error {
             | Error::ForeignContext { .. }
             | Error::NotOwned { .. } => ErrorKind::Memory,
             Error::OutOfBounds { .. }
+            | Error::AsyncCopySourceWritten { .. }
             | Error::ZeroStep { .. }
             | Error::AssertionFailed { .. }
             | Error::BarrierTimeout { .. }

@@ -19,6 +19,8 @@ const SPIN_TIMEOUT: u32 = 5;
 const DEADLINE_EXCEEDED: u32 = 6;
 const NO_SUCH_PE: u32 = 7;
 const PE_TIMEOUT: u32 = 8;
+/// The emulator's own: the device cannot see it.
+const ASYNC_SOURCE_WRITTEN: u32 = 9;
 
 /// The host's view of `gsync_status_t` (see the prelude).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -65,6 +67,13 @@ impl DeviceStatus {
     /// on Rust source line `line`, as the device's check writes it.
     pub fn no_such_pe(array: u32, pe: u64, n_pes: u32, line: u32) -> Self {
         DeviceStatus { code: NO_SUCH_PE, array, line, phase: 0, index: pe, len: u64::from(n_pes) }
+    }
+
+    /// The status of an async copy whose source element `index` of array `array` was written
+    /// while the copy was in flight (issued on Rust source line `line`). Only the emulator
+    /// reports it.
+    pub fn async_source_written(array: u32, index: u64, line: u32) -> Self {
+        DeviceStatus { code: ASYNC_SOURCE_WRITTEN, array, line, phase: 0, index, len: 0 }
     }
 
     /// Whether the grid stops at its next barrier for this status: a failed assertion or the
@@ -139,6 +148,12 @@ impl DeviceStatus {
                 missing: vec![self.array],
                 doing: format!("waits at grid_sync() number {} of `{}`", self.phase, kernel.name),
                 waited: watchdog.unwrap_or_default(),
+            }),
+            ASYNC_SOURCE_WRITTEN => Err(Error::AsyncCopySourceWritten {
+                kernel: kernel.name.to_owned(),
+                array: kernel.array_name(self.array),
+                index: self.index,
+                line: self.line,
             }),
             code => Err(Error::DeviceFault { kernel: kernel.name.to_owned(), code }),
         }
@@ -231,8 +246,18 @@ mod tests {
 
     #[test]
     fn other_codes_are_device_faults() {
-        let words = [9, 0, 0, 0, 0, 0, 0, 0];
+        let words = [10, 0, 0, 0, 0, 0, 0, 0];
         let error = DeviceStatus::from_words(&words).into_result(&SMOOTH, Barrier::Lbs, None);
-        assert!(matches!(error, Err(Error::DeviceFault { code: 9, .. })));
+        assert!(matches!(error, Err(Error::DeviceFault { code: 10, .. })));
+    }
+
+    #[test]
+    fn code_nine_is_an_async_copy_s_source_written_with_the_array_name() {
+        let status = DeviceStatus::async_source_written(0, 6, 44);
+        let error = status.into_result(&SMOOTH, Barrier::Lbs, None);
+        let Err(Error::AsyncCopySourceWritten { kernel, array, index, line }) = error else {
+            panic!("expected AsyncCopySourceWritten, got {error:?}");
+        };
+        assert_eq!((kernel.as_str(), array.as_str(), index, line), ("smooth", "a", 6, 44));
     }
 }

@@ -211,9 +211,11 @@ fn unreachable_peer(env: &TeamEnv, peer: u32) -> Error {
 /// runs on to every barrier (an access skipped, a loop not run).
 fn breaks_the_team(error: &Error) -> bool {
     match error {
-        Error::TeamRefused { .. } | Error::OutOfBounds { .. } | Error::NoSuchPe { .. } | Error::ZeroStep { .. } => {
-            false
-        }
+        Error::TeamRefused { .. }
+        | Error::OutOfBounds { .. }
+        | Error::AsyncCopySourceWritten { .. }
+        | Error::NoSuchPe { .. }
+        | Error::ZeroStep { .. } => false,
         Error::CollectiveMismatch { .. } | Error::TeamTimedOut { .. } => true,
         _ => !matches!(
             error.kind(),

@@ -3,43 +3,79 @@
 //! copies, and writes the elements only at the thread's next wait. A GPU may show the old
 //! elements or the new ones until then; a kernel that reads the target in between (its own
 //! thread before the wait, or any other thread before the wait and a barrier) reads neither on
-//! the emulator, and its results show it.
+//! the emulator, and its results show it. A GPU may also read the source at any time until the
+//! wait: a copy whose source changed meanwhile lands neither, and the wait reports it.
 
 use crate::emu::memory::EmuSlice;
 use crate::emu::scalar::EmuScalar;
 
-/// One copy in flight: writes the elements it read into its target.
-type InFlight<'a> = Box<dyn FnOnce() + Send + 'a>;
+/// One copy in flight: lands the elements it read into its target, unless its source changed
+/// since (then the first element that changed).
+type InFlight<'a> = Box<dyn FnOnce() -> Option<u64> + Send + 'a>;
+
+/// A copy's source element written while the copy was in flight.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SourceWritten {
+    /// The kernel's number of the source array.
+    pub array: u32,
+    /// The element that changed.
+    pub index: u64,
+    /// The Rust source line of the copy.
+    pub line: u32,
+}
 
 /// A thread's async copies in flight, in the order it issued them.
 #[doc(hidden)]
 #[derive(Default)]
 pub struct EmuAsyncCopies<'a> {
-    in_flight: Vec<InFlight<'a>>,
+    in_flight: Vec<(InFlight<'a>, u32, u32)>,
 }
 
 impl<'a> EmuAsyncCopies<'a> {
-    /// Issues the copy of `n` elements of `source` from `from` into `target` from `at`, both
-    /// spans in bounds (the caller checked them as chunks).
-    pub fn issue<T: EmuScalar>(&mut self, target: &'a EmuSlice<T>, at: u64, source: &EmuSlice<T>, from: u64, n: u64) {
-        let values: Vec<T> =
-            (from..from + n).map(|i| source.get(i as usize).expect("the source chunk was checked")).collect();
+    /// Issues the copy of `n` elements of `source` (the kernel's array `array`) from `from` into
+    /// `target` from `at`, both spans in bounds (the caller checked them as chunks), on Rust
+    /// source line `line`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn issue<T: EmuScalar>(
+        &mut self,
+        target: &'a EmuSlice<T>,
+        at: u64,
+        source: &'a EmuSlice<T>,
+        from: u64,
+        n: u64,
+        array: u32,
+        line: u32,
+    ) {
+        let read = |i: u64| source.get(i as usize).expect("the source chunk was checked");
+        let values: Vec<T> = (from..from + n).map(read).collect();
         let at = at as usize;
         for (j, value) in values.iter().enumerate() {
             target.set(at + j, value.complement());
         }
-        self.in_flight.push(Box::new(move || {
+        let land = move || {
+            let changed = (from..from + n).zip(&values).find(|&(i, &value)| !read(i).same_bits(value));
+            if let Some((index, _)) = changed {
+                return Some(index);
+            }
             for (j, value) in values.into_iter().enumerate() {
                 target.set(at + j, value);
             }
-        }));
+            None
+        };
+        self.in_flight.push((Box::new(land), array, line));
     }
 
-    /// `wait_async_copies()`: every copy issued so far lands.
-    pub fn wait(&mut self) {
-        for copy in self.in_flight.drain(..) {
-            copy();
+    /// `wait_async_copies()`: every copy issued so far lands, but one whose source was written
+    /// while it was in flight, which keeps the complements; the first such is returned.
+    pub fn wait(&mut self) -> Option<SourceWritten> {
+        let mut first = None;
+        for (copy, array, line) in self.in_flight.drain(..) {
+            if let Some(index) = copy() {
+                first = first.or(Some(SourceWritten { array, index, line }));
+            }
         }
+        first
     }
 }
 
@@ -57,12 +93,24 @@ mod tests {
     fn a_copy_reads_its_source_at_once_and_lands_at_the_wait() {
         let (source, target) = (EmuSlice::from_host(&[1u32, 2, 3, 4]), EmuSlice::<u32>::zeroed(4));
         let mut copies = EmuAsyncCopies::default();
-        copies.issue(&target, 2, &source, 1, 2);
-        source.copy_from(&[9, 9, 9, 9]);
+        copies.issue(&target, 2, &source, 1, 2, 0, 10);
         assert_eq!((target.get(2), target.get(3)), (Some(!2), Some(!3)), "in flight: neither old nor new");
-        copies.wait();
+        assert_eq!(copies.wait(), None);
         assert_eq!((0..4).map(|i| target.get(i).unwrap()).collect::<Vec<_>>(), [0, 0, 2, 3]);
-        copies.wait();
+        assert_eq!(copies.wait(), None);
         assert_eq!(target.get(2), Some(2), "a second wait lands nothing again");
+    }
+
+    #[test]
+    fn a_copy_whose_source_is_written_in_flight_lands_neither_and_says_where() {
+        let (source, target) = (EmuSlice::from_host(&[1u32, 2, 3, 4]), EmuSlice::<u32>::zeroed(4));
+        let mut copies = EmuAsyncCopies::default();
+        copies.issue(&target, 0, &source, 0, 2, 5, 30);
+        copies.issue(&target, 2, &source, 2, 2, 5, 31);
+        source.set(3, 9);
+        assert_eq!(copies.wait(), Some(SourceWritten { array: 5, index: 3, line: 31 }));
+        assert_eq!((0..4).map(|i| target.get(i).unwrap()).collect::<Vec<_>>(), [1, 2, !3, !4]);
+        source.set(3, 4);
+        assert_eq!(copies.wait(), None, "the wait ended the copy: a later write is no race");
     }
 }

@@ -56,6 +56,13 @@ impl Faults {
         let _ = self.first.set(DeviceStatus::out_of_bounds(array, index, len as u64, line));
     }
 
+    /// Records a write to element `index` of array `array` while an async copy from it,
+    /// issued on Rust source line `line`, was in flight.
+    #[cold]
+    pub(crate) fn async_source_written(&self, array: u32, index: u64, line: u32) {
+        let _ = self.first.set(DeviceStatus::async_source_written(array, index, line));
+    }
+
     /// Records an access of symmetric array `array` on PE `pe`, outside a team of `n_pes`, on
     /// Rust source line `line`.
     #[cold]

@@ -51,6 +51,9 @@ pub trait EmuScalar: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     /// A value that differs from `self` in every bit: what an async copy's target holds on the
     /// emulator while the copy is in flight.
     fn complement(self) -> Self;
+    /// Whether `self` and `other` hold the same bits (floats: `-0.0` is not `0.0`, a NaN is
+    /// itself).
+    fn same_bits(self, other: Self) -> bool;
 }
 
 macro_rules! integer_scalars {
@@ -102,6 +105,10 @@ macro_rules! integer_scalars {
             #[inline]
             fn complement(self) -> $ty {
                 !self
+            }
+            #[inline]
+            fn same_bits(self, other: $ty) -> bool {
+                self == other
             }
         }
     )*};
@@ -158,6 +165,10 @@ impl EmuScalar for bool {
     #[inline]
     fn complement(self) -> bool {
         !self
+    }
+    #[inline]
+    fn same_bits(self, other: bool) -> bool {
+        self == other
     }
 }
 
@@ -231,6 +242,10 @@ macro_rules! float_scalars {
             #[inline]
             fn complement(self) -> $ty {
                 <$ty>::from_bits(!self.to_bits())
+            }
+            #[inline]
+            fn same_bits(self, other: $ty) -> bool {
+                self.to_bits() == other.to_bits()
             }
         }
     )*};

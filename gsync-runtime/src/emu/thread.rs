@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8};
 use std::task::{Context, Poll};
 
 use crate::core::dims::Dim3;
+use crate::emu::async_copy::EmuAsyncCopies;
 use crate::emu::fault::Faults;
 use crate::emu::scalar::ShuffleScalar;
 use crate::emu::warp::{BlockSync, WARP_SIZE};
@@ -401,6 +402,15 @@ impl ThreadCtx<'_> {
     #[cold]
     pub(crate) fn out_of_bounds(&self, array: u32, index: u64, len: usize, line: u32) {
         self.faults.out_of_bounds(array, index, len, line);
+    }
+
+    /// Lands the thread's async copies in flight (`wait_async_copies()`), and records the
+    /// first whose source was written meanwhile.
+    #[doc(hidden)]
+    pub fn wait_async_copies(&self, copies: &mut EmuAsyncCopies<'_>) {
+        if let Some(written) = copies.wait() {
+            self.faults.async_source_written(written.array, written.index, written.line);
+        }
     }
 
     /// The thread's `sync_block()` calls so far, counting the one it waits at.
