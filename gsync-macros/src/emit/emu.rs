@@ -498,7 +498,11 @@ impl RustStmts for Emu<'_> {
             }
             StmtKind::WaitAsyncCopies => {
                 let copies = async_copies_ident();
-                quote!(#ctx.wait_async_copies(&mut #copies);)
+                quote! {
+                    if let Some(written) = #copies.wait() {
+                        #ctx.async_source_written(written.array, written.index, written.line);
+                    }
+                }
             }
             StmtKind::PutRange(put) => self.put_range(put),
             _ => quote!(compile_error!("gsync: a shared statement as the emulator's own");),

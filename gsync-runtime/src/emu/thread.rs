@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8};
 use std::task::{Context, Poll};
 
 use crate::core::dims::Dim3;
-use crate::emu::async_copy::EmuAsyncCopies;
 use crate::emu::fault::Faults;
 use crate::emu::scalar::ShuffleScalar;
 use crate::emu::warp::{BlockSync, WARP_SIZE};
@@ -404,13 +403,12 @@ impl ThreadCtx<'_> {
         self.faults.out_of_bounds(array, index, len, line);
     }
 
-    /// Lands the thread's async copies in flight (`wait_async_copies()`), and records the
-    /// first whose source was written meanwhile.
+    /// Records that element `index` of array `array` (the kernel's array number) was written
+    /// while an async copy from it, issued on Rust source line `line`, was in flight: what
+    /// `wait_async_copies()` found.
     #[doc(hidden)]
-    pub fn wait_async_copies(&self, copies: &mut EmuAsyncCopies<'_>) {
-        if let Some(written) = copies.wait() {
-            self.faults.async_source_written(written.array, written.index, written.line);
-        }
+    pub fn async_source_written(&self, array: u32, index: u64, line: u32) {
+        self.faults.async_source_written(array, index, line);
     }
 
     /// The thread's `sync_block()` calls so far, counting the one it waits at.
