@@ -37,7 +37,7 @@ pub use crate::cuda::fit::{fit_builds, Fitted};
 
 /// The multi-GPU teams' host layer (NVSHMEM), for the `nvshmem_ring` example.
 pub mod nvshmem {
-    pub use crate::cuda::nvshmem::{launch_cooperative, link_kernel, load_module, run_local};
+    pub use crate::cuda::nvshmem::{launch_cooperative, link_kernel, load_module, nvshmem_or_skip, run_local};
     pub use crate::cuda::nvshmem::{LocalOutcome, Nvshmem, NvshmemPe, PeExit, RawFunction, RawModule};
     pub use crate::cuda::nvshmem::{RegisteredFunction, TeamEnv, REQUIRED_RELEASE};
     pub use crate::cuda::nvshmem::{NO_MULTICAST, N_PES_VAR, PE_VAR, RENDEZVOUS_VAR};

@@ -466,11 +466,10 @@ fn jit_api(library: &Library, path: &Path) -> Result<JitLinkApi> {
     }
 }
 
-/// Whether a test that needs NVSHMEM and nvJitLink can run: `true` when both load. Otherwise
-/// the test should return at once, after this prints why, unless `GSYNC_REQUIRE_NVRTC=1`,
-/// which turns the missing NVSHMEM into a panic.
-#[cfg(test)]
-pub(crate) fn nvshmem_or_skip() -> Option<&'static Nvshmem> {
+/// NVSHMEM for a test that needs it and nvJitLink: `None` when they do not load, after this
+/// prints why (the test then returns at once), unless `GSYNC_REQUIRE_NVRTC=1`, which turns
+/// the missing NVSHMEM into a panic.
+pub fn nvshmem_or_skip() -> Option<&'static Nvshmem> {
     crate::cuda::discover::available_or_skip("NVSHMEM", Nvshmem::load())
 }
 

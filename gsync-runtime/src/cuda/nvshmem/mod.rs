@@ -15,7 +15,7 @@ mod pe;
 mod place;
 mod spawn;
 
-pub use library::{Nvshmem, REQUIRED_RELEASE};
+pub use library::{nvshmem_or_skip, Nvshmem, REQUIRED_RELEASE};
 pub use link::link_kernel;
 pub use pe::{launch_cooperative, load_module, NvshmemPe, RawFunction, RawModule, RegisteredFunction};
 pub use place::{Launcher, TeamEnv, TeamOrigin, N_PES_VAR, PE_VAR, RENDEZVOUS_VAR};
