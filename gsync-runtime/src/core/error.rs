@@ -570,7 +570,8 @@ pub enum Error {
 
     /// An async copy's source was written while the copy was in flight, between the thread's
     /// `copy_chunk_async` and its `wait_async_copies()`: a GPU may copy the old element or the
-    /// new one. Only the emulator sees it; the copy landed neither.
+    /// new one. Only the emulator sees it; there the copy did not land (its target kept the
+    /// complements of the elements it read).
     #[error(
         "kernel `{kernel}`: element {index} of `{array}` was written while an async copy from it \
          (line {line}) was in flight, so a GPU may copy the old value or the new one; write a \

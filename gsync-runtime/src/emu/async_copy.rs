@@ -4,7 +4,8 @@
 //! elements or the new ones until then; a kernel that reads the target in between (its own
 //! thread before the wait, or any other thread before the wait and a barrier) reads neither on
 //! the emulator, and its results show it. A GPU may also read the source at any time until the
-//! wait: a copy whose source changed meanwhile lands neither, and the wait reports it.
+//! wait: a copy whose source changed meanwhile does not land (its target keeps the complements
+//! of what it read), and the wait reports it.
 
 use crate::emu::memory::EmuSlice;
 use crate::emu::scalar::EmuScalar;
@@ -102,7 +103,7 @@ mod tests {
     }
 
     #[test]
-    fn a_copy_whose_source_is_written_in_flight_lands_neither_and_says_where() {
+    fn a_copy_whose_source_is_written_in_flight_does_not_land_and_says_where() {
         let (source, target) = (EmuSlice::from_host(&[1u32, 2, 3, 4]), EmuSlice::<u32>::zeroed(4));
         let mut copies = EmuAsyncCopies::default();
         copies.issue(&target, 0, &source, 0, 2, 5, 30);
