@@ -498,9 +498,10 @@ impl RustStmts for Emu<'_> {
             }
             StmtKind::WaitAsyncCopies => {
                 let copies = async_copies_ident();
+                let changed = Ident::new("changed", Span::mixed_site());
                 quote! {
-                    if let Some(written) = #copies.wait() {
-                        #ctx.async_source_written(written.array, written.index, written.line);
+                    if let Some(#changed) = #copies.wait() {
+                        #ctx.async_source_written(#changed.array, #changed.index, #changed.line);
                     }
                 }
             }

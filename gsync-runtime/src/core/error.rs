@@ -568,15 +568,14 @@ pub enum Error {
         line: u32,
     },
 
-    /// An async copy's source was written while the copy was in flight, between the thread's
+    /// An async copy's source changed while the copy was in flight, between the thread's
     /// `copy_chunk_async` and its `wait_async_copies()`: a GPU may copy the old element or the
-    /// new one. Only the emulator sees it; there the copy did not land (its target kept the
-    /// complements of the elements it read).
+    /// new one. Only the emulator sees it (there the copy landed the old one).
     #[error(
-        "kernel `{kernel}`: element {index} of `{array}` was written while an async copy from it \
-         (line {line}) was in flight, so a GPU may copy the old value or the new one; write a \
-         copy's source only after the issuing thread's wait_async_copies() and a barrier that \
-         orders the two, or copy from a buffer the phase does not write"
+        "kernel `{kernel}`: element {index} of `{array}` changed while an async copy from it \
+         (line {line}) was in flight, so a GPU may copy the old value or the new one; change a \
+         copy's source only after the issuing thread's wait_async_copies() (from another thread, \
+         after a barrier that follows that wait), or copy from a buffer the phase does not write"
     )]
     AsyncCopySourceWritten {
         /// The kernel's name.

@@ -33,7 +33,7 @@ __device__ __forceinline__ u32 gsync_grid_blocks() { return gridDim.x; }
 
 // The device error word: the first fault wins and is read back by the host.
 struct gsync_status_t {
-    u32 code;   // 0: ok, 1: slice index out of bounds, 2: barrier timeout, 3: step_by(0), 4: assert!, 5: spin timeout, 6: deadline, 7: PE out of the team (index: the PE, len: the team's size), 8: a PE did not arrive (array: the PE)
+    u32 code;   // 0: ok, 1: slice index out of bounds, 2: barrier timeout, 3: step_by(0), 4: assert!, 5: spin timeout, 6: deadline, 7: PE out of the team (index: the PE, len: the team's size), 8: a PE did not arrive (array: the PE); 9 is the emulator's own
     u32 array;  // index into the kernel's array-name table (4: the assertion's number; 5: the block)
     u32 line;   // Rust source line of the faulting access
     u32 phase;  // reserved for barrier faults
@@ -49,6 +49,7 @@ struct gsync_status_t {
 #define GSYNC_DEADLINE_EXCEEDED 6u
 #define GSYNC_NO_SUCH_PE 7u
 #define GSYNC_PE_TIMEOUT 8u
+// 9: an async copy's source changed in flight; only the emulator reports it.
 // What a launch writes, at its start, for the launch that will follow it with the same
 // scratch: that launch's barrier state (`state`, the other of two) gets its header line and
 // zeros up to `words`, which the host would otherwise write with copies before it. A null

@@ -4,14 +4,16 @@
 //! elements or the new ones until then; a kernel that reads the target in between (its own
 //! thread before the wait, or any other thread before the wait and a barrier) reads neither on
 //! the emulator, and its results show it. A GPU may also read the source at any time until the
-//! wait: a copy whose source changed meanwhile does not land (its target keeps the complements
-//! of what it read), and the wait reports it.
+//! wait: a copy whose source changed meanwhile lands what it read at the issue, one of the
+//! values a GPU could copy, and the wait reports it, so that the launch fails with that race
+//! rather than with whatever other values would lead the kernel to. A write of the value the
+//! source already held, or one undone before the wait, changes nothing and goes unreported.
 
 use crate::emu::memory::EmuSlice;
 use crate::emu::scalar::EmuScalar;
 
-/// One copy in flight: lands the elements it read into its target, unless its source changed
-/// since (then the first element that changed).
+/// One copy in flight: lands the elements it read into its target, and returns the first
+/// source element that changed since, if any.
 type InFlight<'a> = Box<dyn FnOnce() -> Option<u64> + Send + 'a>;
 
 /// A copy's source element written while the copy was in flight.
@@ -56,19 +58,17 @@ impl<'a> EmuAsyncCopies<'a> {
         }
         let land = move || {
             let changed = (from..from + n).zip(&values).find(|&(i, &value)| !read(i).same_bits(value));
-            if let Some((index, _)) = changed {
-                return Some(index);
-            }
+            let changed = changed.map(|(index, _)| index);
             for (j, value) in values.into_iter().enumerate() {
                 target.set(at + j, value);
             }
-            None
+            changed
         };
         self.in_flight.push((Box::new(land), array, line));
     }
 
-    /// `wait_async_copies()`: every copy issued so far lands, but one whose source was written
-    /// while it was in flight, which keeps the complements; the first such is returned.
+    /// `wait_async_copies()`: every copy issued so far lands; the first whose source changed
+    /// while it was in flight is returned.
     pub fn wait(&mut self) -> Option<SourceWritten> {
         let mut first = None;
         for (copy, array, line) in self.in_flight.drain(..) {
@@ -91,7 +91,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_copy_reads_its_source_at_once_and_lands_at_the_wait() {
+    fn a_copy_lands_at_the_wait_and_not_before() {
         let (source, target) = (EmuSlice::from_host(&[1u32, 2, 3, 4]), EmuSlice::<u32>::zeroed(4));
         let mut copies = EmuAsyncCopies::default();
         copies.issue(&target, 2, &source, 1, 2, 0, 10);
@@ -103,14 +103,14 @@ mod tests {
     }
 
     #[test]
-    fn a_copy_whose_source_is_written_in_flight_does_not_land_and_says_where() {
+    fn a_copy_whose_source_changed_in_flight_lands_what_it_read_and_says_where() {
         let (source, target) = (EmuSlice::from_host(&[1u32, 2, 3, 4]), EmuSlice::<u32>::zeroed(4));
         let mut copies = EmuAsyncCopies::default();
         copies.issue(&target, 0, &source, 0, 2, 5, 30);
         copies.issue(&target, 2, &source, 2, 2, 5, 31);
         source.set(3, 9);
         assert_eq!(copies.wait(), Some(SourceWritten { array: 5, index: 3, line: 31 }));
-        assert_eq!((0..4).map(|i| target.get(i).unwrap()).collect::<Vec<_>>(), [1, 2, !3, !4]);
+        assert_eq!((0..4).map(|i| target.get(i).unwrap()).collect::<Vec<_>>(), [1, 2, 3, 4]);
         source.set(3, 4);
         assert_eq!(copies.wait(), None, "the wait ended the copy: a later write is no race");
     }
