@@ -108,17 +108,22 @@ pub mod kernels {
         }
     }
 
-    /// Thread 0 of block 0 copies the first chunk of `keys` into a shared array, and with
-    /// `write` writes 99 to `keys[at]` before its wait (a race: what a GPU copies is undefined);
-    /// after the wait, the array goes to `out`.
+    /// Thread 0 of block 0 copies the first chunk of `keys` into a shared array; then, after a
+    /// barrier, the thread whose global index is `writer` writes 99 to `keys[at]` (a race with
+    /// the copy, which thread 0 waits for only after a second barrier: what a GPU copies is
+    /// undefined); after the wait, the array goes to `out`.
     #[grid_phases(threads = 32)]
-    pub fn async_copy_source_written(keys: &mut [u32], out: &mut [u32], write: bool, at: usize) {
+    pub fn async_copy_source_written(keys: &mut [u32], out: &mut [u32], writer: u32, at: usize) {
         let mut stage = shared_array::<u32, 4>();
         if global_id() == 0 {
             stage.copy_chunk_async::<4>(0, keys, 0);
-            if write {
-                keys[at] = 99;
-            }
+        }
+        sync_block();
+        if global_id() == writer {
+            keys[at] = 99;
+        }
+        sync_block();
+        if global_id() == 0 {
             wait_async_copies();
             for i in 0..4 {
                 out[i] = stage[i];
@@ -265,29 +270,33 @@ pub fn the_emulator_shows_a_copy_in_flight_as_neither_old_nor_new(gpu: &Gpu) {
 }
 
 /// On the emulator, a change to a copy's source while the copy is in flight (before the
-/// issuing thread's wait) is an error naming the source, the element and the copy's line, and
-/// the copy lands what it read at the issue; a write past the copied chunk is none. Emulator
-/// only: on a GPU the copy may read the old value or the new one.
+/// issuing thread's wait), by that thread or another after a barrier, is an error naming the
+/// source, the element and the copy's line, and the copy lands what it read at the issue; a
+/// write past the copied chunk is none. Emulator only: on a GPU the copy may read the old value
+/// or the new one.
 pub fn the_emulator_refuses_a_write_to_a_copy_s_source_in_flight(gpu: &Gpu) {
     let keys = [11u32, 12, 13, 14, 15];
-    let run = |write: bool, at: usize| {
+    let run = |writer: u32, at: usize| {
         let mut input = gpu.upload(&keys).unwrap();
         let mut out = gpu.zeros::<u32>(4).unwrap();
-        let result = kernels::async_copy_source_written::launch(gpu, &mut input, &mut out, write, at);
+        let result = kernels::async_copy_source_written::launch(gpu, &mut input, &mut out, writer, at);
         (result, gpu.download(&out).unwrap())
     };
-    let (result, out) = run(false, 1);
+    let (result, out) = run(u32::MAX, 1);
     result.unwrap();
     assert_eq!(out, vec![11, 12, 13, 14], "no write: the copy lands");
-    let (result, out) = run(true, 4);
+    let (result, out) = run(0, 4);
     result.unwrap();
     assert_eq!(out, vec![11, 12, 13, 14], "a write past the chunk does not touch the copy");
-    let (result, out) = run(true, 1);
-    match result {
-        Err(Error::AsyncCopySourceWritten { array, index: 1, line, .. }) if array == "keys" => {
-            assert!(line > 0, "the copy's line");
+    for (writer, at) in [(0, 1), (5, 2)] {
+        let (result, out) = run(writer, at);
+        match result {
+            Err(Error::AsyncCopySourceWritten { array, index, line, .. }) if array == "keys" => {
+                assert_eq!(index, at as u64, "thread {writer}: the element");
+                assert!(line > 0, "the copy's line");
+            }
+            other => panic!("thread {writer}: expected AsyncCopySourceWritten at keys[{at}], got {other:?}"),
         }
-        other => panic!("expected AsyncCopySourceWritten at keys[1], got {other:?}"),
+        assert_eq!(out, vec![11, 12, 13, 14], "thread {writer}: the racy copy lands what it read at the issue");
     }
-    assert_eq!(out, vec![11, 12, 13, 14], "the racy copy lands what it read at the issue");
 }
