@@ -47,8 +47,8 @@
 //! **Tiles and registers.** A tile holds 24 keys per thread, 6,144 in all. Keys in flight
 //! per SM decide the large sorts: on an H200, 24 keys per thread against 20 took 2^24 keys
 //! from 433–434 µs to 416 and 2^26 keys from 1,577–1,578 to 1,480–1,487 (2^24 pairs from
-//! 541–543 to 539–541, 2^26 pairs from 2,017–2,029 to 1,987–1,992), and lost at 2^20 (keys 70.5–73.7 against 69.1–70.9, pairs 83.2–87.1
-//! against 79.7–81.4; one call, two rounds). With `u64` keys 24 lost 2% at 2^24 pairs and
+//! 541–543 to 539–541, 2^26 pairs from 2,017–2,029 to 1,987–1,992), and lost at 2^20 (keys
+//! 70.5–73.7 against 69.1–70.9, pairs 83.2–87.1 against 79.7–81.4; one call, two rounds). With `u64` keys 24 lost 2% at 2^24 pairs and
 //! 7–10% at 2^20 (pairs 172–173 against 158–159 µs; keys at 2^24 the same), which the
 //! kernels share for want of a tile size per key type. Earlier, with the values in registers,
 //! 16 keys per thread took 491 µs at 2^24, 18 took 479, 20 467 and 22 472.

@@ -14,9 +14,9 @@ use crate::emu::scalar::EmuScalar;
 
 /// One copy in flight: lands the elements it read into its target, and returns the first
 /// source element that changed since, if any.
-type InFlight<'a> = Box<dyn FnOnce() -> Option<u64> + Send + 'a>;
+type InFlight<'a> = Box<dyn FnOnce() -> Option<SourceWritten> + Send + 'a>;
 
-/// A copy's source element written while the copy was in flight.
+/// A copy's source element changed while the copy was in flight.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SourceWritten {
@@ -32,7 +32,7 @@ pub struct SourceWritten {
 #[doc(hidden)]
 #[derive(Default)]
 pub struct EmuAsyncCopies<'a> {
-    in_flight: Vec<(InFlight<'a>, u32, u32)>,
+    in_flight: Vec<InFlight<'a>>,
 }
 
 impl<'a> EmuAsyncCopies<'a> {
@@ -58,25 +58,20 @@ impl<'a> EmuAsyncCopies<'a> {
         }
         let land = move || {
             let changed = (from..from + n).zip(&values).find(|&(i, &value)| !read(i).same_bits(value));
-            let changed = changed.map(|(index, _)| index);
+            let changed = changed.map(|(index, _)| SourceWritten { array, index, line });
             for (j, value) in values.into_iter().enumerate() {
                 target.set(at + j, value);
             }
             changed
         };
-        self.in_flight.push((Box::new(land), array, line));
+        self.in_flight.push(Box::new(land));
     }
 
     /// `wait_async_copies()`: every copy issued so far lands; the first whose source changed
     /// while it was in flight is returned.
     pub fn wait(&mut self) -> Option<SourceWritten> {
-        let mut first = None;
-        for (copy, array, line) in self.in_flight.drain(..) {
-            if let Some(index) = copy() {
-                first = first.or(Some(SourceWritten { array, index, line }));
-            }
-        }
-        first
+        // Every copy lands, so none may be skipped once one has changed.
+        self.in_flight.drain(..).map(|copy| copy()).fold(None, |first, changed| first.or(changed))
     }
 }
 
